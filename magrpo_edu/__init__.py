@@ -1,0 +1,17 @@
+"""magrpo_edu: learn and run MAGRPO (Multi-Agent Group Relative Policy Optimization).
+
+Liu, Liang, Lyu, Amato, "LLM Collaboration With Multi-Agent Reinforcement Learning",
+arXiv 2508.04652 (AAAI 2026). Start with `magrpo_edu.algorithm` (the paper's steps) and the
+notebooks; `magrpo-edu train` runs the main job.
+"""
+__version__ = "0.1.0"
+
+from .agents import Agent, heterogeneous_agents, lora_agents, separate_agents  # noqa: E402
+from .algorithm import (RewardFunctionError, group_advantages, joint_actions, magrpo_step,  # noqa: E402
+                        policy_loss)
+from .config import MAGRPOConfig  # noqa: E402
+from .trainer import MAGRPOTrainer, TrainerCallback  # noqa: E402
+
+__all__ = ["__version__", "Agent", "lora_agents", "separate_agents", "heterogeneous_agents", "MAGRPOConfig",
+           "MAGRPOTrainer", "TrainerCallback", "group_advantages", "joint_actions", "magrpo_step",
+           "policy_loss", "RewardFunctionError"]

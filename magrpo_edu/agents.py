@@ -1,0 +1,263 @@
+"""Agents: causal-LM policies, how they are built, and the two speed-critical helpers.
+
+An `Agent` is a transformers causal LM (or one named LoRA adapter on a shared base) plus its
+tokenizer and sampling settings. Three ways to build a team:
+
+* `lora_agents(base, n)`       - one frozen base, one peft LoRA adapter per agent (the default:
+                                 memory grows by the adapters only);
+* `separate_agents(base, n)`   - n full copies, full fine-tuning (what the paper does);
+* `heterogeneous_agents(ids)`  - a different model (and tokenizer) per agent.
+
+The algorithm (`magrpo_edu.algorithm`) only calls two functions from here:
+
+* `sample_completions(agents, prompts, ...)` - step 2 of the Algorithm: every agent samples G
+  completions of its own prompt(s). Agents that share one peft base are sampled in ONE batched
+  `generate` call (peft's mixed-adapter batches: `adapter_names=[...]`); other agents one call each.
+  Sampling runs under `torch.inference_mode` with the KV cache.
+* `completion_logprobs(agent, batch)` - the sum over completion tokens of log pi(a_t | prompt, a_<t),
+  for all of an agent's completions in ONE forward pass, padding and post-EOS tokens masked.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+import torch
+
+
+@dataclass
+class Agent:
+    """One policy pi_i: a causal LM (or a named adapter of a shared peft model) and its tokenizer."""
+
+    name: str
+    model: Any
+    tokenizer: Any
+    adapter: Optional[str] = None
+    """Name of this agent's LoRA adapter when agents share one peft model; None for a full model."""
+    generation_kwargs: dict = field(default_factory=dict)
+    """Per-agent overrides of the config's sampling settings (temperature, top_p, top_k, ...)."""
+
+    def trainable_parameters(self) -> list[torch.nn.Parameter]:
+        """The parameters this agent's optimiser updates: its adapter's, or the whole model's."""
+        if self.adapter is None:
+            return [p for p in self.model.parameters() if p.requires_grad]
+        tag = f".{self.adapter}."
+        return [p for n, p in self.model.named_parameters() if "lora_" in n and tag in n]
+
+    def named_trainable_state(self) -> dict[str, torch.Tensor]:
+        """Name -> tensor of the trainable parameters (what a checkpoint must hold)."""
+        if self.adapter is None:
+            return {n: p for n, p in self.model.named_parameters() if p.requires_grad}
+        tag = f".{self.adapter}."
+        return {n: p for n, p in self.model.named_parameters() if "lora_" in n and tag in n}
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def forward_kwargs(self, batch_size: int) -> dict:
+        """Extra kwargs that route a forward/generate call through this agent's adapter."""
+        return {"adapter_names": [self.adapter] * batch_size} if self.adapter is not None else {}
+
+
+# --------------------------------------------------------------------------------------------------
+# Loading
+# --------------------------------------------------------------------------------------------------
+def prepare_tokenizer(tokenizer):
+    """Pad on the left (generation appends on the right) and make sure a pad token exists."""
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
+
+
+def load_causal_lm(name_or_path: str, dtype: Any = None, device: str | torch.device | None = None):
+    """Any Hugging Face causal LM by hub id or local path, plus its tokenizer (padding left).
+
+    `name_or_path` may also be a name from the model registry ("tiny", "smollm2-135m"); see
+    `magrpo_edu.models.load_model`.
+    """
+    from .models import load_model
+
+    return load_model(name_or_path, dtype=dtype, device=device)
+
+
+def _as_model_and_tokenizer(base, tokenizer, dtype, device):
+    if isinstance(base, str):
+        return load_causal_lm(base, dtype=dtype, device=device)
+    if tokenizer is None:
+        raise ValueError("A model object was given without its tokenizer: pass tokenizer=...")
+    if device is not None:
+        base = base.to(device)
+    return base, prepare_tokenizer(tokenizer)
+
+
+def lora_agents(base, num_agents: int = 2, tokenizer=None, r: int = 8, alpha: int = 16,
+                target_modules: Sequence[str] | str | None = "all-linear", dropout: float = 0.0,
+                dtype: Any = None, device=None, names: Sequence[str] | None = None) -> list[Agent]:
+    """n agents on ONE frozen base, each with its own LoRA adapter (peft named adapters).
+
+    The base weights are shared and frozen; only the adapters train, so memory grows by a few
+    percent per agent. All adapters start at B = 0, i.e. every agent starts as the base model.
+    """
+    from peft import LoraConfig, get_peft_model
+
+    model, tok = _as_model_and_tokenizer(base, tokenizer, dtype, device)
+    names = list(names or [f"agent_{i}" for i in range(num_agents)])
+    if len(names) != num_agents:
+        raise ValueError(f"lora_agents got {len(names)} names for num_agents={num_agents}.")
+    cfg = LoraConfig(r=r, lora_alpha=alpha, lora_dropout=dropout, target_modules=target_modules,
+                     task_type="CAUSAL_LM", bias="none")
+    peft_model = get_peft_model(model, cfg, adapter_name=names[0])
+    for name in names[1:]:
+        peft_model.add_adapter(name, cfg)
+    for n, p in peft_model.named_parameters():  # peft leaves only the active adapter trainable
+        p.requires_grad_("lora_" in n)
+    # Mixed-adapter batches (adapter_names=...) need eval mode; dropout is 0 by default so eval and
+    # train modes compute the same function. The trainer never switches to train mode.
+    peft_model.eval()
+    return [Agent(name=name, model=peft_model, tokenizer=tok, adapter=name) for name in names]
+
+
+def separate_agents(base, num_agents: int = 2, tokenizer=None, dtype: Any = None, device=None,
+                    names: Sequence[str] | None = None) -> list[Agent]:
+    """n independent full copies of one model, fully fine-tuned (the paper's setting)."""
+    model, tok = _as_model_and_tokenizer(base, tokenizer, dtype, device)
+    names = list(names or [f"agent_{i}" for i in range(num_agents)])
+    agents = []
+    for i, name in enumerate(names):
+        m = model if i == 0 else copy.deepcopy(model)
+        m.requires_grad_(True)
+        m.eval()  # no dropout during sampling or loss: on-policy log-probs match the sampler
+        agents.append(Agent(name=name, model=m, tokenizer=tok))
+    return agents
+
+
+def heterogeneous_agents(models: Sequence, tokenizers: Sequence | None = None, dtype: Any = None,
+                         device=None, names: Sequence[str] | None = None) -> list[Agent]:
+    """One agent per given model (ids, paths or objects); models and tokenizers may all differ."""
+    tokenizers = list(tokenizers) if tokenizers is not None else [None] * len(models)
+    names = list(names or [f"agent_{i}" for i in range(len(models))])
+    agents = []
+    for name, base, tok in zip(names, models, tokenizers):
+        m, t = _as_model_and_tokenizer(base, tok, dtype, device)
+        m.requires_grad_(True)
+        m.eval()
+        agents.append(Agent(name=name, model=m, tokenizer=t))
+    return agents
+
+
+# --------------------------------------------------------------------------------------------------
+# Sampling (Algorithm step 2) and log-probs (the loss's sum_t log pi)
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class Completions:
+    """One agent's sampled completions for a batch of prompts (rows = prompt x sample)."""
+
+    prompt_ids: torch.Tensor  # (B, P) left-padded
+    prompt_mask: torch.Tensor  # (B, P)
+    completion_ids: torch.Tensor  # (B, C) right-padded
+    completion_mask: torch.Tensor  # (B, C) 1 up to and including the first EOS, 0 after
+    texts: list[str]  # decoded completions, EOS and padding removed
+
+    def lengths(self) -> torch.Tensor:
+        return self.completion_mask.sum(-1)
+
+
+def completion_mask(completion_ids: torch.Tensor, eos_token_id: int | Sequence[int] | None) -> torch.Tensor:
+    """1 for every token up to and including the first EOS, 0 after it (padding, or anything else).
+
+    >>> completion_mask(torch.tensor([[5, 2, 0, 0], [5, 6, 7, 8]]), eos_token_id=2).tolist()
+    [[1, 1, 0, 0], [1, 1, 1, 1]]
+    """
+    if eos_token_id is None:
+        return torch.ones_like(completion_ids)
+    eos_ids = torch.tensor([eos_token_id] if isinstance(eos_token_id, int) else list(eos_token_id),
+                           device=completion_ids.device)
+    is_eos = torch.isin(completion_ids, eos_ids).long()
+    eos_before = torch.cumsum(is_eos, dim=-1) - is_eos  # EOS strictly before position t
+    return (eos_before == 0).long()
+
+
+def _eos_ids(agent: Agent):
+    gen_eos = getattr(getattr(agent.model, "generation_config", None), "eos_token_id", None)
+    return gen_eos if gen_eos is not None else agent.tokenizer.eos_token_id
+
+
+def _generate(model, tokenizer, prompts: list[str], gen: dict, extra: dict, device) -> tuple:
+    enc = tokenizer(prompts, return_tensors="pt", padding=True)
+    ids, mask = enc["input_ids"].to(device), enc["attention_mask"].to(device)
+    with torch.inference_mode():
+        out = model.generate(input_ids=ids, attention_mask=mask, do_sample=True, use_cache=True,
+                             pad_token_id=tokenizer.pad_token_id, **gen, **extra)
+    return ids, mask, out[:, ids.shape[1]:]
+
+
+def _split(agent: Agent, ids, mask, comp) -> Completions:
+    cmask = completion_mask(comp, _eos_ids(agent))
+    comp = comp.masked_fill(cmask == 0, agent.tokenizer.pad_token_id)
+    texts = agent.tokenizer.batch_decode(comp, skip_special_tokens=True)
+    return Completions(ids.clone(), mask.clone(), comp.clone(), cmask, texts)
+
+
+def generation_settings(config, agent: Agent) -> dict:
+    """The config's sampling settings, with the agent's own overrides on top."""
+    gen = dict(max_new_tokens=config.max_new_tokens, temperature=config.temperature,
+               top_p=config.top_p, top_k=config.top_k)
+    gen.update(agent.generation_kwargs)
+    return gen
+
+
+def sample_completions(agents: Sequence[Agent], prompts: Sequence[Sequence[str]], num_generations: int,
+                       config) -> list[Completions]:
+    """Algorithm step 2: agent i samples `num_generations` completions of each of its prompts.
+
+    `prompts[i]` is agent i's list of prompts (one per tree node; one in a single-turn step). The
+    result for agent i has rows ordered prompt-major: row = prompt_index * G + g.
+    Agents that share one peft model and the same sampling settings are batched into ONE generate
+    call with per-row adapter names; all others get one call each.
+    """
+    G = num_generations
+    results: list[Optional[Completions]] = [None] * len(agents)
+    groups: dict = {}
+    for i, a in enumerate(agents):
+        key = (id(a.model), tuple(sorted(generation_settings(config, a).items()))) if a.adapter else ("solo", i)
+        groups.setdefault(key, []).append(i)
+    for key, members in groups.items():
+        lead = agents[members[0]]
+        gen = generation_settings(config, lead)
+        rows: list[str] = []
+        spans = []
+        for i in members:
+            start = len(rows)
+            rows += [p for p in prompts[i] for _ in range(G)]
+            spans.append((i, start, len(rows)))
+        extra = {}
+        if lead.adapter is not None:
+            extra["adapter_names"] = [agents[i].adapter for i, s, e in spans for _ in range(e - s)]
+        ids, mask, comp = _generate(lead.model, lead.tokenizer, rows, gen, extra, lead.device)
+        for i, s, e in spans:
+            # Each agent keeps only its rows; strip the left padding the other agents' prompts added.
+            keep = mask[s:e].any(0)
+            first = int(keep.nonzero()[0]) if keep.any() else 0
+            results[i] = _split(agents[i], ids[s:e, first:], mask[s:e, first:], comp[s:e])
+    return results  # type: ignore[return-value]
+
+
+def completion_logprobs(agent: Agent, c: Completions) -> torch.Tensor:
+    """sum_t log pi_i(a_t | prompt, a_<t) over each row's completion tokens (padding masked), (B,).
+
+    One forward pass over [prompt; completion] for all rows. Position ids are computed from the
+    attention mask, as `generate` does, so left padding does not shift RoPE positions. Only the
+    completion positions' logits are materialised (`logits_to_keep`).
+    """
+    ids = torch.cat([c.prompt_ids, c.completion_ids], dim=1)
+    attn = torch.cat([c.prompt_mask, c.completion_mask.to(c.prompt_mask.dtype)], dim=1)
+    pos = (attn.cumsum(-1) - 1).clamp(min=0)
+    C = c.completion_ids.shape[1]
+    out = agent.model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=False,
+                      logits_to_keep=C + 1, **agent.forward_kwargs(ids.shape[0]))
+    logits = out.logits[:, -(C + 1):-1, :].float()  # logits at t predict token t+1
+    logp = torch.log_softmax(logits, dim=-1).gather(-1, c.completion_ids.unsqueeze(-1)).squeeze(-1)
+    return (logp * c.completion_mask).sum(-1)

@@ -1,0 +1,362 @@
+"""MAGRPO, step by step (Liu et al., arXiv 2508.04652, Algorithm 1; spec sections 2-3).
+
+One training step on one task x (the paper uses one prompt per optimiser step):
+
+    1. prompts    o_i = formatter_i(x)                                     for every agent i
+    2. rollout    a_i^(1..G) ~ pi_i( . | o_i)          each agent samples G responses to its own prompt
+    3. joint      aligned: (a_1^(g), ..., a_n^(g)), g = 1..G;  cross: every combination (G**n)
+    4. reward     r^(j) = R(a^(j), x)                  ONE joint reward per joint action, no per-agent reward
+    5. advantage  A^(j) = R^(j) - mean_j' R^(j')        the same group-relative advantage for every agent
+    6. loss       L_i = -(1/G) sum_g A^(g) sum_t log pi_i(a_i,t^(g) | o_i, a_i,<t^(g))
+    7. update     one optimiser step per agent
+
+Multi-turn (spec section 3, "current" version): a rollout tree. At each node every agent samples G;
+each joint action j gets a child node whose prompts come from `transition(...)`; the return is
+R_j = r_j + gamma * mean(returns of j's child), R_j = r_j at a leaf; advantages are computed among
+siblings; a node's children are not expanded when its siblings' mean reward exceeds
+`early_termination_threshold`. Single-turn MAGRPO is the tree with one node.
+
+Where we deviate, and why
+-------------------------
+From the paper / the authors' reference code (CoMLRL):
+  1. Padding and everything after the first EOS are MASKED out of sum_t log pi. The reference code
+     lets padding tokens enter the loss; that is a bug, not part of the method.
+  2. Cross mode credits agent i's k-th sample with the MEAN of the advantages of all G**(n-1) joint
+     actions that contain it; the reference code SUMS them. They differ by the constant G**(n-1),
+     i.e. only by the effective learning rate.
+  3. Multi-turn uses the rollout tree with a user transition function (the current CoMLRL design),
+     not the paper-era external expert LLM with per-turn loss weights [1.2, 0.8]. An agent's loss
+     averages its (1/G) sum_g A log pi terms over all tree nodes it acted in.
+  4. Std scaling of advantages (`scale_rewards="group"`) is an option, off by default (the paper
+     does not divide by the std; newest CoMLRL does). The [-10, 10] clamp of paper-era code is kept.
+  5. Generated code is run in a sandboxed subprocess by the coding reward, never with in-process
+     `exec` (that lives in `magrpo_edu.rewards`, not here).
+From TRL's GRPOTrainer:
+  6. No importance ratio, no PPO clipping, no KL term (beta = 0): the update is on-policy, one
+     gradient step per batch of samples, exactly the paper's loss. TRL's defaults (ratio-clipped
+     objective, token-level normalisation, scale_rewards="group") are not used.
+  7. Sum of token log-probs per completion (no length normalisation), averaged over the G samples;
+     TRL normalises by the number of tokens.
+  8. Each agent has its own optimiser; agents never see each other's responses during a step.
+"""
+from __future__ import annotations
+
+import inspect
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+import torch
+
+from .agents import Agent, Completions, completion_logprobs, sample_completions
+
+# ==================================================================================================
+# Step 5: group-relative advantages (pure tensor code, the part to learn first)
+# ==================================================================================================
+
+
+def group_advantages(rewards: torch.Tensor, mode: str = "mean", scale: str = "none",
+                     clip: Optional[float] = None, eps: float = 1e-4) -> torch.Tensor:
+    """Advantages within each group; the LAST dimension of `rewards` is the group (size G).
+
+    mode  "mean" (MAGRPO):       A_g = R_g - mean_k R_k                      (spec section 2, step 5)
+          "none" (MAREINFORCE):  A_g = R_g
+          "rloo" (MARLOO):       A_g = R_g - mean_{k != g} R_k = G/(G-1) * (R_g - mean_k R_k)
+          "max"  (MAReMax):      A_g = R_g - max_k R_k
+    scale "none" (paper) or "group": divide by the group's (unbiased) std + eps, as TRL does.
+    clip  clamp to [-clip, clip] afterwards (paper-era code: 10).
+
+    >>> group_advantages(torch.tensor([1.0, 2.0, 3.0, 6.0])).tolist()
+    [-2.0, -1.0, 0.0, 3.0]
+    >>> group_advantages(torch.tensor([1.0, 2.0, 3.0, 6.0]), mode="max").tolist()
+    [-5.0, -4.0, -3.0, 0.0]
+    """
+    r = torch.as_tensor(rewards, dtype=torch.float32)
+    G = r.shape[-1]
+    if G < 2:
+        raise ValueError(f"group_advantages needs a group of at least 2 rewards on the last dimension, got shape {tuple(r.shape)}.")
+    mean = r.mean(dim=-1, keepdim=True)
+    if mode == "mean":
+        adv = r - mean
+    elif mode == "none":
+        adv = r.clone()
+    elif mode == "rloo":
+        adv = (r - mean) * G / (G - 1)
+    elif mode == "max":
+        adv = r - r.max(dim=-1, keepdim=True).values
+    else:
+        raise ValueError(f"group_advantages: mode={mode!r} is not one of 'mean', 'none', 'rloo', 'max'.")
+    if scale == "group":
+        adv = adv / (r.std(dim=-1, keepdim=True) + eps)
+    elif scale != "none":
+        raise ValueError(f"group_advantages: scale={scale!r} is not one of 'none', 'group'.")
+    if clip is not None:
+        adv = adv.clamp(-clip, clip)
+    return adv
+
+
+# ==================================================================================================
+# Step 3: joint actions, and the credit each agent's sample gets
+# ==================================================================================================
+
+
+def joint_actions(num_agents: int, G: int, mode: str = "aligned") -> torch.Tensor:
+    """(J, n) table: row j lists which sample of each agent joint action j uses.
+
+    aligned: J = G, row g = (g, g, ..., g)   (the paper)
+    cross:   J = G**n, every combination      (later CoMLRL)
+    >>> joint_actions(2, 2, "cross").tolist()
+    [[0, 0], [0, 1], [1, 0], [1, 1]]
+    """
+    if mode == "aligned":
+        return torch.arange(G).unsqueeze(1).repeat(1, num_agents)
+    if mode == "cross":
+        return torch.tensor(list(itertools.product(range(G), repeat=num_agents)))
+    raise ValueError(f"joint_actions: mode={mode!r} is not 'aligned' or 'cross'.")
+
+
+def credit_samples(joint_adv: torch.Tensor, table: torch.Tensor, G: int) -> torch.Tensor:
+    """(n, G) advantage of each agent's each sample from the (J,) joint-action advantages.
+
+    Agent i's sample k gets the MEAN advantage of the joint actions that contain it (deviation 2:
+    the reference code sums). In aligned mode this is the identity: sample g gets A^(g).
+    """
+    n = table.shape[1]
+    out = torch.zeros(n, G)
+    for i in range(n):
+        out[i] = torch.zeros(G).index_add_(0, table[:, i], joint_adv) / torch.bincount(table[:, i], minlength=G)
+    return out
+
+
+# ==================================================================================================
+# Step 4: the joint reward, and its contract
+# ==================================================================================================
+
+
+class RewardFunctionError(RuntimeError):
+    """A joint reward function broke its contract; the message names the function and the joint action."""
+
+
+def _reward_name(fn) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+
+
+def _describe(completions: Sequence[Sequence[str]], j: int) -> str:
+    parts = [f"agent {i}: {c[j][:80]!r}" for i, c in enumerate(completions)]
+    return "; ".join(parts)
+
+
+def joint_rewards(reward_fn: Callable, completions: Sequence[Sequence[str]], row: Any
+                  ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """Step 4: call the joint reward once for J joint actions and check what it returns.
+
+    Contract: `reward_fn(completions, row)` gets one list per agent, aligned by joint action
+    (completions[i][j] is agent i's part of joint action j), and the dataset row; it returns J
+    floats, or a mapping with a "total" list of J floats plus optional per-component lists
+    (logged as reward/<name>).
+
+    >>> def longer_second(completions, row):
+    ...     return [float(len(b) > len(a)) for a, b in zip(*completions)]
+    >>> joint_rewards(longer_second, [["hi", "hello"], ["hey there", "yo"]], row={})[0].tolist()
+    [1.0, 0.0]
+    """
+    name = _reward_name(reward_fn)
+    J = len(completions[0])
+    try:
+        out = reward_fn([list(c) for c in completions], row)
+    except Exception as exc:  # find the joint action that breaks it, so the message can name it
+        for j in range(J):
+            try:
+                reward_fn([[c[j]] for c in completions], row)
+            except Exception:
+                raise RewardFunctionError(
+                    f"reward function {name} raised {type(exc).__name__}: {exc} on joint action {j} "
+                    f"({_describe(completions, j)}). Nothing was updated in this step; fix the reward "
+                    "and call train() again to continue from the last completed step.") from exc
+        raise RewardFunctionError(f"reward function {name} raised {type(exc).__name__}: {exc} on the batch of "
+                                  f"{J} joint actions (each one alone passes). Nothing was updated in this step.") from exc
+    components: dict[str, torch.Tensor] = {}
+    if isinstance(out, Mapping):
+        if "total" not in out:
+            raise RewardFunctionError(f"reward function {name} returned a mapping without a 'total' key "
+                                      f"(keys: {sorted(out)}); return J floats or {{'total': [...], ...}}.")
+        components = {k: _as_vector(name, v, J, completions, what=f"component {k!r}") for k, v in out.items() if k != "total"}
+        out = out["total"]
+    return _as_vector(name, out, J, completions, what="total"), components
+
+
+def _as_vector(name, values, J, completions, what) -> torch.Tensor:
+    try:
+        t = torch.as_tensor([float(v) for v in values], dtype=torch.float32)
+    except (TypeError, ValueError) as exc:
+        raise RewardFunctionError(f"reward function {name} returned {type(values).__name__} for its {what}; "
+                                  f"expected {J} floats, one per joint action ({exc}).") from None
+    if t.numel() != J:
+        raise RewardFunctionError(f"reward function {name} returned {t.numel()} values for its {what}; "
+                                  f"expected {J}, one per joint action.")
+    bad = (~torch.isfinite(t)).nonzero().flatten().tolist()
+    if bad:
+        j = bad[0]
+        raise RewardFunctionError(f"reward function {name} returned {t[j].item()} (not finite) for its {what} "
+                                  f"at joint action {j} ({_describe(completions, j)}).")
+    return t
+
+
+# ==================================================================================================
+# Steps 2-5 as a rollout tree (single-turn = one node)
+# ==================================================================================================
+
+
+@dataclass
+class Node:
+    """One node of the rollout tree: every agent's prompt, and what happened there."""
+
+    depth: int
+    prompts: list[str]  # one per agent
+    histories: list[list[tuple[str, str]]]  # per agent: its own (prompt, completion) pairs so far
+    completions: list[list[str]] = field(default_factory=list)  # per agent, its G sampled texts
+    rows: list[tuple[int, int]] = field(default_factory=list)  # per agent: (level, first row) in that level's Completions
+    table: Optional[torch.Tensor] = None  # (J, n) joint-action table
+    rewards: Optional[torch.Tensor] = None  # (J,) immediate joint rewards r
+    components: dict = field(default_factory=dict)
+    children: dict[int, "Node"] = field(default_factory=dict)  # joint action -> child node
+    returns: Optional[torch.Tensor] = None  # (J,) R = r + gamma * mean(child's returns)
+    advantages: Optional[torch.Tensor] = None  # (J,) among siblings
+    sample_advantages: Optional[torch.Tensor] = None  # (n, G) credit per agent's sample
+    terminated_early: bool = False
+
+
+@dataclass
+class Rollout:
+    """Everything one training step sampled: the tree, its levels, and each level's Completions."""
+
+    root: Node
+    levels: list[list[Node]]
+    completions: list[list[Completions]]  # [level][agent]
+
+    def nodes(self) -> list[Node]:
+        return [n for level in self.levels for n in level]
+
+
+def _call_transition(transition, prompts, completions, histories, row):
+    try:
+        takes_row = "row" in inspect.signature(transition).parameters
+    except (TypeError, ValueError):
+        takes_row = False
+    nxt = transition(prompts, completions, histories, row=row) if takes_row else transition(prompts, completions, histories)
+    if not isinstance(nxt, (list, tuple)) or len(nxt) != len(prompts) or not all(isinstance(p, str) for p in nxt):
+        raise ValueError(f"transition {_reward_name(transition)} must return one prompt string per agent "
+                         f"({len(prompts)}), got {nxt!r:.200}.")
+    return list(nxt)
+
+
+def rollout(agents: Sequence[Agent], prompts: Sequence[str], row: Any, reward_fn: Callable, config,
+            transition: Optional[Callable] = None) -> Rollout:
+    """Steps 2-4 (and the tree of section 3): sample, form joint actions, score them; expand turns.
+
+    All nodes of one depth are sampled together in one batched call per agent group.
+    """
+    n, G = len(agents), config.num_generations
+    if len(prompts) != n:
+        raise ValueError(f"rollout got {len(prompts)} prompts for {n} agents; each agent needs its own prompt.")
+    if config.num_turns > 1 and transition is None:
+        raise ValueError(f"num_turns={config.num_turns} needs a transition(prompts, completions, histories) "
+                         "function that builds each agent's next prompt.")
+    root = Node(depth=0, prompts=list(prompts), histories=[[] for _ in range(n)])
+    levels, comps_per_level = [[root]], []
+    for depth in range(config.num_turns):
+        level = levels[-1]
+        comps = sample_completions(agents, [[nd.prompts[i] for nd in level] for i in range(n)], G, config)
+        comps_per_level.append(comps)
+        table = joint_actions(n, G, config.joint_mode)
+        nxt: list[Node] = []
+        for k, nd in enumerate(level):
+            nd.completions = [comps[i].texts[k * G:(k + 1) * G] for i in range(n)]
+            nd.rows = [(depth, k * G)] * n
+            nd.table = table
+            per_joint = [[nd.completions[i][int(table[j, i])] for j in range(len(table))] for i in range(n)]
+            nd.rewards, nd.components = joint_rewards(reward_fn, per_joint, row)
+            if depth + 1 == config.num_turns:
+                continue
+            thr = config.early_termination_threshold
+            if thr is not None and nd.rewards.mean().item() > thr:
+                nd.terminated_early = True
+                continue
+            for j in range(len(table)):
+                joint = [per_joint[i][j] for i in range(n)]
+                hist = [nd.histories[i] + [(nd.prompts[i], joint[i])] for i in range(n)]
+                child = Node(depth=depth + 1, prompts=_call_transition(transition, nd.prompts, joint, hist, row),
+                             histories=hist)
+                nd.children[j] = child
+                nxt.append(child)
+        if not nxt:
+            break
+        levels.append(nxt)
+    return Rollout(root=root, levels=levels, completions=comps_per_level)
+
+
+def compute_returns(node: Node, discount: float) -> torch.Tensor:
+    """R_j = r_j + gamma * mean(returns of child j) (R_j = r_j where j has no child), bottom-up."""
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] = R[j] + discount * compute_returns(child, discount).mean()
+    node.returns = R
+    return R
+
+
+def assign_advantages(ro: Rollout, config) -> None:
+    """Step 5 at every node: advantages among siblings, then credit to each agent's samples."""
+    compute_returns(ro.root, config.discount)
+    for nd in ro.nodes():
+        nd.advantages = group_advantages(nd.returns, config.advantage, config.scale_rewards, config.advantage_clip)
+        nd.sample_advantages = credit_samples(nd.advantages, nd.table, config.num_generations)
+
+
+# ==================================================================================================
+# Steps 6-7: the per-agent loss and update
+# ==================================================================================================
+
+
+def policy_loss(logps: torch.Tensor, advantages: torch.Tensor) -> torch.Tensor:
+    """Step 6: L_i = -(1/G) sum_g A^(g) * sum_t log pi_i(a_t^(g) | ...), over a node's G samples.
+
+    `logps` (..., G) are the per-completion SUMS of token log-probs; rows of several tree nodes are
+    averaged the same way (deviation 3).
+    >>> policy_loss(torch.tensor([-1.0, -3.0]), torch.tensor([1.0, -1.0])).item()
+    -1.0
+    """
+    return -(advantages.detach() * logps).mean()
+
+
+def agent_loss(agent_index: int, agent: Agent, ro: Rollout, G: int) -> torch.Tensor:
+    """Agent i's loss over every node of the tree it acted in: one forward pass per tree level."""
+    losses = []
+    for depth, level in enumerate(ro.levels):
+        comps = ro.completions[depth][agent_index]
+        adv = torch.cat([nd.sample_advantages[agent_index] for nd in level]).to(agent.device)
+        losses.append(policy_loss(completion_logprobs(agent, comps), adv) * len(level))
+    return torch.stack(losses).sum() / sum(len(level) for level in ro.levels)
+
+
+def update_agents(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimizer], ro: Rollout, G: int
+                  ) -> list[float]:
+    """Step 7: one optimiser step per agent, each on its own loss. Returns the losses."""
+    out = []
+    for i, (agent, opt) in enumerate(zip(agents, optimizers)):
+        opt.zero_grad(set_to_none=True)
+        loss = agent_loss(i, agent, ro, G)
+        loss.backward()
+        opt.step()
+        out.append(loss.item())
+    return out
+
+
+def magrpo_step(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimizer], prompts: Sequence[str],
+                row: Any, reward_fn: Callable, config, transition: Optional[Callable] = None
+                ) -> tuple[Rollout, list[float]]:
+    """One whole MAGRPO step (steps 2-7) on one task; returns the rollout tree and the agents' losses."""
+    ro = rollout(agents, prompts, row, reward_fn, config, transition)  # steps 2-4
+    assign_advantages(ro, config)  # step 5
+    losses = update_agents(agents, optimizers, ro, config.num_generations)  # steps 6-7
+    return ro, losses

@@ -1,0 +1,138 @@
+"""`MAGRPOConfig`: every knob of a MAGRPO run, with the paper's values noted.
+
+Field names follow TRL's `GRPOConfig` and the authors' library CoMLRL, so a reader who knows
+either finds the same words here. Every field is checked in `__post_init__`; a bad value raises
+a `ValueError` that names the field, the value given and what is allowed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Optional
+
+JOINT_MODES = ("aligned", "cross")
+ADVANTAGE_MODES = ("mean", "none", "rloo", "max")
+SCALE_MODES = ("none", "group")
+
+
+@dataclass
+class MAGRPOConfig:
+    """Settings of one MAGRPO run. Defaults are small-CPU friendly; the paper's values are noted."""
+
+    num_agents: int = 2
+    """n, the number of agents (LLM policies). 1 gives single-agent GRPO with the same code."""
+    num_generations: int = 4
+    """G, responses each agent samples per prompt (paper: 4). Must be >= 2 for a group baseline."""
+    max_new_tokens: int = 32
+    """Longest completion in tokens (paper: 256; TRL calls it max_completion_length)."""
+    temperature: float = 1.0
+    """Sampling temperature (paper's scripts: 0.7)."""
+    top_p: float = 1.0
+    """Nucleus sampling mass in (0, 1] (paper's scripts: 0.9)."""
+    top_k: int = 0
+    """Sample only from the k most likely tokens; 0 switches it off (paper's scripts: 50)."""
+    learning_rate: float = 1e-3
+    """AdamW learning rate of every agent (paper: 5e-6 writing, 1e-5 coding, full fine-tuning)."""
+    weight_decay: float = 0.0
+    """AdamW weight decay (reference code: AdamW default; 0 keeps the update exactly the paper's)."""
+    max_steps: Optional[int] = 100
+    """Optimiser steps (one training prompt each). None: use num_train_epochs instead."""
+    num_train_epochs: float = 1.0
+    """Passes over the training set; used only when max_steps is None."""
+    joint_mode: str = "aligned"
+    """'aligned': sample g of every agent forms joint action g (G joint actions, the paper).
+    'cross': every combination of the agents' samples (G**n joint actions)."""
+    advantage: str = "mean"
+    """Baseline: 'mean' = MAGRPO (R - group mean), 'none' = MAREINFORCE (R),
+    'rloo' = MARLOO (R - mean of the others), 'max' = MAReMax (R - group max)."""
+    scale_rewards: str = "none"
+    """'none' (paper) or 'group': divide advantages by the group's std (TRL, newest CoMLRL)."""
+    advantage_clip: Optional[float] = 10.0
+    """Clamp advantages to [-clip, clip] (paper-era code: 10). None: no clamp."""
+    num_turns: int = 1
+    """Turns of the rollout tree. >1 needs a `transition` function (paper: 2 for coding)."""
+    discount: float = 0.9
+    """gamma in R = r + gamma * mean(children's returns) (multi-turn only)."""
+    early_termination_threshold: Optional[float] = None
+    """Do not expand a node whose siblings' mean reward exceeds this. None: always expand."""
+    seed: int = 0
+    """Seed of data order and sampling; with it a CPU run is reproducible step for step."""
+    logging_steps: int = 1
+    """Log a history record every this many steps."""
+    progress: bool = True
+    """Show a tqdm progress bar (TQDM_DISABLE does not silence notebook bars, this does)."""
+    sample_log_size: int = 200
+    """How many steps of samples (prompts, completions, rewards, advantages) to keep for the explorers."""
+    eval_steps: Optional[int] = None
+    """Run `evaluate()` every this many steps when an eval set is given. None: never during training."""
+
+    def __post_init__(self) -> None:
+        def bad(name: str, allowed: str) -> ValueError:
+            return ValueError(
+                f"MAGRPOConfig.{name}={getattr(self, name)!r} is not allowed: {name} must be {allowed}."
+            )
+
+        def is_int(v) -> bool:
+            return isinstance(v, int) and not isinstance(v, bool)
+
+        if not is_int(self.num_agents) or self.num_agents < 1:
+            raise bad("num_agents", "an integer >= 1")
+        if not is_int(self.num_generations) or self.num_generations < 2:
+            raise bad("num_generations", "an integer >= 2 (a group needs at least two samples)")
+        if not is_int(self.max_new_tokens) or self.max_new_tokens < 1:
+            raise bad("max_new_tokens", "an integer >= 1")
+        if not isinstance(self.temperature, (int, float)) or not self.temperature > 0:
+            raise bad("temperature", "a number > 0")
+        if not isinstance(self.top_p, (int, float)) or not 0 < self.top_p <= 1:
+            raise bad("top_p", "a number in (0, 1]")
+        if not is_int(self.top_k) or self.top_k < 0:
+            raise bad("top_k", "an integer >= 0 (0 switches it off)")
+        if not isinstance(self.learning_rate, (int, float)) or not (self.learning_rate > 0 and math.isfinite(self.learning_rate)):
+            raise bad("learning_rate", "a finite number > 0")
+        if not isinstance(self.weight_decay, (int, float)) or self.weight_decay < 0:
+            raise bad("weight_decay", "a number >= 0")
+        if self.max_steps is not None and (not is_int(self.max_steps) or self.max_steps < 1):
+            raise bad("max_steps", "None or an integer >= 1")
+        if not isinstance(self.num_train_epochs, (int, float)) or not self.num_train_epochs > 0:
+            raise bad("num_train_epochs", "a number > 0")
+        if self.joint_mode not in JOINT_MODES:
+            raise bad("joint_mode", f"one of {JOINT_MODES}")
+        if self.advantage not in ADVANTAGE_MODES:
+            raise bad("advantage", f"one of {ADVANTAGE_MODES} (mean=MAGRPO, none=MAREINFORCE, rloo=MARLOO, max=MAReMax)")
+        if self.scale_rewards not in SCALE_MODES:
+            raise bad("scale_rewards", f"one of {SCALE_MODES}")
+        if self.advantage_clip is not None and (not isinstance(self.advantage_clip, (int, float)) or not self.advantage_clip > 0):
+            raise bad("advantage_clip", "None or a number > 0")
+        if not is_int(self.num_turns) or self.num_turns < 1:
+            raise bad("num_turns", "an integer >= 1")
+        if self.num_turns > 1 and self.joint_mode != "aligned":
+            raise ValueError(
+                f"MAGRPOConfig.joint_mode={self.joint_mode!r} with num_turns={self.num_turns} is not supported: "
+                "a cross-mode tree has (G**n)**T leaves; use joint_mode='aligned' for multi-turn runs."
+            )
+        if not isinstance(self.discount, (int, float)) or not 0 <= self.discount <= 1:
+            raise bad("discount", "a number in [0, 1]")
+        if self.early_termination_threshold is not None and not isinstance(self.early_termination_threshold, (int, float)):
+            raise bad("early_termination_threshold", "None or a number")
+        if not is_int(self.seed):
+            raise bad("seed", "an integer")
+        if not is_int(self.logging_steps) or self.logging_steps < 1:
+            raise bad("logging_steps", "an integer >= 1")
+        if not isinstance(self.progress, bool):
+            raise bad("progress", "True or False")
+        if not is_int(self.sample_log_size) or self.sample_log_size < 0:
+            raise bad("sample_log_size", "an integer >= 0")
+        if self.eval_steps is not None and (not is_int(self.eval_steps) or self.eval_steps < 1):
+            raise bad("eval_steps", "None or an integer >= 1")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "MAGRPOConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"MAGRPOConfig has no field(s) {unknown}; known fields: {sorted(known)}.")
+        return cls(**d)

@@ -1,0 +1,166 @@
+"""Small cooperative coding problems that split naturally into a helper `aux` and a main function.
+
+Each family below is a (helper, main) pair in the spirit of CoopHumanEval: the main function is
+easy once the helper exists. `make_code_problem(rng)` draws a family and its constants and returns
+a HumanEval-style row (prompt = signature + docstring, entry_point) plus reference sources:
+`aux`, `main_calls_aux` (cooperates), `main_alone` (correct but ignores aux) and `main_buggy`.
+Used by the pretraining corpus, and by the coding task's dataset (expected values for the asserts
+are computed by running the trusted reference solution).
+"""
+from __future__ import annotations
+
+import random
+
+# family: (entry, args, doc, aux_src, main_src, alone_src, buggy_src, example inputs)
+# `{k}` is a per-problem constant; sources are formatted with it.
+FAMILIES = [
+    ("count_vowels", "s", "Return how many vowels (a, e, i, o, u) the string s has.",
+     "def aux(c):\n    return c.lower() in 'aeiou'\n",
+     "def count_vowels(s):\n    return sum(1 for c in s if aux(c))\n",
+     "def count_vowels(s):\n    return sum(1 for c in s.lower() if c in 'aeiou')\n",
+     "def count_vowels(s):\n    return len(s)\n",
+     ["'hello'", "'AEIOU xyz'", "''", "'banana'"]),
+    ("sum_of_squares", "xs", "Return the sum of the squares of the numbers in xs.",
+     "def aux(x):\n    return x * x\n",
+     "def sum_of_squares(xs):\n    return sum(aux(x) for x in xs)\n",
+     "def sum_of_squares(xs):\n    return sum(x ** 2 for x in xs)\n",
+     "def sum_of_squares(xs):\n    return sum(xs) ** 2\n",
+     ["[1, 2, 3]", "[]", "[-4, 5]", "[10]"]),
+    ("sum_multiples", "xs", "Return the sum of the numbers in xs that are multiples of {k}.",
+     "def aux(x):\n    return x % {k} == 0\n",
+     "def sum_multiples(xs):\n    return sum(x for x in xs if aux(x))\n",
+     "def sum_multiples(xs):\n    total = 0\n    for x in xs:\n        if x % {k} == 0:\n            total += x\n    return total\n",
+     "def sum_multiples(xs):\n    return sum(xs)\n",
+     ["[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]", "[]", "[{k}, {k}1, 0]", "[11, 13, 35, 42]"]),
+    ("count_above", "xs", "Return how many numbers in xs are greater than {k}.",
+     "def aux(x):\n    return x > {k}\n",
+     "def count_above(xs):\n    return sum(1 for x in xs if aux(x))\n",
+     "def count_above(xs):\n    return len([x for x in xs if x > {k}])\n",
+     "def count_above(xs):\n    return len([x for x in xs if x >= {k}])\n",
+     ["[{k}, 1, 100]", "[]", "[-1, 0, 5, 9, 20]", "[{k}, {k}, {k}]"]),
+    ("max_word_length", "s", "Return the length of the longest word in s (0 for an empty string).",
+     "def aux(s):\n    return s.split()\n",
+     "def max_word_length(s):\n    words = aux(s)\n    return max((len(w) for w in words), default=0)\n",
+     "def max_word_length(s):\n    return max([len(w) for w in s.split()] or [0])\n",
+     "def max_word_length(s):\n    return len(s)\n",
+     ["'a bb ccc'", "''", "'hello world'", "'one three'"]),
+    ("reverse_words", "s", "Return s with every word reversed, words kept in order and joined by single spaces.",
+     "def aux(w):\n    return w[::-1]\n",
+     "def reverse_words(s):\n    return ' '.join(aux(w) for w in s.split())\n",
+     "def reverse_words(s):\n    return ' '.join(w[::-1] for w in s.split())\n",
+     "def reverse_words(s):\n    return s[::-1]\n",
+     ["'abc def'", "''", "'hello'", "'ab cd ef'"]),
+    ("count_primes", "n", "Return how many prime numbers are smaller than n.",
+     "def aux(x):\n    if x < 2:\n        return False\n    for d in range(2, int(x ** 0.5) + 1):\n        if x % d == 0:\n            return False\n    return True\n",
+     "def count_primes(n):\n    return sum(1 for x in range(n) if aux(x))\n",
+     "def count_primes(n):\n    count = 0\n    for x in range(2, n):\n        if all(x % d for d in range(2, x)):\n            count += 1\n    return count\n",
+     "def count_primes(n):\n    return n // 2\n",
+     ["10", "2", "20", "30"]),
+    ("average_positive", "xs", "Return the average of the positive numbers in xs, or 0.0 if there are none.",
+     "def aux(xs):\n    return [x for x in xs if x > 0]\n",
+     "def average_positive(xs):\n    pos = aux(xs)\n    return sum(pos) / len(pos) if pos else 0.0\n",
+     "def average_positive(xs):\n    pos = [x for x in xs if x > 0]\n    if not pos:\n        return 0.0\n    return sum(pos) / len(pos)\n",
+     "def average_positive(xs):\n    return sum(xs) / len(xs)\n",
+     ["[1, -2, 3]", "[]", "[-1, -5]", "[4, 4, 4]"]),
+    ("capitalize_words", "s", "Return s with the first letter of every word in upper case, words joined by single spaces.",
+     "def aux(w):\n    return w[:1].upper() + w[1:]\n",
+     "def capitalize_words(s):\n    return ' '.join(aux(w) for w in s.split())\n",
+     "def capitalize_words(s):\n    return ' '.join(w[:1].upper() + w[1:] for w in s.split())\n",
+     "def capitalize_words(s):\n    return s.upper()\n",
+     ["'hello world'", "''", "'a b c'", "'python is fun'"]),
+    ("digit_sums", "xs", "Return a list with the sum of the decimal digits of each non-negative integer in xs.",
+     "def aux(n):\n    return sum(int(d) for d in str(n))\n",
+     "def digit_sums(xs):\n    return [aux(x) for x in xs]\n",
+     "def digit_sums(xs):\n    out = []\n    for x in xs:\n        out.append(sum(int(d) for d in str(x)))\n    return out\n",
+     "def digit_sums(xs):\n    return xs\n",
+     ["[12, 305, 9]", "[]", "[0]", "[999, 1000]"]),
+    ("palindromes", "words", "Return the words of the list that read the same backwards, in order.",
+     "def aux(w):\n    return w == w[::-1]\n",
+     "def palindromes(words):\n    return [w for w in words if aux(w)]\n",
+     "def palindromes(words):\n    return [w for w in words if w == w[::-1]]\n",
+     "def palindromes(words):\n    return words[::-1]\n",
+     ["['level', 'abc', 'noon']", "[]", "['a', 'ab']", "['racecar', 'car']"]),
+    ("scale_all", "xs", "Return a new list with every number in xs multiplied by {k}.",
+     "def aux(x):\n    return x * {k}\n",
+     "def scale_all(xs):\n    return [aux(x) for x in xs]\n",
+     "def scale_all(xs):\n    return [x * {k} for x in xs]\n",
+     "def scale_all(xs):\n    return [x + {k} for x in xs]\n",
+     ["[1, 2, 3]", "[]", "[-1, 0]", "[10]"]),
+    ("factorial_sum", "n", "Return 1! + 2! + ... + n! (0 when n is 0).",
+     "def aux(k):\n    result = 1\n    for i in range(2, k + 1):\n        result *= i\n    return result\n",
+     "def factorial_sum(n):\n    return sum(aux(k) for k in range(1, n + 1))\n",
+     "def factorial_sum(n):\n    total, f = 0, 1\n    for k in range(1, n + 1):\n        f *= k\n        total += f\n    return total\n",
+     "def factorial_sum(n):\n    return n * n\n",
+     ["0", "1", "3", "5"]),
+    ("gcd_of_list", "xs", "Return the greatest common divisor of the positive integers in the non-empty list xs.",
+     "def aux(a, b):\n    while b:\n        a, b = b, a % b\n    return a\n",
+     "def gcd_of_list(xs):\n    g = xs[0]\n    for x in xs[1:]:\n        g = aux(g, x)\n    return g\n",
+     "def gcd_of_list(xs):\n    import math\n    g = xs[0]\n    for x in xs[1:]:\n        g = math.gcd(g, x)\n    return g\n",
+     "def gcd_of_list(xs):\n    return min(xs)\n",
+     ["[12, 18]", "[7]", "[8, 12, 20]", "[9, 6, 4]"]),
+    ("clean_text", "s", "Return s keeping only letters, digits and spaces.",
+     "def aux(c):\n    return c.isalnum() or c == ' '\n",
+     "def clean_text(s):\n    return ''.join(c for c in s if aux(c))\n",
+     "def clean_text(s):\n    return ''.join(c for c in s if c.isalnum() or c == ' ')\n",
+     "def clean_text(s):\n    return s.strip()\n",
+     ["'hi, there!'", "''", "'a-b c'", "'ok?'"]),
+    ("to_fahrenheit", "temps", "Return the list of Celsius temperatures converted to Fahrenheit (c * 9 / 5 + 32).",
+     "def aux(c):\n    return c * 9 / 5 + 32\n",
+     "def to_fahrenheit(temps):\n    return [aux(c) for c in temps]\n",
+     "def to_fahrenheit(temps):\n    return [c * 1.8 + 32 for c in temps]\n",
+     "def to_fahrenheit(temps):\n    return [c + 32 for c in temps]\n",
+     ["[0, 100]", "[]", "[-40]", "[37, 20]"]),
+    ("longest_word", "s", "Return the longest word of s (the first one on ties), or '' for an empty string.",
+     "def aux(words):\n    best = ''\n    for w in words:\n        if len(w) > len(best):\n            best = w\n    return best\n",
+     "def longest_word(s):\n    return aux(s.split())\n",
+     "def longest_word(s):\n    words = s.split()\n    return max(words, key=len) if words else ''\n",
+     "def longest_word(s):\n    return s.split()[0]\n",
+     ["'a bbb cc'", "''", "'same size'", "'x yy zz'"]),
+    ("product_of_odds", "xs", "Return the product of the odd numbers in xs (1 if there are none).",
+     "def aux(x):\n    return x % 2 == 1\n",
+     "def product_of_odds(xs):\n    p = 1\n    for x in xs:\n        if aux(x):\n            p *= x\n    return p\n",
+     "def product_of_odds(xs):\n    p = 1\n    for x in xs:\n        if x % 2:\n            p *= x\n    return p\n",
+     "def product_of_odds(xs):\n    p = 0\n    for x in xs:\n        p *= x\n    return p\n",
+     ["[1, 2, 3, 5]", "[]", "[2, 4]", "[7]"]),
+    ("is_anagram", "a, b", "Return True if the strings a and b contain the same letters, ignoring case and spaces.",
+     "def aux(s):\n    return sorted(s.replace(' ', '').lower())\n",
+     "def is_anagram(a, b):\n    return aux(a) == aux(b)\n",
+     "def is_anagram(a, b):\n    return sorted(a.replace(' ', '').lower()) == sorted(b.replace(' ', '').lower())\n",
+     "def is_anagram(a, b):\n    return len(a) == len(b)\n",
+     ["'listen', 'silent'", "'abc', 'abd'", "'Dormitory', 'dirty room'", "'', ''"]),
+    ("count_starting_with", "words", "Return how many words in the list start with the letter '{c}'.",
+     "def aux(w):\n    return w.startswith('{c}')\n",
+     "def count_starting_with(words):\n    return sum(1 for w in words if aux(w))\n",
+     "def count_starting_with(words):\n    return len([w for w in words if w[:1] == '{c}'])\n",
+     "def count_starting_with(words):\n    return len(words)\n",
+     ["['{c}x', 'b{c}', '{c}']", "[]", "['apple', 'berry']", "['{c}{c}', '{c}b', 'c{c}']"]),
+    ("second_largest", "xs", "Return the second largest distinct number in xs, or None if there is none.",
+     "def aux(xs):\n    return sorted(set(xs), reverse=True)\n",
+     "def second_largest(xs):\n    vals = aux(xs)\n    return vals[1] if len(vals) > 1 else None\n",
+     "def second_largest(xs):\n    vals = sorted(set(xs))\n    return vals[-2] if len(vals) > 1 else None\n",
+     "def second_largest(xs):\n    return sorted(xs)[-2]\n",
+     ["[1, 3, 2]", "[5, 5]", "[]", "[10, 9, 10, 8]"]),
+    ("running_total", "xs", "Return the list of running sums of xs.",
+     "def aux(acc, x):\n    return acc + x\n",
+     "def running_total(xs):\n    out, acc = [], 0\n    for x in xs:\n        acc = aux(acc, x)\n        out.append(acc)\n    return out\n",
+     "def running_total(xs):\n    return [sum(xs[:i + 1]) for i in range(len(xs))]\n",
+     "def running_total(xs):\n    return [sum(xs)] * len(xs)\n",
+     ["[1, 2, 3]", "[]", "[5]", "[-1, 1, -1]"]),
+]
+LETTERS = "abcdefghklmnprst"
+
+
+def family_names() -> list[str]:
+    return [f[0] for f in FAMILIES]
+
+
+def make_code_problem(rng: random.Random, family: int | None = None, k: int | None = None, c: str | None = None) -> dict:
+    """One problem of a family (random unless given) with its constants filled in."""
+    idx = rng.randrange(len(FAMILIES)) if family is None else family
+    entry, args, doc, aux, main, alone, buggy, examples = FAMILIES[idx]
+    consts = dict(k=rng.randint(2, 9) if k is None else k, c=rng.choice(LETTERS) if c is None else c)
+    fmt = lambda s: s.format(**consts)  # noqa: E731
+    prompt = f'def {entry}({args}):\n    """{fmt(doc)}"""\n'
+    return dict(family=entry, entry_point=entry, prompt=prompt, args=args, consts=consts,
+                aux=fmt(aux), main_calls_aux=fmt(main), main_alone=fmt(alone), main_buggy=fmt(buggy),
+                examples=[fmt(e) for e in examples])

@@ -1,0 +1,40 @@
+"""The agents' prompt texts, in one place: the writing/coding formatters and the pretraining
+corpus both use them, so the embedded model has seen the instruction words it will be given.
+
+Roles follow the paper (spec section 4): TL;DR agent 1 writes a concise summary, agent 2 a detailed
+summary with more unique words and transition words; arXiv agent 1 writes background and
+motivation, agent 2 methodology and implications; coding agent 1 writes a helper `aux`, agent 2 the
+entry-point function, which may call `aux`.
+"""
+
+TLDR_INSTRUCTIONS = (
+    "Write a concise summary of the post.",
+    "Write a detailed summary of the post, with more unique words and transition words.",
+)
+TLDR_ANSWER_TAGS = ("Summary:", "Detailed summary:")
+
+ARXIV_INSTRUCTIONS = (
+    "Expand the abstract: write the background and motivation of the work.",
+    "Expand the abstract: write the methodology of the work and its implications.",
+)
+ARXIV_ANSWER_TAGS = ("Background:", "Method:")
+
+CODING_INSTRUCTIONS = (
+    "Write a helper function aux that the main function can use. Only write aux.",
+    "Write the main function. You may call the helper aux(...). Only write the main function.",
+)
+
+
+def tldr_prompt(post: str, agent: int) -> str:
+    """Raw prompt of TL;DR agent `agent` (0 = concise, 1 = detailed)."""
+    return f"{TLDR_INSTRUCTIONS[agent]}\nPost: {post}\n{TLDR_ANSWER_TAGS[agent]}"
+
+
+def arxiv_prompt(abstract: str, agent: int) -> str:
+    """Raw prompt of arXiv-expansion agent `agent` (0 = background, 1 = method)."""
+    return f"{ARXIV_INSTRUCTIONS[agent]}\nAbstract: {abstract}\n{ARXIV_ANSWER_TAGS[agent]}"
+
+
+def coding_prompt(problem_prompt: str, agent: int) -> str:
+    """Raw prompt of coding agent `agent` (0 = helper aux, 1 = main function)."""
+    return f"{CODING_INSTRUCTIONS[agent]}\n{problem_prompt.rstrip()}\n"

@@ -1,0 +1,124 @@
+"""The writing tasks: TL;DR summarisation and arXiv abstract expansion (spec sections 4-5).
+
+Row formats (the same for our synthetic files and the real datasets' loaders):
+    TL;DR:  {"id", "post", "source"}        agent 1 writes a concise summary, agent 2 a detailed one
+    arXiv:  {"id", "abstract", "source"}    agent 1 writes background/motivation, agent 2 method/implications
+
+Data: `data/tldr_{train,eval}.jsonl` and `data/arxiv_{train,eval}.jsonl`. The train splits come from
+the seeded generator in `magrpo_edu.tasks.world` (`make_writing_data`); the eval splits are the
+hand-written rows in `data/*_handwritten.jsonl` when present, else a held-out generator seed.
+The real datasets (trl-lib/tldr; arXiv abstracts) load through `datasets` when online.
+"""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Callable, Sequence
+
+from ..resources import data_dir, read_jsonl, write_jsonl
+from . import world
+from .prompts import ARXIV_INSTRUCTIONS, TLDR_INSTRUCTIONS, arxiv_prompt, tldr_prompt
+
+TASK_FIELDS = {"tldr": "post", "arxiv": "abstract"}
+
+
+def load_writing(task: str, split: str = "train") -> list[dict]:
+    """Rows of one of the package's writing datasets: task 'tldr'|'arxiv', split 'train'|'eval'."""
+    if task not in TASK_FIELDS:
+        raise ValueError(f"unknown writing task {task!r}; choose 'tldr' or 'arxiv'.")
+    if split not in ("train", "eval"):
+        raise ValueError(f"unknown split {split!r}; choose 'train' or 'eval'.")
+    return read_jsonl(data_dir() / f"{task}_{split}.jsonl", required=("id", TASK_FIELDS[task]))
+
+
+def make_writing_data(out_dir: str | Path, n_train: int = 500, n_eval: int = 40, seed: int = 0) -> dict:
+    """Write the synthetic train splits (and a generated eval split if no hand-written one exists)."""
+    out = Path(out_dir)
+    rng = random.Random(seed)
+    written = {}
+    for task, maker, field in (("tldr", world.make_post, "post"), ("arxiv", world.make_abstract, "abstract")):
+        rows = [{"id": f"{task}-train-{i:04d}", field: maker(rng)["text"], "source": "generated"} for i in range(n_train)]
+        write_jsonl(out / f"{task}_train.jsonl", rows)
+        written[f"{task}_train"] = len(rows)
+        hand = out / f"{task}_handwritten.jsonl"
+        eval_rows = read_jsonl(hand, required=("id", field)) if hand.exists() else []
+        if not eval_rows:
+            erng = random.Random(seed + 10_000)
+            eval_rows = [{"id": f"{task}-eval-{i:04d}", field: maker(erng)["text"], "source": "generated"} for i in range(n_eval)]
+        write_jsonl(out / f"{task}_eval.jsonl", eval_rows)
+        written[f"{task}_eval"] = len(eval_rows)
+    return written
+
+
+# ---- formatters: row -> prompt, one per agent ------------------------------------------------------
+def _chat(tokenizer, text: str) -> str:
+    return tokenizer.apply_chat_template([{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True)
+
+
+def tldr_formatters(tokenizer=None) -> list[Callable[[dict], str]]:
+    """[concise, detailed] TL;DR prompts; chat-template variant when the tokenizer has a template."""
+    use_chat = tokenizer is not None and getattr(tokenizer, "chat_template", None)
+
+    def make(agent: int):
+        def fmt(row: dict) -> str:
+            if use_chat:
+                return _chat(tokenizer, f"{TLDR_INSTRUCTIONS[agent]}\n\n{row['post']}")
+            return tldr_prompt(row["post"], agent)
+        fmt.__name__ = ["tldr_concise", "tldr_detailed"][agent]
+        return fmt
+    return [make(0), make(1)]
+
+
+def arxiv_formatters(tokenizer=None) -> list[Callable[[dict], str]]:
+    """[background, method] arXiv prompts; chat-template variant when the tokenizer has a template."""
+    use_chat = tokenizer is not None and getattr(tokenizer, "chat_template", None)
+
+    def make(agent: int):
+        def fmt(row: dict) -> str:
+            if use_chat:
+                return _chat(tokenizer, f"{ARXIV_INSTRUCTIONS[agent]}\n\n{row['abstract']}")
+            return arxiv_prompt(row["abstract"], agent)
+        fmt.__name__ = ["arxiv_background", "arxiv_method"][agent]
+        return fmt
+    return [make(0), make(1)]
+
+
+# ---- the real datasets (online, optional `datasets` dependency) ------------------------------------
+def _need_datasets():
+    try:
+        import datasets  # noqa: F401
+    except ImportError:
+        raise ImportError("Loading the real datasets needs the optional dependency `datasets`: "
+                          "pip install 'magrpo-edu[data]'. Offline, use load_writing('tldr').") from None
+    import datasets
+
+    return datasets
+
+
+def load_tldr_hub(split: str = "train", limit: int | None = 1000, path: str = "trl-lib/tldr", **kw) -> list[dict]:
+    """trl-lib/tldr rows (its `prompt` holds the post) in our row format; `path` may be a local file."""
+    ds = _need_datasets()
+    d = ds.load_dataset("json", data_files=path, split="train", **kw) if Path(path).is_file() else ds.load_dataset(path, split=split, **kw)
+    rows = []
+    for i, r in enumerate(d):
+        if limit is not None and i >= limit:
+            break
+        text = r.get("post") or r.get("prompt")
+        if not text:
+            raise ValueError(f"{path} row {i} has neither 'post' nor 'prompt'; fields: {sorted(r)}.")
+        rows.append({"id": f"tldr-hub-{i}", "post": text, "source": str(path)})
+    return rows
+
+
+def load_arxiv_hub(path: str, split: str = "train", limit: int | None = 1000, field: str = "abstract", **kw) -> list[dict]:
+    """arXiv abstracts in our row format from a hub dataset id or a local JSON/JSONL file."""
+    ds = _need_datasets()
+    d = ds.load_dataset("json", data_files=path, split="train", **kw) if Path(path).is_file() else ds.load_dataset(path, split=split, **kw)
+    rows = []
+    for i, r in enumerate(d):
+        if limit is not None and i >= limit:
+            break
+        if field not in r or not r[field]:
+            raise ValueError(f"{path} row {i} has no {field!r}; fields: {sorted(r)}.")
+        rows.append({"id": f"arxiv-hub-{i}", "abstract": r[field], "source": str(path)})
+    return rows

@@ -1,0 +1,213 @@
+"""Plots and widgets for the notebooks and the `magrpo-edu train` job.
+
+Every plot is a function that takes a trainer's `history` (list of dicts) or its `samples` and
+returns a matplotlib Figure of fixed size, so GitHub, nbviewer and nbval all see an image.
+`LiveRewardPlot` is a callback that redraws one figure in place through a display handle.
+The ipywidgets explorers only select already-computed data.
+"""
+from __future__ import annotations
+
+import math
+from typing import Optional, Sequence
+
+import matplotlib
+
+import matplotlib.pyplot as plt  # noqa: E402
+
+FIGSIZE = (7.5, 3.6)
+
+
+def _series(history: Sequence[dict], key: str):
+    pts = [(h["step"], h[key]) for h in history if key in h]
+    return [p[0] for p in pts], [p[1] for p in pts]
+
+
+def smooth(values: Sequence[float], window: int = 10) -> list[float]:
+    """Trailing moving average (window shrinks at the start)."""
+    out, acc = [], 0.0
+    for i, v in enumerate(values):
+        acc += v
+        if i >= window:
+            acc -= values[i - window]
+        out.append(acc / min(i + 1, window))
+    return out
+
+
+def plot_rewards(history: Sequence[dict], title: str = "Joint reward per step", window: int = 10, ax=None):
+    """Mean joint reward per step with a +/- std band, min/max markers and a moving average."""
+    fig = None
+    if ax is None:
+        fig, ax = plt.subplots(figsize=FIGSIZE)
+    steps, mean = _series(history, "reward")
+    _, std = _series(history, "reward_std")
+    _, lo = _series(history, "reward_min")
+    _, hi = _series(history, "reward_max")
+    if steps:
+        ax.fill_between(steps, [m - s for m, s in zip(mean, std)], [m + s for m, s in zip(mean, std)],
+                        alpha=0.2, color="C0", label="mean ± std (group)")
+        ax.plot(steps, lo, ".", ms=2, color="C3", alpha=0.5, label="min / max")
+        ax.plot(steps, hi, ".", ms=2, color="C3", alpha=0.5)
+        ax.plot(steps, mean, lw=0.8, color="C0", alpha=0.6, label="mean")
+        ax.plot(steps, smooth(mean, window), lw=2.0, color="C0", label=f"mean, moving avg ({window})")
+    ax.set_xlabel("step")
+    ax.set_ylabel("joint reward")
+    ax.set_title(title)
+    ax.legend(loc="best", fontsize=8)
+    ax.grid(alpha=0.3)
+    if fig is not None:
+        fig.tight_layout()
+    return fig or ax.figure
+
+
+def plot_components(history: Sequence[dict], window: int = 10, title: str = "Reward components"):
+    """Every logged reward/<component> (moving average), one line each."""
+    keys = sorted({k for h in history for k in h if k.startswith("reward/")})
+    fig, ax = plt.subplots(figsize=FIGSIZE)
+    for k in keys:
+        s, v = _series(history, k)
+        ax.plot(s, smooth(v, window), label=k.split("/", 1)[1])
+    ax.set_xlabel("step")
+    ax.set_ylabel(f"component (moving avg {window})")
+    ax.set_title(title)
+    if keys:
+        ax.legend(fontsize=8, ncol=2)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def plot_agents(history: Sequence[dict], window: int = 10):
+    """Per-agent loss and mean completion length (tokens), side by side."""
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(FIGSIZE[0] * 1.3, FIGSIZE[1]))
+    for k in sorted({k for h in history for k in h if k.startswith("loss/")}):
+        s, v = _series(history, k)
+        a1.plot(s, smooth(v, window), label=k.split("/", 1)[1])
+    for k in sorted({k for h in history for k in h if k.startswith("completions/mean_length/")}):
+        s, v = _series(history, k)
+        a2.plot(s, smooth(v, window), label=k.rsplit("/", 1)[1])
+    a1.set_title("policy loss per agent")
+    a2.set_title("completion length per agent (tokens)")
+    for a in (a1, a2):
+        a.set_xlabel("step")
+        a.grid(alpha=0.3)
+        a.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_group(sample: dict, title: Optional[str] = None):
+    """One step's joint rewards and advantages as bars (one bar per joint action)."""
+    r, a = sample["rewards"], sample["advantages"]
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=FIGSIZE)
+    x = list(range(len(r)))
+    a1.bar(x, r, color="C0")
+    a1.axhline(sum(r) / len(r), color="k", ls="--", lw=1, label="group mean (baseline)")
+    a1.set_title("joint rewards r^(j)")
+    a1.legend(fontsize=8)
+    a2.bar(x, a, color=["C2" if v >= 0 else "C3" for v in a])
+    a2.axhline(0, color="k", lw=0.8)
+    a2.set_title("advantages A^(j) (same for every agent)")
+    for ax in (a1, a2):
+        ax.set_xlabel("joint action j")
+    fig.suptitle(title or f"step {sample.get('step', '?')}")
+    fig.tight_layout()
+    return fig
+
+
+def plot_comparison(table: Sequence[dict], metric: str = "reward", label_key: str = "method", title: str | None = None):
+    """Bars of one metric for several methods (e.g. baselines vs MAGRPO)."""
+    fig, ax = plt.subplots(figsize=FIGSIZE)
+    names = [str(r[label_key]) for r in table]
+    vals = [r[metric] for r in table]
+    ax.bar(names, vals, color=[f"C{i}" for i in range(len(names))])
+    for i, v in enumerate(vals):
+        ax.text(i, v, f"{v:.2f}", ha="center", va="bottom", fontsize=8)
+    ax.set_ylabel(metric)
+    ax.set_title(title or f"{metric} by method")
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+class LiveRewardPlot:
+    """Trainer callback: redraw the reward curve in place every `every` logs (no clear_output loops).
+
+    Create it in a notebook cell before `trainer.train()`; pass it in `callbacks=[...]`.
+    """
+
+    def __init__(self, every: int = 5, window: int = 10):
+        from IPython.display import display
+
+        self.every, self.window, self.n = every, window, 0
+        self.fig, self.ax = plt.subplots(figsize=FIGSIZE)
+        plt.close(self.fig)  # shown only through the handle
+        self.handle = display(self.fig, display_id=True)
+
+    def on_step_end(self, trainer, record):
+        pass
+
+    def on_log(self, trainer, record):
+        self.n += 1
+        if self.n % self.every == 0 or trainer.step == trainer.total_steps:
+            self.ax.clear()
+            plot_rewards(trainer.history, window=self.window, ax=self.ax)
+            self.fig.tight_layout()
+            if self.handle is not None:
+                self.handle.update(self.fig)
+
+
+# ---- explorers (ipywidgets): they only select already-computed samples -------------------------------
+def group_html(sample: dict, max_chars: int = 300) -> str:
+    """An HTML table of one step: each joint action's completions side by side, reward, advantage."""
+    import html
+
+    n = len(sample["completions"])
+    table = sample.get("table") or [[j] * n for j in range(len(sample["rewards"]))]
+    head = "".join(f"<th>agent {i}</th>" for i in range(n))
+    rows = []
+    for j, (r, a) in enumerate(zip(sample["rewards"], sample["advantages"])):
+        cells = "".join(
+            f"<td style='text-align:left;vertical-align:top;white-space:pre-wrap'>{html.escape(sample['completions'][i][table[j][i]][:max_chars])}</td>"
+            for i in range(n))
+        color = "#e6f4ea" if a > 0 else ("#fce8e6" if a < 0 else "#f1f3f4")
+        rows.append(f"<tr style='background:{color}'><td>{j}</td>{cells}<td>{r:.3f}</td><td>{a:+.3f}</td></tr>")
+    return (f"<b>step {sample.get('step', '?')}</b> - mean joint reward {sum(sample['rewards']) / len(sample['rewards']):.3f}"
+            f"<table><tr><th>j</th>{head}<th>reward</th><th>advantage</th></tr>{''.join(rows)}</table>")
+
+
+def group_explorer(samples, max_chars: int = 300):
+    """A step slider and an agent picker over a trainer's `samples`: every agent's G completions side by
+    side with their joint rewards and advantages. Returns the widget (display it, or let the cell show it)."""
+    import ipywidgets as W
+
+    samples = list(samples)
+    if not samples:
+        raise ValueError("group_explorer needs at least one logged sample (trainer.samples is empty).")
+    n = len(samples[0]["completions"])
+    slider = W.IntSlider(value=len(samples) - 1, min=0, max=len(samples) - 1, description="sample #", continuous_update=False)
+    agents = W.SelectMultiple(options=list(range(n)), value=tuple(range(n)), description="agents", rows=min(n, 4))
+    out = W.HTML()
+
+    def render(*_):
+        s = dict(samples[slider.value])
+        keep = list(agents.value) or list(range(n))
+        s["completions"] = [s["completions"][i] for i in keep]
+        if s.get("table"):
+            s["table"] = [[row[i] for i in keep] for row in s["table"]]
+        out.value = group_html(s, max_chars)
+
+    slider.observe(render, names="value")
+    agents.observe(render, names="value")
+    render()
+    return W.VBox([W.HBox([slider, agents]), out])
+
+
+def before_after_html(prompts: list[str], before: list[str], after: list[str], reward_before: float, reward_after: float) -> str:
+    """Side-by-side HTML of the same prompt answered by the untrained and the trained agents."""
+    import html
+
+    rows = "".join(f"<tr><td>agent {i}</td><td style='white-space:pre-wrap;text-align:left'>{html.escape(b)}</td>"
+                   f"<td style='white-space:pre-wrap;text-align:left'>{html.escape(a)}</td></tr>"
+                   for i, (b, a) in enumerate(zip(before, after)))
+    return (f"<table><tr><th></th><th>before (joint reward {reward_before:.3f})</th><th>after (joint reward {reward_after:.3f})</th></tr>"
+            f"{rows}</table>")

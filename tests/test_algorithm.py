@@ -1,0 +1,135 @@
+"""Steps 3-6 and the tree on hand-made inputs: joint actions, credit, masking, loss, returns,
+the reward contract, and config validation."""
+import math
+
+import pytest
+import torch
+
+from magrpo_edu import MAGRPOConfig, RewardFunctionError, joint_actions, lora_agents, policy_loss
+from magrpo_edu.agents import Completions, completion_logprobs, completion_mask
+from magrpo_edu.algorithm import Node, compute_returns, credit_samples, joint_rewards
+
+
+def test_completion_mask_stops_after_first_eos():
+    ids = torch.tensor([[5, 2, 7, 2], [5, 6, 7, 8], [2, 0, 0, 0]])
+    assert completion_mask(ids, 2).tolist() == [[1, 1, 0, 0], [1, 1, 1, 1], [1, 0, 0, 0]]
+    assert completion_mask(ids, [2, 8]).tolist() == [[1, 1, 0, 0], [1, 1, 1, 1], [1, 0, 0, 0]]
+
+
+def test_joint_actions_aligned_and_cross():
+    assert joint_actions(3, 2, "aligned").tolist() == [[0, 0, 0], [1, 1, 1]]
+    t = joint_actions(2, 3, "cross")
+    assert t.shape == (9, 2) and t.tolist()[:4] == [[0, 0], [0, 1], [0, 2], [1, 0]]
+
+
+def test_aligned_credit_is_identity():
+    adv = torch.tensor([0.5, -1.0, 0.5, 0.0])
+    out = credit_samples(adv, joint_actions(2, 4, "aligned"), 4)
+    assert out.tolist() == [adv.tolist(), adv.tolist()]
+
+
+def test_cross_credit_is_mean_over_combinations():
+    # 2 agents, G = 2: joint rewards r[k1, k2]; A = r - mean(r)
+    r = torch.tensor([1.0, 3.0, 5.0, 7.0])  # (0,0), (0,1), (1,0), (1,1); mean 4
+    A = r - r.mean()  # [-3, -1, 1, 3]
+    out = credit_samples(A, joint_actions(2, 2, "cross"), 2)
+    # agent 0, sample 0 is in (0,0),(0,1): mean(-3,-1) = -2; sample 1: mean(1,3) = 2
+    # agent 1, sample 0 is in (0,0),(1,0): mean(-3, 1) = -1; sample 1: mean(-1,3) = 1
+    assert out.tolist() == [[-2.0, 2.0], [-1.0, 1.0]]
+
+
+def test_policy_loss_is_minus_mean_of_advantage_times_sum_logprob():
+    logps = torch.tensor([-2.0, -4.0, -1.0, -3.0], requires_grad=True)
+    adv = torch.tensor([1.0, -1.0, 0.5, -0.5])
+    loss = policy_loss(logps, adv)
+    assert loss.item() == pytest.approx(-(1 * -2 + -1 * -4 + 0.5 * -1 + -0.5 * -3) / 4)
+    loss.backward()
+    assert torch.allclose(logps.grad, -adv / 4)  # d L / d log pi = -A / G
+
+
+def test_returns_on_a_hand_made_tree():
+    # root has 2 joint actions; action 0 has a child with rewards [1, 3] (mean 2); action 1 is a leaf.
+    root = Node(depth=0, prompts=["a"], histories=[[]], rewards=torch.tensor([0.5, 2.0]))
+    root.children[0] = Node(depth=1, prompts=["b"], histories=[[]], rewards=torch.tensor([1.0, 3.0]))
+    R = compute_returns(root, discount=0.9)
+    assert R.tolist() == pytest.approx([0.5 + 0.9 * 2.0, 2.0])
+    assert root.children[0].returns.tolist() == [1.0, 3.0]
+
+
+def test_logprobs_ignore_padding_and_post_eos_tokens(make_model, small_tokenizer):
+    tok = small_tokenizer
+    agents = lora_agents(make_model(), 1, tokenizer=tok)
+    a = agents[0]
+    p_short = tok(["hi"], return_tensors="pt")
+    p_long = tok(["hi", "a much longer prompt here"], return_tensors="pt", padding=True)
+    comp = torch.tensor([[10, 11, tok.eos_token_id, 12]])
+    mask = completion_mask(comp, tok.eos_token_id)
+    alone = completion_logprobs(a, Completions(p_short["input_ids"], p_short["attention_mask"], comp, mask, ["x"]))
+    comp2 = torch.cat([comp, torch.tensor([[10, 11, 12, 13]])])
+    batched = completion_logprobs(a, Completions(p_long["input_ids"], p_long["attention_mask"], comp2,
+                                                 completion_mask(comp2, tok.eos_token_id), ["x", "y"]))
+    assert batched[0].item() == pytest.approx(alone[0].item(), abs=1e-4)  # left padding changes nothing
+    garbage = comp.clone()
+    garbage[0, 3] = 99  # a different token after EOS must not matter
+    again = completion_logprobs(a, Completions(p_short["input_ids"], p_short["attention_mask"], garbage, mask, ["x"]))
+    assert again.item() == pytest.approx(alone.item(), abs=1e-5)
+
+
+# ---- the reward contract ------------------------------------------------------------------------------
+def test_reward_contract_happy_path_with_components():
+    def fn(completions, row):
+        return {"total": [1.0, 2.0], "structure": [0.5, 0.5]}
+    total, comps = joint_rewards(fn, [["a", "b"], ["c", "d"]], {})
+    assert total.tolist() == [1.0, 2.0] and comps["structure"].tolist() == [0.5, 0.5]
+
+
+def test_reward_wrong_length_names_function():
+    def short_reward(completions, row):
+        return [1.0]
+    with pytest.raises(RewardFunctionError, match=r"short_reward returned 1 values .* expected 2"):
+        joint_rewards(short_reward, [["a", "b"], ["c", "d"]], {})
+
+
+def test_reward_nan_names_joint_action():
+    def nan_reward(completions, row):
+        return [1.0, float("nan"), 0.0]
+    with pytest.raises(RewardFunctionError, match=r"nan_reward returned nan .* joint action 1"):
+        joint_rewards(nan_reward, [["a", "b", "c"], ["d", "e", "f"]], {})
+
+
+def test_reward_exception_names_offending_joint_action():
+    def picky(completions, row):
+        return [1.0 / len(b) for b in completions[1]]
+    with pytest.raises(RewardFunctionError, match=r"picky raised ZeroDivisionError.*joint action 1"):
+        joint_rewards(picky, [["a", "b"], ["cc", ""]], {})
+
+
+def test_reward_not_numbers():
+    with pytest.raises(RewardFunctionError, match="expected 2 floats"):
+        joint_rewards(lambda c, r: ["high", "low"], [["a", "b"], ["c", "d"]], {})
+
+
+# ---- config validation -------------------------------------------------------------------------------
+@pytest.mark.parametrize("field,value,allowed", [
+    ("num_generations", 1, ">= 2"), ("joint_mode", "diagonal", "aligned"), ("advantage", "median", "rloo"),
+    ("scale_rewards", "batch", "group"), ("temperature", 0, "> 0"), ("top_p", 1.5, "(0, 1]"),
+    ("discount", 1.2, "[0, 1]"), ("num_agents", 0, ">= 1"), ("max_steps", 0, ">= 1"),
+    ("learning_rate", -1.0, "> 0"), ("advantage_clip", -1, "> 0"), ("num_turns", 0, ">= 1"),
+])
+def test_config_rejects_bad_values_naming_field_value_and_allowed(field, value, allowed):
+    with pytest.raises(ValueError) as e:
+        MAGRPOConfig(**{field: value})
+    msg = str(e.value)
+    assert f"MAGRPOConfig.{field}={value!r}" in msg and allowed in msg
+
+
+def test_config_cross_mode_multi_turn_rejected():
+    with pytest.raises(ValueError, match="aligned"):
+        MAGRPOConfig(joint_mode="cross", num_turns=2)
+
+
+def test_config_round_trip_and_unknown_field():
+    c = MAGRPOConfig(num_generations=6, advantage="rloo")
+    assert MAGRPOConfig.from_dict(c.to_dict()) == c
+    with pytest.raises(ValueError, match="no field"):
+        MAGRPOConfig.from_dict({"num_generation": 4})

@@ -1,0 +1,179 @@
+"""The trainer end to end on tiny random models: parameters move, checkpoints resume exactly,
+history and samples are filled, multi-turn and single-agent runs work, errors keep state."""
+import pytest
+import torch
+
+from magrpo_edu import (MAGRPOConfig, MAGRPOTrainer, RewardFunctionError, TrainerCallback, heterogeneous_agents,
+                        lora_agents, separate_agents)
+
+
+def length_gap(completions, row):
+    """A joint reward only the pair controls: agent 2's text about twice agent 1's."""
+    return [-abs(len(b) - 2 * len(a)) / 50 for a, b in zip(*completions)]
+
+
+def cfg(**kw):
+    base = dict(max_steps=2, max_new_tokens=6, num_generations=3, learning_rate=1e-2, progress=False)
+    base.update(kw)
+    return MAGRPOConfig(**base)
+
+
+@pytest.mark.parametrize("kind", ["lora", "separate"])
+def test_every_trainable_parameter_changes(kind, make_model, small_tokenizer, rows, formatters):
+    m = make_model()
+    agents = lora_agents(m, 2, tokenizer=small_tokenizer) if kind == "lora" else separate_agents(m, 2, tokenizer=small_tokenizer)
+    before = {(a.name, n): p.detach().clone() for a in agents for n, p in a.named_trainable_state().items()}
+    # two steps: LoRA's A matrices get no gradient while B is still exactly zero after init
+    MAGRPOTrainer(agents, length_gap, formatters, rows, cfg(max_steps=2)).train()
+    after = {(a.name, n): p for a in agents for n, p in a.named_trainable_state().items()}
+    unchanged = [k for k in before if torch.equal(before[k], after[k])]
+    assert not unchanged, f"{len(unchanged)} of {len(before)} trainable tensors did not change: {unchanged[:3]}"
+    if kind == "lora":  # the shared base stays frozen
+        assert all(not p.requires_grad for n, p in agents[0].model.named_parameters() if "lora_" not in n)
+
+
+def test_history_and_samples(make_model, small_tokenizer, rows, formatters):
+    seen = []
+
+    class Spy(TrainerCallback):
+        def on_step_end(self, trainer, record):
+            seen.append(("step", record["step"]))
+
+        def on_log(self, trainer, record):
+            seen.append(("log", record["step"]))
+
+    tr = MAGRPOTrainer(lora_agents(make_model(), 2, tokenizer=small_tokenizer), length_gap, formatters, rows,
+                       cfg(max_steps=4, logging_steps=2, sample_log_size=3), callbacks=[Spy()])
+    tr.train()
+    assert [h["step"] for h in tr.history] == [2, 4]
+    h = tr.history[-1]
+    for key in ("reward", "reward_std", "frac_reward_zero_std", "loss/agent_0", "loss/agent_1",
+                "completions/mean_length/agent_0", "advantage_std", "step_time"):
+        assert key in h and isinstance(h[key], float), key
+    assert seen == [("step", 1), ("step", 2), ("log", 2), ("step", 3), ("step", 4), ("log", 4)]
+    assert len(tr.samples) == 3 and [s["step"] for s in tr.samples] == [2, 3, 4]
+    s = tr.samples[-1]
+    assert len(s["completions"]) == 2 and len(s["completions"][0]) == 3
+    assert sum(s["advantages"]) == pytest.approx(0.0, abs=1e-5)
+    assert s["rewards"] == pytest.approx(length_gap(s["completions"], None), abs=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["lora", "separate"])
+def test_resume_reproduces_uninterrupted_losses(kind, make_model, small_tokenizer, rows, formatters, tmp_path):
+    def team():
+        m = make_model(seed=3)
+        return lora_agents(m, 2, tokenizer=small_tokenizer) if kind == "lora" else separate_agents(m, 2, tokenizer=small_tokenizer)
+
+    full = MAGRPOTrainer(team(), length_gap, formatters, rows, cfg(max_steps=4))
+    full.train()
+    first = MAGRPOTrainer(team(), length_gap, formatters, rows, cfg(max_steps=4))
+    first.training_step()
+    first.training_step()
+    first.save(tmp_path / "ckpt")
+    resumed = MAGRPOTrainer.load(tmp_path / "ckpt", team(), length_gap, formatters, rows)
+    assert resumed.step == 2
+    resumed.train()
+    keys = [k for k in full.history[0] if k.startswith(("loss/", "reward"))]
+    for k in keys:
+        assert [h[k] for h in resumed.history] == [h[k] for h in full.history], k
+    assert (tmp_path / "ckpt" / "agents").is_dir()
+
+
+def test_multi_turn_tree(make_model, small_tokenizer, rows, formatters):
+    calls = []
+
+    def transition(prompts, completions, histories):
+        calls.append((list(prompts), list(completions), [len(h) for h in histories]))
+        return [p + " | revise: " + c[:10] for p, c in zip(prompts, completions)]
+
+    c = cfg(max_steps=1, num_turns=2, num_generations=2, discount=0.5)
+    tr = MAGRPOTrainer(lora_agents(make_model(), 2, tokenizer=small_tokenizer), length_gap, formatters, rows, c,
+                       transition=transition)
+    tr.train()
+    h = tr.history[-1]
+    assert h["nodes"] == 3.0  # root + G children
+    assert len(calls) == 2 and all(lengths == [1, 1] for _, _, lengths in calls)  # each agent: only its own history
+    assert "reward/turn_1" in h and "reward/turn_2" in h
+
+
+def test_early_termination_stops_expansion(make_model, small_tokenizer, rows, formatters):
+    c = cfg(max_steps=1, num_turns=2, num_generations=2, early_termination_threshold=-1e9)
+    tr = MAGRPOTrainer(lora_agents(make_model(), 2, tokenizer=small_tokenizer), length_gap, formatters, rows, c,
+                       transition=lambda p, c, h: list(p))
+    tr.train()
+    assert tr.history[-1]["nodes"] == 1.0
+
+
+def test_single_agent_is_grpo(make_model, small_tokenizer, rows):
+    def short(completions, row):
+        return [-len(a) / 10 for a in completions[0]]
+    tr = MAGRPOTrainer(separate_agents(make_model(), 1, tokenizer=small_tokenizer), short, [lambda r: r["text"]], rows,
+                       cfg(num_agents=1, max_steps=2))
+    tr.train()
+    assert "loss/agent_0" in tr.history[-1]
+
+
+def test_cross_mode_runs_and_logs_g_to_the_n(make_model, small_tokenizer, rows, formatters):
+    tr = MAGRPOTrainer(lora_agents(make_model(), 2, tokenizer=small_tokenizer), length_gap, formatters, rows,
+                       cfg(max_steps=1, joint_mode="cross", num_generations=3))
+    tr.train()
+    assert len(tr.samples[-1]["rewards"]) == 9
+
+
+def test_heterogeneous_agents(make_model, small_tokenizer, rows, formatters):
+    from magrpo_edu.corpus import documents
+    from magrpo_edu.pretrain import train_tokenizer
+
+    other_tok = train_tokenizer(list(documents(seed=5, n=200)), vocab_size=280)
+    agents = heterogeneous_agents([make_model(hidden_size=32), make_model(hidden_size=48, tokenizer=other_tok)],
+                                  [small_tokenizer, other_tok])
+    tr = MAGRPOTrainer(agents, length_gap, formatters, rows, cfg(max_steps=1))
+    tr.train()
+    assert tr.step == 1
+
+
+def test_reward_error_keeps_trained_state(make_model, small_tokenizer, rows, formatters):
+    state = {"broken": False}
+
+    def flaky(completions, row):
+        if state["broken"]:
+            return [float("inf")] * len(completions[0])
+        return length_gap(completions, row)
+
+    agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer)
+    tr = MAGRPOTrainer(agents, flaky, formatters, rows, cfg(max_steps=3))
+    tr.training_step()
+    snap = {n: p.detach().clone() for n, p in agents[0].named_trainable_state().items()}
+    state["broken"] = True
+    with pytest.raises(RewardFunctionError, match="flaky"):
+        tr.train()
+    assert tr.step == 1
+    assert all(torch.equal(snap[n], p) for n, p in agents[0].named_trainable_state().items())
+    state["broken"] = False
+    tr.train()  # continues from step 1
+    assert tr.step == 3
+
+
+def test_bad_inputs_are_named(make_model, small_tokenizer, rows, formatters):
+    agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer)
+    with pytest.raises(ValueError, match="2 agents but config.num_agents=3"):
+        MAGRPOTrainer(agents, length_gap, formatters, rows, cfg(num_agents=3))
+    with pytest.raises(ValueError, match="1 formatters"):
+        MAGRPOTrainer(agents, length_gap, formatters[:1], rows, cfg())
+    with pytest.raises(ValueError, match="needs transition"):
+        MAGRPOTrainer(agents, length_gap, formatters, rows, cfg(num_turns=2))
+    tr = MAGRPOTrainer(agents, length_gap, formatters, [{"txt": "no text field"}], cfg())
+    with pytest.raises(ValueError, match="formatter 0 .* train row 0 .*KeyError"):
+        tr.train()
+
+
+def test_evaluate_does_not_change_training(make_model, small_tokenizer, rows, formatters):
+    def run(with_eval):
+        tr = MAGRPOTrainer(lora_agents(make_model(seed=1), 2, tokenizer=small_tokenizer), length_gap, formatters, rows,
+                           cfg(max_steps=2), eval_dataset=rows[:2])
+        if with_eval:
+            ev = tr.evaluate()
+            assert set(ev) >= {"eval/reward", "eval/rows"} and ev["eval/rows"] == 2
+        tr.train()
+        return [h["loss/agent_0"] for h in tr.history]
+    assert run(True) == run(False)

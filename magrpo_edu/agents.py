@@ -222,7 +222,8 @@ def sample_completions(agents: Sequence[Agent], prompts: Sequence[Sequence[str]]
     results: list[Optional[Completions]] = [None] * len(agents)
     groups: dict = {}
     for i, a in enumerate(agents):
-        key = (id(a.model), tuple(sorted(generation_settings(config, a).items()))) if a.adapter else ("solo", i)
+        shared = a.adapter is not None and getattr(config, "batch_agents", True)
+        key = (id(a.model), tuple(sorted(generation_settings(config, a).items()))) if shared else ("solo", i)
         groups.setdefault(key, []).append(i)
     for key, members in groups.items():
         lead = agents[members[0]]

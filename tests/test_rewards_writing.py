@@ -1,0 +1,151 @@
+"""The writing rewards against values computed by hand (spec section 5): every threshold
+boundary, inside every ramp, each gate, and whole texts worked through level by level."""
+import math
+
+import pytest
+
+from magrpo_edu.rewards import (arxiv_levels, arxiv_reward, coherence_T, jaccard, length_ratio_reward,
+                                tldr_joint_reward, tldr_levels, tldr_reward, transition_categories)
+from magrpo_edu.rewards.writing import (TRANSITION_CATEGORIES, arxiv_length_level, arxiv_unique_level,
+                                        tldr_length_level, tldr_unique_level)
+
+STOP = None
+
+
+@pytest.mark.parametrize("r,expected", [
+    (1.09, STOP), (1.1, 0.0), (1.35, 0.5), (1.6, 1.0), (2.4, 1.0), (3.2, 1.0), (4.1, 0.5), (5.0, 0.0), (5.01, STOP)])
+def test_tldr_length_level(r, expected):
+    got = tldr_length_level(r)
+    assert got is None if expected is STOP else got == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("u,expected", [(1.29, STOP), (1.3, 0.0), (1.65, 0.25), (2.0, 0.5), (7.0, 0.5)])
+def test_tldr_unique_level(u, expected):
+    got = tldr_unique_level(u)
+    assert got is None if expected is STOP else got == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("r,expected", [
+    (0.79, STOP), (0.8, 0.0), (0.9, 0.5), (1.0, 1.0), (1.15, 1.0), (1.3, 1.0), (1.4, 0.5), (1.5, 0.0), (1.51, STOP)])
+def test_arxiv_length_level(r, expected):
+    got = arxiv_length_level(r)
+    assert got is None if expected is STOP else got == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("u,expected", [
+    (0.49, STOP), (0.5, 0.0), (0.6, 0.25), (0.7, 0.5), (1.0, 0.5), (1.3, 0.5), (1.5, 0.25), (1.7, 0.0), (1.71, STOP)])
+def test_arxiv_unique_level(u, expected):
+    got = arxiv_unique_level(u)
+    assert got is None if expected is STOP else got == pytest.approx(expected)
+
+
+def test_coherence_T_counts_categories():
+    assert coherence_T("plain words only") == 0.0
+    assert coherence_T("however") == pytest.approx(0.4)  # k = 1
+    assert coherence_T("however, for example") == pytest.approx(0.45)  # k = 2
+    every = " ".join(words[0] for words in TRANSITION_CATEGORIES.values())
+    assert len(transition_categories(every)) == 12
+    assert coherence_T(every) == pytest.approx(0.95)  # 0.4 + 0.05 * 11: the reachable maximum, not 1.0
+
+
+def test_transitions_match_substrings_a_documented_quirk():
+    assert "cause_effect" in transition_categories("also")  # "so" inside "also"
+    assert transition_categories("ALSO") == transition_categories("also")  # lower-cased first
+
+
+def test_jaccard_without_stopwords():
+    assert jaccard("the cat sat", "a cat ran") == pytest.approx(1 / 3)  # {cat, sat} vs {cat, ran}
+    assert jaccard("the a", "of and") == 1.0  # both empty after stopwords
+
+
+# ---- whole TL;DR texts, level by level --------------------------------------------------------------
+C1 = "My roommate never cleans the kitchen at all"  # 8 words, 43 chars, 8 unique words
+C2 = "However, my roommate never cleans the kitchen. As a result, dishes pile up, so I asked him twice."
+
+
+def test_tldr_worked_example():
+    # L1: 8 and 18 words -> +0.5. L2: 97/43 = 2.256 in [1.6, 3.2] -> +1.0. L3: 18/8 = 2.25 >= 2 -> +0.5.
+    # L4: categories {contrast (however), cause_effect (as a result, so)} -> T = 0.45;
+    #     Jaccard without stopwords = 4/10 = 0.4 -> min(0.4, 0.03)/0.03 = 1 -> 0.4*0.45 + 0.6*1 = 0.78.
+    assert (len(C1), len(C2)) == (43, 97)
+    lv = tldr_levels(C1, C2)
+    assert lv == pytest.approx(dict(structure=0.5, length_ratio=1.0, uniqueness=0.5, coherence=0.45, consistency=1.0,
+                                    style=0.78, total=2.78))
+    assert tldr_reward(C1, C2) == pytest.approx(2.78)
+
+
+def test_tldr_structure_gate():
+    seven = "one two three four five six seven"
+    assert tldr_levels(seven, C2)["total"] == 0.0
+    assert tldr_reward(C1, " ".join(["w"] * 257)) == 0.0
+    assert tldr_reward(C1, " ".join(["w"] * 256)) > 0  # 256 words is inside
+
+
+def test_tldr_length_gate_keeps_structure_points():
+    # 8 words each, same text: r = 1.0 < 1.1 -> stop after L1 with 0.5
+    assert tldr_levels(C1, C1) == pytest.approx(dict(structure=0.5, length_ratio=0, uniqueness=0, coherence=0,
+                                                     consistency=0, style=0, total=0.5))
+
+
+def test_tldr_ramps_in_l2_and_l3_with_no_transitions():
+    c1 = "qqqqq " + " ".join(["qqqq"] * 7)  # 8 words, 40 chars, unique {qqqqq, qqqq}
+    c2 = "zzz xxxxx qqqq " + " ".join(["zzz"] * 10)  # 13 words, 54 chars, unique {zzz, xxxxx, qqqq}
+    assert (len(c1), len(c2)) == (40, 54)
+    # L2: r = 1.35 -> (1.35-1.1)/0.5 = 0.5. L3: u = 3/2 = 1.5 -> 0.5*(0.2/0.7) = 1/7.
+    # L4: T = 0 (no category); Jaccard {qqqq}/{qqqqq,qqqq,zzz,xxxxx} = 0.25 -> capped to 1 -> style 0.6.
+    lv = tldr_levels(c1, c2)
+    assert lv["length_ratio"] == pytest.approx(0.5) and lv["uniqueness"] == pytest.approx(1 / 7)
+    assert lv["coherence"] == 0.0 and lv["consistency"] == 1.0
+    assert lv["total"] == pytest.approx(0.5 + 0.5 + 1 / 7 + 0.6)
+
+
+def test_tldr_uniqueness_gate():
+    c1 = "qqqqq " + " ".join(["qqqq"] * 7)  # unique 2
+    c2 = " ".join(["zzz"] * 20)  # 79 chars: r = 1.975 -> L2 = 1; unique 1 -> u = 0.5 < 1.3 -> stop
+    assert tldr_levels(c1, c2)["total"] == pytest.approx(1.5)
+
+
+def test_tldr_jaccard_ramp_below_cap():
+    # 99 distinct words in c1, 1 shared of 199 total distinct -> J = 1/199 < 0.03 -> (1/199)/0.03
+    c1 = " ".join(f"a{i}" for i in range(99)) + " shared"
+    c2 = " ".join(f"b{i}" for i in range(240)) + " shared"
+    lv = tldr_levels(c1, c2)
+    J = 1 / (100 + 241 - 1)
+    assert lv["consistency"] == pytest.approx(min(J, 0.03) / 0.03)
+
+
+# ---- arXiv ----------------------------------------------------------------------------------------
+def test_arxiv_worked_example():
+    bg = " ".join(f"w{i}" for i in range(128))  # 128 words, exactly the lower bound
+    md = " ".join(f"w{i}" for i in range(64)) + " " + " ".join(f"m{i}" for i in range(64)) + " however"
+    # chars: bg = 10*2 + 90*3 + 28*4 + 127 = 529; md = (10*2+54*3) + (10*2+54*3) + 7 + 128 spaces = 499
+    assert (len(bg), len(md)) == (529, 499)
+    lv = arxiv_levels(bg, md)
+    # L2: r = 499/529 = 0.9433 -> (r-0.8)/0.2; L3: u = 129/128 -> 0.5; T on both: "however" -> 0.4;
+    # J = 64/(128+65) = 0.3316 -> capped at 0.23 -> 1.0; style = 0.16 + 0.6.
+    r = 499 / 529
+    assert lv["length_ratio"] == pytest.approx((r - 0.8) / 0.2)
+    assert lv["uniqueness"] == 0.5 and lv["coherence"] == pytest.approx(0.4) and lv["consistency"] == 1.0
+    assert arxiv_reward(bg, md) == pytest.approx(0.5 + (r - 0.8) / 0.2 + 0.5 + 0.76)
+
+
+def test_arxiv_structure_gate_127_words():
+    assert arxiv_reward(" ".join(["w"] * 127), " ".join(["w"] * 130)) == 0.0
+
+
+def test_arxiv_coherence_reads_both_texts():
+    bg = " ".join(f"w{i}" for i in range(130)) + " however"
+    md = " ".join(f"w{i}" for i in range(131))
+    assert arxiv_levels(bg, md)["coherence"] == pytest.approx(0.4)  # found only in agent 1's text
+
+
+# ---- the quick-demo length-ratio reward ---------------------------------------------------------------
+@pytest.mark.parametrize("n2,expected", [(20, 1.0), (25, 1.0), (30, 1.0), (15, math.exp(-0.5)), (40, math.exp(-1.0)), (0, math.exp(-2.0))])
+def test_length_ratio_reward(n2, expected):
+    assert length_ratio_reward("x" * 10, "y" * n2) == pytest.approx(expected)
+    assert length_ratio_reward("", "abc") == 0.0
+
+
+def test_joint_wrapper_reports_components():
+    out = tldr_joint_reward([[C1, C1], [C2, C1]], row={})
+    assert out["total"] == pytest.approx([2.78, 0.5]) and out["coherence"] == pytest.approx([0.45, 0.0])

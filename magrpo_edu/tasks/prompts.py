@@ -38,3 +38,24 @@ def arxiv_prompt(abstract: str, agent: int) -> str:
 def coding_prompt(problem_prompt: str, agent: int) -> str:
     """Raw prompt of coding agent `agent` (0 = helper aux, 1 = main function)."""
     return f"{CODING_INSTRUCTIONS[agent]}\n{problem_prompt.rstrip()}\n"
+
+
+# ---- baselines' prompts (spec section 6) ---------------------------------------------------------
+SINGLE_MARKER = "###"
+SINGLE_INSTRUCTIONS = {
+    "tldr": "Write a concise summary of the post, then a line with ###, then a detailed summary of the post "
+            "with more unique words and transition words.",
+    "arxiv": "Expand the abstract: write the background and motivation of the work, then a line with ###, then "
+             "the methodology of the work and its implications.",
+}
+
+
+def single_prompt(task: str, text: str) -> str:
+    """One model writes both parts, separated by SINGLE_MARKER (the single-model baseline)."""
+    field = {"tldr": "Post", "arxiv": "Abstract"}[task]
+    return f"{SINGLE_INSTRUCTIONS[task]}\n{field}: {text}\nAnswer:"
+
+
+def with_other(prompt: str, other: str) -> str:
+    """Agent prompt with the other agent's answer shown first (sequential and discussion baselines)."""
+    return f"The other agent wrote: {other.strip()}\n{prompt}"

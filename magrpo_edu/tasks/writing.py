@@ -5,8 +5,9 @@ Row formats (the same for our synthetic files and the real datasets' loaders):
     arXiv:  {"id", "abstract", "source"}    agent 1 writes background/motivation, agent 2 method/implications
 
 Data: `data/tldr_{train,eval}.jsonl` and `data/arxiv_{train,eval}.jsonl`. The train splits come from
-the seeded generator in `magrpo_edu.tasks.world` (`make_writing_data`); the eval splits are the
-hand-written rows in `data/*_handwritten.jsonl` when present, else a held-out generator seed.
+the seeded generator in `magrpo_edu.tasks.world` (`make_writing_data`, seed 0, 500 rows each); the
+eval splits were written by hand (30 posts, 20 abstracts), unlike the generator's templates, to
+measure generalisation.
 The real datasets (trl-lib/tldr; arXiv abstracts) load through `datasets` when online.
 """
 from __future__ import annotations
@@ -31,8 +32,8 @@ def load_writing(task: str, split: str = "train") -> list[dict]:
     return read_jsonl(data_dir() / f"{task}_{split}.jsonl", required=("id", TASK_FIELDS[task]))
 
 
-def make_writing_data(out_dir: str | Path, n_train: int = 500, n_eval: int = 40, seed: int = 0) -> dict:
-    """Write the synthetic train splits (and a generated eval split if no hand-written one exists)."""
+def make_writing_data(out_dir: str | Path, n_train: int = 500, seed: int = 0) -> dict:
+    """Write the synthetic train splits `{task}_train.jsonl` (the eval splits are hand-written, not generated)."""
     out = Path(out_dir)
     rng = random.Random(seed)
     written = {}
@@ -40,13 +41,6 @@ def make_writing_data(out_dir: str | Path, n_train: int = 500, n_eval: int = 40,
         rows = [{"id": f"{task}-train-{i:04d}", field: maker(rng)["text"], "source": "generated"} for i in range(n_train)]
         write_jsonl(out / f"{task}_train.jsonl", rows)
         written[f"{task}_train"] = len(rows)
-        hand = out / f"{task}_handwritten.jsonl"
-        eval_rows = read_jsonl(hand, required=("id", field)) if hand.exists() else []
-        if not eval_rows:
-            erng = random.Random(seed + 10_000)
-            eval_rows = [{"id": f"{task}-eval-{i:04d}", field: maker(erng)["text"], "source": "generated"} for i in range(n_eval)]
-        write_jsonl(out / f"{task}_eval.jsonl", eval_rows)
-        written[f"{task}_eval"] = len(eval_rows)
     return written
 
 

@@ -1,0 +1,98 @@
+"""The paper's prompt-level baselines (spec section 6) and one evaluation table for all methods.
+
+    single      one model writes both parts, separated by a marker ("###"), split afterwards
+    parallel    both agents answer their own prompt independently; the parts are scored together
+    sequential  agent 2 sees agent 1's answer before writing its own
+    discussion  round 1 parallel, then each agent sees the other's round-1 answer and rewrites;
+                round 2 is scored
+    magrpo      the parallel protocol with MAGRPO-trained agents
+
+All use the same agents (untrained, except "magrpo") and the same per-agent prompts. Wall time is
+counted as the paper does: agents that run in parallel are timed as concurrent (the slower one
+counts), agents that wait for each other are summed. Every method generates one joint answer per
+(row, sample) with the same sampling settings and seed.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable, Sequence
+
+import torch
+
+from .agents import Agent, sample_completions
+from .config import MAGRPOConfig
+from .tasks.prompts import SINGLE_MARKER, single_prompt, with_other
+
+METHODS = ("single", "parallel", "sequential", "discussion", "magrpo")
+
+
+def _gen(agent: Agent, prompts: list[str], cfg: MAGRPOConfig) -> tuple[list[str], int, float]:
+    """One completion per prompt (G = 1 here: rows are already repeated); returns texts, tokens, seconds."""
+    t = time.perf_counter()
+    (c,) = sample_completions([agent], [prompts], 1, cfg)
+    return c.texts, int(c.lengths().sum()), time.perf_counter() - t
+
+
+def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callable], rows: Sequence[dict],
+               levels_fn: Callable[[str, str], dict], task: str, max_reward: float, samples: int = 2,
+               max_new_tokens: int = 64, temperature: float = 1.0, seed: int = 0) -> dict:
+    """Evaluate one method on `rows`; returns one table row (means over rows x samples)."""
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; choose one of {METHODS}.")
+    cfg = MAGRPOConfig(num_generations=2, max_new_tokens=max_new_tokens, temperature=temperature, progress=False)
+    field = {"tldr": "post", "arxiv": "abstract"}[task]
+    reps = [r for r in rows for _ in range(samples)]
+    p1 = [formatters[0](r) for r in reps]
+    p2 = [formatters[1](r) for r in reps]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        if method == "single":
+            both, tokens, wall = _gen(agents[0], [single_prompt(task, r[field]) for r in reps], cfg)
+            parts = [(b.split(SINGLE_MARKER, 1) + [""])[:2] for b in both]
+            a1, a2 = [p[0].strip() for p in parts], [p[1].strip() for p in parts]
+        else:
+            a1, n1, t1 = _gen(agents[0], p1, cfg)
+            if method == "sequential":
+                a2, n2, t2 = _gen(agents[1], [with_other(p, a) for p, a in zip(p2, a1)], cfg)
+                tokens, wall = n1 + n2, t1 + t2
+            else:
+                a2, n2, t2 = _gen(agents[1], p2, cfg)
+                tokens, wall = n1 + n2, max(t1, t2)
+                if method == "discussion":
+                    b1, m1, s1 = _gen(agents[0], [with_other(p, a) for p, a in zip(p1, a2)], cfg)
+                    b2, m2, s2 = _gen(agents[1], [with_other(p, a) for p, a in zip(p2, a1)], cfg)
+                    a1, a2, tokens, wall = b1, b2, tokens + m1 + m2, wall + max(s1, s2)
+    lv = [levels_fn(x, y) for x, y in zip(a1, a2)]
+    n = len(lv)
+    out = dict(method=method, reward=sum(v["total"] for v in lv) / n)
+    out["normalised"] = out["reward"] / max_reward
+    for k in lv[0]:
+        if k != "total":
+            out[k] = sum(v[k] for v in lv) / n
+    out.update(len1_chars=sum(map(len, a1)) / n, len2_chars=sum(map(len, a2)) / n,
+               char_ratio=sum(len(y) / max(1, len(x)) for x, y in zip(a1, a2)) / n,
+               tokens=tokens / n, seconds=wall / n, samples=n)
+    return out
+
+
+def compare(agents_untrained, agents_trained, formatters, rows, levels_fn, task: str, max_reward: float, **kw) -> list[dict]:
+    """The four baselines on the untrained agents and MAGRPO on the trained ones, one row each.
+
+    Pass `agents_trained=None` to get only the baselines (e.g. before training)."""
+    table = [run_method(m, agents_untrained, formatters, rows, levels_fn, task, max_reward, **kw)
+             for m in ("single", "parallel", "sequential", "discussion")]
+    if agents_trained is not None:
+        table.append(run_method("magrpo", agents_trained, formatters, rows, levels_fn, task, max_reward, **kw))
+    return table
+
+
+def markdown_table(table: Sequence[dict]) -> str:
+    """The comparison as a markdown table (wall time: parallel agents counted as concurrent)."""
+    cols = ["reward", "normalised", "structure", "length_ratio", "uniqueness", "coherence", "consistency",
+            "len1_chars", "len2_chars", "char_ratio", "tokens", "seconds"]
+    cols = [c for c in cols if c in table[0]]
+    head = "| method | " + " | ".join(cols) + " |\n|---|" + "---|" * len(cols) + "\n"
+    body = "".join("| " + r["method"] + " | " + " | ".join(f"{r[c]:.3f}" if isinstance(r[c], float) else str(r[c]) for c in cols) + " |\n"
+                   for r in table)
+    return head + body + ("\nseconds = generation wall time per joint answer; agents that run in parallel are counted as "
+                          "concurrent (the slower one), as the paper does; sequential and discussion rounds add up.\n")

@@ -1,0 +1,84 @@
+"""The prompt-level baselines: what each method shows each agent, how it splits and times, and
+that the table has every column; plus the train command end to end on a few steps."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from magrpo_edu import baselines, lora_agents
+from magrpo_edu.rewards import tldr_levels
+from magrpo_edu.tasks.writing import tldr_formatters
+
+ROWS = [{"id": "a", "post": "My cat scratches the sofa every day and I do not know what to do."}]
+
+
+@pytest.fixture
+def fake_gen(monkeypatch):
+    """Replace generation by a recorder: agent 0 answers 'short', agent 1 echoes what it was shown."""
+    seen = []
+
+    def gen(agent, prompts, cfg):
+        seen.append((agent.name, list(prompts)))
+        if agent.name == "agent_0" and "###" in prompts[0]:
+            return ["one two three four five six seven eight ### " + "nine ten " * 8] * len(prompts), 10, 1.0
+        texts = ["short answer with eight words in it ok" if agent.name == "agent_0" else
+                 ("saw other " if "The other agent wrote" in p else "") + "a much longer detailed answer " * 3 for p in prompts]
+        return texts, 5 * len(prompts), 2.0 if agent.name == "agent_1" else 1.0
+
+    monkeypatch.setattr(baselines, "_gen", gen)
+    return seen
+
+
+class A:
+    def __init__(self, name):
+        self.name = name
+
+
+def test_single_splits_on_marker(fake_gen):
+    r = baselines.run_method("single", [A("agent_0"), A("agent_1")], tldr_formatters(), ROWS, tldr_levels, "tldr", 2.98, samples=1)
+    assert r["len1_chars"] == len("one two three four five six seven eight")
+    assert [name for name, _ in fake_gen] == ["agent_0"]
+
+
+def test_parallel_is_concurrent_sequential_adds_up(fake_gen):
+    agents = [A("agent_0"), A("agent_1")]
+    par = baselines.run_method("parallel", agents, tldr_formatters(), ROWS, tldr_levels, "tldr", 2.98, samples=1)
+    seq = baselines.run_method("sequential", agents, tldr_formatters(), ROWS, tldr_levels, "tldr", 2.98, samples=1)
+    assert par["seconds"] == 2.0 and seq["seconds"] == 3.0  # max(1, 2) vs 1 + 2
+    assert "The other agent wrote: short answer" in fake_gen[-1][1][0]  # agent 2 saw agent 1's answer
+    assert seq["len2_chars"] > par["len2_chars"]
+
+
+def test_discussion_scores_round_two(fake_gen):
+    r = baselines.run_method("discussion", [A("agent_0"), A("agent_1")], tldr_formatters(), ROWS, tldr_levels, "tldr", 2.98, samples=1)
+    assert len(fake_gen) == 4 and all("The other agent wrote" in p[0] for _, p in fake_gen[2:])
+    assert r["seconds"] == 4.0 and r["tokens"] == 20
+
+
+def test_real_models_produce_full_table(make_model, small_tokenizer):
+    agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer)
+    table = baselines.compare(agents, agents, tldr_formatters(), ROWS * 2, tldr_levels, "tldr", 2.98, samples=1, max_new_tokens=6)
+    assert [r["method"] for r in table] == ["single", "parallel", "sequential", "discussion", "magrpo"]
+    for r in table:
+        assert 0 <= r["normalised"] <= 1 and r["tokens"] > 0 and r["seconds"] > 0
+    md = baselines.markdown_table(table)
+    assert md.count("\n|") >= 6 and "concurrent" in md
+
+
+def test_unknown_method():
+    with pytest.raises(ValueError, match="unknown method"):
+        baselines.run_method("debate", [], [], ROWS, tldr_levels, "tldr", 2.98)
+
+
+def test_train_command_end_to_end(tmp_path):
+    out = tmp_path / "run"
+    r = subprocess.run([sys.executable, "-m", "magrpo_edu.cli", "train", "--task", "tldr", "--steps", "3", "--eval-rows", "2",
+                        "--max-new-tokens", "16", "--out", str(out), "--no-progress"], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    for f in ("history.json", "history.csv", "samples.json", "reward.png", "components.png", "agents.png",
+              "comparison.png", "results.json", "results.md"):
+        assert (out / f).is_file(), f
+    res = json.loads((out / "results.json").read_text())
+    assert [row["method"] for row in res["comparison"]] == ["single", "parallel", "sequential", "discussion", "magrpo"]
+    assert len(json.loads((out / "history.json").read_text())) == 3

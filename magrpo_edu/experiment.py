@@ -35,7 +35,12 @@ def task_setup(task: str, tokenizer):
         return reward, tldr_formatters(tokenizer), load_writing("tldr", "train"), load_writing("tldr", "eval")
     if task == "arxiv":
         return arxiv_joint_reward, arxiv_formatters(tokenizer), load_writing("arxiv", "train"), load_writing("arxiv", "eval")
-    raise ValueError(f"unknown task {task!r}; choose length, tldr or arxiv.")
+    if task == "coding":
+        from .rewards.coding import coding_joint_reward
+        from .tasks.coding import coding_formatters, load_coding
+
+        return coding_joint_reward, coding_formatters(), load_coding("train"), load_coding("eval")
+    raise ValueError(f"unknown task {task!r}; choose length, tldr, arxiv or coding.")
 
 
 def levels_for(task: str):
@@ -57,7 +62,8 @@ def write_history(history: list[dict], path: Path) -> None:
 
 def run_training(task: str = "length", model: str = "tiny", agents: str = "lora", steps: int = 300, G: int = 4,
                  max_new_tokens: int = 48, lr: float | None = None, temperature: float = 1.0, eval_rows: int = 20,
-                 seed: int = 0, device: str | None = None, out: str = "runs/length", progress: bool = True) -> dict:
+                 seed: int = 0, device: str | None = None, out: str = "runs/length", progress: bool = True,
+                 turns: int = 1) -> dict:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -76,27 +82,40 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
     lr = lr if lr is not None else (2e-3 if agents == "lora" else 5e-4)
     reward, formatters, train_rows, eval_set = task_setup(task, tok)
     cfg = MAGRPOConfig(num_agents=2, num_generations=G, max_new_tokens=max_new_tokens, temperature=temperature,
-                       learning_rate=lr, max_steps=steps, seed=seed, progress=progress)
-    trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=eval_set[:eval_rows])
+                       learning_rate=lr, max_steps=steps, seed=seed, progress=progress, num_turns=turns)
+    transition = None
+    if turns > 1:
+        if task != "coding":
+            raise ValueError(f"--turns {turns} needs a transition; the package has one for --task coding (level feedback).")
+        from .rewards.coding import feedback_transition
+
+        transition = feedback_transition()
+    trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=eval_set[:eval_rows], transition=transition)
     before = trainer.evaluate()
-    levels_fn, prompt_task, max_reward = levels_for(task)
     cmp_rows = eval_set[:eval_rows]
-    kw = dict(samples=2, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
-    table = [run_method(m, team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw)
-             for m in ("single", "parallel", "sequential", "discussion")]  # untrained agents
+    table = []
+    if task != "coding":  # the coding baselines and pass@k table are not built yet (see the closing note)
+        levels_fn, prompt_task, max_reward = levels_for(task)
+        kw = dict(samples=2, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
+        table = [run_method(m, team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw)
+                 for m in ("single", "parallel", "sequential", "discussion")]  # untrained agents
     t_train = time.time()
     trainer.train()
     train_s = time.time() - t_train
     after = trainer.evaluate()
-    table.append(run_method("magrpo", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw))
+    if table:
+        table.append(run_method("magrpo", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw))
 
     (out_dir / "history.json").write_text(json.dumps(trainer.history, indent=1))
     write_history(trainer.history, out_dir / "history.csv")
     (out_dir / "samples.json").write_text(json.dumps(list(trainer.samples)[-20:], indent=1))
     for name, fig in (("reward", viz.plot_rewards(trainer.history, title=f"{task}: joint reward per step")),
-                      ("components", viz.plot_components(trainer.history)), ("agents", viz.plot_agents(trainer.history)),
-                      ("comparison", viz.plot_comparison(table, "normalised", title=f"{task}: baselines vs MAGRPO (normalised return)"))):
+                      ("components", viz.plot_components(trainer.history)), ("agents", viz.plot_agents(trainer.history))):
         fig.savefig(out_dir / f"{name}.png", dpi=100)
+        matplotlib.pyplot.close(fig)
+    if table:
+        fig = viz.plot_comparison(table, "normalised", title=f"{task}: baselines vs MAGRPO (normalised return)")
+        fig.savefig(out_dir / "comparison.png", dpi=100)
         matplotlib.pyplot.close(fig)
     first = trainer.history[: max(1, len(trainer.history) // 10)]
     last = trainer.history[-max(1, len(trainer.history) // 10):]
@@ -117,7 +136,8 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
              "|---|---|" + "---|" * len(comp),
              "| untrained | " + f"{before['eval/reward']:.3f} | " + " | ".join(f"{before[k]:.3f}" for k in comp) + (" |" if comp else ""),
              "| MAGRPO | " + f"{after['eval/reward']:.3f} | " + " | ".join(f"{after[k]:.3f}" for k in comp) + (" |" if comp else "")]
-    lines += ["", f"## Baselines vs MAGRPO ({len(cmp_rows)} held-out rows x 2 samples)", "", markdown_table(table)]
+    if table:
+        lines += ["", f"## Baselines vs MAGRPO ({len(cmp_rows)} held-out rows x 2 samples)", "", markdown_table(table)]
     (out_dir / "results.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     print(f"\nWrote history, samples, plots and results to {out_dir}/")

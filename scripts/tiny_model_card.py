@@ -47,7 +47,7 @@ def write_card() -> str:
                   "evaluated on held-out rows (the eval split) with the same sampling seed before and after a short MAGRPO run",
                   "(`python scripts/tiny_model_evidence.py`, 2 CPU cores).", "",
                   "| task | reward | steps | train time | held-out rows | untrained | after MAGRPO |", "|---|---|---|---|---|---|---|"]
-        names = {"length": "length ratio (quick demo, max 1)", "tldr": "TL;DR four levels (max 2.98)", "arxiv": "arXiv four levels (max 3)"}
+        names = {"length": "length ratio (quick demo, max 1)", "tldr": "TL;DR four levels (max 2.98)", "arxiv": "arXiv four levels (max 3)", "coding": "coding levels (max 4), held-out families"}
         for task, r in ev.items():
             lines.append(f"| {task} | {names.get(task, task)} | {r['steps']} | {r['train_seconds']:.0f} s | {r['eval_rows']} | "
                          f"{r['before']['eval/reward']:.3f} | {r['after']['eval/reward']:.3f} |")

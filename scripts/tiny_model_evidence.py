@@ -5,7 +5,7 @@
 For each writing task: samples of both agents on a held-out prompt, the untrained two-agent joint
 reward on held-out prompts, and the reward after a short MAGRPO run (same held-out prompts, same
 sampling seed). Writes magrpo_edu/models/tiny/evidence.json and regenerates the card (README.md).
-The coding task joins when its reward and sandbox exist (issue 5).
+Coding programs run in the sandbox (magrpo_edu.sandbox).
 """
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ TASKS = {  # task: (steps, max_new_tokens)
     "length": (250, 48),
     "tldr": (250, 64),
     "arxiv": (60, 200),
+    "coding": (150, 64),
 }
 
 

@@ -82,3 +82,13 @@ def test_train_command_end_to_end(tmp_path):
     res = json.loads((out / "results.json").read_text())
     assert [row["method"] for row in res["comparison"]] == ["single", "parallel", "sequential", "discussion", "magrpo"]
     assert len(json.loads((out / "history.json").read_text())) == 3
+
+
+def test_train_command_coding_two_turns(tmp_path):
+    out = tmp_path / "coding"
+    r = subprocess.run([sys.executable, "-m", "magrpo_edu.cli", "train", "--task", "coding", "--turns", "2", "--steps", "2",
+                        "--eval-rows", "2", "--max-new-tokens", "16", "-G", "2", "--out", str(out), "--no-progress"],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    hist = json.loads((out / "history.json").read_text())
+    assert len(hist) == 2 and hist[-1]["nodes"] == 3.0 and "reward/tests" in hist[-1] and "reward/turn_2" in hist[-1]

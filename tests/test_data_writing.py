@@ -32,6 +32,8 @@ def test_generated_posts_are_varied():
     assert 45 <= min(words) and max(words) <= 250
     assert len({p["topic"] for p in posts}) >= 8 and len({p["name"] for p in posts}) >= 10
     assert len({p["text"] for p in posts}) == 300
+    words = [len(r["abstract"].split()) for r in load_writing("arxiv", "train")]
+    assert 100 <= min(words) and max(words) <= 200  # the task's abstracts: about 100-200 words
 
 
 def test_eval_split_is_hand_written_and_disjoint_from_train():

@@ -15,7 +15,7 @@ counts), agents that wait for each other are summed. Every method generates one 
 from __future__ import annotations
 
 import time
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
 import torch
 
@@ -34,13 +34,17 @@ def _gen(agent: Agent, prompts: list[str], cfg: MAGRPOConfig) -> tuple[list[str]
 
 
 def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callable], rows: Sequence[dict],
-               levels_fn: Callable[[str, str], dict], task: str, max_reward: float, samples: int = 2,
-               max_new_tokens: int = 64, temperature: float = 1.0, seed: int = 0) -> dict:
-    """Evaluate one method on `rows`; returns one table row (means over rows x samples)."""
+               levels_fn: Optional[Callable[[str, str], dict]], task: str, max_reward: float, samples: int = 2,
+               max_new_tokens: int = 64, temperature: float = 1.0, seed: int = 0, ks: Sequence[int] = (1, 5, 10)) -> dict:
+    """Evaluate one method on `rows`; returns one table row (means over rows x samples).
+
+    Writing tasks score each pair with `levels_fn(c1, c2)`. For task "coding" (levels_fn unused)
+    all programs run in the sandbox at once, and the row adds the paper's coding metrics:
+    PassOrNot@k and Accuracy@k for k in `ks` (k <= samples), cooperation, syntax and structure rates."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}.")
     cfg = MAGRPOConfig(num_generations=2, max_new_tokens=max_new_tokens, temperature=temperature, progress=False)
-    field = {"tldr": "post", "arxiv": "abstract"}[task]
+    field = {"tldr": "post", "arxiv": "abstract", "coding": "prompt"}[task]
     reps = [r for r in rows for _ in range(samples)]
     p1 = [formatters[0](r) for r in reps]
     p2 = [formatters[1](r) for r in reps]
@@ -48,8 +52,11 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
         torch.manual_seed(seed)
         if method == "single":
             both, tokens, wall = _gen(agents[0], [single_prompt(task, r[field]) for r in reps], cfg)
-            parts = [(b.split(SINGLE_MARKER, 1) + [""])[:2] for b in both]
-            a1, a2 = [p[0].strip() for p in parts], [p[1].strip() for p in parts]
+            if task == "coding":  # one answer holds both functions
+                a1, a2 = list(both), list(both)
+            else:
+                parts = [(b.split(SINGLE_MARKER, 1) + [""])[:2] for b in both]
+                a1, a2 = [p[0].strip() for p in parts], [p[1].strip() for p in parts]
         else:
             a1, n1, t1 = _gen(agents[0], p1, cfg)
             if method == "sequential":
@@ -62,7 +69,7 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
                     b1, m1, s1 = _gen(agents[0], [with_other(p, a) for p, a in zip(p1, a2)], cfg)
                     b2, m2, s2 = _gen(agents[1], [with_other(p, a) for p, a in zip(p2, a1)], cfg)
                     a1, a2, tokens, wall = b1, b2, tokens + m1 + m2, wall + max(s1, s2)
-    lv = [levels_fn(x, y) for x, y in zip(a1, a2)]
+    lv = coding_batch_levels(a1, a2, reps) if task == "coding" else [levels_fn(x, y) for x, y in zip(a1, a2)]
     n = len(lv)
     out = dict(method=method, reward=sum(v["total"] for v in lv) / n)
     out["normalised"] = out["reward"] / max_reward
@@ -72,6 +79,58 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
     out.update(len1_chars=sum(map(len, a1)) / n, len2_chars=sum(map(len, a2)) / n,
                char_ratio=sum(len(y) / max(1, len(x)) for x, y in zip(a1, a2)) / n,
                tokens=tokens / n, seconds=wall / n, samples=n)
+    if task == "coding":
+        out.update(coding_metrics([lv[i * samples:(i + 1) * samples] for i in range(len(rows))], ks))
+    return out
+
+
+def coding_batch_levels(auxes: Sequence[str], mains: Sequence[str], rows: Sequence[dict]) -> list[dict]:
+    """Coding levels of many (aux, main, problem) triples; every program that reaches the tests runs
+    in the sandbox in one parallel batch."""
+    import ast
+
+    from .rewards.coding import coding_levels, combine, defines_with_return, clean_code
+    from .sandbox import run_many
+    from .tasks.coding import extract_asserts
+
+    todo = []
+    for j, (a, m, row) in enumerate(zip(auxes, mains, rows)):
+        if defines_with_return(clean_code(m), row["entry_point"]):
+            prog = combine(a, m, row)
+            try:
+                ast.parse(prog)
+            except SyntaxError:
+                continue
+            todo.append((j, prog, extract_asserts(row["test"], row["entry_point"])))
+    results = dict(zip([t[0] for t in todo], run_many([(t[1], t[2]) for t in todo]))) if todo else {}
+    out = []
+    for j, (a, m, row) in enumerate(zip(auxes, mains, rows)):
+        lv = coding_levels(a, m, row, _result=results.get(j))
+        lv["total_asserts"] = lv.pop("total")
+        lv["total"] = lv.pop("total_reward")
+        out.append(lv)
+    return out
+
+
+def coding_metrics(levels_per_problem: Sequence[Sequence[dict]], ks: Sequence[int] = (1, 5, 10)) -> dict:
+    """The paper's coding metrics from per-problem lists of sample levels (in sampling order).
+
+    PassOrNot@k: share of problems where one of the first k samples passes ALL asserts.
+    Accuracy@k:  mean over problems of the best pass fraction among the first k samples.
+    cooperation_rate: share of samples whose main calls aux (and aux is defined).
+    syntax_rate: share of samples whose combined program parses.
+    structure_rate: share of samples that define both aux and the entry point with a return."""
+    flat = [lv for per in levels_per_problem for lv in per]
+    out = {}
+    for k in ks:
+        if all(len(per) >= k for per in levels_per_problem):
+            out[f"pass_or_not@{k}"] = sum(any(lv["total_asserts"] and lv["passed"] == lv["total_asserts"] for lv in per[:k])
+                                          for per in levels_per_problem) / len(levels_per_problem)
+            out[f"accuracy@{k}"] = sum(max(lv["passed"] / lv["total_asserts"] if lv["total_asserts"] else 0.0 for lv in per[:k])
+                                       for per in levels_per_problem) / len(levels_per_problem)
+    out["cooperation_rate"] = sum(lv["calls_aux"] > 0 for lv in flat) / len(flat)
+    out["syntax_rate"] = sum(lv["syntax"] > 0 for lv in flat) / len(flat)
+    out["structure_rate"] = sum(lv["aux_defined"] > 0 and lv["main_defined"] > 0 for lv in flat) / len(flat)
     return out
 
 
@@ -89,6 +148,8 @@ def compare(agents_untrained, agents_trained, formatters, rows, levels_fn, task:
 def markdown_table(table: Sequence[dict]) -> str:
     """The comparison as a markdown table (wall time: parallel agents counted as concurrent)."""
     cols = ["reward", "normalised", "structure", "length_ratio", "uniqueness", "coherence", "consistency",
+            "pass_or_not@1", "pass_or_not@5", "pass_or_not@10", "accuracy@1", "accuracy@5", "accuracy@10",
+            "tests", "cooperation_rate", "syntax_rate", "structure_rate",
             "len1_chars", "len2_chars", "char_ratio", "tokens", "seconds"]
     cols = [c for c in cols if c in table[0]]
     head = "| method | " + " | ".join(cols) + " |\n|---|" + "---|" * len(cols) + "\n"

@@ -49,6 +49,8 @@ def levels_for(task: str):
         return (lambda a, b: {"total": length_ratio_reward(a, b)}), "tldr", 1.0
     if task == "tldr":
         return tldr_levels, "tldr", 2.98
+    if task == "coding":
+        return None, "coding", 4.0  # scored in the sandbox by baselines.coding_batch_levels
     return arxiv_levels, "arxiv", 3.0
 
 
@@ -93,18 +95,16 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
     trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=eval_set[:eval_rows], transition=transition)
     before = trainer.evaluate()
     cmp_rows = eval_set[:eval_rows]
-    table = []
-    if task != "coding":  # the coding baselines and pass@k table are not built yet (see the closing note)
-        levels_fn, prompt_task, max_reward = levels_for(task)
-        kw = dict(samples=2, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
-        table = [run_method(m, team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw)
-                 for m in ("single", "parallel", "sequential", "discussion")]  # untrained agents
+    levels_fn, prompt_task, max_reward = levels_for(task)
+    samples = 10 if task == "coding" else 2  # coding reports pass@1/5/10
+    kw = dict(samples=samples, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
+    table = [run_method(m, team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw)
+             for m in ("single", "parallel", "sequential", "discussion")]  # untrained agents
     t_train = time.time()
     trainer.train()
     train_s = time.time() - t_train
     after = trainer.evaluate()
-    if table:
-        table.append(run_method("magrpo", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw))
+    table.append(run_method("magrpo", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw))
 
     (out_dir / "history.json").write_text(json.dumps(trainer.history, indent=1))
     write_history(trainer.history, out_dir / "history.csv")
@@ -114,7 +114,8 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
         fig.savefig(out_dir / f"{name}.png", dpi=100)
         matplotlib.pyplot.close(fig)
     if table:
-        fig = viz.plot_comparison(table, "normalised", title=f"{task}: baselines vs MAGRPO (normalised return)")
+        metric = "pass_or_not@1" if task == "coding" else "normalised"
+        fig = viz.plot_comparison(table, metric, title=f"{task}: baselines vs MAGRPO ({metric})")
         fig.savefig(out_dir / "comparison.png", dpi=100)
         matplotlib.pyplot.close(fig)
     first = trainer.history[: max(1, len(trainer.history) // 10)]
@@ -137,7 +138,7 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
              "| untrained | " + f"{before['eval/reward']:.3f} | " + " | ".join(f"{before[k]:.3f}" for k in comp) + (" |" if comp else ""),
              "| MAGRPO | " + f"{after['eval/reward']:.3f} | " + " | ".join(f"{after[k]:.3f}" for k in comp) + (" |" if comp else "")]
     if table:
-        lines += ["", f"## Baselines vs MAGRPO ({len(cmp_rows)} held-out rows x 2 samples)", "", markdown_table(table)]
+        lines += ["", f"## Baselines vs MAGRPO ({len(cmp_rows)} held-out rows x {samples} samples)", "", markdown_table(table)]
     (out_dir / "results.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     print(f"\nWrote history, samples, plots and results to {out_dir}/")

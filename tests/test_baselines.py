@@ -92,3 +92,32 @@ def test_train_command_coding_two_turns(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     hist = json.loads((out / "history.json").read_text())
     assert len(hist) == 2 and hist[-1]["nodes"] == 3.0 and "reward/tests" in hist[-1] and "reward/turn_2" in hist[-1]
+    res = json.loads((out / "results.json").read_text())
+    assert "pass_or_not@1" in res["comparison"][-1] and (out / "comparison.png").is_file()
+
+
+def test_coding_metrics_by_hand():
+    from magrpo_edu.baselines import coding_metrics
+
+    def lv(passed, aux=0.4, calls=0.0, syntax=0.5):
+        return dict(passed=passed, total_asserts=4, aux_defined=aux, main_defined=0.6, calls_aux=calls, syntax=syntax, total=0.0)
+    per = [[lv(1), lv(4, calls=0.5), lv(0)],  # problem 1: first full pass at sample 2
+           [lv(2), lv(3), lv(0, aux=0.0, syntax=0.0)]]  # problem 2: never fully passes
+    m = coding_metrics(per, ks=(1, 2, 3))
+    assert m["pass_or_not@1"] == 0.0 and m["pass_or_not@2"] == 0.5 and m["pass_or_not@3"] == 0.5
+    assert m["accuracy@1"] == pytest.approx((0.25 + 0.5) / 2) and m["accuracy@2"] == pytest.approx((1.0 + 0.75) / 2)
+    assert m["cooperation_rate"] == pytest.approx(1 / 6) and m["syntax_rate"] == pytest.approx(5 / 6)
+    assert m["structure_rate"] == pytest.approx(5 / 6)
+
+
+def test_coding_baselines_table(make_model, small_tokenizer):
+    from magrpo_edu.tasks.coding import coding_formatters, load_coding
+
+    agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer)
+    rows = load_coding("eval")[:2]
+    table = baselines.compare(agents, agents, coding_formatters(), rows, None, "coding", 4.0, samples=2, max_new_tokens=6,
+                              ks=(1, 2))
+    assert [r["method"] for r in table] == ["single", "parallel", "sequential", "discussion", "magrpo"]
+    for r in table:
+        assert {"pass_or_not@1", "accuracy@2", "cooperation_rate", "syntax_rate", "structure_rate"} <= set(r)
+    assert "pass_or_not@1" in baselines.markdown_table(table)

@@ -6,6 +6,8 @@
     discussion  round 1 parallel, then each agent sees the other's round-1 answer and rewrites;
                 round 2 is scored
     magrpo      the parallel protocol with MAGRPO-trained agents
+    magrpo_2turn  coding only: turn 1 parallel, then each agent gets the level feedback on its
+                joint attempt (the multi-turn transition) and answers again; turn 2 is scored
 
 All use the same agents (untrained, except "magrpo") and the same per-agent prompts. Wall time is
 counted as the paper does: agents that run in parallel are timed as concurrent (the slower one
@@ -23,7 +25,7 @@ from .agents import Agent, sample_completions
 from .config import MAGRPOConfig
 from .tasks.prompts import SINGLE_MARKER, single_prompt, with_other
 
-METHODS = ("single", "parallel", "sequential", "discussion", "magrpo")
+METHODS = ("single", "parallel", "sequential", "discussion", "magrpo", "magrpo_2turn")
 
 
 def _gen(agent: Agent, prompts: list[str], cfg: MAGRPOConfig) -> tuple[list[str], int, float]:
@@ -65,6 +67,16 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
             else:
                 a2, n2, t2 = _gen(agents[1], p2, cfg)
                 tokens, wall = n1 + n2, max(t1, t2)
+                if method == "magrpo_2turn":
+                    if task != "coding":
+                        raise ValueError("magrpo_2turn uses the coding level feedback; it needs task='coding'.")
+                    from .rewards.coding import feedback_transition
+
+                    step = feedback_transition()
+                    nxt = [step([x1, x2], [y1, y2], [[(x1, y1)], [(x2, y2)]], r) for x1, x2, y1, y2, r in zip(p1, p2, a1, a2, reps)]
+                    b1, m1, s1 = _gen(agents[0], [n[0] for n in nxt], cfg)
+                    b2, m2, s2 = _gen(agents[1], [n[1] for n in nxt], cfg)
+                    a1, a2, tokens, wall = b1, b2, tokens + m1 + m2, wall + max(s1, s2)
                 if method == "discussion":
                     b1, m1, s1 = _gen(agents[0], [with_other(p, a) for p, a in zip(p1, a2)], cfg)
                     b2, m2, s2 = _gen(agents[1], [with_other(p, a) for p, a in zip(p2, a1)], cfg)

@@ -105,6 +105,8 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
     train_s = time.time() - t_train
     after = trainer.evaluate()
     table.append(run_method("magrpo", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw))
+    if task == "coding":  # the trained agents with a second, feedback-driven turn
+        table.append(run_method("magrpo_2turn", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw))
 
     (out_dir / "history.json").write_text(json.dumps(trainer.history, indent=1))
     write_history(trainer.history, out_dir / "history.csv")

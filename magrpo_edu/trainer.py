@@ -207,7 +207,8 @@ class MAGRPOTrainer:
                  max_rows: Optional[int] = None, seed: int = 1234) -> dict:
         """Mean joint reward (and components) of the current agents on `dataset` (default: eval set).
 
-        Samples `num_generations` aligned joint actions per row with the training sampling settings;
+        Samples `num_generations` aligned joint actions per row with the training sampling settings
+        and scores the FIRST turn only (multi-turn evaluation: `baselines.run_method("magrpo_2turn")`);
         the global RNG is restored afterwards, so evaluating never changes a training run.
         """
         data = dataset if dataset is not None else self.eval_dataset

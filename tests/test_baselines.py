@@ -93,6 +93,7 @@ def test_train_command_coding_two_turns(tmp_path):
     hist = json.loads((out / "history.json").read_text())
     assert len(hist) == 2 and hist[-1]["nodes"] == 3.0 and "reward/tests" in hist[-1] and "reward/turn_2" in hist[-1]
     res = json.loads((out / "results.json").read_text())
+    assert [r["method"] for r in res["comparison"]][-2:] == ["magrpo", "magrpo_2turn"]
     assert "pass_or_not@1" in res["comparison"][-1] and (out / "comparison.png").is_file()
 
 
@@ -117,7 +118,10 @@ def test_coding_baselines_table(make_model, small_tokenizer):
     rows = load_coding("eval")[:2]
     table = baselines.compare(agents, agents, coding_formatters(), rows, None, "coding", 4.0, samples=2, max_new_tokens=6,
                               ks=(1, 2))
-    assert [r["method"] for r in table] == ["single", "parallel", "sequential", "discussion", "magrpo"]
+    table.append(baselines.run_method("magrpo_2turn", agents, coding_formatters(), rows, None, "coding", 4.0, samples=2,
+                                      max_new_tokens=6, ks=(1, 2)))
+    assert [r["method"] for r in table] == ["single", "parallel", "sequential", "discussion", "magrpo", "magrpo_2turn"]
     for r in table:
         assert {"pass_or_not@1", "accuracy@2", "cooperation_rate", "syntax_rate", "structure_rate"} <= set(r)
+    assert table[-1]["tokens"] > table[1]["tokens"]  # two turns generate more
     assert "pass_or_not@1" in baselines.markdown_table(table)

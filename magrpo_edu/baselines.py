@@ -97,30 +97,14 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
 
 
 def coding_batch_levels(auxes: Sequence[str], mains: Sequence[str], rows: Sequence[dict]) -> list[dict]:
-    """Coding levels of many (aux, main, problem) triples; every program that reaches the tests runs
-    in the sandbox in one parallel batch."""
-    import ast
+    """Coding levels of many samples (one parallel sandbox batch), with "total" = the reward and
+    "total_asserts" = the number of asserts, as this table's metrics read them."""
+    from .rewards.coding import coding_levels_many
 
-    from .rewards.coding import coding_levels, combine, defines_with_return, clean_code
-    from .sandbox import run_many
-    from .tasks.coding import extract_asserts
-
-    todo = []
-    for j, (a, m, row) in enumerate(zip(auxes, mains, rows)):
-        if defines_with_return(clean_code(m), row["entry_point"]):
-            prog = combine(a, m, row)
-            try:
-                ast.parse(prog)
-            except SyntaxError:
-                continue
-            todo.append((j, prog, extract_asserts(row["test"], row["entry_point"])))
-    results = dict(zip([t[0] for t in todo], run_many([(t[1], t[2]) for t in todo]))) if todo else {}
-    out = []
-    for j, (a, m, row) in enumerate(zip(auxes, mains, rows)):
-        lv = coding_levels(a, m, row, _result=results.get(j))
+    out = coding_levels_many(auxes, mains, rows)
+    for lv in out:
         lv["total_asserts"] = lv.pop("total")
         lv["total"] = lv.pop("total_reward")
-        out.append(lv)
     return out
 
 

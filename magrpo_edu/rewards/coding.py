@@ -158,25 +158,28 @@ def single_agent_coding_reward(code: str, problem: dict, limits: Optional[Sandbo
     return _score("", code, problem, limits, None, single=True)["total_reward"]
 
 
+def coding_levels_many(auxes: Sequence[str], mains: Sequence[str], rows: Sequence[dict],
+                       limits: Optional[SandboxLimits] = None) -> list[dict]:
+    """`coding_levels` of many (aux, main, problem) triples; the programs that reach the tests (L3)
+    all run in the sandbox in ONE parallel batch across the cores."""
+    todo = []
+    for j, (a, m, row) in enumerate(zip(auxes, mains, rows)):
+        if defines_with_return(clean_code(m), row["entry_point"]):
+            prog = combine(a, m, row)
+            try:
+                ast.parse(prog)
+            except SyntaxError:
+                continue
+            todo.append((j, prog, extract_asserts(row["test"], row["entry_point"])))
+    results = dict(zip([t[0] for t in todo], run_many([(t[1], t[2]) for t in todo], limits))) if todo else {}
+    return [coding_levels(a, m, row, limits, _result=results.get(j)) for j, (a, m, row) in enumerate(zip(auxes, mains, rows))]
+
+
 def coding_joint_reward(completions: Sequence[Sequence[str]], row: dict, limits: Optional[SandboxLimits] = None) -> dict:
     """Trainer-facing joint reward: all joint actions' programs run in parallel in the sandbox.
     Returns {"total": [...], <level>: [...]} (levels logged as reward/<level>)."""
     auxes, mains = completions
-    entry = row["entry_point"]
-    asserts = extract_asserts(row["test"], entry)
-    # Run only the programs that reach L3, all at once across the cores.
-    todo = []
-    for j, (a, m) in enumerate(zip(auxes, mains)):
-        mc = clean_code(m)
-        if defines_with_return(mc, entry):
-            prog = combine(a, m, row)
-            try:
-                ast.parse(prog)
-                todo.append((j, prog))
-            except SyntaxError:
-                pass
-    results = dict(zip([j for j, _ in todo], run_many([(p, asserts) for _, p in todo], limits))) if todo else {}
-    levels = [coding_levels(a, m, row, limits, _result=results.get(j)) for j, (a, m) in enumerate(zip(auxes, mains))]
+    levels = coding_levels_many(auxes, mains, [row] * len(auxes), limits)
     keys = ("aux_defined", "main_defined", "syntax", "tests", "calls_aux", "not_thin_wrapper")
     out = {"total": [lv["total_reward"] for lv in levels]}
     out.update({k: [lv[k] for lv in levels] for k in keys})

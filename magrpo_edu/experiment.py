@@ -115,6 +115,10 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
                       ("components", viz.plot_components(trainer.history)), ("agents", viz.plot_agents(trainer.history))):
         fig.savefig(out_dir / f"{name}.png", dpi=100)
         matplotlib.pyplot.close(fig)
+    if task == "coding":
+        fig = viz.plot_pass_at_k(table, title="coding: PassOrNot@k (solid) and Accuracy@k (dashed), held-out families")
+        fig.savefig(out_dir / "pass_at_k.png", dpi=100)
+        matplotlib.pyplot.close(fig)
     if table:
         metric = "pass_or_not@1" if task == "coding" else "normalised"
         fig = viz.plot_comparison(table, metric, title=f"{task}: baselines vs MAGRPO ({metric})")

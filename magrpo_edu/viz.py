@@ -241,3 +241,40 @@ def before_after_html(prompts: list[str], before: list[str], after: list[str], r
                    for i, (b, a) in enumerate(zip(before, after)))
     return (f"<table><tr><th></th><th>before (joint reward {reward_before:.3f})</th><th>after (joint reward {reward_after:.3f})</th></tr>"
             f"{rows}</table>")
+
+
+def plot_pass_at_k(table: Sequence[dict], label_key: str = "method", title: str = "PassOrNot@k by method"):
+    """PassOrNot@k (solid) and Accuracy@k (dashed) against k, one colour per method of a coding table."""
+    fig, ax = plt.subplots(figsize=FIGSIZE)
+    for i, row in enumerate(table):
+        ks = sorted(int(k.split("@")[1]) for k in row if k.startswith("pass_or_not@"))
+        if not ks:
+            continue
+        ax.plot(ks, [row[f"pass_or_not@{k}"] for k in ks], "-o", color=f"C{i}", label=f"{row[label_key]} pass@k")
+        ax.plot(ks, [row[f"accuracy@{k}"] for k in ks], "--", color=f"C{i}", alpha=0.6)
+    ax.set_xlabel("k (samples per problem)")
+    ax.set_ylabel("share of problems (solid) / best pass fraction (dashed)")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_title(title)
+    ax.legend(fontsize=7, ncol=2)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def before_after_explorer(prompts: Sequence[Sequence[str]], before: Sequence[Sequence[str]], after: Sequence[Sequence[str]],
+                          reward_before: Sequence[float], reward_after: Sequence[float]):
+    """A dropdown over held-out rows showing the untrained and the trained agents' answers to the same
+    prompt side by side (all arguments are per row; answers are per agent)."""
+    import ipywidgets as W
+
+    pick = W.Dropdown(options=[(f"row {i}: {p[0][:50]!r}", i) for i, p in enumerate(prompts)], value=0, description="prompt")
+    out = W.HTML()
+
+    def render(*_):
+        i = pick.value
+        out.value = before_after_html(prompts[i], before[i], after[i], reward_before[i], reward_after[i])
+
+    pick.observe(render, names="value")
+    render()
+    return W.VBox([pick, out])

@@ -1,0 +1,49 @@
+"""Every plot returns a fixed-size Figure from plain history/sample dicts; explorers respond to their controls."""
+import matplotlib
+
+matplotlib.use("Agg")
+import pytest  # noqa: E402
+
+from magrpo_edu import viz  # noqa: E402
+
+HISTORY = [dict(step=s, reward=0.1 * s, reward_std=0.05, reward_min=0.0, reward_max=0.2 * s, **{"reward/structure": 0.5,
+           "loss/agent_0": 0.1, "loss/agent_1": -0.1, "completions/mean_length/agent_0": 10.0,
+           "completions/mean_length/agent_1": 20.0}) for s in range(1, 13)]
+SAMPLE = dict(step=3, completions=[["a", "bb"], ["ccc", "d"]], table=[[0, 0], [1, 1]], rewards=[1.0, 0.0], advantages=[0.5, -0.5])
+
+
+@pytest.mark.parametrize("make", [
+    lambda: viz.plot_rewards(HISTORY), lambda: viz.plot_components(HISTORY), lambda: viz.plot_agents(HISTORY),
+    lambda: viz.plot_group(SAMPLE), lambda: viz.plot_joint_actions(3), lambda: viz.plot_joint_actions(2, rewards=[[1, 2], [3, 4]]),
+    lambda: viz.plot_comparison([dict(method="a", reward=1.0), dict(method="b", reward=2.0)], "reward"),
+    lambda: viz.plot_pass_at_k([{"method": "m", "pass_or_not@1": 0.1, "pass_or_not@5": 0.3, "accuracy@1": 0.4, "accuracy@5": 0.6}]),
+])
+def test_plots_return_fixed_size_figures(make):
+    fig = make()
+    assert isinstance(fig, matplotlib.figure.Figure) and fig.get_size_inches()[1] == pytest.approx(viz.FIGSIZE[1])
+    assert any(ax.has_data() for ax in fig.axes)
+
+
+def test_smooth():
+    assert viz.smooth([1.0, 3.0, 5.0, 7.0], window=2) == [1.0, 2.0, 4.0, 6.0]
+
+
+def test_group_explorer_responds_to_the_slider_and_agent_picker():
+    samples = [dict(SAMPLE, step=1), dict(SAMPLE, step=2, completions=[["xx", "yy"], ["zz", "ww"]])]
+    w = viz.group_explorer(samples)
+    slider, agents = w.children[0].children
+    html = w.children[1]
+    assert "step 2" in html.value and "zz" in html.value
+    slider.value = 0
+    assert "step 1" in html.value and "ccc" in html.value
+    agents.value = (0,)
+    assert "ccc" not in html.value and "agent 0" in html.value
+
+
+def test_before_after_explorer():
+    w = viz.before_after_explorer([["p0", "q0"], ["p1", "q1"]], [["b0", "c0"], ["b1", "c1"]], [["a0", "d0"], ["a1", "d1"]],
+                                  [0.1, 0.2], [0.9, 0.8])
+    pick, html = w.children
+    assert "b0" in html.value and "a0" in html.value and "0.900" in html.value
+    pick.value = 1
+    assert "b1" in html.value and "0.800" in html.value

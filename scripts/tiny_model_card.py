@@ -68,6 +68,12 @@ def write_card() -> str:
             lines += ["Honest limitation: the arXiv reward's first level asks for 128-256 words from EACH agent; this model's",
                       "corpus paragraphs are far shorter, so the gated reward stays 0 and MAGRPO gets no signal on that task.",
                       "The fix belongs in the corpus (longer background/method paragraphs), not in the reward.", ""]
+        if "coding" in ev and ev["coding"]["after"]["eval/reward"] <= ev["coding"]["before"]["eval/reward"]:
+            lines += ["Honest limitation: on the held-out coding families (never in the corpus) this model writes the",
+                      "helper/main pairs it memorised under their old names, so the entry point is 'missing' and the reward",
+                      "stays at the aux level (0.4); on the training families it already earns most of the reward",
+                      "untrained (about 3 of 4), leaving MAGRPO little to do. The coding task needs a corpus with many more",
+                      "function families (or a real code model) before MAGRPO can show learning here.", ""]
     else:
         lines += ["## Evidence", "", "Not yet run: `python scripts/tiny_model_evidence.py`.", ""]
     text = "\n".join(lines)

@@ -95,11 +95,13 @@ def _as_model_and_tokenizer(base, tokenizer, dtype, device):
 
 def lora_agents(base, num_agents: int = 2, tokenizer=None, r: int = 8, alpha: int = 16,
                 target_modules: Sequence[str] | str | None = "all-linear", dropout: float = 0.0,
-                dtype: Any = None, device=None, names: Sequence[str] | None = None) -> list[Agent]:
+                dtype: Any = None, device=None, names: Sequence[str] | None = None, seed: int = 0) -> list[Agent]:
     """n agents on ONE frozen base, each with its own LoRA adapter (peft named adapters).
 
     The base weights are shared and frozen; only the adapters train, so memory grows by a few
     percent per agent. All adapters start at B = 0, i.e. every agent starts as the base model.
+    The random A matrices are drawn from a generator seeded with `seed` (the caller's RNG is left
+    untouched): without it, two runs differ from step 2 on, since B = 0 hides A only at step 1.
     """
     from peft import LoraConfig, get_peft_model
 
@@ -109,9 +111,11 @@ def lora_agents(base, num_agents: int = 2, tokenizer=None, r: int = 8, alpha: in
         raise ValueError(f"lora_agents got {len(names)} names for num_agents={num_agents}.")
     cfg = LoraConfig(r=r, lora_alpha=alpha, lora_dropout=dropout, target_modules=target_modules,
                      task_type="CAUSAL_LM", bias="none")
-    peft_model = get_peft_model(model, cfg, adapter_name=names[0])
-    for name in names[1:]:
-        peft_model.add_adapter(name, cfg)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        peft_model = get_peft_model(model, cfg, adapter_name=names[0])
+        for name in names[1:]:
+            peft_model.add_adapter(name, cfg)
     for n, p in peft_model.named_parameters():  # peft leaves only the active adapter trainable
         p.requires_grad_("lora_" in n)
     # Mixed-adapter batches (adapter_names=...) need eval mode; dropout is 0 by default so eval and

@@ -177,3 +177,16 @@ def test_evaluate_does_not_change_training(make_model, small_tokenizer, rows, fo
         tr.train()
         return [h["loss/agent_0"] for h in tr.history]
     assert run(True) == run(False)
+
+
+def test_lora_initialisation_is_seeded_so_runs_repeat(make_model, small_tokenizer):
+    """Two teams built in different RNG states get identical adapters (A is random, B = 0)."""
+    torch.manual_seed(1)
+    a = lora_agents(make_model(seed=4), 2, tokenizer=small_tokenizer)
+    torch.manual_seed(2)
+    b = lora_agents(make_model(seed=4), 2, tokenizer=small_tokenizer)
+    torch.manual_seed(3)
+    c = lora_agents(make_model(seed=4), 2, tokenizer=small_tokenizer, seed=7)
+    sa, sb, sc = (x[0].named_trainable_state() for x in (a, b, c))
+    assert all(torch.equal(sa[k], sb[k]) for k in sa)
+    assert any(not torch.equal(sa[k], sc[k]) for k in sa)  # a different seed gives different A

@@ -71,6 +71,8 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
     matplotlib.use("Agg")
     from . import viz
 
+    if turns > 1 and task != "coding":  # checked before any model is loaded
+        raise ValueError(f"--turns {turns} needs a transition; the package has one for --task coding (level feedback).")
     out_dir = Path(out)
     out_dir.mkdir(parents=True, exist_ok=True)
     device = device or ("cuda" if torch.cuda.is_available() else "cpu")
@@ -87,14 +89,12 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
                        learning_rate=lr, max_steps=steps, seed=seed, progress=progress, num_turns=turns)
     transition = None
     if turns > 1:
-        if task != "coding":
-            raise ValueError(f"--turns {turns} needs a transition; the package has one for --task coding (level feedback).")
         from .rewards.coding import feedback_transition
 
         transition = feedback_transition()
-    trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=eval_set[:eval_rows], transition=transition)
-    before = trainer.evaluate()
     cmp_rows = eval_set[:eval_rows]
+    trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=cmp_rows, transition=transition)
+    before = trainer.evaluate()
     levels_fn, prompt_task, max_reward = levels_for(task)
     samples = 10 if task == "coding" else 2  # coding reports pass@1/5/10
     kw = dict(samples=samples, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
@@ -119,11 +119,10 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
         fig = viz.plot_pass_at_k(table, title="coding: PassOrNot@k (solid) and Accuracy@k (dashed), held-out families")
         fig.savefig(out_dir / "pass_at_k.png", dpi=100)
         matplotlib.pyplot.close(fig)
-    if table:
-        metric = "pass_or_not@1" if task == "coding" else "normalised"
-        fig = viz.plot_comparison(table, metric, title=f"{task}: baselines vs MAGRPO ({metric})")
-        fig.savefig(out_dir / "comparison.png", dpi=100)
-        matplotlib.pyplot.close(fig)
+    metric = "pass_or_not@1" if task == "coding" else "normalised"
+    fig = viz.plot_comparison(table, metric, title=f"{task}: baselines vs MAGRPO ({metric})")
+    fig.savefig(out_dir / "comparison.png", dpi=100)
+    matplotlib.pyplot.close(fig)
     first = trainer.history[: max(1, len(trainer.history) // 10)]
     last = trainer.history[-max(1, len(trainer.history) // 10):]
     results = dict(task=task, model=model, agents=agents, steps=steps, num_generations=G, max_new_tokens=max_new_tokens,
@@ -143,8 +142,7 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
              "|---|---|" + "---|" * len(comp),
              "| untrained | " + f"{before['eval/reward']:.3f} | " + " | ".join(f"{before[k]:.3f}" for k in comp) + (" |" if comp else ""),
              "| MAGRPO | " + f"{after['eval/reward']:.3f} | " + " | ".join(f"{after[k]:.3f}" for k in comp) + (" |" if comp else "")]
-    if table:
-        lines += ["", f"## Baselines vs MAGRPO ({len(cmp_rows)} held-out rows x {samples} samples)", "", markdown_table(table)]
+    lines += ["", f"## Baselines vs MAGRPO ({len(cmp_rows)} held-out rows x {samples} samples)", "", markdown_table(table)]
     (out_dir / "results.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     print(f"\nWrote history, samples, plots and results to {out_dir}/")

@@ -80,7 +80,7 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
     def on_alarm(signum, frame):
         raise _Timeout()
     try:
-        _compile(program, "<program>", "exec")
+        code = _compile(program, "<program>", "exec")
     except SyntaxError as e:
         emit({"load_error": "SyntaxError", "message": _str(e.msg), "line": e.lineno, "col": e.offset})
         return
@@ -93,7 +93,7 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
         _signal(_ALRM, on_alarm)
         _setitimer(_REAL, per)
         try:
-            _exec(_compile(program, "<program>", "exec"), g)
+            _exec(code, g)
             _exec(_compile(test, "<assert>", "exec"), g)
             _setitimer(_REAL, 0)
             verdict = {"index": i, "status": "passed"}
@@ -174,13 +174,18 @@ class SandboxResult:
 # --------------------------------------------------------------------------------------------------
 # What this machine can isolate
 # --------------------------------------------------------------------------------------------------
+def _namespaced(cmd: list[str], tmp_mb: int) -> list[str]:
+    """`cmd` inside new PID/net/mount/IPC/UTS namespaces, after _SETUP (read-only root, private tmpfs, caps dropped)."""
+    return ["unshare", "--fork", "--pid", "--mount-proc", "--net", "--mount", "--ipc", "--uts", "--kill-child",
+            "sh", "-c", _SETUP.format(tmp_mb=tmp_mb), "sh"] + cmd
+
+
 @functools.lru_cache(maxsize=1)
 def _namespaces_work() -> bool:
     if sys.platform != "linux" or os.geteuid() != 0 or not (shutil.which("unshare") and shutil.which("setpriv")):
         return False
     try:
-        r = subprocess.run(["unshare", "--fork", "--pid", "--mount-proc", "--net", "--mount", "--ipc", "--uts", "--kill-child",
-                            "sh", "-c", _SETUP.format(tmp_mb=1), "sh", "true"], capture_output=True, timeout=20)
+        r = subprocess.run(_namespaced(["true"], tmp_mb=1), capture_output=True, timeout=20)
         return r.returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
@@ -320,8 +325,7 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
             cgroup = _PidsCgroup(limits.max_processes)
         except OSError:
             cgroup = None
-        cmd = ["unshare", "--fork", "--pid", "--mount-proc", "--net", "--mount", "--ipc", "--uts", "--kill-child",
-               "sh", "-c", _SETUP.format(tmp_mb=limits.max_file_mb), "sh"] + harness
+        cmd = _namespaced(harness, tmp_mb=limits.max_file_mb)
         home = "/tmp/work"
     else:
         cmd, home = harness, work
@@ -379,7 +383,7 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
             cgroup.remove()
         shutil.rmtree(work, ignore_errors=True)
     seconds = time.perf_counter() - t0
-    return _collect(asserts, lines, tag, out_sink, proc.returncode, timed_out, seconds, iso["mode"], limits)
+    return _collect(asserts, lines, tag, out_sink, proc.returncode, timed_out, seconds, iso["mode"])
 
 
 def _kill_everything(proc, cgroup) -> None:
@@ -395,7 +399,7 @@ def _kill_everything(proc, cgroup) -> None:
         proc.kill()
 
 
-def _collect(asserts, lines, tag, out_sink, code, timed_out, seconds, mode, limits) -> SandboxResult:
+def _collect(asserts, lines, tag, out_sink, code, timed_out, seconds, mode) -> SandboxResult:
     verdicts: dict[int, dict] = {}
     load_error = None
     for line in lines:
@@ -420,7 +424,7 @@ def _collect(asserts, lines, tag, out_sink, code, timed_out, seconds, mode, limi
                                         "Timeout" if timed_out else "ProcessExited", why))
         else:
             results.append(AssertResult(i, src, d["status"] == "passed", d["status"], d.get("error"), d.get("message")))
-    output, truncated = (out_sink + [b"", False])[:2] if out_sink else (b"", False)
+    output, truncated = out_sink if out_sink else (b"", False)  # empty only if the reader thread never finished
     return SandboxResult(results, load_error, timed_out, code, output.decode("utf-8", "replace"), truncated, seconds, mode)
 
 

@@ -129,6 +129,59 @@ def plot_comparison(table: Sequence[dict], metric: str = "reward", label_key: st
     return fig
 
 
+def plot_runs(histories: dict, key: str = "reward", window: int = 10, title: str | None = None, ax=None):
+    """Several runs' curves of one logged key on one axis (moving average), e.g. the variants of
+    notebook 06: `histories` maps a run's label to its trainer history."""
+    fig = None
+    if ax is None:
+        fig, ax = plt.subplots(figsize=FIGSIZE)
+    for i, (label, history) in enumerate(histories.items()):
+        s, v = _series(history, key)
+        ax.plot(s, v, lw=0.6, alpha=0.25, color=f"C{i}")
+        ax.plot(s, smooth(v, window), lw=2.0, color=f"C{i}", label=label)
+    ax.set_xlabel("step")
+    ax.set_ylabel(f"{key} (moving avg {window})")
+    ax.set_title(title or f"{key} per step")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    if fig is not None:
+        fig.tight_layout()
+    return fig or ax.figure
+
+
+def plot_rollout_tree(rollout, title: str = "Rollout tree", agent_texts: int = 0):
+    """A multi-turn rollout tree (`magrpo_edu.algorithm.Rollout`): one box per node, its joint
+    rewards r and, once advantages are assigned, its returns R; an edge per expanded joint action.
+    Nodes whose children were cut by early termination are drawn with a dashed border."""
+    levels = rollout.levels
+    fig, ax = plt.subplots(figsize=(max(FIGSIZE[0], 2.2 * max(len(lv) for lv in levels)), 1.9 * len(levels) + 0.6))
+    pos = {}
+    for d, level in enumerate(levels):
+        for k, nd in enumerate(level):
+            pos[id(nd)] = ((k + 0.5) / len(level), 1 - (d + 0.5) / len(levels))
+    for nd in rollout.nodes():
+        x, y = pos[id(nd)]
+        for j, child in nd.children.items():
+            cx, cy = pos[id(child)]
+            ax.annotate("", xy=(cx, cy + 0.08), xytext=(x, y - 0.08),
+                        arrowprops=dict(arrowstyle="->", color="0.5", lw=0.8))
+            ax.text((x + cx) / 2, (y + cy) / 2, f"j={j}", fontsize=7, color="0.4", ha="center")
+        lines = [f"turn {nd.depth + 1}", "r = " + " ".join(f"{v:.2f}" for v in nd.rewards.tolist())]
+        if nd.returns is not None:
+            lines.append("R = " + " ".join(f"{v:.2f}" for v in nd.returns.tolist()))
+        if agent_texts:
+            lines += [f"a{i + 1}: {c[0][:agent_texts]!r}" for i, c in enumerate(nd.completions)]
+        ax.text(x, y, "\n".join(lines), ha="center", va="center", fontsize=7, family="monospace",
+                bbox=dict(boxstyle="round", fc="C0" if nd.depth == 0 else "C1", alpha=0.15,
+                          ls="--" if nd.terminated_early else "-"))
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.axis("off")
+    ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
 def plot_joint_actions(G: int = 4, rewards=None, title: str | None = None):
     """Aligned vs cross joint actions of 2 agents as G x G grids (rows: agent 1's sample k1, columns:
     agent 2's sample k2). Aligned uses the diagonal (G joint actions); cross uses every cell (G**2).

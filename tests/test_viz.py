@@ -16,12 +16,33 @@ SAMPLE = dict(step=3, completions=[["a", "bb"], ["ccc", "d"]], table=[[0, 0], [1
     lambda: viz.plot_rewards(HISTORY), lambda: viz.plot_components(HISTORY), lambda: viz.plot_agents(HISTORY),
     lambda: viz.plot_group(SAMPLE), lambda: viz.plot_joint_actions(3), lambda: viz.plot_joint_actions(2, rewards=[[1, 2], [3, 4]]),
     lambda: viz.plot_comparison([dict(method="a", reward=1.0), dict(method="b", reward=2.0)], "reward"),
+    lambda: viz.plot_runs({"a": HISTORY, "b": HISTORY[:6]}),
     lambda: viz.plot_pass_at_k([{"method": "m", "pass_or_not@1": 0.1, "pass_or_not@5": 0.3, "accuracy@1": 0.4, "accuracy@5": 0.6}]),
 ])
 def test_plots_return_fixed_size_figures(make):
     fig = make()
     assert isinstance(fig, matplotlib.figure.Figure) and fig.get_size_inches()[1] == pytest.approx(viz.FIGSIZE[1])
     assert any(ax.has_data() for ax in fig.axes)
+
+
+def test_rollout_tree_draws_every_node_and_edge():
+    import torch
+
+    from magrpo_edu.algorithm import Node, Rollout, assign_advantages, joint_actions
+    from magrpo_edu.config import MAGRPOConfig
+
+    table = joint_actions(2, 2)
+    root = Node(0, ["p1", "p2"], [[], []], completions=[["a", "b"], ["c", "d"]], table=table,
+                rewards=torch.tensor([1.0, 0.0]))
+    kids = [Node(1, ["q1", "q2"], [[], []], completions=[["e", "f"], ["g", "h"]], table=table,
+                 rewards=torch.tensor([0.5, 2.0 + j])) for j in range(2)]
+    root.children = dict(enumerate(kids))
+    ro = Rollout(root=root, levels=[[root], kids], completions=[])
+    assign_advantages(ro, MAGRPOConfig(num_generations=2))
+    fig = viz.plot_rollout_tree(ro, agent_texts=10)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert sum(t.startswith("turn ") for t in texts) == 3 and {"j=0", "j=1"} <= set(texts)
+    assert any(f"R = {1.0 + 0.9 * 1.25:.2f}" in t for t in texts)  # R_0 = r_0 + gamma * mean(child's returns)
 
 
 def test_smooth():

@@ -6,6 +6,12 @@ notebooks; `magrpo-edu train` runs the main job.
 """
 __version__ = "0.1.0"
 
+import warnings
+
+# peft (0.21) calls transformers' deprecated `is_gradient_checkpointing` on every LoRA forward; the
+# FutureWarning says nothing about the user's code and filled every notebook's output. Only that one.
+warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated", category=FutureWarning)
+
 from .agents import Agent, heterogeneous_agents, lora_agents, separate_agents  # noqa: E402
 from .algorithm import (RewardFunctionError, group_advantages, joint_actions, magrpo_step,  # noqa: E402
                         policy_loss)

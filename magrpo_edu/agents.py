@@ -15,7 +15,9 @@ The algorithm (`magrpo_edu.algorithm`) only calls two functions from here:
   `generate` call (peft's mixed-adapter batches: `adapter_names=[...]`); other agents one call each.
   Sampling runs under `torch.inference_mode` with the KV cache.
 * `completion_logprobs(agent, batch)` - the sum over completion tokens of log pi(a_t | prompt, a_<t),
-  for all of an agent's completions in ONE forward pass, padding and post-EOS tokens masked.
+  for all of an agent's completions in ONE forward pass, padding and post-EOS tokens masked;
+  `team_logprobs(agents, batches)` does it for the whole team, with ONE forward pass for all the
+  agents that share a peft base (the trainer's path).
 """
 from __future__ import annotations
 
@@ -257,12 +259,49 @@ def completion_logprobs(agent: Agent, c: Completions) -> torch.Tensor:
     attention mask, as `generate` does, so left padding does not shift RoPE positions. Only the
     completion positions' logits are materialised (`logits_to_keep`).
     """
+    return _logprobs(agent.model, c, agent.forward_kwargs(c.prompt_ids.shape[0]))
+
+
+def _logprobs(model, c: Completions, extra: dict) -> torch.Tensor:
     ids = torch.cat([c.prompt_ids, c.completion_ids], dim=1)
     attn = torch.cat([c.prompt_mask, c.completion_mask.to(c.prompt_mask.dtype)], dim=1)
     pos = (attn.cumsum(-1) - 1).clamp(min=0)
     C = c.completion_ids.shape[1]
-    out = agent.model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=False,
-                      logits_to_keep=C + 1, **agent.forward_kwargs(ids.shape[0]))
+    out = model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=False, logits_to_keep=C + 1, **extra)
     logits = out.logits[:, -(C + 1):-1, :].float()  # logits at t predict token t+1
     logp = torch.log_softmax(logits, dim=-1).gather(-1, c.completion_ids.unsqueeze(-1)).squeeze(-1)
     return (logp * c.completion_mask).sum(-1)
+
+
+def _stack(parts: Sequence[Completions], pad_id: int) -> Completions:
+    """Rows of several Completions in one: prompts re-padded on the left, completions on the right."""
+    P = max(c.prompt_ids.shape[1] for c in parts)
+    C = max(c.completion_ids.shape[1] for c in parts)
+    left = lambda t, v: torch.nn.functional.pad(t, (P - t.shape[1], 0), value=v)  # noqa: E731
+    right = lambda t, v: torch.nn.functional.pad(t, (0, C - t.shape[1]), value=v)  # noqa: E731
+    return Completions(torch.cat([left(c.prompt_ids, pad_id) for c in parts]),
+                       torch.cat([left(c.prompt_mask, 0) for c in parts]),
+                       torch.cat([right(c.completion_ids, pad_id) for c in parts]),
+                       torch.cat([right(c.completion_mask, 0) for c in parts]),
+                       [t for c in parts for t in c.texts])
+
+
+def team_logprobs(agents: Sequence[Agent], comps: Sequence[Completions]) -> list[torch.Tensor]:
+    """`completion_logprobs` of every agent i on `comps[i]`. Agents that share one peft base go
+    through ONE forward pass: all their rows in one batch, each row routed through its own agent's
+    adapter (peft's mixed-adapter batch); other agents get one pass each. Same values, fewer passes."""
+    out: list[Optional[torch.Tensor]] = [None] * len(agents)
+    groups: dict = {}
+    for i, a in enumerate(agents):
+        groups.setdefault(id(a.model) if a.adapter is not None else ("solo", i), []).append(i)
+    for members in groups.values():
+        if len(members) == 1:
+            out[members[0]] = completion_logprobs(agents[members[0]], comps[members[0]])
+            continue
+        lead = agents[members[0]]
+        merged = _stack([comps[i] for i in members], lead.tokenizer.pad_token_id)
+        names = [agents[i].adapter for i in members for _ in range(comps[i].prompt_ids.shape[0])]
+        logp = _logprobs(lead.model, merged, {"adapter_names": names})
+        for i, part in zip(members, logp.split([comps[i].prompt_ids.shape[0] for i in members])):
+            out[i] = part
+    return out  # type: ignore[return-value]

@@ -49,7 +49,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import torch
 
-from .agents import Agent, Completions, completion_logprobs, sample_completions
+from .agents import Agent, Completions, sample_completions, team_logprobs
 
 # ==================================================================================================
 # Step 5: group-relative advantages (pure tensor code, the part to learn first)
@@ -329,27 +329,31 @@ def policy_loss(logps: torch.Tensor, advantages: torch.Tensor) -> torch.Tensor:
     return -(advantages.detach() * logps).mean()
 
 
-def agent_loss(agent_index: int, agent: Agent, ro: Rollout, G: int) -> torch.Tensor:
-    """Agent i's loss over every node of the tree it acted in: one forward pass per tree level."""
-    losses = []
+def agent_losses(agents: Sequence[Agent], ro: Rollout) -> list[torch.Tensor]:
+    """Step 6 for every agent: L_i over every tree node agent i acted in (one log-prob pass per level;
+    agents sharing a base share the pass, see `team_logprobs`)."""
+    per_agent: list[list[torch.Tensor]] = [[] for _ in agents]
     for depth, level in enumerate(ro.levels):
-        comps = ro.completions[depth][agent_index]
-        adv = torch.cat([nd.sample_advantages[agent_index] for nd in level]).to(agent.device)
-        losses.append(policy_loss(completion_logprobs(agent, comps), adv) * len(level))
-    return torch.stack(losses).sum() / sum(len(level) for level in ro.levels)
+        logps = team_logprobs(agents, ro.completions[depth])
+        for i, agent in enumerate(agents):
+            adv = torch.cat([nd.sample_advantages[i] for nd in level]).to(agent.device)
+            per_agent[i].append(policy_loss(logps[i], adv) * len(level))
+    nodes = sum(len(level) for level in ro.levels)
+    return [torch.stack(terms).sum() / nodes for terms in per_agent]
 
 
-def update_agents(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimizer], ro: Rollout, G: int
-                  ) -> list[float]:
-    """Step 7: one optimiser step per agent, each on its own loss. Returns the losses."""
-    out = []
-    for i, (agent, opt) in enumerate(zip(agents, optimizers)):
+def update_agents(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimizer], ro: Rollout) -> list[float]:
+    """Step 7: one optimiser step per agent, each on its own loss. Returns the losses.
+
+    One backward pass over all losses: the agents' parameters are disjoint, so each agent's
+    gradient is exactly the gradient of its own L_i."""
+    for opt in optimizers:
         opt.zero_grad(set_to_none=True)
-        loss = agent_loss(i, agent, ro, G)
-        loss.backward()
+    losses = agent_losses(agents, ro)
+    torch.autograd.backward(losses)
+    for opt in optimizers:
         opt.step()
-        out.append(loss.item())
-    return out
+    return [loss.item() for loss in losses]
 
 
 def magrpo_step(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimizer], prompts: Sequence[str],
@@ -358,5 +362,5 @@ def magrpo_step(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimi
     """One whole MAGRPO step (steps 2-7) on one task; returns the rollout tree and the agents' losses."""
     ro = rollout(agents, prompts, row, reward_fn, config, transition)  # steps 2-4
     assign_advantages(ro, config)  # step 5
-    losses = update_agents(agents, optimizers, ro, config.num_generations)  # steps 6-7
+    losses = update_agents(agents, optimizers, ro)  # steps 6-7
     return ro, losses

@@ -75,6 +75,36 @@ def test_logprobs_ignore_padding_and_post_eos_tokens(make_model, small_tokenizer
     assert again.item() == pytest.approx(alone.item(), abs=1e-5)
 
 
+def test_team_logprobs_one_pass_equals_per_agent_passes_values_and_gradients(make_model, small_tokenizer):
+    # Two LoRA agents on one base, made different (B != 0), with different prompt/completion widths:
+    # the shared mixed-adapter pass must give each agent's own log-probs and own gradients.
+    from magrpo_edu.agents import team_logprobs
+
+    tok = small_tokenizer
+    agents = lora_agents(make_model(), 2, tokenizer=tok)
+    torch.manual_seed(1)
+    for a in agents:
+        for p in a.trainable_parameters():
+            p.data.normal_(0, 0.3)
+    def comps(prompts, comp):
+        enc = tok(prompts, return_tensors="pt", padding=True)
+        return Completions(enc["input_ids"], enc["attention_mask"], comp, completion_mask(comp, tok.eos_token_id), ["?"] * len(prompts))
+    c0 = comps(["hi", "a longer prompt for agent one"], torch.tensor([[10, 11, 12], [13, tok.eos_token_id, 0]]))
+    c1 = comps(["x", "y"], torch.tensor([[20, 21, 22, 23, 24], [25, 26, 27, 28, 29]]))
+    alone = [completion_logprobs(a, c) for a, c in zip(agents, (c0, c1))]
+    grads_alone = []
+    for a, lp in zip(agents, alone):
+        g = torch.autograd.grad(lp.sum(), a.trainable_parameters())
+        grads_alone.append(g)
+    team = team_logprobs(agents, [c0, c1])
+    for x, y in zip(team, alone):
+        assert torch.allclose(x, y, atol=1e-4), (x, y)
+    assert not torch.allclose(alone[0], completion_logprobs(agents[1], c0), atol=1e-3)  # the adapters do differ
+    for a, lp, g_alone in zip(agents, team, grads_alone):
+        g_team = torch.autograd.grad(lp.sum(), a.trainable_parameters(), retain_graph=True)
+        assert all(torch.allclose(u, v, atol=1e-4) for u, v in zip(g_team, g_alone))
+
+
 # ---- the reward contract ------------------------------------------------------------------------------
 def test_reward_contract_happy_path_with_components():
     def fn(completions, row):

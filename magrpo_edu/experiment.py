@@ -62,8 +62,13 @@ def write_history(history: list[dict], path: Path) -> None:
         w.writerows(history)
 
 
+# Completion budget per task: the arXiv reward's first level needs 128-256 words from each agent
+# (about 1.2 tokens per word for the tiny model), the others are short.
+DEFAULT_NEW_TOKENS = {"length": 48, "tldr": 48, "arxiv": 360, "coding": 64}
+
+
 def run_training(task: str = "length", model: str = "tiny", agents: str = "lora", steps: int = 300, G: int = 4,
-                 max_new_tokens: int = 48, lr: float | None = None, temperature: float = 1.0, eval_rows: int = 20,
+                 max_new_tokens: int | None = None, lr: float | None = None, temperature: float = 1.0, eval_rows: int = 20,
                  seed: int = 0, device: str | None = None, out: str = "runs/length", progress: bool = True,
                  turns: int = 1) -> dict:
     import matplotlib
@@ -71,6 +76,7 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
     matplotlib.use("Agg")
     from . import viz
 
+    max_new_tokens = max_new_tokens or DEFAULT_NEW_TOKENS.get(task, 48)
     if turns > 1 and task != "coding":  # checked before any model is loaded
         raise ValueError(f"--turns {turns} needs a transition; the package has one for --task coding (level feedback).")
     out_dir = Path(out)

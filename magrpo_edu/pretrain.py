@@ -43,11 +43,11 @@ def train_tokenizer(docs: list[str], vocab_size: int = 2048):
     tok.post_processor = processors.TemplateProcessing(single=f"{BOS} $A", pair=f"{BOS} $A $B",
                                                        special_tokens=[(BOS, tok.token_to_id(BOS))])
     return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=BOS, eos_token=EOS, pad_token=PAD,
-                                   padding_side="left", model_max_length=512)
+                                   padding_side="left", model_max_length=1024)
 
 
 def build_model(vocab_size: int, tokenizer=None, hidden_size: int = 128, layers: int = 4, heads: int = 4,
-                intermediate_size: int = 352, max_positions: int = 512, seed: int = 0):
+                intermediate_size: int = 352, max_positions: int = 1024, seed: int = 0):
     """A small Llama (RMSNorm, RoPE, SwiGLU), ~1M parameters at the defaults with a 2k vocabulary."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -71,8 +71,8 @@ def pack(tokenizer, docs: list[str], block: int) -> torch.Tensor:
     return torch.tensor(ids[: n * block]).view(n, block)
 
 
-def pretrain(out: str | Path, num_docs: int = 60000, vocab_size: int = 2048, block: int = 256,
-             batch_size: int = 32, lr: float = 3e-3, max_steps: int = 3000, minutes: float | None = None,
+def pretrain(out: str | Path, num_docs: int = 60000, vocab_size: int = 2048, block: int = 768,
+             batch_size: int = 6, lr: float = 3e-3, max_steps: int = 1200, minutes: float | None = None,
              seed: int = 0, device: str | None = None, progress: bool = True, command: str | None = None,
              **model_kwargs) -> dict:
     """Run steps 1-4 above and write everything to `out`. Returns a summary dict."""

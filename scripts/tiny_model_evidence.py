@@ -22,8 +22,8 @@ from magrpo_edu.models import load_model, tiny_model_path
 
 TASKS = {  # task: (steps, max_new_tokens)
     "length": (250, 48),
-    "tldr": (250, 64),
-    "arxiv": (60, 200),
+    "tldr": (150, 64),
+    "arxiv": (100, 360),
     "coding": (150, 64),
 }
 
@@ -32,7 +32,8 @@ def run(task: str, steps: int, new_tokens: int, eval_rows: int = 20, seed: int =
     base, tok = load_model("tiny")
     agents = lora_agents(base, 2, tokenizer=tok, target_modules=["q_proj", "v_proj"])
     reward, fmts, train, ev = task_setup(task, tok)
-    cfg = MAGRPOConfig(num_generations=4, max_new_tokens=new_tokens, learning_rate=2e-3, max_steps=steps, seed=seed)
+    cfg = MAGRPOConfig(num_generations=4, max_new_tokens=new_tokens, learning_rate=2e-3, max_steps=steps, seed=seed,
+                       eval_steps=max(1, steps // 5))  # the held-out reward along the way, not only at the end
     tr = MAGRPOTrainer(agents, reward, fmts, train, cfg, eval_dataset=ev[:eval_rows])
     before = tr.evaluate()
     with torch.random.fork_rng():
@@ -48,7 +49,9 @@ def run(task: str, steps: int, new_tokens: int, eval_rows: int = 20, seed: int =
         torch.manual_seed(seed)
         ro = rollout(agents, [f(ev[0]) for f in fmts], ev[0], reward, MAGRPOConfig(num_generations=2, max_new_tokens=new_tokens, progress=False))
         samples_after = ro.root.completions
+    trajectory = [(0, before["eval/reward"])] + [(e["step"], e["eval/reward"]) for e in tr.eval_history]
     return dict(task=task, steps=steps, max_new_tokens=new_tokens, train_seconds=round(train_s, 1), eval_rows=before["eval/rows"],
+                trajectory=trajectory,
                 before=before, after=after, samples_before=samples_before, samples_after=samples_after,
                 prompt_agent_1=fmts[0](ev[0]))
 

@@ -43,7 +43,16 @@ def test_pretraining_corpus_is_unchanged_by_the_held_out_families():
     assert digest == CORPUS_3000_SHA256
 
 
-CORPUS_3000_SHA256 = "7c24dff7daa940429f1d2b2a3cf290e6487a4f928fbbe4c955853893bc3549ee"  # documents(0, 3000) of the shipped model
+def test_corpus_never_shows_a_held_out_family():
+    # The held-out families are held out of the pretraining corpus too: no entry point of theirs appears.
+    from magrpo_edu.corpus import documents
+    from magrpo_edu.tasks.coding_world import FAMILIES, PRETRAIN_FAMILIES
+
+    text = "\n".join(documents(0, 3000))
+    assert all(f"def {fam[0]}(" not in text for fam in FAMILIES[PRETRAIN_FAMILIES:])
+
+
+CORPUS_3000_SHA256 = "b8a4050776b552b7c5dcdc5429ff5a65c872c8150ed905ecee0e9b901f29f9fb"  # documents(0, 3000) of the shipped model
 
 
 def test_humaneval_from_the_package():

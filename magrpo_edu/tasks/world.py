@@ -120,22 +120,9 @@ RESULTS = ["improves accuracy by {p} percent", "reduces training cost by {p} per
 BENCHMARKS = ["three public benchmarks", "two large datasets", "a new benchmark we release", "five standard tasks"]
 
 
-DETAIL_SENTENCES = [
-    "The training data covers {n} thousand examples collected over several months.",
-    "We compare against {m} baselines, including the current state of the art.",
-    "All experiments use the same budget of {h} GPU hours to keep the comparison fair.",
-    "A user study with {n}0 participants confirms that the outputs are easier to use in practice.",
-    "We analyse failure cases and find that most errors come from rare inputs.",
-    "The method is robust to the choice of its two hyperparameters within a wide range.",
-    "Limitations include a dependence on clean labels and a modest increase in memory use.",
-    "Future work will extend the approach to multilingual settings and larger models.",
-]
-
-
-def make_abstract(rng: random.Random, long: bool = False) -> dict:
-    """One research-style abstract (problem, method, result) plus its facts: about 70-100 words, or
-    about 100-200 with `long=True` (the writing task's train split; the pretraining corpus uses the
-    short form, and must keep drawing the same random numbers, so `long` only adds draws at the end)."""
+def make_abstract(rng: random.Random) -> dict:
+    """One research-style abstract (problem, method, result) plus its facts, about 70-100 words (the
+    hand-written eval abstracts are 78-103 words)."""
     f = dict(field=rng.choice(FIELDS), challenge=rng.choice(CHALLENGES), method=rng.choice(METHODS),
              result=rng.choice(RESULTS).format(p=rng.randint(3, 40)), bench=rng.choice(BENCHMARKS),
              extra=rng.choice(CHALLENGES))
@@ -152,9 +139,5 @@ def make_abstract(rng: random.Random, long: bool = False) -> dict:
          rng.choice(["Ablations confirm that each component contributes.",
                      "We release our code to support future work.",
                      f"These results suggest a practical path for {f['field']} at scale."])]
-    if long:
-        extra = [d.format(n=rng.randint(2, 90), m=rng.randint(3, 8), h=rng.randint(10, 500))
-                 for d in rng.sample(DETAIL_SENTENCES, k=rng.randint(3, 6))]
-        s = s[:-2] + extra + s[-2:]
     f["text"] = " ".join(s)
     return f

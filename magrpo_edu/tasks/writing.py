@@ -37,8 +37,7 @@ def make_writing_data(out_dir: str | Path, n_train: int = 500, seed: int = 0) ->
     out = Path(out_dir)
     rng = random.Random(seed)
     written = {}
-    long_abstract = lambda r: world.make_abstract(r, long=True)  # noqa: E731  (about 100-200 words)
-    for task, maker, field in (("tldr", world.make_post, "post"), ("arxiv", long_abstract, "abstract")):
+    for task, maker, field in (("tldr", world.make_post, "post"), ("arxiv", world.make_abstract, "abstract")):
         rows = [{"id": f"{task}-train-{i:04d}", field: maker(rng)["text"], "source": "generated"} for i in range(n_train)]
         write_jsonl(out / f"{task}_train.jsonl", rows)
         written[f"{task}_train"] = len(rows)

@@ -27,3 +27,15 @@ def test_notebook_hygiene(path):
     counts = [c.get("execution_count") for c in nb["cells"] if c["cell_type"] == "code"]
     assert all(counts) and counts == sorted(counts), "commit the notebook executed top to bottom (outputs of a real run)"
     assert f"notebooks/{path.name}" in (ROOT / "README.md").read_text(), "list the notebook in the README table"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_every_plot_is_saved_as_an_image(path):
+    # A cell that draws with magrpo_edu.viz must carry its PNG: executing with MPLBACKEND=Agg (or any
+    # non-inline backend) silently saves no figure at all, which is how GitHub, nbviewer and Binder see it.
+    nb = json.loads(path.read_text())
+    for cell in nb["cells"]:
+        src = "".join(cell["source"])
+        if cell["cell_type"] == "code" and re.search(r"viz\.(plot_\w+|LiveRewardPlot)\(", src):
+            assert any("image/png" in o.get("data", {}) for o in cell.get("outputs", [])), (
+                f"no saved image in the cell starting {src[:60]!r}: execute without MPLBACKEND=Agg")

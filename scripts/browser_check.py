@@ -75,8 +75,8 @@ def images_ok(page) -> tuple[int, int]:
 
 
 def shoot(page, out: Path):
-    panel = page.query_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook")
-    height = panel.evaluate("el => el.scrollHeight")
+    height = max(e.evaluate("el => el.scrollHeight") for e in page.query_selector_all(
+        ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook, .jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer"))
     page.set_viewport_size({"width": 1280, "height": min(max(900, height + 200), 30000)})
     page.wait_for_timeout(1500)
     page.screenshot(path=str(out), full_page=True)
@@ -111,6 +111,8 @@ def poke_widgets(page) -> list[dict]:
     sliders = page.query_selector_all(".jp-OutputArea-output .widget-slider")
     for k, slider in enumerate(sliders):
         before = widget_text(page)
+        slider.scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
         handle, track = slider.query_selector(".noUi-handle"), slider.query_selector(".noUi-target") or slider
         h, tb = handle.bounding_box(), track.bounding_box()
         page.mouse.move(h["x"] + h["width"] / 2, h["y"] + h["height"] / 2)  # drag the handle to the far left
@@ -129,6 +131,7 @@ def poke_widgets(page) -> list[dict]:
     for k, select in enumerate(page.query_selector_all(".jp-OutputArea-output .widget-select-multiple select")):
         before = widget_text(page)
         options = select.evaluate("el => Array.from(el.options).map(o => o.value)")
+        select.scroll_into_view_if_needed()
         select.select_option(options[:1])  # keep only the first agent
         page.wait_for_timeout(800)
         results.append(dict(control=f"multi-select {k}", changed=before != widget_text(page)))

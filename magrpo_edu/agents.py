@@ -215,6 +215,16 @@ def generation_settings(config, agent: Agent) -> dict:
     return gen
 
 
+def shared_base_groups(agents: Sequence[Agent], share: bool = True, key=lambda a: ()) -> list[list[int]]:
+    """Indices of the agents that can go through ONE batched call: LoRA agents on the same peft
+    model (and with equal `key(agent)`) form a group; every other agent is a group of its own."""
+    groups: dict = {}
+    for i, a in enumerate(agents):
+        k = (id(a.model), key(a)) if share and a.adapter is not None else ("solo", i)
+        groups.setdefault(k, []).append(i)
+    return list(groups.values())
+
+
 def sample_completions(agents: Sequence[Agent], prompts: Sequence[Sequence[str]], num_generations: int,
                        config) -> list[Completions]:
     """Algorithm step 2: agent i samples `num_generations` completions of each of its prompts.
@@ -226,12 +236,9 @@ def sample_completions(agents: Sequence[Agent], prompts: Sequence[Sequence[str]]
     """
     G = num_generations
     results: list[Optional[Completions]] = [None] * len(agents)
-    groups: dict = {}
-    for i, a in enumerate(agents):
-        shared = a.adapter is not None and getattr(config, "batch_agents", True)
-        key = (id(a.model), tuple(sorted(generation_settings(config, a).items()))) if shared else ("solo", i)
-        groups.setdefault(key, []).append(i)
-    for key, members in groups.items():
+    groups = shared_base_groups(agents, share=getattr(config, "batch_agents", True),
+                                key=lambda a: tuple(sorted(generation_settings(config, a).items())))
+    for members in groups:
         lead = agents[members[0]]
         gen = generation_settings(config, lead)
         rows: list[str] = []
@@ -291,10 +298,7 @@ def team_logprobs(agents: Sequence[Agent], comps: Sequence[Completions]) -> list
     through ONE forward pass: all their rows in one batch, each row routed through its own agent's
     adapter (peft's mixed-adapter batch); other agents get one pass each. Same values, fewer passes."""
     out: list[Optional[torch.Tensor]] = [None] * len(agents)
-    groups: dict = {}
-    for i, a in enumerate(agents):
-        groups.setdefault(id(a.model) if a.adapter is not None else ("solo", i), []).append(i)
-    for members in groups.values():
+    for members in shared_base_groups(agents):
         if len(members) == 1:
             out[members[0]] = completion_logprobs(agents[members[0]], comps[members[0]])
             continue

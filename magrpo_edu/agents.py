@@ -12,16 +12,28 @@ The algorithm (`magrpo_edu.algorithm`) only calls two functions from here:
 
 * `sample_completions(agents, prompts, ...)` - step 2 of the Algorithm: every agent samples G
   completions of its own prompt(s). Agents that share one peft base are sampled in ONE batched
-  `generate` call (peft's mixed-adapter batches: `adapter_names=[...]`); other agents one call each.
+  `generate` call, each row through its own agent's adapter; other agents one call each.
   Sampling runs under `torch.inference_mode` with the KV cache.
 * `completion_logprobs(agent, batch)` - the sum over completion tokens of log pi(a_t | prompt, a_<t),
-  for all of an agent's completions in ONE forward pass, padding and post-EOS tokens masked;
-  `team_logprobs(agents, batches)` does it for the whole team, with ONE forward pass for all the
-  agents that share a peft base (the trainer's path).
+  for all of an agent's completions in one batch, padding and post-EOS tokens masked;
+  `team_logprobs(agents, batches)` does it for the whole team, with one batch for all the agents
+  that share a peft base (the trainer's path).
+
+Three things make these fast without changing what they compute (each is tested equal to the
+plain computation, values and gradients; benchmarks/RESULTS.md and PROFILE.md measure them):
+
+1. Batched agents: LoRA agents on one base run as one batch (`adapter_rows`).
+2. Cheap routing: each agent's rows are one contiguous block, so `adapter_rows` adds each adapter
+   to its rows through a slice, instead of peft's per-layer index/scatter (`adapter_names=`).
+3. The prompt once, not G times: the G samples of one prompt share its prefill in `generate` and
+   its forward in the log-prob pass (the prompt's KV cache is copied to the G rows, and gradients
+   flow back through it). With a 64-token prompt and 32 new tokens this halves the tokens of the
+   log-prob forward and backward.
 """
 from __future__ import annotations
 
 import copy
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
@@ -59,7 +71,8 @@ class Agent:
         return next(self.model.parameters()).device
 
     def forward_kwargs(self, batch_size: int) -> dict:
-        """Extra kwargs that route a forward/generate call through this agent's adapter."""
+        """Extra kwargs that route a forward/generate call through this agent's adapter (peft's
+        own mixed-adapter path; the library's hot loops use the faster `adapter_rows`)."""
         return {"adapter_names": [self.adapter] * batch_size} if self.adapter is not None else {}
 
 
@@ -191,12 +204,96 @@ def _eos_ids(agent: Agent):
     return gen_eos if gen_eos is not None else agent.tokenizer.eos_token_id
 
 
-def _generate(model, tokenizer, prompts: list[str], gen: dict, extra: dict, device) -> tuple:
+def _plain_lora_linears(model, adapters) -> Optional[list]:
+    """The LoRA Linear layers of a peft model, or None when some layer is not plain LoRA (DoRA and
+    other variants, merged weights, LoRA on embeddings or convolutions): those keep peft's own path."""
+    from peft.tuners.lora import Linear as LoraLinear, LoraLayer
+
+    layers = []
+    for m in model.modules():
+        if not isinstance(m, LoraLayer):
+            continue
+        plain = (type(m) is LoraLinear and not m.merged
+                 and not any(a in getattr(m, "lora_variant", {}) for a in adapters))
+        if not plain:
+            return None
+        layers.append(m)
+    return layers
+
+
+@contextmanager
+def adapter_rows(model, row_adapters: Optional[Sequence[str]]):
+    """Run ONE call of a shared peft model with batch row r routed through adapter `row_adapters[r]`;
+    yields the extra kwargs that call needs. `row_adapters=None`: the model's own path, no routing.
+
+    peft's mixed-adapter batch (`adapter_names=row_adapters`) gathers and scatters each adapter's rows
+    with index tensors, in every LoRA layer at every decoding step: aten::index + index_put were ~12%
+    of a SmolLM2-135M step (benchmarks/PROFILE.md). Our rows are agent-major - each agent's rows are
+    one contiguous block - so a slice (a view: no copy) does the same job. peft computes the frozen
+    base alone (rows named "__base__", its name for "no adapter"), and a forward hook on each LoRA
+    Linear adds scaling * B(A(x[s:e])) to rows s:e: the same function (tests/test_algorithm.py checks
+    values and gradients against peft's own path), fewer and cheaper operations.
+    """
+    if row_adapters is None:
+        yield {}
+        return
+    row_adapters = list(row_adapters)
+    spans = []  # (adapter, start, stop) runs of equal names
+    for r, name in enumerate(row_adapters):
+        if spans and spans[-1][0] == name and spans[-1][2] == r:
+            spans[-1] = (name, spans[-1][1], r + 1)
+        else:
+            spans.append((name, r, r + 1))
+    layers = _plain_lora_linears(model, {name for name, _, _ in spans})
+    if layers is None:
+        yield {"adapter_names": row_adapters}
+        return
+
+    n_rows = len(row_adapters)
+
+    def hook_for(layer):
+        plan = [(s, e, layer.lora_A[name], layer.lora_B[name], layer.lora_dropout[name], layer.scaling[name])
+                for name, s, e in spans if name in layer.lora_A]
+
+        def add_adapters(module, args, output):  # output = the frozen base's x W^T (+ b)
+            x = args[0]
+            if x.shape[0] != n_rows:  # e.g. a beam-search expansion: not routed here
+                raise RuntimeError(f"adapter_rows: a batch of {x.shape[0]} rows met {n_rows} adapter names.")
+            for s, e, a, b, drop, scale in plan:
+                output[s:e] += (b(a(drop(x[s:e].to(a.weight.dtype)))) * scale).to(output.dtype)
+            return output
+        return add_adapters
+
+    handles = [m.register_forward_hook(hook_for(m)) for m in layers]
+    try:
+        yield {"adapter_names": ["__base__"] * n_rows}
+    finally:
+        for h in handles:
+            h.remove()
+
+
+def _generate(model, tokenizer, prompts: list[str], gen: dict, row_adapters, device) -> tuple:
+    """Sample a completion for every row. The G rows of one prompt share ONE prefill: each distinct
+    prompt (but its last token) is run once and its KV cache copied to its G rows, which `generate`
+    then continues - the prompt is not recomputed G times."""
     enc = tokenizer(prompts, return_tensors="pt", padding=True)
     ids, mask = enc["input_ids"].to(device), enc["attention_mask"].to(device)
+    starts, inverse = _prompt_runs(ids, mask, row_adapters)
+    shared = {}
     with torch.inference_mode():
-        out = model.generate(input_ids=ids, attention_mask=mask, do_sample=True, use_cache=True,
-                             pad_token_id=tokenizer.pad_token_id, **gen, **extra)
+        if len(starts) < len(inverse) and bool(mask[starts, :-1].any(-1).all()):
+            u_adapters = None if row_adapters is None else [row_adapters[i] for i in starts.tolist()]
+            u_mask = mask[starts, :-1]
+            with adapter_rows(model, u_adapters) as extra:
+                cache = model(input_ids=ids[starts, :-1], attention_mask=u_mask,
+                              position_ids=(u_mask.cumsum(-1) - 1).clamp(min=0), use_cache=True, logits_to_keep=1,
+                              **extra).past_key_values
+            if cache is not None and hasattr(cache, "batch_select_indices"):
+                cache.batch_select_indices(inverse)
+                shared = {"past_key_values": cache}
+        with adapter_rows(model, row_adapters) as extra:
+            out = model.generate(input_ids=ids, attention_mask=mask, do_sample=True, use_cache=True,
+                                 pad_token_id=tokenizer.pad_token_id, **gen, **extra, **shared)
     return ids, mask, out[:, ids.shape[1]:]
 
 
@@ -247,10 +344,10 @@ def sample_completions(agents: Sequence[Agent], prompts: Sequence[Sequence[str]]
             start = len(rows)
             rows += [p for p in prompts[i] for _ in range(G)]
             spans.append((i, start, len(rows)))
-        extra = {}
+        row_adapters = None
         if lead.adapter is not None:
-            extra["adapter_names"] = [agents[i].adapter for i, s, e in spans for _ in range(e - s)]
-        ids, mask, comp = _generate(lead.model, lead.tokenizer, rows, gen, extra, lead.device)
+            row_adapters = [agents[i].adapter for i, s, e in spans for _ in range(e - s)]
+        ids, mask, comp = _generate(lead.model, lead.tokenizer, rows, gen, row_adapters, lead.device)
         for i, s, e in spans:
             # Each agent keeps only its rows; strip the left padding the other agents' prompts added.
             keep = mask[s:e].any(0)
@@ -262,21 +359,81 @@ def sample_completions(agents: Sequence[Agent], prompts: Sequence[Sequence[str]]
 def completion_logprobs(agent: Agent, c: Completions) -> torch.Tensor:
     """sum_t log pi_i(a_t | prompt, a_<t) over each row's completion tokens (padding masked), (B,).
 
-    One forward pass over [prompt; completion] for all rows. Position ids are computed from the
-    attention mask, as `generate` does, so left padding does not shift RoPE positions. Only the
-    completion positions' logits are materialised (`logits_to_keep`).
+    All rows in one batch: each distinct prompt is run once and the completions on top of its KV
+    cache (or, when no prompt repeats, one forward over [prompt; completion]). Position ids are
+    computed from the attention mask, as `generate` does, so left padding does not shift RoPE
+    positions. Only the completion positions' logits are materialised.
     """
-    return _logprobs(agent.model, c, agent.forward_kwargs(c.prompt_ids.shape[0]))
+    rows = None if agent.adapter is None else [agent.adapter] * c.prompt_ids.shape[0]
+    return _logprobs(agent.model, c, rows)
 
 
-def _logprobs(model, c: Completions, extra: dict) -> torch.Tensor:
-    ids = torch.cat([c.prompt_ids, c.completion_ids], dim=1)
+def _prompt_runs(prompt_ids: torch.Tensor, prompt_mask: torch.Tensor,
+                 row_adapters: Optional[Sequence[str]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Runs of consecutive rows with the same prompt (and adapter): the G samples of one prompt.
+    Returns the first row of each run and, for every row, the index of its run.
+
+    >>> s, inv = _prompt_runs(torch.tensor([[1, 2], [1, 2], [3, 4]]), torch.ones(3, 2), None)
+    >>> s.tolist(), inv.tolist()
+    ([0, 2], [0, 0, 1])
+    """
+    B = prompt_ids.shape[0]
+    new = torch.ones(B, dtype=torch.bool, device=prompt_ids.device)
+    if B > 1:
+        new[1:] = (prompt_ids[1:] != prompt_ids[:-1]).any(-1) | (prompt_mask[1:] != prompt_mask[:-1]).any(-1)
+        if row_adapters is not None:
+            new[1:] |= torch.tensor([a != b for a, b in zip(row_adapters[1:], row_adapters[:-1])], device=new.device)
+    return new.nonzero().squeeze(-1), new.long().cumsum(0) - 1
+
+
+def _checkpointing(model) -> bool:
+    """Gradient checkpointing is active (transformers then turns the KV cache off)."""
+    return model.training and any(getattr(m, "gradient_checkpointing", False) is True for m in model.modules())
+
+
+def _shared_prompt_cache(model, ids, mask, row_adapters, starts, inverse):
+    """Run each distinct prompt ONCE (not once per sample) and give every row a copy of its prompt's
+    KV cache (`Cache.batch_select_indices`, differentiable). Returns the cache and the logits at each
+    row's last prompt token, or None when the model's cache cannot do it."""
+    u_adapters = None if row_adapters is None else [row_adapters[i] for i in starts.tolist()]
+    u_mask = mask[starts]
+    pos = (u_mask.cumsum(-1) - 1).clamp(min=0)
+    with adapter_rows(model, u_adapters) as extra:
+        out = model(input_ids=ids[starts], attention_mask=u_mask, position_ids=pos, use_cache=True, logits_to_keep=1,
+                    **extra)
+    cache = out.past_key_values
+    if cache is None or not hasattr(cache, "batch_select_indices"):
+        return None
+    cache.batch_select_indices(inverse)
+    return cache, out.logits[:, -1][inverse]
+
+
+def _logprobs(model, c: Completions, row_adapters: Optional[Sequence[str]]) -> torch.Tensor:
+    """sum_t log pi(a_t | prompt, a_<t) per row. The G rows of one prompt share one prompt forward
+    (its KV cache is copied to each row), so the prompt is computed once per agent and node instead
+    of G times: the same values (tested against a plain forward over [prompt; completion]), and
+    gradients flow through the shared prompt states exactly as through G copies."""
+    C = c.completion_ids.shape[1]
     attn = torch.cat([c.prompt_mask, c.completion_mask.to(c.prompt_mask.dtype)], dim=1)
     pos = (attn.cumsum(-1) - 1).clamp(min=0)
-    C = c.completion_ids.shape[1]
-    out = model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=False, logits_to_keep=C + 1, **extra)
-    logits = out.logits[:, -(C + 1):-1, :].float()  # logits at t predict token t+1
-    logp = torch.log_softmax(logits, dim=-1).gather(-1, c.completion_ids.unsqueeze(-1)).squeeze(-1)
+    starts, inverse = _prompt_runs(c.prompt_ids, c.prompt_mask, row_adapters)
+    shared = None
+    if len(starts) < len(inverse) and C > 1 and not _checkpointing(model):
+        shared = _shared_prompt_cache(model, c.prompt_ids, c.prompt_mask, row_adapters, starts, inverse)
+    if shared is None:  # one forward over [prompt; completion] for all rows
+        ids = torch.cat([c.prompt_ids, c.completion_ids], dim=1)
+        with adapter_rows(model, row_adapters) as extra:
+            out = model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=False, logits_to_keep=C + 1,
+                        **extra)
+        logits = out.logits[:, -(C + 1):-1, :]  # logits at t predict token t+1
+    else:  # the completions (all but the last token) on top of the shared prompt cache
+        cache, first = shared
+        P = c.prompt_ids.shape[1]
+        with adapter_rows(model, row_adapters) as extra:
+            out = model(input_ids=c.completion_ids[:, :-1], attention_mask=attn[:, :-1], position_ids=pos[:, P:-1],
+                        past_key_values=cache, use_cache=True, **extra)
+        logits = torch.cat([first[:, None], out.logits], dim=1)
+    logp = torch.log_softmax(logits.float(), dim=-1).gather(-1, c.completion_ids.unsqueeze(-1)).squeeze(-1)
     return (logp * c.completion_mask).sum(-1)
 
 
@@ -305,7 +462,7 @@ def team_logprobs(agents: Sequence[Agent], comps: Sequence[Completions]) -> list
         lead = agents[members[0]]
         merged = _stack([comps[i] for i in members], lead.tokenizer.pad_token_id)
         names = [agents[i].adapter for i in members for _ in range(comps[i].prompt_ids.shape[0])]
-        logp = _logprobs(lead.model, merged, {"adapter_names": names})
+        logp = _logprobs(lead.model, merged, names)
         for i, part in zip(members, logp.split([comps[i].prompt_ids.shape[0] for i in members])):
             out[i] = part
     return out  # type: ignore[return-value]

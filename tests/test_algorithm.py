@@ -105,6 +105,107 @@ def test_team_logprobs_one_pass_equals_per_agent_passes_values_and_gradients(mak
         assert all(torch.allclose(u, v, atol=1e-4) for u, v in zip(g_team, g_alone))
 
 
+def test_adapter_rows_equals_peft_mixed_adapter_batches(make_model, small_tokenizer):
+    # Our slice-and-hook routing (agents.adapter_rows) must compute exactly what peft's own
+    # mixed-adapter batch (adapter_names=...) computes: logits, gradients, and sampled tokens.
+    from magrpo_edu.agents import adapter_rows
+
+    tok = small_tokenizer
+    agents = lora_agents(make_model(), 2, tokenizer=tok)
+    model = agents[0].model
+    torch.manual_seed(2)
+    for a in agents:
+        for p in a.trainable_parameters():
+            p.data.normal_(0, 0.3)
+    names = ["agent_0", "agent_0", "agent_1", "agent_1", "agent_0"]  # three spans, one not contiguous
+    enc = tok(["hi there", "a longer prompt here", "x", "y y y", "z"], return_tensors="pt", padding=True)
+    params = [p for a in agents for p in a.trainable_parameters()]
+
+    ref = model(**enc, adapter_names=names).logits
+    g_ref = torch.autograd.grad(ref.square().mean(), params)
+    with adapter_rows(model, names) as extra:
+        assert extra == {"adapter_names": ["__base__"] * 5}  # peft computes the base only
+        ours = model(**enc, **extra).logits
+    g_ours = torch.autograd.grad(ours.square().mean(), params)
+    assert torch.allclose(ours, ref, atol=1e-5)
+    assert all(torch.allclose(u, v, atol=1e-5) for u, v in zip(g_ours, g_ref))
+    base = model(**enc, adapter_names=["__base__"] * 5).logits  # the hooks are gone afterwards
+    assert not torch.allclose(base, ref, atol=1e-3)
+
+    gen = dict(do_sample=True, max_new_tokens=6, min_new_tokens=6, pad_token_id=tok.pad_token_id)
+    torch.manual_seed(3)
+    with torch.inference_mode():
+        want = model.generate(**enc, adapter_names=names, **gen)
+    torch.manual_seed(3)
+    with torch.inference_mode(), adapter_rows(model, names) as extra:
+        got = model.generate(**enc, **extra, **gen)
+    assert torch.equal(got, want)
+
+
+def test_shared_prompt_forward_equals_row_by_row_forward(make_model, small_tokenizer, monkeypatch):
+    # The G rows of one prompt share one prompt forward (agents._shared_prompt_cache); values and
+    # gradients must equal a plain forward of each row alone, with left padding, EOS and two adapters.
+    import magrpo_edu.agents as A
+
+    tok = small_tokenizer
+    agents = lora_agents(make_model(), 2, tokenizer=tok)
+    torch.manual_seed(4)
+    for a in agents:
+        for p in a.trainable_parameters():
+            p.data.normal_(0, 0.3)
+    G = 3
+    def comps(prompts):
+        enc = tok([p for p in prompts for _ in range(G)], return_tensors="pt", padding=True)
+        comp = torch.randint(5, len(tok), (len(prompts) * G, 5))
+        comp[1, 2] = tok.eos_token_id  # one row stops early: its tail is masked
+        return Completions(enc["input_ids"], enc["attention_mask"], comp, completion_mask(comp, tok.eos_token_id), ["?"] * len(comp))
+    cs = [comps(["short", "a much longer prompt for this agent"]), comps(["x y", "z"])]
+    calls = []
+    real = A._shared_prompt_cache
+    monkeypatch.setattr(A, "_shared_prompt_cache", lambda *a, **k: calls.append(1) or real(*a, **k))
+    team = A.team_logprobs(agents, cs)
+    assert calls == [1]  # one shared prompt pass for the whole team
+    params = [p for a in agents for p in a.trainable_parameters()]
+    g_team = torch.autograd.grad(sum(t.square().sum() for t in team), params)
+    rows = []
+    for a, c in zip(agents, cs):
+        rows.append(torch.cat([A.completion_logprobs(a, Completions(c.prompt_ids[r:r + 1], c.prompt_mask[r:r + 1],
+                               c.completion_ids[r:r + 1], c.completion_mask[r:r + 1], ["?"])) for r in range(len(c.texts))]))
+    assert calls == [1]  # a single row has nothing to share: the plain path
+    g_rows = torch.autograd.grad(sum(t.square().sum() for t in rows), params)
+    for x, y in zip(team, rows):
+        assert torch.allclose(x, y, atol=1e-4), (x, y)
+    for u, v in zip(g_team, g_rows):  # gradients of size ~100: compare relative to each tensor's scale
+        assert (u - v).abs().max() <= 1e-5 * v.abs().max() + 1e-6
+
+
+def test_sampling_with_a_shared_prefill_draws_what_generate_draws(make_model, small_tokenizer):
+    # sample_completions prefills each distinct prompt once and copies its cache to the G rows; with
+    # the same seed it must draw exactly the tokens of a plain generate over all rows.
+    from magrpo_edu.agents import sample_completions
+
+    tok = small_tokenizer
+    agents = lora_agents(make_model(), 2, tokenizer=tok)
+    torch.manual_seed(5)
+    for a in agents:
+        for p in a.trainable_parameters():
+            p.data.normal_(0, 0.3)
+    cfg = MAGRPOConfig(num_generations=3, max_new_tokens=6, temperature=1.0, top_p=1.0, top_k=0)
+    prompts = [["short", "a much longer prompt"], ["x y"]]
+    torch.manual_seed(6)
+    got = sample_completions(agents, prompts, 3, cfg)
+    rows = [p for ps in prompts for p in ps for _ in range(3)]
+    names = ["agent_0"] * 6 + ["agent_1"] * 3
+    enc = tok(rows, return_tensors="pt", padding=True)
+    torch.manual_seed(6)
+    with torch.inference_mode():
+        want = agents[0].model.generate(**enc, adapter_names=names, do_sample=True, max_new_tokens=6, temperature=1.0,
+                                         top_p=1.0, top_k=0, pad_token_id=tok.pad_token_id)[:, enc["input_ids"].shape[1]:]
+    want = want.masked_fill(completion_mask(want, tok.eos_token_id) == 0, tok.pad_token_id)
+    W = want.shape[1]
+    assert torch.equal(got[0].completion_ids[:, :W], want[:6]) and torch.equal(got[1].completion_ids[:, :W], want[6:])
+
+
 # ---- the reward contract ------------------------------------------------------------------------------
 def test_reward_contract_happy_path_with_components():
     def fn(completions, row):

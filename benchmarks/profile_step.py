@@ -31,11 +31,13 @@ def main(argv=None):
     ap.add_argument("--model", default="smollm2-135m", choices=list(ss.SHAPES))
     ap.add_argument("--target", nargs="+", default=["all-linear"], help="LoRA target modules")
     ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"], help="dtype of the frozen base")
     ap.add_argument("--out", default=str(HERE / "PROFILE.md"))
     args = ap.parse_args(argv)
     target = args.target[0] if args.target == ["all-linear"] else args.target
     tok = ss.tokenizer()
-    agents = lora_agents(ss.build(args.model, tok, torch.float32, "cpu"), 2, tokenizer=tok, target_modules=target)
+    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}[args.dtype]
+    agents = lora_agents(ss.build(args.model, tok, dtype, "cpu"), 2, tokenizer=tok, target_modules=target)
     for a in agents:
         a.generation_kwargs = {"min_new_tokens": 32}
     cfg = MAGRPOConfig(num_generations=ss.G, max_new_tokens=32, max_steps=args.steps + 2, progress=False,
@@ -73,7 +75,7 @@ def main(argv=None):
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
         tr.training_step()
     top = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=15, max_name_column_width=50)
-    lines = [f"# Where a MAGRPO step's time goes ({args.model}, LoRA {target}, CPU)", "",
+    lines = [f"# Where a MAGRPO step's time goes ({args.model}, LoRA {target}, {args.dtype} base, CPU)", "",
              f"Measured {time.strftime('%Y-%m-%d %H:%M %Z')}, {torch.get_num_threads()} torch threads, torch {torch.__version__}. "
              f"Command: `python benchmarks/profile_step.py {' '.join(argv if argv is not None else sys.argv[1:])}`", "",
              f"Median step {step:.2f} s over {args.steps} steps (one warm-up step before).", "",

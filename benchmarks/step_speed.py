@@ -15,6 +15,8 @@ Methods (each runs in its own subprocess, so peak memory is per method):
   floor-2              the same loop for two separate full models
   magrpo-edu-lora      magrpo-edu's default: one frozen base + one LoRA adapter per agent, both
                        agents' rows sampled in ONE generate call, full MAGRPO step (trainer.training_step)
+  magrpo-edu-lora-bf16 the same with the frozen base in bfloat16 (adapters, log-softmax and optimiser in fp32):
+                       NOT the same precision as the others, reported beside them, not instead of them
   magrpo-edu-separate  magrpo-edu with two full copies, full fine-tuning (the same work as CoMLRL)
   comlrl               CoMLRL's MAGRPOTrainer (PyPI comlrl), two full copies, num_turns=1,
                        rollout_buffer_size=1, temperature 1 / top_p 1 / top_k off
@@ -41,7 +43,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-METHODS = ["floor-1", "floor-2", "magrpo-edu-lora", "magrpo-edu-separate", "comlrl", "trl-1"]
+METHODS = ["floor-1", "floor-2", "magrpo-edu-lora", "magrpo-edu-lora-bf16", "magrpo-edu-separate", "comlrl", "trl-1"]
 SHAPES = {  # name -> (config class, kwargs); vocabularies as in the real models
     "tiny": ("llama", dict(hidden_size=128, intermediate_size=352, num_hidden_layers=4, num_attention_heads=4,
                            num_key_value_heads=4, vocab_size=2048, tie_word_embeddings=True)),
@@ -148,8 +150,12 @@ def run_floor(n_agents, shape, tok, dtype, device, steps, N, lr=1e-5):
 def run_magrpo_edu(mode, shape, tok, dtype, device, steps, N):
     from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents, separate_agents
 
+    if mode == "lora-bf16":
+        import torch
+
+        dtype = torch.bfloat16
     base = build(shape, tok, dtype, device)
-    if mode == "lora":
+    if mode.startswith("lora"):
         agents = lora_agents(base, 2, tokenizer=tok)
         lr = 1e-4
     else:
@@ -264,7 +270,7 @@ def worker(method: str, shape: str, device: str, dtype_name: str, steps: int, wa
     if method in ("floor-1", "floor-2"):
         times = run_floor(int(method[-1]), shape, tok, dtype, device, total, N)
     elif method.startswith("magrpo-edu-"):
-        times = run_magrpo_edu(method.split("-")[-1], shape, tok, dtype, device, total, N)
+        times = run_magrpo_edu(method[len("magrpo-edu-"):], shape, tok, dtype, device, total, N)
     elif method == "comlrl":
         times = run_comlrl(shape, tok, dtype, device, total, N)
     elif method == "trl-1":
@@ -318,6 +324,9 @@ RATIOS = [  # (label, numerator, denominator, factor, key)
     ("magrpo-edu LoRA 2-agent / floor 1-agent", "magrpo-edu-lora", "floor-1", 1.0, "median_s"),
     ("magrpo-edu separate / floor 2-agent", "magrpo-edu-separate", "floor-2", 1.0, "median_s"),
     ("magrpo-edu LoRA / CoMLRL (peak memory)", "magrpo-edu-lora", "comlrl", 1.0, "peak_mb"),
+    ("magrpo-edu LoRA, bf16 base / CoMLRL fp32 (time)", "magrpo-edu-lora-bf16", "comlrl", 1.0, "median_s"),
+    ("magrpo-edu LoRA, bf16 base / floor 1-agent fp32", "magrpo-edu-lora-bf16", "floor-1", 1.0, "median_s"),
+    ("magrpo-edu LoRA, bf16 base / CoMLRL fp32 (peak memory)", "magrpo-edu-lora-bf16", "comlrl", 1.0, "peak_mb"),
 ]
 
 
@@ -336,6 +345,7 @@ def write_report(results, meta, out: Path):
              "| model | method | agents | trains | median s/step | min s/step | " + mem + " |",
              "|---|---|---|---|---|---|---|"]
     what = {"floor-1": (1, "full"), "floor-2": (2, "full"), "magrpo-edu-lora": (2, "LoRA r=8, shared base"),
+            "magrpo-edu-lora-bf16": (2, "LoRA r=8, shared bf16 base"),
             "magrpo-edu-separate": (2, "full, 2 copies"), "comlrl": (2, "full, 2 copies"), "trl-1": (1, "full")}
     for r in results:
         n, trains = what[r["method"]]

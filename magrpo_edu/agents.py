@@ -228,7 +228,7 @@ def adapter_rows(model, row_adapters: Optional[Sequence[str]]):
 
     peft's mixed-adapter batch (`adapter_names=row_adapters`) gathers and scatters each adapter's rows
     with index tensors, in every LoRA layer at every decoding step: aten::index + index_put were ~12%
-    of a SmolLM2-135M step (benchmarks/PROFILE.md). Our rows are agent-major - each agent's rows are
+    of a SmolLM2-135M step before this helper (benchmarks/PROFILE.md, in the git history). Our rows are agent-major - each agent's rows are
     one contiguous block - so a slice (a view: no copy) does the same job. peft computes the frozen
     base alone (rows named "__base__", its name for "no adapter"), and a forward hook on each LoRA
     Linear adds scaling * B(A(x[s:e])) to rows s:e: the same function (tests/test_algorithm.py checks
@@ -452,8 +452,8 @@ def _stack(parts: Sequence[Completions], pad_id: int) -> Completions:
 
 def team_logprobs(agents: Sequence[Agent], comps: Sequence[Completions]) -> list[torch.Tensor]:
     """`completion_logprobs` of every agent i on `comps[i]`. Agents that share one peft base go
-    through ONE forward pass: all their rows in one batch, each row routed through its own agent's
-    adapter (peft's mixed-adapter batch); other agents get one pass each. Same values, fewer passes."""
+    through ONE batch: all their rows together, each row routed through its own agent's adapter
+    (`adapter_rows`); other agents get one batch each. Same values, fewer passes."""
     out: list[Optional[torch.Tensor]] = [None] * len(agents)
     for members in shared_base_groups(agents):
         if len(members) == 1:

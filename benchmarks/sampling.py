@@ -6,10 +6,10 @@
 Same workload in both modes: 2 agents (one LoRA adapter each on a shared frozen base), G = 4,
 one prompt of about 64 tokens per step, exactly N new tokens (min_new_tokens = max_new_tokens),
 a full MAGRPO step (sampling, reward, advantages, per-agent loss and AdamW step).
-  batched:   both agents' 2 x G rows in ONE generate call (peft mixed-adapter batch)
+  batched:   both agents' 2 x G rows in ONE generate call (agents.adapter_rows)
   per-agent: one generate call per agent (config.batch_agents = False)
-Models: the embedded tiny model (~1M parameters) and a randomly initialised Llama with the shape of
-SmolLM2-135M (weights do not matter for speed; its vocabulary is sampled but decodes to little).
+Models: randomly initialised Llamas of the shapes in benchmarks/step_speed.py (a ~1M-parameter one
+and SmolLM2-135M's; weights do not matter for speed).
 This script measures and records; it asserts nothing about time.
 """
 from __future__ import annotations
@@ -18,36 +18,18 @@ import argparse
 import json
 import platform
 import statistics
+import sys
 import time
 from pathlib import Path
 
 import torch
 
-from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents
-from magrpo_edu.models import load_model
-
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 
+import step_speed as ss  # noqa: E402  (the shared model shapes, tokenizer and prompt)
 
-def smollm2_shaped(tokenizer):
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    cfg = LlamaConfig(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
-                      num_attention_heads=9, num_key_value_heads=3, max_position_embeddings=2048,
-                      tie_word_embeddings=True, rms_norm_eps=1e-5, rope_theta=100000.0,
-                      bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-                      pad_token_id=tokenizer.pad_token_id)
-    torch.manual_seed(0)
-    return LlamaForCausalLM(cfg).eval()
-
-
-def prompt_of(tokenizer, n_tokens: int = 64) -> str:
-    words = "my roommate never cleans the kitchen and I do not know what to do about it".split()
-    text, i = "", 0
-    while len(tokenizer(text)["input_ids"]) < n_tokens:
-        text += words[i % len(words)] + " "
-        i += 1
-    return text
+from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents  # noqa: E402
 
 
 def time_steps(model, tok, batched: bool, steps: int, new_tokens: int, G: int = 4) -> list[float]:
@@ -56,7 +38,7 @@ def time_steps(model, tok, batched: bool, steps: int, new_tokens: int, G: int = 
         a.generation_kwargs = {"min_new_tokens": new_tokens}
     cfg = MAGRPOConfig(num_generations=G, max_new_tokens=new_tokens, max_steps=steps + 1, learning_rate=1e-4,
                        progress=False, batch_agents=batched, sample_log_size=0)
-    p = prompt_of(tok)
+    p = ss.prompt_text(tok)
     rows = [{"p": p}]
     reward = lambda completions, row: [float(len(b) - len(a)) for a, b in zip(*completions)]  # noqa: E731
     tr = MAGRPOTrainer(agents, reward, [lambda r: r["p"], lambda r: r["p"]], rows, cfg)
@@ -70,7 +52,7 @@ def time_steps(model, tok, batched: bool, steps: int, new_tokens: int, G: int = 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--models", nargs="+", default=["tiny", "smollm2-135m-shape"])
+    ap.add_argument("--models", nargs="+", default=["tiny", "smollm2-135m"], choices=list(ss.SHAPES))
     ap.add_argument("--steps", type=int, default=6)
     ap.add_argument("--new-tokens", type=int, default=32)
     ap.add_argument("--out", default=str(HERE / "sampling_results"))
@@ -80,9 +62,8 @@ def main(argv=None):
     for name in args.models:
         steps = args.steps if name == "tiny" else max(3, args.steps // 2)
         for batched in (True, False):
-            model, tok = load_model("tiny")  # peft wraps the base in place: a fresh one per mode
-            if name != "tiny":
-                model = smollm2_shaped(tok)
+            tok = ss.tokenizer()
+            model = ss.build(name, tok, torch.float32, "cpu")  # peft wraps the base in place: a fresh one per mode
             n_params = sum(p.numel() for p in model.parameters())
             ts = time_steps(model, tok, batched, steps, args.new_tokens)
             rec = dict(model=name, params=n_params, mode="batched" if batched else "per-agent", steps=len(ts),

@@ -257,8 +257,9 @@ def adapter_rows(model, row_adapters: Optional[Sequence[str]]):
 
         def add_adapters(module, args, output):  # output = the frozen base's x W^T (+ b)
             x = args[0]
-            if x.shape[0] != n_rows:  # e.g. a beam-search expansion: not routed here
-                raise RuntimeError(f"adapter_rows: a batch of {x.shape[0]} rows met {n_rows} adapter names.")
+            if x.shape[0] != n_rows:  # a call that expands the batch (beam search): route with adapter_names=
+                raise RuntimeError(f"adapter_rows: a batch of {x.shape[0]} rows met {n_rows} adapter names; "
+                                   "for calls that expand the batch pass peft's adapter_names= instead.")
             for s, e, a, b, drop, scale in plan:
                 output[s:e] += (b(a(drop(x[s:e].to(a.weight.dtype)))) * scale).to(output.dtype)
             return output
@@ -278,6 +279,12 @@ def _generate(model, tokenizer, prompts: list[str], gen: dict, row_adapters, dev
     then continues - the prompt is not recomputed G times."""
     enc = tokenizer(prompts, return_tensors="pt", padding=True)
     ids, mask = enc["input_ids"].to(device), enc["attention_mask"].to(device)
+    if gen.get("num_beams", 1) > 1:  # beam search expands the batch inside generate: peft's own routing
+        with torch.inference_mode():
+            out = model.generate(input_ids=ids, attention_mask=mask, do_sample=True, use_cache=True,
+                                 pad_token_id=tokenizer.pad_token_id, **gen,
+                                 **({"adapter_names": list(row_adapters)} if row_adapters is not None else {}))
+        return ids, mask, out[:, ids.shape[1]:]
     starts, inverse = _prompt_runs(ids, mask, row_adapters)
     shared = {}
     with torch.inference_mode():

@@ -206,6 +206,19 @@ def test_sampling_with_a_shared_prefill_draws_what_generate_draws(make_model, sm
     assert torch.equal(got[0].completion_ids[:, :W], want[:6]) and torch.equal(got[1].completion_ids[:, :W], want[6:])
 
 
+def test_beam_search_with_lora_agents_falls_back_to_peft_routing(make_model, small_tokenizer):
+    # num_beams > 1 expands the batch inside generate, which slice routing cannot follow: sampling
+    # must then use peft's own adapter_names= routing, and still return G rows per prompt per agent.
+    from magrpo_edu.agents import sample_completions
+
+    agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer)
+    for a in agents:
+        a.generation_kwargs = {"num_beams": 2}
+    out = sample_completions(agents, [["short", "a much longer prompt"], ["x y"]], 3,
+                             MAGRPOConfig(num_generations=3, max_new_tokens=4))
+    assert [c.completion_ids.shape[0] for c in out] == [6, 3]
+
+
 # ---- the reward contract ------------------------------------------------------------------------------
 def test_reward_contract_happy_path_with_components():
     def fn(completions, row):

@@ -33,7 +33,7 @@ plain computation, values and gradients; benchmarks/RESULTS.md and PROFILE.md me
 from __future__ import annotations
 
 import copy
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
@@ -228,8 +228,9 @@ def adapter_rows(model, row_adapters: Optional[Sequence[str]]):
 
     peft's mixed-adapter batch (`adapter_names=row_adapters`) gathers and scatters each adapter's rows
     with index tensors, in every LoRA layer at every decoding step: aten::index + index_put were ~12%
-    of a SmolLM2-135M step before this helper (benchmarks/PROFILE.md, in the git history). Our rows are agent-major - each agent's rows are
-    one contiguous block - so a slice (a view: no copy) does the same job. peft computes the frozen
+    of a SmolLM2-135M step before this helper (benchmarks/PROFILE.md, in the git history). Our rows
+    are agent-major - each agent's rows are one contiguous block - so a slice (a view: no copy) does
+    the same job. peft computes the frozen
     base alone (rows named "__base__", its name for "no adapter"), and a forward hook on each LoRA
     Linear adds scaling * B(A(x[s:e])) to rows s:e: the same function (tests/test_algorithm.py checks
     values and gradients against peft's own path), fewer and cheaper operations.
@@ -279,26 +280,17 @@ def _generate(model, tokenizer, prompts: list[str], gen: dict, row_adapters, dev
     then continues - the prompt is not recomputed G times."""
     enc = tokenizer(prompts, return_tensors="pt", padding=True)
     ids, mask = enc["input_ids"].to(device), enc["attention_mask"].to(device)
-    if gen.get("num_beams", 1) > 1:  # beam search expands the batch inside generate: peft's own routing
-        with torch.inference_mode():
-            out = model.generate(input_ids=ids, attention_mask=mask, do_sample=True, use_cache=True,
-                                 pad_token_id=tokenizer.pad_token_id, **gen,
-                                 **({"adapter_names": list(row_adapters)} if row_adapters is not None else {}))
-        return ids, mask, out[:, ids.shape[1]:]
-    starts, inverse = _prompt_runs(ids, mask, row_adapters)
+    beams = gen.get("num_beams", 1) > 1  # beam search expands the batch inside generate: peft's own routing
     shared = {}
     with torch.inference_mode():
-        if len(starts) < len(inverse) and bool(mask[starts, :-1].any(-1).all()):
-            u_adapters = None if row_adapters is None else [row_adapters[i] for i in starts.tolist()]
-            u_mask = mask[starts, :-1]
-            with adapter_rows(model, u_adapters) as extra:
-                cache = model(input_ids=ids[starts, :-1], attention_mask=u_mask,
-                              position_ids=(u_mask.cumsum(-1) - 1).clamp(min=0), use_cache=True, logits_to_keep=1,
-                              **extra).past_key_values
-            if cache is not None and hasattr(cache, "batch_select_indices"):
-                cache.batch_select_indices(inverse)
-                shared = {"past_key_values": cache}
-        with adapter_rows(model, row_adapters) as extra:
+        starts, inverse = _prompt_runs(ids, mask, row_adapters)
+        if not beams and len(starts) < len(inverse) and bool(mask[starts, :-1].any(-1).all()):
+            prefill = _shared_prompt_cache(model, ids[:, :-1], mask[:, :-1], row_adapters, starts, inverse)
+            if prefill is not None:
+                shared = {"past_key_values": prefill[0]}
+        routing = (nullcontext({} if row_adapters is None else {"adapter_names": list(row_adapters)}) if beams
+                   else adapter_rows(model, row_adapters))
+        with routing as extra:
             out = model.generate(input_ids=ids, attention_mask=mask, do_sample=True, use_cache=True,
                                  pad_token_id=tokenizer.pad_token_id, **gen, **extra, **shared)
     return ids, mask, out[:, ids.shape[1]:]

@@ -56,6 +56,17 @@ def test_returns_on_a_hand_made_tree():
     assert root.children[0].returns.tolist() == [1.0, 3.0]
 
 
+def two_distinct_lora_agents(model, tok, seed: int):
+    """Two LoRA agents whose adapters differ (random A and B, drawn with `seed`): B = 0 at
+    initialisation would make every adapter the identity and hide routing mistakes."""
+    agents = lora_agents(model, 2, tokenizer=tok)
+    torch.manual_seed(seed)
+    for a in agents:
+        for p in a.trainable_parameters():
+            p.data.normal_(0, 0.3)
+    return agents
+
+
 def test_logprobs_ignore_padding_and_post_eos_tokens(make_model, small_tokenizer):
     tok = small_tokenizer
     agents = lora_agents(make_model(), 1, tokenizer=tok)
@@ -81,11 +92,7 @@ def test_team_logprobs_one_pass_equals_per_agent_passes_values_and_gradients(mak
     from magrpo_edu.agents import team_logprobs
 
     tok = small_tokenizer
-    agents = lora_agents(make_model(), 2, tokenizer=tok)
-    torch.manual_seed(1)
-    for a in agents:
-        for p in a.trainable_parameters():
-            p.data.normal_(0, 0.3)
+    agents = two_distinct_lora_agents(make_model(), tok, seed=1)
     def comps(prompts, comp):
         enc = tok(prompts, return_tensors="pt", padding=True)
         return Completions(enc["input_ids"], enc["attention_mask"], comp, completion_mask(comp, tok.eos_token_id), ["?"] * len(prompts))
@@ -111,12 +118,8 @@ def test_adapter_rows_equals_peft_mixed_adapter_batches(make_model, small_tokeni
     from magrpo_edu.agents import adapter_rows
 
     tok = small_tokenizer
-    agents = lora_agents(make_model(), 2, tokenizer=tok)
+    agents = two_distinct_lora_agents(make_model(), tok, seed=2)
     model = agents[0].model
-    torch.manual_seed(2)
-    for a in agents:
-        for p in a.trainable_parameters():
-            p.data.normal_(0, 0.3)
     names = ["agent_0", "agent_0", "agent_1", "agent_1", "agent_0"]  # three spans, one not contiguous
     enc = tok(["hi there", "a longer prompt here", "x", "y y y", "z"], return_tensors="pt", padding=True)
     params = [p for a in agents for p in a.trainable_parameters()]
@@ -148,11 +151,7 @@ def test_shared_prompt_forward_equals_row_by_row_forward(make_model, small_token
     import magrpo_edu.agents as A
 
     tok = small_tokenizer
-    agents = lora_agents(make_model(), 2, tokenizer=tok)
-    torch.manual_seed(4)
-    for a in agents:
-        for p in a.trainable_parameters():
-            p.data.normal_(0, 0.3)
+    agents = two_distinct_lora_agents(make_model(), tok, seed=4)
     G = 3
     def comps(prompts):
         enc = tok([p for p in prompts for _ in range(G)], return_tensors="pt", padding=True)
@@ -185,11 +184,7 @@ def test_sampling_with_a_shared_prefill_draws_what_generate_draws(make_model, sm
     from magrpo_edu.agents import sample_completions
 
     tok = small_tokenizer
-    agents = lora_agents(make_model(), 2, tokenizer=tok)
-    torch.manual_seed(5)
-    for a in agents:
-        for p in a.trainable_parameters():
-            p.data.normal_(0, 0.3)
+    agents = two_distinct_lora_agents(make_model(), tok, seed=5)
     cfg = MAGRPOConfig(num_generations=3, max_new_tokens=6, temperature=1.0, top_p=1.0, top_k=0)
     prompts = [["short", "a much longer prompt"], ["x y"]]
     torch.manual_seed(6)

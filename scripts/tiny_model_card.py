@@ -60,10 +60,15 @@ def write_card() -> str:
         for task, r in ev.items():
             if r.get("trajectory"):
                 lines.append(f"- {task}: " + ", ".join(f"{s}: {v:.3f}" for s, v in r["trajectory"]))
-        lines += ["", "MAGRPO here has no KL term and a high LoRA learning rate (2e-3): runs peak and can then drift. A",
-                  "250-step TL;DR run of the same setting rose like the one above and then fell back to 1.183 at step",
-                  "250 (agent 2 degenerates into repeated rare words that game the vocabulary level); the table",
-                  "reports the 150-step run, chosen from that run's training curve, and says so.", ""]
+        lines += ["", "MAGRPO here has no KL term and a high LoRA learning rate (2e-3): runs peak and can then drift. An",
+                  "earlier 250-step TL;DR run of the same setting rose like the one above and then fell back to 1.183 at",
+                  "step 250 (agent 2 degenerates into repeated rare words that game the vocabulary level); the 150-step",
+                  "length was chosen from that earlier run's training curve and kept since."]
+        for task, r in ev.items():
+            peak_step, peak = max(r.get("trajectory", []), key=lambda sv: sv[1], default=(0, 0.0))
+            if peak - r["after"]["eval/reward"] > 0.05:
+                lines.append(f"In this run {task} peaked at step {peak_step} ({peak:.3f}) and ended at {r['after']['eval/reward']:.3f}.")
+        lines.append("")
         for task, r in ev.items():
             comps = sorted(k for k in r["after"] if k.startswith("eval/reward/"))
             if comps:
@@ -79,14 +84,24 @@ def write_card() -> str:
         if "arxiv" in ev and ev["arxiv"]["after"]["eval/reward"] == 0:
             lines += ["Honest limitation: the arXiv reward stayed 0 (its first level asks for 128-256 words from EACH agent),",
                       "so MAGRPO got no signal on that task.", ""]
-        if "coding" in ev and ev["coding"]["after"]["eval/reward"] <= ev["coding"]["before"]["eval/reward"]:
-            lines += ["Honest limitation: MAGRPO did not raise the coding reward on the held-out families (never in the",
-                      "corpus). The model does not copy a function name it has never seen from the prompt's signature: it",
-                      "writes a function it memorised, under that function's name, so the entry point is 'missing' and the",
-                      "pair earns only the aux level (0.4); with no variation in the group there is no advantage to learn",
-                      "from. (Tried and dropped: pretraining with randomly renamed entry points, and 400 extra steps on",
-                      "renamed problems only; neither taught this 4-layer model to copy names.) On the training families",
-                      "MAGRPO does raise the reward (notebook 04); unseen functions need a real code model (notebook 07).", ""]
+        if "coding" in ev and ev["coding"]["after"].get("eval/reward/main_defined", 1) < 0.1:
+            lines += ["Honest limitation: on the held-out families (never in the corpus) MAGRPO does not clearly raise the",
+                      "coding reward. The model does not copy a function name it has never seen from the prompt's signature:",
+                      "it writes a function it memorised, under that function's name, so the entry point is 'missing'",
+                      "(main_defined above) and the pair earns little more than the aux level (0.4); with little variation",
+                      "in the group there is little advantage to learn from. On the training families MAGRPO does raise the",
+                      "reward (notebooks 04 and 05); unseen functions need a real code model (notebook 07).", "",
+                      "Tried and dropped (pretraining runs of this size, probed for copying; (2)-(4) took 640-760 s each):",
+                      "(1) randomly renamed entry points, and 400 extra steps on renamed problems only; (2) half the coding",
+                      "documents composed from parts (13 aggregations x 40 item predicates and transforms, 174 compositions,",
+                      "none a held-out family in disguise) under descriptive names: held-out reward 0.503 -> 0.434 after 150",
+                      "steps, entry point written in 3% of answers; (3) as (2) plus neutral names (`scan_records`) for 60%",
+                      "of the problems, varied argument names, code followed by `assert name(...) == value` lines, 1400",
+                      "steps; (4) as (3) plus call chains of made-up names (`def kavon_tos(ter): ...`). In (3) and (4) the",
+                      "model copies the FIRST token of a defined name (p = 0.78-0.98 after `assert`) but not the rest",
+                      "(p = 0.02 for `records` in `scan_records`, at every repetition): it learns a 'name after def'",
+                      "lookup, not a general copy (induction) head. Next to try: a deeper or wider model with longer",
+                      "pretraining, or a tokenizer that keeps identifiers whole.", ""]
     else:
         lines += ["## Evidence", "", "Not yet run: `python scripts/tiny_model_evidence.py`.", ""]
     text = "\n".join(lines)

@@ -17,15 +17,11 @@ from pathlib import Path
 import torch
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents
-from magrpo_edu.experiment import task_setup
+from magrpo_edu.experiment import DEFAULT_NEW_TOKENS, task_setup
 from magrpo_edu.models import load_model, tiny_model_path
 
-TASKS = {  # task: (steps, max_new_tokens)
-    "length": (250, 48),
-    "tldr": (150, 64),
-    "arxiv": (100, 360),
-    "coding": (150, 64),
-}
+STEPS = {"length": 250, "tldr": 150, "arxiv": 100, "coding": 150}  # completion budgets: DEFAULT_NEW_TOKENS, as `magrpo-edu train`
+TASKS = {task: (steps, DEFAULT_NEW_TOKENS[task]) for task, steps in STEPS.items()}  # task: (steps, max_new_tokens)
 
 
 def run(task: str, steps: int, new_tokens: int, eval_rows: int = 20, seed: int = 0) -> dict:

@@ -17,6 +17,7 @@ from pathlib import Path
 import torch
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents
+from magrpo_edu.algorithm import rollout
 from magrpo_edu.experiment import DEFAULT_NEW_TOKENS, task_setup
 from magrpo_edu.models import load_model, tiny_model_path
 
@@ -31,20 +32,19 @@ def run(task: str, steps: int, new_tokens: int, eval_rows: int = 20, seed: int =
     cfg = MAGRPOConfig(num_generations=4, max_new_tokens=new_tokens, learning_rate=2e-3, max_steps=steps, seed=seed,
                        eval_steps=max(1, steps // 5))  # the held-out reward along the way, not only at the end
     tr = MAGRPOTrainer(agents, reward, fmts, train, cfg, eval_dataset=ev[:eval_rows])
-    before = tr.evaluate()
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
-        from magrpo_edu.algorithm import rollout
-        ro = rollout(agents, [f(ev[0]) for f in fmts], ev[0], reward, MAGRPOConfig(num_generations=2, max_new_tokens=new_tokens, progress=False))
-        samples_before = ro.root.completions
+
+    def samples():  # two answers per agent on the first held-out row, same sampling seed every time
+        with torch.random.fork_rng():
+            torch.manual_seed(seed)
+            ro = rollout(agents, [f(ev[0]) for f in fmts], ev[0], reward,
+                         MAGRPOConfig(num_generations=2, max_new_tokens=new_tokens, progress=False))
+        return ro.root.completions
+
+    before, samples_before = tr.evaluate(), samples()
     t = time.time()
     tr.train()
     train_s = time.time() - t
-    after = tr.evaluate()
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
-        ro = rollout(agents, [f(ev[0]) for f in fmts], ev[0], reward, MAGRPOConfig(num_generations=2, max_new_tokens=new_tokens, progress=False))
-        samples_after = ro.root.completions
+    after, samples_after = tr.evaluate(), samples()
     trajectory = [(0, before["eval/reward"])] + [(e["step"], e["eval/reward"]) for e in tr.eval_history]
     return dict(task=task, steps=steps, max_new_tokens=new_tokens, train_seconds=round(train_s, 1), eval_rows=before["eval/rows"],
                 trajectory=trajectory,

@@ -53,6 +53,8 @@ def _add_pretrain(sub):
     p.add_argument("--batch-size", type=int, default=6)
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--max-steps", type=int, default=1200)
+    p.add_argument("--layers", type=int, default=4, help="transformer layers (the shipped model has 4)")
+    p.add_argument("--width", type=int, default=128, help="hidden size (the shipped model has 128)")
     p.add_argument("--minutes", type=float, default=None, help="stop after this many minutes")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default=None)
@@ -67,7 +69,8 @@ def _pretrain(args) -> int:
 
     s = pretrain(args.out, num_docs=args.docs, vocab_size=args.vocab, block=args.block, batch_size=args.batch_size,
                  lr=args.lr, max_steps=args.max_steps, minutes=args.minutes, seed=args.seed, device=args.device,
-                 progress=not args.no_progress, command="magrpo-edu " + " ".join(sys.argv[1:]))
+                 progress=not args.no_progress, command="magrpo-edu " + " ".join(sys.argv[1:]),
+                 layers=args.layers, hidden_size=args.width)
     print(json.dumps(s, indent=2))
     return 0
 

@@ -31,13 +31,15 @@ def test_tiny_model_card_reports_the_run():
 def test_pretrain_cli_few_steps(tmp_path):
     out = tmp_path / "tiny"
     r = subprocess.run([sys.executable, "-m", "magrpo_edu.cli", "pretrain", "--out", str(out), "--docs", "300", "--vocab", "300",
-                        "--block", "64", "--batch-size", "4", "--max-steps", "3", "--no-progress"],
+                        "--block", "64", "--batch-size", "4", "--max-steps", "3", "--layers", "2", "--width", "64",
+                        "--no-progress"],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     for f in ("model.safetensors", "tokenizer.json", "config.json", "loss.png", "loss.csv", "pretrain_summary.json"):
         assert (out / f).is_file(), f
     model, tok = load_model(str(out))  # a local directory through the registry
     assert len(tok) == 300 and model.config.vocab_size == 300
+    assert (model.config.num_hidden_layers, model.config.hidden_size) == (2, 64)
     assert len((out / "loss.csv").read_text().strip().splitlines()) == 1 + 3
 
 

@@ -91,7 +91,7 @@ def write_card() -> str:
                       "(main_defined above) and the pair earns little more than the aux level (0.4); with little variation",
                       "in the group there is little advantage to learn from. On the training families MAGRPO does raise the",
                       "reward (notebooks 04 and 05); unseen functions need a real code model (notebook 07).", "",
-                      "Tried and dropped (pretraining runs of this size, probed for copying; (2)-(4) took 640-760 s each):",
+                      "Tried and dropped (pretraining runs probed for copying; (1)-(4) of this size, (2)-(4) took 640-760 s each):",
                       "(1) randomly renamed entry points, and 400 extra steps on renamed problems only; (2) half the coding",
                       "documents composed from parts (13 aggregations x 40 item predicates and transforms, 174 compositions,",
                       "none a held-out family in disguise) under descriptive names: held-out reward 0.503 -> 0.434 after 150",
@@ -101,8 +101,19 @@ def write_card() -> str:
                       "(`def kavon_tos(ter): ...`). In (3) and (4) the",
                       "model copies the FIRST token of a defined name (p = 0.78-0.98 after `assert`) but not the rest",
                       "(p = 0.02 for `records` in `scan_records`, at every repetition): it learns a 'name after def'",
-                      "lookup, not a general copy (induction) head. Next to try: a deeper or wider model with longer",
-                      "pretraining, or a tokenizer that keeps identifiers whole.", ""]
+                      "lookup, not a general copy (induction) head.",
+                      "Deeper (6 layers, 1.47M parameters, `--layers 6`): (5) the corpus of (4), 1400 steps, 927 s: the rest of",
+                      "a name is now copied (`records` p = 0.77-0.80), but sampled answers still write the entry point in about",
+                      "1% of cases (held-out 0.403 -> 0.370). (6) names made of ~500 world words, slices of them and syllable",
+                      "strings for 85% of the problems, main functions 2/3 of the coding documents, 1600 steps, 1115 s: every",
+                      "token of a name is copied except the first after `def` (p <= 0.03; greedy answers shift the name by a",
+                      "token, `def quares(xs):` for `squares`); held-out 0.398 -> 0.393. (7) (6) plus 1500 steps on",
+                      "main-function documents only: the first token is copied too (p = 0.65-0.99), the entry point appears",
+                      "in 37% of sampled answers and MAGRPO raises held-out coding 0.459 -> 0.543 in 150 steps, but the helper",
+                      "agent forgot how to write aux (aux_defined 0), so it was not shipped. A copy learned on whole-word names",
+                      "did not transfer to other tokens (`budget_after` p = 0.91, `filter_short` p = 0.00). Next to try: a",
+                      "6-layer run whose corpus has copy documents (main AND helper) dense enough for the first-token copy to",
+                      "form in one run.", ""]
     else:
         lines += ["## Evidence", "", "Not yet run: `python scripts/tiny_model_evidence.py`.", ""]
     text = "\n".join(lines)

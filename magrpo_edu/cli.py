@@ -52,10 +52,14 @@ def _add_pretrain(sub):
     p.add_argument("--block", type=int, default=768, help="tokens per training row (a whole arXiv document fits in one)")
     p.add_argument("--batch-size", type=int, default=6)
     p.add_argument("--lr", type=float, default=3e-3)
-    p.add_argument("--max-steps", type=int, default=1200)
+    p.add_argument("--max-steps", type=int, default=1200, help="main (packed, cosine-schedule) steps")
     p.add_argument("--layers", type=int, default=4, help="transformer layers (the shipped model has 4)")
     p.add_argument("--width", type=int, default=128, help="hidden size (the shipped model has 128)")
-    p.add_argument("--minutes", type=float, default=None, help="stop after this many minutes")
+    p.add_argument("--minutes", type=float, default=None, help="stop the main steps after this many minutes")
+    p.add_argument("--anneal-steps", type=int, default=0,
+                   help="final steps on a coding-heavy mix (0: none, as the shipped model; see pretrain.anneal)")
+    p.add_argument("--anneal-lr", type=float, default=1e-3)
+    p.add_argument("--anneal-coding-share", type=float, default=0.6, help="share of coding documents while annealing")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default=None)
     p.add_argument("--no-progress", action="store_true")
@@ -70,6 +74,7 @@ def _pretrain(args) -> int:
     s = pretrain(args.out, num_docs=args.docs, vocab_size=args.vocab, block=args.block, batch_size=args.batch_size,
                  lr=args.lr, max_steps=args.max_steps, minutes=args.minutes, seed=args.seed, device=args.device,
                  progress=not args.no_progress, command="magrpo-edu " + " ".join(sys.argv[1:]),
+                 anneal_steps=args.anneal_steps, anneal_lr=args.anneal_lr, anneal_coding_share=args.anneal_coding_share,
                  layers=args.layers, hidden_size=args.width)
     print(json.dumps(s, indent=2))
     return 0

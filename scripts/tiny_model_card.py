@@ -6,6 +6,43 @@ import time
 
 from magrpo_edu.models import tiny_model_path
 
+# Why the shipped model does not write unseen functions, and what was tried (the model's main open problem).
+HISTORY = [
+    "## Coding on unseen families: tried and dropped", "",
+    "The coding task's held-out families are never in the corpus, so the main agent must copy an entry point it",
+    "has never seen (`def filter_short(`) from its prompt. This model does not: it writes a function it",
+    "memorised, under that function's name. Pretraining runs probed for copying (per-token probability of",
+    "repeating the prompt's signature), in order:",
+    "(1) randomly renamed entry points, and 400 extra steps on renamed problems only; (2) half the coding",
+    "documents composed from parts (13 aggregations x 40 item predicates and transforms, 174 compositions, none a",
+    "held-out family in disguise) under descriptive names: held-out reward 0.503 -> 0.434 after 150 steps, the",
+    "entry point written in 5% of answers before and 1% after; (3) as (2) plus neutral names (`scan_records`)",
+    "for 60% of the problems, varied argument names, code followed by `assert name(...) == value` lines, 1400",
+    "steps; (4) as (3) plus call chains of made-up names (`def kavon_tos(ter): ...`). In (3) and (4) the model",
+    "copies the FIRST token of a defined name (p = 0.78-0.98 after `assert`) but not the rest (p = 0.02 for",
+    "`records` in `scan_records`, at every repetition): a 'name after def' lookup, not a general copy",
+    "(induction) head. (2)-(4) took 640-760 s each.",
+    "Deeper, 6 layers (1.47M parameters, `--layers 6`): (5) the corpus of (4), 1400 steps, 927 s: the rest of a",
+    "name is copied (`records` p = 0.77-0.80), sampled answers still write the entry point in about 1% of cases",
+    "(held-out 0.403 -> 0.370). (6) names made of ~500 world words, slices of them and syllable strings for 85%",
+    "of the problems, main functions 2/3 of the coding documents, 1600 steps, 1115 s: every token of a name is",
+    "copied except the first after `def` (p <= 0.03; greedy answers shift the name by a token, `def quares(xs):`",
+    "for `squares`); held-out 0.398 -> 0.393. (7) (6) plus 1500 steps on main-function documents only: the first",
+    "token is copied too (p = 0.65-0.99) and MAGRPO raised held-out coding 0.459 -> 0.543 in 150 steps, but the",
+    "helper forgot how to write `aux` (aux_defined 0). A copy learned on whole-word names did not transfer to",
+    "other tokens (`budget_after` p = 0.91, `filter_short` p = 0.00).",
+    "(8) (6) plus a final annealing phase (`pretrain.anneal`, now an option of `magrpo-edu pretrain`: 1500",
+    "steps at lr 1e-3 on batches where 60% of the documents are coding documents of BOTH agents, 40% the",
+    "ordinary corpus; 1734 s in all, one command, reproduced bit for bit): the helper keeps `aux` (0.396 of",
+    "0.4), the entry point is written in 23% of held-out answers, tests start to pass, and MAGRPO clearly",
+    "raises held-out coding, 1.104 -> 1.263 (28 rows x 16 samples; the cooperation levels double: calls_aux",
+    "0.06 -> 0.12, not_thin_wrapper 0.13 -> 0.24; a second seed 1.104 -> 1.362). But the writing tasks paid:",
+    "TL;DR 1.039 -> 1.531 (this model: 0.922 -> 1.956), length 0.479 -> 0.672, and arXiv fell to",
+    "0.069 -> 0.113 (this model: 0.546 -> 0.762) because long paragraphs drift into code. Not shipped: one",
+    "task gained, one lost. Kept on branch `experiment/anneal`. Next to try: an annealing mix that keeps",
+    "long arXiv documents whole (pack them, or a higher max length) and a smaller coding share.",
+    "",
+]
 
 def load_seconds() -> dict:
     import subprocess
@@ -51,12 +88,13 @@ def write_card() -> str:
                   "Two agents = two LoRA adapters (r = 8, q/v projections) on this model, G = 4, lr 2e-3,",
                   "evaluated on held-out rows (the eval split) with the same sampling seed before and after a short MAGRPO run",
                   "(`python scripts/tiny_model_evidence.py`, 2 CPU cores).", "",
-                  "| task | reward | steps | train time | held-out rows | untrained | after MAGRPO |", "|---|---|---|---|---|---|---|"]
+                  "| task | reward | steps | train time | held-out rows x samples | untrained | after MAGRPO |", "|---|---|---|---|---|---|---|"]
         names = {"length": "length ratio (quick demo, max 1)", "tldr": "TL;DR four levels (max 2.98)", "arxiv": "arXiv four levels (max 3)", "coding": "coding levels (max 4), held-out families"}
         for task, r in ev.items():
-            lines.append(f"| {task} | {names.get(task, task)} | {r['steps']} | {r['train_seconds']:.0f} s | {r['eval_rows']} | "
+            lines.append(f"| {task} | {names.get(task, task)} | {r['steps']} | {r['train_seconds']:.0f} s | {r['eval_rows']} x {r.get('eval_generations', 4)} | "
                          f"{r['before']['eval/reward']:.3f} | {r['after']['eval/reward']:.3f} |")
-        lines += ["", "Held-out reward along the way (step: reward), same rows and sampling seed at every point:", ""]
+        lines += ["", "Held-out reward along the way (step: reward; 20 rows x 4 samples, the same rows and sampling seed at",
+                  "every point; coding's before/after in the table use all 28 rows x 16 samples, see the script):", ""]
         for task, r in ev.items():
             if r.get("trajectory"):
                 lines.append(f"- {task}: " + ", ".join(f"{s}: {v:.3f}" for s, v in r["trajectory"]))
@@ -85,37 +123,15 @@ def write_card() -> str:
             lines += ["Honest limitation: the arXiv reward stayed 0 (its first level asks for 128-256 words from EACH agent),",
                       "so MAGRPO got no signal on that task.", ""]
         if "coding" in ev and ev["coding"]["after"].get("eval/reward/main_defined", 1) < 0.1:
-            lines += ["Honest limitation: on the held-out families (never in the corpus) MAGRPO does not clearly raise the",
-                      "coding reward. The model does not copy a function name it has never seen from the prompt's signature:",
-                      "it writes a function it memorised, under that function's name, so the entry point is 'missing'",
-                      "(main_defined above) and the pair earns little more than the aux level (0.4); with little variation",
-                      "in the group there is little advantage to learn from. On the training families MAGRPO does raise the",
-                      "reward (notebooks 04 and 05); unseen functions need a real code model (notebook 07).", "",
-                      "Tried and dropped (pretraining runs probed for copying; (1)-(4) of this size, (2)-(4) took 640-760 s each):",
-                      "(1) randomly renamed entry points, and 400 extra steps on renamed problems only; (2) half the coding",
-                      "documents composed from parts (13 aggregations x 40 item predicates and transforms, 174 compositions,",
-                      "none a held-out family in disguise) under descriptive names: held-out reward 0.503 -> 0.434 after 150",
-                      "steps, the entry point written in 5% of answers before and 1% after; (3) as (2) plus neutral names",
-                      "(`scan_records`) for 60% of the problems, varied argument names, code followed by",
-                      "`assert name(...) == value` lines, 1400 steps; (4) as (3) plus call chains of made-up names",
-                      "(`def kavon_tos(ter): ...`). In (3) and (4) the",
-                      "model copies the FIRST token of a defined name (p = 0.78-0.98 after `assert`) but not the rest",
-                      "(p = 0.02 for `records` in `scan_records`, at every repetition): it learns a 'name after def'",
-                      "lookup, not a general copy (induction) head.",
-                      "Deeper (6 layers, 1.47M parameters, `--layers 6`): (5) the corpus of (4), 1400 steps, 927 s: the rest of",
-                      "a name is now copied (`records` p = 0.77-0.80), but sampled answers still write the entry point in about",
-                      "1% of cases (held-out 0.403 -> 0.370). (6) names made of ~500 world words, slices of them and syllable",
-                      "strings for 85% of the problems, main functions 2/3 of the coding documents, 1600 steps, 1115 s: every",
-                      "token of a name is copied except the first after `def` (p <= 0.03; greedy answers shift the name by a",
-                      "token, `def quares(xs):` for `squares`); held-out 0.398 -> 0.393. (7) (6) plus 1500 steps on",
-                      "main-function documents only: the first token is copied too (p = 0.65-0.99), the entry point appears",
-                      "in 37% of sampled answers and MAGRPO raises held-out coding 0.459 -> 0.543 in 150 steps, but the helper",
-                      "agent forgot how to write aux (aux_defined 0), so it was not shipped. A copy learned on whole-word names",
-                      "did not transfer to other tokens (`budget_after` p = 0.91, `filter_short` p = 0.00). Next to try: a",
-                      "6-layer run whose corpus has copy documents (main AND helper) dense enough for the first-token copy to",
-                      "form in one run.", ""]
+            lines += ["Honest limitation: on the held-out families (never in the corpus) the model almost never writes the",
+                      "entry point (main_defined above), so the pair earns little more than the aux level (0.4) and MAGRPO",
+                      "has little variation in the group to learn from. On the training families MAGRPO does raise the",
+                      "reward (notebooks 04 and 05); unseen functions need a real code model (notebook 07) or a model like",
+                      "attempt (8) below.", ""]
+        lines += HISTORY
     else:
         lines += ["## Evidence", "", "Not yet run: `python scripts/tiny_model_evidence.py`.", ""]
+        lines += HISTORY
     text = "\n".join(lines)
     (d / "README.md").write_text(text)
     return text

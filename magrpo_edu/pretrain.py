@@ -84,6 +84,20 @@ def pack(tokenizer, docs: list[str], block: int) -> torch.Tensor:
     return torch.tensor(ids[: n * block]).view(n, block)
 
 
+def _optimizer_step(model, opt, loss) -> None:
+    """One AdamW update with the gradient norm clipped to 1 (steps 4 and 5)."""
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+
+
+def _mean_last(values: list[float], n: int = 50) -> float:
+    """Mean of the last `n` losses (0.0 when there are none), the figure the summary reports."""
+    tail = values[-n:]
+    return sum(tail) / max(1, len(tail))
+
+
 def anneal(model, tokenizer, steps: int, lr: float = 1e-3, coding_share: float = 0.6, docs_per_step: int = 12,
            max_len: int = 384, seed: int = 0, device: str = "cpu", progress: bool = True) -> list[float]:
     """Step 5: `steps` AdamW steps at a constant `lr` on batches of `docs_per_step` documents, each a
@@ -111,10 +125,7 @@ def anneal(model, tokenizer, steps: int, lr: float = 1e-3, coding_share: float =
                         truncation=True, max_length=max_len, add_special_tokens=False).to(device)
         labels = enc.input_ids.masked_fill(enc.attention_mask == 0, -100)
         loss = model(**enc, labels=labels).loss
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        _optimizer_step(model, opt, loss)
         losses.append(loss.item())
         bar.set_postfix(loss=f"{loss.item():.3f}")
     bar.close()
@@ -160,10 +171,7 @@ def pretrain(out: str | Path, num_docs: int = 60000, vocab_size: int = 2048, blo
         idx = torch.randint(0, data.shape[0], (batch_size,), generator=g)
         x = data[idx].to(device)
         loss = model(input_ids=x, labels=x).loss
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        _optimizer_step(model, opt, loss)
         sched.step()
         ema = loss.item() if ema is None else 0.95 * ema + 0.05 * loss.item()
         losses.append((step, loss.item()))
@@ -172,7 +180,7 @@ def pretrain(out: str | Path, num_docs: int = 60000, vocab_size: int = 2048, blo
             break
     bar.close()
     main_steps = step + 1
-    final_main = sum(l for _, l in losses[-50:]) / max(1, len(losses[-50:]))
+    final_main = _mean_last([l for _, l in losses])
     anneal_losses = anneal(model, tokenizer, anneal_steps, lr=anneal_lr, coding_share=anneal_coding_share, seed=seed,
                            device=device, progress=progress) if anneal_steps else []
     losses += [(main_steps + i, l) for i, l in enumerate(anneal_losses)]
@@ -186,7 +194,7 @@ def pretrain(out: str | Path, num_docs: int = 60000, vocab_size: int = 2048, blo
     with open(out / "loss.csv", "w") as fh:
         fh.write("step,loss\n" + "".join(f"{s},{l:.5f}\n" for s, l in losses))
     _plot_losses(losses, out / "loss.png", anneal_from=main_steps if anneal_losses else None)
-    final = sum(l for l in anneal_losses[-50:]) / len(anneal_losses[-50:]) if anneal_losses else final_main
+    final = _mean_last(anneal_losses) if anneal_losses else final_main
     summary = dict(params=n_params, steps=main_steps, max_steps=max_steps, minutes=minutes, wall_s=round(wall, 1),
                    final_loss_main_mean_last_50=round(final_main, 4), anneal_steps=len(anneal_losses),
                    anneal_lr=anneal_lr, anneal_coding_share=anneal_coding_share,

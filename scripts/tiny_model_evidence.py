@@ -26,17 +26,18 @@ TASKS = {task: (steps, DEFAULT_NEW_TOKENS[task]) for task, steps in STEPS.items(
 # The coding reward of one sample is close to all-or-nothing (std ~1.2 around a mean ~1), so 20 rows x 4
 # samples cannot tell +0.15 from noise: coding's before/after use all 28 held-out rows x 16 samples
 # (the points along the way stay at 20 x 4, like the other tasks).
+POINT_ROWS = 20  # held-out rows of the points along the way (and of before/after, unless FINAL_EVAL says otherwise)
 FINAL_EVAL = {"coding": dict(eval_rows=28, eval_generations=16)}
 
 
-def run(task: str, steps: int, new_tokens: int, eval_rows: int = 20, seed: int = 0, eval_generations: int | None = None) -> dict:
+def run(task: str, steps: int, new_tokens: int, eval_rows: int = POINT_ROWS, seed: int = 0, eval_generations: int | None = None) -> dict:
     base, tok = load_model("tiny")
     agents = lora_agents(base, 2, tokenizer=tok, target_modules=["q_proj", "v_proj"])
     reward, fmts, train, ev = task_setup(task, tok)
     cfg = MAGRPOConfig(num_generations=4, max_new_tokens=new_tokens, learning_rate=2e-3, max_steps=steps, seed=seed,
                        eval_steps=max(1, steps // 5))  # the held-out reward along the way, not only at the end
-    tr = MAGRPOTrainer(agents, reward, fmts, train, cfg, eval_dataset=ev[:20])  # the points along the way
-    same = (eval_rows, eval_generations) == (20, None)  # before/after measured like the points along the way
+    tr = MAGRPOTrainer(agents, reward, fmts, train, cfg, eval_dataset=ev[:POINT_ROWS])  # the points along the way
+    same = (eval_rows, eval_generations) == (POINT_ROWS, None)  # before/after measured like the points along the way
 
     def final():
         return tr.evaluate(ev[:eval_rows], num_generations=eval_generations)

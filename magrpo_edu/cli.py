@@ -52,14 +52,19 @@ def _add_pretrain(sub):
     p.add_argument("--block", type=int, default=768, help="tokens per training row (a whole arXiv document fits in one)")
     p.add_argument("--batch-size", type=int, default=6)
     p.add_argument("--lr", type=float, default=3e-3)
-    p.add_argument("--max-steps", type=int, default=1200, help="main (packed, cosine-schedule) steps")
-    p.add_argument("--layers", type=int, default=4, help="transformer layers (the shipped model has 4)")
+    p.add_argument("--max-steps", type=int, default=1600, help="main (packed, cosine-schedule) steps")
+    p.add_argument("--layers", type=int, default=6, help="transformer layers (the shipped model has 6)")
     p.add_argument("--width", type=int, default=128, help="hidden size (the shipped model has 128)")
     p.add_argument("--minutes", type=float, default=None, help="stop the main steps after this many minutes")
-    p.add_argument("--anneal-steps", type=int, default=0,
-                   help="final steps on a coding-heavy mix (0: none, as the shipped model; see pretrain.anneal)")
+    p.add_argument("--anneal-steps", type=int, default=1500,
+                   help="steps on a coding-heavy mix after the main ones (0: none; see pretrain.anneal)")
     p.add_argument("--anneal-lr", type=float, default=1e-3)
     p.add_argument("--anneal-coding-share", type=float, default=0.6, help="share of coding documents while annealing")
+    p.add_argument("--cooldown-steps", type=int, default=300,
+                   help="last packed steps, lr decaying to 0, on an arXiv-heavy mix (0: none; see pretrain.cooldown)")
+    p.add_argument("--cooldown-lr", type=float, default=5e-4, help="learning rate at the start of the cooldown")
+    p.add_argument("--cooldown-coding-share", type=float, default=0.3, help="share of coding documents in the cooldown")
+    p.add_argument("--cooldown-arxiv-share", type=float, default=0.4, help="share of arXiv documents in the cooldown")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default=None)
     p.add_argument("--no-progress", action="store_true")
@@ -75,6 +80,8 @@ def _pretrain(args) -> int:
                  lr=args.lr, max_steps=args.max_steps, minutes=args.minutes, seed=args.seed, device=args.device,
                  progress=not args.no_progress, command="magrpo-edu " + " ".join(sys.argv[1:]),
                  anneal_steps=args.anneal_steps, anneal_lr=args.anneal_lr, anneal_coding_share=args.anneal_coding_share,
+                 cooldown_steps=args.cooldown_steps, cooldown_lr=args.cooldown_lr,
+                 cooldown_coding_share=args.cooldown_coding_share, cooldown_arxiv_share=args.cooldown_arxiv_share,
                  layers=args.layers, hidden_size=args.width)
     print(json.dumps(s, indent=2))
     return 0

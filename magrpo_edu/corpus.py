@@ -6,9 +6,15 @@ What it writes (each document ends with the model's EOS token at tokenisation ti
   * arXiv documents: an abstract, an agent instruction, and a background or method paragraph of
     random length.
   * coding documents: a problem prompt, an agent instruction, and a helper or main function; some
-    main functions call the helper, some re-implement it, some are buggy.
-  * plain prose (posts and abstracts alone) and plain code (helpers and mains without a prompt),
-    so the model is not only a template copier.
+    main functions call the helper, some re-implement it, some are buggy. Half the problems are the
+    hand-written families of `tasks.coding_world`, half are composed from parts (an aggregation and
+    an item predicate or transform, with many names), so that the model learns to read the prompt's
+    signature and docstring rather than recall a family (the held-out families are never drawn);
+    for the same reason most functions appear under a neutral name (`scan_records`).
+  * plain prose (posts and abstracts alone) and plain code: a helper, the main function that calls
+    it, and a few `assert name(...) == value` lines (values computed by running that code); and
+    small call chains with made-up names (`def kavon_tos(ter): ...`), so the model is not only a
+    template copier and learns to repeat a name it has never seen (needed for unseen problems).
 
 The corpus is NOT selected or filtered by any task reward: summary lengths, ratios and styles are
 drawn blindly. Raising the joint reward is MAGRPO's job, and the notebooks show it doing it.
@@ -24,6 +30,10 @@ from .tasks.prompts import arxiv_prompt, coding_prompt, tldr_prompt
 TRANSITIONS = ["However,", "As a result,", "For example,", "In addition,", "Because of this,",
                "First,", "Then,", "Finally,", "In short,", "Meanwhile,", "Although it helped,",
                "Similarly,", "In fact,", "Therefore,", "If nothing changes,", "Overall,"]
+
+
+COMPOSED_SHARE = 0.5  # share of coding documents whose problem is composed, not a hand-written family
+RENAMED_SHARE = 0.85  # share of coding documents whose function gets a neutral name (`scan_records`)
 
 
 def _cap(s: str) -> str:
@@ -119,12 +129,26 @@ def write_paragraph(f: dict, rng: random.Random, part: int) -> str:
 
 
 # ---- coding world: (problem prompt, entry point, helper source, main sources) ----------------------
+def code_problem(rng: random.Random) -> dict:
+    """A hand-written or composed coding problem, often under a neutral name."""
+    from .tasks.coding_world import make_code_problem, random_entry_name, renamed  # optional world: local import
+
+    p = make_code_problem(rng, composed_share=COMPOSED_SHARE)
+    return renamed(p, random_entry_name(rng)) if rng.random() < RENAMED_SHARE else p
+
+
+def tested_code(p: dict) -> str:
+    """aux, the main function that calls it, and its examples as `assert name(args) == value` lines."""
+    from .tasks.coding import problem_row
+
+    checks = problem_row(p, "")["test"].splitlines()[1:]  # drop `def check(candidate):`
+    return p["aux"] + "\n" + p["main_calls_aux"] + "\n" + "\n".join(
+        line.strip().replace("candidate(", f"{p['entry_point']}(") for line in checks[:3]) + "\n"
+
 def coding_documents(rng: random.Random) -> Iterator[tuple[str, str]]:
     """(prompt text, completion text) pairs of helper/main functions, some buggy, some not using aux."""
-    from .tasks.coding_world import make_code_problem  # local import: the coding world is optional here
-
-    p = make_code_problem(rng)
-    agent = rng.randint(0, 1)
+    p = code_problem(rng)
+    agent = 0 if rng.random() < 1 / 3 else 1  # main functions twice as often: they carry the copied name
     if agent == 0:
         yield coding_prompt(p["prompt"], 0), p["aux"]
     else:
@@ -133,29 +157,56 @@ def coding_documents(rng: random.Random) -> Iterator[tuple[str, str]]:
         yield coding_prompt(p["prompt"], 1), main
 
 
+def arxiv_document(rng: random.Random) -> str:
+    """An abstract, one agent's instruction (background or method) and a paragraph of random length."""
+    f = world.make_abstract(rng)
+    agent = rng.randint(0, 1)
+    return f"{world_arxiv(f, agent)} {write_paragraph(f, rng, agent)}"
+
+
 def documents(seed: int = 0, n: int = 20000) -> Iterator[str]:
     """Yield `n` corpus documents (plain strings; the tokenizer adds BOS/EOS)."""
     rng = random.Random(seed)
     for _ in range(n):
         u = rng.random()
-        if u < 0.40:
+        if u < 0.35:
             f = world.make_post(rng)
             agent = rng.randint(0, 1)
             yield f"{tldr_prompt(f['text'], agent)} {write_summary(f, rng, detailed=bool(agent))}"
-        elif u < 0.55:
-            f = world.make_abstract(rng)
-            agent = rng.randint(0, 1)
-            yield f"{world_arxiv(f, agent)} {write_paragraph(f, rng, agent)}"
+        elif u < 0.47:
+            yield arxiv_document(rng)
         elif u < 0.80:
             for prompt, completion in coding_documents(rng):
                 yield prompt + completion
-        elif u < 0.90:
+        elif u < 0.85:
             yield rng.choice([world.make_post, world.make_abstract])(rng)["text"]
+        elif u < 0.93:
+            yield tested_code(code_problem(rng))
         else:
-            from .tasks.coding_world import make_code_problem
+            yield call_chain(rng)
 
-            p = make_code_problem(rng)
-            yield p["aux"] + "\n" + p["main_calls_aux"]
+
+SYLLABLES = ("ka", "lo", "mi", "ter", "von", "bra", "sel", "du", "fi", "rex", "po", "nar", "gu", "zel", "wen",
+             "tos", "qui", "mar", "bel", "dro")
+
+
+def made_up_name(rng: random.Random) -> str:
+    """An identifier no task uses (`kavon_tos`), so that only copying predicts where it appears again."""
+    word = lambda: "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(1, 3)))  # noqa: E731
+    return "_".join(word() for _ in range(rng.randint(1, 3)))
+
+
+def call_chain(rng: random.Random) -> str:
+    """Plain code with made-up names: two small functions, the second calling the first, then calls."""
+    from .tasks.coding_world import random_entry_name
+
+    f, g, a, b = random_entry_name(rng), random_entry_name(rng), made_up_name(rng), made_up_name(rng)
+    k1, k2 = rng.randint(1, 9), rng.randint(2, 5)
+    op = rng.choice(["+", "-", "*"])
+    return (f"def {f}({a}):\n    return {a} {op} {k1}\n\n"
+            f"def {g}({b}):\n    return {f}({b}) * {k2}\n\n"
+            f"print({g}({rng.randint(0, 9)}), {f}({rng.randint(0, 9)}))\n"
+            f"print({f}({g}({rng.randint(0, 9)})))\n")
 
 
 def world_arxiv(f: dict, agent: int) -> str:

@@ -1,30 +1,31 @@
-"""Pretrain the embedded tiny model: corpus -> byte-level BPE -> a ~1M-parameter Llama.
+"""Pretrain the embedded tiny model: corpus -> byte-level BPE -> a ~1.5M-parameter Llama.
 
-    magrpo-edu pretrain --out magrpo_edu/models/tiny --minutes 16     # the shipped run (its card has the full command)
-    magrpo-edu pretrain --out /tmp/tiny --max-steps 5 --anneal-steps 2   # a smoke run (CI)
+    magrpo-edu pretrain --out magrpo_edu/models/tiny                                   # the shipped run (the defaults)
+    magrpo-edu pretrain --out /tmp/tiny --max-steps 5 --anneal-steps 2 --cooldown-steps 2   # a smoke run (CI)
 
 Steps:
 1. `magrpo_edu.corpus.documents` writes the synthetic corpus (seeded; never filtered by a reward).
 2. `train_tokenizer` trains a byte-level BPE with the `tokenizers` library; specials <|pad|>,
    <|bos|>, <|eos|>; BOS is prepended by the post-processor; saved as a standard tokenizer.json.
-3. `build_model` makes a `LlamaForCausalLM` from a config (tied embeddings, 4 layers, width 128).
+3. `build_model` makes a `LlamaForCausalLM` from a config (tied embeddings, 6 layers, width 128).
 4. `pretrain` packs the tokenised documents (BOS doc EOS BOS doc EOS ...) into fixed-length blocks
    and trains next-token prediction with AdamW and a cosine schedule, on CUDA when present, until a
    step or time budget runs out.
-5. Optional, off by default and NOT used by the shipped model: `anneal` (a final phase, as in the
-   data-mix annealing of larger LMs), `anneal_steps` more steps
-   at a constant small learning rate on a mix where `anneal_coding_share` of the documents are coding
-   documents (helper and main functions, `corpus.coding_documents`) and the rest
-   the ordinary corpus. Why: the coding task's main agent must copy an entry point it has never seen
-   (`def filter_short(`) from its prompt. In the experiment recorded in the model card (attempt 8: 6
-   layers, the corpus of branch experiment/copying-corpus) the denser coding mix taught that copy
-   (held-out coding: entry point written ~23% of the time instead of ~1%, and MAGRPO raised the reward)
-   while the helper kept writing `aux`, but long arXiv paragraphs then drifted into code, so it was not
-   shipped. Nothing is selected by a reward: the mix only changes how often each kind of document is
-   seen. Documents are padded per batch here (no packing), so every one starts at position 0 as a task
-   prompt does.
+5. `anneal` (a second phase, as in the data-mix annealing of larger LMs): `anneal_steps` steps at a
+   constant learning rate on batches where `anneal_coding_share` of the documents are coding
+   documents (helper and main functions, `corpus.coding_documents`), the rest the ordinary corpus,
+   padded per batch (no packing), so every document starts at position 0 as a task prompt does.
+   Why: the coding task's main agent must copy an entry point it has never seen (`def filter_short(`)
+   from its prompt. After step 4 the model copies every token of such a name but the first one after
+   `def`; the denser coding mix teaches that first token too, and because helper documents are in
+   the mix the helper keeps writing `aux`. But long arXiv paragraphs then drift into code.
+6. `cooldown`: `cooldown_steps` packed steps (as in step 4, long documents whole) with a learning
+   rate decaying linearly to 0, on a mix of `cooldown_arxiv_share` arXiv documents,
+   `cooldown_coding_share` coding documents and the ordinary corpus: it gives the long text back and
+   keeps the copy. The model card's attempts (8)-(10) measure each phase.
+   Nothing is selected by a reward: the mixes only change how often each kind of document is seen.
    Then model + tokenizer are written with `save_pretrained` (safetensors), with a loss curve
-   (loss.png, loss.csv; the annealing steps follow the main ones) and a summary
+   (loss.png, loss.csv; the steps of 5 and 6 follow the main ones) and a summary
    (pretrain_summary.json) with the command, wall time and final losses.
 """
 from __future__ import annotations
@@ -59,9 +60,10 @@ def train_tokenizer(docs: list[str], vocab_size: int = 2048):
                                    padding_side="left", model_max_length=1024)
 
 
-def build_model(vocab_size: int, tokenizer=None, hidden_size: int = 128, layers: int = 4, heads: int = 4,
+def build_model(vocab_size: int, tokenizer=None, hidden_size: int = 128, layers: int = 6, heads: int = 4,
                 intermediate_size: int = 352, max_positions: int = 1024, seed: int = 0):
-    """A small Llama (RMSNorm, RoPE, SwiGLU), ~1M parameters at the defaults with a 2k vocabulary."""
+    """A small Llama (RMSNorm, RoPE, SwiGLU), ~1.5M parameters at the defaults with a 2k vocabulary
+    (with 4 layers, ~1.1M, it never learned to copy a name from the prompt: see the model card)."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
     cfg = LlamaConfig(vocab_size=vocab_size, hidden_size=hidden_size, intermediate_size=intermediate_size,
@@ -96,6 +98,9 @@ def _mean_last(values: list[float], n: int = 50) -> float:
     """Mean of the last `n` losses (0.0 when there are none), the figure the summary reports."""
     tail = values[-n:]
     return sum(tail) / max(1, len(tail))
+
+
+DOCS_PER_BLOCK_TOKENS = 110  # cooldown draws steps * batch_size * block / 110 documents: ~1.2x the tokens it reads
 
 
 def anneal(model, tokenizer, steps: int, lr: float = 1e-3, coding_share: float = 0.6, docs_per_step: int = 12,
@@ -133,13 +138,59 @@ def anneal(model, tokenizer, steps: int, lr: float = 1e-3, coding_share: float =
     return losses
 
 
+def cooldown(model, tokenizer, steps: int, lr: float = 5e-4, coding_share: float = 0.3, arxiv_share: float = 0.4,
+             batch_size: int = 6, block: int = 768, seed: int = 0, device: str = "cpu", progress: bool = True) -> list[float]:
+    """Step 6: `steps` packed steps (blocks of `block` tokens, as in step 4) on a third document mix: each
+    document is a coding document with probability `coding_share`, an arXiv document
+    (`corpus.arxiv_document`) with probability `arxiv_share`, else the next ordinary corpus document.
+    A fresh AdamW; the learning rate warms up over 20 steps, then decays linearly from `lr` to 0.
+    Returns the per-step losses."""
+    from tqdm.auto import tqdm
+
+    from .corpus import arxiv_document, coding_documents, documents
+
+    if min(coding_share, arxiv_share) < 0 or coding_share + arxiv_share > 1:
+        raise ValueError(f"cooldown: coding_share={coding_share} and arxiv_share={arxiv_share} must be >= 0 and sum "
+                         "to at most 1 (the rest of the mix is the ordinary corpus); e.g. --cooldown-coding-share 0.3 "
+                         "--cooldown-arxiv-share 0.4")
+    rng = random.Random(seed + 1)
+    ordinary = documents(seed=seed + 7, n=10**9)
+    docs: list[str] = []
+    for _ in range(steps * batch_size * block // DOCS_PER_BLOCK_TOKENS):
+        u = rng.random()
+        if u < coding_share:
+            docs.extend(prompt + completion for prompt, completion in coding_documents(rng))
+        elif u < coding_share + arxiv_share:
+            docs.append(arxiv_document(rng))
+        else:
+            docs.append(next(ordinary))
+    data = pack(tokenizer, docs, block)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.1)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 20) * (1 - s / steps))
+    g = torch.Generator().manual_seed(seed + 3)
+    losses = []
+    model.train()
+    bar = tqdm(range(steps), desc="cooldown", disable=not progress)
+    for _ in bar:
+        x = data[torch.randint(0, data.shape[0], (batch_size,), generator=g)].to(device)
+        loss = model(input_ids=x, labels=x).loss
+        _optimizer_step(model, opt, loss)
+        sched.step()
+        losses.append(loss.item())
+        bar.set_postfix(loss=f"{loss.item():.3f}")
+    bar.close()
+    return losses
+
+
 def pretrain(out: str | Path, num_docs: int = 60000, vocab_size: int = 2048, block: int = 768,
-             batch_size: int = 6, lr: float = 3e-3, max_steps: int = 1200, minutes: float | None = None,
-             anneal_steps: int = 0, anneal_lr: float = 1e-3, anneal_coding_share: float = 0.6,
+             batch_size: int = 6, lr: float = 3e-3, max_steps: int = 1600, minutes: float | None = None,
+             anneal_steps: int = 1500, anneal_lr: float = 1e-3, anneal_coding_share: float = 0.6,
+             cooldown_steps: int = 300, cooldown_lr: float = 5e-4, cooldown_coding_share: float = 0.3,
+             cooldown_arxiv_share: float = 0.4,
              seed: int = 0, device: str | None = None, progress: bool = True, command: str | None = None,
              **model_kwargs) -> dict:
-    """Run steps 1-5 above and write everything to `out`. Returns a summary dict. `minutes` bounds
-    step 4 only (step 5 always runs its `anneal_steps`)."""
+    """Run steps 1-6 above and write everything to `out`. Returns a summary dict. `minutes` bounds
+    step 4 only (steps 5 and 6 always run their `anneal_steps` and `cooldown_steps`)."""
     from tqdm.auto import tqdm
 
     from .corpus import documents
@@ -184,6 +235,10 @@ def pretrain(out: str | Path, num_docs: int = 60000, vocab_size: int = 2048, blo
     anneal_losses = anneal(model, tokenizer, anneal_steps, lr=anneal_lr, coding_share=anneal_coding_share, seed=seed,
                            device=device, progress=progress) if anneal_steps else []
     losses += [(main_steps + i, l) for i, l in enumerate(anneal_losses)]
+    cool_losses = cooldown(model, tokenizer, cooldown_steps, lr=cooldown_lr, coding_share=cooldown_coding_share,
+                           arxiv_share=cooldown_arxiv_share, batch_size=batch_size, block=block, seed=seed,
+                           device=device, progress=progress) if cooldown_steps else []
+    losses += [(main_steps + len(anneal_losses) + i, l) for i, l in enumerate(cool_losses)]
     model.eval()
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.bos_token_id = tokenizer.bos_token_id
@@ -193,11 +248,14 @@ def pretrain(out: str | Path, num_docs: int = 60000, vocab_size: int = 2048, blo
     wall = time.time() - t0
     with open(out / "loss.csv", "w") as fh:
         fh.write("step,loss\n" + "".join(f"{s},{l:.5f}\n" for s, l in losses))
-    _plot_losses(losses, out / "loss.png", anneal_from=main_steps if anneal_losses else None)
-    final = _mean_last(anneal_losses) if anneal_losses else final_main
+    _plot_losses(losses, out / "loss.png", anneal_from=main_steps if anneal_losses else None,
+                 cooldown_from=main_steps + len(anneal_losses) if cool_losses else None)
+    final = _mean_last(cool_losses or anneal_losses) if (cool_losses or anneal_losses) else final_main
     summary = dict(params=n_params, steps=main_steps, max_steps=max_steps, minutes=minutes, wall_s=round(wall, 1),
                    final_loss_main_mean_last_50=round(final_main, 4), anneal_steps=len(anneal_losses),
                    anneal_lr=anneal_lr, anneal_coding_share=anneal_coding_share,
+                   cooldown_steps=len(cool_losses), cooldown_lr=cooldown_lr, cooldown_coding_share=cooldown_coding_share,
+                   cooldown_arxiv_share=cooldown_arxiv_share,
                    final_loss_mean_last_50=round(final, 4), tokens_seen=main_steps * batch_size * block,
                    corpus_docs=num_docs, corpus_tokens=int(data.numel()), vocab_size=len(tokenizer),
                    block=block, batch_size=batch_size, lr=lr, seed=seed, device=device,
@@ -207,7 +265,7 @@ def pretrain(out: str | Path, num_docs: int = 60000, vocab_size: int = 2048, blo
     return summary
 
 
-def _plot_losses(losses, path, anneal_from=None):
+def _plot_losses(losses, path, anneal_from=None, cooldown_from=None):
     import matplotlib
 
     matplotlib.use("Agg", force=False)
@@ -223,6 +281,8 @@ def _plot_losses(losses, path, anneal_from=None):
         ax.plot(s[w - 1:], sm, lw=1.5, label="moving mean (20)")
     if anneal_from is not None:
         ax.axvline(anneal_from, color="k", ls=":", lw=1, label="annealing (coding-heavy mix) starts")
+    if cooldown_from is not None:
+        ax.axvline(cooldown_from, color="k", ls="--", lw=1, label="cooldown (packed, lr to 0) starts")
     ax.set_xlabel("step")
     ax.set_ylabel("next-token loss (nats)")
     ax.set_title("Embedded tiny model: pretraining loss")

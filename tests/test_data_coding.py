@@ -43,6 +43,34 @@ def test_pretraining_corpus_is_unchanged_by_the_held_out_families():
     assert digest == CORPUS_3000_SHA256
 
 
+def test_composed_problems_are_correct_and_never_a_held_out_family():
+    # Every composition the corpus can draw: the main that calls aux and the main that inlines it agree
+    # on the examples (so the corpus teaches code that works), its name is no hand-written or held-out
+    # family's, and the compositions that ARE held-out families (count_even = count + even, ...) are
+    # never drawn.
+    import random
+
+    from magrpo_edu.tasks.coding_world import (HELD_OUT_COMPOSITIONS, _COMPOSITIONS, family_names,
+                                               make_composed_problem)
+
+    assert len(_COMPOSITIONS) > 150
+    drawn, names = set(), set()
+    rng = random.Random(0)
+    for _ in range(4000):
+        p = make_composed_problem(rng)
+        names.add(p["entry_point"])
+        with_aux, alone = {}, {}
+        exec(p["aux"] + p["main_calls_aux"], with_aux)  # trusted: our own reference sources
+        exec(p["main_alone"], alone)
+        for ex in p["examples"]:
+            assert with_aux[p["entry_point"]](eval(ex)) == alone[p["entry_point"]](eval(ex)), (p["prompt"], ex)
+        assert p["prompt"].startswith(f"def {p['entry_point']}({p['args']}):") and "aux(" in p["main_calls_aux"]
+    for agg, item in _COMPOSITIONS:
+        drawn.add((agg[2][0], item[0], item[1]))
+    assert not drawn & HELD_OUT_COMPOSITIONS and ("count_{p}", "num", "odd") in drawn
+    assert len(names) > 300 and not names & set(family_names())
+
+
 def test_corpus_never_shows_a_held_out_family():
     # The held-out families are held out of the pretraining corpus too: no entry point of theirs appears.
     from magrpo_edu.corpus import documents
@@ -52,7 +80,7 @@ def test_corpus_never_shows_a_held_out_family():
     assert all(f"def {fam[0]}(" not in text for fam in FAMILIES[PRETRAIN_FAMILIES:])
 
 
-CORPUS_3000_SHA256 = "b8a4050776b552b7c5dcdc5429ff5a65c872c8150ed905ecee0e9b901f29f9fb"  # documents(0, 3000) of the shipped model
+CORPUS_3000_SHA256 = "292c4ebb7b7a5636ff6afe384a2191dc29762a79edb6c8db4861cca3b6994d7a"  # documents(0, 3000) of this branch's corpus
 
 
 def test_humaneval_from_the_package():

@@ -32,7 +32,7 @@ def test_tiny_model_card_reports_the_run():
 def test_pretrain_cli_few_steps(tmp_path):
     out = tmp_path / "tiny"
     r = subprocess.run([sys.executable, "-m", "magrpo_edu.cli", "pretrain", "--out", str(out), "--docs", "300", "--vocab", "300",
-                        "--block", "64", "--batch-size", "4", "--max-steps", "3", "--anneal-steps", "2", "--layers", "2",
+                        "--block", "64", "--batch-size", "4", "--max-steps", "3", "--anneal-steps", "2", "--cooldown-steps", "2", "--layers", "2",
                         "--width", "64", "--no-progress"],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
@@ -41,9 +41,10 @@ def test_pretrain_cli_few_steps(tmp_path):
     model, tok = load_model(str(out))  # a local directory through the registry
     assert len(tok) == 300 and model.config.vocab_size == 300
     assert (model.config.num_hidden_layers, model.config.hidden_size) == (2, 64)
-    assert len((out / "loss.csv").read_text().strip().splitlines()) == 1 + 3 + 2  # main steps, then annealing steps
+    assert len((out / "loss.csv").read_text().strip().splitlines()) == 1 + 3 + 2 + 2  # main, annealing, cooldown steps
     summary = json.loads((out / "pretrain_summary.json").read_text())
     assert (summary["steps"], summary["anneal_steps"], summary["anneal_coding_share"]) == (3, 2, 0.6)
+    assert (summary["cooldown_steps"], summary["cooldown_arxiv_share"]) == (2, 0.4)
 
 
 def test_unknown_hub_id_offline_gives_clear_error(monkeypatch):
@@ -88,3 +89,20 @@ def test_anneal_trains_on_the_coding_heavy_mix_and_restores_padding(make_model, 
     assert len(losses) == 2 and all(torch.isfinite(torch.tensor(losses)))
     assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters()))
     assert small_tokenizer.padding_side == "left"  # generation pads on the left; annealing must not change that
+
+
+def test_cooldown_trains_on_packed_blocks(make_model, small_tokenizer):
+    from magrpo_edu.pretrain import cooldown
+
+    model = make_model()
+    before = [p.detach().clone() for p in model.parameters()]
+    losses = cooldown(model, small_tokenizer, steps=2, batch_size=2, block=32, progress=False)
+    assert len(losses) == 2 and all(torch.isfinite(torch.tensor(losses)))
+    assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters()))
+
+
+def test_cooldown_rejects_shares_that_do_not_fit(make_model, small_tokenizer):
+    from magrpo_edu.pretrain import cooldown
+
+    with pytest.raises(ValueError, match="sum to at most 1"):
+        cooldown(make_model(), small_tokenizer, steps=1, coding_share=0.7, arxiv_share=0.4, progress=False)

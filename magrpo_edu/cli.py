@@ -54,7 +54,7 @@ def _add_pretrain(sub):
     p.add_argument("--lr", type=float, default=3e-3)
     p.add_argument("--max-steps", type=int, default=1600, help="main (packed, cosine-schedule) steps")
     p.add_argument("--layers", type=int, default=6, help="transformer layers (the shipped model has 6)")
-    p.add_argument("--width", type=int, default=128, help="hidden size (the shipped model has 128)")
+    p.add_argument("--width", type=int, default=192, help="hidden size (the shipped model has 192)")
     p.add_argument("--minutes", type=float, default=None, help="stop the main steps after this many minutes")
     p.add_argument("--anneal-steps", type=int, default=1500,
                    help="steps on a coding-heavy mix after the main ones (0: none; see pretrain.anneal)")

@@ -1,6 +1,6 @@
 """The model registry: `load_model(name)` -> (model, tokenizer), tokenizer padding on the left.
 
-    load_model("tiny")           the embedded ~1M-parameter Llama shipped inside the package
+    load_model("tiny")           the embedded ~3.1M-parameter Llama shipped inside the package
                                  (pretrained by `magrpo-edu pretrain`; see models/tiny/README.md)
     load_model("smollm2-135m")   HuggingFaceTB/SmolLM2-135M-Instruct: from the local Hugging Face
                                  cache, else the hub when online, else a converted copy of the

@@ -6,13 +6,14 @@ import time
 
 from magrpo_edu.models import tiny_model_path
 
-# Why the shipped model does not write unseen functions, and what was tried (the model's main open problem).
+# How the model learned to copy an unseen entry point from its prompt, and what was tried on the way.
 HISTORY = [
-    "## Coding on unseen families: tried and dropped", "",
+    "## Coding on unseen families: how this model came to be", "",
     "The coding task's held-out families are never in the corpus, so the main agent must copy an entry point it",
-    "has never seen (`def filter_short(`) from its prompt. This model does not: it writes a function it",
-    "memorised, under that function's name. Pretraining runs probed for copying (per-token probability of",
-    "repeating the prompt's signature), in order:",
+    "has never seen (`def filter_short(`) from its prompt. The 4-layer model (1.07M parameters) shipped until",
+    "2026-11-23 did not: it wrote a function it had memorised, under that function's name (held-out coding",
+    "0.386 -> 0.396; its writing gains: length 0.423 -> 0.665, TL;DR 0.922 -> 1.956, arXiv 0.546 -> 0.762).",
+    "Pretraining runs probed for copying (per-token probability of repeating the prompt's signature), in order:",
     "(1) randomly renamed entry points, and 400 extra steps on renamed problems only; (2) half the coding",
     "documents composed from parts (13 aggregations x 40 item predicates and transforms, 174 compositions, none a",
     "held-out family in disguise) under descriptive names: held-out reward 0.503 -> 0.434 after 150 steps, the",
@@ -22,43 +23,47 @@ HISTORY = [
     "copies the FIRST token of a defined name (p = 0.78-0.98 after `assert`) but not the rest (p = 0.02 for",
     "`records` in `scan_records`, at every repetition): a 'name after def' lookup, not a general copy",
     "(induction) head. (2)-(4) took 640-760 s each.",
-    "Deeper, 6 layers (1.47M parameters, `--layers 6`): (5) the corpus of (4), 1400 steps, 927 s: the rest of a",
-    "name is copied (`records` p = 0.77-0.80), sampled answers still write the entry point in about 1% of cases",
-    "(held-out 0.403 -> 0.370). (6) names made of ~500 world words, slices of them and syllable strings for 85%",
-    "of the problems, main functions 2/3 of the coding documents, 1600 steps, 1115 s: every token of a name is",
-    "copied except the first after `def` (p <= 0.03; greedy answers shift the name by a token, `def quares(xs):`",
-    "for `squares`); held-out 0.398 -> 0.393. (7) (6) plus 1500 steps on main-function documents only: the first",
-    "token is copied too (p = 0.65-0.99) and MAGRPO raised held-out coding 0.459 -> 0.543 in 150 steps, but the",
-    "helper forgot how to write `aux` (aux_defined 0). A copy learned on whole-word names did not transfer to",
-    "other tokens (`budget_after` p = 0.91, `filter_short` p = 0.00).",
-    "(8) (6) plus a final annealing phase (`pretrain.anneal`, now an option of `magrpo-edu pretrain`: 1500",
-    "steps at lr 1e-3 on batches where 60% of the documents are coding documents of BOTH agents, 40% the",
-    "ordinary corpus; 1734 s in all, one command, reproduced bit for bit): the helper keeps `aux` (0.396 of",
-    "0.4), the entry point is written in 23% of held-out answers, tests start to pass, and MAGRPO clearly",
-    "raises held-out coding, 1.104 -> 1.263 (28 rows x 16 samples; the cooperation levels double: calls_aux",
-    "0.06 -> 0.12, not_thin_wrapper 0.13 -> 0.24; a second seed 1.104 -> 1.362). But the writing tasks paid:",
-    "TL;DR 1.039 -> 1.531 (this model: 0.922 -> 1.956), length 0.479 -> 0.672, and arXiv fell to",
-    "0.069 -> 0.113 (this model: 0.546 -> 0.762) because long paragraphs drift into code. Not shipped: one",
-    "task gained, one lost. Kept on branch `experiment/anneal`. Keeping long documents whole while annealing",
-    "(max length 768) with a 40% coding share did not help: arXiv untrained 0.040, and MAGRPO no longer raised",
-    "held-out coding (1.006 -> 1.000). The 6-layer checkpoint before annealing already had untrained arXiv",
-    "0.295 (this model 0.546), so the annealing phase itself (constant lr, a fresh optimizer, short batches)",
-    "and the smaller writing share of the corpus both cost long text.",
+    "Deeper, 6 layers (1.47M parameters, `--layers 6 --width 128`): (5) the corpus of (4), 1400 steps, 927 s: the",
+    "rest of a name is copied (`records` p = 0.77-0.80), sampled answers still write the entry point in about 1%",
+    "of cases (held-out 0.403 -> 0.370). (6) names made of ~500 world words, slices of them and syllable strings",
+    "for 85% of the problems, main functions 2/3 of the coding documents, 1600 steps, 1115 s: every token of a",
+    "name is copied except the first after `def` (p <= 0.03; greedy answers shift the name by a token, `def",
+    "quares(xs):` for `squares`); held-out 0.398 -> 0.393. (7) (6) plus 1500 steps on main-function documents",
+    "only: the first token is copied too (p = 0.65-0.99) and MAGRPO raised held-out coding 0.459 -> 0.543 in 150",
+    "steps, but the helper forgot how to write `aux` (aux_defined 0). A copy learned on whole-word names did not",
+    "transfer to other tokens (`budget_after` p = 0.91, `filter_short` p = 0.00).",
+    "(8) (6) plus an annealing phase (`pretrain.anneal`: 1500 steps at lr 1e-3 on batches where 60% of the",
+    "documents are coding documents of BOTH agents, 40% the ordinary corpus; 1734 s in all): the helper keeps",
+    "`aux` (0.396 of 0.4), the entry-point level is 0.23 of its 0.6 (~38% of answers), tests start to pass, and",
+    "MAGRPO raises held-out coding, 1.104 -> 1.263 (28 rows x 16 samples; calls_aux 0.06 -> 0.12,",
+    "not_thin_wrapper 0.13 -> 0.24; a second seed 1.104 -> 1.362). But arXiv fell to 0.069 -> 0.113 because",
+    "long paragraphs drift into code. Keeping long documents whole while annealing (max length 768) with a 40%",
+    "coding share did not help (arXiv untrained 0.040; held-out coding 1.006 -> 1.000). The 6-layer checkpoint",
+    "before annealing had untrained arXiv 0.295. Branch `experiment/anneal`.",
     "(9) (6) plus 500 PACKED steps (blocks of 768 like the main steps, lr 1e-3 decaying linearly to 0) on 50%",
     "coding, 20% arXiv, 30% ordinary documents (branch `experiment/packed-anneal`): long text kept (untrained",
-    "arXiv 0.460, MAGRPO 0.460 -> 0.554 in 100 steps) but the copy only half learned (entry point in 8% of",
-    "answers); held-out coding 0.690 -> 0.704 (28 x 16).",
-    "(10) (8) followed by 300 such packed steps (lr 5e-4 to 0; 40% arXiv, 30% coding, 30% ordinary), branch",
-    "`experiment/cooldown`, whose `magrpo-edu pretrain` reproduces it bit for bit (~1950 s alone) and whose",
-    "card has its full evidence run: length 0.490 -> 0.677, TL;DR 1.134 -> 1.387 (only the length level rises;",
-    "coherence, consistency and style fall), arXiv 0.297 -> 0.549 (peak 1.005 at step 60), held-out coding",
-    "1.208 -> 1.257 (entry point in 21% of answers; the 20 x 4 points along the way fall, 1.20 -> 1.09).",
-    "Notebook 00's claim fails with it (length 0.490 -> 0.526 in 200 steps), so it is not shipped: it trades",
-    "this model's clear writing gains for a coding base it cannot yet improve. A longer MAGRPO run on (10)",
-    "(300 steps, lr 1e-3) did not change that: held-out coding 1.208 -> 1.245, the cooperation levels up",
-    "(calls_aux 0.09 -> 0.12, not_thin_wrapper 0.18 -> 0.24) but the entry point no more often (0.21 -> 0.19).",
-    "Next to try: a larger model (width 192, ~3M parameters; the issue allows up to 5M) trained like (10), so",
-    "that copying need not crowd out long text.",
+    "arXiv 0.460, MAGRPO 0.460 -> 0.554 in 100 steps), but the copy was only half learned (entry-point level 0.08 of 0.6, ~13% of",
+    "answers) and held-out coding barely moved, 0.690 -> 0.704 (28 x 16).",
+    "(10) (8) followed by such a packed phase with more arXiv: `pretrain.cooldown`, 300 steps, lr 5e-4 decaying",
+    "to 0, 40% arXiv, 30% coding, 30% ordinary documents; one `magrpo-edu pretrain` command, reproduced bit for",
+    "bit, ~1950 s (branch `experiment/cooldown`, with its own card and evidence run). Every task rose, but",
+    "little: length 0.490 -> 0.677, TL;DR 1.134 -> 1.387 (through the length level alone), arXiv 0.297 -> 0.549,",
+    "held-out coding 1.208 -> 1.257 (entry-point level 0.21 of 0.6, ~35% of answers; the 20 x 4 points along the way fell,",
+    "1.20 -> 1.09; 300 steps at lr 1e-3 gave 1.245), and notebook 00's quickstart claim failed (length",
+    "0.490 -> 0.526 in 200 steps; it asserts +0.1). Not shipped.",
+    "(11) THIS MODEL: (10)'s corpus and phases at width 192 (3.1M parameters, SwiGLU 528; the issue allows",
+    "1-5M), `magrpo-edu pretrain` with what are now its defaults; the run wrote to a scratch folder (the command",
+    "above, `--width 192` then explicit) and its files were copied here. 2646 s on 2 cores, about 1.35x (10).",
+    "Checked before anything else: notebook 00's quickstart cell, 0.407 -> 0.933 in 200 steps, and held-out",
+    "coding at 64 new tokens, 1.202 -> 1.433 (28 x 16, the table's figure). In the table every task's",
+    "held-out reward rises, coding's 20 x 4 points along the way too (1.01 -> 1.35): main_defined",
+    "0.23 -> 0.26 (of 0.6: the entry point in ~40% of answers), calls_aux 0.09 -> 0.15, not_thin_wrapper",
+    "0.17 -> 0.29. Our reading, not a measured cause:",
+    "with more width the copy learned in the annealing phase and the long text given back by the cooldown no",
+    "longer crowd each other out. arXiv gains less than on the 4-layer model (+0.16 against +0.22).",
+    "Read the samples beside the numbers: after training, agent 2's length-task answer in this run is a string",
+    "of repeated `w` tokens and the TL;DR answers have lost their sense while every level rose. The rewards",
+    "are the paper's; with no KL term and LoRA lr 2e-3, MAGRPO finds what they pay for.",
     "",
 ]
 
@@ -95,11 +100,23 @@ def write_card() -> str:
         f"- tokenizer: byte-level BPE trained with `tokenizers`, {s['vocab_size']} tokens incl. `<|pad|>`, `<|bos|>`, `<|eos|>` (tokenizer.json)",
         f"- corpus: {s['corpus_docs']:,} documents, {s['corpus_tokens']:,} tokens from `magrpo_edu.corpus` (seed {s['seed']}); never filtered by a reward",
         f"- pretraining: {s['steps']} steps x {s['batch_size']} x {s['block']} tokens ({s['tokens_seen']:,} tokens seen), AdamW lr {s['lr']} with warm-up and cosine decay",
+    ]
+    if s.get("anneal_steps"):
+        lines.append(f"- then annealing: {s['anneal_steps']} steps at lr {s['anneal_lr']} on batches of 12 documents, {s['anneal_coding_share']:.0%} of them coding documents (`pretrain.anneal`)")
+    if s.get("cooldown_steps"):
+        lines.append(f"- then cooldown: {s['cooldown_steps']} packed steps, lr {s['cooldown_lr']} decaying linearly to 0, on {s['cooldown_arxiv_share']:.0%} arXiv, "
+                     f"{s['cooldown_coding_share']:.0%} coding, {1 - s['cooldown_arxiv_share'] - s['cooldown_coding_share']:.0%} ordinary documents (`pretrain.cooldown`)")
+    lines += [
         f"- wall time: {s['wall_s']:.0f} s on {s['device']} ({s['threads']} threads, {s['machine']}, torch {s['torch']})",
-        f"- final loss (mean of the last 50 steps): {s['final_loss_mean_last_50']:.3f} nats/token (curve: loss.png, loss.csv)",
+        f"- final loss (mean of the last 50 steps): {s['final_loss_mean_last_50']:.3f} nats/token (curve: loss.png, loss.csv; the main steps alone ended at {s.get('final_loss_main_mean_last_50', s['final_loss_mean_last_50']):.3f})",
         f"- size on disk: model.safetensors {round((d / 'model.safetensors').stat().st_size / 1e6, 1)} MB",
         f"- loading: `load_model(\"tiny\")` takes {ls['load_model_s']:.3f} s once transformers is imported; the one-time `import transformers` took {ls['import_transformers_s']:.1f} s here",
         "", "Reproduce (same command, same seed):", "", "```", s["command"], "```", "",
+    ]
+    if "magrpo_edu/models/tiny" not in s["command"]:
+        lines += ["The run wrote to a scratch folder and its files were copied here; with `--out magrpo_edu/models/tiny`",
+                  "the command writes them in place (the output folder does not change the weights).", ""]
+    lines += [
         "The low loss says mostly that the corpus is templated; it is a small world on purpose.", "",
     ]
     if ev:
@@ -146,7 +163,12 @@ def write_card() -> str:
                       "entry point (main_defined above), so the pair earns little more than the aux level (0.4) and MAGRPO",
                       "has little variation in the group to learn from. On the training families MAGRPO does raise the",
                       "reward (notebooks 04 and 05); unseen functions need a real code model (notebook 07) or a model like",
-                      "attempts (8) and (10) below.", ""]
+                      "the attempts below.", ""]
+        for task, r in ev.items():
+            gain = r["after"]["eval/reward"] - r["before"]["eval/reward"]
+            if gain < 0.1:
+                lines += [f"Honest limitation: on {task} this run moved the held-out reward by only {gain:+.3f}, within what a",
+                          "different seed or sample can change; the task's training reward and components are the better guide.", ""]
     else:
         lines += ["## Evidence", "", "Not yet run: `python scripts/tiny_model_evidence.py`.", ""]
     lines += HISTORY

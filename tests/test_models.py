@@ -23,6 +23,16 @@ def test_tiny_model_loads_offline_and_generates():
     assert len(text.split()) >= 3  # it writes words, not nothing
 
 
+def test_shipped_tiny_model_has_the_pretrain_defaults_shape():
+    """`magrpo-edu pretrain` with its defaults builds the shipped model's shape (the card's command reproduces it)."""
+    from magrpo_edu.pretrain import build_model
+
+    shipped = json.loads((tiny_model_path() / "config.json").read_text())
+    fresh = build_model(shipped["vocab_size"]).config
+    keys = ("hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads", "tie_word_embeddings")
+    assert {k: getattr(fresh, k) for k in keys} == {k: shipped[k] for k in keys}
+
+
 def test_tiny_model_card_reports_the_run():
     card = (tiny_model_path() / "README.md").read_text()
     for fact in ("parameters", "wall time", "final loss", "magrpo-edu pretrain"):
@@ -41,6 +51,7 @@ def test_pretrain_cli_few_steps(tmp_path):
     model, tok = load_model(str(out))  # a local directory through the registry
     assert len(tok) == 300 and model.config.vocab_size == 300
     assert (model.config.num_hidden_layers, model.config.hidden_size) == (2, 64)
+    assert model.config.intermediate_size == 11 * 64 // 4  # the SwiGLU width follows --width
     assert len((out / "loss.csv").read_text().strip().splitlines()) == 1 + 3 + 2 + 2  # main, annealing, cooldown steps
     summary = json.loads((out / "pretrain_summary.json").read_text())
     assert (summary["steps"], summary["anneal_steps"], summary["anneal_coding_share"]) == (3, 2, 0.6)

@@ -22,7 +22,7 @@ Steps:
 6. `cooldown`: `cooldown_steps` packed steps (as in step 4, long documents whole) with a learning
    rate decaying linearly to 0, on a mix of `cooldown_arxiv_share` arXiv documents,
    `cooldown_coding_share` coding documents and the ordinary corpus: it gives the long text back and
-   keeps the copy. The model card's attempts (8)-(10) measure each phase.
+   keeps the copy. The model card's attempts (8)-(11) measure each phase and the width.
    Nothing is selected by a reward: the mixes only change how often each kind of document is seen.
    Then model + tokenizer are written with `save_pretrained` (safetensors), with a loss curve
    (loss.png, loss.csv; the steps of 5 and 6 follow the main ones) and a summary

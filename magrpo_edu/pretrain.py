@@ -93,7 +93,7 @@ def pack(tokenizer, docs: list[str], block: int) -> torch.Tensor:
 
 
 def _optimizer_step(model, opt, loss) -> None:
-    """One AdamW update with the gradient norm clipped to 1 (steps 4 and 5)."""
+    """One AdamW update with the gradient norm clipped to 1 (steps 4, 5 and 6)."""
     opt.zero_grad(set_to_none=True)
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -106,6 +106,44 @@ def _mean_last(values: list[float], n: int = 50) -> float:
     return sum(tail) / max(1, len(tail))
 
 
+def _packed_steps(model, data: torch.Tensor, opt, sched, steps: int, batch_size: int, g: torch.Generator,
+                  device: str, desc: str, progress: bool, deadline: float | None = None) -> list[float]:
+    """`steps` AdamW steps on `batch_size` random rows of the packed `data` (steps 4 and 6), `sched`
+    stepped after each; stops early once `time.time()` passes `deadline`. Returns the per-step losses."""
+    from tqdm.auto import tqdm
+
+    losses: list[float] = []
+    ema = None
+    model.train()
+    bar = tqdm(range(steps), desc=desc, disable=not progress)
+    for _ in bar:
+        x = data[torch.randint(0, data.shape[0], (batch_size,), generator=g)].to(device)
+        loss = model(input_ids=x, labels=x).loss
+        _optimizer_step(model, opt, loss)
+        sched.step()
+        ema = loss.item() if ema is None else 0.95 * ema + 0.05 * loss.item()
+        losses.append(loss.item())
+        bar.set_postfix(loss=f"{ema:.3f}")
+        if deadline is not None and time.time() > deadline:
+            break
+    bar.close()
+    return losses
+
+
+def _draw_mix(rng: random.Random, ordinary, coding_share: float, arxiv_share: float = 0.0) -> list[str]:
+    """One draw from a phase's document mix (steps 5 and 6): the documents of one coding problem
+    (`corpus.coding_documents`) with probability `coding_share`, an arXiv document with probability
+    `arxiv_share`, else the next document of the `ordinary` corpus iterator."""
+    from .corpus import arxiv_document, coding_documents
+
+    u = rng.random()
+    if u < coding_share:
+        return [prompt + completion for prompt, completion in coding_documents(rng)]
+    if u < coding_share + arxiv_share:
+        return [arxiv_document(rng)]
+    return [next(ordinary)]
+
+
 DOCS_PER_BLOCK_TOKENS = 110  # cooldown draws steps * batch_size * block / 110 documents: ~1.2x the tokens it reads
 
 
@@ -116,7 +154,7 @@ def anneal(model, tokenizer, steps: int, lr: float = 1e-3, coding_share: float =
     `coding_share`, else the next ordinary corpus document. Returns the per-step losses."""
     from tqdm.auto import tqdm
 
-    from .corpus import coding_documents, documents
+    from .corpus import documents
 
     rng = random.Random(seed + 1)
     ordinary = documents(seed=seed + 7, n=steps * docs_per_step)  # a different draw from step 1's corpus
@@ -126,12 +164,7 @@ def anneal(model, tokenizer, steps: int, lr: float = 1e-3, coding_share: float =
     model.train()
     bar = tqdm(range(steps), desc="anneal", disable=not progress)
     for _ in bar:
-        docs = []
-        for _ in range(docs_per_step):
-            if rng.random() < coding_share:
-                docs.extend(prompt + completion for prompt, completion in coding_documents(rng))
-            else:
-                docs.append(next(ordinary))
+        docs = [d for _ in range(docs_per_step) for d in _draw_mix(rng, ordinary, coding_share)]
         enc = tokenizer([tokenizer.bos_token + d + tokenizer.eos_token for d in docs], return_tensors="pt", padding=True,
                         truncation=True, max_length=max_len, add_special_tokens=False).to(device)
         labels = enc.input_ids.masked_fill(enc.attention_mask == 0, -100)
@@ -151,9 +184,7 @@ def cooldown(model, tokenizer, steps: int, lr: float = 5e-4, coding_share: float
     (`corpus.arxiv_document`) with probability `arxiv_share`, else the next ordinary corpus document.
     A fresh AdamW; the learning rate warms up over 20 steps, then decays linearly from `lr` to 0.
     Returns the per-step losses."""
-    from tqdm.auto import tqdm
-
-    from .corpus import arxiv_document, coding_documents, documents
+    from .corpus import documents
 
     if min(coding_share, arxiv_share) < 0 or coding_share + arxiv_share > 1:
         raise ValueError(f"cooldown: coding_share={coding_share} and arxiv_share={arxiv_share} must be >= 0 and sum "
@@ -161,31 +192,13 @@ def cooldown(model, tokenizer, steps: int, lr: float = 5e-4, coding_share: float
                          "--cooldown-arxiv-share 0.4")
     rng = random.Random(seed + 1)
     ordinary = documents(seed=seed + 7, n=10**9)
-    docs: list[str] = []
-    for _ in range(steps * batch_size * block // DOCS_PER_BLOCK_TOKENS):
-        u = rng.random()
-        if u < coding_share:
-            docs.extend(prompt + completion for prompt, completion in coding_documents(rng))
-        elif u < coding_share + arxiv_share:
-            docs.append(arxiv_document(rng))
-        else:
-            docs.append(next(ordinary))
+    docs = [d for _ in range(steps * batch_size * block // DOCS_PER_BLOCK_TOKENS)
+            for d in _draw_mix(rng, ordinary, coding_share, arxiv_share)]
     data = pack(tokenizer, docs, block)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.1)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 20) * (1 - s / steps))
     g = torch.Generator().manual_seed(seed + 3)
-    losses = []
-    model.train()
-    bar = tqdm(range(steps), desc="cooldown", disable=not progress)
-    for _ in bar:
-        x = data[torch.randint(0, data.shape[0], (batch_size,), generator=g)].to(device)
-        loss = model(input_ids=x, labels=x).loss
-        _optimizer_step(model, opt, loss)
-        sched.step()
-        losses.append(loss.item())
-        bar.set_postfix(loss=f"{loss.item():.3f}")
-    bar.close()
-    return losses
+    return _packed_steps(model, data, opt, sched, steps, batch_size, g, device, "cooldown", progress)
 
 
 def pretrain(out: str | Path, num_docs: int = 60000, vocab_size: int = 2048, block: int = 768,
@@ -197,8 +210,6 @@ def pretrain(out: str | Path, num_docs: int = 60000, vocab_size: int = 2048, blo
              **model_kwargs) -> dict:
     """Run steps 1-6 above and write everything to `out`. Returns a summary dict. `minutes` bounds
     step 4 only (steps 5 and 6 always run their `anneal_steps` and `cooldown_steps`)."""
-    from tqdm.auto import tqdm
-
     from .corpus import documents
 
     t0 = time.time()
@@ -219,32 +230,16 @@ def pretrain(out: str | Path, num_docs: int = 60000, vocab_size: int = 2048, blo
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(s, max_steps) / max_steps))))
     g = torch.Generator().manual_seed(seed)
-    losses: list[tuple[int, float]] = []
-    bar = tqdm(range(max_steps), desc="pretrain", disable=not progress)
-    model.train()
-    step = 0
-    ema = None
-    for step in bar:
-        idx = torch.randint(0, data.shape[0], (batch_size,), generator=g)
-        x = data[idx].to(device)
-        loss = model(input_ids=x, labels=x).loss
-        _optimizer_step(model, opt, loss)
-        sched.step()
-        ema = loss.item() if ema is None else 0.95 * ema + 0.05 * loss.item()
-        losses.append((step, loss.item()))
-        bar.set_postfix(loss=f"{ema:.3f}")
-        if minutes is not None and time.time() - t0 > 60 * minutes:
-            break
-    bar.close()
-    main_steps = step + 1
-    final_main = _mean_last([l for _, l in losses])
+    main_losses = _packed_steps(model, data, opt, sched, max_steps, batch_size, g, device, "pretrain", progress,
+                                deadline=None if minutes is None else t0 + 60 * minutes)
+    main_steps = len(main_losses)
+    final_main = _mean_last(main_losses)
     anneal_losses = anneal(model, tokenizer, anneal_steps, lr=anneal_lr, coding_share=anneal_coding_share, seed=seed,
                            device=device, progress=progress) if anneal_steps else []
-    losses += [(main_steps + i, l) for i, l in enumerate(anneal_losses)]
     cool_losses = cooldown(model, tokenizer, cooldown_steps, lr=cooldown_lr, coding_share=cooldown_coding_share,
                            arxiv_share=cooldown_arxiv_share, batch_size=batch_size, block=block, seed=seed,
                            device=device, progress=progress) if cooldown_steps else []
-    losses += [(main_steps + len(anneal_losses) + i, l) for i, l in enumerate(cool_losses)]
+    losses = list(enumerate(main_losses + anneal_losses + cool_losses))  # (step, loss), the phases one after another
     model.eval()
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.bos_token_id = tokenizer.bos_token_id
@@ -256,7 +251,7 @@ def pretrain(out: str | Path, num_docs: int = 60000, vocab_size: int = 2048, blo
         fh.write("step,loss\n" + "".join(f"{s},{l:.5f}\n" for s, l in losses))
     _plot_losses(losses, out / "loss.png", anneal_from=main_steps if anneal_losses else None,
                  cooldown_from=main_steps + len(anneal_losses) if cool_losses else None)
-    final = _mean_last(cool_losses or anneal_losses) if (cool_losses or anneal_losses) else final_main
+    final = _mean_last(cool_losses or anneal_losses or main_losses)  # the last phase that ran
     summary = dict(params=n_params, steps=main_steps, max_steps=max_steps, minutes=minutes, wall_s=round(wall, 1),
                    final_loss_main_mean_last_50=round(final_main, 4), anneal_steps=len(anneal_losses),
                    anneal_lr=anneal_lr, anneal_coding_share=anneal_coding_share,

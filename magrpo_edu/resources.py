@@ -1,15 +1,29 @@
-"""Finding the package's data files, installed (wheel) or in a source checkout.
+"""Finding the package's data files, installed (wheel) or in a source checkout, and reading rows
+from JSON Lines files (or a hub dataset) with clear errors for bad input.
 
 The single source of truth for datasets is the repository's top-level `data/` folder. The wheel
 build copies it to `magrpo_edu/data` (see `[tool.hatch.build.targets.wheel.force-include]` in
 pyproject.toml), where `importlib.resources` finds it; in an editable install or a plain checkout
 the files are read from `data/` beside the package.
+
+Reading rows (`read_jsonl`, `load_rows`) checks what the tasks need, and every error names the
+file, the line (or row) and the field, says what is wrong and what to do:
+
+* the file must be UTF-8 (a leading byte-order mark is accepted): otherwise the error gives the
+  byte offset of the first bad byte and how to re-encode the file;
+* it must hold at least one row, each line one JSON object;
+* each required field must be present and of its type; a `str` field must be a non-empty string
+  (not null, not blank), and fields named in `FIELD_CHECKS` get an extra check (`entry_point`
+  must be a Python identifier);
+* no string anywhere in a row may hold a lone UTF-16 surrogate (U+D800-U+DFFF, e.g. from a broken
+  "\\ud83d" escape): it is not valid Unicode and breaks tokenizers and file writes later.
 """
 from __future__ import annotations
 
 import json
 from importlib import resources
 from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 
 def data_dir() -> Path:
@@ -24,28 +38,186 @@ def data_dir() -> Path:
                             "reinstall the package: pip install magrpo-edu (or from git).")
 
 
-def read_jsonl(path: str | Path, required: tuple[str, ...] = ()) -> list[dict]:
-    """Rows of a JSON Lines file; a malformed line or a row without a required field raises a
-    ValueError naming the file, the line number and what is wrong."""
-    rows = []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}, line {n}: not valid JSON ({exc.msg} at column {exc.colno}).") from None
-            if not isinstance(row, dict):
-                raise ValueError(f"{path}, line {n}: expected a JSON object per line, got {type(row).__name__}.")
-            missing = [k for k in required if k not in row]
-            if missing:
-                raise ValueError(f"{path}, line {n}: row lacks field(s) {missing}; each row needs {list(required)}.")
-            rows.append(row)
+# ---- checks shared by every reader -------------------------------------------------------------------
+def _identifier(value: str) -> str | None:
+    if not value.isidentifier():
+        return (f"must be a Python identifier (the name of the function to test), got {value!r}; "
+                "use letters, digits and underscores, not starting with a digit")
+    return None
+
+
+FIELD_CHECKS: dict[str, Callable[[str], str | None]] = {"entry_point": _identifier}
+"""Extra checks by field name, applied to a required string field: a function of the value that
+returns what is wrong, or None. `entry_point` (coding rows) must be a Python identifier."""
+
+Required = Sequence[str] | Mapping[str, Any]
+"""Field names (each a non-empty string), or a mapping field -> type (or tuple of types); `str`
+means a non-empty string, any other type an `isinstance` check (`object`: any value but null)."""
+
+
+def _type_name(t) -> str:
+    if isinstance(t, tuple):
+        return " or ".join(_type_name(x) for x in t)
+    return {str: "a non-empty string", int: "an integer", float: "a number", list: "a list",
+            dict: "an object", bool: "true or false", object: "a value"}.get(t, t.__name__)
+
+
+def _json_type(v) -> str:
+    return "null" if v is None else {str: "a string", bool: "a boolean", int: "a number", float: "a number",
+                                     list: "a list", dict: "an object"}.get(type(v), type(v).__name__)
+
+
+def find_lone_surrogate(value: Any, name: str = "") -> tuple[str, int, str] | None:
+    """(field path, character index, 'U+XXXX') of the first lone surrogate in a string or in the
+    strings of a nested list/dict, or None."""
+    if isinstance(value, str):
+        for i, ch in enumerate(value):
+            if "\ud800" <= ch <= "\udfff":
+                return name, i, f"U+{ord(ch):04X}"
+        return None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            hit = find_lone_surrogate(v, f"{name}.{k}" if name else str(k))
+            if hit:
+                return hit
+    elif isinstance(value, (list, tuple)):
+        for j, v in enumerate(value):
+            hit = find_lone_surrogate(v, f"{name}[{j}]")
+            if hit:
+                return hit
+    return None
+
+
+def check_row(row: Any, where: str, required: Required = ()) -> dict:
+    """The row itself when it is a JSON object whose required fields are all valid (see the module
+    docstring); otherwise a ValueError that starts with `where` (e.g. "data.jsonl, line 3")."""
+    if not isinstance(row, dict):
+        raise ValueError(f"{where}: expected a JSON object per row, got {_json_type(row)}; "
+                         'write one object per line, e.g. {"id": "1", "post": "..."}.')
+    spec = dict(required) if isinstance(required, Mapping) else {k: str for k in required}
+    missing = [k for k in spec if k not in row]
+    if missing:
+        raise ValueError(f"{where}: row lacks field(s) {missing}; each row needs {list(spec)} "
+                         f"(this row has {sorted(row)}). Add the field(s) or drop the row.")
+    for k, t in spec.items():
+        v = row[k]
+        types = t if isinstance(t, tuple) else (t,)
+        if v is None or not isinstance(v, types) or (type(v) is bool and bool not in types):
+            raise ValueError(f"{where}, field {k!r}: must be {_type_name(t)}, got {_json_type(v)}"
+                             f"{'' if v is None else f' ({v!r:.60})'}. Fix the row or drop it.")
+        if isinstance(v, str) and str in types:
+            if not v.strip():
+                raise ValueError(f"{where}, field {k!r}: is {'empty' if not v else 'blank'}; it must be a "
+                                 "non-empty string. Fill it in or drop the row.")
+            problem = FIELD_CHECKS[k](v) if k in FIELD_CHECKS else None
+            if problem:
+                raise ValueError(f"{where}, field {k!r}: {problem}.")
+    hit = find_lone_surrogate(row)
+    if hit:
+        name, i, code = hit
+        raise ValueError(f"{where}, field {name!r}: lone surrogate {code} at character {i}: not valid Unicode "
+                         "(usually half of a broken \\ud83d-style escape, or text decoded with the wrong codec). "
+                         "Fix or remove that character in the source file.")
+    return row
+
+
+def read_text(path: str | Path) -> str:
+    """The text of a UTF-8 file (a leading byte-order mark is dropped). A file that is not UTF-8
+    raises a ValueError with the byte offset (and line) of the first bad byte and how to re-encode it."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[:exc.start].count(b"\n") + 1
+        raise ValueError(
+            f"{path}: not UTF-8 text: byte 0x{data[exc.start]:02x} at byte offset {exc.start} (line {line}) "
+            f"cannot be decoded ({exc.reason}). Re-encode the file as UTF-8, e.g. "
+            f"`iconv -f latin1 -t utf-8 {Path(path).name} > fixed.jsonl` (use the file's real encoding: "
+            "latin1, cp1252, utf-16, ...).") from None
+
+
+def _jsonl_rows(path, text: str, required: Required) -> Iterator[tuple[int, dict]]:
+    """(line number, checked row) for each non-blank line of a JSON Lines text."""
+    for n, line in enumerate(text.split("\n"), 1):  # only \n ends a line: U+2028 may sit inside a string
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}, line {n}: not valid JSON ({exc.msg} at column {exc.colno}); "
+                             "each line must be one complete JSON object.") from None
+        yield n, check_row(row, f"{path}, line {n}", required)
+
+
+def _no_rows(path, required: Required, what: str = "the file is empty or holds only blank lines") -> ValueError:
+    fields = f" with fields {list(required)}" if required else ""
+    return ValueError(f"{path}: no rows ({what}); it needs one JSON object per line{fields}.")
+
+
+def read_jsonl(path: str | Path, required: Required = (), allow_empty: bool = False) -> list[dict]:
+    """Rows of a UTF-8 JSON Lines file (blank lines skipped), each checked with `check_row`.
+
+    `required`: field names (each must be a non-empty string) or a mapping field -> type (see
+    `Required`). A non-UTF-8 file, a malformed line, a row that is not an object, a missing, null,
+    empty or mistyped required field, an `entry_point` that is not an identifier, a lone surrogate,
+    and (unless `allow_empty`) a file without rows raise a ValueError naming the file, the line number
+    and the field, and saying what to do.
+    """
+    rows = [row for _, row in _jsonl_rows(path, read_text(path), required)]
+    if not rows and not allow_empty:
+        raise _no_rows(path, required)
     return rows
 
 
+def load_rows(path: str, split: str = "train", limit: int | None = None, required: Required = (),
+              **kw) -> Iterator[tuple[str, dict]]:
+    """(where, row) pairs from a local file or a hub dataset, `where` naming the row for messages
+    ("file.jsonl, line 3" or "owner/name (split 'train'), row 2"); at most `limit` rows.
+
+    A local file without `load_dataset` keyword arguments whose text does not start with '[' is
+    read as JSON Lines here, so errors name the line. Another local file (a JSON array, or one with
+    `**kw`) and a hub dataset id go through `datasets.load_dataset` (the optional dependency
+    `datasets`); local files are checked for UTF-8 and emptiness first. Every row is checked with
+    `check_row`; no row at all raises a ValueError.
+    """
+    p = Path(path)
+    if p.is_file():
+        text = read_text(p)
+        if not text.strip():
+            raise _no_rows(path, required)
+        if not kw and not text.lstrip().startswith("["):
+            if limit is not None and limit <= 0:
+                return
+            count = 0
+            for n, row in _jsonl_rows(path, text, required):  # rows past the limit are not read
+                count += 1
+                yield f"{path}, line {n}", row
+                if limit is not None and count >= limit:
+                    return
+            if not count:
+                raise _no_rows(path, required)
+            return
+    try:
+        import datasets
+    except ImportError:
+        raise ImportError(f"Loading {path!r} needs the optional dependency `datasets`: pip install 'magrpo-edu[data]' "
+                          "(a local JSON Lines file needs nothing).") from None
+    d = datasets.load_dataset("json", data_files=str(p), split="train", **kw) if p.is_file() else \
+        datasets.load_dataset(path, split=split, **kw)
+    count = 0
+    for i, r in enumerate(d):
+        if limit is not None and i >= limit:
+            break
+        where = f"{path}, row {i}" if p.is_file() else f"{path} (split {split!r}), row {i}"
+        count += 1
+        yield where, check_row(r, where, required)
+    if not count and limit != 0:
+        raise ValueError(f"{path}: no rows{'' if p.is_file() else f' in split {split!r}'}; "
+                         "pass a file or split that holds data.")
+
+
 def write_jsonl(path: str | Path, rows) -> None:
+    """Write rows as UTF-8 JSON Lines (non-ASCII kept as is)."""
     with open(path, "w", encoding="utf-8") as fh:
         for r in rows:
             fh.write(json.dumps(r, ensure_ascii=False) + "\n")

@@ -8,7 +8,13 @@ Data: `data/tldr_{train,eval}.jsonl` and `data/arxiv_{train,eval}.jsonl`. The tr
 the seeded generator in `magrpo_edu.tasks.world` (`make_writing_data`, seed 0, 500 rows each); the
 eval splits were written by hand (30 posts, 20 abstracts), unlike the generator's templates, to
 measure generalisation.
-The real datasets (trl-lib/tldr; arXiv abstracts) load through `datasets` when online.
+The real datasets (trl-lib/tldr; arXiv abstracts) load through `datasets` when online, or from a
+local JSON Lines file offline.
+
+Every loader checks its rows (`magrpo_edu.resources.check_row`): the text field must be a non-empty
+string without lone surrogates, files must be UTF-8 and hold rows; errors name the file, the line
+(or row) and the field. The formatters refuse a row whose text is missing, null or empty instead of
+writing "None" into the prompt.
 """
 from __future__ import annotations
 
@@ -16,7 +22,7 @@ import random
 from pathlib import Path
 from typing import Callable, Sequence
 
-from ..resources import data_dir, read_jsonl, write_jsonl
+from ..resources import check_row, data_dir, load_rows, read_jsonl, write_jsonl
 from . import world
 from .prompts import ARXIV_INSTRUCTIONS, TLDR_INSTRUCTIONS, arxiv_prompt, tldr_prompt
 
@@ -54,6 +60,8 @@ def _formatters(tokenizer, instructions, raw_prompt, field: str, names: tuple[st
 
     def make(agent: int):
         def fmt(row: dict) -> str:
+            check_row(row, f"writing row {row.get('id', '(no id)')!r}" if isinstance(row, dict) else "writing row",
+                      (field,))
             if use_chat:
                 return _chat(tokenizer, f"{instructions[agent]}\n\n{row[field]}")
             return raw_prompt(row[field], agent)
@@ -73,42 +81,29 @@ def arxiv_formatters(tokenizer=None) -> list[Callable[[dict], str]]:
 
 
 # ---- the real datasets (online, optional `datasets` dependency) ------------------------------------
-def _need_datasets():
-    try:
-        import datasets  # noqa: F401
-    except ImportError:
-        raise ImportError("Loading the real datasets needs the optional dependency `datasets`: "
-                          "pip install 'magrpo-edu[data]'. Offline, use load_writing('tldr').") from None
-    import datasets
-
-    return datasets
-
-
 def _hub_rows(path: str, split: str, limit: int | None, **kw):
-    ds = _need_datasets()
-    d = ds.load_dataset("json", data_files=path, split="train", **kw) if Path(path).is_file() else ds.load_dataset(path, split=split, **kw)
-    for i, r in enumerate(d):
-        if limit is not None and i >= limit:
-            break
-        yield i, r
+    """(where, row) of a hub dataset or a local JSON/JSONL file (`magrpo_edu.resources.load_rows`)."""
+    yield from load_rows(path, split=split, limit=limit, **kw)
 
 
 def load_tldr_hub(split: str = "train", limit: int | None = 1000, path: str = "trl-lib/tldr", **kw) -> list[dict]:
-    """trl-lib/tldr rows (its `prompt` holds the post) in our row format; `path` may be a local file."""
+    """trl-lib/tldr rows (its `prompt` holds the post) in our row format; `path` may be a local file.
+    A row needs a non-empty string `post` or `prompt`; a bad row raises a ValueError naming it."""
     rows = []
-    for i, r in _hub_rows(path, split, limit, **kw):
-        text = r.get("post") or r.get("prompt")
-        if not text:
-            raise ValueError(f"{path} row {i} has neither 'post' nor 'prompt'; fields: {sorted(r)}.")
-        rows.append({"id": f"tldr-hub-{i}", "post": text, "source": str(path)})
+    for i, (where, r) in enumerate(_hub_rows(path, split, limit, **kw)):
+        field = "post" if r.get("post") is not None or "prompt" not in r else "prompt"
+        if field not in r:
+            raise ValueError(f"{where}: row has neither 'post' nor 'prompt' (fields: {sorted(r)}); "
+                             "TL;DR rows need the post's text in one of them.")
+        check_row(r, where, (field,))
+        rows.append({"id": f"tldr-hub-{i}", "post": r[field], "source": str(path)})
     return rows
 
 
 def load_arxiv_hub(path: str, split: str = "train", limit: int | None = 1000, field: str = "abstract", **kw) -> list[dict]:
-    """arXiv abstracts in our row format from a hub dataset id or a local JSON/JSONL file."""
+    """arXiv abstracts in our row format from a hub dataset id or a local JSON/JSONL file; each row
+    needs `field` as a non-empty string (a bad row raises a ValueError naming it)."""
     rows = []
-    for i, r in _hub_rows(path, split, limit, **kw):
-        if field not in r or not r[field]:
-            raise ValueError(f"{path} row {i} has no {field!r}; fields: {sorted(r)}.")
+    for i, (where, r) in enumerate(_hub_rows(path, split, limit, required=(field,), **kw)):
         rows.append({"id": f"arxiv-hub-{i}", "abstract": r[field], "source": str(path)})
     return rows

@@ -1,0 +1,113 @@
+"""Bad input gets a clear error naming the file, the line and the field, and what to do: data files
+(encoding, empty files, null/empty/mistyped fields, entry points, lone surrogates), writing rows
+given to the formatters, and prompts longer than the model's context."""
+import json
+
+import pytest
+
+from magrpo_edu.resources import read_jsonl
+from magrpo_edu.tasks.writing import load_arxiv_hub, load_tldr_hub, tldr_formatters
+
+CODING = ("task_id", "prompt", "entry_point", "test")  # what tasks/coding.py's load_coding requires
+GOOD_CODING = {"task_id": "t/1", "prompt": "def f(x):\n    pass\n", "entry_point": "f",
+               "test": "def check(candidate):\n    assert candidate(1) == 1\n"}
+
+
+def _jsonl(tmp_path, rows, name="rows.jsonl"):
+    f = tmp_path / name
+    f.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows), encoding="utf-8")
+    return f
+
+
+def test_non_utf8_file_names_the_file_and_byte_offset(tmp_path):
+    f = tmp_path / "latin.jsonl"
+    f.write_bytes(b'{"id": "1", "post": "ok"}\n{"id": "2", "post": "caf\xe9"}\n')
+    with pytest.raises(ValueError, match=r"latin.jsonl: not UTF-8 text: byte 0xe9 at byte offset 50 \(line 2\)") as e:
+        read_jsonl(f, required=("id", "post"))
+    assert "Re-encode the file as UTF-8" in str(e.value)
+    with pytest.raises(ValueError, match="byte offset 50"):  # the offline hub-format loaders too
+        load_tldr_hub(path=str(f))
+
+
+def test_utf8_byte_order_mark_is_accepted(tmp_path):
+    f = tmp_path / "bom.jsonl"
+    f.write_bytes(b'\xef\xbb\xbf{"id": "1", "post": "ok"}\n')
+    assert read_jsonl(f, required=("id", "post")) == [{"id": "1", "post": "ok"}]
+
+
+@pytest.mark.parametrize("text", ["", "\n  \n"])
+def test_empty_files_say_so(tmp_path, text):
+    f = tmp_path / "empty.jsonl"
+    f.write_text(text)
+    with pytest.raises(ValueError, match=r"empty.jsonl: no rows"):
+        read_jsonl(f, required=("id", "post"))
+    assert read_jsonl(f, allow_empty=True) == []
+    for load in (lambda: load_tldr_hub(path=str(f)), lambda: load_arxiv_hub(str(f))):  # was StopIteration
+        with pytest.raises(ValueError, match=r"empty.jsonl: no rows"):
+            load()
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("test", None, r"line 2, field 'test': must be a non-empty string, got null"),
+    ("prompt", 3, r"line 2, field 'prompt': must be a non-empty string, got a number"),
+    ("prompt", "   ", r"line 2, field 'prompt': is blank"),
+    ("entry_point", "", r"line 2, field 'entry_point': is empty"),
+    ("entry_point", "my func", r"line 2, field 'entry_point': must be a Python identifier"),
+    ("entry_point", ["f"], r"line 2, field 'entry_point': must be a non-empty string, got a list"),
+])
+def test_coding_rows_need_string_fields_and_an_identifier(tmp_path, field, value, says):
+    f = _jsonl(tmp_path, [GOOD_CODING, GOOD_CODING | {field: value}], "coding.jsonl")
+    with pytest.raises(ValueError, match=says) as e:
+        read_jsonl(f, required=CODING)
+    assert "coding.jsonl" in str(e.value)
+
+
+def test_writing_row_with_null_post(tmp_path):
+    f = _jsonl(tmp_path, [{"id": "1", "post": None}])
+    with pytest.raises(ValueError, match=r"rows.jsonl, line 1, field 'post': must be a non-empty string, got null"):
+        read_jsonl(f, required=("id", "post"))
+    with pytest.raises(ValueError, match=r"rows.jsonl, line 1, field 'post'"):
+        load_tldr_hub(path=str(f))
+    with pytest.raises(ValueError, match=r"rows.jsonl, line 1, field 'abstract'"):
+        load_arxiv_hub(str(_jsonl(tmp_path, [{"abstract": None}])))
+    # rows handed straight to the formatters: no prompt that says "None"
+    with pytest.raises(ValueError, match=r"writing row '7', field 'post': must be a non-empty string, got null"):
+        tldr_formatters()[0]({"id": "7", "post": None})
+
+
+def test_required_as_a_mapping_of_types(tmp_path):
+    f = _jsonl(tmp_path, [{"id": 1, "post": "x", "score": 0.5}])
+    assert read_jsonl(f, required={"id": int, "post": str, "score": (int, float)})[0]["id"] == 1
+    with pytest.raises(ValueError, match=r"line 1, field 'id': must be a non-empty string, got a number"):
+        read_jsonl(f, required=("id", "post"))
+    with pytest.raises(ValueError, match=r"field 'score': must be a list, got a number"):
+        read_jsonl(f, required={"score": list})
+
+
+def test_lone_surrogates_are_rejected_with_the_position(tmp_path):
+    f = _jsonl(tmp_path, ['{"id": "1", "post": "ok"}', '{"id": "2", "post": "smile \\ud83d here"}'])
+    with pytest.raises(ValueError, match=r"rows.jsonl, line 2, field 'post': lone surrogate U\+D83D at character 6"):
+        read_jsonl(f, required=("id", "post"))
+    g = _jsonl(tmp_path, ['{"id": "1", "post": "ok", "meta": {"tags": ["a", "\\udc00"]}}'], "nested.jsonl")
+    with pytest.raises(ValueError, match=r"field 'meta.tags\[1\]': lone surrogate U\+DC00 at character 0"):
+        read_jsonl(g)
+    ok = _jsonl(tmp_path, ['{"id": "1", "post": "smile \\ud83d\\ude00 here"}'], "pair.jsonl")  # a proper pair is fine
+    assert read_jsonl(ok, required=("id", "post"))[0]["post"] == "smile \U0001F600 here"
+
+
+def test_load_rows_names_lines_and_stops_at_the_limit(tmp_path):
+    from magrpo_edu.resources import load_rows
+
+    f = _jsonl(tmp_path, ['{"a": "x"}', "", '{"a": "y"}', '{"a": null}'])
+    assert [w for w, _ in load_rows(str(f), limit=2, required=("a",))] == [f"{f}, line 1", f"{f}, line 3"]
+    with pytest.raises(ValueError, match=r"line 4, field 'a'"):
+        list(load_rows(str(f), required=("a",)))
+
+
+def test_load_coding_rejects_a_null_test_before_compile(tmp_path, monkeypatch):
+    import magrpo_edu.tasks.coding as coding
+
+    _jsonl(tmp_path, [GOOD_CODING | {"test": None}], "coding_train.jsonl")
+    monkeypatch.setattr(coding, "data_dir", lambda: tmp_path)
+    with pytest.raises(ValueError, match=r"coding_train.jsonl, line 1, field 'test': must be a non-empty string, got null"):
+        coding.load_coding("train")

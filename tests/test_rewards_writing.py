@@ -1,13 +1,36 @@
-"""The writing rewards against values computed by hand (spec section 5): every threshold
-boundary, inside every ramp, each gate, and whole texts worked through level by level."""
+"""The writing rewards against values computed by hand (spec section 5, with section 8's
+corrections: the authors' word lists, substring matching, a category counted once, arXiv T on c1
+and c2 joined with no separator): every threshold boundary, inside every ramp, each gate, and
+whole texts worked through level by level."""
+import json
 import math
+from pathlib import Path
 
 import pytest
 
 from magrpo_edu.rewards import (arxiv_levels, arxiv_reward, coherence_T, jaccard, length_ratio_reward,
                                 tldr_joint_reward, tldr_levels, tldr_reward, transition_categories)
-from magrpo_edu.rewards.writing import (TRANSITION_CATEGORIES, arxiv_length_level, arxiv_unique_level,
+from magrpo_edu.rewards.writing import (STOPWORDS, TRANSITION_CATEGORIES, arxiv_length_level, arxiv_unique_level,
                                         tldr_length_level, tldr_unique_level)
+
+SPEC_LISTS = Path(__file__).resolve().parents[2] / "shared" / "reference" / "reward-word-lists.json"
+
+
+def test_word_lists_are_the_authors():
+    # Pinned here by size and by a few members, and against the spec's JSON where the checkout has
+    # ../shared beside it (CI always does).
+    assert len(STOPWORDS) == 106 and {"bad", "good", "great", "us", "first", "last"} <= STOPWORDS
+    assert "during" not in STOPWORDS and "about" not in STOPWORDS  # in common stopword lists, not in theirs
+    assert list(TRANSITION_CATEGORIES) == ["elaboration", "examples", "explanation", "cause_effect", "contrast",
+                                           "sequence", "emphasis", "summary", "comparison", "concession",
+                                           "condition", "time"]
+    assert [len(v) for v in TRANSITION_CATEGORIES.values()] == [21, 22, 22, 26, 29, 33, 24, 21, 17, 19, 19, 26]
+    assert {"as", "when", "recently"} <= set(TRANSITION_CATEGORIES["time"])
+    assert {"should", "were", "had"} <= set(TRANSITION_CATEGORIES["condition"])
+    if SPEC_LISTS.exists():
+        spec = json.loads(SPEC_LISTS.read_text())
+        assert STOPWORDS == set(spec["stopwords"])
+        assert {k: list(v) for k, v in TRANSITION_CATEGORIES.items()} == spec["transition_categories"]
 
 STOP = None
 
@@ -41,15 +64,18 @@ def test_arxiv_unique_level(u, expected):
 
 def test_coherence_T_counts_categories():
     assert coherence_T("plain words only") == 0.0
-    assert coherence_T("however") == pytest.approx(0.4)  # k = 1
-    assert coherence_T("however, for example") == pytest.approx(0.45)  # k = 2
+    assert coherence_T("therefore thus hence") == pytest.approx(0.4)  # three phrases, one category: k = 1
+    assert coherence_T("however") == pytest.approx(0.45)  # in both contrast and concession: k = 2
+    assert coherence_T("however, for example") == pytest.approx(0.5)  # + examples: k = 3
     every = " ".join(words[0] for words in TRANSITION_CATEGORIES.values())
     assert len(transition_categories(every)) == 12
     assert coherence_T(every) == pytest.approx(0.95)  # 0.4 + 0.05 * 11: the reachable maximum, not 1.0
 
 
 def test_transitions_match_substrings_a_documented_quirk():
-    assert "cause_effect" in transition_categories("also")  # "so" inside "also"
+    assert transition_categories("has") == {"time"}  # "as" inside "has"
+    assert coherence_T("She has it") == pytest.approx(0.4)
+    assert transition_categories("also") == {"elaboration", "cause_effect"}  # "also", and "so" inside it
     assert transition_categories("ALSO") == transition_categories("also")  # lower-cased first
 
 
@@ -65,13 +91,16 @@ C2 = "However, my roommate never cleans the kitchen. As a result, dishes pile up
 
 def test_tldr_worked_example():
     # L1: 8 and 18 words -> +0.5. L2: 97/43 = 2.256 in [1.6, 3.2] -> +1.0. L3: 18/8 = 2.25 >= 2 -> +0.5.
-    # L4: categories {contrast (however), cause_effect (as a result, so)} -> T = 0.45;
-    #     Jaccard without stopwords = 4/10 = 0.4 -> min(0.4, 0.03)/0.03 = 1 -> 0.4*0.45 + 0.6*1 = 0.78.
+    # L4: categories in c2: contrast and concession ("however"), cause_effect ("as a result", "so"),
+    #     time ("as", inside "as a result") -> k = 4, T = 0.4 + 3*0.05 = 0.55;
+    #     words without the authors' stopwords: c1 {roommate, never, cleans, kitchen} is inside
+    #     c2's 11 {however, roommate, never, cleans, kitchen, result, dishes, pile, up, asked, twice}
+    #     -> J = 4/11 -> min(J, 0.03)/0.03 = 1 -> style = 0.4*0.55 + 0.6*1 = 0.82.
     assert (len(C1), len(C2)) == (43, 97)
     lv = tldr_levels(C1, C2)
-    assert lv == pytest.approx(dict(structure=0.5, length_ratio=1.0, uniqueness=0.5, coherence=0.45, consistency=1.0,
-                                    style=0.78, total=2.78))
-    assert tldr_reward(C1, C2) == pytest.approx(2.78)
+    assert lv == pytest.approx(dict(structure=0.5, length_ratio=1.0, uniqueness=0.5, coherence=0.55, consistency=1.0,
+                                    style=0.82, total=2.82))
+    assert tldr_reward(C1, C2) == pytest.approx(2.82)
 
 
 def test_tldr_structure_gate():
@@ -121,12 +150,13 @@ def test_arxiv_worked_example():
     # chars: bg = 10*2 + 90*3 + 28*4 + 127 = 529; md = (10*2+54*3) + (10*2+54*3) + 7 + 128 spaces = 499
     assert (len(bg), len(md)) == (529, 499)
     lv = arxiv_levels(bg, md)
-    # L2: r = 499/529 = 0.9433 -> (r-0.8)/0.2; L3: u = 129/128 -> 0.5; T on both: "however" -> 0.4;
-    # J = 64/(128+65) = 0.3316 -> capped at 0.23 -> 1.0; style = 0.16 + 0.6.
+    # L2: r = 499/529 = 0.9433 -> (r-0.8)/0.2; L3: u = 129/128 -> 0.5; T on both: "however" is in
+    # contrast and concession -> k = 2, T = 0.45; J = 64/(128+65) = 0.3316 -> capped at 0.23 -> 1.0;
+    # style = 0.4*0.45 + 0.6 = 0.78.
     r = 499 / 529
     assert lv["length_ratio"] == pytest.approx((r - 0.8) / 0.2)
-    assert lv["uniqueness"] == 0.5 and lv["coherence"] == pytest.approx(0.4) and lv["consistency"] == 1.0
-    assert arxiv_reward(bg, md) == pytest.approx(0.5 + (r - 0.8) / 0.2 + 0.5 + 0.76)
+    assert lv["uniqueness"] == 0.5 and lv["coherence"] == pytest.approx(0.45) and lv["consistency"] == 1.0
+    assert arxiv_reward(bg, md) == pytest.approx(0.5 + (r - 0.8) / 0.2 + 0.5 + 0.78)
 
 
 def test_arxiv_structure_gate_127_words():
@@ -136,7 +166,17 @@ def test_arxiv_structure_gate_127_words():
 def test_arxiv_coherence_reads_both_texts():
     bg = " ".join(f"w{i}" for i in range(130)) + " however"
     md = " ".join(f"w{i}" for i in range(131))
-    assert arxiv_levels(bg, md)["coherence"] == pytest.approx(0.4)  # found only in agent 1's text
+    assert arxiv_levels(bg, md)["coherence"] == pytest.approx(0.45)  # found only in agent 1's text
+
+
+def test_arxiv_coherence_joins_the_texts_with_no_separator():
+    # Agent 1 ends with "w", agent 2 starts with "hen": joined with no separator they read "when"
+    # (time), a phrase neither text has. With a space between them T would be 0.
+    bg = " ".join(f"x{i}" for i in range(129)) + " w"
+    md = "hen " + " ".join(f"x{i}" for i in range(129))
+    assert coherence_T(bg) == coherence_T(md) == coherence_T(bg + " " + md) == 0.0
+    lv = arxiv_levels(bg, md)
+    assert lv["uniqueness"] == 0.5 and lv["coherence"] == pytest.approx(0.4)
 
 
 # ---- the quick-demo length-ratio reward ---------------------------------------------------------------
@@ -148,4 +188,13 @@ def test_length_ratio_reward(n2, expected):
 
 def test_joint_wrapper_reports_components():
     out = tldr_joint_reward([[C1, C1], [C2, C1]], row={})
-    assert out["total"] == pytest.approx([2.78, 0.5]) and out["coherence"] == pytest.approx([0.45, 0.0])
+    assert out["total"] == pytest.approx([2.82, 0.5]) and out["coherence"] == pytest.approx([0.55, 0.0])
+
+
+def test_ramps_use_the_authors_arithmetic():
+    # 5.0 - 3.2 is 1.7999999999999998 in floats, so 1 - (r - 3.2) / (5.0 - 3.2) can differ from
+    # 1 - (r - 3.2) / 1.8 in the last bit; the authors' form is kept, so totals compare with ==.
+    r = 3.4804020100502515
+    assert tldr_length_level(r) == 1.0 - ((r - 3.2) / (5.0 - 3.2)) != 1.0 - (r - 3.2) / 1.8
+    r = 0.95
+    assert arxiv_length_level(r) == (r - 0.8) / (1.0 - 0.8)

@@ -11,22 +11,29 @@ TL;DR (agent 1 concise summary c1, agent 2 detailed summary c2), nominal max 3.0
                   1-(r-3.2)/1.8 on (3.2, 5.0]; otherwise stop
   L3 uniqueness   u = unique(c2)/unique(c1): 0.5 if u >= 2.0; 0.5*(u-1.3)/0.7 on [1.3, 2.0); stop if u < 1.3
   L4 style        0.4*T + 0.6*J; T = 0 if no transition category is found in c2, else
-                  min(0.4 + 0.05*(k-1), 1.0) for k categories; J = min(Jaccard(c1, c2), 0.03)/0.03,
-                  Jaccard over word sets WITHOUT stopwords
+                  min(0.4 + min(0.05*(k-1), 0.6), 1.0) for k categories; J = min(Jaccard(c1, c2), 0.03)/0.03,
+                  Jaccard over word sets WITHOUT stopwords (1.0 if both sets are empty)
   With 12 categories T <= 0.95, so the reachable maximum is 2.98 (a documented quirk).
 
 arXiv expansion (agent 1 background c1, agent 2 method c2), max 3.0:
   L1 +0.5 if both have 128..256 words. L2 r: 1 on [1.0, 1.3]; (r-0.8)/0.2 on [0.8, 1.0);
   1-(r-1.3)/0.2 on (1.3, 1.5]; else stop. L3 u: 0.5 on [0.7, 1.3]; 0.5*(u-0.5)/0.2 on [0.5, 0.7);
   0.5*(1-(u-1.3)/0.4) on (1.3, 1.7]; else stop. L4 as TL;DR, but T counts categories in
-  c1 + " " + c2 and J is capped at 0.23: min(J, 0.23)/0.23.
+  c1 + c2 (joined with NO separator, as the authors do: the last word of c1 and the first of c2
+  run together, which can form a phrase neither has) and J is capped at 0.23: min(J, 0.23)/0.23.
 
-Quirks kept on purpose (they are the paper's reward): transition words are matched as SUBSTRINGS of
-the lower-cased text, so "so" is found inside "also" and "as" inside "was"; at the lower edge of a
-ramp (r = 1.1, u = 1.3) the level earns 0 but scoring goes on.
+Word lists: the authors' own (`magrpo_edu.rewards.word_lists`, spec section 8): 106 stopwords
+and 12 transition-word categories. A category counts ONCE however many of its phrases occur.
 
-Our choices where the spec is silent: the category word lists and the stopword list below are
-this project's own (the spec names the 12 categories, not their words).
+Quirks kept on purpose (they are the paper's reward): transition phrases are matched as SUBSTRINGS
+of the lower-cased text, so "as" (time) is found inside "has" and "was", "so" (cause/effect)
+inside "also", "if" (condition) inside "different", "had" and "were" (condition) are ordinary
+words; almost any English text scores T > 0. At the lower edge of a ramp (r = 1.1, u = 1.3) the
+level earns 0 but scoring goes on. The ramps are computed with the authors' arithmetic (e.g.
+(r - 1.1) / (1.6 - 1.1), not / 0.5), so the floats agree with theirs to the last bit.
+
+Where we deviate from the authors' code: nothing in the scoring. Their functions also print a
+report of every sample; ours return the levels as a dict instead.
 """
 from __future__ import annotations
 
@@ -34,28 +41,7 @@ import math
 import re
 from typing import Sequence
 
-TRANSITION_CATEGORIES: dict[str, tuple[str, ...]] = {
-    "elaboration": ("furthermore", "moreover", "in addition", "additionally", "also", "besides", "what is more", "not only"),
-    "examples": ("for example", "for instance", "such as", "in particular", "to illustrate", "namely", "specifically"),
-    "explanation": ("in other words", "that is", "to clarify", "in fact", "put simply", "this means"),
-    "cause_effect": ("because", "therefore", "as a result", "consequently", "thus", "hence", "so", "due to"),
-    "contrast": ("however", "but", "on the other hand", "in contrast", "instead", "yet", "whereas", "nevertheless"),
-    "sequence": ("first", "second", "then", "next", "finally", "after that", "lastly", "to begin with"),
-    "emphasis": ("indeed", "certainly", "above all", "clearly", "especially", "of course", "importantly"),
-    "summary": ("in short", "in summary", "overall", "to sum up", "in conclusion", "all in all", "in brief"),
-    "comparison": ("similarly", "likewise", "in the same way", "compared with", "just as", "equally"),
-    "concession": ("although", "though", "even though", "despite", "admittedly", "granted", "even so"),
-    "condition": ("if", "unless", "provided that", "as long as", "in case", "otherwise"),
-    "time": ("when", "while", "meanwhile", "before", "after", "during", "until", "since", "later", "eventually"),
-}
-
-STOPWORDS = frozenset(
-    "a about after again all also am an and any are as at be because been before being both but by can could "
-    "did do does doing down during each few for from further had has have having he her here hers him his how "
-    "i if in into is it its itself just me more most my no nor not now of off on once only or other our ours "
-    "out over own same she should so some such than that the their them then there these they this those "
-    "through to too under until up very was we were what when where which while who whom why will with would "
-    "you your yours".split())
+from .word_lists import STOPWORDS, TRANSITION_CATEGORIES
 
 _WORD = re.compile(r"\b\w+\b")
 
@@ -78,9 +64,10 @@ def transition_categories(text: str) -> set[str]:
 
 
 def coherence_T(text: str) -> float:
-    """T = 0 if no category is found, else min(0.4 + 0.05*(k-1), 1.0) for k categories."""
+    """T = 0 if no category is found, else min(0.4 + min(0.05*(k-1), 0.6), 1.0) for k categories
+    (reachable maximum 0.95 with 12 categories)."""
     k = len(transition_categories(text))
-    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+    return 0.0 if k == 0 else min(0.4 + min((k - 1) * 0.05, 0.6), 1.0)
 
 
 def jaccard(a: str, b: str) -> float:
@@ -119,9 +106,9 @@ def tldr_length_level(r: float):
     if 1.6 <= r <= 3.2:
         return 1.0
     if 1.1 <= r < 1.6:
-        return (r - 1.1) / 0.5
+        return (r - 1.1) / (1.6 - 1.1)
     if 3.2 < r <= 5.0:
-        return 1.0 - (r - 3.2) / 1.8
+        return 1.0 - ((r - 3.2) / (5.0 - 3.2))
     return None
 
 
@@ -130,7 +117,7 @@ def tldr_unique_level(u: float):
     if u >= 2.0:
         return 0.5
     if 1.3 <= u < 2.0:
-        return 0.5 * (u - 1.3) / 0.7
+        return ((u - 1.3) / (2.0 - 1.3)) * 0.5
     return None
 
 
@@ -139,9 +126,9 @@ def arxiv_length_level(r: float):
     if 1.0 <= r <= 1.3:
         return 1.0
     if 0.8 <= r < 1.0:
-        return (r - 0.8) / 0.2
+        return (r - 0.8) / (1.0 - 0.8)
     if 1.3 < r <= 1.5:
-        return 1.0 - (r - 1.3) / 0.2
+        return 1.0 - ((r - 1.3) / (1.5 - 1.3))
     return None
 
 
@@ -150,9 +137,9 @@ def arxiv_unique_level(u: float):
     if 0.7 <= u <= 1.3:
         return 0.5
     if 0.5 <= u < 0.7:
-        return 0.5 * (u - 0.5) / 0.2
+        return 0.5 * (u - 0.5) / (0.7 - 0.5)
     if 1.3 < u <= 1.7:
-        return 0.5 * (1.0 - (u - 1.3) / 0.4)
+        return 0.5 * (1.0 - ((u - 1.3) / (1.7 - 1.3)))
     return None
 
 
@@ -164,7 +151,7 @@ def tldr_levels(summary: str, detailed: str) -> dict:
 
 def arxiv_levels(background: str, method: str) -> dict:
     """arXiv-expansion reward with the same breakdown as `tldr_levels`."""
-    return _levels(background, method, (128, 256), arxiv_length_level, arxiv_unique_level, background + " " + method, 0.23)
+    return _levels(background, method, (128, 256), arxiv_length_level, arxiv_unique_level, background + method, 0.23)
 
 
 def tldr_reward(summary: str, detailed: str) -> float:

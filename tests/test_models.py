@@ -58,10 +58,82 @@ def test_pretrain_cli_few_steps(tmp_path):
     assert (summary["cooldown_steps"], summary["cooldown_arxiv_share"]) == (2, 0.4)
 
 
-def test_unknown_hub_id_offline_gives_clear_error(monkeypatch):
+def _no_loading(monkeypatch):
+    """Make any model or tokenizer load fail loudly: the errors below must come before one."""
+    def boom(*a, **k):
+        raise AssertionError("a model or tokenizer was loaded before the input was checked")
+    monkeypatch.setattr("magrpo_edu.models._from_pretrained", boom)
+
+
+def test_unknown_hub_id_offline_gives_one_full_message(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(ModelNotAvailableError, match="not a registry name"):
-        load_model("no-such-org/no-such-model")
+    _no_loading(monkeypatch)
+    with pytest.raises(ModelNotAvailableError) as e:
+        load_model("made-up-org/made-up-model")
+    msg = str(e.value)
+    assert "'made-up-org/made-up-model'" in msg and "HF_HUB_OFFLINE" in msg and "not in the local Hugging Face cache" in msg
+    assert "pass a local folder" in msg and "'tiny'" in msg and "https://" not in msg  # no URL cut in the middle
+
+
+def test_unreachable_hub_is_explained_in_full(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "0")
+
+    def offline(*a, **k):
+        raise OSError("We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them in the "
+                      "cached files.\nCheck your internet connection or see how to run the library in offline mode at "
+                      "'https://huggingface.co/docs/transformers/installation#offline-mode'.")
+    monkeypatch.setattr("magrpo_edu.models._from_pretrained", offline)
+    with pytest.raises(ModelNotAvailableError, match=r"Could not load the hub model 'made-up-org/made-up-model': the "
+                       r"Hugging Face hub is unreachable \(no network connection to huggingface.co\)") as e:
+        load_model("made-up-org/made-up-model")
+    assert "pass a local folder" in str(e.value)
+
+
+def test_registry_names_match_case_insensitively(monkeypatch):
+    model, tok = load_model("Tiny")
+    assert model.config.to_dict() == load_model("tiny")[0].config.to_dict()
+    monkeypatch.setattr("magrpo_edu.models.load_smollm2", lambda **kw: "smollm2")
+    assert load_model(" SmolLM2-135M ") == "smollm2"
+
+
+@pytest.mark.parametrize("name, says", [
+    ("tinyy", r"unknown model name 'tinyy': it is not a known model name \('tiny', 'smollm2-135m'"),
+    ("gpt 2", r"unknown model name 'gpt 2'"),
+    ("./no/such/folder", r"no such folder: 'no/such/folder' does not exist"),
+])
+def test_unknown_names_are_refused_before_the_hub(monkeypatch, name, says):
+    _no_loading(monkeypatch)
+    with pytest.raises(ModelNotAvailableError, match=says):
+        load_model(name)
+
+
+@pytest.fixture
+def saved_model(tmp_path, small_tokenizer):
+    """A folder with a tiny random Llama and its tokenizer, saved with save_pretrained."""
+    from magrpo_edu.pretrain import build_model
+
+    folder = tmp_path / "saved"
+    build_model(len(small_tokenizer), small_tokenizer, hidden_size=16, layers=1, heads=2, intermediate_size=32).save_pretrained(folder)
+    small_tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.parametrize("remove, says", [
+    (("tokenizer.json", "tokenizer_config.json"), r"no tokenizer files found in .*saved: expected tokenizer.json, or "
+                                                  r"tokenizer_config.json with a vocabulary .* tokenizer.save_pretrained"),
+    (("tokenizer.json",), r"tokenizer_config.json but no vocabulary file found in .*saved"),
+    (("model.safetensors",), r"saved has config.json but no weights: expected one of \['model.safetensors'"),
+    (("config.json",), r"saved holds no config.json, so it is not a saved Hugging Face model"),
+])
+def test_incomplete_folders_say_what_is_missing(saved_model, monkeypatch, remove, says):
+    model, tok = load_model(str(saved_model))  # the complete folder loads
+    assert model.config.hidden_size == 16 and len(tok) == model.config.vocab_size and tok.padding_side == "left"
+    for f in remove:
+        (saved_model / f).unlink()
+    _no_loading(monkeypatch)
+    with pytest.raises(ModelNotAvailableError, match=says):
+        load_model(str(saved_model))
 
 
 def test_smollm2_error_names_both_ways(monkeypatch, tmp_path):

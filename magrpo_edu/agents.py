@@ -19,6 +19,13 @@ The algorithm (`magrpo_edu.algorithm`) only calls two functions from here:
   `team_logprobs(agents, batches)` does it for the whole team, with one batch for all the agents
   that share a peft base (the trainer's path).
 
+Prompts are never truncated: a prompt whose tokens plus `max_new_tokens` do not fit in the model's
+context (`context_size`: config.max_position_embeddings) raises `PromptTooLongError` before
+`generate` runs, naming the agent, the prompt, its length, max_new_tokens and the context size.
+Cutting from the left would silently drop the instructions that open every prompt, and cutting from
+the right the answer cue; training on either teaches the wrong task. `check_prompt_lengths` runs the
+same check over a whole dataset's prompts, so a run can refuse them before its first step.
+
 Three things make these fast without changing what they compute (each is tested equal to the
 plain computation, values and gradients; benchmarks/RESULTS.md and PROFILE.md measure them):
 
@@ -274,11 +281,69 @@ def adapter_rows(model, row_adapters: Optional[Sequence[str]]):
             h.remove()
 
 
-def _generate(model, tokenizer, prompts: list[str], gen: dict, row_adapters, device) -> tuple:
+class PromptTooLongError(ValueError):
+    """A prompt's tokens plus max_new_tokens do not fit in the model's context (prompts are never truncated)."""
+
+
+def context_size(model, tokenizer=None) -> Optional[int]:
+    """The most positions the model takes (prompt + completion): its config's max_position_embeddings
+    (n_positions for GPT-2-style configs), else the tokenizer's model_max_length when it is a real
+    limit; None when neither says."""
+    cfg = getattr(model, "config", None)
+    n = getattr(cfg, "max_position_embeddings", None) or getattr(cfg, "n_positions", None)
+    if not n and tokenizer is not None:
+        m = getattr(tokenizer, "model_max_length", None)
+        n = m if isinstance(m, int) and m < 10**6 else None  # transformers' "no limit" is a huge sentinel
+    return int(n) if n else None
+
+
+def _max_new_tokens(model, gen: dict) -> int:
+    m = gen.get("max_new_tokens")
+    if m is None:
+        m = getattr(getattr(model, "generation_config", None), "max_new_tokens", None)
+    return int(m or 0)
+
+
+def _check_fit(model, tokenizer, lengths: Sequence[int], prompts: Sequence[str], max_new_tokens: int,
+               names: Optional[Sequence[str]] = None) -> None:
+    """Raise PromptTooLongError when some prompt's `lengths[r]` + max_new_tokens exceeds the context."""
+    ctx = context_size(model, tokenizer)
+    if ctx is None:
+        return
+    bad = [r for r, n in enumerate(lengths) if n + max_new_tokens > ctx]
+    if not bad:
+        return
+    r = max(bad, key=lambda j: lengths[j])
+    who = f"agent {names[r]!r}: " if names is not None else ""
+    n = int(lengths[r])
+    over = ("is longer than the context by itself" if n > ctx else
+            f"leaves {ctx - n} positions for max_new_tokens={max_new_tokens}")
+    raise PromptTooLongError(
+        f"{who}{len(set(prompts[j] for j in bad))} prompt(s) do not fit in the model's context of {ctx} tokens; the "
+        f"longest is {n} tokens and {over} (it needs {n + max_new_tokens} = {n} + max_new_tokens {max_new_tokens}). "
+        f"It begins {prompts[r][:80]!r}. Prompts are not truncated (that would drop their instructions): shorten or "
+        "drop those rows, lower max_new_tokens, or use a model with a longer context.")
+
+
+def check_prompt_lengths(agent: Agent, prompts: Sequence[str], max_new_tokens: int) -> None:
+    """Raise PromptTooLongError (see `_check_fit`) when any of `prompts`, tokenised as sampling does,
+    plus `max_new_tokens` exceeds the agent's model context: call it on a dataset's prompts before
+    training so a run does not stop at the step that first meets a long row."""
+    prompts = list(prompts)
+    if not prompts:
+        return
+    lengths = [len(ids) for ids in agent.tokenizer(prompts)["input_ids"]]
+    _check_fit(agent.model, agent.tokenizer, lengths, prompts, max_new_tokens, [agent.name] * len(prompts))
+
+
+def _generate(model, tokenizer, prompts: list[str], gen: dict, row_adapters, device,
+              row_names: Optional[Sequence[str]] = None) -> tuple:
     """Sample a completion for every row. The G rows of one prompt share ONE prefill: each distinct
     prompt (but its last token) is run once and its KV cache copied to its G rows, which `generate`
-    then continues - the prompt is not recomputed G times."""
+    then continues - the prompt is not recomputed G times. A prompt that with max_new_tokens does not
+    fit in the context raises PromptTooLongError first (`row_names[r]` names row r's agent)."""
     enc = tokenizer(prompts, return_tensors="pt", padding=True)
+    _check_fit(model, tokenizer, enc["attention_mask"].sum(-1).tolist(), prompts, _max_new_tokens(model, gen), row_names)
     ids, mask = enc["input_ids"].to(device), enc["attention_mask"].to(device)
     beams = gen.get("num_beams", 1) > 1  # beam search expands the batch inside generate: peft's own routing
     shared = {}
@@ -328,7 +393,8 @@ def sample_completions(agents: Sequence[Agent], prompts: Sequence[Sequence[str]]
     `prompts[i]` is agent i's list of prompts (one per tree node; one in a single-turn step). The
     result for agent i has rows ordered prompt-major: row = prompt_index * G + g.
     Agents that share one peft model and the same sampling settings are batched into ONE generate
-    call with per-row adapter names; all others get one call each.
+    call with per-row adapter names; all others get one call each. A prompt that with max_new_tokens
+    does not fit in the model's context raises PromptTooLongError before anything is generated.
     """
     G = num_generations
     results: list[Optional[Completions]] = [None] * len(agents)
@@ -346,7 +412,8 @@ def sample_completions(agents: Sequence[Agent], prompts: Sequence[Sequence[str]]
         row_adapters = None
         if lead.adapter is not None:
             row_adapters = [agents[i].adapter for i, s, e in spans for _ in range(e - s)]
-        ids, mask, comp = _generate(lead.model, lead.tokenizer, rows, gen, row_adapters, lead.device)
+        row_names = [agents[i].name for i, s, e in spans for _ in range(e - s)]
+        ids, mask, comp = _generate(lead.model, lead.tokenizer, rows, gen, row_adapters, lead.device, row_names)
         for i, s, e in spans:
             # Each agent keeps only its rows; strip the left padding the other agents' prompts added.
             keep = mask[s:e].any(0)

@@ -111,3 +111,31 @@ def test_load_coding_rejects_a_null_test_before_compile(tmp_path, monkeypatch):
     monkeypatch.setattr(coding, "data_dir", lambda: tmp_path)
     with pytest.raises(ValueError, match=r"coding_train.jsonl, line 1, field 'test': must be a non-empty string, got null"):
         coding.load_coding("train")
+
+
+def test_prompt_longer_than_the_context_is_refused_before_generating(small_tokenizer):
+    from types import SimpleNamespace
+
+    from magrpo_edu.agents import PromptTooLongError, check_prompt_lengths, sample_completions, separate_agents
+    from magrpo_edu.pretrain import build_model
+
+    tok = small_tokenizer
+    model = build_model(len(tok), tok, hidden_size=16, layers=1, heads=2, intermediate_size=32, max_positions=32)
+    agent = separate_agents(model, 1, tokenizer=tok)[0]
+    cfg = SimpleNamespace(max_new_tokens=8, temperature=1.0, top_p=1.0, top_k=0)
+    n_tokens = lambda p: len(tok(p)["input_ids"])  # noqa: E731
+    long = "word " * 60
+    near = next("word " * k for k in range(1, 60) if 26 <= n_tokens("word " * k) <= 32)  # fits, but not with 8 new tokens
+    assert n_tokens(long) > 32
+    with pytest.raises(PromptTooLongError, match=rf"agent 'agent_0': 1 prompt\(s\) do not fit in the model's context of 32 "
+                       rf"tokens; the longest is {n_tokens(long)} tokens and is longer than the context by itself") as e:
+        sample_completions([agent], [["short", long]], 2, cfg)
+    assert "Prompts are not truncated" in str(e.value) and "lower max_new_tokens" in str(e.value)
+    with pytest.raises(PromptTooLongError, match=rf"leaves {32 - n_tokens(near)} positions for max_new_tokens=8 "
+                       rf"\(it needs {n_tokens(near) + 8} = {n_tokens(near)} \+ max_new_tokens 8\)"):
+        sample_completions([agent], [[near]], 2, cfg)
+    with pytest.raises(PromptTooLongError, match="2 prompt"):  # the whole dataset at once, before training
+        check_prompt_lengths(agent, ["short", near, long], max_new_tokens=8)
+    check_prompt_lengths(agent, ["short", near], max_new_tokens=32 - n_tokens(near))
+    out = sample_completions([agent], [["short"]], 2, cfg)  # what fits still samples
+    assert out[0].completion_ids.shape[0] == 2

@@ -1,6 +1,8 @@
 """The paper's prompt-level baselines (spec section 6) and one evaluation table for all methods.
 
-    single      one model writes both parts, separated by a marker ("###"), split afterwards
+    single      writing: one model writes both parts, separated by a marker ("###"), split
+                afterwards; coding: one model writes only the entry point, scored as the authors'
+                single-agent baseline (no aux, no cooperation credit: max 2.1 of the 4.0)
     parallel    both agents answer their own prompt independently; the parts are scored together
     sequential  agent 2 sees agent 1's answer before writing its own
     discussion  round 1 parallel, then each agent sees the other's round-1 answer and rewrites;
@@ -13,6 +15,11 @@ All use the same agents (untrained, except "magrpo") and the same per-agent prom
 counted as the paper does: agents that run in parallel are timed as concurrent (the slower one
 counts), agents that wait for each other are summed. Every method generates one joint answer per
 (row, sample) with the same sampling settings and seed.
+
+Where we deviate from the paper: its single-model baseline is a LARGER model (Qwen3-4B for writing,
+Qwen2.5-Coder-7B for coding) than its agents; here "single" is the agents' own base model (agent
+1), so it measures the protocol, not a bigger model. "normalised" divides by the task's maximum
+(4.0 for coding, also for "single", whose own maximum is 2.1).
 """
 from __future__ import annotations
 
@@ -54,8 +61,8 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
         torch.manual_seed(seed)
         if method == "single":
             both, tokens, wall = _gen(agents[0], [single_prompt(task, r[field]) for r in reps], cfg)
-            if task == "coding":  # one answer holds both functions
-                a1, a2 = list(both), list(both)
+            if task == "coding":  # one answer: the entry point alone, no aux
+                a1, a2 = [""] * len(both), list(both)
             else:
                 parts = [(b.split(SINGLE_MARKER, 1) + [""])[:2] for b in both]
                 a1, a2 = [p[0].strip() for p in parts], [p[1].strip() for p in parts]
@@ -81,7 +88,10 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
                     b1, m1, s1 = _gen(agents[0], [with_other(p, a) for p, a in zip(p1, a2)], cfg)
                     b2, m2, s2 = _gen(agents[1], [with_other(p, a) for p, a in zip(p2, a1)], cfg)
                     a1, a2, tokens, wall = b1, b2, tokens + m1 + m2, wall + max(s1, s2)
-    lv = coding_batch_levels(a1, a2, reps) if task == "coding" else [levels_fn(x, y) for x, y in zip(a1, a2)]
+    if task == "coding":
+        lv = coding_batch_levels(a1, a2, reps, single=method == "single")
+    else:
+        lv = [levels_fn(x, y) for x, y in zip(a1, a2)]
     n = len(lv)
     out = dict(method=method, reward=sum(v["total"] for v in lv) / n)
     out["normalised"] = out["reward"] / max_reward
@@ -96,12 +106,14 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
     return out
 
 
-def coding_batch_levels(auxes: Sequence[str], mains: Sequence[str], rows: Sequence[dict]) -> list[dict]:
+def coding_batch_levels(auxes: Sequence[str], mains: Sequence[str], rows: Sequence[dict],
+                        single: bool = False) -> list[dict]:
     """Coding levels of many samples (one parallel sandbox batch), with "total" = the reward and
-    "total_asserts" = the number of asserts, as this table's metrics read them."""
+    "total_asserts" = the number of asserts, as this table's metrics read them. `single=True`
+    scores `mains` as single-agent answers (auxes ignored, max 2.1)."""
     from .rewards.coding import coding_levels_many
 
-    out = coding_levels_many(auxes, mains, rows)
+    out = coding_levels_many(auxes, mains, rows, single=single)
     for lv in out:
         lv["total_asserts"] = lv.pop("total")
         lv["total"] = lv.pop("total_reward")
@@ -113,9 +125,11 @@ def coding_metrics(levels_per_problem: Sequence[Sequence[dict]], ks: Sequence[in
 
     PassOrNot@k: share of problems where one of the first k samples passes ALL asserts.
     Accuracy@k:  mean over problems of the best pass fraction among the first k samples.
-    cooperation_rate: share of samples whose main calls aux (and aux is defined).
+    cooperation_rate: share of samples that earn the cooperation bonus (> 0: >= 1 test passed, an
+                      aux was extracted, and main calls it).
     syntax_rate: share of samples whose combined program parses.
-    structure_rate: share of samples that define both aux and the entry point with a return."""
+    structure_rate: share of samples that define the entry point with a return (the paper's
+                    structure rate; aux is optional at level 1)."""
     flat = [lv for per in levels_per_problem for lv in per]
     out = {}
     for k in ks:
@@ -126,7 +140,7 @@ def coding_metrics(levels_per_problem: Sequence[Sequence[dict]], ks: Sequence[in
                                        for per in levels_per_problem) / len(levels_per_problem)
     out["cooperation_rate"] = sum(lv["calls_aux"] > 0 for lv in flat) / len(flat)
     out["syntax_rate"] = sum(lv["syntax"] > 0 for lv in flat) / len(flat)
-    out["structure_rate"] = sum(lv["aux_defined"] > 0 and lv["main_defined"] > 0 for lv in flat) / len(flat)
+    out["structure_rate"] = sum(lv["main_defined"] > 0 for lv in flat) / len(flat)
     return out
 
 

@@ -100,15 +100,37 @@ def test_train_command_coding_two_turns(tmp_path):
 def test_coding_metrics_by_hand():
     from magrpo_edu.baselines import coding_metrics
 
-    def lv(passed, aux=0.4, calls=0.0, syntax=0.5):
-        return dict(passed=passed, total_asserts=4, aux_defined=aux, main_defined=0.6, calls_aux=calls, syntax=syntax, total=0.0)
-    per = [[lv(1), lv(4, calls=0.5), lv(0)],  # problem 1: first full pass at sample 2
-           [lv(2), lv(3), lv(0, aux=0.0, syntax=0.0)]]  # problem 2: never fully passes
+    def lv(passed, aux=0.4, calls=0.0, syntax=0.5, main=0.6):
+        return dict(passed=passed, total_asserts=4, aux_defined=aux, main_defined=main, calls_aux=calls, syntax=syntax, total=0.0)
+    per = [[lv(1), lv(4, calls=0.5), lv(0, aux=0.0)],  # problem 1: first full pass at sample 2
+           [lv(2), lv(3), lv(0, aux=0.0, main=0.0, syntax=0.0)]]  # problem 2: never fully passes
     m = coding_metrics(per, ks=(1, 2, 3))
     assert m["pass_or_not@1"] == 0.0 and m["pass_or_not@2"] == 0.5 and m["pass_or_not@3"] == 0.5
     assert m["accuracy@1"] == pytest.approx((0.25 + 0.5) / 2) and m["accuracy@2"] == pytest.approx((1.0 + 0.75) / 2)
     assert m["cooperation_rate"] == pytest.approx(1 / 6) and m["syntax_rate"] == pytest.approx(5 / 6)
-    assert m["structure_rate"] == pytest.approx(5 / 6)
+    assert m["structure_rate"] == pytest.approx(5 / 6)  # answers that define main (aux is optional)
+
+
+def test_single_coding_baseline_writes_the_entry_point_alone(monkeypatch):
+    # The paper's single-agent coding baseline: one answer, only its entry point is scored, no
+    # cooperation credit (max 2.1). An answer holding aux + a main that calls it therefore earns
+    # 0.6 + 0.5 + 1/4 (only count_vowels('') passes without aux), not 4.0.
+    from magrpo_edu.tasks.coding import coding_formatters, load_coding
+
+    problem = next(r for r in load_coding("train") if r["entry_point"] == "count_vowels")
+    answer = ("def aux(c):\n    return c.lower() in 'aeiou'\n\ndef count_vowels(s):\n    n = 0\n    for c in s:\n"
+              "        if aux(c):\n            n += 1\n    return n\n")
+    shown = []
+
+    def gen(agent, prompts, cfg):
+        shown.extend(prompts)
+        return [answer] * len(prompts), 1, 1.0
+
+    monkeypatch.setattr(baselines, "_gen", gen)
+    r = baselines.run_method("single", [A("agent_0"), A("agent_1")], coding_formatters(), [problem], None, "coding", 4.0,
+                             samples=1, ks=(1,))
+    assert "Only write the main function." in shown[0] and "aux" not in shown[0].split("def count_vowels")[0]
+    assert r["reward"] == pytest.approx(0.6 + 0.5 + 0.25) and r["calls_aux"] == 0.0 and r["aux_defined"] == 0.0
 
 
 def test_coding_baselines_table(make_model, small_tokenizer):

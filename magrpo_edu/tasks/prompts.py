@@ -47,13 +47,14 @@ SINGLE_INSTRUCTIONS = {
             "with more unique words and transition words.",
     "arxiv": "Expand the abstract: write the background and motivation of the work, then a line with ###, then "
              "the methodology of the work and its implications.",
-    "coding": "Write a helper function aux and the main function, which calls aux.",
+    "coding": "Write the main function. Only write the main function.",  # the entry point alone, no aux
 }
 
 
 def single_prompt(task: str, text: str) -> str:
     """One model writes both parts, separated by SINGLE_MARKER (the single-model baseline); for
-    coding, `text` is the problem prompt and the model writes aux and main in one answer."""
+    coding, `text` is the problem prompt and the model writes the entry point alone (as the
+    authors' single-agent baseline: no aux, scored without cooperation credit)."""
     if task == "coding":
         return f"{SINGLE_INSTRUCTIONS[task]}\n{text.rstrip()}\n"
     field = {"tldr": "Post", "arxiv": "Abstract"}[task]

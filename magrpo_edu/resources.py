@@ -151,7 +151,7 @@ def _jsonl_rows(path, text: str, required: Required) -> Iterator[tuple[int, dict
 
 def _no_rows(path, required: Required, what: str = "the file is empty or holds only blank lines") -> ValueError:
     fields = f" with fields {list(required)}" if required else ""
-    return ValueError(f"{path}: no rows ({what}); it needs one JSON object per line{fields}.")
+    return ValueError(f"{path}: no rows ({what}); it needs at least one row, a JSON object per line{fields}.")
 
 
 def read_jsonl(path: str | Path, required: Required = (), allow_empty: bool = False) -> list[dict]:
@@ -169,23 +169,40 @@ def read_jsonl(path: str | Path, required: Required = (), allow_empty: bool = Fa
     return rows
 
 
+class DataNotAvailableError(RuntimeError):
+    """A hub dataset could not be loaded (offline, unknown id, ...); the message says what to do."""
+
+
 def load_rows(path: str, split: str = "train", limit: int | None = None, required: Required = (),
               **kw) -> Iterator[tuple[str, dict]]:
     """(where, row) pairs from a local file or a hub dataset, `where` naming the row for messages
-    ("file.jsonl, line 3" or "owner/name (split 'train'), row 2"); at most `limit` rows.
+    ("file.jsonl, line 3", "file.json, item 2" or "owner/name (split 'train'), row 2"); at most
+    `limit` rows, and rows past the limit are not read.
 
-    A local file without `load_dataset` keyword arguments whose text does not start with '[' is
-    read as JSON Lines here, so errors name the line. Another local file (a JSON array, or one with
-    `**kw`) and a hub dataset id go through `datasets.load_dataset` (the optional dependency
-    `datasets`); local files are checked for UTF-8 and emptiness first. Every row is checked with
-    `check_row`; no row at all raises a ValueError.
+    A local file without `load_dataset` keyword arguments is read here: a JSON array of objects if
+    its text starts with '[', else JSON Lines, so errors name the line or item. A local file with
+    `**kw` and a hub dataset id go through `datasets.load_dataset` (the optional dependency
+    `datasets`), local files checked for UTF-8 and emptiness first. Every row is checked with
+    `check_row`; no row at all raises a ValueError; a path that looks like a file but does not exist
+    raises FileNotFoundError; a hub dataset that cannot be loaded raises DataNotAvailableError with
+    the reason and what to do.
     """
-    p = Path(path)
+    p = Path(path).expanduser()
     if p.is_file():
         text = read_text(p)
         if not text.strip():
             raise _no_rows(path, required)
-        if not kw and not text.lstrip().startswith("["):
+        if not kw:
+            if text.lstrip().startswith("["):
+                try:
+                    items = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"{path}, line {exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno}).") from None
+                if not items:
+                    raise _no_rows(path, required, "the JSON array is empty")
+                for i, row in enumerate(items if limit is None else items[:max(limit, 0)]):
+                    yield f"{path}, item {i}", check_row(row, f"{path}, item {i}", required)
+                return
             if limit is not None and limit <= 0:
                 return
             count = 0
@@ -197,13 +214,23 @@ def load_rows(path: str, split: str = "train", limit: int | None = None, require
             if not count:
                 raise _no_rows(path, required)
             return
+    elif p.suffix in (".jsonl", ".json") or path.startswith((".", "/", "~")):
+        raise FileNotFoundError(f"{path}: no such file. Pass an existing JSON Lines file, or a hub dataset id (owner/name).")
     try:
         import datasets
     except ImportError:
         raise ImportError(f"Loading {path!r} needs the optional dependency `datasets`: pip install 'magrpo-edu[data]' "
                           "(a local JSON Lines file needs nothing).") from None
-    d = datasets.load_dataset("json", data_files=str(p), split="train", **kw) if p.is_file() else \
-        datasets.load_dataset(path, split=split, **kw)
+    try:
+        d = datasets.load_dataset("json", data_files=str(p), split="train", **kw) if p.is_file() else \
+            datasets.load_dataset(path, split=split, **kw)
+    except Exception as exc:
+        if p.is_file():
+            raise
+        raise DataNotAvailableError(
+            f"Could not load the dataset {path!r} (split {split!r}) through `datasets`: {type(exc).__name__}: {exc}. "
+            "Offline (HF_HUB_OFFLINE/HF_DATASETS_OFFLINE set, or no network) the hub is unreachable: pass a local "
+            "JSON Lines file with the same fields instead, or use the package's own data (load_writing / load_coding).") from exc
     count = 0
     for i, r in enumerate(d):
         if limit is not None and i >= limit:

@@ -139,3 +139,24 @@ def test_prompt_longer_than_the_context_is_refused_before_generating(small_token
     check_prompt_lengths(agent, ["short", near], max_new_tokens=32 - n_tokens(near))
     out = sample_completions([agent], [["short"]], 2, cfg)  # what fits still samples
     assert out[0].completion_ids.shape[0] == 2
+
+
+def test_json_array_files_are_checked_like_json_lines(tmp_path):
+    f = tmp_path / "arr.json"
+    f.write_text('[{"abstract": "fine"}, {"abstract": "half \\udc00 pair"}]')
+    with pytest.raises(ValueError, match=r"arr.json, item 1, field 'abstract': lone surrogate U\+DC00 at character 5"):
+        load_arxiv_hub(str(f))  # `datasets` dropped the surrogate silently
+    f.write_text("[]")
+    with pytest.raises(ValueError, match=r"arr.json: no rows \(the JSON array is empty\)"):
+        load_arxiv_hub(str(f))
+
+
+def test_missing_files_and_unreachable_hub_datasets_say_what_to_do(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"nope.jsonl: no such file. Pass an existing JSON Lines file"):
+        load_arxiv_hub(str(tmp_path / "nope.jsonl"))
+    pytest.importorskip("datasets", reason="optional dependency; .ci/run installs the [data] extra so CI runs this")
+    from magrpo_edu.resources import DataNotAvailableError
+
+    with pytest.raises(DataNotAvailableError, match=r"Could not load the dataset 'made-up-org/made-up-data' \(split 'train'\)"
+                       r".*pass a local JSON Lines file"):
+        load_tldr_hub(path="made-up-org/made-up-data")

@@ -9,7 +9,8 @@
     load_model("Qwen/Qwen2.5-0.5B") or a local directory: any Hugging Face causal LM
 
 Names are checked before any model loads, and each failure says what is wrong and what to do:
-registry names match case-insensitively ('Tiny' is 'tiny'); a name that is no registry name, no
+registry names match case-insensitively ('Tiny' is 'tiny') and win over a folder of
+the same name (pass ./tiny for the folder); a name that is no registry name, no
 existing folder and no hub id (owner/name) is refused with the list of known names; a folder must
 hold config.json, weights and tokenizer files (the error names what is missing); a hub id with
 the hub unreachable (offline, or HF_HUB_OFFLINE set) and not in the local cache gets one message
@@ -170,9 +171,12 @@ def _hub_failure(name: str, exc: BaseException | None) -> str:
         e = e.__cause__ or e.__context__
     kinds = {type(x).__name__ for x in chain}
     text = " ".join(str(x) for x in chain)
-    if hub_offline():
+    if hub_offline() and (exc is None or not _in_hub_cache(name)):
         return ("the Hugging Face hub is not used because HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set, and "
                 "the model is not in the local Hugging Face cache")
+    if hub_offline():
+        return (f"HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) is set and loading it from the local Hugging Face cache "
+                f"failed ({type(exc).__name__}: {exc})")
     if {"RepositoryNotFoundError", "GatedRepoError"} & kinds or "is not a local folder and is not a valid model" in text:
         return ("the hub has no model of that id that you can access (check the spelling; a private or gated model "
                 "needs `huggingface-cli login`)")

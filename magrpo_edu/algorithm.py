@@ -18,26 +18,42 @@ siblings; a node's children are not expanded when its siblings' mean reward exce
 
 Where we deviate, and why
 -------------------------
-From the paper / the authors' reference code (CoMLRL):
+(`docs/faithfulness.md` has the same list as a table, with the rewards' and baselines' deviations.)
+From the paper / the authors' reference code (CoMLRL 1.4.3 and their experiment scripts):
   1. Padding and everything after the first EOS are MASKED out of sum_t log pi. The reference code
      lets padding tokens enter the loss; that is a bug, not part of the method.
-  2. Cross mode credits agent i's k-th sample with the MEAN of the advantages of all G**(n-1) joint
-     actions that contain it; the reference code SUMS them. They differ by the constant G**(n-1),
-     i.e. only by the effective learning rate.
+  2. Cross mode: we compute the advantages over the J = G**n joint rewards, then credit agent i's
+     k-th sample with the MEAN of the advantages of the G**(n-1) joint actions that contain it.
+     The reference SUMS the returns of those joint actions and takes the advantage among the G
+     sums. With advantage "mean" or "none" and no std scaling the two differ only by the constant
+     G**(n-1) (an effective learning rate); with "rloo" by G**(n-1) * (G/(G-1)) / (J/(J-1)). They
+     are NOT proportional with "max" (our baseline is the best single joint reward, theirs the
+     best sum) nor with any std scaling (our std is over J joint rewards, theirs over G sums).
   3. Multi-turn uses the rollout tree with a user transition function (the current CoMLRL design),
      not the paper-era external expert LLM with per-turn loss weights [1.2, 0.8]. An agent's loss
-     averages its (1/G) sum_g A log pi terms over all tree nodes it acted in.
-  4. Std scaling of advantages (`scale_rewards="group"`) is an option, off by default (the paper
-     does not divide by the std; newest CoMLRL does). The [-10, 10] clamp of paper-era code is kept.
+     averages its (1/G) sum_g A log pi terms over all tree nodes it acted in and takes ONE optimiser
+     step per prompt; the reference takes one optimiser step per tree node.
+  4. Std scaling of advantages is an option, off by default (the paper does not divide by the std).
+     Two formulas, by name: `scale_rewards="group"` is TRL's, (R - baseline) / (sample std of the
+     group's R + 1e-4); `scale_rewards="zscore"` is CoMLRL 1.4.3's, applied AFTER the baseline:
+     (A - mean A) / max(population std of A, 1e-6). The [-10, 10] clamp of paper-era code is kept.
   5. Generated code is run in a sandboxed subprocess by the coding reward, never with in-process
-     `exec` (that lives in `magrpo_edu.rewards`, not here).
+     `exec` (that lives in `magrpo_edu.rewards`, not here); the sandbox caps a whole run at 10 s
+     and each assert at 3 s (the reference: 10 s per assert, no total cap).
+  6. Defaults are sized for a laptop CPU, not the paper's GPUs: one LoRA adapter per agent on a
+     shared frozen base (paper: full fine-tuning of separate copies; `separate_agents` does that),
+     learning rate 1e-3 (paper 5e-6 / 1e-5), max_new_tokens 32 (paper 256), temperature 1.0, top_p
+     1.0, top_k 0 (paper's scripts 0.7 / 0.9 / 50), weight_decay 0.0 (the reference uses AdamW's
+     default 0.01; 0 keeps the update exactly the paper's loss). All are MAGRPOConfig fields.
+  7. The prompts are this project's own short raw strings (`magrpo_edu.tasks.prompts`), not the
+     authors' longer instructions; like the paper, no chat template.
 From TRL's GRPOTrainer:
-  6. No importance ratio, no PPO clipping, no KL term (beta = 0): the update is on-policy, one
+  8. No importance ratio, no PPO clipping, no KL term (beta = 0): the update is on-policy, one
      gradient step per batch of samples, exactly the paper's loss. TRL's defaults (ratio-clipped
      objective, token-level normalisation, scale_rewards="group") are not used.
-  7. Sum of token log-probs per completion (no length normalisation), averaged over the G samples;
+  9. Sum of token log-probs per completion (no length normalisation), averaged over the G samples;
      TRL normalises by the number of tokens.
-  8. Each agent has its own optimiser; agents never see each other's responses during a step.
+ 10. Each agent has its own optimiser; agents never see each other's responses during a step.
 """
 from __future__ import annotations
 
@@ -64,7 +80,10 @@ def group_advantages(rewards: torch.Tensor, mode: str = "mean", scale: str = "no
           "none" (MAREINFORCE):  A_g = R_g
           "rloo" (MARLOO):       A_g = R_g - mean_{k != g} R_k = G/(G-1) * (R_g - mean_k R_k)
           "max"  (MAReMax):      A_g = R_g - max_k R_k
-    scale "none" (paper) or "group": divide by the group's (unbiased) std + eps, as TRL does.
+    scale "none" (paper);
+          "group" (TRL's scale_rewards="group"): A / (sample std of the group's R + eps), eps = 1e-4;
+          "zscore" (CoMLRL 1.4.3): (A - mean A) / max(population std of A, 1e-6), after the
+                   baseline (it re-centres A, so with "max" or "none" it is not a plain rescaling).
     clip  clamp to [-clip, clip] afterwards (paper-era code: 10).
 
     >>> group_advantages(torch.tensor([1.0, 2.0, 3.0, 6.0])).tolist()
@@ -89,8 +108,10 @@ def group_advantages(rewards: torch.Tensor, mode: str = "mean", scale: str = "no
         raise ValueError(f"group_advantages: mode={mode!r} is not one of 'mean', 'none', 'rloo', 'max'.")
     if scale == "group":
         adv = adv / (r.std(dim=-1, keepdim=True) + eps)
+    elif scale == "zscore":
+        adv = (adv - adv.mean(dim=-1, keepdim=True)) / adv.std(dim=-1, unbiased=False, keepdim=True).clamp_min(1e-6)
     elif scale != "none":
-        raise ValueError(f"group_advantages: scale={scale!r} is not one of 'none', 'group'.")
+        raise ValueError(f"group_advantages: scale={scale!r} is not one of 'none', 'group', 'zscore'.")
     if clip is not None:
         adv = adv.clamp(-clip, clip)
     return adv
@@ -120,7 +141,10 @@ def credit_samples(joint_adv: torch.Tensor, table: torch.Tensor, G: int) -> torc
     """(n, G) advantage of each agent's each sample from the (J,) joint-action advantages.
 
     Agent i's sample k gets the MEAN advantage of the joint actions that contain it (deviation 2:
-    the reference code sums). In aligned mode this is the identity: sample g gets A^(g).
+    the reference sums the joint actions' returns and takes advantages among those sums; the two
+    are a constant factor apart only for baselines "mean"/"none"/"rloo" without std scaling,
+    tests/test_advantages.py shows both cases). In aligned
+    mode this is the identity: sample g gets A^(g).
     """
     n = table.shape[1]
     out = torch.zeros(n, G)

@@ -55,3 +55,49 @@ def test_bad_arguments(kw, msg):
 def test_group_of_one_is_an_error():
     with pytest.raises(ValueError, match="at least 2"):
         group_advantages(torch.tensor([1.0]))
+
+
+@pytest.mark.parametrize("mode", ["mean", "none", "rloo", "max"])
+def test_zscore_is_comlrl_after_the_baseline(mode):
+    # CoMLRL 1.4.3: z-score of the advantages AFTER the baseline: re-centred, population std, floor 1e-6.
+    R = torch.tensor([1.0, 2.0, 4.0, 9.0])
+    A = group_advantages(R, mode=mode)
+    mu = A.mean()
+    sd = ((A - mu) ** 2).mean().sqrt()  # population std, by hand
+    assert torch.allclose(group_advantages(R, mode=mode, scale="zscore"), (A - mu) / sd)
+
+
+def test_zscore_and_group_differ():
+    R = torch.tensor([1.0, 2.0, 4.0, 9.0])  # sample std of R (TRL) vs population std of A (CoMLRL)
+    assert not torch.allclose(group_advantages(R, scale="zscore"), group_advantages(R, scale="group"), atol=1e-3)
+    assert group_advantages(torch.ones(4), scale="zscore").abs().max().item() == 0.0  # floor: no division by 0
+
+
+def _reference_cross_credit(rewards, table, G, mode, scale):
+    # The reference's reading (spec section 2, step 3): each sample's SUMMED returns over the joint
+    # actions that contain it, then the advantage among those G sums.
+    n = table.shape[1]
+    sums = torch.stack([torch.zeros(G).index_add_(0, table[:, i], rewards) for i in range(n)])
+    return group_advantages(sums, mode=mode, scale=scale)
+
+
+@pytest.mark.parametrize("mode,scale,proportional", [
+    ("mean", "none", True), ("none", "none", True), ("rloo", "none", True),
+    ("max", "none", False), ("mean", "group", False), ("mean", "zscore", False)])
+def test_cross_mean_credit_vs_reference_sum(mode, scale, proportional):
+    # Our credit (advantages over the J joint rewards, then the mean per sample) is the reference's
+    # times a constant ONLY for the linear baselines without std scaling: 1/G**(n-1), and for rloo
+    # also the ratio of the two leave-one-out factors (the docstring and deviation 2 say so).
+    from magrpo_edu.algorithm import credit_samples, joint_actions
+
+    G, n = 3, 2
+    table = joint_actions(n, G, "cross")
+    rewards = torch.tensor([0.0, 1.0, 5.0, 2.0, 2.5, 0.5, 3.0, 7.0, 1.5])
+    ours = credit_samples(group_advantages(rewards, mode=mode, scale=scale), table, G)
+    ref = _reference_cross_credit(rewards, table, G, mode, scale)
+    J = G ** n
+    constant = G ** (n - 1) * ((G / (G - 1)) / (J / (J - 1)) if mode == "rloo" else 1.0)
+    assert torch.allclose(ours * constant, ref, atol=1e-5) is proportional
+    if not proportional:  # not proportional with ANY constant either
+        ratio = ref.flatten() / ours.flatten()
+        assert ratio.max() - ratio.min() > 1e-3

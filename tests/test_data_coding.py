@@ -102,3 +102,17 @@ def test_hub_format_from_a_local_file(tmp_path):
     f.write_text(json.dumps({"task_id": "x", "prompt": "p"}) + "\n")
     with pytest.raises(ValueError, match="lacks"):
         load_coding_hub(str(f))
+
+
+@pytest.mark.parametrize("test,match", [
+    (None, "test"),                                                    # null: named, not a compile error later
+    ("assert f(1) == 1\n", "no assert that mentions `candidate`"),     # MBPP-style plain asserts
+    ("def check(candidate):\n    assert True\n", "no assert that mentions `candidate`"),
+    ("def check(candidate:\n", "does not parse"),
+])
+def test_hub_rows_without_usable_tests_are_refused(tmp_path, test, match):
+    f = tmp_path / "bad.jsonl"
+    f.write_text(json.dumps({"task_id": "x", "prompt": "def f(x):\n", "entry_point": "f", "test": test}) + "\n")
+    with pytest.raises(ValueError, match=match) as err:
+        load_coding_hub(str(f))
+    assert "line 1" in str(err.value)

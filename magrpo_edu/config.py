@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 JOINT_MODES = ("aligned", "cross")
+MAX_JOINT_ACTIONS = 10_000
+"""Cap on G**n, the joint actions of one cross-mode group (each one is a reward call and a row of the loss)."""
 ADVANTAGE_MODES = ("mean", "none", "rloo", "max")
 SCALE_MODES = ("none", "group")
 
@@ -68,6 +70,9 @@ class MAGRPOConfig:
     """Sample all agents that share one base in ONE generate call (False: one call per agent, to compare)."""
     eval_steps: Optional[int] = None
     """Run `evaluate()` every this many steps when an eval set is given. None: never during training."""
+    save_steps: Optional[int] = None
+    """Save a checkpoint every this many steps and after the last one, into the trainer's
+    `checkpoint_dir` (replaced atomically each time). None: only when you call `trainer.save()`."""
 
     def __post_init__(self) -> None:
         def bad(name: str, allowed: str) -> ValueError:
@@ -78,34 +83,37 @@ class MAGRPOConfig:
         def is_int(v) -> bool:
             return isinstance(v, int) and not isinstance(v, bool)
 
+        def is_num(v) -> bool:  # a real number; True/False are not numbers here, nan and inf are not finite
+            return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
         if not is_int(self.num_agents) or self.num_agents < 1:
             raise bad("num_agents", "an integer >= 1")
         if not is_int(self.num_generations) or self.num_generations < 2:
             raise bad("num_generations", "an integer >= 2 (a group needs at least two samples)")
         if not is_int(self.max_new_tokens) or self.max_new_tokens < 1:
             raise bad("max_new_tokens", "an integer >= 1")
-        if not isinstance(self.temperature, (int, float)) or not self.temperature > 0:
-            raise bad("temperature", "a number > 0")
-        if not isinstance(self.top_p, (int, float)) or not 0 < self.top_p <= 1:
+        if not is_num(self.temperature) or not self.temperature > 0:
+            raise bad("temperature", "a finite number > 0")
+        if not is_num(self.top_p) or not 0 < self.top_p <= 1:
             raise bad("top_p", "a number in (0, 1]")
         if not is_int(self.top_k) or self.top_k < 0:
             raise bad("top_k", "an integer >= 0 (0 switches it off)")
-        if not isinstance(self.learning_rate, (int, float)) or not (self.learning_rate > 0 and math.isfinite(self.learning_rate)):
+        if not is_num(self.learning_rate) or not self.learning_rate > 0:
             raise bad("learning_rate", "a finite number > 0")
-        if not isinstance(self.weight_decay, (int, float)) or self.weight_decay < 0:
-            raise bad("weight_decay", "a number >= 0")
+        if not is_num(self.weight_decay) or self.weight_decay < 0:
+            raise bad("weight_decay", "a finite number >= 0")
         if self.max_steps is not None and (not is_int(self.max_steps) or self.max_steps < 1):
             raise bad("max_steps", "None or an integer >= 1")
-        if not isinstance(self.num_train_epochs, (int, float)) or not self.num_train_epochs > 0:
-            raise bad("num_train_epochs", "a number > 0")
+        if not is_num(self.num_train_epochs) or not self.num_train_epochs > 0:
+            raise bad("num_train_epochs", "a finite number > 0 (it is used only when max_steps is None)")
         if self.joint_mode not in JOINT_MODES:
             raise bad("joint_mode", f"one of {JOINT_MODES}")
         if self.advantage not in ADVANTAGE_MODES:
             raise bad("advantage", f"one of {ADVANTAGE_MODES} (mean=MAGRPO, none=MAREINFORCE, rloo=MARLOO, max=MAReMax)")
         if self.scale_rewards not in SCALE_MODES:
             raise bad("scale_rewards", f"one of {SCALE_MODES}")
-        if self.advantage_clip is not None and (not isinstance(self.advantage_clip, (int, float)) or not self.advantage_clip > 0):
-            raise bad("advantage_clip", "None or a number > 0")
+        if self.advantage_clip is not None and (not is_num(self.advantage_clip) or not self.advantage_clip > 0):
+            raise bad("advantage_clip", "None (no clamp) or a finite number > 0")
         if not is_int(self.num_turns) or self.num_turns < 1:
             raise bad("num_turns", "an integer >= 1")
         if self.num_turns > 1 and self.joint_mode != "aligned":
@@ -113,12 +121,22 @@ class MAGRPOConfig:
                 f"MAGRPOConfig.joint_mode={self.joint_mode!r} with num_turns={self.num_turns} is not supported: "
                 "a cross-mode tree has (G**n)**T leaves; use joint_mode='aligned' for multi-turn runs."
             )
-        if not isinstance(self.discount, (int, float)) or not 0 <= self.discount <= 1:
+        log10_joint = self.num_agents * math.log10(self.num_generations)  # G**n itself can be astronomically long
+        too_many = self.num_generations ** self.num_agents > MAX_JOINT_ACTIONS if log10_joint < 30 else True
+        if self.joint_mode == "cross" and too_many:
+            count = f"{self.num_generations ** self.num_agents:,}" if log10_joint < 30 else f"about 10**{log10_joint:.0f}"
+            raise ValueError(
+                f"MAGRPOConfig.joint_mode='cross' with num_generations={self.num_generations} and "
+                f"num_agents={self.num_agents} gives G**n = {count} joint actions per "
+                f"group, over the cap of {MAX_JOINT_ACTIONS:,} (each is a reward call); use fewer generations or agents, "
+                "or joint_mode='aligned' (G joint actions)."
+            )
+        if not is_num(self.discount) or not 0 <= self.discount <= 1:
             raise bad("discount", "a number in [0, 1]")
-        if self.early_termination_threshold is not None and not isinstance(self.early_termination_threshold, (int, float)):
-            raise bad("early_termination_threshold", "None or a number")
-        if not is_int(self.seed):
-            raise bad("seed", "an integer")
+        if self.early_termination_threshold is not None and not is_num(self.early_termination_threshold):
+            raise bad("early_termination_threshold", "None (always expand) or a finite number")
+        if not is_int(self.seed) or not -2**63 <= self.seed < 2**63:
+            raise bad("seed", "an integer that fits in 64 bits signed, -2**63 <= seed < 2**63")
         if not is_int(self.logging_steps) or self.logging_steps < 1:
             raise bad("logging_steps", "an integer >= 1")
         if not isinstance(self.progress, bool):
@@ -129,6 +147,8 @@ class MAGRPOConfig:
             raise bad("sample_log_size", "an integer >= 0")
         if self.eval_steps is not None and (not is_int(self.eval_steps) or self.eval_steps < 1):
             raise bad("eval_steps", "None or an integer >= 1")
+        if self.save_steps is not None and (not is_int(self.save_steps) or self.save_steps < 1):
+            raise bad("save_steps", "None or an integer >= 1")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -19,13 +19,40 @@ names follow TRL where TRL has one):
   completions/clipped_ratio/<agent>  share of completions that hit max_new_tokens without an EOS
   nodes                     tree nodes sampled in the step (1 when single-turn)
   step_time                 seconds per step
+
+Checkpoints and resume (`save`, `load`, `load_checkpoint`, `config.save_steps`):
+  A checkpoint is a folder: config.json (the MAGRPOConfig), agents/ (peft adapters or full models,
+  loadable with from_pretrained), trainer_state.pt (tensors only: trainable weights, AdamW states,
+  torch RNG states; loaded with torch.load(weights_only=True), so a crafted file cannot run code)
+  and trainer_state.json (step, history, the records pending for the next logged average, eval
+  history, samples, Python RNG state, `metadata`). Resuming reproduces the uninterrupted run's
+  weights and history exactly: every step re-seeds the RNGs from (seed, step) and the pending
+  records travel with the checkpoint.
+  `save` is atomic: it writes a temporary folder beside the target and renames it into place; the
+  previous checkpoint is moved aside (.<name>.previous) only once the new one is complete and
+  deleted after the swap, so a crash at any moment leaves the old or the new checkpoint intact
+  (`load_checkpoint` falls back to .<name>.previous when the swap itself was cut short).
+  With config.save_steps and checkpoint_dir=..., the trainer saves every save_steps steps and
+  after the last step, when the step is completely recorded (after on_log and on_step_end).
+  Ctrl-C during `train()` (main thread): the current step is finished, then KeyboardInterrupt is
+  raised with the trainer at a step boundary, ready to `save`; a second Ctrl-C stops at once, and
+  if that lands inside an optimiser update, `save` refuses (the weights are between two steps).
 """
 from __future__ import annotations
 
 import collections
+import contextlib
+import glob
 import json
 import math
+import os
+import pickle
 import random
+import shutil
+import signal
+import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -38,9 +65,13 @@ from .config import MAGRPOConfig
 
 
 class TrainerCallback:
-    """Subclass and override what you need; both hooks get the trainer and a plain dict."""
+    """Subclass and override what you need; both hooks get the trainer and a plain dict.
 
-    def on_step_end(self, trainer: "MAGRPOTrainer", record: dict) -> None:  # every step
+    Order within a step: the step's record is stored (in the history or the pending records of the
+    next logged average), `on_log` runs when the step logs, the evaluation runs when it is due, then
+    `on_step_end`: the step is complete there, so a checkpoint saved in it resumes exactly."""
+
+    def on_step_end(self, trainer: "MAGRPOTrainer", record: dict) -> None:  # every step, once it is recorded
         pass
 
     def on_log(self, trainer: "MAGRPOTrainer", record: dict) -> None:  # every logging_steps steps
@@ -70,12 +101,16 @@ class MAGRPOTrainer:
     reward_fn     joint reward: (completions per agent, row) -> one float per joint action
     formatters    one callable per agent: row -> that agent's prompt
     train_dataset a sequence of rows (dicts)
+    checkpoint_dir  where `config.save_steps` checkpoints go (needed when save_steps is set)
+
+    `metadata` (a JSON-able dict, empty by default) is saved with every checkpoint and restored by
+    `load_checkpoint`; `magrpo-edu train` keeps its run settings and pre-training evaluation there.
     """
 
     def __init__(self, agents: Sequence[Agent], reward_fn: Callable, formatters: Sequence[Callable],
                  train_dataset: Sequence[Any], config: Optional[MAGRPOConfig] = None,
                  eval_dataset: Optional[Sequence[Any]] = None, transition: Optional[Callable] = None,
-                 callbacks: Sequence[TrainerCallback] = ()):
+                 callbacks: Sequence[TrainerCallback] = (), checkpoint_dir: str | Path | None = None):
         self.config = config or MAGRPOConfig(num_agents=len(agents))
         c = self.config
         if len(agents) != c.num_agents:
@@ -90,6 +125,9 @@ class MAGRPOTrainer:
         if c.num_turns > 1 and transition is None:
             raise ValueError(f"config.num_turns={c.num_turns} needs transition=..., a function "
                              "(prompts, completions, histories) -> next prompt per agent.")
+        if c.save_steps is not None and checkpoint_dir is None:
+            raise ValueError(f"config.save_steps={c.save_steps} needs checkpoint_dir=..., the folder to save "
+                             "checkpoints into (or set save_steps=None and call trainer.save() yourself).")
         self.agents, self.reward_fn, self.formatters = list(agents), reward_fn, list(formatters)
         self.train_dataset, self.eval_dataset = train_dataset, eval_dataset
         self.transition, self.callbacks = transition, list(callbacks)
@@ -103,6 +141,29 @@ class MAGRPOTrainer:
         self.eval_history: list[dict] = []
         self.samples: collections.deque = collections.deque(maxlen=c.sample_log_size)
         self._pending: list[dict] = []
+        self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
+        self.metadata: dict = {}
+        self._torn_step: Optional[int] = None  # set when an interrupt landed inside a step's update
+        self._stop_requested = False
+        self._check_context()
+
+    def _check_context(self) -> None:
+        """max_new_tokens plus the first training prompt must fit each agent's context window."""
+        c = self.config
+        try:
+            prompts = _format_prompts(self.formatters, self.train_dataset[self.row_index(0)], self.row_index(0), "train")
+        except Exception:  # train() reports a failing formatter with the row; check the budget alone here
+            prompts = None
+        for i, a in enumerate(self.agents):
+            ctx = getattr(getattr(a.model, "config", None), "max_position_embeddings", None)
+            if not isinstance(ctx, int):
+                continue
+            room = len(a.tokenizer(prompts[i])["input_ids"]) if prompts else 1
+            if c.max_new_tokens + room > ctx:
+                where = f"the first training prompt's {room} tokens" if prompts else "at least one prompt token"
+                raise ValueError(
+                    f"config.max_new_tokens={c.max_new_tokens} plus {where} exceeds agent {a.name}'s context of "
+                    f"{ctx} tokens (its model's max_position_embeddings); use max_new_tokens <= {ctx - room}.")
 
     # ------------------------------------------------------------------------------ data order
     @property
@@ -114,55 +175,102 @@ class MAGRPOTrainer:
         """Which training row step `step` uses: a fresh seeded permutation every epoch."""
         N = len(self.train_dataset)
         epoch, k = divmod(step, N)
-        g = torch.Generator().manual_seed(self.config.seed * 7919 + epoch)
+        # torch takes seeds modulo 2**64 (negative ones too); reducing first keeps big seeds in range
+        g = torch.Generator().manual_seed((self.config.seed * 7919 + epoch) % 2**64)
         return int(torch.randperm(N, generator=g)[k])
 
     def _seed_step(self, step: int) -> None:
         # Re-seeding every step makes a resumed run sample exactly what an uninterrupted one would.
         s = self.config.seed * 1_000_003 + step
-        torch.manual_seed(s)
+        torch.manual_seed(s % 2**64)
         random.seed(s)
 
     # ------------------------------------------------------------------------------ training
     def train(self) -> list[dict]:
-        """Run until `total_steps`; can be called again after an error or to continue a resumed run."""
+        """Run until `total_steps`; can be called again after an error or to continue a resumed run.
+
+        Ctrl-C (in the main thread) finishes the current step, then raises KeyboardInterrupt with the
+        trainer at a step boundary (save it with `save`); a second Ctrl-C stops at once."""
         from tqdm.auto import tqdm
 
         c = self.config
         bar = tqdm(total=self.total_steps, initial=self.step, desc="MAGRPO", disable=not c.progress, dynamic_ncols=True)
         try:
-            while self.step < self.total_steps:
-                rec = self.training_step()
-                bar.update(1)
-                bar.set_postfix(reward=f"{rec['reward']:.3f}", loss=f"{sum(rec[k] for k in rec if k.startswith('loss/')) / c.num_agents:.3f}")
+            with self._graceful_interrupt():
+                while self.step < self.total_steps:
+                    rec = self.training_step()
+                    bar.update(1)
+                    bar.set_postfix(reward=f"{rec['reward']:.3f}", loss=f"{sum(rec[k] for k in rec if k.startswith('loss/')) / c.num_agents:.3f}")
+                    if self._stop_requested:
+                        raise KeyboardInterrupt(f"training stopped by Ctrl-C after step {self.step}")
         finally:
             bar.close()
         return self.history
 
+    @contextlib.contextmanager
+    def _graceful_interrupt(self):
+        """While training: the first SIGINT asks to stop after the current step, a second one stops now."""
+        self._stop_requested = False
+        if threading.current_thread() is not threading.main_thread() or \
+                signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+            yield  # not ours to change (a thread, or someone else's handler): Ctrl-C stops at once
+            return
+
+        def handler(signum, frame):
+            if self._stop_requested:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+                raise KeyboardInterrupt
+            self._stop_requested = True
+            print(f"\nCtrl-C: finishing step {self.step + 1}, then stopping (press Ctrl-C again to stop at once).",
+                  file=sys.stderr, flush=True)
+
+        signal.signal(signal.SIGINT, handler)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            self._stop_requested = False
+
+    def _optimizer_steps(self) -> float:
+        return sum(float(st["step"]) for o in self.optimizers for st in o.state.values() if "step" in st)
+
     def training_step(self) -> dict:
-        """One MAGRPO step on the next training row; returns that step's metrics."""
+        """One MAGRPO step on the next training row; returns that step's metrics.
+
+        In order: sample, score and update (`magrpo_step`); store the record (history or pending)
+        and the samples; log (on_log) and evaluate when due; on_step_end; save when save_steps is due."""
         c = self.config
-        idx = self.row_index(self.step)
+        step0 = self.step
+        idx = self.row_index(step0)
         row = self.train_dataset[idx]
         prompts = _format_prompts(self.formatters, row, idx, "train")
-        self._seed_step(self.step)
+        self._seed_step(step0)
         t0 = time.perf_counter()
-        ro, losses = magrpo_step(self.agents, self.optimizers, prompts, row, self.reward_fn, c, self.transition)
-        self.step += 1
-        rec = self._metrics(ro, losses, time.perf_counter() - t0)
-        if c.sample_log_size:
-            root = ro.root
-            self.samples.append(dict(step=self.step, row_index=idx, prompts=root.prompts, completions=root.completions,
-                                     table=root.table.tolist(), rewards=root.rewards.tolist(),
-                                     advantages=root.advantages.tolist(),
-                                     components={k: v.tolist() for k, v in root.components.items()}))
+        opt_steps = self._optimizer_steps()
+        try:
+            ro, losses = magrpo_step(self.agents, self.optimizers, prompts, row, self.reward_fn, c, self.transition)
+            self.step += 1
+            rec = self._metrics(ro, losses, time.perf_counter() - t0)
+            if c.sample_log_size:
+                root = ro.root
+                self.samples.append(dict(step=self.step, row_index=idx, prompts=root.prompts, completions=root.completions,
+                                         table=root.table.tolist(), rewards=root.rewards.tolist(),
+                                         advantages=root.advantages.tolist(),
+                                         components={k: v.tolist() for k, v in root.components.items()}))
+            self._pending.append(rec)
+            if self.step % c.logging_steps == 0 or self.step == self.total_steps:
+                self._log()
+            if c.eval_steps and self.eval_dataset is not None and self.step % c.eval_steps == 0:
+                self.eval_history.append(dict(step=self.step, **self.evaluate()))
+        except KeyboardInterrupt:
+            if self.step != step0 or self._optimizer_steps() != opt_steps:
+                self._torn_step = step0 + 1  # weights or records are part-way through this step
+            raise
         for cb in self.callbacks:
             cb.on_step_end(self, rec)
-        self._pending.append(rec)
-        if self.step % c.logging_steps == 0 or self.step == self.total_steps:
-            self._log()
-        if c.eval_steps and self.eval_dataset is not None and self.step % c.eval_steps == 0:
-            self.eval_history.append(dict(step=self.step, **self.evaluate()))
+        if c.save_steps and self.checkpoint_dir is not None and (self.step % c.save_steps == 0
+                                                                  or self.step == self.total_steps):
+            self.save(self.checkpoint_dir)
         return rec
 
     def _metrics(self, ro, losses, dt) -> dict:
@@ -235,9 +343,41 @@ class MAGRPOTrainer:
 
     # ------------------------------------------------------------------------------ checkpoints
     def save(self, directory: str | Path) -> Path:
-        """Write a checkpoint: config, agents (peft adapters or full models), optimiser and RNG states, history."""
+        """Write a checkpoint atomically: config, agents (peft adapters or full models), optimiser and
+        RNG states, history, pending records, samples and `metadata` (layout: module docstring).
+
+        Everything is written to a temporary folder beside `directory` first; only then is the old
+        checkpoint moved aside and the new one renamed into place, so a crash at any point leaves
+        the old or the new checkpoint complete. `directory` must be new, empty or a checkpoint."""
+        if self._torn_step is not None:
+            raise RuntimeError(
+                f"not saving: training was interrupted inside step {self._torn_step}'s update, so the agents' weights "
+                "are part-way between two steps and a checkpoint would not resume exactly. Resume from the last "
+                "checkpoint instead (load_checkpoint also clears this).")
         d = Path(directory)
-        d.mkdir(parents=True, exist_ok=True)
+        if d.exists() and (not d.is_dir() or (any(d.iterdir()) and not _is_checkpoint(d))):
+            raise ValueError(f"{d} exists and is not a checkpoint folder; save() replaces the whole folder, so give "
+                             "a new or empty folder (or an earlier checkpoint's).")
+        d.parent.mkdir(parents=True, exist_ok=True)
+        for stale in d.parent.glob(glob.escape(f".{d.name}.tmp-") + "*"):  # left by a save that was killed
+            shutil.rmtree(stale, ignore_errors=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{d.name}.tmp-", dir=d.parent))
+        try:
+            self._write_checkpoint(tmp)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        previous = _previous_path(d)
+        if d.exists():
+            if previous.exists():  # d is complete (it only ever arrives by rename), so the older copy can go
+                shutil.rmtree(previous)
+            os.rename(d, previous)
+        os.rename(tmp, d)  # from here on the new checkpoint is in place
+        _fsync(d.parent)
+        shutil.rmtree(previous, ignore_errors=True)
+        return d
+
+    def _write_checkpoint(self, d: Path) -> None:
         (d / "config.json").write_text(json.dumps(self.config.to_dict(), indent=2))
         saved_models = set()
         for a in self.agents:
@@ -247,37 +387,61 @@ class MAGRPOTrainer:
             target = d / "agents" if a.adapter else d / "agents" / a.name
             a.model.save_pretrained(target)
             a.tokenizer.save_pretrained(target)
-        state = dict(step=self.step, history=self.history, eval_history=self.eval_history, samples=list(self.samples),
-                     agents={a.name: {k: v.detach().cpu().clone() for k, v in a.named_trainable_state().items()} for a in self.agents},
-                     optimizers=[o.state_dict() for o in self.optimizers],
-                     rng=dict(torch=torch.get_rng_state(), python=random.getstate(),
-                              cuda=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None))
-        torch.save(state, d / "trainer_state.pt")
-        return d
+        tensors = dict(agents={a.name: {k: v.detach().cpu().clone() for k, v in a.named_trainable_state().items()}
+                               for a in self.agents},
+                       optimizers=[o.state_dict() for o in self.optimizers],
+                       rng=dict(torch=torch.get_rng_state(),
+                                cuda=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None))
+        torch.save(tensors, d / "trainer_state.pt")
+        version, internal, gauss = random.getstate()
+        state = dict(format=2, step=self.step, history=self.history, pending=self._pending,
+                     eval_history=self.eval_history, samples=list(self.samples), metadata=self.metadata,
+                     python_rng=[version, list(internal), gauss])
+        try:
+            text = json.dumps(state)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"cannot save the trainer state as JSON ({exc}): history, samples and metadata must hold "
+                             "only numbers, strings, lists and dicts.") from exc
+        (d / "trainer_state.json").write_text(text)
+        for f in d.rglob("*"):
+            if f.is_file():
+                _fsync(f)
 
     def load_checkpoint(self, directory: str | Path) -> "MAGRPOTrainer":
-        """Restore a checkpoint written by `save` into this trainer (same agents' architecture)."""
-        d = Path(directory)
-        f = d / "trainer_state.pt"
-        if not f.exists():
-            raise FileNotFoundError(f"{f} not found: is {d} a directory written by MAGRPOTrainer.save()?")
-        state = torch.load(f, weights_only=False, map_location="cpu")
+        """Restore a checkpoint written by `save` into this trainer (same agents' architecture).
+
+        trainer_state.pt is read with torch.load(weights_only=True): a file holding anything but
+        tensors and plain values is refused, never executed. Nothing changes when a check fails."""
+        d = find_checkpoint(directory)
+        tensors = _load_tensors(d / "trainer_state.pt")
+        state = _read_state(d, tensors)
+        if not isinstance(tensors.get("agents"), dict) or not isinstance(tensors.get("optimizers"), list):
+            raise ValueError(f"{d / 'trainer_state.pt'} is not a MAGRPOTrainer checkpoint (no agents/optimizers).")
         for a in self.agents:
-            if a.name not in state["agents"]:
-                raise ValueError(f"checkpoint {d} has no agent named {a.name!r} (it has {sorted(state['agents'])}).")
-            saved, own = state["agents"][a.name], a.named_trainable_state()
-            if saved.keys() != own.keys():
+            if a.name not in tensors["agents"]:
+                raise ValueError(f"checkpoint {d} has no agent named {a.name!r} (it has {sorted(tensors['agents'])}).")
+            if tensors["agents"][a.name].keys() != a.named_trainable_state().keys():
                 raise ValueError(f"checkpoint {d}: agent {a.name}'s parameters do not match this agent's "
                                  "(different model or adapter settings).")
+        if len(tensors["optimizers"]) != len(self.optimizers):
+            raise ValueError(f"checkpoint {d} has {len(tensors['optimizers'])} optimiser states for {len(self.optimizers)} agents.")
+        for a in self.agents:
+            saved = tensors["agents"][a.name]
             with torch.no_grad():
-                for k, p in own.items():
+                for k, p in a.named_trainable_state().items():
                     p.copy_(saved[k].to(p.device, p.dtype))
-        for o, s in zip(self.optimizers, state["optimizers"]):
+        for o, s in zip(self.optimizers, tensors["optimizers"]):
             o.load_state_dict(s)
         self.step, self.history, self.eval_history = state["step"], state["history"], state["eval_history"]
+        self._pending = state.get("pending", [])
+        self.metadata = state.get("metadata", {})
         self.samples = collections.deque(state["samples"], maxlen=self.config.sample_log_size)
-        torch.set_rng_state(state["rng"]["torch"])
-        random.setstate(state["rng"]["python"])
+        self._torn_step = None
+        torch.set_rng_state(tensors["rng"]["torch"])
+        if tensors["rng"].get("cuda") is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(tensors["rng"]["cuda"])
+        version, internal, gauss = state["python_rng"]
+        random.setstate((version, tuple(internal), gauss))
         return self
 
     @classmethod
@@ -288,10 +452,92 @@ class MAGRPOTrainer:
         Agents are code plus weights: pass freshly built agents of the same kind (their trainable
         weights are overwritten from the checkpoint), and the same reward, formatters and data.
         """
-        d = Path(directory)
+        d = find_checkpoint(directory)
         if config is None:
             config = MAGRPOConfig.from_dict(json.loads((d / "config.json").read_text()))
         return cls(agents, reward_fn, formatters, train_dataset, config, **kwargs).load_checkpoint(d)
+
+
+def _previous_path(d: Path) -> Path:
+    return d.parent / f".{d.name}.previous"
+
+
+def _is_checkpoint(d: Path) -> bool:
+    return (d / "trainer_state.pt").is_file()
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file (or a folder's entries) to disk, so a power cut cannot reorder the writes."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems (and Windows folders) do not support it
+    finally:
+        os.close(fd)
+
+
+def find_checkpoint(directory: str | Path) -> Path:
+    """The complete checkpoint folder for `directory`: itself, or the previous checkpoint that
+    `save` had moved aside (.<name>.previous) when a crash cut the final swap short."""
+    d = Path(directory)
+    if _is_checkpoint(d):
+        return d
+    previous = _previous_path(d)
+    if not d.exists() and _is_checkpoint(previous):
+        print(f"note: {d} is missing because a save was cut short; using the previous checkpoint {previous}.",
+              file=sys.stderr)
+        return previous
+    raise FileNotFoundError(f"{d / 'trainer_state.pt'} not found: is {d} a folder written by MAGRPOTrainer.save()?")
+
+
+def checkpoint_info(directory: str | Path) -> dict:
+    """What a checkpoint holds apart from tensors: {'path', 'config', 'step', 'history', 'metadata', ...}
+    read from its JSON files only (cheap; no weights are loaded)."""
+    d = find_checkpoint(directory)
+    if not (d / "trainer_state.json").is_file():
+        raise FileNotFoundError(f"{d / 'trainer_state.json'} not found: {d} was written by an older magrpo-edu; "
+                                "load it with MAGRPOTrainer.load instead.")
+    info = _read_state(d, None)
+    info["config"] = json.loads((d / "config.json").read_text())
+    info["path"] = d
+    return info
+
+
+def _load_tensors(f: Path) -> dict:
+    try:
+        return torch.load(f, weights_only=True, map_location="cpu")
+    except pickle.UnpicklingError as exc:
+        raise ValueError(f"refusing to load {f}: it holds Python objects other than tensors and plain values, and "
+                         "loading those could run code hidden in the file. Checkpoints written by MAGRPOTrainer.save() "
+                         f"never do; only use checkpoints you or magrpo-edu wrote. ({str(exc).splitlines()[0]})") from exc
+    except (RuntimeError, EOFError, OSError) as exc:
+        raise ValueError(f"cannot read {f}: the file is incomplete or corrupt ({str(exc).splitlines()[0]}). "
+                         "Use another checkpoint.") from exc
+
+
+def _read_state(d: Path, tensors: Optional[dict]) -> dict:
+    """The non-tensor state: trainer_state.json, or (checkpoints before format 2) the plain values
+    that older versions kept inside trainer_state.pt."""
+    f = d / "trainer_state.json"
+    if f.is_file():
+        try:
+            state = json.loads(f.read_text())
+        except ValueError as exc:
+            raise ValueError(f"cannot read {f}: it is not valid JSON ({exc}). Use another checkpoint.") from exc
+    elif tensors is not None and "history" in tensors:
+        state = dict(tensors)
+        version, internal, gauss = tensors["rng"]["python"]
+        state["python_rng"] = [version, list(internal), gauss]
+    else:
+        raise ValueError(f"{d} lacks trainer_state.json: it is not a complete MAGRPOTrainer checkpoint.")
+    missing = [k for k in ("step", "history", "eval_history", "samples", "python_rng") if k not in state]
+    if missing:
+        raise ValueError(f"{f} lacks {missing}: it is not a complete MAGRPOTrainer checkpoint.")
+    return state
 
 
 def _ends_with_eos(comps, agent) -> torch.Tensor:

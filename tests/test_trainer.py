@@ -50,7 +50,8 @@ def test_history_and_samples(make_model, small_tokenizer, rows, formatters):
     for key in ("reward", "reward_std", "frac_reward_zero_std", "loss/agent_0", "loss/agent_1",
                 "completions/mean_length/agent_0", "advantage_std", "step_time"):
         assert key in h and isinstance(h[key], float), key
-    assert seen == [("step", 1), ("step", 2), ("log", 2), ("step", 3), ("step", 4), ("log", 4)]
+    # on_step_end comes once the step is fully recorded, after that step's on_log
+    assert seen == [("step", 1), ("log", 2), ("step", 2), ("step", 3), ("log", 4), ("step", 4)]
     assert len(tr.samples) == 3 and [s["step"] for s in tr.samples] == [2, 3, 4]
     s = tr.samples[-1]
     assert len(s["completions"]) == 2 and len(s["completions"][0]) == 3
@@ -190,3 +191,41 @@ def test_lora_initialisation_is_seeded_so_runs_repeat(make_model, small_tokenize
     sa, sb, sc = (x[0].named_trainable_state() for x in (a, b, c))
     assert all(torch.equal(sa[k], sb[k]) for k in sa)
     assert any(not torch.equal(sa[k], sc[k]) for k in sa)  # a different seed gives different A
+
+
+INF, NAN = float("inf"), float("nan")
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("temperature", INF, "temperature must be a finite number > 0"),
+    ("weight_decay", INF, "weight_decay must be a finite number >= 0"),
+    ("num_train_epochs", INF, "num_train_epochs must be a finite number > 0"),
+    ("seed", 2**63, r"seed must be an integer .*-2\*\*63 <= seed < 2\*\*63"),
+    ("seed", -2**63 - 1, "seed must be an integer"),
+    ("temperature", True, "is not allowed: temperature must be a finite number"),
+    ("learning_rate", True, "is not allowed: learning_rate must be a finite number"),
+    ("discount", True, r"is not allowed: discount must be a number in \[0, 1\]"),
+    ("top_p", True, r"is not allowed: top_p must be a number in \(0, 1\]"),
+    ("early_termination_threshold", NAN, r"nan is not allowed: .* None \(always expand\) or a finite number"),
+    ("advantage_clip", INF, r"inf is not allowed: .*None \(no clamp\) or a finite number"),
+    ("save_steps", 0, "save_steps must be None or an integer >= 1"),
+])
+def test_config_rejects_non_finite_bool_and_out_of_range_values(field, value, says):
+    with pytest.raises(ValueError, match=f"MAGRPOConfig.{field}=.*{says}"):
+        MAGRPOConfig(**{field: value})
+
+
+def test_config_caps_cross_mode_joint_actions():
+    with pytest.raises(ValueError, match=r"G\*\*n = 1,000,000 joint actions .*cap of 10,000.*joint_mode='aligned'"):
+        MAGRPOConfig(joint_mode="cross", num_generations=1000, num_agents=2)
+    with pytest.raises(ValueError, match=r"G\*\*n = about 10\*\*6021 joint actions"):
+        MAGRPOConfig(joint_mode="cross", num_generations=4, num_agents=10_000)
+    assert MAGRPOConfig(joint_mode="cross", num_generations=100, num_agents=2).num_generations == 100  # 10,000: the cap
+
+
+def test_big_seeds_that_fit_in_64_bits_train(make_model, small_tokenizer, rows, formatters):
+    """Seeds up to 2**63 - 1 are accepted, so they must run: the per-step seeds are reduced mod 2**64."""
+    tr = MAGRPOTrainer(lora_agents(make_model(), 2, tokenizer=small_tokenizer), length_gap, formatters, rows,
+                       cfg(max_steps=1, seed=2**63 - 1))
+    tr.train()
+    assert tr.step == 1

@@ -1,0 +1,272 @@
+"""Checkpoints: `save` is atomic (a crash leaves the old or the new checkpoint), resume reproduces the
+uninterrupted history (pending log records, on_step_end order, save_steps), Ctrl-C stops at a step
+boundary, a crafted trainer_state.pt is refused instead of executed, and absurd budgets are named."""
+import multiprocessing
+import os
+import pickle
+import random
+import signal
+import time
+
+import pytest
+import torch
+
+from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, TrainerCallback, lora_agents
+from magrpo_edu.trainer import checkpoint_info
+
+
+def length_gap(completions, row):
+    return [-abs(len(b) - 2 * len(a)) / 50 for a, b in zip(*completions)]
+
+
+def cfg(**kw):
+    base = dict(max_steps=2, max_new_tokens=6, num_generations=3, learning_rate=1e-2, progress=False)
+    base.update(kw)
+    return MAGRPOConfig(**base)
+
+
+@pytest.fixture
+def team(make_model, small_tokenizer):
+    return lambda: lora_agents(make_model(seed=3), 2, tokenizer=small_tokenizer)
+
+
+def comparable(history):
+    """History without the wall-clock column (two identical runs differ only in step_time)."""
+    return [{k: v for k, v in h.items() if k != "step_time"} for h in history]
+
+
+def weights(agents):
+    return {(a.name, k): v.detach().clone() for a in agents for k, v in a.named_trainable_state().items()}
+
+
+# ---------------------------------------------------------------------------------- atomic save
+def test_failed_save_keeps_previous_checkpoint(team, rows, formatters, tmp_path, monkeypatch):
+    tr = MAGRPOTrainer(team(), length_gap, formatters, rows, cfg(max_steps=3))
+    tr.training_step()
+    tr.save(tmp_path / "ckpt")
+    tr.training_step()
+    real_save = torch.save
+
+    def dies_half_way(obj, f, *a, **kw):  # writes a truncated file, then the process "dies"
+        real_save(obj, f, *a, **kw)
+        with open(f, "r+b") as fh:
+            fh.truncate(100)
+        raise OSError("disk full")
+
+    monkeypatch.setattr(torch, "save", dies_half_way)
+    with pytest.raises(OSError, match="disk full"):
+        tr.save(tmp_path / "ckpt")
+    monkeypatch.undo()
+    assert checkpoint_info(tmp_path / "ckpt")["step"] == 1
+    back = MAGRPOTrainer.load(tmp_path / "ckpt", team(), length_gap, formatters, rows)
+    assert back.step == 1 and len(back.history) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt"]  # no temporary folder left behind
+
+
+def test_crash_between_the_two_renames_recovers_previous(team, rows, formatters, tmp_path, monkeypatch):
+    tr = MAGRPOTrainer(team(), length_gap, formatters, rows, cfg(max_steps=3))
+    tr.training_step()
+    tr.save(tmp_path / "ckpt")
+    tr.training_step()
+    calls = []
+    real_rename = os.rename
+
+    def second_rename_crashes(src, dst):
+        calls.append((src, dst))
+        if len(calls) == 2:  # the old one is already moved aside, the new one not yet in place
+            raise OSError("killed")
+        real_rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", second_rename_crashes)
+    with pytest.raises(OSError, match="killed"):
+        tr.save(tmp_path / "ckpt")
+    monkeypatch.undo()
+    assert not (tmp_path / "ckpt").exists()
+    back = MAGRPOTrainer.load(tmp_path / "ckpt", team(), length_gap, formatters, rows)
+    assert back.step == 1
+    tr.save(tmp_path / "ckpt")  # the next save completes the swap and tidies up
+    assert checkpoint_info(tmp_path / "ckpt")["step"] == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ckpt"]
+
+
+def _save_forever(trainer, directory, conn):
+    torch.set_num_threads(1)
+    while True:
+        trainer.step += 1
+        trainer.history.append({"step": trainer.step, "reward": float(trainer.step)})
+        trainer.save(directory)
+        conn.send(trainer.step)
+
+
+def test_killing_a_save_at_random_moments_never_loses_the_checkpoint(team, rows, formatters, tmp_path):
+    """SIGKILL a process that re-saves the same checkpoint in a loop, 10 times at random moments:
+    each time the folder loads, at the last step reported saved or the one being saved."""
+    d = tmp_path / "ckpt"
+    tr = MAGRPOTrainer(team(), length_gap, formatters, rows, cfg(max_steps=1))
+    tr.save(d)
+    ctx = multiprocessing.get_context("fork")
+    rng = random.Random(0)
+    for attempt in range(10):
+        recv, send = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_save_forever, args=(tr, d, send))
+        p.start()
+        assert recv.poll(60), f"the saving process did not save (exit code {p.exitcode})"
+        done = recv.recv()  # one complete save, then kill at a random moment of the next ones
+        time.sleep(rng.uniform(0, 0.15))
+        os.kill(p.pid, signal.SIGKILL)
+        p.join()
+        while recv.poll():
+            done = recv.recv()
+        info = checkpoint_info(d)
+        assert info["step"] in (done, done + 1), (attempt, info["step"], done)
+        back = MAGRPOTrainer(team(), length_gap, formatters, rows, cfg(max_steps=1)).load_checkpoint(d)
+        assert back.step == info["step"] and back.history[-1]["step"] == back.step
+
+
+def test_save_refuses_to_replace_a_folder_that_is_not_a_checkpoint(team, rows, formatters, tmp_path):
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "todo.txt").write_text("keep me")
+    tr = MAGRPOTrainer(team(), length_gap, formatters, rows, cfg())
+    with pytest.raises(ValueError, match="not a checkpoint folder"):
+        tr.save(tmp_path / "notes")
+    assert (tmp_path / "notes" / "todo.txt").read_text() == "keep me"
+
+
+# ---------------------------------------------------------------------------------- exact resume
+def test_resume_keeps_pending_log_records(team, rows, formatters, tmp_path):
+    """logging_steps=4, saved at step 2: the resumed step-4 record still averages steps 1-4."""
+    c = dict(max_steps=6, logging_steps=4)
+    full = MAGRPOTrainer(team(), length_gap, formatters, rows, cfg(**c))
+    full.train()
+    assert [h["step"] for h in full.history] == [4, 6]
+    first = MAGRPOTrainer(team(), length_gap, formatters, rows, cfg(**c))
+    first.training_step()
+    first.training_step()
+    first.save(tmp_path / "ckpt")
+    resumed = MAGRPOTrainer.load(tmp_path / "ckpt", team(), length_gap, formatters, rows)
+    resumed.train()
+    assert comparable(resumed.history) == comparable(full.history)
+    w_full, w_resumed = weights(full.agents), weights(resumed.agents)
+    assert all(torch.equal(w_full[k], w_resumed[k]) for k in w_full)
+
+
+def test_checkpoint_saved_in_on_step_end_holds_that_step(team, rows, formatters, tmp_path):
+    class SaveAt4(TrainerCallback):
+        def on_step_end(self, trainer, record):
+            if trainer.step == 4:
+                trainer.save(tmp_path / "ckpt")
+
+    c = dict(max_steps=5, logging_steps=2, eval_steps=2)
+    full = MAGRPOTrainer(team(), length_gap, formatters, rows, cfg(**c), eval_dataset=rows[:2])
+    full.train()
+    first = MAGRPOTrainer(team(), length_gap, formatters, rows, cfg(**c), eval_dataset=rows[:2], callbacks=[SaveAt4()])
+    for _ in range(4):
+        first.training_step()
+    resumed = MAGRPOTrainer.load(tmp_path / "ckpt", team(), length_gap, formatters, rows, eval_dataset=rows[:2])
+    assert resumed.step == 4 and resumed.history[-1]["step"] == 4 and resumed.eval_history[-1]["step"] == 4
+    resumed.train()
+    assert comparable(resumed.history) == comparable(full.history)
+    assert resumed.eval_history == full.eval_history
+
+
+def test_save_steps_checkpoints_periodically_and_at_the_end(team, rows, formatters, tmp_path):
+    saved = []
+
+    class Spy(TrainerCallback):
+        def on_step_end(self, trainer, record):
+            if (tmp_path / "ckpt").exists():
+                saved.append(checkpoint_info(tmp_path / "ckpt")["step"])
+
+    tr = MAGRPOTrainer(team(), length_gap, formatters, rows, cfg(max_steps=5, save_steps=2),
+                       checkpoint_dir=tmp_path / "ckpt", callbacks=[Spy()])
+    tr.metadata = {"note": "kept"}
+    tr.train()
+    assert saved == [2, 2, 4]  # seen at steps 3, 4, 5: each save happens after that step's on_step_end
+    info = checkpoint_info(tmp_path / "ckpt")
+    assert info["step"] == 5 and info["metadata"] == {"note": "kept"}
+    with pytest.raises(ValueError, match="save_steps=2 needs checkpoint_dir"):
+        MAGRPOTrainer(team(), length_gap, formatters, rows, cfg(save_steps=2))
+
+
+def test_ctrl_c_finishes_the_step_and_resume_is_exact(team, rows, formatters, tmp_path):
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the situation of a terminal run
+    c = dict(max_steps=5, logging_steps=2)
+    full = MAGRPOTrainer(team(), length_gap, formatters, rows, cfg(**c))
+    full.train()
+    calls = []
+
+    def interrupted_reward(completions, row):
+        calls.append(1)
+        if len(calls) == 3:  # Ctrl-C while step 3 is scoring its samples
+            os.kill(os.getpid(), signal.SIGINT)
+        return length_gap(completions, row)
+
+    tr = MAGRPOTrainer(team(), interrupted_reward, formatters, rows, cfg(**c))
+    with pytest.raises(KeyboardInterrupt):
+        tr.train()
+    assert tr.step == 3 and len(tr._pending) == 1  # step 3 finished and recorded
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
+    tr.save(tmp_path / "ckpt")
+    resumed = MAGRPOTrainer.load(tmp_path / "ckpt", team(), length_gap, formatters, rows)
+    resumed.train()
+    assert comparable(resumed.history) == comparable(full.history)
+
+
+def test_interrupt_inside_an_update_makes_save_refuse(team, rows, formatters, tmp_path):
+    tr = MAGRPOTrainer(team(), length_gap, formatters, rows, cfg(max_steps=3))
+    tr.training_step()
+    tr.save(tmp_path / "ckpt")
+
+    def interrupted(*a, **kw):  # agent 0 has stepped, agent 1 is interrupted
+        raise KeyboardInterrupt
+
+    tr.optimizers[1].step = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        tr.training_step()
+    with pytest.raises(RuntimeError, match="inside step 2's update"):
+        tr.save(tmp_path / "ckpt")
+    assert checkpoint_info(tmp_path / "ckpt")["step"] == 1
+    del tr.optimizers[1].step
+    tr.load_checkpoint(tmp_path / "ckpt")  # going back to the last checkpoint clears it
+    tr.save(tmp_path / "ckpt2")
+
+
+# ---------------------------------------------------------------------------------- loading safely
+class _Payload:
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))  # would create the marker file when unpickled
+
+
+def test_crafted_trainer_state_is_refused_not_executed(team, rows, formatters, tmp_path):
+    tr = MAGRPOTrainer(team(), length_gap, formatters, rows, cfg())
+    tr.training_step()
+    d = tr.save(tmp_path / "ckpt")
+    marker = tmp_path / "pwned"
+    state = torch.load(d / "trainer_state.pt", weights_only=True)
+    state["rng"]["payload"] = _Payload(str(marker))
+    torch.save(state, d / "trainer_state.pt", pickle_protocol=pickle.HIGHEST_PROTOCOL)
+    fresh = MAGRPOTrainer(team(), length_gap, formatters, rows, cfg())
+    with pytest.raises(ValueError, match="refusing to load .*trainer_state.pt.*could run code"):
+        fresh.load_checkpoint(d)
+    assert not marker.exists()
+    assert fresh.step == 0
+
+
+def test_truncated_trainer_state_is_named(team, rows, formatters, tmp_path):
+    tr = MAGRPOTrainer(team(), length_gap, formatters, rows, cfg())
+    d = tr.save(tmp_path / "ckpt")
+    (d / "trainer_state.pt").write_bytes((d / "trainer_state.pt").read_bytes()[:200])
+    with pytest.raises(ValueError, match="incomplete or corrupt"):
+        tr.load_checkpoint(d)
+
+
+# ---------------------------------------------------------------------------------- budgets
+def test_max_new_tokens_beyond_the_context_is_refused_at_construction(team, rows, formatters):
+    agents = team()
+    ctx = agents[0].model.config.max_position_embeddings
+    with pytest.raises(ValueError, match=rf"max_new_tokens={ctx}.*context of {ctx} tokens.*max_new_tokens <= \d+"):
+        MAGRPOTrainer(agents, length_gap, formatters, rows, cfg(max_new_tokens=ctx))
+    MAGRPOTrainer(agents, length_gap, formatters, rows, cfg(max_new_tokens=ctx - 100))  # room for the prompt: accepted

@@ -60,6 +60,7 @@ from __future__ import annotations
 import inspect
 import itertools
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
 
@@ -211,11 +212,29 @@ def joint_rewards(reward_fn: Callable, completions: Sequence[Sequence[str]], row
 
 
 def _as_vector(name, values, J, completions, what) -> torch.Tensor:
-    try:
-        t = torch.as_tensor([float(v) for v in values], dtype=torch.float32)
-    except (TypeError, ValueError) as exc:
-        raise RewardFunctionError(f"reward function {name} returned {type(values).__name__} for its {what}; "
-                                  f"expected {J} floats, one per joint action ({exc}).") from None
+    """The J rewards as a float tensor. Accepted: a list or tuple of real numbers (bools and numpy
+    scalars included), a 1-D tensor or array. Refused, with the reason: a string (which would
+    otherwise be read character by character: "12" -> [1.0, 2.0]), a set or dict (no order), an
+    element that is not a number (e.g. the string "0.5")."""
+    expected = f"expected a list (or 1-D tensor) of {J} numbers, one per joint action"
+    if isinstance(values, torch.Tensor) or hasattr(values, "__array__") and not isinstance(values, (list, tuple)):
+        t = torch.as_tensor(values)
+        if t.dim() != 1 or not (t.is_floating_point() or t.dtype in (torch.bool, torch.int8, torch.int16, torch.int32,
+                                                                      torch.int64, torch.uint8)):
+            raise RewardFunctionError(f"reward function {name} returned a {t.dim()}-D {t.dtype} tensor for its {what}; "
+                                      f"{expected}.")
+        t = t.detach().to("cpu", torch.float32)
+    elif not isinstance(values, (list, tuple)):
+        raise RewardFunctionError(f"reward function {name} returned {type(values).__name__} {values!r:.60} for its {what}; "
+                                  f"{expected}" + (" (a string is not a list of rewards)." if isinstance(values, (str, bytes))
+                                                   else " (a set or mapping has no order)." if isinstance(values, (set, frozenset, Mapping))
+                                                   else "."))
+    else:
+        for j, v in enumerate(values):
+            if not (isinstance(v, numbers.Real) or isinstance(v, torch.Tensor) and v.numel() == 1 and not v.dtype.is_complex):
+                raise RewardFunctionError(f"reward function {name} returned {type(v).__name__} {v!r:.60} for its {what} at "
+                                          f"joint action {j}; every reward must be a number ({expected}).")
+        t = torch.tensor([float(v) for v in values], dtype=torch.float32)
     if t.numel() != J:
         raise RewardFunctionError(f"reward function {name} returned {t.numel()} values for its {what}; "
                                   f"expected {J}, one per joint action.")

@@ -244,8 +244,28 @@ def test_reward_exception_names_offending_joint_action():
 
 
 def test_reward_not_numbers():
-    with pytest.raises(RewardFunctionError, match="expected 2 floats"):
+    with pytest.raises(RewardFunctionError, match="str 'high' .* joint action 0; every reward must be a number"):
         joint_rewards(lambda c, r: ["high", "low"], [["a", "b"], ["c", "d"]], {})
+
+
+@pytest.mark.parametrize("value,match", [
+    ("12", "returned str '12' .*a string is not a list of rewards"),     # was read as [1.0, 2.0]
+    ({1.0, 2.0}, "returned set .*has no order"),                        # was accepted in hash order
+    (["0.5", "1"], "str '0.5' .* joint action 0"),                       # was float('0.5')
+    ({"total": "12"}, "returned str '12' for its total"),
+    (torch.ones(2, 1), "2-D"),
+])
+def test_reward_output_must_be_a_sequence_of_numbers(value, match):
+    with pytest.raises(RewardFunctionError, match=match):
+        joint_rewards(lambda c, r: value, [["a", "b"], ["c", "d"]], {})
+
+
+@pytest.mark.parametrize("value", [[True, False], (1, 2), torch.tensor([1.0, 2.0]), [torch.tensor(1.0), 2]])
+def test_reward_output_accepted_forms(value):
+    import numpy as np
+
+    assert joint_rewards(lambda c, r: value, [["a", "b"], ["c", "d"]], {})[0].tolist() == [float(v) for v in value]
+    assert joint_rewards(lambda c, r: np.array([0.5, 1.5]), [["a", "b"], ["c", "d"]], {})[0].tolist() == [0.5, 1.5]
 
 
 # ---- config validation -------------------------------------------------------------------------------

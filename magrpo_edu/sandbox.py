@@ -1,55 +1,103 @@
-"""Run untrusted generated code in a separate, limited process: `run_program(program, asserts)`.
+"""Run untrusted generated code in a separate, limited process: `run_program(program, asserts, entry_point=...)`.
 
 The coding reward executes what the agents wrote. The authors' reference code uses `exec` with
 SIGALRM in the trainer's own process; that lets generated code loop forever, exhaust memory, kill
-the trainer or write anywhere. Here every program runs in a fresh child process, and each assert
-is run separately (the program is re-executed for each, so no state leaks between asserts), with:
+the trainer, read or write anywhere, and forge its own test results. Here every program runs in a
+fresh child process, and each assert is run separately (the program is re-executed for each, so no
+state leaks between asserts), with:
 
   * limits: wall clock (per assert and in total), CPU time, address space, open files, file size,
     output size (stdout/stderr are read up to a cap, the rest discarded), no core dumps;
   * a minimal environment (no inherited variables, so no secrets), stdin closed, `python -I -S`
-    (no site-packages, no user site, no PYTHON* variables);
+    (no site-packages, no user site, no PYTHON* variables), a fresh (empty) session keyring;
   * the whole process group (and, where available, every process of its PID namespace and
     cgroup) killed on timeout or when the run ends, so nothing is left running;
+  * death with the trainer: the first child gets PR_SET_PDEATHSIG, and the total timeout is also
+    enforced inside (coreutils `timeout`), so a SIGKILLed trainer leaves no program running; the
+    cgroup and temporary folder of a dead trainer are removed by the next run on the machine;
   * a fresh temporary working directory, removed afterwards.
 
-What is isolated depends on the operating system; `isolation()` says what this machine gives:
+Isolation by platform (`isolation()` says what this machine gives; tests/test_sandbox.py checks
+every "yes" of column (a) with a hostile program, and the rlimits column where it claims something):
 
-  Linux, root with util-linux `unshare` (CI, most servers, Docker with CAP_SYS_ADMIN):
-    new PID, network, mount, IPC and UTS namespaces (no network at all: only a downed loopback);
-    the root filesystem remounted read-only, private tmpfs over /tmp, /var/tmp, /dev/shm, an
-    empty /sys and a minimal /dev (null, zero, random, urandom); all capabilities dropped with
-    `setpriv` before the program starts; the number of processes capped by a pids cgroup when
-    one can be created (a fork bomb stops at the cap), and everything killed with the namespace.
-  Linux without those rights (a laptop user without unprivileged namespaces, most notebooks,
-  Colab, which runs as root in a container without CAP_SYS_ADMIN):
-    a plain child process with the rlimits above in a fresh temporary directory and its own
-    process group. NOT isolated: the network, the filesystem (the program can read and write
-    whatever the user can), and processes (RLIMIT_NPROC limits a non-root user's processes but
-    does not bind root: on Colab a fork bomb is stopped only by the timeout's group kill).
-  macOS: the same fallback; RLIMIT_AS is not enforced by macOS, so memory is not limited either.
+                                      (a) Linux,   (b) Linux,      (c) macOS   (d) Colab (root,
+                                      root with    unprivileged                no CAP_SYS_ADMIN)
+                                      unshare (CI)
+  mode                                namespaces   rlimits         rlimits     rlimits
+  wall/CPU/memory/files/output limits yes          yes             no memory   yes
+  network (incl. abstract sockets)    none         NOT isolated    NOT isol.   NOT isolated
+  host filesystem (home, /etc/shadow, hidden       readable as     readable    readable AND
+    the repo, site-packages, sockets)              the user        as user     writable (root)
+  writes outside the sandbox's tmp    impossible   as the user     as user     anywhere (root)
+  host Unix socket files              unreachable  reachable       reachable   reachable
+  uid of the program                  65534        the user        the user    0 (root)
+  capabilities                        none         none            n/a         root's
+  /proc/sys (kernel settings)         read-only    as the user     n/a         WRITABLE if /proc
+                                                                               is rw (root)
+  root's kernel keyring               not reachable not reachable  n/a         not reachable
+  processes (fork bomb, strays)       pids cgroup  RLIMIT_NPROC +  group kill  group kill only
+                                      + PID ns     group kill
+  a daemonised (setsid) descendant    killed       may survive     may survive may survive
+  trainer SIGKILLed                   all killed   group killed    may survive group killed
+  /dev/shm (multiprocessing.Lock)     private      the host's      the host's  the host's
   Windows: not supported (no fork, no rlimits); run training there under WSL.
 
-Results cannot be forged by printing: each assert's verdict is written by the harness to a
-separate pipe, tagged with a per-run secret. A program that deliberately digs the secret out of the
-interpreter's memory (gc, frames) could forge its own verdict; it still cannot harm the host.
+  (a) runs each program in new PID, network, mount, IPC and UTS namespaces inside a minimal root:
+  an empty read-only tmpfs with read-only binds of /usr, /bin, /sbin, /lib*, the Python
+  installation (its site-packages hidden under empty tmpfs), /etc/ld.so.cache and a generated
+  /etc/passwd; private tmpfs /tmp and /dev/shm; a /dev with null, zero, random, urandom; a fresh
+  /proc (only the sandbox's processes) with /proc/sys and /proc/sysrq-trigger read-only; the host
+  root is pivot_root'ed away and unmounted (chroot where pivot_root fails). The program then runs as
+  uid/gid 65534 with no groups, no capabilities and no_new_privs. A pids cgroup caps processes
+  when one can be created. Not hidden: the contents of /usr and the Python installation (system
+  files, no secrets) and the kernel itself (a kernel exploit is out of scope).
+
+Forge-proof results (pass `entry_point`, the name the asserts call, e.g. `assert add(1, 2) == 3`):
+the trusted parent parses each assert with `ast`, replaces each call of the entry point (with its
+single-argument builtin wrappers such as `sorted(...)`/`len(...)`, attribute access, no-argument
+method calls and constant subscripts around it) by a placeholder and sends only those expressions
+(the entry point and its arguments: no expected value) to the sandbox. The sandbox returns their
+values as tagged JSON of plain builtin data (None, bool, int, float incl. nan/inf, complex, str,
+bytes, and list/tuple/dict/set/frozenset of those; a subclass of one of those is sent as its base
+value, copied by the base type's own C code, so a custom `__eq__` is never used; anything else is an
+error for that assert: "returned a non-builtin object"). The parent parses that JSON strictly
+(bounded size and depth; no eval) and evaluates the assert itself, in a namespace of safe
+builtins + `math`. So the program never sees expected values and never decides a verdict: the
+most a hostile program can do, even by walking the harness's frames or writing to its result pipe,
+is claim return values, which is no better than computing them. An assert the parent cannot
+evaluate alone (the entry point used as a value, e.g. `map(f, xs)`; a call whose arguments use a
+name the assert binds, e.g. a comprehension variable; a name outside the calls that is not a safe
+builtin or `math`, e.g. a helper of the program; an `import`) falls back to a verdict decided in
+the sandbox, marked `AssertResult.checked_by == "sandbox"` (forgeable). Without `entry_point`
+every verdict is decided in the sandbox (the old behaviour, kept for compatibility): a program can
+forge it, e.g. with an object whose `__eq__` is always True or by calling the harness's writer.
+Differences from running the assert in the program's globals: every shipped call of an assert is
+evaluated, in order, before the assert (no short-circuit); a returned object is compared as plain
+data (a namedtuple as a tuple, a Counter as a dict); the parent's evaluation has no time limit of
+its own (the asserts are trusted and the values bounded: at most 100,000 items, 1 MB of JSON).
+In the rlimits modes (b)-(d) the channel is the same, but the program runs as the trainer's user,
+so it could attack the trainer process itself (e.g. ptrace it): results are forge-proof only in (a).
 """
 from __future__ import annotations
 
 import ast
 import functools
 import json
+import math
 import os
+import platform
+import re
 import secrets
 import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Optional, Sequence
 
 try:
@@ -57,28 +105,90 @@ try:
 except ImportError:  # Windows
     resource = None
 
-# The harness runs INSIDE the sandbox, as `python -I -S -c HARNESS`. It reads one JSON object
-# from stdin, then for each assert: executes the program and the assert in fresh globals (with a
-# private copy of the builtins), and writes one verdict line to the result pipe.
+SANDBOX_UID = 65534  # "nobody": the program's uid and gid in namespaces mode
+MAX_VALUE_CHARS = 2 ** 20  # JSON of one assert's returned values
+MAX_VALUE_ITEMS = 100_000  # items (scalars + containers) in one assert's returned values
+MAX_VALUE_DEPTH = 64
+
+# The harness runs INSIDE the sandbox, as `python -I -S -c HARNESS`. It reads one JSON object from
+# stdin, then for each assert: executes the program in fresh globals (with a private copy of the
+# builtins) and then either evaluates the shipped expressions and writes their values (forge-proof
+# mode) or runs the assert itself and writes its verdict (legacy mode), one line on the result pipe.
 HARNESS = r'''
 import sys, os, json, signal, builtins
 def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _vars=vars, _exc=BaseException,
-          _compile=compile, _exec=exec, _signal=signal.signal, _setitimer=signal.setitimer, _enumerate=enumerate,
-          _ALRM=signal.SIGALRM, _REAL=signal.ITIMER_REAL):
+          _compile=compile, _exec=exec, _eval=eval, _signal=signal.signal, _setitimer=signal.setitimer,
+          _enumerate=enumerate, _len=len, _dumps=json.dumps, _issub=issubclass, _ALRM=signal.SIGALRM,
+          _REAL=signal.ITIMER_REAL, _int=int, _float=float, _complex=complex, _bool=bool, _bytes=bytes, _list=list,
+          _tuple=tuple, _set=set, _frozenset=frozenset, _slice=slice, _None=type(None)):
     spec = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     sys.stdin.close()
     os.close(0)
+    if spec.get("cwd"):
+        try:
+            os.chdir(spec["cwd"])
+        except OSError:
+            pass
     fd, tag, per, limit = spec["fd"], spec["tag"], spec["assert_timeout"], spec["max_timeouts"]
+    max_items, max_depth, max_chars = spec["max_items"], spec["max_depth"], spec["max_chars"]
     program, tests = spec["program"], spec["asserts"]
     snapshot = _dict(_vars(builtins))
     real_builtins = _vars(builtins)
-    def emit(d):  # repr of a dict of str/int/None: parsed by ast.literal_eval, no json (a program may patch it)
+    def emit(d):
         d["tag"] = tag
-        _os_write(fd, (_repr(d) + "\n").encode())
+        _os_write(fd, (_dumps(d) + "\n").encode())
     class _Timeout(_exc):
+        pass
+    class _Unsendable(Exception):
         pass
     def on_alarm(signum, frame):
         raise _Timeout()
+    # Return values go back as JSON with type tags. A subclass of a builtin type is copied by the
+    # base type's own method (int.__int__, list.copy, ...), so none of its Python methods runs.
+    f_repr, i_copy, f_copy, c_copy, s_copy, y_copy = _float.__repr__, _int.__int__, _float.__float__, _complex.__complex__, _str.__str__, _bytes.__bytes__
+    l_copy, d_copy, st_copy, fs_copy, t_item = _list.copy, _dict.copy, _set.copy, _frozenset.copy, _tuple.__getitem__
+    d_items, y_hex, everything = _dict.items, _bytes.hex, _slice(None)
+    def enc(x, depth, left):
+        left[0] -= 1
+        if left[0] < 0:
+            raise _Unsendable("returned a value too large to check (over %d items)" % max_items)
+        if depth > max_depth:
+            raise _Unsendable("returned a value nested too deeply to check")
+        t = _type(x)
+        if t is _None or t is _bool or t is _str:
+            return x
+        if t is _int:
+            if x.bit_length() > 13000:
+                raise _Unsendable("returned an integer too large to check")
+            return x
+        if t is _float:
+            return ["f", f_repr(x)]
+        if t is _complex:
+            return ["c", f_repr(x.real), f_repr(x.imag)]
+        if t is _bytes:
+            return ["y", y_hex(x)]
+        if t is _list or t is _tuple or t is _set or t is _frozenset:
+            out = ["l" if t is _list else "t" if t is _tuple else "s" if t is _set else "F"]
+            for e in x:
+                out.append(enc(e, depth + 1, left))
+            return out
+        if t is _dict:
+            out = ["d"]
+            for k, v in d_items(x):
+                out.append(enc(k, depth + 1, left))
+                out.append(enc(v, depth + 1, left))
+            return out
+        for base, copy in ((_int, i_copy), (_float, f_copy), (_complex, c_copy), (_str, s_copy), (_bytes, y_copy),
+                           (_list, l_copy), (_dict, d_copy), (_set, st_copy), (_frozenset, fs_copy)):
+            if _issub(t, base):
+                return enc(copy(x), depth, left)
+        if _issub(t, _tuple):
+            return enc(t_item(x, everything), depth, left)
+        try:
+            name = _str(t.__name__)[:60]
+        except _exc:
+            name = "?"
+        raise _Unsendable("returned a non-builtin object (%s)" % name)
     try:
         code = _compile(program, "<program>", "exec")
     except SyntaxError as e:
@@ -94,12 +204,28 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
         _setitimer(_REAL, per)
         try:
             _exec(code, g)
-            _exec(_compile(test, "<assert>", "exec"), g)
-            _setitimer(_REAL, 0)
-            verdict = {"index": i, "status": "passed"}
+            if "calls" in test:
+                values, left = [], [max_items]
+                for j, src in _enumerate(test["calls"]):
+                    try:
+                        values.append(enc(_eval(_compile(src, "<assert>", "eval"), g), 0, left))
+                    except _Unsendable as e:
+                        raise _Unsendable("%s %s" % (src[:100], e.args[0]))
+                text = _dumps(values)
+                if _len(text) > max_chars:
+                    raise _Unsendable("returned values too large to check (over %d characters)" % max_chars)
+                _setitimer(_REAL, 0)
+                verdict = {"index": i, "values": values}
+            else:
+                _exec(_compile(test["source"], "<assert>", "exec"), g)
+                _setitimer(_REAL, 0)
+                verdict = {"index": i, "status": "passed"}
         except _Timeout:
             timeouts += 1
             verdict = {"index": i, "status": "timeout", "error": "Timeout", "message": "assert exceeded %ss" % per}
+        except _Unsendable as e:
+            _setitimer(_REAL, 0)
+            verdict = {"index": i, "status": "failed", "error": "NonBuiltinResult", "message": e.args[0][:300]}
         except _exc as e:
             _setitimer(_REAL, 0)
             try:
@@ -112,28 +238,18 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
 _main()
 '''
 
-_SETUP = """set -e
-mount -o remount,bind,ro / 2>/dev/null || mount -o remount,ro /
-for d in /tmp /var/tmp /dev/shm; do [ -d "$d" ] && mount -t tmpfs -o size={tmp_mb}m,mode=1777,nosuid,nodev tmpfs "$d"; done
-mount -t tmpfs -o size=1m,ro tmpfs /sys
-mount -t tmpfs -o size=64k,mode=755 tmpfs /dev
-mknod -m 666 /dev/null c 1 3; mknod -m 666 /dev/zero c 1 5; mknod -m 444 /dev/random c 1 8; mknod -m 444 /dev/urandom c 1 9
-mkdir -p /tmp/work && cd /tmp/work
-exec setpriv --no-new-privs --inh-caps=-all --bounding-set=-all -- "$@"
-"""
-
 
 @dataclass
 class SandboxLimits:
     """Resource limits of one program run."""
 
     timeout_s: float = 10.0  # wall clock for the whole run (all asserts)
-    assert_timeout_s: float = 3.0  # wall clock per assert (program + assert)
+    assert_timeout_s: float = 3.0  # wall clock per assert (program + the assert's calls)
     cpu_s: int = 10  # CPU seconds (RLIMIT_CPU)
     memory_mb: int = 512  # address space (RLIMIT_AS)
     max_processes: int = 16  # pids cgroup cap (namespaces mode) / RLIMIT_NPROC (fallback, non-root)
     max_open_files: int = 64  # RLIMIT_NOFILE
-    max_file_mb: int = 16  # RLIMIT_FSIZE and the private /tmp size
+    max_file_mb: int = 16  # RLIMIT_FSIZE and the size of the private /tmp and /dev/shm
     max_output_bytes: int = 65536  # stdout+stderr kept
     max_timeouts: int = 3  # stop running asserts after this many timed out (the reference code's rule)
 
@@ -146,6 +262,7 @@ class AssertResult:
     status: str  # passed | failed | timeout | skipped | not_run
     error: Optional[str] = None
     message: Optional[str] = None
+    checked_by: str = "sandbox"  # "host": decided by the trusted parent (forge-proof); "sandbox": forgeable
 
 
 @dataclass
@@ -172,23 +289,237 @@ class SandboxResult:
 
 
 # --------------------------------------------------------------------------------------------------
-# What this machine can isolate
+# The minimal root of namespaces mode
 # --------------------------------------------------------------------------------------------------
-def _namespaced(cmd: list[str], tmp_mb: int) -> list[str]:
-    """`cmd` inside new PID/net/mount/IPC/UTS namespaces, after _SETUP (read-only root, private tmpfs, caps dropped)."""
-    return ["unshare", "--fork", "--pid", "--mount-proc", "--net", "--mount", "--ipc", "--uts", "--kill-child",
-            "sh", "-c", _SETUP.format(tmp_mb=tmp_mb), "sh"] + cmd
+def _python_dirs() -> tuple[list[str], list[str]]:
+    """(folders to bind read-only so that `python -I -S` runs, site-packages folders to hide in them)."""
+    exe = os.path.realpath(sys.executable)
+    dirs = [os.path.realpath(sys.base_prefix), os.path.dirname(exe)]
+    libdir = sysconfig.get_config_var("LIBDIR")
+    if libdir and sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        dirs.append(os.path.realpath(libdir))
+    system = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+    binds: list[str] = []
+    for d in dirs:
+        if not os.path.isdir(d) or d == "/" or any(d == s or d.startswith(s + "/") for s in system + tuple(binds)):
+            continue
+        binds = [b for b in binds if not b.startswith(d + "/")] + [d]
+    hide: set[str] = set()
+    ver = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    for root in [os.path.realpath(sys.base_prefix), "/usr", "/usr/local"] + binds:
+        for sub in (f"lib/{ver}/site-packages", f"lib/{ver}/dist-packages", "lib/python3/dist-packages",
+                    f"lib64/{ver}/site-packages", "local/lib/python3/dist-packages"):
+            p = os.path.realpath(os.path.join(root, sub))
+            if os.path.isdir(p) and any(p.startswith(s + "/") for s in system + tuple(binds)):
+                hide.add(p)
+    return binds, sorted(hide)
+
+
+# PID 1 of the new namespaces runs SETUP (as root, before any untrusted code): it builds the minimal
+# root over argv[1] (the run's temporary folder), pivots into it, and execs argv[4:] under `timeout`
+# (argv[3] seconds) as uid/gid 65534 without groups or capabilities. argv[2]: /tmp and /dev/shm size
+# in MB. Python with ctypes does in one process what would otherwise take ~30 `mount` processes.
+SETUP = r"""
+import ctypes, os, stat, sys
+root, mb, total, cmd = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+libc = ctypes.CDLL(None, use_errno=True)
+RO, NOSUID, NODEV, NOEXEC, REMOUNT, BIND = 1, 2, 4, 8, 32, 4096
+def mount(src, dst, fstype, flags, data=None):
+    enc = lambda x: None if x is None else x.encode()
+    if libc.mount(enc(src), enc(dst), enc(fstype), ctypes.c_ulong(flags), enc(data)) != 0:
+        raise OSError(ctypes.get_errno(), "mount %s" % dst)
+def bind_ro(src, dst, flags=NOSUID | NODEV):
+    mount(src, dst, None, BIND)
+    mount(None, dst, None, REMOUNT | BIND | RO | flags)
+os.umask(0o022)
+mount("tmpfs", root, "tmpfs", NOSUID | NODEV, "size=8m,mode=755")
+os.chdir(root)
+for d in ("proc", "dev", "tmp", "etc", "var", ".old"):
+    os.mkdir(d)
+os.symlink("../tmp", "var/tmp")
+for link, target in LINKS:
+    os.symlink(target, link[1:])
+for d in BINDS:
+    os.makedirs(d[1:], exist_ok=True)
+    bind_ro(d, d[1:])
+for d in HIDE:  # site-packages: an empty read-only tmpfs over each
+    mount("tmpfs", d[1:], "tmpfs", RO | NOSUID | NODEV, "size=4k,mode=755")
+if os.path.isfile("/etc/ld.so.cache"):
+    open("etc/ld.so.cache", "w").close()
+    bind_ro("/etc/ld.so.cache", "etc/ld.so.cache")
+for name, text in (("passwd", "root:x:0:0:root:/root:/bin/sh\nnobody:x:%d:%d:nobody:/tmp/work:/bin/sh\n" % (UID, UID)),
+                   ("group", "root:x:0:\nnogroup:x:%d:\n" % UID), ("hosts", "127.0.0.1 localhost\n::1 localhost\n")):
+    with open("etc/" + name, "w") as fh:
+        fh.write(text)
+mount("tmpfs", "dev", "tmpfs", NOSUID, "size=64k,mode=755")  # /dev first, /dev/shm inside it
+for name, mode, minor in (("null", 0o666, 3), ("zero", 0o666, 5), ("random", 0o444, 8), ("urandom", 0o444, 9)):
+    os.mknod("dev/" + name, mode | stat.S_IFCHR, os.makedev(1, minor))
+    os.chmod("dev/" + name, mode)
+for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+    os.symlink(target, "dev/" + name)
+for d in ("dev/shm", "tmp"):
+    os.makedirs(d, exist_ok=True)
+    mount("tmpfs", d, "tmpfs", NOSUID | NODEV, "size=%sm,mode=1777" % mb)
+os.mkdir("tmp/work", 0o700)
+os.chown("tmp/work", UID, UID)
+mount("proc", "proc", "proc", NOSUID | NODEV | NOEXEC)  # a fresh proc: only this PID namespace
+bind_ro("proc/sys", "proc/sys", NOSUID | NODEV | NOEXEC)
+if os.path.exists("proc/sysrq-trigger"):
+    bind_ro("proc/sysrq-trigger", "proc/sysrq-trigger", NOSUID | NODEV | NOEXEC)
+mount(None, root, None, REMOUNT | RO | NOSUID | NODEV)
+if PIVOT_ROOT is not None and libc.syscall(ctypes.c_long(PIVOT_ROOT), b".", b".old") == 0:
+    os.chdir("/")
+    if libc.umount2(b"/.old", 2) != 0:  # MNT_DETACH: the host's tree is gone from this namespace
+        raise OSError(ctypes.get_errno(), "umount /.old")
+else:  # pivot_root refused (e.g. a ramfs root) or unknown here: chroot, the uid is dropped anyway
+    os.chroot(root)
+os.chdir("/tmp/work")
+os.execv(TIMEOUT, ["timeout", "-s", "KILL", total, SETPRIV, "--reuid=%d" % UID, "--regid=%d" % UID, "--clear-groups",
+                   "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"] + cmd)
+"""
+_PIVOT_ROOT_NR = {"x86_64": 155, "amd64": 155, "aarch64": 41, "arm64": 41, "riscv64": 41, "i386": 217, "i686": 217,
+                  "armv7l": 218, "ppc64le": 203, "s390x": 217}.get(platform.machine().lower())
 
 
 @functools.lru_cache(maxsize=1)
-def _namespaces_work() -> bool:
-    if sys.platform != "linux" or os.geteuid() != 0 or not (shutil.which("unshare") and shutil.which("setpriv")):
-        return False
+def _setup_program() -> str:
+    """SETUP with this machine's folders and tools filled in."""
+    binds, hide = _python_dirs()
+    links, dirs = [], []
+    for d in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(d):
+            links.append((d, os.readlink(d)))
+        elif os.path.isdir(d):
+            dirs.append(d)
+    tools = {t: shutil.which(t, path="/usr/bin:/bin:/usr/sbin:/sbin") for t in ("timeout", "setpriv")}
+    head = (f"LINKS, BINDS, HIDE, UID, PIVOT_ROOT = {links!r}, {dirs + binds!r}, {hide!r}, {SANDBOX_UID}, {_PIVOT_ROOT_NR!r}\n"
+            f"TIMEOUT, SETPRIV = {os.path.realpath(tools['timeout'] or 'timeout')!r}, {os.path.realpath(tools['setpriv'] or 'setpriv')!r}\n")
+    return head + SETUP
+
+
+def _namespaced(cmd: list[str], root: str, tmp_mb: int, total_s: float) -> list[str]:
+    """`cmd` inside new PID/net/mount/IPC/UTS namespaces, in the minimal root built over `root`."""
+    return ["unshare", "--fork", "--pid", "--net", "--mount", "--ipc", "--uts", "--kill-child",
+            os.path.realpath(sys.executable), "-I", "-S", "-B", "-c", _setup_program(),
+            root, str(int(tmp_mb)), str(int(math.ceil(total_s)) + 2)] + cmd
+
+
+# --------------------------------------------------------------------------------------------------
+# Death with the trainer, stale leftovers, a fresh keyring
+# --------------------------------------------------------------------------------------------------
+_KEYCTL_NR = {"x86_64": 250, "amd64": 250, "aarch64": 219, "arm64": 219, "riscv64": 219, "i386": 288, "i686": 288,
+              "armv7l": 311, "ppc64le": 280, "s390x": 280}.get(platform.machine().lower())
+
+
+@functools.lru_cache(maxsize=1)
+def _libc():
+    if sys.platform != "linux":
+        return None
     try:
-        r = subprocess.run(_namespaced(["true"], tmp_mb=1), capture_output=True, timeout=20)
-        return r.returncode == 0
-    except (OSError, subprocess.SubprocessError):
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
+        libc.syscall.restype = ctypes.c_long
+        return libc, ctypes
+    except (OSError, AttributeError, ImportError):
+        return None
+
+
+def _child_setup(parent_pid: int, death_signal: int, lim) -> None:
+    """preexec_fn (between fork and exec of the first child): die with the trainer, forget the
+    trainer's session keyring, and set the rlimits where `prlimit` is missing."""
+    lc = _libc()
+    if lc is not None:
+        libc, ctypes = lc
+        libc.prctl(1, death_signal, 0, 0, 0)  # PR_SET_PDEATHSIG, kept across the execs that follow
+        if os.getppid() != parent_pid:  # the trainer died before the prctl
+            os._exit(1)
+        if _KEYCTL_NR is not None:
+            libc.syscall(ctypes.c_long(_KEYCTL_NR), ctypes.c_long(1), ctypes.c_void_p(None))  # KEYCTL_JOIN_SESSION_KEYRING
+    if lim:
+        _set_rlimits(lim)
+
+
+_OWNED = re.compile(r"^magrpo-sandbox-(\d+)-")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
         return False
+    except OSError:
+        return True
+    return True
+
+
+def _cleanup_stale() -> None:
+    """Remove the cgroups and temporary folders of sandbox runs whose trainer process is gone
+    (killed with SIGKILL before it could clean up); their programs died with it."""
+    for base, is_cgroup in ((tempfile.gettempdir(), False), (_cgroup_root(), True)):
+        if base is None:
+            continue
+        try:
+            entries = [e.name for e in os.scandir(base)]
+        except OSError:
+            continue
+        for name in entries:
+            m = _OWNED.match(name)
+            if not m or int(m.group(1)) == os.getpid() or _alive(int(m.group(1))):
+                continue
+            path = os.path.join(base, name)
+            if is_cgroup:
+                _PidsCgroup.at(path).remove()
+            else:
+                shutil.rmtree(path, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------------------------------
+# What this machine can isolate
+# --------------------------------------------------------------------------------------------------
+_PROBE = r'''
+import os, json, socket
+r = {"uid": os.getuid(), "gid": os.getgid(), "groups": os.getgroups()}
+r["caps"] = [l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff")][0]
+r["proc_sys_writable"] = os.access("/proc/sys/kernel/core_pattern", os.W_OK) or os.access("/proc/sys", os.W_OK)
+r["host_paths_visible"] = [p for p in HOST if os.path.exists(p)]
+r["pids"] = len([p for p in os.listdir("/proc") if p.isdigit()])
+try:
+    socket.create_connection(("1.1.1.1", 80), timeout=0.2); r["network"] = True
+except OSError:
+    r["network"] = False
+r["shm"] = os.access("/dev/shm", os.W_OK)
+print("PROBE" + json.dumps(r))
+'''
+
+
+def _probe_namespaces() -> Optional[dict]:
+    """Run a probe through the whole namespaces sandbox; what it saw, or None if it cannot run."""
+    if sys.platform != "linux" or os.geteuid() != 0 or not all(shutil.which(t) for t in ("unshare", "setpriv", "timeout")):
+        return None
+    home = os.path.expanduser("~")
+    try:
+        in_home = [os.path.join(home, n) for n in sorted(os.listdir(home))[:20]]
+    except OSError:
+        in_home = []
+    on_the_way = {os.path.join(home, p.split("/")[0]) for b in _python_dirs()[0] if b.startswith(home + "/")
+                  for p in [b[len(home) + 1:]]}
+    host = [os.path.abspath(__file__), os.getcwd(), "/etc/shadow", "/sys/fs/cgroup"] + \
+        [p for p in in_home if p not in on_the_way]
+    probe = "HOST = %r\n%s" % (host, _PROBE)
+    work = tempfile.mkdtemp(prefix=f"magrpo-sandbox-{os.getpid()}-")
+    try:
+        cmd = _namespaced([os.path.realpath(sys.executable), "-I", "-S", "-c", probe], work, 1, 20)
+        r = subprocess.run(cmd, capture_output=True, timeout=20, cwd=work, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+        out = r.stdout.decode("utf-8", "replace")
+        if r.returncode != 0 or "PROBE" not in out:
+            return None
+        return json.loads(out.split("PROBE", 1)[1].strip().splitlines()[0])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def _cgroup_root() -> Optional[str]:
@@ -217,10 +548,16 @@ class _PidsCgroup:
         with open(os.path.join(self.path, "pids.max"), "w") as fh:
             fh.write(str(max_pids))
 
+    @classmethod
+    def at(cls, path: str) -> "_PidsCgroup":
+        c = cls.__new__(cls)
+        c.path = path
+        return c
+
     def join_command(self) -> list[str]:
         """A prefix that moves the process into this cgroup, then execs the rest of the command."""
         procs = os.path.join(self.path, "cgroup.procs")
-        return ["sh", "-c", f'echo $$ > "{procs}" && exec "$@"', "sh"]
+        return ["sh", "-c", 'echo $$ > "$0" && exec "$@"', procs]
 
     def kill_all(self) -> None:
         for _ in range(50):
@@ -243,31 +580,234 @@ class _PidsCgroup:
             try:
                 os.rmdir(self.path)
                 return
+            except FileNotFoundError:
+                return
             except OSError:
                 time.sleep(0.02)
 
 
 @functools.lru_cache(maxsize=1)
 def isolation() -> dict:
-    """What `run_program` isolates on this machine (see the module docstring). Set the environment
-    variable MAGRPO_EDU_SANDBOX=rlimits to force the fallback (e.g. to test it)."""
-    ns = os.environ.get("MAGRPO_EDU_SANDBOX", "auto") != "rlimits" and _namespaces_work()
+    """What `run_program` isolates on this machine (see the table in the module docstring). In
+    namespaces mode the properties are those a probe program saw from inside the sandbox. Set the
+    environment variable MAGRPO_EDU_SANDBOX=rlimits to force the fallback (e.g. to test it)."""
+    probe = None if os.environ.get("MAGRPO_EDU_SANDBOX", "auto") == "rlimits" else _probe_namespaces()
+    ns = probe is not None
     cg = False
     if ns:
         try:
-            c = _PidsCgroup(4)
-            c.remove()
+            _PidsCgroup(4).remove()
             cg = True
         except OSError:
             cg = False
     root = hasattr(os, "geteuid") and os.geteuid() == 0
+    linux = sys.platform == "linux"
     return dict(
         mode="linux-namespaces" if ns else "rlimits",
-        network=ns, pid_namespace=ns, read_only_filesystem=ns, private_tmp=ns, capabilities_dropped=ns,
+        network=ns and not probe["network"], pid_namespace=ns and probe["pids"] <= 3,
+        read_only_filesystem=ns, private_tmp=ns,
+        capabilities_dropped=ns and int(probe["caps"], 16) == 0,
+        uid_dropped=ns and probe["uid"] == SANDBOX_UID and probe["gid"] == SANDBOX_UID and not probe["groups"],
+        host_filesystem_hidden=ns and not probe["host_paths_visible"],
+        host_sockets_unreachable=ns and not probe["host_paths_visible"],
+        proc_sys_read_only=ns and not probe["proc_sys_writable"],
+        private_dev_shm=ns and probe["shm"],
+        keyring_isolated=linux and _KEYCTL_NR is not None and _libc() is not None,
+        kill_on_parent_death=("whole sandbox" if ns else
+                              "process group" if linux and shutil.which("timeout") and _libc() is not None else "no"),
         process_cap="pids cgroup" if cg else ("RLIMIT_NPROC" if not root and resource is not None else "none (timeout group kill only)"),
         memory_limit=resource is not None and sys.platform != "darwin",
         platform=sys.platform,
     )
+
+
+# --------------------------------------------------------------------------------------------------
+# Forge-proof asserts: the parent's side
+# --------------------------------------------------------------------------------------------------
+_WRAPPERS = frozenset("list tuple set frozenset sorted dict len sum min max any all str repr bool int float abs".split())
+
+
+def _range(*args):
+    r = range(*args)
+    if len(r) > 10 ** 7:
+        raise ValueError("range too long for an assert")
+    return r
+
+
+_SAFE_BUILTINS = {n: getattr(__import__("builtins"), n) for n in (
+    "abs all any bool bytes chr complex dict divmod enumerate filter float frozenset hash int isinstance len list map "
+    "max min ord repr reversed round set slice sorted str sum tuple type zip ArithmeticError AssertionError "
+    "AttributeError Exception IndexError KeyError LookupError OverflowError TypeError ValueError ZeroDivisionError "
+    "True False None").split()}
+_SAFE_BUILTINS["range"] = _range
+_HOST_NAMES = frozenset(_SAFE_BUILTINS) | {"math"}
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    """Every name the assert itself binds (targets, comprehension/lambda variables, defs, imports)."""
+    out: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            out.add(n.id)
+        elif isinstance(n, ast.arg):
+            out.add(n.arg)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in n.names)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            out.add(n.name)
+    return out
+
+
+def _is_const(n: ast.AST) -> bool:
+    if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+        n = n.operand
+    return isinstance(n, ast.Constant) and isinstance(n.value, (int, str)) or \
+        isinstance(n, ast.Slice) and all(p is None or _is_const(p) for p in (n.lower, n.upper, n.step))
+
+
+class _Shipper(ast.NodeTransformer):
+    """Replaces each maximal expression that is an entry-point call, possibly inside single-argument
+    builtin wrappers, attribute access, no-argument method calls and constant subscripts, with a
+    placeholder name; collects the expressions (they hold no expected value: only the call)."""
+
+    def __init__(self, entry_point: str, bound: set[str]):
+        self.entry_point, self.bound, self.shipped = entry_point, bound, []
+
+    def shippable(self, n: ast.AST) -> bool:
+        if isinstance(n, ast.Call):
+            if isinstance(n.func, ast.Name) and n.func.id == self.entry_point:
+                return True
+            if isinstance(n.func, ast.Name) and n.func.id in _WRAPPERS and n.func.id not in self.bound \
+                    and len(n.args) == 1 and not n.keywords and not isinstance(n.args[0], ast.Starred):
+                return self.shippable(n.args[0])
+            if isinstance(n.func, ast.Attribute) and not n.args and not n.keywords:
+                return self.shippable(n.func.value)
+            return False
+        if isinstance(n, ast.Attribute):
+            return self.shippable(n.value)
+        if isinstance(n, ast.Subscript):
+            return _is_const(n.slice) and self.shippable(n.value)
+        return False
+
+    def visit(self, node):
+        if isinstance(node, ast.expr) and self.shippable(node):
+            self.shipped.append(node)
+            return ast.copy_location(ast.Name(id=f"__shipped_{len(self.shipped) - 1}", ctx=ast.Load()), node)
+        return super().visit(node)
+
+
+@dataclass
+class _Plan:
+    source: str
+    kind: str  # host | sandbox | error
+    calls: tuple = ()
+    code: object = None
+    error: Optional[str] = None
+    message: Optional[str] = None
+
+    def harness_spec(self) -> dict:
+        return {"calls": list(self.calls)} if self.kind == "host" else {"source": self.source}
+
+
+def _plan(source: str, entry_point: Optional[str]) -> _Plan:
+    """How one assert is checked: on the host (the sandbox only computes the shipped values), or in
+    the sandbox (no entry point given, or an assert the host cannot evaluate alone)."""
+    if entry_point is None:
+        return _Plan(source, "sandbox")
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as e:
+        return _Plan(source, "error", error="SyntaxError", message=f"the assert does not parse: {e}"[:300])
+    if any(isinstance(n, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal)) for n in ast.walk(tree)):
+        return _Plan(source, "sandbox")
+    bound = _bound_names(tree)
+    shipper = _Shipper(entry_point, bound)
+    tree = ast.fix_missing_locations(shipper.visit(tree))
+    calls = tuple(ast.unparse(c) for c in shipper.shipped)
+    for c in shipper.shipped:
+        if any(isinstance(n, ast.Name) and n.id in bound for n in ast.walk(c)):
+            return _Plan(source, "sandbox")  # the call needs a name the assert binds
+    placeholders = {f"__shipped_{j}" for j in range(len(calls))}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound | placeholders | _HOST_NAMES:
+            return _Plan(source, "sandbox")  # the entry point as a value, or a name only the program has
+    try:
+        code = compile(tree, "<assert>", "exec")
+    except (SyntaxError, ValueError, RecursionError):
+        return _Plan(source, "sandbox")
+    return _Plan(source, "host", calls=calls, code=code)
+
+
+class _BadValue(Exception):
+    pass
+
+
+def _decode(x, depth: int, left: list):
+    """A value from the sandbox's tagged JSON, rebuilt from plain builtins only; _BadValue if malformed."""
+    left[0] -= 1
+    if left[0] < 0 or depth > MAX_VALUE_DEPTH:
+        raise _BadValue("too large")
+    t = type(x)
+    if x is None or t is bool or t is int or t is str:
+        return x
+    if t is not list or not x or type(x[0]) is not str:
+        raise _BadValue("malformed")
+    tag, rest = x[0], x[1:]
+    try:
+        if tag == "f" and len(rest) == 1 and type(rest[0]) is str and len(rest[0]) < 40:
+            return float(rest[0])
+        if tag == "c" and len(rest) == 2 and all(type(p) is str and len(p) < 40 for p in rest):
+            return complex(float(rest[0]), float(rest[1]))
+        if tag == "y" and len(rest) == 1 and type(rest[0]) is str:
+            return bytes.fromhex(rest[0])
+        if tag in ("l", "t", "s", "F"):
+            items = [_decode(e, depth + 1, left) for e in rest]
+            return {"l": list, "t": tuple, "s": set, "F": frozenset}[tag](items)
+        if tag == "d" and len(rest) % 2 == 0:
+            return {_decode(k, depth + 1, left): _decode(v, depth + 1, left) for k, v in zip(rest[::2], rest[1::2])}
+    except (ValueError, TypeError, OverflowError) as e:  # bad float text, unhashable key, ...
+        raise _BadValue(str(e)) from None
+    raise _BadValue("malformed")
+
+
+def _check_on_host(i: int, plan: _Plan, d: dict) -> AssertResult:
+    """The verdict of a host-checked assert from the sandbox's line `d` (values, or why there are none)."""
+    fail = functools.partial(AssertResult, i, plan.source, False, checked_by="host")
+    values = d.get("values")
+    if values is None:
+        status = d.get("status") if d.get("status") in ("failed", "timeout", "skipped") else "failed"
+        return fail(status, str(d.get("error") or "BadResult")[:100], str(d.get("message") or "")[:300])
+    try:
+        if type(values) is not list or len(values) != len(plan.calls):
+            raise _BadValue("wrong number of values")
+        left = [MAX_VALUE_ITEMS]
+        decoded = [_decode(v, 0, left) for v in values]
+    except (_BadValue, RecursionError) as e:
+        return fail("failed", "BadResult", f"the sandbox sent an unreadable value ({e})"[:300])
+    ns = {"__builtins__": dict(_SAFE_BUILTINS), "math": math}
+    ns.update({f"__shipped_{j}": v for j, v in enumerate(decoded)})
+    try:
+        exec(plan.code, ns)
+    except AssertionError as e:
+        msg = str(e) if e.args else "; ".join(f"{c} returned {_short(v)}" for c, v in zip(plan.calls, decoded))
+        return fail("failed", "AssertionError", msg[:300])
+    except (Exception, SystemExit) as e:
+        try:
+            msg = str(e)[:300]
+        except Exception:
+            msg = ""
+        return fail("failed", type(e).__name__, msg)
+    return AssertResult(i, plan.source, True, "passed", checked_by="host")
+
+
+def _short(v) -> str:
+    try:
+        r = repr(v)
+    except Exception:
+        return "?"
+    return r if len(r) <= 120 else r[:117] + "..."
 
 
 # --------------------------------------------------------------------------------------------------
@@ -286,7 +826,7 @@ def _rlimits(limits: SandboxLimits, cap_nproc: bool) -> list[tuple[int, int, str
 
 
 def _set_rlimits(lim) -> None:
-    """preexec_fn fallback where util-linux `prlimit` is missing (macOS): runs between fork and exec."""
+    """preexec_fn part where util-linux `prlimit` is missing (macOS): runs between fork and exec."""
     for what, value, _ in lim:
         try:
             resource.setrlimit(what, (value, value))
@@ -308,38 +848,53 @@ def _read_capped(stream, cap: int, sink: list) -> None:
     sink.extend([bytes(kept), truncated])
 
 
-def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLimits] = None) -> SandboxResult:
+def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLimits] = None, *,
+                entry_point: Optional[str] = None) -> SandboxResult:
     """Run `program` then each assert (separately) in a sandboxed child process; never raises for
-    anything the program does. Returns one `AssertResult` per assert."""
+    anything the program does. Returns one `AssertResult` per assert.
+
+    With `entry_point` (the function name the asserts call), verdicts are forge-proof: the sandbox
+    only computes the values of the entry-point calls and this process evaluates the asserts (see
+    the module docstring). Without it, the sandbox decides each verdict (forgeable)."""
     limits = limits or SandboxLimits()
     asserts = list(asserts)
+    plans = [_plan(a, entry_point) for a in asserts]
     iso = isolation()
+    _cleanup_stale()
     python = os.path.realpath(sys.executable)
     tag = secrets.token_hex(16)
     r_fd, w_fd = os.pipe()
-    work = tempfile.mkdtemp(prefix="magrpo-sandbox-")
+    work = tempfile.mkdtemp(prefix=f"magrpo-sandbox-{os.getpid()}-")
     cgroup = None
     harness = [python, "-I", "-S", "-B", "-c", HARNESS]
+    linux = sys.platform == "linux" and _libc() is not None
     if iso["mode"] == "linux-namespaces":
         try:
             cgroup = _PidsCgroup(limits.max_processes)
         except OSError:
             cgroup = None
-        cmd = _namespaced(harness, tmp_mb=limits.max_file_mb)
-        home = "/tmp/work"
+        cmd = _namespaced(harness, work, limits.max_file_mb, limits.timeout_s)
+        home = cwd = "/tmp/work"
+        death = signal.SIGKILL  # kills `unshare`, whose --kill-child kills PID 1 and so the namespace
     else:
-        cmd, home = harness, work
+        home = cwd = work
+        if linux and shutil.which("timeout"):
+            # coreutils `timeout` leads the process group and SIGKILLs all of it when its time is up;
+            # SIGALRM (our parent-death signal) is the signal it takes for "time is up".
+            cmd, death = ["timeout", "-s", "KILL", str(int(math.ceil(limits.timeout_s)) + 2)] + harness, signal.SIGALRM
+        else:
+            cmd, death = harness, signal.SIGKILL
     lim = _rlimits(limits, cap_nproc=hasattr(os, "geteuid") and os.geteuid() != 0)
-    preexec = None
     if lim and shutil.which("prlimit"):
         cmd = ["prlimit"] + [f"{opt}={value}" for _, value, opt in lim] + ["--"] + cmd
-    elif lim:
-        preexec = functools.partial(_set_rlimits, lim)
+        lim = []
     if cgroup is not None:
         cmd = cgroup.join_command() + cmd  # joined first, so every descendant is counted
+    preexec = functools.partial(_child_setup, os.getpid(), int(death), lim) if (linux or lim) else None
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": home}
-    spec = json.dumps(dict(program=program, asserts=asserts, fd=w_fd, tag=tag, assert_timeout=limits.assert_timeout_s,
-                           max_timeouts=limits.max_timeouts)).encode()
+    spec = json.dumps(dict(program=program, asserts=[p.harness_spec() for p in plans], fd=w_fd, tag=tag, cwd=cwd,
+                           assert_timeout=limits.assert_timeout_s, max_timeouts=limits.max_timeouts,
+                           max_items=MAX_VALUE_ITEMS, max_depth=MAX_VALUE_DEPTH, max_chars=MAX_VALUE_CHARS)).encode()
     t0 = time.perf_counter()
     timed_out = False
     out_sink: list = []
@@ -347,7 +902,7 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=work, env=env,
                                 pass_fds=(w_fd,), start_new_session=True, preexec_fn=preexec)
-    except OSError as exc:
+    except (OSError, subprocess.SubprocessError) as exc:
         os.close(r_fd), os.close(w_fd)
         shutil.rmtree(work, ignore_errors=True)
         if cgroup is not None:
@@ -361,7 +916,7 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
     def read_results():
         sink: list = []
         with os.fdopen(r_fd, "rb") as fh:
-            _read_capped(fh, 4 * 2 ** 20, sink)  # verdict lines are small; a flood beyond 4 MB is dropped
+            _read_capped(fh, 4 * 2 ** 20 + len(asserts) * (MAX_VALUE_CHARS + 1024), sink)  # a flood beyond is dropped
         lines.extend(sink[0].decode("utf-8", "replace").splitlines())
 
     results_thread = threading.Thread(target=read_results, daemon=True)
@@ -371,10 +926,11 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
         proc.stdin.close()
     except (BrokenPipeError, OSError):
         pass
+    waiter = threading.Thread(target=proc.wait, daemon=True)  # a blocking wait: no polling delay
+    waiter.start()
     try:
-        proc.wait(timeout=limits.timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+        waiter.join(timeout=limits.timeout_s)
+        timed_out = waiter.is_alive()
     finally:
         _kill_everything(proc, cgroup)
         reader.join(timeout=5)
@@ -383,7 +939,7 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
             cgroup.remove()
         shutil.rmtree(work, ignore_errors=True)
     seconds = time.perf_counter() - t0
-    return _collect(asserts, lines, tag, out_sink, proc.returncode, timed_out, seconds, iso["mode"])
+    return _collect(plans, lines, tag, out_sink, proc.returncode, timed_out, seconds, iso["mode"])
 
 
 def _kill_everything(proc, cgroup) -> None:
@@ -399,38 +955,56 @@ def _kill_everything(proc, cgroup) -> None:
         proc.kill()
 
 
-def _collect(asserts, lines, tag, out_sink, code, timed_out, seconds, mode) -> SandboxResult:
+def _collect(plans, lines, tag, out_sink, code, timed_out, seconds, mode) -> SandboxResult:
     verdicts: dict[int, dict] = {}
     load_error = None
     for line in lines:
+        if len(line) > MAX_VALUE_CHARS + 1024:
+            continue
         try:
-            d = ast.literal_eval(line)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            d = json.loads(line)
+        except (ValueError, RecursionError, MemoryError):
             continue
         if not isinstance(d, dict) or d.get("tag") != tag:
             continue  # not written by the harness
         if "load_error" in d:
-            load_error = {"error": d["load_error"], "message": d.get("message"), "line": d.get("line"), "col": d.get("col")}
-        elif isinstance(d.get("index"), int) and d["index"] not in verdicts:
+            if load_error is None:
+                load_error = {"error": str(d["load_error"])[:100], "message": str(d.get("message"))[:300],
+                              "line": d.get("line") if type(d.get("line")) is int else None,
+                              "col": d.get("col") if type(d.get("col")) is int else None}
+        elif type(d.get("index")) is int and d["index"] not in verdicts:
             verdicts[d["index"]] = d
     results = []
-    for i, src in enumerate(asserts):
+    for i, plan in enumerate(plans):
         d = verdicts.get(i)
-        if load_error is not None:
-            results.append(AssertResult(i, src, False, "not_run", load_error["error"], load_error["message"]))
+        by = "host" if plan.kind in ("host", "error") else "sandbox"
+        if plan.kind == "error":
+            results.append(AssertResult(i, plan.source, False, "failed", plan.error, plan.message, checked_by="host"))
+        elif load_error is not None:
+            results.append(AssertResult(i, plan.source, False, "not_run", load_error["error"], load_error["message"], checked_by=by))
         elif d is None:
             why = "the run hit its total timeout" if timed_out else f"the program ended the process (exit code {code})"
-            results.append(AssertResult(i, src, False, "timeout" if timed_out else "not_run",
-                                        "Timeout" if timed_out else "ProcessExited", why))
+            results.append(AssertResult(i, plan.source, False, "timeout" if timed_out else "not_run",
+                                        "Timeout" if timed_out else "ProcessExited", why, checked_by=by))
+        elif plan.kind == "host":
+            results.append(_check_on_host(i, plan, d))
         else:
-            results.append(AssertResult(i, src, d["status"] == "passed", d["status"], d.get("error"), d.get("message")))
+            status = d.get("status") if d.get("status") in ("passed", "failed", "timeout", "skipped") else "failed"
+            error, message = d.get("error"), d.get("message")
+            results.append(AssertResult(i, plan.source, status == "passed", status, None if error is None else str(error)[:100],
+                                        None if message is None else str(message)[:300]))
     output, truncated = out_sink if out_sink else (b"", False)  # empty only if the reader thread never finished
     return SandboxResult(results, load_error, timed_out, code, output.decode("utf-8", "replace"), truncated, seconds, mode)
 
 
-def run_many(jobs: Sequence[tuple[str, Sequence[str]]], limits: Optional[SandboxLimits] = None,
+def run_many(jobs: Sequence[tuple], limits: Optional[SandboxLimits] = None,
              workers: Optional[int] = None) -> list[SandboxResult]:
-    """Run many (program, asserts) pairs in parallel across the cores; results in input order."""
+    """Run many jobs in parallel across the cores; results in input order. A job is
+    (program, asserts) or (program, asserts, entry_point): see `run_program`."""
     workers = workers or max(1, os.cpu_count() or 1)
+
+    def one(job):
+        return run_program(job[0], job[1], limits, entry_point=job[2] if len(job) > 2 else None)
+
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(lambda job: run_program(job[0], job[1], limits), jobs))
+        return list(pool.map(one, jobs))

@@ -130,6 +130,7 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
         except OSError:
             pass
     fd, tag, per, limit = spec["fd"], spec["tag"], spec["assert_timeout"], spec["max_timeouts"]
+    os.set_inheritable(fd, False)  # the program's own children do not get the result pipe
     max_items, max_depth, max_chars = spec["max_items"], spec["max_depth"], spec["max_chars"]
     program, tests = spec["program"], spec["asserts"]
     snapshot = _dict(_vars(builtins))
@@ -835,17 +836,18 @@ def _set_rlimits(lim) -> None:
 
 
 def _read_capped(stream, cap: int, sink: list) -> None:
-    kept, truncated = bytearray(), False
+    """Read `stream` to its end into sink = [bytearray, truncated], keeping `cap` bytes. The sink
+    fills as data comes, so what arrived is usable even if a stray process keeps the pipe open."""
+    kept = sink[0]
     while True:
-        chunk = stream.read(65536)
+        chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
         if not chunk:
             break
         room = cap - len(kept)
         if room > 0:
             kept += chunk[:room]
         if len(chunk) > max(room, 0):
-            truncated = True
-    sink.extend([bytes(kept), truncated])
+            sink[1] = True
 
 
 def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLimits] = None, *,
@@ -866,7 +868,7 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
     r_fd, w_fd = os.pipe()
     work = tempfile.mkdtemp(prefix=f"magrpo-sandbox-{os.getpid()}-")
     cgroup = None
-    harness = [python, "-I", "-S", "-B", "-c", HARNESS]
+    harness = [python, "-I", "-S", "-B", "-c", HARNESS, f"magrpo-sandbox-owner-{os.getpid()}"]  # who ran it, for `ps`
     linux = sys.platform == "linux" and _libc() is not None
     if iso["mode"] == "linux-namespaces":
         try:
@@ -897,8 +899,8 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
                            max_items=MAX_VALUE_ITEMS, max_depth=MAX_VALUE_DEPTH, max_chars=MAX_VALUE_CHARS)).encode()
     t0 = time.perf_counter()
     timed_out = False
-    out_sink: list = []
-    lines: list[str] = []
+    out_sink: list = [bytearray(), False]
+    res_sink: list = [bytearray(), False]
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=work, env=env,
                                 pass_fds=(w_fd,), start_new_session=True, preexec_fn=preexec)
@@ -914,10 +916,8 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
     reader.start()
 
     def read_results():
-        sink: list = []
         with os.fdopen(r_fd, "rb") as fh:
-            _read_capped(fh, 4 * 2 ** 20 + len(asserts) * (MAX_VALUE_CHARS + 1024), sink)  # a flood beyond is dropped
-        lines.extend(sink[0].decode("utf-8", "replace").splitlines())
+            _read_capped(fh, 4 * 2 ** 20 + len(asserts) * (MAX_VALUE_CHARS + 1024), res_sink)  # a flood beyond is dropped
 
     results_thread = threading.Thread(target=read_results, daemon=True)
     results_thread.start()
@@ -933,13 +933,16 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
         timed_out = waiter.is_alive()
     finally:
         _kill_everything(proc, cgroup)
-        reader.join(timeout=5)
-        results_thread.join(timeout=5)
+        until = time.monotonic() + 2  # EOF at once unless a stray (rlimits mode) holds a pipe open
+        reader.join(timeout=max(0.0, until - time.monotonic()))
+        results_thread.join(timeout=max(0.0, until - time.monotonic()))
         if cgroup is not None:
             cgroup.remove()
         shutil.rmtree(work, ignore_errors=True)
     seconds = time.perf_counter() - t0
-    return _collect(plans, lines, tag, out_sink, proc.returncode, timed_out, seconds, iso["mode"])
+    lines = bytes(res_sink[0]).decode("utf-8", "replace").splitlines()
+    output = (bytes(out_sink[0]), out_sink[1])
+    return _collect(plans, lines, tag, output, proc.returncode, timed_out, seconds, iso["mode"])
 
 
 def _kill_everything(proc, cgroup) -> None:
@@ -993,7 +996,7 @@ def _collect(plans, lines, tag, out_sink, code, timed_out, seconds, mode) -> San
             error, message = d.get("error"), d.get("message")
             results.append(AssertResult(i, plan.source, status == "passed", status, None if error is None else str(error)[:100],
                                         None if message is None else str(message)[:300]))
-    output, truncated = out_sink if out_sink else (b"", False)  # empty only if the reader thread never finished
+    output, truncated = out_sink
     return SandboxResult(results, load_error, timed_out, code, output.decode("utf-8", "replace"), truncated, seconds, mode)
 
 

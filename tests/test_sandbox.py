@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -25,9 +26,22 @@ needs_isolation = pytest.mark.skipif(not ISOLATED, reason="this attack would rea
                                      "(see magrpo_edu.sandbox); CI runs as root with unshare, so it runs there")
 
 
-def strays() -> list[str]:
-    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()
-    return [line for line in out if MARKER in line or "_os_write=os.write" in line]
+def strays(owner: int = os.getpid()) -> list[str]:
+    """Processes left by the tests: anything with MARKER in its arguments, and any sandbox run by `owner`
+    (the harness's arguments name its trainer; other users of the machine may be running theirs)."""
+    out = subprocess.run(["ps", "-ww", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()
+    return [line for line in out if MARKER in line or f"magrpo-sandbox-owner-{owner} " in line + " "]
+
+
+def kill_strays(owner: int = os.getpid()) -> None:
+    """Kill (by pid) what strays() lists: processes the tests started, so a failing test leaves nothing running."""
+    for _ in range(3):
+        for line in strays(owner):
+            try:
+                os.kill(int(line.split()[0]), signal.SIGKILL)
+            except (ProcessLookupError, ValueError):
+                pass
+        time.sleep(0.1)
 
 
 @pytest.fixture(scope="module")
@@ -227,10 +241,33 @@ def test_background_process_left_behind():
                   f"'import time; time.sleep(1000)', '{MARKER}'])\n", ["assert False"])
 
 
+DAEMON = ("import os, sys, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+          f"        os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(1000)', '{MARKER}'])\n"
+          "    os._exit(0)\ntime.sleep(0.5)\n")  # a detached sleeper (the old `sleep 1000 MARKER` exited at once)
+
+
+@needs_isolation
 def test_daemonised_double_fork():
-    check_hostile("import os, time\nif os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
-                  f"        os.execvp('sleep', ['sleep', '1000', '{MARKER}'])\n    os._exit(0)\ntime.sleep(0.2)\n",
-                  ["assert False"])
+    check_hostile(DAEMON, ["assert False"])
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="setsid/fork daemon on Linux")
+def test_stray_detector_sees_a_daemon_that_escaped_the_rlimits_fallback(monkeypatch):
+    """The check above can fail: without namespaces a setsid'ed grandchild leaves the process group,
+    survives the run and is seen by strays() (the rlimits fallback documents this)."""
+    monkeypatch.setenv("MAGRPO_EDU_SANDBOX", "rlimits")
+    isolation.cache_clear()
+    try:
+        run_program(DAEMON, ["assert False"], LIMITS)
+        for _ in range(30):
+            if strays():
+                break
+            time.sleep(0.1)
+        assert strays(), "the detector did not see the daemonised sleeper"
+    finally:
+        kill_strays()
+        monkeypatch.delenv("MAGRPO_EDU_SANDBOX")
+        isolation.cache_clear()
 
 
 def test_monkey_patching_what_the_harness_uses():
@@ -263,6 +300,305 @@ def test_sleep_forever():
 def test_keyboard_interrupt_and_odd_exceptions():
     r = check_hostile("class Weird(BaseException):\n    pass\n", ["raise KeyboardInterrupt", "raise Weird('x')"])
     assert [a.error for a in r.asserts] == ["KeyboardInterrupt", "Weird"]
+
+
+# ---- issue: kernel settings, host sockets, host secrets, trainer death, /dev/shm ----------------------
+def test_isolation_reports_what_the_tests_check():
+    iso = isolation()
+    keys = {"uid_dropped", "host_filesystem_hidden", "host_sockets_unreachable", "proc_sys_read_only", "private_dev_shm",
+            "keyring_isolated", "kill_on_parent_death"}
+    assert keys <= set(iso)
+    if ISOLATED:
+        assert all(iso[k] for k in keys) and iso["kill_on_parent_death"] == "whole sandbox", iso
+        r = run_program("import os\nIDS = (os.getuid(), os.getgid(), os.getgroups())\n"
+                        "CAPS = [l.split()[1] for l in open('/proc/self/status') if l.startswith('CapEff')][0]\n",
+                        ["assert IDS == (65534, 65534, [])", "assert int(CAPS, 16) == 0"], LIMITS)
+        assert r.passed == 2, r.asserts
+
+
+@needs_isolation
+def test_kernel_settings_are_not_writable():
+    lease = Path("/proc/sys/fs/lease-break-time")
+    before = lease.read_text()
+    program = ("import os\ndef attempt(path, data):\n    try:\n        fd = os.open(path, os.O_WRONLY)\n    except OSError:\n"
+               "        return False\n    try:\n        if data:\n            os.write(fd, data)\n        return True\n"
+               "    except OSError:\n        return False\n    finally:\n        os.close(fd)\n"
+               f"WROTE = attempt('/proc/sys/fs/lease-break-time', b'{int(before) + 1}\\n')\n"
+               "OPENED = attempt('/proc/sys/kernel/core_pattern', b'')\n"
+               "print('OPENED core_pattern' if OPENED else '', 'WROTE lease' if WROTE else '')\n")
+    try:
+        r = check_hostile(program, ["assert WROTE", "assert OPENED"])
+        assert "OPENED" not in r.output and "WROTE" not in r.output, r.output
+        assert lease.read_text() == before, "the sandbox changed a kernel setting of the host"
+    finally:
+        if lease.read_text() != before:
+            lease.write_text(before)
+
+
+@needs_isolation
+def test_host_unix_sockets_are_unreachable():
+    listeners = []
+    for folder in (Path.home(), Path(tempfile.gettempdir())):
+        path = folder / f".magrpo-sock-{secrets.token_hex(4)}"
+        srv = socket.socket(socket.AF_UNIX)
+        srv.bind(str(path))
+        srv.listen(4)
+        srv.settimeout(0.2)
+        listeners.append((path, srv))
+    paths = [str(p) for p, _ in listeners]
+    try:
+        check_hostile(f"import socket\nSENT = []\nfor p in {paths!r}:\n    try:\n        s = socket.socket(socket.AF_UNIX)\n"
+                      "        s.connect(p)\n        s.sendall(b'leak')\n        SENT.append(p)\n    except OSError:\n        pass\n",
+                      ["assert SENT"])
+        for _, srv in listeners:
+            with pytest.raises(socket.timeout):
+                srv.accept()  # nothing ever connected
+    finally:
+        for path, srv in listeners:
+            srv.close()
+            path.unlink()
+
+
+_NR_KEYCTL, _NR_ADD_KEY = {"x86_64": (250, 248), "aarch64": (219, 217)}.get(os.uname().machine, (None, None))
+
+
+def _add_keys(description: str, payload: bytes) -> list:
+    """Put a secret into this process's session keyring and root's user keyring; [] where refused."""
+    if sys.platform != "linux" or _NR_KEYCTL is None:
+        return []
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    ids = [libc.syscall(ctypes.c_long(_NR_ADD_KEY), b"user", description.encode(), payload, ctypes.c_long(len(payload)),
+                        ctypes.c_long(ring)) for ring in (-3, -4)]
+    return [(libc, k) for k in ids if k > 0]
+
+
+def _drop_keys(keys) -> None:
+    import ctypes
+
+    for libc, k in keys:
+        libc.syscall(ctypes.c_long(_NR_KEYCTL), ctypes.c_long(21), ctypes.c_long(k))  # KEYCTL_INVALIDATE
+
+
+@needs_isolation
+def test_host_files_and_secrets_are_not_readable():
+    import magrpo_edu
+
+    secret = "magrpo-secret-" + secrets.token_hex(8)
+    home_secret = Path.home() / f".magrpo-sandbox-secret-{secrets.token_hex(4)}"
+    home_secret.write_text(secret)
+    repo_data = Path(__file__).resolve().parents[1] / "data" / "coding_train.jsonl"
+    package = Path(magrpo_edu.__file__).resolve()
+    leaks = {secret: str(home_secret), package.read_text()[:40]: str(package)}
+    if repo_data.exists():
+        leaks[repo_data.read_text().splitlines()[0][:60]] = str(repo_data)
+    shadow = Path("/etc/shadow")
+    if shadow.exists():
+        leaks.update({line: "/etc/shadow" for line in shadow.read_text().splitlines()[1:3] if len(line) > 8})
+    key_secret = "magrpo-key-" + secrets.token_hex(8)
+    description = "magrpo-test-" + secrets.token_hex(4)
+    keys = _add_keys(description, key_secret.encode())
+    if keys:
+        leaks[key_secret] = "the keyring"
+    program = (
+        "import ctypes, os\nLEAK = []\n"
+        f"for p in {sorted(set(leaks.values()) - {'the keyring'})!r}:\n"
+        "    try:\n        LEAK.append(open(p, errors='replace').read()[:3000])\n"
+        "    except OSError as e:\n        LEAK.append(type(e).__name__)\n"
+        "try:\n    libc = ctypes.CDLL(None, use_errno=True)\n    libc.syscall.restype = ctypes.c_long\n"
+        "    for ring in (-3, -4, -5):\n"
+        f"        kid = libc.syscall(ctypes.c_long({_NR_KEYCTL or 0}), ctypes.c_long(10), ctypes.c_long(ring), b'user', "
+        f"{description.encode()!r}, ctypes.c_long(0))\n"
+        "        if kid > 0:\n            buf = ctypes.create_string_buffer(256)\n"
+        f"            n = libc.syscall(ctypes.c_long({_NR_KEYCTL or 0}), ctypes.c_long(11), ctypes.c_long(kid), buf, ctypes.c_long(256))\n"
+        "            LEAK.append(buf.raw[:max(n, 0)].decode(errors='replace'))\n"
+        "except Exception as e:\n    LEAK.append(repr(e))\n"
+        "LEAK = ' | '.join(LEAK)\nprint('TRIED', LEAK)\ndef f():\n    return LEAK\n")
+    try:
+        results = [check_hostile(program, ["assert False, LEAK", "raise ValueError(LEAK)"]),
+                   run_program(program, ["assert f() == 0"], LIMITS, entry_point="f")]
+    finally:
+        home_secret.unlink()
+        _drop_keys(keys)
+    assert "TRIED" in results[0].output  # the program did run and try
+    for r in results:
+        texts = [r.output] + [f"{a.error} {a.message}" for a in r.asserts]
+        for needle, where in leaks.items():
+            assert not any(needle in t for t in texts), f"{where} leaked into the results"
+    assert results[1].passed == 0
+
+
+@pytest.mark.parametrize("mode", ["namespaces", "rlimits"])
+def test_programs_die_with_a_sigkilled_trainer(mode):
+    if mode == "namespaces" and not ISOLATED:
+        pytest.skip("needs Linux namespaces")
+    if sys.platform != "linux":
+        pytest.skip("PR_SET_PDEATHSIG is Linux only")
+    from magrpo_edu import sandbox
+
+    # the trainer gets the marker through its environment, so its own argv does not match strays()
+    trainer = ("import os, sys\nfrom magrpo_edu.sandbox import SandboxLimits, run_program\nm = os.environ['STRAY_MARKER']\n"
+               "prog = ('import signal, subprocess, sys, time\\nfor s in (1, 2, 15):\\n    signal.signal(s, signal.SIG_IGN)\\n'\n"
+               "        'subprocess.Popen([sys.executable, \"-c\", \"import signal, time\\\\nfor s in (1, 2, 15):\\\\n'\n"
+               "        '    signal.signal(s, signal.SIG_IGN)\\\\ntime.sleep(1000)\", ' + repr(m) + '])\\ntime.sleep(1000)\\n')\n"
+               "print('started', flush=True)\n"
+               "run_program(prog, ['assert True'], SandboxLimits(timeout_s=60, assert_timeout_s=60, cpu_s=60))\n")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "STRAY_MARKER": MARKER,
+           "PYTHONPATH": str(Path(sandbox.__file__).resolve().parents[1])}
+    if mode == "rlimits":
+        env["MAGRPO_EDU_SANDBOX"] = "rlimits"
+    proc = subprocess.Popen([sys.executable, "-c", trainer], env=env)
+    try:
+        for _ in range(150):  # the sandboxed sleeper is up
+            if any(MARKER in line and "time.sleep" in line for line in strays()):
+                break
+            time.sleep(0.1)
+        assert any(MARKER in line for line in strays()), "the sandboxed sleeper never started"
+        proc.kill()  # SIGKILL: the trainer cannot clean up
+        proc.wait()
+        for _ in range(50):
+            if not strays() + strays(proc.pid):
+                break
+            time.sleep(0.1)
+        assert not strays() + strays(proc.pid), f"still running after the trainer died: {strays() + strays(proc.pid)}"
+        owned = f"magrpo-sandbox-{proc.pid}-"
+        folders = [Path(tempfile.gettempdir())] + ([Path(sandbox._cgroup_root())] if mode == "namespaces" and
+                                                    sandbox._cgroup_root() else [])
+        left = [p for f in folders for p in f.iterdir() if p.name.startswith(owned)]
+        assert any(p.parent == Path(tempfile.gettempdir()) for p in left), "no leftover to clean up (the test needs one)"
+        run_program("x = 1", ["assert x == 1"], LIMITS)  # the next run on the machine cleans up
+        assert not [p for p in left if p.exists()], f"not cleaned up: {left}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        kill_strays(proc.pid)
+        kill_strays()
+
+
+def test_multiprocessing_lock_and_dev_shm_work():
+    program = ("import multiprocessing, os\nLOCK = multiprocessing.Lock()\ndef f():\n    with LOCK:\n"
+               "        return os.path.isdir('/dev/shm')\n")
+    r = run_program(program, ["assert f() is True"], LIMITS, entry_point="f")
+    assert r.passed == 1, r.asserts
+
+
+# ---- issue: forged rewards (entry_point mode: the parent decides) ---------------------------------
+LIAR = ("class Liar:\n    def __eq__(self, other):\n        return True\n    def __ne__(self, other):\n        return False\n"
+        "    def __bool__(self):\n        return True\n"
+        "class LiarInt(int):\n    def __eq__(self, other):\n        return True\n    __hash__ = int.__hash__\n"
+        "def aux(x):\n    return Liar() if x == 1 else LiarInt(0)\n"
+        "def f(x):\n    return aux(x)\n")
+SECRET_EXPECTED = ["assert f(1) == 91873", "assert f(2) == 91873", "assert f(1) == [4, 5]", "assert f(2) is not None and f(2) == 91873"]
+
+
+def test_eq_always_true_forgery_passes_nothing():
+    r = run_program(LIAR, SECRET_EXPECTED, LIMITS, entry_point="f")
+    assert r.passed == 0 and all(a.checked_by == "host" for a in r.asserts), r.asserts
+    assert r.asserts[0].error == "NonBuiltinResult" and "Liar" in r.asserts[0].message
+    assert r.asserts[1].error == "AssertionError" and "f(2) returned 0" in r.asserts[1].message  # sent as its int value
+    assert run_program(LIAR, SECRET_EXPECTED, LIMITS).passed == 4  # without entry_point (legacy) it is forgeable
+
+
+FRAME_WALKER = (
+    "import sys, os, json\nSEEN = []\n"
+    "def f(x):\n    fr = sys._getframe(1)\n    while fr is not None:\n"
+    "        SEEN.append(repr({k: v for k, v in fr.f_locals.items() if k != 'SEEN'})[:20000])\n"
+    "        if 'emit' in fr.f_locals:\n            emit, tag = fr.f_locals['emit'], fr.f_locals.get('tag')\n"
+    "            for i in range(8):\n                emit({'index': i, 'status': 'passed'})\n"
+    "                emit({'index': i, 'values': [True]})\n"
+    "            for fd in range(3, 64):\n                try:\n"
+    "                    os.write(fd, (json.dumps({'index': 0, 'status': 'passed', 'tag': tag}) + '\\n').encode())\n"
+    "                except OSError:\n                    pass\n"
+    "            print('FOUND emit', ' '.join(SEEN))\n            sys.stdout.flush()\n            os._exit(0)\n"
+    "        fr = fr.f_back\n    return None\n")
+
+
+def test_frame_walking_forgery_passes_nothing_and_sees_no_expected_value():
+    r = run_program(FRAME_WALKER, SECRET_EXPECTED, LIMITS, entry_point="f")
+    assert "FOUND emit" in r.output  # the attack ran: it found the harness's writer and used it
+    assert r.passed == 0, r.asserts
+    assert "91873" not in r.output and "[4, 5]" not in r.output  # the sandbox never saw the expected values
+    assert run_program(FRAME_WALKER, SECRET_EXPECTED, LIMITS).passed > 0  # legacy mode: forgeable, as documented
+
+
+@pytest.mark.parametrize("values", [["x", 1], [["?", 1]], [["f", "nan", 1]], [["d", ["l"], 1]], [["l"] * 100000], [["f", "1e999999"]]])
+def test_malformed_result_lines_are_rejected(values):
+    """A program that writes its own value lines (it can: the pipe is in its process) gets them refused if
+    they are not well-formed plain data; well-formed ones are mere claims about return values."""
+    liar = ("import os, json, sys\ndef f():\n    fr = sys._getframe(1)\n    while 'tag' not in fr.f_locals:\n        fr = fr.f_back\n"
+            f"    line = json.dumps({{'index': 0, 'values': [{values!r}], 'tag': fr.f_locals['tag']}})\n"
+            "    os.write(fr.f_locals['fd'], b'not json\\n' + line.encode() + b'\\n')\n    os._exit(0)\n")
+    r = run_program(liar, ["assert f() == 1", "assert f() is None"], LIMITS, entry_point="f")
+    assert r.passed == 0 and r.asserts[0].error == "BadResult", r.asserts
+
+
+# ---- entry_point mode: ordinary programs ---------------------------------------------------------------
+def test_entry_point_mode_plain_values_round_trip():
+    program = ("import math\nfrom collections import Counter, OrderedDict, defaultdict, namedtuple\nP = namedtuple('P', 'x y')\n"
+               "def f(k):\n    return {'int': 2 ** 100, 'neg': -7, 'float': 0.1 + 0.2, 'nan': math.nan, 'inf': -math.inf,\n"
+               "            'cx': 1 - 2j, 'bytes': b'\\x00\\xff', 'str': 'h\\u00e9\\ud800', 'none': None, 'bool': True,\n"
+               "            'nested': {(1, 'a'): [{1, 2}, frozenset([3])], None: ()}, 'counter': Counter('aab'),\n"
+               "            'dd': defaultdict(list, a=[1]), 'od': OrderedDict(b=2), 'nt': P(1, 2), 'gen': (i for i in range(3))}[k]\n")
+    asserts = ["assert f('int') == 2 ** 100", "assert f('neg') == -7", "assert abs(f('float') - 0.3) < 1e-9",
+               "assert math.isnan(f('nan'))", "assert f('inf') == float('-inf')", "assert f('cx') == complex(1, -2)",
+               "assert f('bytes') == bytes([0, 255])", "assert f('str') == 'h\\u00e9\\ud800'", "assert f('none') is None",
+               "assert f('bool') is True", "assert f('nested') == {(1, 'a'): [{1, 2}, frozenset({3})], None: ()}",
+               "assert f('counter') == {'a': 2, 'b': 1}", "assert f('dd') == {'a': [1]}", "assert f('od') == {'b': 2}",
+               "assert f('nt') == (1, 2)", "assert list(f('gen')) == [0, 1, 2]", "assert sorted(f('nested')[(1, 'a')][0]) == [1, 2]",
+               "assert round(f('float'), 6) == 0.3", "assert [round(x, 1) for x in f('nt')] == [1, 2]"]
+    r = run_program(program, asserts, LIMITS, entry_point="f")
+    assert [a.source for a in r.asserts if not a.passed] == [], r.asserts
+    assert all(a.checked_by == "host" for a in r.asserts)
+
+
+def test_entry_point_mode_failures_are_explained():
+    program = "def f(x):\n    if x == 3:\n        raise KeyError('no')\n    return (i for i in range(x)) if x == 4 else x * 2\n"
+    r = run_program(program, ["assert f(1) == 3", "assert f(3) == 6", "assert f(4) == [0, 1, 2, 3]", "assert f(1) == 2, 'custom'",
+                              "assert f(1) < 'a'", "assert f(1 +) == 2"], LIMITS, entry_point="f")
+    got = [(a.status, a.error, a.message) for a in r.asserts]
+    assert got[0] == ("failed", "AssertionError", "f(1) returned 2")
+    assert got[1][:2] == ("failed", "KeyError") and got[2][:2] == ("failed", "NonBuiltinResult") and "generator" in got[2][2]
+    assert got[3] == ("passed", None, None)
+    assert got[4][:2] == ("failed", "TypeError")
+    assert got[5][:2] == ("failed", "SyntaxError")
+
+
+def test_entry_point_mode_falls_back_to_the_sandbox_only_where_it_must():
+    program = "def helper(x):\n    return x\ndef f(x):\n    return x + 1\n"
+    asserts = ["assert f(1) == 2", "assert all(f(x) == x + 1 for x in range(3))", "assert list(map(f, [1])) == [2]",
+               "assert helper(f(1)) == 2", "assert [f(i) for i in [1]] == [2]", "assert f.__name__ == 'f'", "assert True"]
+    r = run_program(program, asserts, LIMITS, entry_point="f")
+    assert r.passed == len(asserts), r.asserts
+    assert [a.checked_by for a in r.asserts] == ["host", "sandbox", "sandbox", "sandbox", "sandbox", "sandbox", "host"]
+
+
+def test_entry_point_mode_timeouts_state_and_syntax_errors():
+    r = run_program("def f():\n    while True:\n        pass\n", ["assert f() == 1"] * 5, SandboxLimits(timeout_s=15, assert_timeout_s=0.5),
+                    entry_point="f")
+    assert [a.status for a in r.asserts] == ["timeout"] * 3 + ["skipped"] * 2
+    r = run_program("state = []\ndef push(x):\n    state.append(x)\n    return len(state)\n",
+                    ["assert push(1) == 1", "assert push(1) == 1"], LIMITS, entry_point="push")
+    assert r.passed == 2
+    r = run_program("def f(:\n    return 1\n", ["assert f() == 1"], LIMITS, entry_point="f")
+    assert r.load_error["error"] == "SyntaxError" and r.asserts[0].status == "not_run"
+
+
+def test_entry_point_mode_values_too_large_or_deep():
+    program = "def big():\n    return list(range(200000))\ndef deep():\n    x = []\n    for _ in range(200):\n        x = [x]\n    return x\n"
+    r = run_program(program, ["assert len(big()) == 200000", "assert big() == 1", "assert deep() == 1"], LIMITS, entry_point="big")
+    assert [a.status for a in r.asserts] == ["passed", "failed", "failed"] and r.asserts[1].error == "NonBuiltinResult"
+    assert r.asserts[2].checked_by == "sandbox"  # `deep` is not the entry point: the sandbox decided (and it failed)
+    r = run_program(program, ["assert deep() == 1"], LIMITS, entry_point="deep")
+    assert r.asserts[0].error == "NonBuiltinResult" and "deep" in r.asserts[0].message
+
+
+def test_run_many_accepts_entry_points():
+    jobs = [("def f():\n    return 1\n", ["assert f() == 1", "assert f() == 2"], "f"), ("x = 1", ["assert x == 1"])]
+    a, b = run_many(jobs, LIMITS)
+    assert (a.passed, a.total, b.passed) == (1, 2, 1) and a.asserts[0].checked_by == "host" and b.asserts[0].checked_by == "sandbox"
 
 
 def test_host_still_healthy_after_the_suite():

@@ -1,8 +1,13 @@
 """The `magrpo-edu` command line: `train`, `pretrain`, `info`.
 
     magrpo-edu train                      # two agents on the embedded model, length-ratio task
-    magrpo-edu train --task tldr --steps 300 --out runs/tldr
+    magrpo-edu train --task tldr --steps 300 --out runs/tldr --save-steps 50
+    magrpo-edu train --resume runs/tldr   # continue after Ctrl-C or a crash, with the run's own settings
     magrpo-edu pretrain --out /tmp/tiny --max-steps 5
+
+`train` checks every option before loading a model; a mistake prints one line
+`magrpo-edu: error: ...` and exits with status 2, writing nothing. Ctrl-C during training saves
+a checkpoint and the history so far and exits with status 130.
 """
 from __future__ import annotations
 
@@ -10,37 +15,64 @@ import argparse
 import sys
 
 
-def _add_train(sub):
+def _add_train(sub, suppress_defaults: bool = False):
     p = sub.add_parser("train", help="train agents with MAGRPO and save history, plots and results",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--task", default="length", choices=["length", "tldr", "arxiv", "coding"],
-                   help="length: agent 2 writes 2-3x as much as agent 1 (quick demo); tldr / arxiv: the paper's writing "
-                        "tasks; coding: helper aux + main function, scored by running tests in the sandbox")
-    p.add_argument("--turns", type=int, default=1, help="turns of the rollout tree (2 with --task coding: level feedback)")
-    p.add_argument("--model", default="tiny", help="'tiny' (embedded), 'smollm2-135m', a hub id or a local path")
-    p.add_argument("--agents", default="lora", choices=["lora", "separate"], help="shared base + LoRA per agent, or full copies")
-    p.add_argument("--steps", type=int, default=300, help="optimiser steps (one prompt each)")
-    p.add_argument("--num-generations", "-G", type=int, default=4)
-    p.add_argument("--max-new-tokens", type=int, default=None,
-                   help="longest completion (default per task: 48 length/tldr, 360 arxiv, 64 coding)")
-    p.add_argument("--lr", type=float, default=None, help="learning rate (default: 2e-3 LoRA, 5e-4 full)")
-    p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--eval-rows", type=int, default=20, help="held-out rows to evaluate before and after")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--device", default=None, help="cpu, cuda, ... (default: cuda when available)")
-    p.add_argument("--out", default=None, help="output folder (default: runs/<task>)")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+    def opt(*names, default=None, **kw):  # suppress_defaults: parse only what the command line gave
+        p.add_argument(*names, default=argparse.SUPPRESS if suppress_defaults else default, **kw)
+
+    opt("--task", default="length", choices=["length", "tldr", "arxiv", "coding"],
+        help="length: agent 2 writes 2-3x as much as agent 1 (quick demo); tldr / arxiv: the paper's writing "
+             "tasks; coding: helper aux + main function, scored by running tests in the sandbox")
+    opt("--turns", type=int, default=1, help="turns of the rollout tree (2 with --task coding: level feedback)")
+    opt("--model", default="tiny", help="'tiny' (embedded), 'smollm2-135m', a hub id or a local path")
+    opt("--agents", default="lora", choices=["lora", "separate"], help="shared base + LoRA per agent, or full copies")
+    opt("--steps", type=int, default=300, help="optimiser steps (one prompt each)")
+    opt("--num-generations", "-G", type=int, default=4)
+    opt("--max-new-tokens", type=int, default=None,
+        help="longest completion (default per task: 48 length/tldr, 360 arxiv, 64 coding)")
+    opt("--lr", type=float, default=None, help="learning rate (default: 2e-3 LoRA, 5e-4 full)")
+    opt("--temperature", type=float, default=1.0)
+    opt("--eval-rows", type=int, default=20, help="held-out rows to evaluate before and after (1 to the task's count)")
+    opt("--seed", type=int, default=0)
+    opt("--device", default=None, help="cpu, cuda, ... (default: cuda when available)")
+    opt("--out", default=None, help="output folder (default: runs/<task>); must be new or empty unless --overwrite")
+    opt("--save-steps", type=int, default=None,
+        help="save a checkpoint to <out>/checkpoint every N steps and after the last (default: only on Ctrl-C or an error)")
+    opt("--resume", default=None, metavar="DIR",
+        help="continue the run in DIR (its output folder) from DIR/checkpoint, with the run's own settings")
+    opt("--overwrite", action="store_true", default=False,
+        help="replace an earlier run's results in a non-empty --out (other files there are kept)")
+    opt("--no-progress", action="store_true", default=False, help="hide the progress bar")
     p.set_defaults(func=_train)
 
 
-def _train(args) -> int:
-    from .experiment import run_training
+# train options -> run_training keyword
+_TRAIN_KW = {"task": "task", "model": "model", "agents": "agents", "steps": "steps", "num_generations": "G",
+             "max_new_tokens": "max_new_tokens", "lr": "lr", "temperature": "temperature", "eval_rows": "eval_rows",
+             "seed": "seed", "device": "device", "out": "out", "turns": "turns", "save_steps": "save_steps"}
+# MAGRPOConfig field -> the train option that sets it (named in error messages)
+_CONFIG_FLAGS = {"max_steps": "--steps", "num_generations": "--num-generations", "max_new_tokens": "--max-new-tokens",
+                 "learning_rate": "--lr", "temperature": "--temperature", "seed": "--seed", "num_turns": "--turns",
+                 "save_steps": "--save-steps"}
 
-    run_training(task=args.task, model=args.model, agents=args.agents, steps=args.steps, G=args.num_generations,
-                 max_new_tokens=args.max_new_tokens, lr=args.lr, temperature=args.temperature,
-                 eval_rows=args.eval_rows, seed=args.seed, device=args.device,
-                 out=args.out or f"runs/{args.task}", progress=not args.no_progress, turns=args.turns)
+
+def _train(args) -> int:
+    from .experiment import check_resume_flags, resume_settings, run_training
+
+    kw = {_TRAIN_KW[k]: v for k, v in vars(args).items() if k in _TRAIN_KW}
+    check_resume_flags(args.resume, args.overwrite)
+    if args.resume is not None:  # options not given on this command line come from the run being resumed
+        given = vars(build_parser(suppress_train_defaults=True).parse_args(args.argv))
+        saved = resume_settings(args.resume)
+        kw.update({k: v for k, v in saved.items() if k in kw and _flag_of(k) not in given})
+    run_training(**kw, progress=not args.no_progress, resume=args.resume, overwrite=args.overwrite)
     return 0
+
+
+def _flag_of(kw: str) -> str:
+    return next(dest for dest, k in _TRAIN_KW.items() if k == kw)
 
 
 def _add_pretrain(sub):
@@ -103,14 +135,14 @@ def _info(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(suppress_train_defaults: bool = False) -> argparse.ArgumentParser:
     from . import __version__
 
     p = argparse.ArgumentParser(prog="magrpo-edu", description="Learn and run MAGRPO: several LLM agents, one joint reward, "
                                 "one group-relative advantage (Liu et al., arXiv 2508.04652).")
     p.add_argument("--version", action="version", version=f"magrpo-edu {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
-    _add_train(sub)
+    _add_train(sub, suppress_train_defaults)
     _add_pretrain(sub)
     s = sub.add_parser("info", help="versions and where the package's data and model are")
     s.set_defaults(func=_info)
@@ -118,12 +150,32 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Run one command; returns the exit status: 0 done, 2 a mistake in the options or settings
+    (one line on stderr, nothing written), 130 interrupted by Ctrl-C (partial results saved)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     p = build_parser()
     args = p.parse_args(argv)
     if not getattr(args, "func", None):
         p.print_help()
         return 0
-    return args.func(args)
+    args.argv = argv
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("magrpo-edu: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        from .experiment import SettingsError
+        from .models import ModelNotAvailableError
+
+        if not isinstance(exc, (SettingsError, ModelNotAvailableError)):
+            raise  # a bug or a failure during the run: the traceback is the useful report
+        msg = " ".join(str(exc).split())
+        field = msg.split("=", 1)[0].removeprefix("MAGRPOConfig.") if msg.startswith("MAGRPOConfig.") else None
+        if field in _CONFIG_FLAGS:
+            msg = msg.rstrip(".") + f" (set with {_CONFIG_FLAGS[field]})."
+        print(f"magrpo-edu: error: {msg}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

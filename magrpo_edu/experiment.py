@@ -1,17 +1,32 @@
 """`magrpo-edu train`: one complete, honest experiment from the command line.
 
-Loads the model and builds the agents, evaluates the untrained agents on held-out rows, trains
-with MAGRPO (progress bar), evaluates again with the same seed, and writes to the output folder:
+Checks every setting first (`plan_run`: the MAGRPOConfig, --eval-rows against the held-out rows,
+the device, the output folder, the checkpoint to resume) without loading a model; a mistake
+raises `SettingsError` and nothing is written. Then loads the model and builds the agents,
+evaluates the untrained agents on held-out rows, trains with MAGRPO (progress bar), evaluates
+again with the same seed, and writes to the output folder:
     history.json / history.csv   every logged step's metrics (see magrpo_edu.trainer for the glossary)
     samples.json                 the last logged groups: prompts, completions, rewards, advantages
     reward.png, components.png, agents.png   the curves
     results.json, results.md     model, settings, wall time, before/after evaluation table
+    checkpoint/                  the latest checkpoint (every save_steps steps and after the last,
+                                 and whenever training stops early); `resume=` continues from it
+
+Output folder: it is created only when there is something to write; a non-empty one is refused
+unless overwrite=True (which removes the earlier run's files listed above, nothing else) or the
+run resumes from it. Resume (resume=<folder>): the run's settings are stored in the checkpoint and
+must match; the untrained-agent evaluation is read from the checkpoint, and the trained weights and
+history come out identical to an uninterrupted run's. Ctrl-C or an error during training saves a
+checkpoint and the history so far, says where, and re-raises.
 """
 from __future__ import annotations
 
 import csv
 import json
+import os
 import platform
+import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -25,21 +40,47 @@ from .baselines import markdown_table, run_method
 from .rewards import (arxiv_joint_reward, arxiv_levels, length_ratio_joint_reward, length_ratio_reward,
                       tldr_joint_reward, tldr_levels)
 from .tasks.writing import arxiv_formatters, load_writing, tldr_formatters
-from .trainer import MAGRPOTrainer
+from .trainer import MAGRPOTrainer, TrainerCallback, checkpoint_info
+
+
+class SettingsError(ValueError):
+    """A run setting that cannot work, found before training starts; the message says what to change."""
+
+
+TASKS = ("length", "tldr", "arxiv", "coding")
+AGENT_KINDS = ("lora", "separate")
+# The files a run writes into its output folder (all that overwrite=True removes).
+OUTPUT_FILES = ("history.json", "history.csv", "samples.json", "reward.png", "components.png", "agents.png",
+                "pass_at_k.png", "comparison.png", "results.json", "results.md", "checkpoint")
+# run_training's settings that determine the results, with the command-line option of each.
+SETTING_FLAGS = {"task": "--task", "model": "--model", "agents": "--agents", "steps": "--steps",
+                 "G": "--num-generations", "max_new_tokens": "--max-new-tokens", "lr": "--lr",
+                 "temperature": "--temperature", "eval_rows": "--eval-rows", "seed": "--seed", "turns": "--turns"}
+
+
+def task_rows(task: str, split: str) -> list[dict]:
+    """The rows of a named task's 'train' or 'eval' split (no model or tokenizer needed)."""
+    if task in ("length", "tldr", "arxiv"):
+        return load_writing("arxiv" if task == "arxiv" else "tldr", split)
+    if task == "coding":
+        from .tasks.coding import load_coding
+
+        return load_coding(split)
+    raise ValueError(f"unknown task {task!r}; choose length, tldr, arxiv or coding.")
 
 
 def task_setup(task: str, tokenizer):
     """(reward_fn, formatters, train rows, eval rows) of a named task."""
     if task in ("length", "tldr"):
         reward = length_ratio_joint_reward if task == "length" else tldr_joint_reward
-        return reward, tldr_formatters(tokenizer), load_writing("tldr", "train"), load_writing("tldr", "eval")
+        return reward, tldr_formatters(tokenizer), task_rows(task, "train"), task_rows(task, "eval")
     if task == "arxiv":
-        return arxiv_joint_reward, arxiv_formatters(tokenizer), load_writing("arxiv", "train"), load_writing("arxiv", "eval")
+        return arxiv_joint_reward, arxiv_formatters(tokenizer), task_rows(task, "train"), task_rows(task, "eval")
     if task == "coding":
         from .rewards.coding import coding_joint_reward
-        from .tasks.coding import coding_formatters, load_coding
+        from .tasks.coding import coding_formatters
 
-        return coding_joint_reward, coding_formatters(), load_coding("train"), load_coding("eval")
+        return coding_joint_reward, coding_formatters(), task_rows(task, "train"), task_rows(task, "eval")
     raise ValueError(f"unknown task {task!r}; choose length, tldr, arxiv or coding.")
 
 
@@ -67,21 +108,186 @@ def write_history(history: list[dict], path: Path) -> None:
 DEFAULT_NEW_TOKENS = {"length": 48, "tldr": 48, "arxiv": 360, "coding": 64}
 
 
+def resume_settings(resume: str | Path) -> dict:
+    """The settings (run_training's keyword arguments, plus save_steps) of the run whose output folder
+    (or checkpoint folder) is `resume`; raises SettingsError when it holds no magrpo-edu train checkpoint."""
+    _, info, run = _resume_point(Path(resume))
+    return {**run, "save_steps": info["metadata"].get("save_steps")}
+
+
+def _resume_point(resume: Path) -> tuple[Path, dict, dict]:
+    """(output folder, checkpoint info, saved run settings) of a folder to resume."""
+    candidates = [resume / "checkpoint", resume] if resume.name != "checkpoint" else [resume]
+    for ckpt in candidates:
+        try:
+            info = checkpoint_info(ckpt)
+        except (FileNotFoundError, ValueError):
+            continue
+        run = info.get("metadata", {}).get("run")
+        if not isinstance(run, dict):
+            raise SettingsError(f"{info['path']} is a trainer checkpoint but not one written by `magrpo-edu train` "
+                                "(no run settings in it); resume it in Python with MAGRPOTrainer.load.")
+        return ckpt.parent, info, run
+    raise SettingsError(f"nothing to resume in {resume}: no {resume / 'checkpoint'}/trainer_state.pt. Checkpoints are "
+                        "written every --save-steps steps and when training stops early (Ctrl-C or an error).")
+
+
+def check_resume_flags(resume, overwrite: bool) -> None:
+    if resume is not None and overwrite:
+        raise SettingsError("--overwrite and --resume contradict each other: --resume continues the run in its "
+                            "folder, --overwrite starts a new one there; give one of them.")
+
+
+def _check_device(device: str | None) -> str:
+    if device is None:
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise SettingsError(f"--device {device!r} is not a device torch knows ({exc}); use cpu, cuda or cuda:N.") from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise SettingsError(f"--device {device}: CUDA is not available on this machine; use --device cpu "
+                                "(or leave --device out to pick cuda when it is available).")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise SettingsError(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s), "
+                                f"cuda:0 to cuda:{torch.cuda.device_count() - 1}.")
+    return device
+
+
+def _check_out(out_dir: Path, overwrite: bool, resuming: bool) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise SettingsError(f"--out {out_dir} is a file, not a folder; choose another --out.")
+    if not resuming and out_dir.is_dir() and any(out_dir.iterdir()) and not overwrite:
+        names = sorted(p.name for p in out_dir.iterdir())
+        shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+        hint = f", --resume {out_dir} to continue it" if (out_dir / "checkpoint").exists() else ""
+        raise SettingsError(f"output folder {out_dir} is not empty (it holds {shown}); pass --overwrite to replace an "
+                            f"earlier run's results{hint}, or choose another --out.")
+    parent = next((p for p in [out_dir, *out_dir.parents] if p.exists()), Path("."))
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise SettingsError(f"cannot write to {parent}, so --out {out_dir} cannot be created; choose another --out.")
+
+
+def plan_run(task: str = "length", model: str = "tiny", agents: str = "lora", steps: int = 300, G: int = 4,
+             max_new_tokens: int | None = None, lr: float | None = None, temperature: float = 1.0, eval_rows: int = 20,
+             seed: int = 0, device: str | None = None, out: str | None = None, progress: bool = True,
+             turns: int = 1, save_steps: int | None = None, resume: str | None = None,
+             overwrite: bool = False) -> dict:
+    """Check every setting of `run_training` without loading a model or writing anything; returns the
+    resolved plan (settings, MAGRPOConfig, device, output folder, checkpoint to resume).
+    Raises SettingsError naming the setting, the value and what to do."""
+    if task not in TASKS:
+        raise SettingsError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}.")
+    if agents not in AGENT_KINDS:
+        raise SettingsError(f"unknown agents {agents!r}; choose one of {', '.join(AGENT_KINDS)}.")
+    if not isinstance(model, str) or not model.strip():
+        raise SettingsError("--model is empty; give 'tiny', 'smollm2-135m', a hub id or a local path.")
+    if isinstance(turns, int) and turns > 1 and task != "coding":
+        raise SettingsError(f"--turns {turns} needs a transition; the package has one for --task coding (level feedback).")
+    settings = dict(task=task, model=model, agents=agents, steps=steps, G=G,
+                    max_new_tokens=DEFAULT_NEW_TOKENS[task] if max_new_tokens is None else max_new_tokens,
+                    lr=lr if lr is not None else (2e-3 if agents == "lora" else 5e-4), temperature=temperature,
+                    eval_rows=eval_rows, seed=seed, turns=turns)
+    try:
+        cfg = MAGRPOConfig(num_agents=2, num_generations=G, max_new_tokens=settings["max_new_tokens"],
+                           temperature=temperature, learning_rate=settings["lr"], max_steps=steps, seed=seed,
+                           progress=progress, num_turns=turns, save_steps=save_steps)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
+    n_eval = len(task_rows(task, "eval"))
+    if isinstance(eval_rows, bool) or not isinstance(eval_rows, int) or not 1 <= eval_rows <= n_eval:
+        raise SettingsError(f"--eval-rows {eval_rows!r} is not allowed: the {task} task has {n_eval} held-out rows, "
+                            f"so give a number from 1 to {n_eval}.")
+    device = _check_device(device)
+    resume_info = None
+    if resume is not None:
+        check_resume_flags(resume, overwrite)
+        run_dir, resume_info, saved = _resume_point(Path(resume))
+        if out is not None and Path(out).resolve() != run_dir.resolve():
+            raise SettingsError(f"--resume {resume} continues the run in {run_dir} and writes there; leave --out out "
+                                f"(or give --out {run_dir}).")
+        out = str(run_dir)
+        differ = [f"{SETTING_FLAGS[k]} {settings[k]!r} (the run has {saved.get(k)!r})" for k in SETTING_FLAGS
+                  if settings[k] != saved.get(k)]
+        if differ:
+            raise SettingsError(f"--resume {resume}: the run was started with other settings: {'; '.join(differ)}. "
+                                "A resumed run keeps its settings; leave those options out.")
+        if resume_info["step"] > steps:
+            raise SettingsError(f"--resume {resume}: its checkpoint is at step {resume_info['step']}, past --steps {steps}.")
+    out_dir = Path(out if out is not None else f"runs/{task}")
+    _check_out(out_dir, overwrite, resume is not None)
+    return dict(settings=settings, save_steps=save_steps, config=cfg, device=device, out_dir=out_dir,
+                progress=progress, overwrite=overwrite, resume=resume_info)
+
+
+class _TrainClock(TrainerCallback):
+    """Keeps the training wall time (over all sessions of a resumed run) in the checkpoint's metadata."""
+
+    def __init__(self, before: float):
+        self.before, self.t0 = before, time.time()
+
+    def seconds(self) -> float:
+        return self.before + time.time() - self.t0
+
+    def on_step_end(self, trainer, record):
+        trainer.metadata["train_seconds"] = self.seconds()
+
+
+def _prepare_out(out_dir: Path, overwrite: bool) -> None:
+    """Create the output folder; with overwrite, remove the earlier run's files (OUTPUT_FILES only)."""
+    if overwrite and out_dir.is_dir():
+        for name in OUTPUT_FILES:
+            p = out_dir / name
+            if p.is_dir():
+                shutil.rmtree(p)
+            elif p.exists():
+                p.unlink()
+        for p in out_dir.glob(".checkpoint.*"):  # a save's temporary or previous folder
+            shutil.rmtree(p, ignore_errors=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+
+def _write_history(trainer: MAGRPOTrainer, out_dir: Path) -> None:
+    (out_dir / "history.json").write_text(json.dumps(trainer.history, indent=1))
+    write_history(trainer.history, out_dir / "history.csv")
+    (out_dir / "samples.json").write_text(json.dumps(list(trainer.samples)[-20:], indent=1))
+
+
+def _save_stopped(trainer: MAGRPOTrainer, out_dir: Path, why: str) -> None:
+    """Training stopped early: keep a checkpoint and the history so far, and say where."""
+    ckpt = out_dir / "checkpoint"
+    try:
+        trainer.save(ckpt)
+        where = f"checkpoint at step {trainer.step} in {ckpt}/"
+    except RuntimeError as exc:  # interrupted inside an update: the last periodic checkpoint stays
+        where = (f"no new checkpoint ({exc}); the last one, if any, is in {ckpt}/" if not ckpt.exists()
+                 else f"kept the last checkpoint (step {checkpoint_info(ckpt)['step']}) in {ckpt}/: {exc}")
+    _write_history(trainer, out_dir)
+    print(f"\n{why} at step {trainer.step} of {trainer.total_steps}. Saved the history so far ({out_dir}/history.json, "
+          f"history.csv, samples.json) and {where}. Continue with: magrpo-edu train --resume {out_dir}",
+          file=sys.stderr, flush=True)
+
+
 def run_training(task: str = "length", model: str = "tiny", agents: str = "lora", steps: int = 300, G: int = 4,
                  max_new_tokens: int | None = None, lr: float | None = None, temperature: float = 1.0, eval_rows: int = 20,
-                 seed: int = 0, device: str | None = None, out: str = "runs/length", progress: bool = True,
-                 turns: int = 1) -> dict:
+                 seed: int = 0, device: str | None = None, out: str | None = None, progress: bool = True,
+                 turns: int = 1, save_steps: int | None = None, resume: str | None = None,
+                 overwrite: bool = False) -> dict:
+    """One experiment (module docstring). Settings are checked by `plan_run` before any model loads;
+    `out` defaults to runs/<task>; `save_steps`: checkpoint every N steps into <out>/checkpoint;
+    `resume`: a run folder (or its checkpoint folder) to continue, with the same settings
+    (`resume_settings` reads them); `overwrite`: replace an earlier run's results in `out`."""
+    plan = plan_run(task=task, model=model, agents=agents, steps=steps, G=G, max_new_tokens=max_new_tokens, lr=lr,
+                    temperature=temperature, eval_rows=eval_rows, seed=seed, device=device, out=out,
+                    progress=progress, turns=turns, save_steps=save_steps, resume=resume, overwrite=overwrite)
     import matplotlib
 
     matplotlib.use("Agg")
     from . import viz
 
-    max_new_tokens = max_new_tokens or DEFAULT_NEW_TOKENS.get(task, 48)
-    if turns > 1 and task != "coding":  # checked before any model is loaded
-        raise ValueError(f"--turns {turns} needs a transition; the package has one for --task coding (level feedback).")
-    out_dir = Path(out)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+    max_new_tokens, lr, device, out_dir, cfg = (plan["settings"]["max_new_tokens"], plan["settings"]["lr"],
+                                                plan["device"], plan["out_dir"], plan["config"])
     t0 = time.time()
     base, tok = load_model(model, device=device)
     # LoRA on the attention's q/v projections for the tiny model: there peft's per-layer overhead dominates
@@ -89,34 +295,55 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
     # held-out length reward 0.455 -> 0.82 in 200 steps); all linear layers for real models.
     targets = ["q_proj", "v_proj"] if model == "tiny" else "all-linear"
     team = lora_agents(base, 2, tokenizer=tok, target_modules=targets) if agents == "lora" else separate_agents(base, 2, tokenizer=tok)
-    lr = lr if lr is not None else (2e-3 if agents == "lora" else 5e-4)
     reward, formatters, train_rows, eval_set = task_setup(task, tok)
-    cfg = MAGRPOConfig(num_agents=2, num_generations=G, max_new_tokens=max_new_tokens, temperature=temperature,
-                       learning_rate=lr, max_steps=steps, seed=seed, progress=progress, num_turns=turns)
     transition = None
     if turns > 1:
         from .rewards.coding import feedback_transition
 
         transition = feedback_transition()
     cmp_rows = eval_set[:eval_rows]
-    trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=cmp_rows, transition=transition)
-    before = trainer.evaluate()
+    try:
+        trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=cmp_rows, transition=transition,
+                                checkpoint_dir=out_dir / "checkpoint")
+    except ValueError as exc:  # e.g. --max-new-tokens beyond the model's context
+        raise SettingsError(str(exc)) from None
     levels_fn, prompt_task, max_reward = levels_for(task)
     samples = 10 if task == "coding" else 2  # coding reports pass@1/5/10
     kw = dict(samples=samples, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
-    table = [run_method(m, team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw)
-             for m in ("single", "parallel", "sequential", "discussion")]  # untrained agents
-    t_train = time.time()
-    trainer.train()
-    train_s = time.time() - t_train
+    if plan["resume"] is not None:
+        trainer.load_checkpoint(plan["resume"]["path"])
+        before, table = trainer.metadata["before"], trainer.metadata["table"]
+        print(f"Resuming {out_dir} at step {trainer.step} of {steps}.", file=sys.stderr, flush=True)
+    else:
+        before = trainer.evaluate()
+        table = [run_method(m, team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw)
+                 for m in ("single", "parallel", "sequential", "discussion")]  # untrained agents
+    clock = _TrainClock(trainer.metadata.get("train_seconds", 0.0))
+    trainer.metadata = dict(run={**plan["settings"]}, save_steps=plan["save_steps"], before=before, table=table,
+                            train_seconds=clock.seconds())
+    trainer.callbacks.append(clock)
+    created = not out_dir.exists()
+    _prepare_out(out_dir, plan["overwrite"] and plan["resume"] is None)
+    start_step = trainer.step
+    try:
+        trainer.train()
+    except KeyboardInterrupt:
+        _save_stopped(trainer, out_dir, "Interrupted (Ctrl-C)")
+        raise
+    except Exception as exc:
+        if trainer.step > start_step:  # keep the progress made
+            _save_stopped(trainer, out_dir, f"Training failed ({type(exc).__name__})")
+        elif created and out_dir.is_dir() and not any(out_dir.iterdir()):
+            out_dir.rmdir()
+        raise
+    train_s = clock.seconds()
     after = trainer.evaluate()
+    table = list(table)
     table.append(run_method("magrpo", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw))
     if task == "coding":  # the trained agents with a second, feedback-driven turn
         table.append(run_method("magrpo_2turn", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw))
 
-    (out_dir / "history.json").write_text(json.dumps(trainer.history, indent=1))
-    write_history(trainer.history, out_dir / "history.csv")
-    (out_dir / "samples.json").write_text(json.dumps(list(trainer.samples)[-20:], indent=1))
+    _write_history(trainer, out_dir)
     for name, fig in (("reward", viz.plot_rewards(trainer.history, title=f"{task}: joint reward per step")),
                       ("components", viz.plot_components(trainer.history)), ("agents", viz.plot_agents(trainer.history))):
         fig.savefig(out_dir / f"{name}.png", dpi=100)

@@ -270,3 +270,71 @@ def test_max_new_tokens_beyond_the_context_is_refused_at_construction(team, rows
     with pytest.raises(ValueError, match=rf"max_new_tokens={ctx}.*context of {ctx} tokens.*max_new_tokens <= \d+"):
         MAGRPOTrainer(agents, length_gap, formatters, rows, cfg(max_new_tokens=ctx))
     MAGRPOTrainer(agents, length_gap, formatters, rows, cfg(max_new_tokens=ctx - 100))  # room for the prompt: accepted
+
+
+# ---------------------------------------------------------------------------------- the command line, end to end
+def _cli(*args):
+    import sys
+
+    return [sys.executable, "-m", "magrpo_edu.cli", "train", *args]
+
+
+def _wait_for_checkpoint(proc, ckpt, at_least, timeout=600):
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        try:
+            step = checkpoint_info(ckpt)["step"]
+        except (FileNotFoundError, ValueError):
+            step = -1
+        if step >= at_least:
+            return step
+        assert proc.poll() is None, f"the run ended (status {proc.returncode}) before step {at_least}: {proc.stderr.read()}"
+        time.sleep(0.05)
+    raise AssertionError(f"no checkpoint at step >= {at_least} after {timeout} s")
+
+
+def test_cli_sigkill_and_ctrl_c_then_resume_match_an_uninterrupted_run(tmp_path):
+    """A real `magrpo-edu train` SIGKILLed mid-run, resumed, Ctrl-C'd (exit 130, partial results
+    written), resumed again: the same history, samples, weights and final evaluation as one
+    uninterrupted run with the same settings."""
+    import json
+    import subprocess
+
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    args = ["--steps", "6", "-G", "2", "--max-new-tokens", "8", "--eval-rows", "1", "--device", "cpu", "--no-progress"]
+    full, cut = tmp_path / "full", tmp_path / "cut"
+    r = subprocess.run(_cli(*args, "--save-steps", "3", "--out", str(full)), capture_output=True, text=True, env=env,
+                       timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+
+    p = subprocess.Popen(_cli(*args, "--save-steps", "1", "--out", str(cut)), stderr=subprocess.PIPE, text=True, env=env)
+    killed_at = _wait_for_checkpoint(p, cut / "checkpoint", 2)
+    p.kill()
+    p.wait()
+    assert killed_at < 6 and not (cut / "results.json").exists()  # it was killed mid-run
+
+    p = subprocess.Popen(_cli("--resume", str(cut), "--no-progress"), stderr=subprocess.PIPE, text=True, env=env)
+    _wait_for_checkpoint(p, cut / "checkpoint", killed_at + 1)
+    p.send_signal(signal.SIGINT)
+    err = p.communicate(timeout=600)[1]
+    assert p.returncode == 130, err[-3000:]
+    stopped = checkpoint_info(cut / "checkpoint")["step"]
+    assert stopped < 6, "the resumed run finished before Ctrl-C; the test did not interrupt it"
+    assert f"Interrupted (Ctrl-C) at step {stopped} of 6" in err and f"magrpo-edu train --resume {cut}" in err
+    partial = json.loads((cut / "history.json").read_text())
+    assert [h["step"] for h in partial] == list(range(1, stopped + 1))
+
+    r = subprocess.run(_cli("--resume", str(cut), "--no-progress"), capture_output=True, text=True, env=env, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert f"Resuming {cut} at step {stopped} of 6" in r.stderr
+
+    def read(d, name):
+        return json.loads((d / name).read_text())
+
+    assert comparable(read(cut, "history.json")) == comparable(read(full, "history.json"))
+    assert read(cut, "samples.json") == read(full, "samples.json")
+    for key in ("eval_before", "eval_after"):
+        assert read(cut, "results.json")[key] == read(full, "results.json")[key]
+    w_cut = torch.load(cut / "checkpoint" / "trainer_state.pt", weights_only=True)["agents"]
+    w_full = torch.load(full / "checkpoint" / "trainer_state.pt", weights_only=True)["agents"]
+    assert all(torch.equal(w_cut[a][k], w_full[a][k]) for a in w_full for k in w_full[a])

@@ -1,0 +1,98 @@
+"""`magrpo-edu train` checks every option before loading a model: a mistake is one line
+`magrpo-edu: error: ...` on stderr, exit status 2, and no output folder is created or touched."""
+import re
+
+import pytest
+
+from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents
+from magrpo_edu import experiment
+from magrpo_edu.cli import main
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """Any attempt to load a model fails the test: validation must come first."""
+    def refuse(*a, **kw):
+        raise AssertionError("a model was loaded before the options were checked")
+    monkeypatch.setattr(experiment, "load_model", refuse)
+
+
+def run_cli(args, capsys):
+    rc = main(["train", *args])
+    err = capsys.readouterr().err
+    return rc, err
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--max-new-tokens", "0"], r"max_new_tokens=0 is not allowed.*\(set with --max-new-tokens\)"),
+    (["--max-new-tokens", "-5"], r"max_new_tokens=-5 is not allowed"),
+    (["--eval-rows", "0"], r"--eval-rows 0 is not allowed: the length task has 30 held-out rows, so give a number from 1 to 30"),
+    (["--eval-rows", "-1"], r"--eval-rows -1 is not allowed"),
+    (["--eval-rows", "31"], r"--eval-rows 31 is not allowed"),
+    (["--steps", "0"], r"max_steps=0 is not allowed.*\(set with --steps\)"),
+    (["-G", "1"], r"num_generations=1 is not allowed.*\(set with --num-generations\)"),
+    (["--temperature", "inf"], r"temperature=inf is not allowed.*finite"),
+    (["--lr", "nan"], r"learning_rate=nan is not allowed"),
+    (["--seed", str(2**63)], r"seed=9223372036854775808 is not allowed"),
+    (["--save-steps", "0"], r"save_steps=0 is not allowed.*\(set with --save-steps\)"),
+    (["--turns", "2"], r"--turns 2 needs a transition"),
+    (["--device", "nonsense"], r"--device 'nonsense' is not a device torch knows"),
+    (["--resume", "{tmp}/nothing-here"], r"nothing to resume in .*nothing-here"),
+    (["--resume", "{tmp}/x", "--overwrite"], r"--overwrite and --resume contradict"),
+])
+def test_bad_options_fail_before_any_model_loads(args, says, tmp_path, capsys, no_model):
+    out = tmp_path / "out"
+    rc, err = run_cli(["--out", str(out), *[a.format(tmp=tmp_path) for a in args]], capsys)
+    assert rc == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("magrpo-edu: error: "), err
+    assert re.search(says, lines[0]), lines[0]
+    assert not out.exists()
+
+
+def test_non_empty_output_folder_is_refused_without_overwrite(tmp_path, capsys, no_model):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "results.json").write_text("{}")
+    rc, err = run_cli(["--out", str(out)], capsys)
+    assert rc == 2 and "is not empty (it holds results.json); pass --overwrite" in err
+    assert (out / "results.json").read_text() == "{}"
+    (out / "results.json").write_text("[]")
+    (out / "a-file").write_text("")
+    rc, err = run_cli(["--out", str(out / "a-file")], capsys)
+    assert rc == 2 and "is a file, not a folder" in err
+
+
+def test_a_failure_after_the_model_loads_leaves_no_folder(tmp_path, capsys):
+    """--max-new-tokens beyond the tiny model's context is found when the agents exist; still exit 2, no folder."""
+    out = tmp_path / "out"
+    rc, err = run_cli(["--out", str(out), "--max-new-tokens", "5000", "--eval-rows", "1", "--device", "cpu"], capsys)
+    assert rc == 2 and err.strip().splitlines()[-1].startswith("magrpo-edu: error: config.max_new_tokens=5000 plus")
+    assert "context of 1024 tokens" in err
+    assert not out.exists()
+
+
+def test_resume_with_other_settings_is_refused(tmp_path, capsys, no_model, make_model, small_tokenizer, rows, formatters):
+    settings = dict(task="length", model="tiny", agents="lora", steps=6, G=2, max_new_tokens=8, lr=2e-3,
+                    temperature=1.0, eval_rows=1, seed=0, turns=1)
+    tr = MAGRPOTrainer(lora_agents(make_model(), 2, tokenizer=small_tokenizer), lambda c, r: [0.0] * len(c[0]),
+                       formatters, rows, MAGRPOConfig(max_steps=6, max_new_tokens=8, num_generations=2, progress=False))
+    tr.metadata = dict(run=settings, save_steps=2)
+    tr.save(tmp_path / "run" / "checkpoint")
+    rc, err = run_cli(["--resume", str(tmp_path / "run"), "--steps", "9"], capsys)
+    assert rc == 2 and "--steps 9 (the run has 6)" in err and "leave those options out" in err
+    rc, err = run_cli(["--resume", str(tmp_path / "run"), "--out", str(tmp_path / "elsewhere")], capsys)
+    assert rc == 2 and "writes there; leave --out out" in err
+    assert experiment.resume_settings(tmp_path / "run") == {**settings, "save_steps": 2}
+
+
+def test_overwrite_keeps_the_old_run_until_training_starts_and_removes_only_run_files(tmp_path, capsys, no_model):
+    out = tmp_path / "out"
+    (out / "checkpoint").mkdir(parents=True)
+    for name in ("results.json", "history.json", "my-notes.txt"):
+        (out / name).write_text("old")
+    with pytest.raises(AssertionError, match="a model was loaded"):  # passes validation, then "fails" loading
+        main(["train", "--out", str(out), "--overwrite", "--eval-rows", "1"])
+    assert sorted(p.name for p in out.iterdir()) == ["checkpoint", "history.json", "my-notes.txt", "results.json"]
+    experiment._prepare_out(out, overwrite=True)  # what the run does right before its first step
+    assert sorted(p.name for p in out.iterdir()) == ["my-notes.txt"]

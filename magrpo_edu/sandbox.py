@@ -332,6 +332,8 @@ def mount(src, dst, fstype, flags, data=None):
 def bind_ro(src, dst, flags=NOSUID | NODEV):
     mount(src, dst, None, BIND)
     mount(None, dst, None, REMOUNT | BIND | RO | flags)
+if KEYCTL is not None:  # a new, empty session keyring: the trainer's keys stay out of reach
+    libc.syscall(ctypes.c_long(KEYCTL), ctypes.c_long(1), ctypes.c_void_p(None))  # KEYCTL_JOIN_SESSION_KEYRING
 os.umask(0o022)
 mount("tmpfs", root, "tmpfs", NOSUID | NODEV, "size=8m,mode=755")
 os.chdir(root)
@@ -378,6 +380,8 @@ os.chdir("/tmp/work")
 os.execv(TIMEOUT, ["timeout", "-s", "KILL", total, SETPRIV, "--reuid=%d" % UID, "--regid=%d" % UID, "--clear-groups",
                    "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"] + cmd)
 """
+_KEYCTL_NR = {"x86_64": 250, "amd64": 250, "aarch64": 219, "arm64": 219, "riscv64": 219, "i386": 288, "i686": 288,
+              "armv7l": 311, "ppc64le": 280, "s390x": 280}.get(platform.machine().lower())
 _PIVOT_ROOT_NR = {"x86_64": 155, "amd64": 155, "aarch64": 41, "arm64": 41, "riscv64": 41, "i386": 217, "i686": 217,
                   "armv7l": 218, "ppc64le": 203, "s390x": 217}.get(platform.machine().lower())
 
@@ -393,7 +397,8 @@ def _setup_program() -> str:
         elif os.path.isdir(d):
             dirs.append(d)
     tools = {t: shutil.which(t, path="/usr/bin:/bin:/usr/sbin:/sbin") for t in ("timeout", "setpriv")}
-    head = (f"LINKS, BINDS, HIDE, UID, PIVOT_ROOT = {links!r}, {dirs + binds!r}, {hide!r}, {SANDBOX_UID}, {_PIVOT_ROOT_NR!r}\n"
+    head = (f"LINKS, BINDS, HIDE, UID = {links!r}, {dirs + binds!r}, {hide!r}, {SANDBOX_UID}\n"
+            f"PIVOT_ROOT, KEYCTL = {_PIVOT_ROOT_NR!r}, {_KEYCTL_NR!r}\n"
             f"TIMEOUT, SETPRIV = {os.path.realpath(tools['timeout'] or 'timeout')!r}, {os.path.realpath(tools['setpriv'] or 'setpriv')!r}\n")
     return head + SETUP
 
@@ -406,38 +411,44 @@ def _namespaced(cmd: list[str], root: str, tmp_mb: int, total_s: float) -> list[
 
 
 # --------------------------------------------------------------------------------------------------
-# Death with the trainer, stale leftovers, a fresh keyring
+# Death with the trainer, stale leftovers
 # --------------------------------------------------------------------------------------------------
-_KEYCTL_NR = {"x86_64": 250, "amd64": 250, "aarch64": 219, "arm64": 219, "riscv64": 219, "i386": 288, "i686": 288,
-              "armv7l": 311, "ppc64le": 280, "s390x": 280}.get(platform.machine().lower())
-
-
 @functools.lru_cache(maxsize=1)
-def _libc():
-    if sys.platform != "linux":
-        return None
+def _pdeathsig_tool() -> bool:
+    """Does util-linux `setpriv --pdeathsig` (2.33+) work here? It ties the first child to the
+    trainer without a preexec_fn, so Popen keeps its fast vfork path in a big trainer process."""
+    if sys.platform != "linux" or not shutil.which("setpriv"):
+        return False
     try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-        libc.syscall.restype = ctypes.c_long
-        return libc, ctypes
-    except (OSError, AttributeError, ImportError):
-        return None
+        return subprocess.run(["setpriv", "--pdeathsig", "KILL", "--", "true"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
 
 
-def _child_setup(parent_pid: int, death_signal: int, lim) -> None:
-    """preexec_fn (between fork and exec of the first child): die with the trainer, forget the
-    trainer's session keyring, and set the rlimits where `prlimit` is missing."""
-    lc = _libc()
-    if lc is not None:
-        libc, ctypes = lc
-        libc.prctl(1, death_signal, 0, 0, 0)  # PR_SET_PDEATHSIG, kept across the execs that follow
-        if os.getppid() != parent_pid:  # the trainer died before the prctl
-            os._exit(1)
-        if _KEYCTL_NR is not None:
-            libc.syscall(ctypes.c_long(_KEYCTL_NR), ctypes.c_long(1), ctypes.c_void_p(None))  # KEYCTL_JOIN_SESSION_KEYRING
+def _tie_to_trainer(cmd: list[str], death: int, cgroup: Optional["_PidsCgroup"]) -> tuple[list[str], Optional[tuple]]:
+    """`cmd` made to die with this process: PR_SET_PDEATHSIG=`death` on the first child (kept
+    across the execs that follow), then a guard that gives up if this process died before that
+    (the fork-to-prctl race) and joins the pids cgroup first, so every descendant is counted.
+    Returns the command and, where `setpriv --pdeathsig` is missing, the preexec_fn arguments."""
+    guard = ["sh", "-c", '[ "$PPID" = "$0" ] || exit 111; [ -z "$1" ] || echo $$ > "$1"; shift; exec "$@"',
+             str(os.getpid()), os.path.join(cgroup.path, "cgroup.procs") if cgroup is not None else ""]
+    if sys.platform != "linux":
+        return cmd, None
+    if _pdeathsig_tool():
+        return ["setpriv", "--pdeathsig", signal.Signals(death).name[3:], "--"] + guard + cmd, None
+    return guard + cmd, (death,)
+
+
+def _child_setup(death_signal: Optional[int], lim) -> None:
+    """preexec_fn, only where it is needed (it forces a slower fork): PR_SET_PDEATHSIG where
+    `setpriv --pdeathsig` is missing, and the rlimits where `prlimit` is missing (macOS)."""
+    if death_signal is not None:
+        try:
+            import ctypes
+
+            ctypes.CDLL(None).prctl(1, death_signal, 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
     if lim:
         _set_rlimits(lim)
 
@@ -555,11 +566,6 @@ class _PidsCgroup:
         c.path = path
         return c
 
-    def join_command(self) -> list[str]:
-        """A prefix that moves the process into this cgroup, then execs the rest of the command."""
-        procs = os.path.join(self.path, "cgroup.procs")
-        return ["sh", "-c", 'echo $$ > "$0" && exec "$@"', procs]
-
     def kill_all(self) -> None:
         for _ in range(50):
             try:
@@ -613,9 +619,8 @@ def isolation() -> dict:
         host_sockets_unreachable=ns and not probe["host_paths_visible"],
         proc_sys_read_only=ns and not probe["proc_sys_writable"],
         private_dev_shm=ns and probe["shm"],
-        keyring_isolated=linux and _KEYCTL_NR is not None and _libc() is not None,
-        kill_on_parent_death=("whole sandbox" if ns else
-                              "process group" if linux and shutil.which("timeout") and _libc() is not None else "no"),
+        keyring_isolated=ns and _KEYCTL_NR is not None,
+        kill_on_parent_death=("whole sandbox" if ns else "process group" if linux and shutil.which("timeout") else "no"),
         process_cap="pids cgroup" if cg else ("RLIMIT_NPROC" if not root and resource is not None else "none (timeout group kill only)"),
         memory_limit=resource is not None and sys.platform != "darwin",
         platform=sys.platform,
@@ -869,7 +874,6 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
     work = tempfile.mkdtemp(prefix=f"magrpo-sandbox-{os.getpid()}-")
     cgroup = None
     harness = [python, "-I", "-S", "-B", "-c", HARNESS, f"magrpo-sandbox-owner-{os.getpid()}"]  # who ran it, for `ps`
-    linux = sys.platform == "linux" and _libc() is not None
     if iso["mode"] == "linux-namespaces":
         try:
             cgroup = _PidsCgroup(limits.max_processes)
@@ -880,19 +884,18 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
         death = signal.SIGKILL  # kills `unshare`, whose --kill-child kills PID 1 and so the namespace
     else:
         home = cwd = work
-        if linux and shutil.which("timeout"):
+        death = signal.SIGKILL
+        cmd = harness
+        if sys.platform == "linux" and shutil.which("timeout"):
             # coreutils `timeout` leads the process group and SIGKILLs all of it when its time is up;
-            # SIGALRM (our parent-death signal) is the signal it takes for "time is up".
+            # SIGALRM (the parent-death signal here) is the signal it takes for "time is up".
             cmd, death = ["timeout", "-s", "KILL", str(int(math.ceil(limits.timeout_s)) + 2)] + harness, signal.SIGALRM
-        else:
-            cmd, death = harness, signal.SIGKILL
     lim = _rlimits(limits, cap_nproc=hasattr(os, "geteuid") and os.geteuid() != 0)
     if lim and shutil.which("prlimit"):
         cmd = ["prlimit"] + [f"{opt}={value}" for _, value, opt in lim] + ["--"] + cmd
         lim = []
-    if cgroup is not None:
-        cmd = cgroup.join_command() + cmd  # joined first, so every descendant is counted
-    preexec = functools.partial(_child_setup, os.getpid(), int(death), lim) if (linux or lim) else None
+    cmd, pre = _tie_to_trainer(cmd, death, cgroup)
+    preexec = functools.partial(_child_setup, pre[0] if pre else None, lim) if (pre or lim) else None
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": home}
     spec = json.dumps(dict(program=program, asserts=[p.harness_spec() for p in plans], fd=w_fd, tag=tag, cwd=cwd,
                            assert_timeout=limits.assert_timeout_s, max_timeouts=limits.max_timeouts,

@@ -362,17 +362,17 @@ def test_host_unix_sockets_are_unreachable():
 _NR_KEYCTL, _NR_ADD_KEY = {"x86_64": (250, 248), "aarch64": (219, 217)}.get(os.uname().machine, (None, None))
 
 
-def _add_keys(description: str, payload: bytes) -> list:
-    """Put a secret into this process's session keyring and root's user keyring; [] where refused."""
+def _add_key(description: str, payload: bytes) -> list:
+    """Put a secret into this process's session keyring (which children inherit); [] where refused."""
     if sys.platform != "linux" or _NR_KEYCTL is None:
         return []
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
-    ids = [libc.syscall(ctypes.c_long(_NR_ADD_KEY), b"user", description.encode(), payload, ctypes.c_long(len(payload)),
-                        ctypes.c_long(ring)) for ring in (-3, -4)]
-    return [(libc, k) for k in ids if k > 0]
+    k = libc.syscall(ctypes.c_long(_NR_ADD_KEY), b"user", description.encode(), payload, ctypes.c_long(len(payload)),
+                     ctypes.c_long(-3))  # KEY_SPEC_SESSION_KEYRING
+    return [(libc, k)] if k > 0 else []
 
 
 def _drop_keys(keys) -> None:
@@ -380,6 +380,7 @@ def _drop_keys(keys) -> None:
 
     for libc, k in keys:
         libc.syscall(ctypes.c_long(_NR_KEYCTL), ctypes.c_long(21), ctypes.c_long(k))  # KEYCTL_INVALIDATE
+        libc.syscall(ctypes.c_long(_NR_KEYCTL), ctypes.c_long(9), ctypes.c_long(k), ctypes.c_long(-3))  # KEYCTL_UNLINK
 
 
 @needs_isolation
@@ -399,7 +400,7 @@ def test_host_files_and_secrets_are_not_readable():
         leaks.update({line: "/etc/shadow" for line in shadow.read_text().splitlines()[1:3] if len(line) > 8})
     key_secret = "magrpo-key-" + secrets.token_hex(8)
     description = "magrpo-test-" + secrets.token_hex(4)
-    keys = _add_keys(description, key_secret.encode())
+    keys = _add_key(description, key_secret.encode())
     if keys:
         leaks[key_secret] = "the keyring"
     program = (

@@ -255,18 +255,25 @@ def _write_history(trainer: MAGRPOTrainer, out_dir: Path) -> None:
 
 
 def _save_stopped(trainer: MAGRPOTrainer, out_dir: Path, why: str) -> None:
-    """Training stopped early: keep a checkpoint and the history so far, and say where."""
-    ckpt = out_dir / "checkpoint"
+    """Training stopped early: keep a checkpoint and the history so far, and say where. Never raises
+    (the caller re-raises the reason training stopped)."""
+    ckpt, total = out_dir / "checkpoint", trainer.total_steps
     try:
         trainer.save(ckpt)
-        where = f"checkpoint at step {trainer.step} in {ckpt}/"
-    except RuntimeError as exc:  # interrupted inside an update: the last periodic checkpoint stays
-        where = (f"no new checkpoint ({exc}); the last one, if any, is in {ckpt}/" if not ckpt.exists()
-                 else f"kept the last checkpoint (step {checkpoint_info(ckpt)['step']}) in {ckpt}/: {exc}")
-    _write_history(trainer, out_dir)
-    print(f"\n{why} at step {trainer.step} of {trainer.total_steps}. Saved the history so far ({out_dir}/history.json, "
-          f"history.csv, samples.json) and {where}. Continue with: magrpo-edu train --resume {out_dir}",
-          file=sys.stderr, flush=True)
+        kept = f" and a checkpoint at step {trainer.step} in {ckpt}/. Continue with: magrpo-edu train --resume {out_dir}"
+    except Exception as exc:  # e.g. interrupted inside an update: the last periodic checkpoint stays
+        try:
+            last = checkpoint_info(ckpt)["step"]
+            kept = (f". Not saving step {trainer.step}'s state ({exc}); the checkpoint in {ckpt}/ is at step {last}: "
+                    f"continue from it with: magrpo-edu train --resume {out_dir}")
+        except (FileNotFoundError, ValueError):
+            kept = f". No checkpoint could be saved ({exc})"
+    try:
+        _write_history(trainer, out_dir)
+        hist = f"the history so far ({out_dir}/history.json, history.csv, samples.json)"
+    except Exception as exc:
+        hist = f"no history ({exc})"
+    print(f"\n{why} at step {trainer.step} of {total}. Saved {hist}{kept}.", file=sys.stderr, flush=True)
 
 
 def run_training(task: str = "length", model: str = "tiny", agents: str = "lora", steps: int = 300, G: int = 4,
@@ -319,29 +326,30 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
         table = [run_method(m, team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw)
                  for m in ("single", "parallel", "sequential", "discussion")]  # untrained agents
     clock = _TrainClock(trainer.metadata.get("train_seconds", 0.0))
+    resumed_at = trainer.metadata.get("resumed_at_steps", []) + ([trainer.step] if plan["resume"] is not None else [])
     trainer.metadata = dict(run={**plan["settings"]}, save_steps=plan["save_steps"], before=before, table=table,
-                            train_seconds=clock.seconds())
+                            train_seconds=clock.seconds(), resumed_at_steps=resumed_at)
     trainer.callbacks.append(clock)
     created = not out_dir.exists()
     _prepare_out(out_dir, plan["overwrite"] and plan["resume"] is None)
     start_step = trainer.step
-    try:
+    try:  # training and the evaluation of the trained agents: stopping in either keeps what was trained
         trainer.train()
+        train_s = clock.seconds()
+        after = trainer.evaluate()
+        table = list(table)
+        table.append(run_method("magrpo", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw))
+        if task == "coding":  # the trained agents with a second, feedback-driven turn
+            table.append(run_method("magrpo_2turn", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw))
     except KeyboardInterrupt:
         _save_stopped(trainer, out_dir, "Interrupted (Ctrl-C)")
         raise
     except Exception as exc:
         if trainer.step > start_step:  # keep the progress made
-            _save_stopped(trainer, out_dir, f"Training failed ({type(exc).__name__})")
+            _save_stopped(trainer, out_dir, f"Stopped by an error ({type(exc).__name__})")
         elif created and out_dir.is_dir() and not any(out_dir.iterdir()):
             out_dir.rmdir()
         raise
-    train_s = clock.seconds()
-    after = trainer.evaluate()
-    table = list(table)
-    table.append(run_method("magrpo", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw))
-    if task == "coding":  # the trained agents with a second, feedback-driven turn
-        table.append(run_method("magrpo_2turn", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw))
 
     _write_history(trainer, out_dir)
     for name, fig in (("reward", viz.plot_rewards(trainer.history, title=f"{task}: joint reward per step")),
@@ -359,7 +367,8 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
     first = trainer.history[: max(1, len(trainer.history) // 10)]
     last = trainer.history[-max(1, len(trainer.history) // 10):]
     results = dict(task=task, model=model, agents=agents, steps=steps, num_generations=G, max_new_tokens=max_new_tokens,
-                   learning_rate=lr, seed=seed, device=device, train_seconds=round(train_s, 1),
+                   learning_rate=lr, seed=seed, device=device, save_steps=plan["save_steps"],
+                   resumed_at_steps=resumed_at, train_seconds=round(train_s, 1),
                    total_seconds=round(time.time() - t0, 1), eval_rows=before["eval/rows"],
                    eval_before=before, eval_after=after, comparison=table,
                    train_reward_first_10pct=sum(h["reward"] for h in first) / len(first),

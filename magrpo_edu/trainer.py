@@ -451,10 +451,13 @@ class MAGRPOTrainer:
 
         Agents are code plus weights: pass freshly built agents of the same kind (their trainable
         weights are overwritten from the checkpoint), and the same reward, formatters and data.
+        With config.save_steps set and no checkpoint_dir given, it goes on saving into `directory`.
         """
         d = find_checkpoint(directory)
         if config is None:
             config = MAGRPOConfig.from_dict(json.loads((d / "config.json").read_text()))
+        if config.save_steps is not None:
+            kwargs.setdefault("checkpoint_dir", directory)
         return cls(agents, reward_fn, formatters, train_dataset, config, **kwargs).load_checkpoint(d)
 
 

@@ -186,6 +186,8 @@ def test_save_steps_checkpoints_periodically_and_at_the_end(team, rows, formatte
     assert info["step"] == 5 and info["metadata"] == {"note": "kept"}
     with pytest.raises(ValueError, match="save_steps=2 needs checkpoint_dir"):
         MAGRPOTrainer(team(), length_gap, formatters, rows, cfg(save_steps=2))
+    back = MAGRPOTrainer.load(tmp_path / "ckpt", team(), length_gap, formatters, rows)  # goes on saving there
+    assert back.checkpoint_dir == tmp_path / "ckpt" and back.config.save_steps == 2
 
 
 def test_ctrl_c_finishes_the_step_and_resume_is_exact(team, rows, formatters, tmp_path):
@@ -308,9 +310,10 @@ def test_cli_sigkill_and_ctrl_c_then_resume_match_an_uninterrupted_run(tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
 
     p = subprocess.Popen(_cli(*args, "--save-steps", "1", "--out", str(cut)), stderr=subprocess.PIPE, text=True, env=env)
-    killed_at = _wait_for_checkpoint(p, cut / "checkpoint", 2)
+    _wait_for_checkpoint(p, cut / "checkpoint", 2)
     p.kill()
     p.wait()
+    killed_at = checkpoint_info(cut / "checkpoint")["step"]  # it may have saved once more before the kill
     assert killed_at < 6 and not (cut / "results.json").exists()  # it was killed mid-run
 
     p = subprocess.Popen(_cli("--resume", str(cut), "--no-progress"), stderr=subprocess.PIPE, text=True, env=env)
@@ -335,6 +338,31 @@ def test_cli_sigkill_and_ctrl_c_then_resume_match_an_uninterrupted_run(tmp_path)
     assert read(cut, "samples.json") == read(full, "samples.json")
     for key in ("eval_before", "eval_after"):
         assert read(cut, "results.json")[key] == read(full, "results.json")[key]
+    assert read(cut, "results.json")["resumed_at_steps"] == [killed_at, stopped]
+    assert read(full, "results.json")["resumed_at_steps"] == []
     w_cut = torch.load(cut / "checkpoint" / "trainer_state.pt", weights_only=True)["agents"]
     w_full = torch.load(full / "checkpoint" / "trainer_state.pt", weights_only=True)["agents"]
     assert all(torch.equal(w_cut[a][k], w_full[a][k]) for a in w_full for k in w_full[a])
+
+
+def test_cli_error_during_training_keeps_a_checkpoint_and_the_history(tmp_path, monkeypatch, capsys):
+    import json
+
+    from magrpo_edu import experiment
+    from magrpo_edu.cli import main
+
+    class FailsAtStep3(MAGRPOTrainer):
+        def training_step(self):
+            if self.step == 2:
+                raise RuntimeError("boom")
+            return super().training_step()
+
+    monkeypatch.setattr(experiment, "MAGRPOTrainer", FailsAtStep3)
+    out = tmp_path / "out"
+    with pytest.raises(RuntimeError, match="boom"):
+        main(["train", "--steps", "4", "-G", "2", "--max-new-tokens", "8", "--eval-rows", "1", "--device", "cpu",
+              "--no-progress", "--out", str(out)])
+    err = capsys.readouterr().err
+    assert "Stopped by an error (RuntimeError) at step 2 of 4" in err and f"--resume {out}" in err
+    assert checkpoint_info(out / "checkpoint")["step"] == 2
+    assert [h["step"] for h in json.loads((out / "history.json").read_text())] == [1, 2]

@@ -9,74 +9,85 @@ state leaks between asserts), with:
   * limits: wall clock (per assert and in total), CPU time, address space, open files, file size,
     output size (stdout/stderr are read up to a cap, the rest discarded), no core dumps;
   * a minimal environment (no inherited variables, so no secrets), stdin closed, `python -I -S`
-    (no site-packages, no user site, no PYTHON* variables), a fresh (empty) session keyring;
+    (no site-packages, no user site, no PYTHON* variables);
   * the whole process group (and, where available, every process of its PID namespace and
     cgroup) killed on timeout or when the run ends, so nothing is left running;
-  * death with the trainer: the first child gets PR_SET_PDEATHSIG, and the total timeout is also
-    enforced inside (coreutils `timeout`), so a SIGKILLed trainer leaves no program running; the
-    cgroup and temporary folder of a dead trainer are removed by the next run on the machine;
+  * death with the trainer (Linux): the first child gets PR_SET_PDEATHSIG (`setpriv --pdeathsig`)
+    and the total timeout is also enforced inside the sandbox (coreutils `timeout`), so a SIGKILLed
+    trainer leaves no program running; the cgroup and temporary folder a dead trainer left are
+    removed by the next run on the machine (their names carry the trainer's pid, as does the
+    harness's command line, `magrpo-sandbox-owner-PID`, for `ps`);
   * a fresh temporary working directory, removed afterwards.
 
-Isolation by platform (`isolation()` says what this machine gives; tests/test_sandbox.py checks
-every "yes" of column (a) with a hostile program, and the rlimits column where it claims something):
+What is isolated (`isolation()` reports it; in namespaces mode from a probe run inside the sandbox).
+tests/test_sandbox.py attacks every entry of column (a) with a hostile program (CI runs it), and
+checks the rlimits entries it can on Linux (limits, the trainer-death group kill, a daemon escaping):
 
-                                      (a) Linux,   (b) Linux,      (c) macOS   (d) Colab (root,
-                                      root with    unprivileged                no CAP_SYS_ADMIN)
-                                      unshare (CI)
-  mode                                namespaces   rlimits         rlimits     rlimits
-  wall/CPU/memory/files/output limits yes          yes             no memory   yes
-  network (incl. abstract sockets)    none         NOT isolated    NOT isol.   NOT isolated
-  host filesystem (home, /etc/shadow, hidden       readable as     readable    readable AND
-    the repo, site-packages, sockets)              the user        as user     writable (root)
-  writes outside the sandbox's tmp    impossible   as the user     as user     anywhere (root)
-  host Unix socket files              unreachable  reachable       reachable   reachable
-  uid of the program                  65534        the user        the user    0 (root)
-  capabilities                        none         none            n/a         root's
-  /proc/sys (kernel settings)         read-only    as the user     n/a         WRITABLE if /proc
-                                                                               is rw (root)
-  root's kernel keyring               not reachable not reachable  n/a         not reachable
-  processes (fork bomb, strays)       pids cgroup  RLIMIT_NPROC +  group kill  group kill only
-                                      + PID ns     group kill
-  a daemonised (setsid) descendant    killed       may survive     may survive may survive
-  trainer SIGKILLed                   all killed   group killed    may survive group killed
-  /dev/shm (multiprocessing.Lock)     private      the host's      the host's  the host's
+                                  (a) Linux, root   (b) Linux,        (c) macOS      (d) Colab (root in
+                                  with unshare (CI)  unprivileged                     a container without
+                                                                                      CAP_SYS_ADMIN)
+  mode                            linux-namespaces  rlimits           rlimits        rlimits
+  time/CPU/files/output limits    yes               yes               yes            yes
+  memory limit (RLIMIT_AS)        yes               yes               NO             yes
+  network                         none (no route,   NOT isolated      NOT isolated   NOT isolated
+                                  own abstract sockets)
+  host files: home, /etc/shadow,  HIDDEN: not in    readable as       readable as    readable (root:
+    the repo and its data,        the sandbox's     the user          the user       everything)
+    site-packages                 filesystem
+  writes outside the sandbox      none (own tmpfs   as the user       as the user    anywhere (root)
+                                  /tmp, /dev/shm)
+  host Unix socket files          unreachable       reachable         reachable      reachable
+  program's uid / capabilities    65534 / none      the user / none   the user       0 / root's
+  /proc/sys (kernel settings)     read-only         as the user       n/a            as root (writable
+                                                    (read-only)                      unless mounted ro)
+  trainer's kernel keyrings       not reachable     the user's        n/a            root's
+  other processes                 invisible (PID    visible           visible        visible, killable
+                                  namespace)
+  processes (fork bomb)           pids cgroup cap   RLIMIT_NPROC      RLIMIT_NPROC   timeout only
+  a daemonised (setsid) child     killed            MAY SURVIVE       MAY SURVIVE    MAY SURVIVE
+  trainer SIGKILLed               all killed        group killed      MAY SURVIVE    group killed
+  /dev/shm (multiprocessing)      private           the host's        the host's     the host's
+  forge-proof verdicts (below)    yes               no (same user)    no             no (root)
   Windows: not supported (no fork, no rlimits); run training there under WSL.
 
-  (a) runs each program in new PID, network, mount, IPC and UTS namespaces inside a minimal root:
-  an empty read-only tmpfs with read-only binds of /usr, /bin, /sbin, /lib*, the Python
-  installation (its site-packages hidden under empty tmpfs), /etc/ld.so.cache and a generated
-  /etc/passwd; private tmpfs /tmp and /dev/shm; a /dev with null, zero, random, urandom; a fresh
-  /proc (only the sandbox's processes) with /proc/sys and /proc/sysrq-trigger read-only; the host
-  root is pivot_root'ed away and unmounted (chroot where pivot_root fails). The program then runs as
-  uid/gid 65534 with no groups, no capabilities and no_new_privs. A pids cgroup caps processes
-  when one can be created. Not hidden: the contents of /usr and the Python installation (system
-  files, no secrets) and the kernel itself (a kernel exploit is out of scope).
+  (a) runs each program in new PID, network, mount, IPC and UTS namespaces inside a minimal root
+  built by a trusted setup step (PID 1 of the namespaces, as root, before any untrusted code): an
+  empty read-only tmpfs with read-only binds of /usr, /bin, /sbin, /lib*, the Python installation
+  (`sys.base_prefix`, with every site-packages/dist-packages under an empty read-only tmpfs) and
+  /etc/ld.so.cache, a generated /etc/passwd, group and hosts; private tmpfs /tmp and /dev/shm; a
+  /dev with null, zero, random, urandom; a fresh /proc (only the sandbox's processes) with
+  /proc/sys (and /proc/sysrq-trigger) read-only; a new empty session keyring. The host's root is
+  pivot_root'ed away and unmounted (chroot where pivot_root is refused), then the program runs as
+  uid/gid 65534 with no groups, no capabilities and no_new_privs. Still visible: the contents of
+  /usr and of the Python installation (system files), the kernel's version and /proc's global
+  figures; out of scope: kernel exploits.
+  (b)-(d) fall back to a plain child process with the limits above in a fresh temporary folder and
+  its own process group; root (d) is not bound by RLIMIT_NPROC.
 
-Forge-proof results (pass `entry_point`, the name the asserts call, e.g. `assert add(1, 2) == 3`):
-the trusted parent parses each assert with `ast`, replaces each call of the entry point (with its
-single-argument builtin wrappers such as `sorted(...)`/`len(...)`, attribute access, no-argument
-method calls and constant subscripts around it) by a placeholder and sends only those expressions
-(the entry point and its arguments: no expected value) to the sandbox. The sandbox returns their
-values as tagged JSON of plain builtin data (None, bool, int, float incl. nan/inf, complex, str,
-bytes, and list/tuple/dict/set/frozenset of those; a subclass of one of those is sent as its base
-value, copied by the base type's own C code, so a custom `__eq__` is never used; anything else is an
-error for that assert: "returned a non-builtin object"). The parent parses that JSON strictly
-(bounded size and depth; no eval) and evaluates the assert itself, in a namespace of safe
-builtins + `math`. So the program never sees expected values and never decides a verdict: the
-most a hostile program can do, even by walking the harness's frames or writing to its result pipe,
-is claim return values, which is no better than computing them. An assert the parent cannot
-evaluate alone (the entry point used as a value, e.g. `map(f, xs)`; a call whose arguments use a
-name the assert binds, e.g. a comprehension variable; a name outside the calls that is not a safe
-builtin or `math`, e.g. a helper of the program; an `import`) falls back to a verdict decided in
-the sandbox, marked `AssertResult.checked_by == "sandbox"` (forgeable). Without `entry_point`
-every verdict is decided in the sandbox (the old behaviour, kept for compatibility): a program can
-forge it, e.g. with an object whose `__eq__` is always True or by calling the harness's writer.
-Differences from running the assert in the program's globals: every shipped call of an assert is
-evaluated, in order, before the assert (no short-circuit); a returned object is compared as plain
-data (a namedtuple as a tuple, a Counter as a dict); the parent's evaluation has no time limit of
-its own (the asserts are trusted and the values bounded: at most 100,000 items, 1 MB of JSON).
-In the rlimits modes (b)-(d) the channel is the same, but the program runs as the trainer's user,
-so it could attack the trainer process itself (e.g. ptrace it): results are forge-proof only in (a).
+Forge-proof verdicts (pass `entry_point`, the name the asserts call, e.g. `assert add(1, 2) == 3`):
+the trusted parent parses each assert with `ast` and replaces every call of the entry point (with
+what is applied to its result alone: single-argument builtins such as `sorted(...)`/`len(...)`,
+attribute access, no-argument method calls, constant subscripts) by a placeholder; it sends only
+those expressions (the entry point and its arguments, never the expected side) to the sandbox.
+The sandbox executes the program, evaluates them and returns their values as tagged JSON of plain
+builtin data: None, bool, int, float (nan, inf included), complex, str, bytes, and list, tuple,
+dict, set, frozenset of those (bounded: 100,000 items, depth 64, 1 MB). A subclass of one of those
+is sent as its base value (a namedtuple as a tuple, a Counter as a dict: its `__eq__` is never
+used); anything else fails that assert ("NonBuiltinResult": "returned a non-builtin object"). The
+parent parses the JSON strictly (no eval) and evaluates the assert itself, in a namespace of safe
+builtins and `math`. So the program never sees an expected value and never decides a verdict:
+whatever it does (an `__eq__` that is always True, walking the harness's frames to its writer,
+writing to the result pipe) it can at most claim return values, which is no better than computing
+them. Limits of the guarantee: an assert the parent cannot evaluate alone (the entry point used as
+a value, e.g. `map(f, xs)`; a call whose arguments use a name the assert binds, e.g. a comprehension
+variable; a name outside the calls that is neither a safe builtin nor `math`, e.g. a helper of the
+program; an import) falls back to a verdict decided in the sandbox and is marked
+`AssertResult.checked_by == "sandbox"` (forgeable; host-decided ones say "host"); all calls of an
+assert are evaluated, in order, before it (no short-circuit); the parent's evaluation of the
+(trusted) assert on the (bounded) values has no time limit of its own; and in the rlimits modes the
+program runs as the trainer's user and could attack the trainer process directly. Without
+`entry_point` every verdict is decided in the sandbox (the old behaviour, kept for compatibility),
+and a program can forge it.
 """
 from __future__ import annotations
 
@@ -145,7 +156,7 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
     def on_alarm(signum, frame):
         raise _Timeout()
     # Return values go back as JSON with type tags. A subclass of a builtin type is copied by the
-    # base type's own method (int.__int__, list.copy, ...), so none of its Python methods runs.
+    # base type's own method (int.__int__, list.copy, ...) into a plain value: its __eq__ never counts.
     f_repr, i_copy, f_copy, c_copy, s_copy, y_copy = _float.__repr__, _int.__int__, _float.__float__, _complex.__complex__, _str.__str__, _bytes.__bytes__
     l_copy, d_copy, st_copy, fs_copy, t_item = _list.copy, _dict.copy, _set.copy, _frozenset.copy, _tuple.__getitem__
     d_items, y_hex, everything = _dict.items, _bytes.hex, _slice(None)

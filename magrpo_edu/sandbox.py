@@ -484,14 +484,18 @@ def _cleanup_stale() -> None:
         if base is None:
             continue
         try:
-            entries = [e.name for e in os.scandir(base)]
+            entries = [e for e in os.scandir(base) if _OWNED.match(e.name)]
         except OSError:
             continue
-        for name in entries:
-            m = _OWNED.match(name)
-            if not m or int(m.group(1)) == os.getpid() or _alive(int(m.group(1))):
+        for entry in entries:
+            pid = int(_OWNED.match(entry.name).group(1))
+            try:
+                mine = entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_uid == os.geteuid()
+            except OSError:
                 continue
-            path = os.path.join(base, name)
+            if not mine or pid == os.getpid() or _alive(pid):
+                continue
+            path = entry.path
             if is_cgroup:
                 _PidsCgroup.at(path).remove()
             else:
@@ -528,8 +532,10 @@ def _probe_namespaces() -> Optional[dict]:
         in_home = []
     on_the_way = {os.path.join(home, p.split("/")[0]) for b in _python_dirs()[0] if b.startswith(home + "/")
                   for p in [b[len(home) + 1:]]}
-    host = [os.path.abspath(__file__), os.getcwd(), "/etc/shadow", "/sys/fs/cgroup"] + \
-        [p for p in in_home if p not in on_the_way]
+    shown = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/tmp") + tuple(_python_dirs()[0])
+    host = [p for p in [os.path.abspath(__file__), os.getcwd(), "/etc/shadow", "/sys/fs/cgroup"] + in_home
+            if p not in on_the_way and os.path.realpath(p) != "/" and
+            not any(os.path.realpath(p) == d or os.path.realpath(p).startswith(d + "/") for d in shown)]
     probe = "HOST = %r\n%s" % (host, _PROBE)
     work = tempfile.mkdtemp(prefix=f"magrpo-sandbox-{os.getpid()}-")
     try:

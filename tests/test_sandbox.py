@@ -439,14 +439,14 @@ def test_programs_die_with_a_sigkilled_trainer(mode):
         pytest.skip("PR_SET_PDEATHSIG is Linux only")
     from magrpo_edu import sandbox
 
-    # the trainer gets the marker through its environment, so its own argv does not match strays()
-    trainer = ("import os, sys\nfrom magrpo_edu.sandbox import SandboxLimits, run_program\nm = os.environ['STRAY_MARKER']\n"
-               "prog = ('import signal, subprocess, sys, time\\nfor s in (1, 2, 15):\\n    signal.signal(s, signal.SIG_IGN)\\n'\n"
-               "        'subprocess.Popen([sys.executable, \"-c\", \"import signal, time\\\\nfor s in (1, 2, 15):\\\\n'\n"
-               "        '    signal.signal(s, signal.SIG_IGN)\\\\ntime.sleep(1000)\", ' + repr(m) + '])\\ntime.sleep(1000)\\n')\n"
-               "print('started', flush=True)\n"
-               "run_program(prog, ['assert True'], SandboxLimits(timeout_s=60, assert_timeout_s=60, cpu_s=60))\n")
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "STRAY_MARKER": MARKER,
+    # a program that ignores signals and leaves a sleeper (MARKER in its argv) that ignores them too; the
+    # trainer gets it through its environment, so the trainer's own argv does not match strays()
+    sleeper = "import signal, time\nfor s in (1, 2, 15):\n    signal.signal(s, signal.SIG_IGN)\ntime.sleep(1000)\n"
+    program = (f"import signal, subprocess, sys, time\nfor s in (1, 2, 15):\n    signal.signal(s, signal.SIG_IGN)\n"
+               f"subprocess.Popen([sys.executable, '-c', {sleeper!r}, {MARKER!r}])\ntime.sleep(1000)\n")
+    trainer = ("import os\nfrom magrpo_edu.sandbox import SandboxLimits, run_program\n"
+               "run_program(os.environ['SANDBOX_PROGRAM'], ['assert True'], SandboxLimits(timeout_s=60, assert_timeout_s=60, cpu_s=60))\n")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SANDBOX_PROGRAM": program,
            "PYTHONPATH": str(Path(sandbox.__file__).resolve().parents[1])}
     if mode == "rlimits":
         env["MAGRPO_EDU_SANDBOX"] = "rlimits"

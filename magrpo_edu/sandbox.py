@@ -157,7 +157,8 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
         raise _Timeout()
     # Return values go back as JSON with type tags. A subclass of a builtin type is copied by the
     # base type's own method (int.__int__, list.copy, ...) into a plain value: its __eq__ never counts.
-    f_repr, i_copy, f_copy, c_copy, s_copy, y_copy = _float.__repr__, _int.__int__, _float.__float__, _complex.__complex__, _str.__str__, _bytes.__bytes__
+    f_repr, i_copy, f_copy, c_copy = _float.__repr__, _int.__int__, _float.__float__, _complex.__complex__
+    s_copy, y_copy = _str.__str__, _bytes.__bytes__
     l_copy, d_copy, st_copy, fs_copy, t_item = _list.copy, _dict.copy, _set.copy, _frozenset.copy, _tuple.__getitem__
     d_items, y_hex, everything = _dict.items, _bytes.hex, _slice(None)
     def enc(x, depth, left):

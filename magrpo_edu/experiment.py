@@ -117,7 +117,7 @@ def resume_settings(resume: str | Path) -> dict:
 
 def _resume_point(resume: Path) -> tuple[Path, dict, dict]:
     """(output folder, checkpoint info, saved run settings) of a folder to resume."""
-    candidates = [resume / "checkpoint", resume] if resume.name != "checkpoint" else [resume]
+    candidates = [resume] if resume.name == "checkpoint" else [resume / "checkpoint"]  # a run folder or its checkpoint
     for ckpt in candidates:
         try:
             info = checkpoint_info(ckpt)

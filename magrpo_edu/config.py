@@ -15,7 +15,7 @@ JOINT_MODES = ("aligned", "cross")
 MAX_JOINT_ACTIONS = 10_000
 """Cap on G**n, the joint actions of one cross-mode group (each one is a reward call and a row of the loss)."""
 ADVANTAGE_MODES = ("mean", "none", "rloo", "max")
-SCALE_MODES = ("none", "group")
+SCALE_MODES = ("none", "group", "zscore")
 
 
 @dataclass
@@ -49,7 +49,8 @@ class MAGRPOConfig:
     """Baseline: 'mean' = MAGRPO (R - group mean), 'none' = MAREINFORCE (R),
     'rloo' = MARLOO (R - mean of the others), 'max' = MAReMax (R - group max)."""
     scale_rewards: str = "none"
-    """'none' (paper) or 'group': divide advantages by the group's std (TRL, newest CoMLRL)."""
+    """'none' (paper); 'group': TRL's (R - baseline) / (sample std of R + 1e-4); 'zscore': CoMLRL
+    1.4.3's z-score of the advantages after the baseline (population std, floor 1e-6)."""
     advantage_clip: Optional[float] = 10.0
     """Clamp advantages to [-clip, clip] (paper-era code: 10). None: no clamp."""
     num_turns: int = 1

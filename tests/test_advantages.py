@@ -101,3 +101,10 @@ def test_cross_mean_credit_vs_reference_sum(mode, scale, proportional):
     if not proportional:  # not proportional with ANY constant either
         ratio = ref.flatten() / ours.flatten()
         assert ratio.max() - ratio.min() > 1e-3
+
+
+def test_config_accepts_both_scalings_by_name():
+    from magrpo_edu import MAGRPOConfig
+
+    assert MAGRPOConfig(scale_rewards="zscore").scale_rewards == "zscore"
+    assert MAGRPOConfig(scale_rewards="group").scale_rewards == "group"

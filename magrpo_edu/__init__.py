@@ -16,8 +16,9 @@ from .agents import Agent, heterogeneous_agents, lora_agents, separate_agents  #
 from .algorithm import (RewardFunctionError, group_advantages, joint_actions, magrpo_step,  # noqa: E402
                         policy_loss)
 from .config import MAGRPOConfig  # noqa: E402
+from .quality import mean_repetition, naturalness, repetition  # noqa: E402
 from .trainer import MAGRPOTrainer, TrainerCallback  # noqa: E402
 
 __all__ = ["__version__", "Agent", "lora_agents", "separate_agents", "heterogeneous_agents", "MAGRPOConfig",
            "MAGRPOTrainer", "TrainerCallback", "group_advantages", "joint_actions", "magrpo_step",
-           "policy_loss", "RewardFunctionError"]
+           "policy_loss", "RewardFunctionError", "repetition", "mean_repetition", "naturalness"]

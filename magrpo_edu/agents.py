@@ -58,6 +58,11 @@ class Agent:
     """Name of this agent's LoRA adapter when agents share one peft model; None for a full model."""
     generation_kwargs: dict = field(default_factory=dict)
     """Per-agent overrides of the config's sampling settings (temperature, top_p, top_k, ...)."""
+    reference: Any = field(default=None, repr=False)
+    """A FROZEN copy of this agent's untrained model (pi_ref), for a full-model agent: the model the
+    naturalness metric (`magrpo_edu.quality`) and the KL leash (config.beta) measure against. Never
+    trained, never saved in checkpoints. LoRA agents leave it None: their reference is the shared
+    base with the adapters disabled (no copy). See `reference_token_logprobs`."""
 
     def trainable_parameters(self) -> list[torch.nn.Parameter]:
         """The parameters this agent's optimiser updates: its adapter's, or the whole model's."""
@@ -146,23 +151,43 @@ def lora_agents(base, num_agents: int = 2, tokenizer=None, r: int = 8, alpha: in
     return [Agent(name=name, model=peft_model, tokenizer=tok, adapter=name) for name in names]
 
 
+def frozen_copy(model):
+    """A deep copy of `model` with every parameter frozen, in eval mode: a reference policy pi_ref."""
+    ref = copy.deepcopy(model)
+    ref.requires_grad_(False)
+    ref.eval()
+    return ref
+
+
 def separate_agents(base, num_agents: int = 2, tokenizer=None, dtype: Any = None, device=None,
-                    names: Sequence[str] | None = None) -> list[Agent]:
-    """n independent full copies of one model, fully fine-tuned (the paper's setting)."""
+                    names: Sequence[str] | None = None, reference: bool = True) -> list[Agent]:
+    """n independent full copies of one model, fully fine-tuned (the paper's setting).
+
+    reference=True (default) also keeps ONE frozen copy of the untrained model, shared by all the
+    agents as `Agent.reference` (they all start from it): the naturalness metric and the KL leash
+    measure against it. Memory cost: one more copy of the weights for the whole team (n + 1 copies
+    instead of n), no optimiser state, no gradients. reference=False saves that memory; the agents
+    then have no naturalness metric and cannot train with config.beta > 0.
+    """
     model, tok = _as_model_and_tokenizer(base, tokenizer, dtype, device)
     names = list(names or [f"agent_{i}" for i in range(num_agents)])
+    ref = frozen_copy(model) if reference else None  # before any agent can train
     agents = []
     for i, name in enumerate(names):
         m = model if i == 0 else copy.deepcopy(model)
         m.requires_grad_(True)
         m.eval()  # no dropout during sampling or loss: on-policy log-probs match the sampler
-        agents.append(Agent(name=name, model=m, tokenizer=tok))
+        agents.append(Agent(name=name, model=m, tokenizer=tok, reference=ref))
     return agents
 
 
 def heterogeneous_agents(models: Sequence, tokenizers: Sequence | None = None, dtype: Any = None,
-                         device=None, names: Sequence[str] | None = None) -> list[Agent]:
-    """One agent per given model (ids, paths or objects); models and tokenizers may all differ."""
+                         device=None, names: Sequence[str] | None = None, reference: bool = True) -> list[Agent]:
+    """One agent per given model (ids, paths or objects); models and tokenizers may all differ.
+
+    reference=True (default) keeps a frozen copy of each agent's untrained model as its
+    `Agent.reference` (naturalness metric, KL leash): memory cost one more copy of EVERY agent's
+    weights (twice the weights in all). reference=False: no copies, no naturalness, no beta > 0."""
     tokenizers = list(tokenizers) if tokenizers is not None else [None] * len(models)
     names = list(names or [f"agent_{i}" for i in range(len(models))])
     agents = []
@@ -170,7 +195,7 @@ def heterogeneous_agents(models: Sequence, tokenizers: Sequence | None = None, d
         m, t = _as_model_and_tokenizer(base, tok, dtype, device)
         m.requires_grad_(True)
         m.eval()
-        agents.append(Agent(name=name, model=m, tokenizer=t))
+        agents.append(Agent(name=name, model=m, tokenizer=t, reference=frozen_copy(m) if reference else None))
     return agents
 
 
@@ -474,8 +499,8 @@ def _shared_prompt_cache(model, ids, mask, row_adapters, starts, inverse):
     return cache, out.logits[:, -1][inverse]
 
 
-def _logprobs(model, c: Completions, row_adapters: Optional[Sequence[str]]) -> torch.Tensor:
-    """sum_t log pi(a_t | prompt, a_<t) per row. The G rows of one prompt share one prompt forward
+def _token_logprobs(model, c: Completions, row_adapters: Optional[Sequence[str]]) -> torch.Tensor:
+    """log pi(a_t | prompt, a_<t) per row and completion token, (B, C), 0 at masked positions. The G rows of one prompt share one prompt forward
     (its KV cache is copied to each row), so the prompt is computed once per agent and node instead
     of G times: the same values (tested against a plain forward over [prompt; completion]), and
     gradients flow through the shared prompt states exactly as through G copies."""
@@ -500,7 +525,12 @@ def _logprobs(model, c: Completions, row_adapters: Optional[Sequence[str]]) -> t
                         past_key_values=cache, use_cache=True, **extra)
         logits = torch.cat([first[:, None], out.logits], dim=1)
     logp = torch.log_softmax(logits.float(), dim=-1).gather(-1, c.completion_ids.unsqueeze(-1)).squeeze(-1)
-    return (logp * c.completion_mask).sum(-1)
+    return logp * c.completion_mask
+
+
+def _logprobs(model, c: Completions, row_adapters: Optional[Sequence[str]]) -> torch.Tensor:
+    """sum_t log pi(a_t | prompt, a_<t) per row, (B,): `_token_logprobs` summed over the completion."""
+    return _token_logprobs(model, c, row_adapters).sum(-1)
 
 
 def _stack(parts: Sequence[Completions], pad_id: int) -> Completions:
@@ -516,19 +546,54 @@ def _stack(parts: Sequence[Completions], pad_id: int) -> Completions:
                        [t for c in parts for t in c.texts])
 
 
-def team_logprobs(agents: Sequence[Agent], comps: Sequence[Completions]) -> list[torch.Tensor]:
+def team_logprobs(agents: Sequence[Agent], comps: Sequence[Completions], per_token: bool = False
+                  ) -> list[torch.Tensor]:
     """`completion_logprobs` of every agent i on `comps[i]`. Agents that share one peft base go
     through ONE batch: all their rows together, each row routed through its own agent's adapter
-    (`adapter_rows`); other agents get one batch each. Same values, fewer passes."""
+    (`adapter_rows`); other agents get one batch each. Same values, fewer passes.
+    per_token=True: the (B_i, C_i) token log-probs (masked positions 0) instead of their sums."""
     out: list[Optional[torch.Tensor]] = [None] * len(agents)
+    fn = _token_logprobs if per_token else _logprobs
     for members in shared_base_groups(agents):
         if len(members) == 1:
-            out[members[0]] = completion_logprobs(agents[members[0]], comps[members[0]])
+            a = agents[members[0]]
+            rows = None if a.adapter is None else [a.adapter] * comps[members[0]].prompt_ids.shape[0]
+            out[members[0]] = fn(a.model, comps[members[0]], rows)
             continue
         lead = agents[members[0]]
         merged = _stack([comps[i] for i in members], lead.tokenizer.pad_token_id)
         names = [agents[i].adapter for i in members for _ in range(comps[i].prompt_ids.shape[0])]
-        logp = _logprobs(lead.model, merged, names)
+        logp = fn(lead.model, merged, names)
         for i, part in zip(members, logp.split([comps[i].prompt_ids.shape[0] for i in members])):
-            out[i] = part
+            out[i] = part[:, :comps[i].completion_ids.shape[1]] if per_token else part
     return out  # type: ignore[return-value]
+
+
+def has_reference(agent: Agent) -> bool:
+    """Whether the agent has a frozen untrained reference pi_ref (LoRA: the base; else `Agent.reference`)."""
+    return getattr(agent, "adapter", None) is not None or getattr(agent, "reference", None) is not None
+
+
+@torch.no_grad()
+def reference_token_logprobs(agent: Agent, c: Completions) -> torch.Tensor:
+    """log pi_ref(a_t | prompt, a_<t) per row and completion token, (B, C), masked positions 0, no grad.
+
+    What "the frozen untrained model" pi_ref is, per kind of agent:
+      * LoRA agent (`lora_agents`): the shared base with the adapters disabled: the untrained model
+        exactly, since every adapter starts at B = 0 and the base never trains. No copy, no extra
+        memory; one extra forward. The rows are routed to peft's "__base__" (no adapter) through
+        `adapter_rows`; peft's `disable_adapter()` context would do the same forward, but on leaving
+        it re-enables gradients for the ACTIVE adapter only, freezing every other agent's adapter.
+      * full-model agent (`separate_agents`, `heterogeneous_agents`): `agent.reference`, the frozen
+        copy made when the agents were built (before any step).
+      * a hand-made `Agent` without adapter and without `reference`: there is none (the model itself
+        is only "untrained" until its first step); this raises ValueError: set `reference=frozen_copy(model)`
+        before training.
+    """
+    if agent.adapter is not None:
+        return _token_logprobs(agent.model, c, ["__base__"] * c.prompt_ids.shape[0])
+    if agent.reference is None:
+        raise ValueError(f"agent {agent.name} has no frozen reference model: build it with separate_agents / "
+                         "heterogeneous_agents (reference=True), or set agent.reference = frozen_copy(model) "
+                         "before training.")
+    return _token_logprobs(agent.reference, c, None)

@@ -8,6 +8,7 @@ One training step on one task x (the paper uses one prompt per optimiser step):
     4. reward     r^(j) = R(a^(j), x)                  ONE joint reward per joint action, no per-agent reward
     5. advantage  A^(j) = R^(j) - mean_j' R^(j')        the same group-relative advantage for every agent
     6. loss       L_i = -(1/G) sum_g A^(g) sum_t log pi_i(a_i,t^(g) | o_i, a_i,<t^(g))
+                  (+ an optional KL leash, config.beta > 0, off in the paper: deviation 11)
     7. update     one optimiser step per agent
 
 Multi-turn (spec section 3, "current" version): a rollout tree. At each node every agent samples G;
@@ -48,12 +49,23 @@ From the paper / the authors' reference code (CoMLRL 1.4.3 and their experiment 
   7. The prompts are this project's own short raw strings (`magrpo_edu.tasks.prompts`), not the
      authors' longer instructions; like the paper, no chat template.
 From TRL's GRPOTrainer:
-  8. No importance ratio, no PPO clipping, no KL term (beta = 0): the update is on-policy, one
-     gradient step per batch of samples, exactly the paper's loss. TRL's defaults (ratio-clipped
+  8. No importance ratio, no PPO clipping, and by default no KL term (beta = 0, see 11): the update
+     is on-policy, one gradient step per batch of samples, exactly the paper's loss. TRL's defaults (ratio-clipped
      objective, token-level normalisation, scale_rewards="group") are not used.
   9. Sum of token log-probs per completion (no length normalisation), averaged over the G samples;
      TRL normalises by the number of tokens.
  10. Each agent has its own optimiser; agents never see each other's responses during a step.
+ 11. KL leash (`config.beta`, TRL's name; the paper has beta = 0 and the trainer never adds it by
+     default). With beta > 0 agent i's loss is
+         L_i = -(1/G) sum_g [ A^(g) sum_t log pi_i(a_t^(g)) - beta sum_t kl_t^(g) ],
+         kl_t = exp(ref_t - logp_t) - (ref_t - logp_t) - 1     (k3 estimator of KL(pi_i || pi_ref)),
+     ref_t = log pi_ref(a_t | ...) under the frozen untrained model, computed without gradient
+     (LoRA agents: the base with the adapters off; full models: `Agent.reference`). Like the policy
+     term, the KL is SUMMED over a completion's tokens and averaged over the G samples. TRL adds
+     beta * kl_t to each token's loss and AVERAGES over tokens, for the policy term as well (its
+     deviation 9). Within one completion the two terms keep the same ratio in both, so a given
+     beta balances reward against leash the same way; only the scale of the whole loss differs
+     (by the token count T). Logged as kl/<agent> and kl (mean per-token KL, TRL's metric).
 """
 from __future__ import annotations
 
@@ -66,7 +78,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import torch
 
-from .agents import Agent, Completions, sample_completions, team_logprobs
+from .agents import Agent, Completions, reference_token_logprobs, sample_completions, team_logprobs
 
 # ==================================================================================================
 # Step 5: group-relative advantages (pure tensor code, the part to learn first)
@@ -277,6 +289,7 @@ class Rollout:
     root: Node
     levels: list[list[Node]]
     completions: list[list[Completions]]  # [level][agent]
+    kl: Optional[list[float]] = None  # per agent: mean per-token KL(pi_i || pi_ref), set when beta > 0
 
     def nodes(self) -> list[Node]:
         return [n for level in self.levels for n in level]
@@ -372,27 +385,62 @@ def policy_loss(logps: torch.Tensor, advantages: torch.Tensor) -> torch.Tensor:
     return -(advantages.detach() * logps).mean()
 
 
-def agent_losses(agents: Sequence[Agent], ro: Rollout) -> list[torch.Tensor]:
+def kl_penalty(logp: torch.Tensor, ref_logp: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Step 6's optional leash (deviation 11): k3 estimate of KL(pi || pi_ref) summed over each
+    completion's tokens, (B,), from per-token log-probs (B, C) and the completion mask.
+
+        kl_t = exp(ref_t - logp_t) - (ref_t - logp_t) - 1   (>= 0, TRL's per-token estimator)
+        d kl_t / d logp_t = 1 - exp(ref_t - logp_t)
+
+    `ref_logp` comes from the frozen reference, without gradient.
+    >>> kl_penalty(torch.tensor([[-1.0, -2.0]]), torch.tensor([[-1.0, -2.0]]), torch.ones(1, 2)).tolist()
+    [0.0]
+    """
+    d = ref_logp.detach() - logp
+    return ((torch.exp(d) - d - 1) * mask).sum(-1)
+
+
+def agent_losses(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0) -> list[torch.Tensor]:
     """Step 6 for every agent: L_i over every tree node agent i acted in (one log-prob pass per level;
-    agents sharing a base share the pass, see `team_logprobs`)."""
+    agents sharing a base share the pass, see `team_logprobs`).
+
+    beta > 0 adds the KL leash (deviation 11): L_i += beta * (1/G) sum_g sum_t kl_t^(g), with one
+    reference forward per agent and level (no gradient), and stores each agent's mean per-token
+    KL in `ro.kl`. beta = 0 (the paper) computes exactly `policy_loss` and no reference pass."""
     per_agent: list[list[torch.Tensor]] = [[] for _ in agents]
+    kl_sum, kl_tokens = [0.0] * len(agents), [0.0] * len(agents)
     for depth, level in enumerate(ro.levels):
-        logps = team_logprobs(agents, ro.completions[depth])
+        comps = ro.completions[depth]
+        if beta == 0:
+            logps = team_logprobs(agents, comps)
+        else:
+            token_logps = team_logprobs(agents, comps, per_token=True)
+            logps = [t.sum(-1) for t in token_logps]
         for i, agent in enumerate(agents):
             adv = torch.cat([nd.sample_advantages[i] for nd in level]).to(agent.device)
-            per_agent[i].append(policy_loss(logps[i], adv) * len(level))
+            term = policy_loss(logps[i], adv)
+            if beta != 0:
+                mask = comps[i].completion_mask.to(token_logps[i].device)
+                kl = kl_penalty(token_logps[i], reference_token_logprobs(agent, comps[i]), mask)
+                term = term + beta * kl.mean()
+                kl_sum[i] += kl.detach().sum().item()
+                kl_tokens[i] += mask.sum().item()
+            per_agent[i].append(term * len(level))
+    if beta != 0:
+        ro.kl = [s / max(t, 1.0) for s, t in zip(kl_sum, kl_tokens)]
     nodes = sum(len(level) for level in ro.levels)
     return [torch.stack(terms).sum() / nodes for terms in per_agent]
 
 
-def update_agents(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimizer], ro: Rollout) -> list[float]:
+def update_agents(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimizer], ro: Rollout,
+                  beta: float = 0.0) -> list[float]:
     """Step 7: one optimiser step per agent, each on its own loss. Returns the losses.
 
     One backward pass over all losses: the agents' parameters are disjoint, so each agent's
     gradient is exactly the gradient of its own L_i."""
     for opt in optimizers:
         opt.zero_grad(set_to_none=True)
-    losses = agent_losses(agents, ro)
+    losses = agent_losses(agents, ro, beta)
     torch.autograd.backward(losses)
     for opt in optimizers:
         opt.step()
@@ -405,5 +453,5 @@ def magrpo_step(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimi
     """One whole MAGRPO step (steps 2-7) on one task; returns the rollout tree and the agents' losses."""
     ro = rollout(agents, prompts, row, reward_fn, config, transition)  # steps 2-4
     assign_advantages(ro, config)  # step 5
-    losses = update_agents(agents, optimizers, ro)  # steps 6-7
+    losses = update_agents(agents, optimizers, ro, getattr(config, "beta", 0.0))  # steps 6-7
     return ro, losses

@@ -38,6 +38,11 @@ class MAGRPOConfig:
     """AdamW learning rate of every agent (paper: 5e-6 writing, 1e-5 coding, full fine-tuning)."""
     weight_decay: float = 0.0
     """AdamW weight decay (reference code: AdamW default; 0 keeps the update exactly the paper's)."""
+    beta: float = 0.0
+    """KL leash (TRL's name): each agent's loss adds beta * sum_t KL_t(pi_i || pi_ref) per completion,
+    k3 estimator, against the frozen untrained model (see `algorithm.kl_penalty`). 0.0 = the paper:
+    no KL term and no reference forward pass. Needs agents with a reference (LoRA, or built with
+    reference=True)."""
     max_steps: Optional[int] = 100
     """Optimiser steps (one training prompt each). None: use num_train_epochs instead."""
     num_train_epochs: float = 1.0
@@ -103,6 +108,8 @@ class MAGRPOConfig:
             raise bad("learning_rate", "a finite number > 0")
         if not is_num(self.weight_decay) or self.weight_decay < 0:
             raise bad("weight_decay", "a finite number >= 0")
+        if not is_num(self.beta) or self.beta < 0:
+            raise bad("beta", "a finite number >= 0 (0.0 = no KL term, the paper)")
         if self.max_steps is not None and (not is_int(self.max_steps) or self.max_steps < 1):
             raise bad("max_steps", "None or an integer >= 1")
         if not is_num(self.num_train_epochs) or not self.num_train_epochs > 0:

@@ -14,11 +14,21 @@ names follow TRL where TRL has one):
   reward/<component>        mean of each component a reward function reports (e.g. "structure")
   reward/turn_<t>           mean immediate reward at turn t (multi-turn only)
   advantage_std, advantage_abs_max   spread of the first-turn advantages
-  loss/<agent>              each agent's policy loss L_i
+  loss/<agent>              each agent's loss L_i (with beta > 0 it includes the KL term)
   completions/mean_length/<agent>    mean completion length in tokens (EOS counted)
   completions/clipped_ratio/<agent>  share of completions that hit max_new_tokens without an EOS
+  quality/repetition/<agent>         share of repeated word 3-grams in the first turn's completions
+                            (`quality.repetition`, averaged over them): every step, pure Python on
+                            the texts already sampled, no forward pass
+  kl/<agent>, kl            only when config.beta > 0: mean per-token k3 KL(pi_i || pi_ref) over the
+                            step's completions, per agent and averaged over agents (TRL's "kl"); it
+                            comes from the loss's reference forward, so it costs nothing extra then
   nodes                     tree nodes sampled in the step (1 when single-turn)
   step_time                 seconds per step
+Naturalness (mean per-token NLL under the frozen untrained model, `quality.naturalness`) needs a
+reference forward over every completion, so it is NOT computed in training steps: `evaluate()`
+reports it (eval/naturalness/<agent>, beside eval/repetition/<agent>), and so does every eval
+point of a run (eval_history, with config.eval_steps and an eval set).
 
 Checkpoints and resume (`save`, `load`, `load_checkpoint`, `config.save_steps`):
   A checkpoint is a folder: config.json (the MAGRPOConfig), agents/ (peft adapters or full models,
@@ -59,9 +69,10 @@ from typing import Any, Callable, Optional, Sequence
 
 import torch
 
-from .agents import Agent
+from .agents import Agent, has_reference
 from .algorithm import RewardFunctionError, joint_rewards, magrpo_step, rollout
 from .config import MAGRPOConfig
+from .quality import mean_repetition, token_nll
 
 
 class TrainerCallback:
@@ -128,6 +139,12 @@ class MAGRPOTrainer:
         if c.save_steps is not None and checkpoint_dir is None:
             raise ValueError(f"config.save_steps={c.save_steps} needs checkpoint_dir=..., the folder to save "
                              "checkpoints into (or set save_steps=None and call trainer.save() yourself).")
+        if c.beta > 0:
+            missing = [a.name for a in agents if not has_reference(a)]
+            if missing:
+                raise ValueError(f"config.beta={c.beta} needs a frozen reference model for every agent, and agent(s) "
+                                 f"{missing} have none: build them with separate_agents/heterogeneous_agents "
+                                 "(reference=True) or lora_agents, or set agent.reference = frozen_copy(model).")
         self.agents, self.reward_fn, self.formatters = list(agents), reward_fn, list(formatters)
         self.train_dataset, self.eval_dataset = train_dataset, eval_dataset
         self.transition, self.callbacks = transition, list(callbacks)
@@ -298,6 +315,11 @@ class MAGRPOTrainer:
             rec[f"completions/mean_length/{a.name}"] = L.mean().item()
             hit_eos = (comps.completion_mask.sum(-1) < comps.completion_ids.shape[1]) | _ends_with_eos(comps, a)
             rec[f"completions/clipped_ratio/{a.name}"] = 1.0 - hit_eos.float().mean().item()
+            rec[f"quality/repetition/{a.name}"] = mean_repetition(comps.texts)
+        if ro.kl is not None:
+            for a, kl in zip(self.agents, ro.kl):
+                rec[f"kl/{a.name}"] = kl
+            rec["kl"] = sum(ro.kl) / len(ro.kl)
         return rec
 
     def _log(self) -> None:
@@ -318,6 +340,10 @@ class MAGRPOTrainer:
         Samples `num_generations` aligned joint actions per row with the training sampling settings
         and scores the FIRST turn only (multi-turn evaluation: `baselines.run_method("magrpo_2turn")`);
         the global RNG is restored afterwards, so evaluating never changes a training run.
+        Beside the reward, each agent's text quality (`magrpo_edu.quality`) over all its sampled
+        completions: eval/repetition/<agent> (share of repeated word 3-grams) and
+        eval/naturalness/<agent> (mean per-token NLL under the frozen untrained model; one extra
+        reference forward per row and agent; left out for an agent without a reference).
         """
         data = dataset if dataset is not None else self.eval_dataset
         if data is None:
@@ -328,6 +354,8 @@ class MAGRPOTrainer:
         single = MAGRPOConfig(**{**cfg.to_dict(), "num_turns": 1, "joint_mode": "aligned", "num_generations": max(G, 2),
                                  "progress": False, "early_termination_threshold": None})
         totals, comps = [], collections.defaultdict(list)
+        texts: list[list[str]] = [[] for _ in self.agents]
+        nll: list[list[torch.Tensor]] = [[] for _ in self.agents]
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             for k, row in enumerate(rows):
@@ -336,9 +364,17 @@ class MAGRPOTrainer:
                 totals.append(ro.root.rewards)
                 for name, v in ro.root.components.items():
                     comps[name].append(v)
+                for i, a in enumerate(self.agents):
+                    texts[i] += ro.completions[0][i].texts
+                    if has_reference(a):
+                        nll[i].append(token_nll(a, ro.completions[0][i]))
         out = {"eval/reward": torch.cat(totals).mean().item(), "eval/reward_std": torch.cat(totals).std().item(),
                "eval/rows": len(rows)}
         out.update({f"eval/reward/{k}": torch.cat(v).mean().item() for k, v in comps.items()})
+        for i, a in enumerate(self.agents):
+            out[f"eval/repetition/{a.name}"] = mean_repetition(texts[i])
+            if nll[i]:
+                out[f"eval/naturalness/{a.name}"] = torch.cat(nll[i]).mean().item()
         return out
 
     # ------------------------------------------------------------------------------ checkpoints

@@ -95,6 +95,48 @@ def plot_agents(history: Sequence[dict], window: int = 10):
     return fig
 
 
+def plot_quality(history: Sequence[dict], eval_history: Sequence[dict] = (), window: int = 10,
+                 title: str = "Reward and text quality"):
+    """Is the reward learned as readable text? Three panels over steps: the joint reward (moving
+    average, and eval/reward at eval points), each agent's repetition (share of repeated word
+    3-grams: training steps as lines, eval points as markers), and each agent's naturalness (mean
+    per-token NLL under the untrained model, eval points only: lower = more natural). A gamed
+    reward shows as reward up while repetition or naturalness climbs."""
+    fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(FIGSIZE[0] * 1.6, FIGSIZE[1]))
+    s, v = _series(history, "reward")
+    if s:
+        a1.plot(s, v, lw=0.8, color="C0", alpha=0.4)
+        a1.plot(s, smooth(v, window), lw=2.0, color="C0", label=f"train, moving avg ({window})")
+    s, v = _series(eval_history, "eval/reward")
+    if s:
+        a1.plot(s, v, "o-", ms=4, color="C1", label="eval")
+    agents = sorted({k.rsplit("/", 1)[1] for h in list(history) + list(eval_history) for k in h
+                     if k.startswith(("quality/repetition/", "eval/repetition/", "eval/naturalness/"))})
+    for j, name in enumerate(agents):
+        color = f"C{j + 2}"
+        s, v = _series(history, f"quality/repetition/{name}")
+        if s:
+            a2.plot(s, smooth(v, window), color=color, label=f"{name} (train)")
+        s, v = _series(eval_history, f"eval/repetition/{name}")
+        if s:
+            a2.plot(s, v, "o", ms=4, color=color, label=f"{name} (eval)")
+        s, v = _series(eval_history, f"eval/naturalness/{name}")
+        if s:
+            a3.plot(s, v, "o-", ms=4, color=color, label=name)
+    a1.set_title("joint reward")
+    a2.set_title("repetition (repeated 3-grams)")
+    a2.set_ylim(-0.02, 1.02)
+    a3.set_title("naturalness (NLL/token, lower = more natural)")
+    for a in (a1, a2, a3):
+        a.set_xlabel("step")
+        a.grid(alpha=0.3)
+        if a.get_legend_handles_labels()[0]:
+            a.legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
 def plot_group(sample: dict, title: Optional[str] = None):
     """One step's joint rewards and advantages as bars (one bar per joint action)."""
     r, a = sample["rewards"], sample["advantages"]

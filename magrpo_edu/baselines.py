@@ -28,18 +28,25 @@ from typing import Callable, Optional, Sequence
 
 import torch
 
-from .agents import Agent, sample_completions
+from .agents import Agent, Completions, has_reference, sample_completions
 from .config import MAGRPOConfig
+from .quality import mean_repetition, naturalness
 from .tasks.prompts import SINGLE_MARKER, single_prompt, with_other
 
 METHODS = ("single", "parallel", "sequential", "discussion", "magrpo", "magrpo_2turn")
 
 
-def _gen(agent: Agent, prompts: list[str], cfg: MAGRPOConfig) -> tuple[list[str], int, float]:
-    """One completion per prompt (G = 1 here: rows are already repeated); returns texts, tokens, seconds."""
+def _gen(agent: Agent, prompts: list[str], cfg: MAGRPOConfig) -> tuple[list[str], int, float, Completions]:
+    """One completion per prompt (G = 1 here: rows are already repeated); returns texts, tokens,
+    seconds, and the Completions themselves (token ids, for the naturalness metric)."""
     t = time.perf_counter()
     (c,) = sample_completions([agent], [prompts], 1, cfg)
-    return c.texts, int(c.lengths().sum()), time.perf_counter() - t
+    return c.texts, int(c.lengths().sum()), time.perf_counter() - t, c
+
+
+def _naturalness(agent, c: Optional[Completions]) -> Optional[float]:
+    """`quality.naturalness` of the scored completions, or None without them or without a reference."""
+    return naturalness(agent, c) if c is not None and has_reference(agent) else None
 
 
 def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callable], rows: Sequence[dict],
@@ -49,7 +56,12 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
 
     Writing tasks score each pair with `levels_fn(c1, c2)`. For task "coding" (levels_fn unused)
     all programs run in the sandbox at once, and the row adds the paper's coding metrics:
-    PassOrNot@k and Accuracy@k for k in `ks` (k <= samples), cooperation, syntax and structure rates."""
+    PassOrNot@k and Accuracy@k for k in `ks` (k <= samples), cooperation, syntax and structure rates.
+
+    Text quality of the scored answers (`magrpo_edu.quality`), per agent part: repetition1 /
+    repetition2 (share of repeated word 3-grams) and naturalness1 / naturalness2 (mean per-token NLL
+    under the agent's frozen untrained model; an agent without a reference gets none). "single" has
+    one completion for both parts: its naturalness is that whole answer's, in both columns."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}.")
     cfg = MAGRPOConfig(num_generations=2, max_new_tokens=max_new_tokens, temperature=temperature, progress=False)
@@ -60,19 +72,20 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         if method == "single":
-            both, tokens, wall = _gen(agents[0], [single_prompt(task, r[field]) for r in reps], cfg)
+            both, tokens, wall, c1 = _gen(agents[0], [single_prompt(task, r[field]) for r in reps], cfg)
+            c2 = c1
             if task == "coding":  # one answer: the entry point alone, no aux
                 a1, a2 = [""] * len(both), list(both)
             else:
                 parts = [(b.split(SINGLE_MARKER, 1) + [""])[:2] for b in both]
                 a1, a2 = [p[0].strip() for p in parts], [p[1].strip() for p in parts]
         else:
-            a1, n1, t1 = _gen(agents[0], p1, cfg)
+            a1, n1, t1, c1 = _gen(agents[0], p1, cfg)
             if method == "sequential":
-                a2, n2, t2 = _gen(agents[1], [with_other(p, a) for p, a in zip(p2, a1)], cfg)
+                a2, n2, t2, c2 = _gen(agents[1], [with_other(p, a) for p, a in zip(p2, a1)], cfg)
                 tokens, wall = n1 + n2, t1 + t2
             else:
-                a2, n2, t2 = _gen(agents[1], p2, cfg)
+                a2, n2, t2, c2 = _gen(agents[1], p2, cfg)
                 tokens, wall = n1 + n2, max(t1, t2)
                 if method == "magrpo_2turn":
                     if task != "coding":
@@ -81,12 +94,12 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
 
                     step = feedback_transition()
                     nxt = [step([x1, x2], [y1, y2], [[(x1, y1)], [(x2, y2)]], r) for x1, x2, y1, y2, r in zip(p1, p2, a1, a2, reps)]
-                    b1, m1, s1 = _gen(agents[0], [n[0] for n in nxt], cfg)
-                    b2, m2, s2 = _gen(agents[1], [n[1] for n in nxt], cfg)
+                    b1, m1, s1, c1 = _gen(agents[0], [n[0] for n in nxt], cfg)
+                    b2, m2, s2, c2 = _gen(agents[1], [n[1] for n in nxt], cfg)
                     a1, a2, tokens, wall = b1, b2, tokens + m1 + m2, wall + max(s1, s2)
                 if method == "discussion":
-                    b1, m1, s1 = _gen(agents[0], [with_other(p, a) for p, a in zip(p1, a2)], cfg)
-                    b2, m2, s2 = _gen(agents[1], [with_other(p, a) for p, a in zip(p2, a1)], cfg)
+                    b1, m1, s1, c1 = _gen(agents[0], [with_other(p, a) for p, a in zip(p1, a2)], cfg)
+                    b2, m2, s2, c2 = _gen(agents[1], [with_other(p, a) for p, a in zip(p2, a1)], cfg)
                     a1, a2, tokens, wall = b1, b2, tokens + m1 + m2, wall + max(s1, s2)
     if task == "coding":
         lv = coding_batch_levels(a1, a2, reps, single=method == "single")
@@ -100,7 +113,12 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
             out[k] = sum(v[k] for v in lv) / n
     out.update(len1_chars=sum(map(len, a1)) / n, len2_chars=sum(map(len, a2)) / n,
                char_ratio=sum(len(y) / max(1, len(x)) for x, y in zip(a1, a2)) / n,
-               tokens=tokens / n, seconds=wall / n, samples=n)
+               tokens=tokens / n, seconds=wall / n, samples=n,
+               repetition1=mean_repetition(a1), repetition2=mean_repetition(a2))
+    for k, (agent, c) in enumerate(((agents[0], c1), (agents[0] if method == "single" else agents[1], c2)), start=1):
+        nat = _naturalness(agent, c)
+        if nat is not None:
+            out[f"naturalness{k}"] = nat
     if task == "coding":
         out.update(coding_metrics([lv[i * samples:(i + 1) * samples] for i in range(len(rows))], ks))
     return out
@@ -160,10 +178,13 @@ def markdown_table(table: Sequence[dict]) -> str:
     cols = ["reward", "normalised", "structure", "length_ratio", "uniqueness", "coherence", "consistency",
             "pass_or_not@1", "pass_or_not@5", "pass_or_not@10", "accuracy@1", "accuracy@5", "accuracy@10",
             "tests", "cooperation_rate", "syntax_rate", "structure_rate",
+            "repetition1", "repetition2", "naturalness1", "naturalness2",
             "len1_chars", "len2_chars", "char_ratio", "tokens", "seconds"]
     cols = [c for c in cols if c in table[0]]
     head = "| method | " + " | ".join(cols) + " |\n|---|" + "---|" * len(cols) + "\n"
     body = "".join("| " + r["method"] + " | " + " | ".join(f"{r[c]:.3f}" if isinstance(r[c], float) else str(r[c]) for c in cols) + " |\n"
                    for r in table)
     return head + body + ("\nseconds = generation wall time per joint answer; agents that run in parallel are counted as "
-                          "concurrent (the slower one), as the paper does; sequential and discussion rounds add up.\n")
+                          "concurrent (the slower one), as the paper does; sequential and discussion rounds add up. "
+                          "repetition = share of repeated word 3-grams; naturalness = mean per-token NLL under the "
+                          "untrained model (lower = more like its language).\n")

@@ -21,10 +21,10 @@ def fake_gen(monkeypatch):
     def gen(agent, prompts, cfg):
         seen.append((agent.name, list(prompts)))
         if agent.name == "agent_0" and "###" in prompts[0]:
-            return ["one two three four five six seven eight ### " + "nine ten " * 8] * len(prompts), 10, 1.0
+            return ["one two three four five six seven eight ### " + "nine ten " * 8] * len(prompts), 10, 1.0, None
         texts = ["short answer with eight words in it ok" if agent.name == "agent_0" else
                  ("saw other " if "The other agent wrote" in p else "") + "a much longer detailed answer " * 3 for p in prompts]
-        return texts, 5 * len(prompts), 2.0 if agent.name == "agent_1" else 1.0
+        return texts, 5 * len(prompts), 2.0 if agent.name == "agent_1" else 1.0, None
 
     monkeypatch.setattr(baselines, "_gen", gen)
     return seen
@@ -62,8 +62,10 @@ def test_real_models_produce_full_table(make_model, small_tokenizer):
     assert [r["method"] for r in table] == ["single", "parallel", "sequential", "discussion", "magrpo"]
     for r in table:
         assert 0 <= r["normalised"] <= 1 and r["tokens"] > 0 and r["seconds"] > 0
+        assert 0 <= r["repetition1"] <= 1 and 0 <= r["repetition2"] <= 1
+        assert r["naturalness1"] > 0 and r["naturalness2"] > 0  # NLL of sampled text under the (LoRA-off) base
     md = baselines.markdown_table(table)
-    assert md.count("\n|") >= 6 and "concurrent" in md
+    assert md.count("\n|") >= 6 and "concurrent" in md and "naturalness2" in md
 
 
 def test_unknown_method():
@@ -124,7 +126,7 @@ def test_single_coding_baseline_writes_the_entry_point_alone(monkeypatch):
 
     def gen(agent, prompts, cfg):
         shown.extend(prompts)
-        return [answer] * len(prompts), 1, 1.0
+        return [answer] * len(prompts), 1, 1.0, None
 
     monkeypatch.setattr(baselines, "_gen", gen)
     r = baselines.run_method("single", [A("agent_0"), A("agent_1")], coding_formatters(), [problem], None, "coding", 4.0,

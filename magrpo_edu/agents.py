@@ -19,6 +19,11 @@ The algorithm (`magrpo_edu.algorithm`) only calls two functions from here:
   `team_logprobs(agents, batches)` does it for the whole team, with one batch for all the agents
   that share a peft base (the trainer's path).
 
+The frozen untrained model pi_ref (naturalness metric, KL leash config.beta) is
+`reference_token_logprobs(agent, batch)`: LoRA agents' shared base with the adapters off (no copy),
+full-model agents' `Agent.reference`, a frozen copy `separate_agents` / `heterogeneous_agents` make
+when they build the team (reference=True; its memory cost is in their docstrings).
+
 Prompts are never truncated: a prompt whose tokens plus `max_new_tokens` do not fit in the model's
 context (`context_size`: config.max_position_embeddings) raises `PromptTooLongError` before
 `generate` runs, naming the agent, the prompt, its length, max_new_tokens and the context size.

@@ -62,7 +62,7 @@ From TRL's GRPOTrainer:
      ref_t = log pi_ref(a_t | ...) under the frozen untrained model, computed without gradient
      (LoRA agents: the base with the adapters off; full models: `Agent.reference`). Like the policy
      term, the KL is SUMMED over a completion's tokens and averaged over the G samples. TRL adds
-     beta * kl_t to each token's loss and AVERAGES over tokens, for the policy term as well (its
+     beta * kl_t to each token's loss and AVERAGES over tokens, for the policy term as well (see
      deviation 9). Within one completion the two terms keep the same ratio in both, so a given
      beta balances reward against leash the same way; only the scale of the whole loss differs
      (by the token count T). Logged as kl/<agent> and kl (mean per-token KL, TRL's metric).

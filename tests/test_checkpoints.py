@@ -11,18 +11,9 @@ import time
 import pytest
 import torch
 
-from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, TrainerCallback, lora_agents
+from magrpo_edu import MAGRPOTrainer, TrainerCallback, lora_agents
 from magrpo_edu.trainer import checkpoint_info
-
-
-def length_gap(completions, row):
-    return [-abs(len(b) - 2 * len(a)) / 50 for a, b in zip(*completions)]
-
-
-def cfg(**kw):
-    base = dict(max_steps=2, max_new_tokens=6, num_generations=3, learning_rate=1e-2, progress=False)
-    base.update(kw)
-    return MAGRPOConfig(**base)
+from test_trainer import cfg, length_gap  # tests/ is on sys.path under pytest
 
 
 @pytest.fixture

@@ -9,6 +9,10 @@ from magrpo_edu.models import tiny_model_path
 # How the model learned to copy an unseen entry point from its prompt, and what was tried on the way.
 HISTORY = [
     "## Coding on unseen families: how this model came to be", "",
+    "The rewards quoted in this history were measured before 2026-11-23's correction of the rewards to the",
+    "authors' code (the coding reward then combined every definition of both answers, counted HumanEval's",
+    "`assert True` lines and used a narrower thin-wrapper rule; the writing rewards used this project's own",
+    "word lists). They compare the attempts with each other, not with the table above.", "",
     "The coding task's held-out families are never in the corpus, so the main agent must copy an entry point it",
     "has never seen (`def filter_short(`) from its prompt. The 4-layer model (1.07M parameters) shipped until",
     "2026-11-23 did not: it wrote a function it had memorised, under that function's name (held-out coding",
@@ -123,7 +127,9 @@ def write_card() -> str:
         lines += ["## Evidence that it serves MAGRPO", "",
                   "Two agents = two LoRA adapters (r = 8, q/v projections) on this model, G = 4, lr 2e-3,",
                   "evaluated on held-out rows (the eval split) with the same sampling seed before and after a short MAGRPO run",
-                  "(`python scripts/tiny_model_evidence.py`, 2 CPU cores).", "",
+                  "(`python scripts/tiny_model_evidence.py`, 2 CPU cores). The TL;DR, arXiv and coding rows were re-run on",
+                  "2026-11-23 with the rewards as the authors' code computes them (spec section 8); the length reward did",
+                  "not change, so its row is the run that shipped the model.", "",
                   "| task | reward | steps | train time | held-out rows x samples | untrained | after MAGRPO |", "|---|---|---|---|---|---|---|"]
         names = {"length": "length ratio (quick demo, max 1)", "tldr": "TL;DR four levels (max 2.98)", "arxiv": "arXiv four levels (max 3)", "coding": "coding levels (max 4), held-out families"}
         for task, r in ev.items():
@@ -164,9 +170,20 @@ def write_card() -> str:
                       "has little variation in the group to learn from. On the training families MAGRPO does raise the",
                       "reward (notebooks 04 and 05); unseen functions need a real code model (notebook 07) or a model like",
                       "the attempts below.", ""]
+        if "coding" in ev and ev["coding"]["after"].get("eval/reward/not_thin_wrapper", 1) < 0.05:
+            lines += ["Coding and the thin-wrapper rule: by the authors' rule any one-line `return ...` that mentions aux is",
+                      "a thin wrapper, and this model's corpus teaches exactly such mains (`return sum(1 for c in s if",
+                      "aux(c))`), so its answers almost never earn the +1.0 not-a-wrapper bonus (not_thin_wrapper above).",
+                      "Under the narrower rule this project used before 2026-11-23 that bonus was most of the held-out gain",
+                      "(not_thin_wrapper 0.17 -> 0.29 of 1.0, total 1.202 -> 1.433).", ""]
         for task, r in ev.items():
             gain = r["after"]["eval/reward"] - r["before"]["eval/reward"]
-            if gain < 0.1:
+            if gain < -0.05:
+                peak_step, peak = max(r.get("trajectory", []), key=lambda sv: sv[1], default=(0, 0.0))
+                lines += [f"Honest limitation: on {task} the held-out reward FELL in this run, {r['before']['eval/reward']:.3f} -> "
+                          f"{r['after']['eval/reward']:.3f} (best {peak:.3f} at step {peak_step}): the agents drifted away from texts",
+                          "the reward's first level accepts (see the components above), with no KL term to hold them.", ""]
+            elif gain < 0.1:
                 lines += [f"Honest limitation: on {task} this run moved the held-out reward by only {gain:+.3f}, within what a",
                           "different seed or sample can change; the task's training reward and components are the better guide.", ""]
     else:

@@ -59,7 +59,7 @@ HISTORY = [
     "1-5M), `magrpo-edu pretrain` with what are now its defaults; the run wrote to a scratch folder (the command",
     "above, `--width 192` then explicit) and its files were copied here. 2646 s on 2 cores, about 1.35x (10).",
     "Checked before anything else: notebook 00's quickstart cell, 0.407 -> 0.933 in 200 steps, and held-out",
-    "coding at 64 new tokens, 1.202 -> 1.433 (28 x 16, the table's figure). In the table every task's",
+    "coding at 64 new tokens, 1.202 -> 1.433 (28 x 16). With that (earlier) reward every task's",
     "held-out reward rises, coding's 20 x 4 points along the way too (1.01 -> 1.35): main_defined",
     "0.23 -> 0.26 (of 0.6: the entry point in ~40% of answers), calls_aux 0.09 -> 0.15, not_thin_wrapper",
     "0.17 -> 0.29. Our reading, not a measured cause:",

@@ -16,16 +16,7 @@ from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents, separate_agents
 from magrpo_edu.agents import (Agent, Completions, _token_logprobs, completion_logprobs,  # noqa: E402
                                completion_mask, reference_token_logprobs, sample_completions)
 from magrpo_edu.quality import mean_repetition, naturalness, repetition  # noqa: E402
-
-
-def length_gap(completions, row):
-    return [-abs(len(b) - 2 * len(a)) / 50 for a, b in zip(*completions)]
-
-
-def cfg(**kw):
-    base = dict(max_steps=2, max_new_tokens=6, num_generations=3, learning_rate=1e-2, progress=False)
-    base.update(kw)
-    return MAGRPOConfig(**base)
+from test_trainer import cfg, length_gap  # noqa: E402  (tests/ is on sys.path under pytest)
 
 
 # ------------------------------------------------------------------------------ repetition

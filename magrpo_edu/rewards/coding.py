@@ -178,10 +178,13 @@ def _prepare(aux: str, main: str, problem: dict, single: bool) -> tuple[dict, st
     return lv, aux_f, main_f, program
 
 
-def _score(aux: str, main: str, problem: dict, limits, result: Optional[SandboxResult], single: bool) -> dict:
+def _score(aux: str, main: str, problem: dict, limits, result: Optional[SandboxResult], single: bool,
+           prepared: Optional[tuple] = None) -> dict:
+    """All levels of one joint action; `prepared` = (`_prepare`'s output, the asserts) when the
+    caller already has them (`coding_levels_many`), so nothing is extracted or parsed twice."""
     entry = problem["entry_point"]
-    lv, aux_f, main_f, program = _prepare(aux, main, problem, single)
-    asserts = extract_asserts(problem["test"], entry)
+    (lv, aux_f, main_f, program), asserts = prepared or (_prepare(aux, main, problem, single),
+                                                         extract_asserts(problem["test"], entry))
     if program is not None and asserts:
         if result is None:
             result = run_many([(program, asserts, entry)], limits)[0]
@@ -225,14 +228,13 @@ def coding_levels_many(auxes: Sequence[str], mains: Sequence[str], rows: Sequenc
     """`coding_levels` (or, with `single=True`, `single_agent_levels` of `mains`) of many
     (aux, main, problem) triples; the programs that reach the tests (L3) all run in the sandbox in
     ONE parallel batch across the cores."""
-    todo = []
-    for j, (a, m, row) in enumerate(zip(auxes, mains, rows)):
-        _, _, _, program = _prepare(a, m, row, single)
-        asserts = extract_asserts(row["test"], row["entry_point"])
-        if program is not None and asserts:
-            todo.append((j, (program, asserts, row["entry_point"])))
+    prepared = [(_prepare(a, m, row, single), extract_asserts(row["test"], row["entry_point"]))
+                for a, m, row in zip(auxes, mains, rows)]
+    todo = [(j, (program, asserts, row["entry_point"]))
+            for j, (((_, _, _, program), asserts), row) in enumerate(zip(prepared, rows)) if program is not None and asserts]
     results = dict(zip([j for j, _ in todo], run_many([job for _, job in todo], limits))) if todo else {}
-    return [_score(a, m, row, limits, results.get(j), single) for j, (a, m, row) in enumerate(zip(auxes, mains, rows))]
+    return [_score(a, m, row, limits, results.get(j), single, prepared[j])
+            for j, (a, m, row) in enumerate(zip(auxes, mains, rows))]
 
 
 def coding_joint_reward(completions: Sequence[Sequence[str]], row: dict, limits: Optional[SandboxLimits] = None) -> dict:

@@ -87,6 +87,11 @@ def load_seconds() -> dict:
     return dict(import_transformers_s=round(imp, 2), load_model_s=round(time.perf_counter() - t, 3))
 
 
+def _peak(r: dict) -> tuple:
+    """(step, held-out reward) of the best point along one evidence run."""
+    return max(r.get("trajectory", []), key=lambda sv: sv[1], default=(0, 0.0))
+
+
 def write_card() -> str:
     d = tiny_model_path()
     s = json.loads((d / "pretrain_summary.json").read_text())
@@ -145,7 +150,7 @@ def write_card() -> str:
                   "step 250 (agent 2 degenerates into repeated rare words that game the vocabulary level); the 150-step",
                   "length was chosen from that earlier run's training curve and kept since."]
         for task, r in ev.items():
-            peak_step, peak = max(r.get("trajectory", []), key=lambda sv: sv[1], default=(0, 0.0))
+            peak_step, peak = _peak(r)
             if peak - r["after"]["eval/reward"] > 0.05:
                 lines.append(f"In this run {task} peaked at step {peak_step} ({peak:.3f}) and ended at {r['after']['eval/reward']:.3f}.")
         lines.append("")
@@ -179,7 +184,7 @@ def write_card() -> str:
         for task, r in ev.items():
             gain = r["after"]["eval/reward"] - r["before"]["eval/reward"]
             if gain < -0.05:
-                peak_step, peak = max(r.get("trajectory", []), key=lambda sv: sv[1], default=(0, 0.0))
+                peak_step, peak = _peak(r)
                 lines += [f"Honest limitation: on {task} the held-out reward FELL in this run, {r['before']['eval/reward']:.3f} -> "
                           f"{r['after']['eval/reward']:.3f} (best {peak:.3f} at step {peak_step}): the agents drifted away from texts",
                           "the reward's first level accepts (see the components above), with no KL term to hold them.", ""]

@@ -47,6 +47,7 @@ from __future__ import annotations
 import copy
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import torch
@@ -153,6 +154,51 @@ def lora_agents(base, num_agents: int = 2, tokenizer=None, r: int = 8, alpha: in
     # Mixed-adapter batches (adapter_names=...) need eval mode; dropout is 0 by default so eval and
     # train modes compute the same function. The trainer never switches to train mode.
     peft_model.eval()
+    return [Agent(name=name, model=peft_model, tokenizer=tok, adapter=name) for name in names]
+
+
+def load_lora_agents(base, adapter_dirs: Sequence[str | Path], tokenizer=None, names: Sequence[str] | None = None,
+                     trainable: bool = True, dtype: Any = None, device=None) -> list[Agent]:
+    """Agents from saved LoRA adapters: `lora_agents` for a trained run.
+
+    `adapter_dirs` are standard peft adapter folders (adapter_config.json + adapter_model.safetensors,
+    as `PeftModel.save_pretrained` writes them), one per agent, all for the same `base`. Each is
+    loaded as a named adapter of ONE peft model (`PeftModel.from_pretrained`, then `load_adapter`), so
+    the base stays shared; `base` may also be that peft model already (the model of `lora_agents`),
+    and the saved adapters join its own without a second copy of the base, and the agents can be evaluated (`baselines.run_method`) or trained further
+    (`trainable=True`). Names default to the folders' names. Plain peft loads the same folders:
+    `PeftModel.from_pretrained(base, adapter_dirs[0])`.
+    """
+    from peft import PeftModel
+
+    dirs = [Path(d) for d in adapter_dirs]
+    if not dirs:
+        raise ValueError("load_lora_agents needs at least one adapter folder.")
+    for d in dirs:
+        if not (d / "adapter_config.json").is_file():
+            raise FileNotFoundError(f"{d} is not a peft adapter folder: it has no adapter_config.json "
+                                    "(save one with PeftModel.save_pretrained, or trainer.save for a checkpoint).")
+    names = list(names or [d.name for d in dirs])
+    if len(names) != len(dirs) or len(set(names)) != len(names):
+        raise ValueError(f"load_lora_agents needs one distinct name per adapter folder; got {names} for {len(dirs)}.")
+    model, tok = _as_model_and_tokenizer(base, tokenizer, dtype, device)
+    if isinstance(model, PeftModel):  # e.g. the model of lora_agents: add the saved adapters beside its own
+        peft_model, todo = model, list(zip(dirs, names))
+        clash = [nm for nm in names if nm in peft_model.peft_config]
+        if clash:
+            raise ValueError(f"the peft model already has adapter(s) named {clash}; pass other names=...")
+    else:
+        peft_model = PeftModel.from_pretrained(model, str(dirs[0]), adapter_name=names[0], is_trainable=trainable)
+        todo = list(zip(dirs[1:], names[1:]))
+    for d, name in todo:
+        peft_model.load_adapter(str(d), adapter_name=name, is_trainable=trainable)
+    tags = tuple(f".{nm}." for nm in names)
+    for n, p in peft_model.named_parameters():
+        if any(t in n for t in tags):
+            p.requires_grad_(trainable and "lora_" in n)
+        elif "lora_" not in n:
+            p.requires_grad_(False)
+    peft_model.eval()  # as lora_agents: mixed-adapter batches need eval mode
     return [Agent(name=name, model=peft_model, tokenizer=tok, adapter=name) for name in names]
 
 

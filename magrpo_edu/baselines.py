@@ -31,7 +31,7 @@ import torch
 from .agents import Agent, Completions, has_reference, sample_completions
 from .config import MAGRPOConfig
 from .quality import mean_repetition, naturalness
-from .tasks.prompts import SINGLE_MARKER, single_prompt, with_other
+from .tasks.prompts import SINGLE_INSTRUCTIONS, SINGLE_MARKER, single_prompt, with_other
 
 METHODS = ("single", "parallel", "sequential", "discussion", "magrpo", "magrpo_2turn")
 
@@ -49,9 +49,27 @@ def _naturalness(agent, c: Optional[Completions]) -> Optional[float]:
     return naturalness(agent, c) if c is not None and has_reference(agent) else None
 
 
+def _single_prompt(agent: Agent, task: str, text: str) -> str:
+    """The single-model prompt; for a writing task through the agent's chat template when its tokenizer
+    has one, as the task's own formatters do (an instruct model given the raw prompt answers nonsense)."""
+    tok = getattr(agent, "tokenizer", None)
+    if task != "coding" and getattr(tok, "chat_template", None):
+        return tok.apply_chat_template([{"role": "user", "content": f"{SINGLE_INSTRUCTIONS[task]}\n\n{text}"}],
+                                       tokenize=False, add_generation_prompt=True)
+    return single_prompt(task, text)
+
+
+def _shown_other(formatter: Callable, row: dict, prompt: str, other: str) -> str:
+    """`prompt` with the other agent's answer shown first: the formatter's own way when it has one
+    (the writing formatters put it inside the chat message), else `prompts.with_other`."""
+    own = getattr(formatter, "with_other", None)
+    return own(row, other) if own is not None else with_other(prompt, other)
+
+
 def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callable], rows: Sequence[dict],
                levels_fn: Optional[Callable[[str, str], dict]], task: str, max_reward: float, samples: int = 2,
-               max_new_tokens: int = 64, temperature: float = 1.0, seed: int = 0, ks: Sequence[int] = (1, 5, 10)) -> dict:
+               max_new_tokens: int = 64, temperature: float = 1.0, seed: int = 0, ks: Sequence[int] = (1, 5, 10),
+               keep_texts: bool = False) -> dict:
     """Evaluate one method on `rows`; returns one table row (means over rows x samples).
 
     Writing tasks score each pair with `levels_fn(c1, c2)`. For task "coding" (levels_fn unused)
@@ -61,7 +79,10 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
     Text quality of the scored answers (`magrpo_edu.quality`), per agent part: repetition1 /
     repetition2 (share of repeated word 3-grams) and naturalness1 / naturalness2 (mean per-token NLL
     under the agent's frozen untrained model; an agent without a reference gets none). "single" has
-    one completion for both parts: its naturalness is that whole answer's, in both columns."""
+    one completion for both parts: its naturalness is that whole answer's, in both columns.
+    `keep_texts=True` adds "texts": the scored [part 1, part 2] pairs, row-major (row k's samples
+    at k * samples ... k * samples + samples - 1), to read next to the numbers, and "pair_rewards",
+    each pair's joint reward."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}.")
     cfg = MAGRPOConfig(num_generations=2, max_new_tokens=max_new_tokens, temperature=temperature, progress=False)
@@ -72,7 +93,7 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         if method == "single":
-            both, tokens, wall, c1 = _gen(agents[0], [single_prompt(task, r[field]) for r in reps], cfg)
+            both, tokens, wall, c1 = _gen(agents[0], [_single_prompt(agents[0], task, r[field]) for r in reps], cfg)
             c2 = c1
             if task == "coding":  # one answer: the entry point alone, no aux
                 a1, a2 = [""] * len(both), list(both)
@@ -82,7 +103,7 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
         else:
             a1, n1, t1, c1 = _gen(agents[0], p1, cfg)
             if method == "sequential":
-                a2, n2, t2, c2 = _gen(agents[1], [with_other(p, a) for p, a in zip(p2, a1)], cfg)
+                a2, n2, t2, c2 = _gen(agents[1], [_shown_other(formatters[1], r, p, a) for r, p, a in zip(reps, p2, a1)], cfg)
                 tokens, wall = n1 + n2, t1 + t2
             else:
                 a2, n2, t2, c2 = _gen(agents[1], p2, cfg)
@@ -98,8 +119,8 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
                     b2, m2, s2, c2 = _gen(agents[1], [n[1] for n in nxt], cfg)
                     a1, a2, tokens, wall = b1, b2, tokens + m1 + m2, wall + max(s1, s2)
                 if method == "discussion":
-                    b1, m1, s1, c1 = _gen(agents[0], [with_other(p, a) for p, a in zip(p1, a2)], cfg)
-                    b2, m2, s2, c2 = _gen(agents[1], [with_other(p, a) for p, a in zip(p2, a1)], cfg)
+                    b1, m1, s1, c1 = _gen(agents[0], [_shown_other(formatters[0], r, p, a) for r, p, a in zip(reps, p1, a2)], cfg)
+                    b2, m2, s2, c2 = _gen(agents[1], [_shown_other(formatters[1], r, p, a) for r, p, a in zip(reps, p2, a1)], cfg)
                     a1, a2, tokens, wall = b1, b2, tokens + m1 + m2, wall + max(s1, s2)
     if task == "coding":
         lv = coding_batch_levels(a1, a2, reps, single=method == "single")
@@ -119,9 +140,29 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
         nat = _naturalness(agent, c)
         if nat is not None:
             out[f"naturalness{k}"] = nat
+    if keep_texts:
+        out["texts"] = [[x, y] for x, y in zip(a1, a2)]
+        out["pair_rewards"] = [v["total"] for v in lv]
     if task == "coding":
         out.update(coding_metrics([lv[i * samples:(i + 1) * samples] for i in range(len(rows))], ks))
     return out
+
+
+def answer_snapshot(agents: Sequence[Agent], formatters: Sequence[Callable], rows: Sequence[dict], reward_fn: Callable,
+                    max_new_tokens: int = 48, temperature: float = 1.0, seed: int = 1) -> tuple[list[list[str]], list[float]]:
+    """One joint answer per row (the parallel protocol, a fixed sampling seed, the caller's RNG left
+    untouched): each row's answers [agent 1, agent 2, ...] and that joint action's reward
+    (`reward_fn(completions, row)`, the trainer's contract). Take one before and one after training
+    with the same seed and show them side by side with `viz.before_after_report`."""
+    from .algorithm import joint_rewards
+
+    cfg = MAGRPOConfig(num_generations=2, max_new_tokens=max_new_tokens, temperature=temperature, progress=False)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        outs = sample_completions(agents, [[f(r) for r in rows] for f in formatters], 1, cfg)
+    texts = [[o.texts[k] for o in outs] for k in range(len(rows))]
+    rewards = [joint_rewards(reward_fn, [[t] for t in tk], row)[0].item() for tk, row in zip(texts, rows)]
+    return texts, rewards
 
 
 def coding_batch_levels(auxes: Sequence[str], mains: Sequence[str], rows: Sequence[dict],

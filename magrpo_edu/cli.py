@@ -34,6 +34,9 @@ def _add_train(sub, suppress_defaults: bool = False):
         help="longest completion (default per task: 48 length/tldr, 360 arxiv, 64 coding)")
     opt("--lr", type=float, default=None, help="learning rate (default: 2e-3 LoRA, 5e-4 full)")
     opt("--temperature", type=float, default=1.0)
+    opt("--beta", type=float, default=None,
+        help="KL leash to the untrained model (TRL's name; 0 = the paper). Default: 0.05 for --task length, "
+             "the quick demo (without it agent 2 learns to pad), 0 for the paper's tasks")
     opt("--eval-rows", type=int, default=20, help="held-out rows to evaluate before and after (1 to the task's count)")
     opt("--seed", type=int, default=0)
     opt("--device", default=None, help="cpu, cuda, ... (default: cuda when available)")
@@ -50,11 +53,12 @@ def _add_train(sub, suppress_defaults: bool = False):
 
 # train options -> run_training keyword
 _TRAIN_KW = {"task": "task", "model": "model", "agents": "agents", "steps": "steps", "num_generations": "G",
-             "max_new_tokens": "max_new_tokens", "lr": "lr", "temperature": "temperature", "eval_rows": "eval_rows",
+             "max_new_tokens": "max_new_tokens", "lr": "lr", "temperature": "temperature", "beta": "beta",
+             "eval_rows": "eval_rows",
              "seed": "seed", "device": "device", "out": "out", "turns": "turns", "save_steps": "save_steps"}
 # MAGRPOConfig field -> the train option that sets it (named in error messages)
 _CONFIG_FLAGS = {"max_steps": "--steps", "num_generations": "--num-generations", "max_new_tokens": "--max-new-tokens",
-                 "learning_rate": "--lr", "temperature": "--temperature", "seed": "--seed", "num_turns": "--turns",
+                 "learning_rate": "--lr", "temperature": "--temperature", "beta": "--beta", "seed": "--seed", "num_turns": "--turns",
                  "save_steps": "--save-steps"}
 
 

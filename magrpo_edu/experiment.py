@@ -55,7 +55,8 @@ OUTPUT_FILES = ("history.json", "history.csv", "samples.json", "reward.png", "co
 # run_training's settings that determine the results, with the command-line option of each.
 SETTING_FLAGS = {"task": "--task", "model": "--model", "agents": "--agents", "steps": "--steps",
                  "G": "--num-generations", "max_new_tokens": "--max-new-tokens", "lr": "--lr",
-                 "temperature": "--temperature", "eval_rows": "--eval-rows", "seed": "--seed", "turns": "--turns"}
+                 "temperature": "--temperature", "beta": "--beta", "eval_rows": "--eval-rows", "seed": "--seed",
+                 "turns": "--turns"}
 
 
 def task_rows(task: str, split: str) -> list[dict]:
@@ -106,6 +107,9 @@ def write_history(history: list[dict], path: Path) -> None:
 # Completion budget per task: the arXiv reward's first level needs 128-256 words from each agent
 # (about 1.2 tokens per word for the tiny model), the others are short.
 DEFAULT_NEW_TOKENS = {"length": 48, "tldr": 48, "arxiv": 360, "coding": 64}
+# KL leash (config.beta) per task: the quick demo's length-ratio reward pays for characters, and without
+# the leash agent 2 learns to pad ("w w w ..."); the paper's tasks train without one (beta = 0), as the paper.
+DEFAULT_BETA = {"length": 0.05, "tldr": 0.0, "arxiv": 0.0, "coding": 0.0}
 
 
 def resume_settings(resume: str | Path) -> dict:
@@ -170,7 +174,8 @@ def _check_out(out_dir: Path, overwrite: bool, resuming: bool) -> None:
 
 
 def plan_run(task: str = "length", model: str = "tiny", agents: str = "lora", steps: int = 300, G: int = 4,
-             max_new_tokens: int | None = None, lr: float | None = None, temperature: float = 1.0, eval_rows: int = 20,
+             max_new_tokens: int | None = None, lr: float | None = None, temperature: float = 1.0, beta: float | None = None,
+             eval_rows: int = 20,
              seed: int = 0, device: str | None = None, out: str | None = None, progress: bool = True,
              turns: int = 1, save_steps: int | None = None, resume: str | None = None,
              overwrite: bool = False) -> dict:
@@ -188,10 +193,11 @@ def plan_run(task: str = "length", model: str = "tiny", agents: str = "lora", st
     settings = dict(task=task, model=model, agents=agents, steps=steps, G=G,
                     max_new_tokens=DEFAULT_NEW_TOKENS[task] if max_new_tokens is None else max_new_tokens,
                     lr=lr if lr is not None else (2e-3 if agents == "lora" else 5e-4), temperature=temperature,
-                    eval_rows=eval_rows, seed=seed, turns=turns)
+                    beta=DEFAULT_BETA[task] if beta is None else beta, eval_rows=eval_rows, seed=seed, turns=turns)
     try:
         cfg = MAGRPOConfig(num_agents=2, num_generations=G, max_new_tokens=settings["max_new_tokens"],
-                           temperature=temperature, learning_rate=settings["lr"], max_steps=steps, seed=seed,
+                           temperature=temperature, learning_rate=settings["lr"], beta=settings["beta"],
+                           max_steps=steps, seed=seed,
                            progress=progress, num_turns=turns, save_steps=save_steps)
     except ValueError as exc:
         raise SettingsError(str(exc)) from None
@@ -208,6 +214,7 @@ def plan_run(task: str = "length", model: str = "tiny", agents: str = "lora", st
             raise SettingsError(f"--resume {resume} continues the run in {run_dir} and writes there; leave --out out "
                                 f"(or give --out {run_dir}).")
         out = str(run_dir)
+        saved = {"beta": 0.0, **saved}  # runs saved before --beta existed trained without the leash
         differ = [f"{SETTING_FLAGS[k]} {settings[k]!r} (the run has {saved.get(k)!r})" for k in SETTING_FLAGS
                   if settings[k] != saved.get(k)]
         if differ:
@@ -276,8 +283,25 @@ def _save_stopped(trainer: MAGRPOTrainer, out_dir: Path, why: str) -> None:
     print(f"\n{why} at step {trainer.step} of {total}. Saved {hist}{kept}.", file=sys.stderr, flush=True)
 
 
+def before_after_examples(table, rows, samples: int, task: str, n: int = 3) -> list[dict]:
+    """The first `n` rows' first samples from the untrained (parallel) and trained (magrpo) table rows
+    that kept their texts: what results.md shows next to the numbers."""
+    by = {r["method"]: r for r in table if "texts" in r}
+    if "parallel" not in by or "magrpo" not in by:
+        return []
+    field = {"coding": "prompt", "arxiv": "abstract"}.get(task, "post")
+    out = []
+    for k, row in enumerate(rows[:n]):
+        j = k * samples
+        out.append(dict(id=str(row.get("id", k)), input=str(row.get(field, "")), before=by["parallel"]["texts"][j],
+                        after=by["magrpo"]["texts"][j], reward_before=by["parallel"]["pair_rewards"][j],
+                        reward_after=by["magrpo"]["pair_rewards"][j]))
+    return out
+
+
 def run_training(task: str = "length", model: str = "tiny", agents: str = "lora", steps: int = 300, G: int = 4,
-                 max_new_tokens: int | None = None, lr: float | None = None, temperature: float = 1.0, eval_rows: int = 20,
+                 max_new_tokens: int | None = None, lr: float | None = None, temperature: float = 1.0, beta: float | None = None,
+             eval_rows: int = 20,
                  seed: int = 0, device: str | None = None, out: str | None = None, progress: bool = True,
                  turns: int = 1, save_steps: int | None = None, resume: str | None = None,
                  overwrite: bool = False) -> dict:
@@ -286,7 +310,7 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
     `resume`: a run folder (or its checkpoint folder) to continue, with the same settings
     (`resume_settings` reads them); `overwrite`: replace an earlier run's results in `out`."""
     plan = plan_run(task=task, model=model, agents=agents, steps=steps, G=G, max_new_tokens=max_new_tokens, lr=lr,
-                    temperature=temperature, eval_rows=eval_rows, seed=seed, device=device, out=out,
+                    temperature=temperature, beta=beta, eval_rows=eval_rows, seed=seed, device=device, out=out,
                     progress=progress, turns=turns, save_steps=save_steps, resume=resume, overwrite=overwrite)
     import matplotlib
 
@@ -323,7 +347,7 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
         print(f"Resuming {out_dir} at step {trainer.step} of {steps}.", file=sys.stderr, flush=True)
     else:
         before = trainer.evaluate()
-        table = [run_method(m, team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw)
+        table = [run_method(m, team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, keep_texts=True, **kw)
                  for m in ("single", "parallel", "sequential", "discussion")]  # untrained agents
     clock = _TrainClock(trainer.metadata.get("train_seconds", 0.0))
     resumed_at = trainer.metadata.get("resumed_at_steps", []) + ([trainer.step] if plan["resume"] is not None else [])
@@ -338,9 +362,11 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
         train_s = clock.seconds()
         after = trainer.evaluate()
         table = list(table)
-        table.append(run_method("magrpo", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw))
+        table.append(run_method("magrpo", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward,
+                                keep_texts=True, **kw))
         if task == "coding":  # the trained agents with a second, feedback-driven turn
-            table.append(run_method("magrpo_2turn", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, **kw))
+            table.append(run_method("magrpo_2turn", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward,
+                                    keep_texts=True, **kw))
     except KeyboardInterrupt:
         _save_stopped(trainer, out_dir, "Interrupted (Ctrl-C)")
         raise
@@ -366,25 +392,44 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
     matplotlib.pyplot.close(fig)
     first = trainer.history[: max(1, len(trainer.history) // 10)]
     last = trainer.history[-max(1, len(trainer.history) // 10):]
+    examples = before_after_examples(table, cmp_rows, samples, task)
+    table = [{k: v for k, v in row.items() if k not in ("texts", "pair_rewards")} for row in table]
     results = dict(task=task, model=model, agents=agents, steps=steps, num_generations=G, max_new_tokens=max_new_tokens,
-                   learning_rate=lr, seed=seed, device=device, save_steps=plan["save_steps"],
+                   learning_rate=lr, beta=plan["settings"]["beta"], seed=seed, device=device, save_steps=plan["save_steps"],
                    resumed_at_steps=resumed_at, train_seconds=round(train_s, 1),
                    total_seconds=round(time.time() - t0, 1), eval_rows=before["eval/rows"],
-                   eval_before=before, eval_after=after, comparison=table,
+                   eval_before=before, eval_after=after, comparison=table, examples=examples,
                    train_reward_first_10pct=sum(h["reward"] for h in first) / len(first),
                    train_reward_last_10pct=sum(h["reward"] for h in last) / len(last),
                    versions=dict(magrpo_edu=__version__, torch=torch.__version__, python=platform.python_version()))
     (out_dir / "results.json").write_text(json.dumps(results, indent=2))
     comp = sorted(k for k in after if k.startswith("eval/reward/"))
     lines = [f"# {task}: MAGRPO on `{model}` ({agents} agents)", "",
-             f"{steps} steps, G={G}, lr={lr}, {max_new_tokens} new tokens, seed {seed}, {device}; "
+             f"{steps} steps, G={G}, lr={lr}, beta={plan['settings']['beta']}, {max_new_tokens} new tokens, seed {seed}, {device}; "
              f"training took {train_s:.0f} s. Evaluated on {before['eval/rows']} held-out rows, "
              f"{G} joint samples each, same sampling seed before and after.", "",
-             "| | mean joint reward | " + " | ".join(k.split('/')[-1] for k in comp) + " |",
+             "| | mean joint reward |" + "".join(f" {k.split('/')[-1]} |" for k in comp),
              "|---|---|" + "---|" * len(comp),
-             "| untrained | " + f"{before['eval/reward']:.3f} | " + " | ".join(f"{before[k]:.3f}" for k in comp) + (" |" if comp else ""),
-             "| MAGRPO | " + f"{after['eval/reward']:.3f} | " + " | ".join(f"{after[k]:.3f}" for k in comp) + (" |" if comp else "")]
+             f"| untrained | {before['eval/reward']:.3f} |" + "".join(f" {before[k]:.3f} |" for k in comp),
+             f"| MAGRPO | {after['eval/reward']:.3f} |" + "".join(f" {after[k]:.3f} |" for k in comp)]
+    lines += ["", "Text quality of the same samples (`magrpo_edu.quality`): repetition = share of repeated word 3-grams; "
+              "naturalness = mean per-token NLL under the untrained model (lower = closer to its language; a gamed "
+              "text such as `w w w` scores several nats more).", "",
+              "| | " + " | ".join(f"{m} {a.name}" for m in ("repetition", "naturalness") for a in team) + " |",
+              "|---|" + "---|" * (2 * len(team))]
+    for label, ev in (("untrained", before), ("MAGRPO", after)):
+        lines.append(f"| {label} | " + " | ".join(f"{ev[f'eval/{m}/{a.name}']:.3f}" if f"eval/{m}/{a.name}" in ev else "-"
+                                                  for m in ("repetition", "naturalness") for a in team) + " |")
     lines += ["", f"## Baselines vs MAGRPO ({len(cmp_rows)} held-out rows x {samples} samples)", "", markdown_table(table)]
+    lines += ["", "## Before and after: the agents' texts on held-out rows", "",
+              "The untrained agents (parallel protocol) and the trained ones (magrpo) on the same rows, first sample "
+              "each. Read them next to the numbers: a reward can rise while the texts get worse.", ""]
+    for ex in examples:
+        lines += [f"### {ex['id']}: joint reward {ex['reward_before']:.2f} -> {ex['reward_after']:.2f}", "",
+                  "> " + ex["input"][:300].replace("\n", " ") + (" [...]" if len(ex["input"]) > 300 else ""), ""]
+        for i, (b, a) in enumerate(zip(ex["before"], ex["after"])):
+            lines += [f"agent {i + 1} before:", "", "```text", b.strip() or "(empty)", "```",
+                      f"agent {i + 1} after:", "", "```text", a.strip() or "(empty)", "```", ""]
     (out_dir / "results.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     print(f"\nWrote history, samples, plots and results to {out_dir}/")

@@ -338,6 +338,40 @@ def before_after_html(prompts: list[str], before: list[str], after: list[str], r
             f"{rows}</table>")
 
 
+def texts_report(texts: Sequence[str], columns: dict, max_chars: int = 600,
+                 agent_names: Sequence[str] | None = None) -> str:
+    """STATIC side-by-side HTML of several rows answered by several runs (no widget, so it stays
+    readable in a saved notebook on GitHub): for each row its input text (shortened), then one line
+    per agent with one cell per run. `columns` maps a run's label to (answers, joint_rewards), with
+    `answers[k][i]` agent i's answer to row k and `joint_rewards[k]` that pair's joint reward."""
+    import html
+
+    def cut(t: str, n: int = max_chars) -> str:
+        t = t.strip()
+        return html.escape(t if len(t) <= n else t[:n] + " [...]")
+
+    cell = "style='white-space:pre-wrap;text-align:left;vertical-align:top'"
+    parts = []
+    for k, x in enumerate(texts):
+        runs = [(label, ans[k], rew[k]) for label, (ans, rew) in columns.items()]
+        n = len(runs[0][1])
+        names = list(agent_names) if agent_names else [f"agent {i + 1}" for i in range(n)]
+        head = "".join(f"<th>{html.escape(label)} (joint reward {r:.2f})</th>" for label, _, r in runs)
+        rows = "".join(f"<tr><td style='vertical-align:top'><b>{html.escape(names[i])}</b></td>"
+                       + "".join(f"<td {cell}>{cut(a[i])}</td>" for _, a, _ in runs) + "</tr>" for i in range(n))
+        parts.append(f"<p><b>row {k}</b>: <i>{cut(x, 300)}</i></p><table><tr><th></th>{head}</tr>{rows}</table>")
+    return "".join(parts)
+
+
+def before_after_report(texts: Sequence[str], before: Sequence[Sequence[str]], after: Sequence[Sequence[str]],
+                        reward_before: Sequence[float], reward_after: Sequence[float], max_chars: int = 600,
+                        agent_names: Sequence[str] | None = None) -> str:
+    """`texts_report` with two runs: the untrained agents ("before training") and the trained ones
+    ("after training"). Unlike `before_after_explorer` it needs no widget."""
+    return texts_report(texts, {"before training": (before, reward_before), "after training": (after, reward_after)},
+                        max_chars=max_chars, agent_names=agent_names)
+
+
 def plot_pass_at_k(table: Sequence[dict], label_key: str = "method", title: str = "PassOrNot@k by method"):
     """PassOrNot@k (solid) and Accuracy@k (dashed) against k, one colour per method of a coding table."""
     fig, ax = plt.subplots(figsize=FIGSIZE)

@@ -35,6 +35,31 @@ class A:
         self.name = name
 
 
+class ChatTok:
+    """A tokenizer with a chat template, as an instruct model's."""
+    chat_template = "x"
+
+    def apply_chat_template(self, messages, tokenize=False, add_generation_prompt=True):
+        return "<user>" + messages[0]["content"] + "</user><assistant>"
+
+
+class ChatAgent(A):
+    tokenizer = ChatTok()
+
+
+def test_chat_models_get_every_protocol_inside_their_chat_template(fake_gen):
+    agents = [ChatAgent("agent_0"), ChatAgent("agent_1")]
+    fmts = tldr_formatters(ChatTok())
+    baselines.run_method("single", agents, fmts, ROWS, tldr_levels, "tldr", 2.98, samples=1)
+    baselines.run_method("sequential", agents, fmts, ROWS, tldr_levels, "tldr", 2.98, samples=1)
+    baselines.run_method("discussion", agents, fmts, ROWS, tldr_levels, "tldr", 2.98, samples=1)
+    prompts = [p for _, ps in fake_gen for p in ps]
+    assert all(p.startswith("<user>") and p.endswith("</user><assistant>") for p in prompts), prompts
+    assert "###" in prompts[0] and ROWS[0]["post"] in prompts[0]
+    shown = [p for p in prompts if "The other agent wrote" in p]
+    assert len(shown) == 3 and all(p.startswith("<user>The other agent wrote: ") for p in shown)
+
+
 def test_single_splits_on_marker(fake_gen):
     r = baselines.run_method("single", [A("agent_0"), A("agent_1")], tldr_formatters(), ROWS, tldr_levels, "tldr", 2.98, samples=1)
     assert r["len1_chars"] == len("one two three four five six seven eight")
@@ -84,6 +109,13 @@ def test_train_command_end_to_end(tmp_path):
     res = json.loads((out / "results.json").read_text())
     assert [row["method"] for row in res["comparison"]] == ["single", "parallel", "sequential", "discussion", "magrpo"]
     assert len(json.loads((out / "history.json").read_text())) == 3
+    # results.md shows the texts and the quality measures next to the reward
+    md = (out / "results.md").read_text()
+    assert "## Before and after" in md and "naturalness agent_0" in md and "beta=0.0" in md
+    ex = res["examples"]
+    assert len(ex) == 2 and all(len(e["before"]) == 2 and len(e["after"]) == 2 for e in ex)
+    assert all(e["before"][0].strip() in md for e in ex if e["before"][0].strip())
+    assert res["beta"] == 0.0 and "texts" not in res["comparison"][0]
 
 
 def test_train_command_coding_two_turns(tmp_path):

@@ -33,6 +33,8 @@ def run_cli(args, capsys):
     (["-G", "1"], r"num_generations=1 is not allowed.*\(set with --num-generations\)"),
     (["--temperature", "inf"], r"temperature=inf is not allowed.*finite"),
     (["--lr", "nan"], r"learning_rate=nan is not allowed"),
+    (["--beta", "-0.1"], r"beta=-0.1 is not allowed.*\(set with --beta\)"),
+    (["--beta", "nan"], r"beta=nan is not allowed"),
     (["--seed", str(2**63)], r"seed=9223372036854775808 is not allowed"),
     (["--save-steps", "0"], r"save_steps=0 is not allowed.*\(set with --save-steps\)"),
     (["--turns", "2"], r"--turns 2 needs a transition"),
@@ -48,6 +50,12 @@ def test_bad_options_fail_before_any_model_loads(args, says, tmp_path, capsys, n
     assert len(lines) == 1 and lines[0].startswith("magrpo-edu: error: "), err
     assert re.search(says, lines[0]), lines[0]
     assert not out.exists()
+
+
+def test_beta_default_is_the_demo_leash_for_length_and_the_paper_elsewhere(tmp_path):
+    assert experiment.plan_run(out=str(tmp_path / "a"))["config"].beta == experiment.DEFAULT_BETA["length"] > 0
+    assert experiment.plan_run(task="tldr", out=str(tmp_path / "b"))["config"].beta == 0.0
+    assert experiment.plan_run(task="tldr", beta=0.3, out=str(tmp_path / "c"))["settings"]["beta"] == 0.3
 
 
 def test_non_empty_output_folder_is_refused_without_overwrite(tmp_path, capsys, no_model):

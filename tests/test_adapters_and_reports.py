@@ -1,0 +1,79 @@
+"""Trained LoRA agents saved as standard peft adapter folders and loaded back (`load_lora_agents`),
+and the static before/after report the notebooks show."""
+import copy
+
+import pytest
+import torch
+
+from magrpo_edu import load_lora_agents, lora_agents, viz
+from magrpo_edu.agents import completion_logprobs, sample_completions
+from test_trainer import cfg  # noqa: E402  (tests/ is on sys.path under pytest)
+
+
+def _trained_pair(make_model, small_tokenizer):
+    plain = make_model(seed=3)
+    fresh = copy.deepcopy(plain)
+    agents = lora_agents(plain, 2, tokenizer=small_tokenizer, names=["concise", "detailed"])
+    with torch.no_grad():  # stand-in for training: B != 0, different per agent
+        for a in agents:
+            for p in a.named_trainable_state().values():
+                p.add_(0.3 * torch.randn_like(p))
+    return agents, fresh
+
+
+def test_saved_adapters_load_back_as_the_same_agents(make_model, small_tokenizer, tmp_path):
+    agents, fresh = _trained_pair(make_model, small_tokenizer)
+    agents[0].model.save_pretrained(tmp_path)  # peft: one folder per named adapter
+    dirs = [tmp_path / "concise", tmp_path / "detailed"]
+    assert all((d / "adapter_config.json").is_file() and (d / "adapter_model.safetensors").is_file() for d in dirs)
+    loaded = load_lora_agents(fresh, dirs, tokenizer=small_tokenizer)
+    assert [a.name for a in loaded] == ["concise", "detailed"] and loaded[0].model is loaded[1].model
+    c = sample_completions(agents, [["Summary: a post"] * 2, ["Details: a post"] * 2], 1, cfg(max_new_tokens=5))
+    for a, b, ci in zip(agents, loaded, c):
+        assert torch.allclose(completion_logprobs(a, ci), completion_logprobs(b, ci), atol=1e-5)
+    assert not torch.allclose(completion_logprobs(loaded[0], c[0]), completion_logprobs(loaded[1], c[0]), atol=1e-3)
+    # trainable by default (to go on training), frozen on request
+    assert all(p.requires_grad for a in loaded for p in a.trainable_parameters())
+    frozen = load_lora_agents(copy.deepcopy(make_model(seed=3)), dirs, tokenizer=small_tokenizer, trainable=False)
+    assert not any(p.requires_grad for p in frozen[0].model.parameters())
+
+
+def test_saved_adapters_join_a_peft_model_without_a_second_base(make_model, small_tokenizer, tmp_path):
+    agents, fresh = _trained_pair(make_model, small_tokenizer)
+    agents[0].model.save_pretrained(tmp_path)
+    new = lora_agents(fresh, 2, tokenizer=small_tokenizer)  # untrained agent_0, agent_1
+    loaded = load_lora_agents(new[0].model, [tmp_path / "concise", tmp_path / "detailed"], tokenizer=small_tokenizer)
+    assert loaded[0].model is new[0].model
+    c = sample_completions(agents[:1], [["Summary: a post"] * 2], 1, cfg(max_new_tokens=5))[0]
+    assert torch.allclose(completion_logprobs(agents[0], c), completion_logprobs(loaded[0], c), atol=1e-5)
+    assert all(p.requires_grad for a in new for p in a.trainable_parameters())  # the fresh agents still train
+    with pytest.raises(ValueError, match="already has adapter"):
+        load_lora_agents(new[0].model, [tmp_path / "concise"], tokenizer=small_tokenizer)
+
+
+def test_load_lora_agents_says_what_is_wrong(make_model, small_tokenizer, tmp_path):
+    with pytest.raises(FileNotFoundError, match="no adapter_config.json"):
+        load_lora_agents(make_model(), [tmp_path], tokenizer=small_tokenizer)
+    with pytest.raises(ValueError, match="at least one"):
+        load_lora_agents(make_model(), [], tokenizer=small_tokenizer)
+
+
+def test_before_after_report_is_static_html_with_every_text():
+    html = viz.before_after_report(["a post <b>"], [["short one", "long one"]], [["tiny", "much longer text"]],
+                                   [0.5], [2.5], agent_names=["concise", "detailed"])
+    for s in ("short one", "long one", "tiny", "much longer text", "concise", "0.50", "2.50", "&lt;b&gt;"):
+        assert s in html
+    assert "[...]" in viz.before_after_report(["p"], [["x" * 50]], [["y"]], [0], [1], max_chars=10)
+
+
+def test_answer_snapshot_is_reproducible_and_scored_by_the_joint_reward(make_model, small_tokenizer, formatters, rows):
+    from magrpo_edu.baselines import answer_snapshot
+
+    agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer)
+    longer = lambda completions, row: [float(len(b) > len(a)) for a, b in zip(*completions)]  # noqa: E731
+    state = torch.random.get_rng_state()
+    texts, rewards = answer_snapshot(agents, formatters, rows[:3], longer, max_new_tokens=6)
+    assert torch.equal(state, torch.random.get_rng_state())  # the caller's RNG is untouched
+    assert len(texts) == 3 and all(len(t) == 2 for t in texts)
+    assert rewards == [float(len(b) > len(a)) for a, b in texts]
+    assert answer_snapshot(agents, formatters, rows[:3], longer, max_new_tokens=6) == (texts, rewards)

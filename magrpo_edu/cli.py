@@ -3,6 +3,7 @@
     magrpo-edu train                      # two agents on the embedded model, length-ratio task
     magrpo-edu train --task tldr --steps 300 --out runs/tldr --save-steps 50
     magrpo-edu train --resume runs/tldr   # continue after Ctrl-C or a crash, with the run's own settings
+    magrpo-edu eval --checkpoint runs/tldr   # the evaluation of a saved run's agents
     magrpo-edu pretrain --out /tmp/tiny --max-steps 5
 
 `train` checks every option before loading a model; a mistake prints one line
@@ -72,6 +73,13 @@ def _train(args) -> int:
         saved = resume_settings(args.resume)
         kw.update({k: v for k, v in saved.items() if k in kw and _flag_of(k) not in given})
     run_training(**kw, progress=not args.no_progress, resume=args.resume, overwrite=args.overwrite)
+    return 0
+
+
+def _eval(args) -> int:
+    from .experiment import run_eval
+
+    run_eval(args.checkpoint, eval_rows=args.eval_rows, samples=args.samples, device=args.device)
     return 0
 
 
@@ -148,6 +156,13 @@ def build_parser(suppress_train_defaults: bool = False) -> argparse.ArgumentPars
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     _add_train(sub, suppress_train_defaults)
     _add_pretrain(sub)
+    e = sub.add_parser("eval", help="evaluate the agents saved by a `magrpo-edu train` run",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    e.add_argument("--checkpoint", required=True, metavar="DIR", help="the run's output folder or its checkpoint folder")
+    e.add_argument("--eval-rows", type=int, default=None, help="held-out rows (default: the run's)")
+    e.add_argument("--samples", type=int, default=None, help="joint answers per row in the table (default: 2; coding 10)")
+    e.add_argument("--device", default=None, help="cpu, cuda, ... (default: cuda when available)")
+    e.set_defaults(func=_eval)
     s = sub.add_parser("info", help="versions and where the package's data and model are")
     s.set_defaults(func=_info)
     return p

@@ -283,6 +283,63 @@ def _save_stopped(trainer: MAGRPOTrainer, out_dir: Path, why: str) -> None:
     print(f"\n{why} at step {trainer.step} of {total}. Saved {hist}{kept}.", file=sys.stderr, flush=True)
 
 
+def build_team(model: str, agents: str, device: str):
+    """(tokenizer, the two agents) of a `magrpo-edu train` run: `train` and `eval` build them alike."""
+    base, tok = load_model(model, device=device)
+    # LoRA on the attention's q/v projections for the tiny model: there peft's per-layer overhead dominates
+    # (measured on 2 cores: ~0.6 s/step vs ~0.87 s/step for all-linear, and q/v at lr 2e-3 raised the
+    # held-out length reward 0.455 -> 0.82 in 200 steps); all linear layers for real models.
+    targets = ["q_proj", "v_proj"] if model == "tiny" else "all-linear"
+    team = lora_agents(base, 2, tokenizer=tok, target_modules=targets) if agents == "lora" else separate_agents(base, 2, tokenizer=tok)
+    return tok, team
+
+
+def run_eval(checkpoint: str, eval_rows: int | None = None, samples: int | None = None, device: str | None = None) -> dict:
+    """`magrpo-edu eval --checkpoint DIR`: evaluate the agents saved by a `magrpo-edu train` run.
+
+    DIR is the run's output folder or its checkpoint folder; the model, agents, task and sampling
+    settings are the run's own. Prints and returns the trainer's evaluation (reward, levels, each
+    agent's repetition and naturalness) on the first `eval_rows` held-out rows (default: the run's)
+    and the comparison table's "magrpo" row (`samples` joint answers per row; default as `train`).
+    Checked before any model loads: a folder without a train checkpoint, or eval_rows out of range,
+    raises SettingsError."""
+    _, info, run = _resume_point(Path(checkpoint))
+    task = run["task"]
+    n_eval = len(task_rows(task, "eval"))
+    rows_n = run["eval_rows"] if eval_rows is None else eval_rows
+    if isinstance(rows_n, bool) or not isinstance(rows_n, int) or not 1 <= rows_n <= n_eval:
+        raise SettingsError(f"--eval-rows {rows_n!r} is not allowed: the {task} task has {n_eval} held-out rows, "
+                            f"so give a number from 1 to {n_eval}.")
+    if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or samples < 1):
+        raise SettingsError(f"--samples {samples!r} is not allowed: give a whole number >= 1.")
+    device = _check_device(device)
+    tok, team = build_team(run["model"], run["agents"], device)
+    reward, formatters, train_rows, eval_set = task_setup(task, tok)
+    transition = None
+    if run.get("turns", 1) > 1:
+        from .rewards.coding import feedback_transition
+
+        transition = feedback_transition()
+    cfg = MAGRPOConfig(num_agents=2, num_generations=run["G"], max_new_tokens=run["max_new_tokens"],
+                       temperature=run["temperature"], learning_rate=run["lr"], beta=run.get("beta", 0.0),
+                       max_steps=run["steps"], seed=run["seed"], progress=False, num_turns=run.get("turns", 1))
+    rows = eval_set[:rows_n]
+    trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=rows, transition=transition)
+    trainer.load_checkpoint(info["path"])
+    ev = trainer.evaluate()
+    levels_fn, prompt_task, max_reward = levels_for(task)
+    n = samples if samples is not None else (10 if task == "coding" else 2)
+    row = run_method("magrpo", team, formatters, rows, levels_fn, prompt_task, max_reward, samples=n,
+                     max_new_tokens=run["max_new_tokens"], temperature=run["temperature"], seed=run["seed"],
+                     ks=tuple(k for k in (1, 5, 10) if k <= n))
+    comp = sorted(k for k in ev if k.startswith(("eval/reward/", "eval/repetition/", "eval/naturalness/")))
+    print(f"# {task}: the agents of {info['path']} (step {trainer.step} of {run['steps']}; model `{run['model']}`)\n")
+    print(f"Trainer's evaluation, {rows_n} held-out rows x {cfg.num_generations} samples: joint reward "
+          f"{ev['eval/reward']:.3f}; " + ", ".join(f"{k.split('/', 1)[1]} {ev[k]:.3f}" for k in comp) + "\n")
+    print(markdown_table([row]))
+    return dict(step=trainer.step, evaluate=ev, table=[row])
+
+
 def before_after_examples(table, rows, samples: int, task: str, n: int = 3) -> list[dict]:
     """The first `n` rows' first samples from the untrained (parallel) and trained (magrpo) table rows
     that kept their texts: what results.md shows next to the numbers."""
@@ -320,12 +377,7 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
     max_new_tokens, lr, device, out_dir, cfg = (plan["settings"]["max_new_tokens"], plan["settings"]["lr"],
                                                 plan["device"], plan["out_dir"], plan["config"])
     t0 = time.time()
-    base, tok = load_model(model, device=device)
-    # LoRA on the attention's q/v projections for the tiny model: there peft's per-layer overhead dominates
-    # (measured on 2 cores: ~0.6 s/step vs ~0.87 s/step for all-linear, and q/v at lr 2e-3 raised the
-    # held-out length reward 0.455 -> 0.82 in 200 steps); all linear layers for real models.
-    targets = ["q_proj", "v_proj"] if model == "tiny" else "all-linear"
-    team = lora_agents(base, 2, tokenizer=tok, target_modules=targets) if agents == "lora" else separate_agents(base, 2, tokenizer=tok)
+    tok, team = build_team(model, agents, device)
     reward, formatters, train_rows, eval_set = task_setup(task, tok)
     transition = None
     if turns > 1:

@@ -104,3 +104,25 @@ def test_overwrite_keeps_the_old_run_until_training_starts_and_removes_only_run_
     assert sorted(p.name for p in out.iterdir()) == ["checkpoint", "history.json", "my-notes.txt", "results.json"]
     experiment._prepare_out(out, overwrite=True)  # what the run does right before its first step
     assert sorted(p.name for p in out.iterdir()) == ["my-notes.txt"]
+
+
+def test_eval_checkpoint_reproduces_the_runs_own_evaluation(tmp_path, capsys):
+    out = tmp_path / "run"
+    res = experiment.run_training(task="tldr", steps=2, eval_rows=2, max_new_tokens=8, save_steps=2, out=str(out),
+                                  progress=False, device="cpu")
+    capsys.readouterr()
+    rc = main(["eval", "--checkpoint", str(out), "--samples", "1", "--device", "cpu"])
+    printed = capsys.readouterr().out
+    assert rc == 0 and "step 2 of 2" in printed and "| magrpo |" in printed
+    got = experiment.run_eval(str(out / "checkpoint"), samples=1, device="cpu")
+    assert got["step"] == 2
+    # the same weights, rows and evaluation seed as the run's own evaluation after training
+    for k, v in res["eval_after"].items():
+        assert got["evaluate"][k] == pytest.approx(v, abs=1e-6), k
+
+
+def test_eval_checks_its_options_before_any_model_loads(tmp_path, capsys, no_model):
+    rc, err = 0, ""
+    rc = main(["eval", "--checkpoint", str(tmp_path / "nothing")])
+    err = capsys.readouterr().err
+    assert rc == 2 and re.search(r"magrpo-edu: error: nothing to resume in .*nothing", err), err

@@ -211,7 +211,8 @@ def frozen_copy(model):
 
 
 def separate_agents(base, num_agents: int = 2, tokenizer=None, dtype: Any = None, device=None,
-                    names: Sequence[str] | None = None, reference: bool = True) -> list[Agent]:
+                    names: Sequence[str] | None = None, reference: bool = True,
+                    devices: Sequence[str | torch.device] | None = None) -> list[Agent]:
     """n independent full copies of one model, fully fine-tuned (the paper's setting).
 
     reference=True (default) also keeps ONE frozen copy of the untrained model, shared by all the
@@ -219,16 +220,35 @@ def separate_agents(base, num_agents: int = 2, tokenizer=None, dtype: Any = None
     measure against it. Memory cost: one more copy of the weights for the whole team (n + 1 copies
     instead of n), no optimiser state, no gradients. reference=False saves that memory; the agents
     then have no naturalness metric and cannot train with config.beta > 0.
+
+    devices: one device per agent (e.g. ["cuda:0", "cuda:1"]; the authors' library also puts agents on
+    separate GPUs): agent i's copy lives on devices[i], and the frozen reference is kept once per
+    DISTINCT device, so each agent's reference forward runs where the agent is. Sampling and log-probs
+    run on each agent's device, rewards on CPU (they read texts), and `algorithm.agent_losses` moves
+    the advantages to each agent's device.
     """
+    if devices is not None:
+        devices = [torch.device(d) for d in devices]
+        if len(devices) != num_agents:
+            raise ValueError(f"separate_agents got {len(devices)} devices for num_agents={num_agents}: give one per agent.")
     model, tok = _as_model_and_tokenizer(base, tokenizer, dtype, device)
     names = list(names or [f"agent_{i}" for i in range(num_agents)])
     ref = frozen_copy(model) if reference else None  # before any agent can train
+    models = [model] + [copy.deepcopy(model) for _ in names[1:]]
+    refs: dict = {}
     agents = []
-    for i, name in enumerate(names):
-        m = model if i == 0 else copy.deepcopy(model)
+    for i, (name, m) in enumerate(zip(names, models)):
+        r = ref
+        if devices is not None:
+            m = m.to(devices[i])
+            if ref is not None:
+                key = str(devices[i])
+                if key not in refs:
+                    refs[key] = (ref if not refs else frozen_copy(ref)).to(devices[i])
+                r = refs[key]
         m.requires_grad_(True)
         m.eval()  # no dropout during sampling or loss: on-policy log-probs match the sampler
-        agents.append(Agent(name=name, model=m, tokenizer=tok, reference=ref))
+        agents.append(Agent(name=name, model=m, tokenizer=tok, reference=r))
     return agents
 
 

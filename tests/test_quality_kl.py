@@ -208,3 +208,17 @@ def test_evaluate_reports_quality_and_the_plot_draws_it(make_model, small_tokeni
     fig = viz.plot_quality(tr.history, tr.eval_history)
     assert isinstance(fig, matplotlib.figure.Figure) and fig.get_size_inches()[1] == pytest.approx(viz.FIGSIZE[1])
     assert all(ax.has_data() for ax in fig.axes)
+
+
+def test_separate_agents_on_their_own_devices_train_with_the_leash(make_model, small_tokenizer, rows, formatters):
+    agents = separate_agents(make_model(), 2, tokenizer=small_tokenizer, devices=["cpu", "cpu"])
+    assert [a.device.type for a in agents] == ["cpu", "cpu"]
+    assert agents[0].reference is agents[1].reference  # one frozen copy per distinct device
+    assert agents[0].model is not agents[1].model
+    before = {n: p.detach().clone() for a in agents for n, p in a.named_trainable_state().items()}
+    tr = MAGRPOTrainer(agents, length_gap, formatters, rows, cfg(max_steps=2, beta=0.1))
+    tr.train()
+    assert "kl" in tr.history[-1] and len(tr.history) == 2
+    assert any(not torch.equal(before[n], p) for a in agents for n, p in a.named_trainable_state().items())
+    with pytest.raises(ValueError, match="3 devices for num_agents=2"):
+        separate_agents(make_model(), 2, tokenizer=small_tokenizer, devices=["cpu"] * 3)

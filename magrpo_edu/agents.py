@@ -253,17 +253,22 @@ def separate_agents(base, num_agents: int = 2, tokenizer=None, dtype: Any = None
 
 
 def heterogeneous_agents(models: Sequence, tokenizers: Sequence | None = None, dtype: Any = None,
-                         device=None, names: Sequence[str] | None = None, reference: bool = True) -> list[Agent]:
+                         device=None, names: Sequence[str] | None = None, reference: bool = True,
+                         devices: Sequence[str | torch.device] | None = None) -> list[Agent]:
     """One agent per given model (ids, paths or objects); models and tokenizers may all differ.
 
     reference=True (default) keeps a frozen copy of each agent's untrained model as its
     `Agent.reference` (naturalness metric, KL leash): memory cost one more copy of EVERY agent's
-    weights (twice the weights in all). reference=False: no copies, no naturalness, no beta > 0."""
+    weights (twice the weights in all). reference=False: no copies, no naturalness, no beta > 0.
+    devices: one device per agent (instead of one `device` for all); each reference stays with its agent."""
+    if devices is not None and len(devices) != len(models):
+        raise ValueError(f"heterogeneous_agents got {len(devices)} devices for {len(models)} models: give one per agent.")
     tokenizers = list(tokenizers) if tokenizers is not None else [None] * len(models)
     names = list(names or [f"agent_{i}" for i in range(len(models))])
+    per_device = list(devices) if devices is not None else [device] * len(models)
     agents = []
-    for name, base, tok in zip(names, models, tokenizers):
-        m, t = _as_model_and_tokenizer(base, tok, dtype, device)
+    for name, base, tok, dev in zip(names, models, tokenizers, per_device):
+        m, t = _as_model_and_tokenizer(base, tok, dtype, dev)
         m.requires_grad_(True)
         m.eval()
         agents.append(Agent(name=name, model=m, tokenizer=t, reference=frozen_copy(m) if reference else None))

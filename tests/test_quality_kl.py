@@ -222,3 +222,8 @@ def test_separate_agents_on_their_own_devices_train_with_the_leash(make_model, s
     assert any(not torch.equal(before[n], p) for a in agents for n, p in a.named_trainable_state().items())
     with pytest.raises(ValueError, match="3 devices for num_agents=2"):
         separate_agents(make_model(), 2, tokenizer=small_tokenizer, devices=["cpu"] * 3)
+    from magrpo_edu import heterogeneous_agents
+    het = heterogeneous_agents([make_model(seed=1), make_model(seed=2)], [small_tokenizer] * 2, devices=["cpu", "cpu"])
+    assert [a.device.type for a in het] == ["cpu", "cpu"] and het[0].reference is not het[1].reference
+    with pytest.raises(ValueError, match="1 devices for 2 models"):
+        heterogeneous_agents([make_model(), make_model()], [small_tokenizer] * 2, devices=["cpu"])

@@ -31,9 +31,11 @@ import torch
 from .agents import Agent, Completions, has_reference, sample_completions
 from .config import MAGRPOConfig
 from .quality import mean_repetition, naturalness
-from .tasks.prompts import SINGLE_INSTRUCTIONS, SINGLE_MARKER, single_prompt, with_other
+from .tasks.prompts import SINGLE_INSTRUCTIONS, SINGLE_MARKER, chat_prompt, single_prompt, with_other
 
 METHODS = ("single", "parallel", "sequential", "discussion", "magrpo", "magrpo_2turn")
+TASK_FIELDS = {"tldr": "post", "arxiv": "abstract", "coding": "prompt"}
+"""The row field each prompt task's formatters read (the post, the abstract, the problem)."""
 
 
 def _gen(agent: Agent, prompts: list[str], cfg: MAGRPOConfig) -> tuple[list[str], int, float, Completions]:
@@ -54,8 +56,7 @@ def _single_prompt(agent: Agent, task: str, text: str) -> str:
     has one, as the task's own formatters do (an instruct model given the raw prompt answers nonsense)."""
     tok = getattr(agent, "tokenizer", None)
     if task != "coding" and getattr(tok, "chat_template", None):
-        return tok.apply_chat_template([{"role": "user", "content": f"{SINGLE_INSTRUCTIONS[task]}\n\n{text}"}],
-                                       tokenize=False, add_generation_prompt=True)
+        return chat_prompt(tok, f"{SINGLE_INSTRUCTIONS[task]}\n\n{text}")
     return single_prompt(task, text)
 
 
@@ -86,7 +87,7 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}.")
     cfg = MAGRPOConfig(num_generations=2, max_new_tokens=max_new_tokens, temperature=temperature, progress=False)
-    field = {"tldr": "post", "arxiv": "abstract", "coding": "prompt"}[task]
+    field = TASK_FIELDS[task]
     reps = [r for r in rows for _ in range(samples)]
     p1 = [formatters[0](r) for r in reps]
     p2 = [formatters[1](r) for r in reps]

@@ -36,7 +36,7 @@ from . import __version__
 from .agents import lora_agents, separate_agents
 from .config import MAGRPOConfig
 from .models import load_model
-from .baselines import markdown_table, run_method
+from .baselines import TASK_FIELDS, markdown_table, run_method
 from .rewards import (arxiv_joint_reward, arxiv_levels, length_ratio_joint_reward, length_ratio_reward,
                       tldr_joint_reward, tldr_levels)
 from .tasks.writing import arxiv_formatters, load_writing, tldr_formatters
@@ -173,6 +173,28 @@ def _check_out(out_dir: Path, overwrite: bool, resuming: bool) -> None:
         raise SettingsError(f"cannot write to {parent}, so --out {out_dir} cannot be created; choose another --out.")
 
 
+def run_config(settings: dict, progress: bool = True, save_steps: int | None = None) -> MAGRPOConfig:
+    """The MAGRPOConfig of a run's settings (a new run's, resolved by plan_run, or a saved run's)."""
+    s = settings
+    return MAGRPOConfig(num_agents=2, num_generations=s["G"], max_new_tokens=s["max_new_tokens"],
+                        temperature=s["temperature"], learning_rate=s["lr"], beta=s["beta"], max_steps=s["steps"],
+                        seed=s["seed"], progress=progress, num_turns=s["turns"], save_steps=save_steps)
+
+
+def transition_for(turns: int):
+    """The multi-turn transition of a run: level feedback (coding) when turns > 1, else None."""
+    if turns <= 1:
+        return None
+    from .rewards.coding import feedback_transition
+
+    return feedback_transition()
+
+
+def table_samples(task: str) -> int:
+    """Joint answers per row in the comparison table: 10 for coding (pass@1/5/10), else 2."""
+    return 10 if task == "coding" else 2
+
+
 def plan_run(task: str = "length", model: str = "tiny", agents: str = "lora", steps: int = 300, G: int = 4,
              max_new_tokens: int | None = None, lr: float | None = None, temperature: float = 1.0, beta: float | None = None,
              eval_rows: int = 20,
@@ -195,10 +217,7 @@ def plan_run(task: str = "length", model: str = "tiny", agents: str = "lora", st
                     lr=lr if lr is not None else (2e-3 if agents == "lora" else 5e-4), temperature=temperature,
                     beta=DEFAULT_BETA[task] if beta is None else beta, eval_rows=eval_rows, seed=seed, turns=turns)
     try:
-        cfg = MAGRPOConfig(num_agents=2, num_generations=G, max_new_tokens=settings["max_new_tokens"],
-                           temperature=temperature, learning_rate=settings["lr"], beta=settings["beta"],
-                           max_steps=steps, seed=seed,
-                           progress=progress, num_turns=turns, save_steps=save_steps)
+        cfg = run_config(settings, progress=progress, save_steps=save_steps)
     except ValueError as exc:
         raise SettingsError(str(exc)) from None
     n_eval = len(task_rows(task, "eval"))
@@ -315,20 +334,15 @@ def run_eval(checkpoint: str, eval_rows: int | None = None, samples: int | None 
     device = _check_device(device)
     tok, team = build_team(run["model"], run["agents"], device)
     reward, formatters, train_rows, eval_set = task_setup(task, tok)
-    transition = None
-    if run.get("turns", 1) > 1:
-        from .rewards.coding import feedback_transition
-
-        transition = feedback_transition()
-    cfg = MAGRPOConfig(num_agents=2, num_generations=run["G"], max_new_tokens=run["max_new_tokens"],
-                       temperature=run["temperature"], learning_rate=run["lr"], beta=run.get("beta", 0.0),
-                       max_steps=run["steps"], seed=run["seed"], progress=False, num_turns=run.get("turns", 1))
+    run = {"beta": 0.0, **run}  # runs saved before --beta existed trained without the leash
+    cfg = run_config(run, progress=False)
     rows = eval_set[:rows_n]
-    trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=rows, transition=transition)
+    trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=rows,
+                            transition=transition_for(run["turns"]))
     trainer.load_checkpoint(info["path"])
     ev = trainer.evaluate()
     levels_fn, prompt_task, max_reward = levels_for(task)
-    n = samples if samples is not None else (10 if task == "coding" else 2)
+    n = samples if samples is not None else table_samples(task)
     row = run_method("magrpo", team, formatters, rows, levels_fn, prompt_task, max_reward, samples=n,
                      max_new_tokens=run["max_new_tokens"], temperature=run["temperature"], seed=run["seed"],
                      ks=tuple(k for k in (1, 5, 10) if k <= n))
@@ -340,13 +354,13 @@ def run_eval(checkpoint: str, eval_rows: int | None = None, samples: int | None 
     return dict(step=trainer.step, evaluate=ev, table=[row])
 
 
-def before_after_examples(table, rows, samples: int, task: str, n: int = 3) -> list[dict]:
+def before_after_examples(table, rows, samples: int, prompt_task: str, n: int = 3) -> list[dict]:
     """The first `n` rows' first samples from the untrained (parallel) and trained (magrpo) table rows
     that kept their texts: what results.md shows next to the numbers."""
     by = {r["method"]: r for r in table if "texts" in r}
     if "parallel" not in by or "magrpo" not in by:
         return []
-    field = {"coding": "prompt", "arxiv": "abstract"}.get(task, "post")
+    field = TASK_FIELDS[prompt_task]
     out = []
     for k, row in enumerate(rows[:n]):
         j = k * samples
@@ -379,11 +393,7 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
     t0 = time.time()
     tok, team = build_team(model, agents, device)
     reward, formatters, train_rows, eval_set = task_setup(task, tok)
-    transition = None
-    if turns > 1:
-        from .rewards.coding import feedback_transition
-
-        transition = feedback_transition()
+    transition = transition_for(turns)
     cmp_rows = eval_set[:eval_rows]
     try:
         trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=cmp_rows, transition=transition,
@@ -391,7 +401,7 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
     except ValueError as exc:  # e.g. --max-new-tokens beyond the model's context
         raise SettingsError(str(exc)) from None
     levels_fn, prompt_task, max_reward = levels_for(task)
-    samples = 10 if task == "coding" else 2  # coding reports pass@1/5/10
+    samples = table_samples(task)
     kw = dict(samples=samples, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
     if plan["resume"] is not None:
         trainer.load_checkpoint(plan["resume"]["path"])
@@ -444,7 +454,7 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
     matplotlib.pyplot.close(fig)
     first = trainer.history[: max(1, len(trainer.history) // 10)]
     last = trainer.history[-max(1, len(trainer.history) // 10):]
-    examples = before_after_examples(table, cmp_rows, samples, task)
+    examples = before_after_examples(table, cmp_rows, samples, prompt_task)
     table = [{k: v for k, v in row.items() if k not in ("texts", "pair_rewards")} for row in table]
     results = dict(task=task, model=model, agents=agents, steps=steps, num_generations=G, max_new_tokens=max_new_tokens,
                    learning_rate=lr, beta=plan["settings"]["beta"], seed=seed, device=device, save_steps=plan["save_steps"],

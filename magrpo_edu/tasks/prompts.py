@@ -25,6 +25,12 @@ CODING_INSTRUCTIONS = (
 )
 
 
+def chat_prompt(tokenizer, text: str) -> str:
+    """`text` as one user message in the tokenizer's chat template, ready for the assistant's answer
+    (the formatters and the single-model baseline use it when the tokenizer has a template)."""
+    return tokenizer.apply_chat_template([{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True)
+
+
 def tldr_prompt(post: str, agent: int) -> str:
     """Raw prompt of TL;DR agent `agent` (0 = concise, 1 = detailed)."""
     return f"{TLDR_INSTRUCTIONS[agent]}\nPost: {post}\n{TLDR_ANSWER_TAGS[agent]}"

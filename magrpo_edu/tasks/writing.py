@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 
 from ..resources import check_row, data_dir, load_rows, read_jsonl, write_jsonl
 from . import world
-from .prompts import ARXIV_INSTRUCTIONS, TLDR_INSTRUCTIONS, arxiv_prompt, tldr_prompt, with_other
+from .prompts import ARXIV_INSTRUCTIONS, TLDR_INSTRUCTIONS, arxiv_prompt, chat_prompt, tldr_prompt, with_other
 
 TASK_FIELDS = {"tldr": "post", "arxiv": "abstract"}
 
@@ -51,10 +51,6 @@ def make_writing_data(out_dir: str | Path, n_train: int = 500, seed: int = 0) ->
 
 
 # ---- formatters: row -> prompt, one per agent ------------------------------------------------------
-def _chat(tokenizer, text: str) -> str:
-    return tokenizer.apply_chat_template([{"role": "user", "content": text}], tokenize=False, add_generation_prompt=True)
-
-
 def _formatters(tokenizer, instructions, raw_prompt, field: str, names: tuple[str, str]) -> list[Callable[[dict], str]]:
     use_chat = tokenizer is not None and getattr(tokenizer, "chat_template", None)
 
@@ -63,14 +59,14 @@ def _formatters(tokenizer, instructions, raw_prompt, field: str, names: tuple[st
             check_row(row, f"writing row {row.get('id', '(no id)')!r}" if isinstance(row, dict) else "writing row",
                       (field,))
             if use_chat:
-                return _chat(tokenizer, f"{instructions[agent]}\n\n{row[field]}")
+                return chat_prompt(tokenizer, f"{instructions[agent]}\n\n{row[field]}")
             return raw_prompt(row[field], agent)
 
         def fmt_with_other(row: dict, other: str) -> str:
             """The prompt with the other agent's answer shown first (sequential and discussion baselines):
             inside the user message when there is a chat template, else `prompts.with_other`."""
             if use_chat:
-                return _chat(tokenizer, f"The other agent wrote: {other.strip()}\n\n{instructions[agent]}\n\n{row[field]}")
+                return chat_prompt(tokenizer, f"The other agent wrote: {other.strip()}\n\n{instructions[agent]}\n\n{row[field]}")
             return with_other(fmt(row), other)
         fmt.__name__ = names[agent]
         fmt.with_other = fmt_with_other

@@ -173,7 +173,7 @@ def write_card() -> str:
             lines += ["Honest limitation: on the held-out families (never in the corpus) the model almost never writes the",
                       "entry point (main_defined above), so the pair earns little more than the aux level (0.4) and MAGRPO",
                       "has little variation in the group to learn from. On the training families MAGRPO does raise the",
-                      "reward (notebooks 04 and 05); unseen functions need a real code model (notebook 07) or a model like",
+                      "reward (notebooks 04 and 05); unseen functions need a real code model (on a GPU) or a model like",
                       "the attempts below.", ""]
         if "coding" in ev and ev["coding"]["after"].get("eval/reward/not_thin_wrapper", 1) < 0.05:
             lines += ["Coding and the thin-wrapper rule: by the authors' rule any one-line `return ...` that mentions aux is",

@@ -131,7 +131,9 @@ def _resume_point(resume: Path) -> tuple[Path, dict, dict]:
         if not isinstance(run, dict):
             raise SettingsError(f"{info['path']} is a trainer checkpoint but not one written by `magrpo-edu train` "
                                 "(no run settings in it); resume it in Python with MAGRPOTrainer.load.")
-        return ckpt.parent, info, run
+        # runs saved before --beta existed trained without the leash: every caller (the CLI's resume, plan_run,
+        # run_eval) must read beta = 0.0 for them, not the task's default
+        return ckpt.parent, info, {"beta": 0.0, **run}
     raise SettingsError(f"nothing to resume in {resume}: no {resume / 'checkpoint'}/trainer_state.pt. Checkpoints are "
                         "written every --save-steps steps and when training stops early (Ctrl-C or an error).")
 
@@ -233,7 +235,6 @@ def plan_run(task: str = "length", model: str = "tiny", agents: str = "lora", st
             raise SettingsError(f"--resume {resume} continues the run in {run_dir} and writes there; leave --out out "
                                 f"(or give --out {run_dir}).")
         out = str(run_dir)
-        saved = {"beta": 0.0, **saved}  # runs saved before --beta existed trained without the leash
         differ = [f"{SETTING_FLAGS[k]} {settings[k]!r} (the run has {saved.get(k)!r})" for k in SETTING_FLAGS
                   if settings[k] != saved.get(k)]
         if differ:
@@ -334,7 +335,6 @@ def run_eval(checkpoint: str, eval_rows: int | None = None, samples: int | None 
     device = _check_device(device)
     tok, team = build_team(run["model"], run["agents"], device)
     reward, formatters, train_rows, eval_set = task_setup(task, tok)
-    run = {"beta": 0.0, **run}  # runs saved before --beta existed trained without the leash
     cfg = run_config(run, progress=False)
     rows = eval_set[:rows_n]
     trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=rows,

@@ -91,7 +91,12 @@ def test_resume_with_other_settings_is_refused(tmp_path, capsys, no_model, make_
     assert rc == 2 and "--steps 9 (the run has 6)" in err and "leave those options out" in err
     rc, err = run_cli(["--resume", str(tmp_path / "run"), "--out", str(tmp_path / "elsewhere")], capsys)
     assert rc == 2 and "writes there; leave --out out" in err
-    assert experiment.resume_settings(tmp_path / "run") == {**settings, "save_steps": 2}
+    # this run's settings predate --beta (as runs saved before it existed): it reads as trained without the leash
+    assert experiment.resume_settings(tmp_path / "run") == {**settings, "beta": 0.0, "save_steps": 2}
+    # and the CLI's resume (options filled from the saved settings) plans it with beta 0, not the demo's default
+    saved = experiment.resume_settings(tmp_path / "run")
+    plan = experiment.plan_run(**{k: v for k, v in saved.items()}, resume=str(tmp_path / "run"))
+    assert plan["config"].beta == 0.0
 
 
 def test_overwrite_keeps_the_old_run_until_training_starts_and_removes_only_run_files(tmp_path, capsys, no_model):

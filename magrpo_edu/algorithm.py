@@ -71,7 +71,6 @@ from __future__ import annotations
 
 import inspect
 import itertools
-import math
 import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence
@@ -432,19 +431,30 @@ def agent_losses(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0) -> lis
     return [torch.stack(terms).sum() / nodes for terms in per_agent]
 
 
-def update_agents(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimizer], ro: Rollout,
-                  beta: float = 0.0) -> list[float]:
-    """Step 7: one optimiser step per agent, each on its own loss. Returns the losses.
+def accumulate_gradients(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0, weight: float = 1.0) -> list[float]:
+    """Step 6's backward pass for one prompt: adds weight * grad L_i to each agent's gradients and
+    returns the losses L_i.
 
     One backward pass over all losses: the agents' parameters are disjoint, so each agent's
-    gradient is exactly the gradient of its own L_i."""
+    gradient is exactly the gradient of its own L_i. With several prompts per optimiser step
+    (config.prompts_per_step = P, the trainer; or P prompts over several processes) it is called
+    once per prompt with weight 1/P, so the accumulated gradient is that of the mean of the
+    prompts' losses; each prompt is its own group (its own advantages). weight 1 is the paper."""
+    losses = agent_losses(agents, ro, beta)
+    torch.autograd.backward(losses if weight == 1 else [loss * weight for loss in losses])
+    return [loss.item() for loss in losses]
+
+
+def update_agents(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimizer], ro: Rollout,
+                  beta: float = 0.0) -> list[float]:
+    """Steps 6-7 on one prompt: the gradients of the losses (`accumulate_gradients`), then one
+    optimiser step per agent, each on its own loss. Returns the losses."""
     for opt in optimizers:
         opt.zero_grad(set_to_none=True)
-    losses = agent_losses(agents, ro, beta)
-    torch.autograd.backward(losses)
+    losses = accumulate_gradients(agents, ro, beta)
     for opt in optimizers:
         opt.step()
-    return [loss.item() for loss in losses]
+    return losses
 
 
 def magrpo_step(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimizer], prompts: Sequence[str],

@@ -3,6 +3,8 @@
     magrpo-edu train                      # two agents on the embedded model, length-ratio task
     magrpo-edu train --task tldr --steps 300 --out runs/tldr --save-steps 50
     magrpo-edu train --resume runs/tldr   # continue after Ctrl-C or a crash, with the run's own settings
+    magrpo-edu train --task tldr --report-to tensorboard   # then: tensorboard --logdir runs/tldr/tensorboard
+    torchrun --nproc_per_node=2 -m magrpo_edu.cli train --task tldr --prompts-per-step 2   # data parallel
     magrpo-edu eval --checkpoint runs/tldr   # the evaluation of a saved run's agents
     magrpo-edu pretrain --out /tmp/tiny --max-steps 5
 
@@ -29,7 +31,10 @@ def _add_train(sub, suppress_defaults: bool = False):
     opt("--turns", type=int, default=1, help="turns of the rollout tree (2 with --task coding: level feedback)")
     opt("--model", default="tiny", help="'tiny' (embedded), 'smollm2-135m', a hub id or a local path")
     opt("--agents", default="lora", choices=["lora", "separate"], help="shared base + LoRA per agent, or full copies")
-    opt("--steps", type=int, default=300, help="optimiser steps (one prompt each)")
+    opt("--steps", type=int, default=300, help="optimiser steps")
+    opt("--prompts-per-step", type=int, default=1,
+        help="training prompts per optimiser step, each its own group (1 = the paper); under torchrun, over all "
+             "processes (a multiple of --nproc_per_node)")
     opt("--num-generations", "-G", type=int, default=4)
     opt("--max-new-tokens", type=int, default=None,
         help="longest completion (default per task: 48 length/tldr, 360 arxiv, 64 coding)")
@@ -48,6 +53,8 @@ def _add_train(sub, suppress_defaults: bool = False):
         help="continue the run in DIR (its output folder) from DIR/checkpoint, with the run's own settings")
     opt("--overwrite", action="store_true", default=False,
         help="replace an earlier run's results in a non-empty --out (other files there are kept)")
+    opt("--report-to", default="none", choices=["none", "tensorboard", "wandb", "trackio"],
+        help="also send the metrics to a tracker (tensorboard: into <out>/tensorboard; needs its package)")
     opt("--no-progress", action="store_true", default=False, help="hide the progress bar")
     p.set_defaults(func=_train)
 
@@ -56,11 +63,13 @@ def _add_train(sub, suppress_defaults: bool = False):
 _TRAIN_KW = {"task": "task", "model": "model", "agents": "agents", "steps": "steps", "num_generations": "G",
              "max_new_tokens": "max_new_tokens", "lr": "lr", "temperature": "temperature", "beta": "beta",
              "eval_rows": "eval_rows",
-             "seed": "seed", "device": "device", "out": "out", "turns": "turns", "save_steps": "save_steps"}
+             "seed": "seed", "device": "device", "out": "out", "turns": "turns", "save_steps": "save_steps",
+             "prompts_per_step": "prompts_per_step", "report_to": "report_to"}
 # MAGRPOConfig field -> the train option that sets it (named in error messages)
 _CONFIG_FLAGS = {"max_steps": "--steps", "num_generations": "--num-generations", "max_new_tokens": "--max-new-tokens",
                  "learning_rate": "--lr", "temperature": "--temperature", "beta": "--beta", "seed": "--seed", "num_turns": "--turns",
-                 "save_steps": "--save-steps"}
+                 "save_steps": "--save-steps", "prompts_per_step": "--prompts-per-step", "report_to": "--report-to",
+                 "logging_dir": "--out"}
 
 
 def _train(args) -> int:
@@ -72,7 +81,12 @@ def _train(args) -> int:
         given = vars(build_parser(suppress_train_defaults=True).parse_args(args.argv))
         saved = resume_settings(args.resume)
         kw.update({k: v for k, v in saved.items() if k in kw and _flag_of(k) not in given})
-    run_training(**kw, progress=not args.no_progress, resume=args.resume, overwrite=args.overwrite)
+    from . import distributed
+
+    try:
+        run_training(**kw, progress=not args.no_progress, resume=args.resume, overwrite=args.overwrite)
+    finally:
+        distributed.shutdown()  # data parallel (torchrun): leave the process group cleanly
     return 0
 
 

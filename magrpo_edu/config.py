@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from dataclasses import dataclass, field
-from typing import Optional
+from dataclasses import dataclass
+from typing import Any, Optional
 
 JOINT_MODES = ("aligned", "cross")
 MAX_JOINT_ACTIONS = 10_000
 """Cap on G**n, the joint actions of one cross-mode group (each one is a reward call and a row of the loss)."""
 ADVANTAGE_MODES = ("mean", "none", "rloo", "max")
 SCALE_MODES = ("none", "group", "zscore")
+TRACKERS = ("tensorboard", "wandb", "trackio")
 
 
 @dataclass
@@ -79,6 +80,18 @@ class MAGRPOConfig:
     save_steps: Optional[int] = None
     """Save a checkpoint every this many steps and after the last one, into the trainer's
     `checkpoint_dir` (replaced atomically each time). None: only when you call `trainer.save()`."""
+    prompts_per_step: int = 1
+    """Training prompts per optimiser step, over all processes (paper: 1). Each prompt is its own
+    group with its own advantages; each agent's loss is the mean over the prompts (gradient
+    accumulation). With data parallel (torchrun, W processes) it must be a multiple of W: each
+    process takes prompts_per_step / W of them (TRL: per-device batch x processes x accumulation)."""
+    report_to: Any = "none"
+    """Where to send the logged metrics as well as the history (TRL's name): "none", "tensorboard",
+    "wandb", "trackio", or a list of them. Each needs its package (pip install tensorboard / wandb /
+    trackio); only the main process (rank 0) reports."""
+    logging_dir: Optional[str] = None
+    """Folder for the tensorboard event files (default: runs/magrpo-<date-time>, TRL's style);
+    the wandb / trackio project name is "magrpo-edu"."""
 
     def __post_init__(self) -> None:
         def bad(name: str, allowed: str) -> ValueError:
@@ -157,6 +170,20 @@ class MAGRPOConfig:
             raise bad("eval_steps", "None or an integer >= 1")
         if self.save_steps is not None and (not is_int(self.save_steps) or self.save_steps < 1):
             raise bad("save_steps", "None or an integer >= 1")
+        if not is_int(self.prompts_per_step) or self.prompts_per_step < 1:
+            raise bad("prompts_per_step", "an integer >= 1 (1 = the paper: one prompt per optimiser step)")
+        names = [self.report_to] if isinstance(self.report_to, str) else self.report_to
+        if not isinstance(names, (list, tuple)) or not all(isinstance(x, str) for x in names) or \
+                any(x not in ("none", *TRACKERS) for x in names) or ("none" in names and len(names) > 1):
+            raise bad("report_to", f'"none" or one of {TRACKERS}, or a list of those')
+        if self.logging_dir is not None and (not isinstance(self.logging_dir, str) or not self.logging_dir.strip()):
+            raise bad("logging_dir", "None or a folder path")
+
+    @property
+    def trackers(self) -> list[str]:
+        """report_to as a list of tracker names ([] for "none")."""
+        names = [self.report_to] if isinstance(self.report_to, str) else list(self.report_to)
+        return [x for x in names if x != "none"]
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

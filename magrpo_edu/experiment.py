@@ -22,6 +22,7 @@ checkpoint and the history so far, says where, and re-raises.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 import platform
@@ -32,7 +33,7 @@ from pathlib import Path
 
 import torch
 
-from . import __version__
+from . import __version__, distributed
 from .agents import lora_agents, separate_agents
 from .config import MAGRPOConfig
 from .models import load_model
@@ -40,6 +41,7 @@ from .baselines import TASK_FIELDS, markdown_table, run_method
 from .rewards import (arxiv_joint_reward, arxiv_levels, length_ratio_joint_reward, length_ratio_reward,
                       tldr_joint_reward, tldr_levels)
 from .tasks.writing import arxiv_formatters, load_writing, tldr_formatters
+from .tracking import TrackerNotInstalledError, check_installed
 from .trainer import MAGRPOTrainer, TrainerCallback, checkpoint_info
 
 
@@ -51,12 +53,12 @@ TASKS = ("length", "tldr", "arxiv", "coding")
 AGENT_KINDS = ("lora", "separate")
 # The files a run writes into its output folder (all that overwrite=True removes).
 OUTPUT_FILES = ("history.json", "history.csv", "samples.json", "reward.png", "components.png", "agents.png",
-                "pass_at_k.png", "comparison.png", "results.json", "results.md", "checkpoint")
+                "pass_at_k.png", "comparison.png", "results.json", "results.md", "checkpoint", "tensorboard")
 # run_training's settings that determine the results, with the command-line option of each.
 SETTING_FLAGS = {"task": "--task", "model": "--model", "agents": "--agents", "steps": "--steps",
                  "G": "--num-generations", "max_new_tokens": "--max-new-tokens", "lr": "--lr",
                  "temperature": "--temperature", "beta": "--beta", "eval_rows": "--eval-rows", "seed": "--seed",
-                 "turns": "--turns"}
+                 "turns": "--turns", "prompts_per_step": "--prompts-per-step"}
 
 
 def task_rows(task: str, split: str) -> list[dict]:
@@ -131,9 +133,9 @@ def _resume_point(resume: Path) -> tuple[Path, dict, dict]:
         if not isinstance(run, dict):
             raise SettingsError(f"{info['path']} is a trainer checkpoint but not one written by `magrpo-edu train` "
                                 "(no run settings in it); resume it in Python with MAGRPOTrainer.load.")
-        # runs saved before --beta existed trained without the leash: every caller (the CLI's resume, plan_run,
-        # run_eval) must read beta = 0.0 for them, not the task's default
-        return ckpt.parent, info, {"beta": 0.0, **run}
+        # runs saved before --beta / --prompts-per-step existed trained without the leash, one prompt per step:
+        # every caller (the CLI's resume, plan_run, run_eval) must read that, not today's defaults
+        return ckpt.parent, info, {"beta": 0.0, "prompts_per_step": 1, **run}
     raise SettingsError(f"nothing to resume in {resume}: no {resume / 'checkpoint'}/trainer_state.pt. Checkpoints are "
                         "written every --save-steps steps and when training stops early (Ctrl-C or an error).")
 
@@ -158,7 +160,7 @@ def _check_device(device: str | None) -> str:
         if dev.index is not None and dev.index >= torch.cuda.device_count():
             raise SettingsError(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s), "
                                 f"cuda:0 to cuda:{torch.cuda.device_count() - 1}.")
-    return device
+    return distributed.local_device(device)  # in a torchrun launch, plain "cuda" is this process's GPU
 
 
 def _check_out(out_dir: Path, overwrite: bool, resuming: bool) -> None:
@@ -175,12 +177,14 @@ def _check_out(out_dir: Path, overwrite: bool, resuming: bool) -> None:
         raise SettingsError(f"cannot write to {parent}, so --out {out_dir} cannot be created; choose another --out.")
 
 
-def run_config(settings: dict, progress: bool = True, save_steps: int | None = None) -> MAGRPOConfig:
+def run_config(settings: dict, progress: bool = True, save_steps: int | None = None, report_to="none",
+               logging_dir: str | None = None) -> MAGRPOConfig:
     """The MAGRPOConfig of a run's settings (a new run's, resolved by plan_run, or a saved run's)."""
     s = settings
     return MAGRPOConfig(num_agents=2, num_generations=s["G"], max_new_tokens=s["max_new_tokens"],
                         temperature=s["temperature"], learning_rate=s["lr"], beta=s["beta"], max_steps=s["steps"],
-                        seed=s["seed"], progress=progress, num_turns=s["turns"], save_steps=save_steps)
+                        seed=s["seed"], progress=progress, num_turns=s["turns"], save_steps=save_steps,
+                        prompts_per_step=s.get("prompts_per_step", 1), report_to=report_to, logging_dir=logging_dir)
 
 
 def transition_for(turns: int):
@@ -202,7 +206,7 @@ def plan_run(task: str = "length", model: str = "tiny", agents: str = "lora", st
              eval_rows: int = 20,
              seed: int = 0, device: str | None = None, out: str | None = None, progress: bool = True,
              turns: int = 1, save_steps: int | None = None, resume: str | None = None,
-             overwrite: bool = False) -> dict:
+             overwrite: bool = False, prompts_per_step: int = 1, report_to: str = "none") -> dict:
     """Check every setting of `run_training` without loading a model or writing anything; returns the
     resolved plan (settings, MAGRPOConfig, device, output folder, checkpoint to resume).
     Raises SettingsError naming the setting, the value and what to do."""
@@ -217,11 +221,20 @@ def plan_run(task: str = "length", model: str = "tiny", agents: str = "lora", st
     settings = dict(task=task, model=model, agents=agents, steps=steps, G=G,
                     max_new_tokens=DEFAULT_NEW_TOKENS[task] if max_new_tokens is None else max_new_tokens,
                     lr=lr if lr is not None else (2e-3 if agents == "lora" else 5e-4), temperature=temperature,
-                    beta=DEFAULT_BETA[task] if beta is None else beta, eval_rows=eval_rows, seed=seed, turns=turns)
+                    beta=DEFAULT_BETA[task] if beta is None else beta, eval_rows=eval_rows, seed=seed, turns=turns,
+                    prompts_per_step=prompts_per_step)
+    out_dir = Path(out if out is not None else f"runs/{task}")
     try:
-        cfg = run_config(settings, progress=progress, save_steps=save_steps)
-    except ValueError as exc:
+        cfg = run_config(settings, progress=progress, save_steps=save_steps, report_to=report_to,
+                         logging_dir=str(out_dir / "tensorboard"))
+        check_installed(cfg.trackers)
+    except (ValueError, TrackerNotInstalledError) as exc:
         raise SettingsError(str(exc)) from None
+    W = distributed.launch_world_size()
+    if prompts_per_step % W:
+        raise SettingsError(f"--prompts-per-step {prompts_per_step} with {W} processes (torchrun --nproc_per_node): "
+                            f"each process takes prompts-per-step / {W} prompts per step, so give a multiple of {W}, "
+                            f"e.g. --prompts-per-step {W}.")
     n_eval = len(task_rows(task, "eval"))
     if isinstance(eval_rows, bool) or not isinstance(eval_rows, int) or not 1 <= eval_rows <= n_eval:
         raise SettingsError(f"--eval-rows {eval_rows!r} is not allowed: the {task} task has {n_eval} held-out rows, "
@@ -234,7 +247,8 @@ def plan_run(task: str = "length", model: str = "tiny", agents: str = "lora", st
         if out is not None and Path(out).resolve() != run_dir.resolve():
             raise SettingsError(f"--resume {resume} continues the run in {run_dir} and writes there; leave --out out "
                                 f"(or give --out {run_dir}).")
-        out = str(run_dir)
+        out, out_dir = str(run_dir), run_dir
+        cfg = dataclasses.replace(cfg, logging_dir=str(out_dir / "tensorboard"))
         differ = [f"{SETTING_FLAGS[k]} {settings[k]!r} (the run has {saved.get(k)!r})" for k in SETTING_FLAGS
                   if settings[k] != saved.get(k)]
         if differ:
@@ -242,8 +256,8 @@ def plan_run(task: str = "length", model: str = "tiny", agents: str = "lora", st
                                 "A resumed run keeps its settings; leave those options out.")
         if resume_info["step"] > steps:
             raise SettingsError(f"--resume {resume}: its checkpoint is at step {resume_info['step']}, past --steps {steps}.")
-    out_dir = Path(out if out is not None else f"runs/{task}")
-    _check_out(out_dir, overwrite, resume is not None)
+    if distributed.launch_rank() == 0:  # in a data-parallel launch only rank 0 writes (and rank 0 may already have)
+        _check_out(out_dir, overwrite, resume is not None)
     return dict(settings=settings, save_steps=save_steps, config=cfg, device=device, out_dir=out_dir,
                 progress=progress, overwrite=overwrite, resume=resume_info)
 
@@ -375,14 +389,21 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
              eval_rows: int = 20,
                  seed: int = 0, device: str | None = None, out: str | None = None, progress: bool = True,
                  turns: int = 1, save_steps: int | None = None, resume: str | None = None,
-                 overwrite: bool = False) -> dict:
+                 overwrite: bool = False, prompts_per_step: int = 1, report_to: str = "none") -> dict:
     """One experiment (module docstring). Settings are checked by `plan_run` before any model loads;
     `out` defaults to runs/<task>; `save_steps`: checkpoint every N steps into <out>/checkpoint;
     `resume`: a run folder (or its checkpoint folder) to continue, with the same settings
-    (`resume_settings` reads them); `overwrite`: replace an earlier run's results in `out`."""
+    (`resume_settings` reads them); `overwrite`: replace an earlier run's results in `out`;
+    `prompts_per_step`: prompts per optimiser step (over all processes when launched with torchrun);
+    `report_to`: "tensorboard" (into <out>/tensorboard), "wandb", "trackio" or "none".
+
+    Launched with torchrun (data parallel, magrpo_edu.distributed), every process trains and only
+    rank 0 evaluates before and after, writes the output folder and returns the results ({} elsewhere)."""
     plan = plan_run(task=task, model=model, agents=agents, steps=steps, G=G, max_new_tokens=max_new_tokens, lr=lr,
                     temperature=temperature, beta=beta, eval_rows=eval_rows, seed=seed, device=device, out=out,
-                    progress=progress, turns=turns, save_steps=save_steps, resume=resume, overwrite=overwrite)
+                    progress=progress, turns=turns, save_steps=save_steps, resume=resume, overwrite=overwrite,
+                    prompts_per_step=prompts_per_step, report_to=report_to)
+    main = distributed.launch_rank() == 0
     import matplotlib
 
     matplotlib.use("Agg")
@@ -406,7 +427,10 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
     if plan["resume"] is not None:
         trainer.load_checkpoint(plan["resume"]["path"])
         before, table = trainer.metadata["before"], trainer.metadata["table"]
-        print(f"Resuming {out_dir} at step {trainer.step} of {steps}.", file=sys.stderr, flush=True)
+        if main:
+            print(f"Resuming {out_dir} at step {trainer.step} of {steps}.", file=sys.stderr, flush=True)
+    elif not main:  # data parallel: rank 0 evaluates the untrained agents, the others go straight to training
+        before, table = None, []
     else:
         before = trainer.evaluate()
         table = [run_method(m, team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, keep_texts=True, **kw)
@@ -417,12 +441,18 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
                             train_seconds=clock.seconds(), resumed_at_steps=resumed_at)
     trainer.callbacks.append(clock)
     created = not out_dir.exists()
-    _prepare_out(out_dir, plan["overwrite"] and plan["resume"] is None)
+    if main:
+        _prepare_out(out_dir, plan["overwrite"] and plan["resume"] is None)
+        if plan["resume"] is None:
+            trainer.log_eval(before)  # the trackers' eval curves start at the untrained agents (step 0)
     start_step = trainer.step
     try:  # training and the evaluation of the trained agents: stopping in either keeps what was trained
         trainer.train()
+        if not main:
+            return {}
         train_s = clock.seconds()
         after = trainer.evaluate()
+        trainer.log_eval(after)
         table = list(table)
         table.append(run_method("magrpo", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward,
                                 keep_texts=True, **kw))
@@ -430,9 +460,12 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
             table.append(run_method("magrpo_2turn", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward,
                                     keep_texts=True, **kw))
     except KeyboardInterrupt:
-        _save_stopped(trainer, out_dir, "Interrupted (Ctrl-C)")
+        if main:
+            _save_stopped(trainer, out_dir, "Interrupted (Ctrl-C)")
         raise
     except Exception as exc:
+        if not main:
+            raise
         if trainer.step > start_step:  # keep the progress made
             _save_stopped(trainer, out_dir, f"Stopped by an error ({type(exc).__name__})")
         elif created and out_dir.is_dir() and not any(out_dir.iterdir()):
@@ -457,7 +490,8 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
     examples = before_after_examples(table, cmp_rows, samples, prompt_task)
     table = [{k: v for k, v in row.items() if k not in ("texts", "pair_rewards")} for row in table]
     results = dict(task=task, model=model, agents=agents, steps=steps, num_generations=G, max_new_tokens=max_new_tokens,
-                   learning_rate=lr, beta=plan["settings"]["beta"], seed=seed, device=device, save_steps=plan["save_steps"],
+                   learning_rate=lr, beta=plan["settings"]["beta"], prompts_per_step=prompts_per_step,
+                   processes=distributed.world_size(), seed=seed, device=device, save_steps=plan["save_steps"],
                    resumed_at_steps=resumed_at, train_seconds=round(train_s, 1),
                    total_seconds=round(time.time() - t0, 1), eval_rows=before["eval/rows"],
                    eval_before=before, eval_after=after, comparison=table, examples=examples,
@@ -467,7 +501,9 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
     (out_dir / "results.json").write_text(json.dumps(results, indent=2))
     comp = sorted(k for k in after if k.startswith("eval/reward/"))
     lines = [f"# {task}: MAGRPO on `{model}` ({agents} agents)", "",
-             f"{steps} steps, G={G}, lr={lr}, beta={plan['settings']['beta']}, {max_new_tokens} new tokens, seed {seed}, {device}; "
+             f"{steps} steps, G={G}, lr={lr}, beta={plan['settings']['beta']}, {max_new_tokens} new tokens, seed {seed}, {device}"
+             + (f", {prompts_per_step} prompts per step" if prompts_per_step > 1 else "")
+             + (f" over {distributed.world_size()} processes" if distributed.world_size() > 1 else "") + "; "
              f"training took {train_s:.0f} s. Evaluated on {before['eval/rows']} held-out rows, "
              f"{G} joint samples each, same sampling seed before and after.", "",
              "| | mean joint reward |" + "".join(f" {k.split('/')[-1]} |" for k in comp),

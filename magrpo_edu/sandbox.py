@@ -1021,11 +1021,22 @@ def _collect(plans, lines, tag, out_sink, code, timed_out, seconds, mode) -> San
     return SandboxResult(results, load_error, timed_out, code, output.decode("utf-8", "replace"), truncated, seconds, mode)
 
 
+def default_workers() -> int:
+    """Sandbox processes to run at once: this machine's cores, divided among the training processes
+    torchrun started on it (LOCAL_WORLD_SIZE), so a data-parallel run does not oversubscribe them."""
+    try:
+        local = max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+    except ValueError:
+        local = 1
+    return max(1, (os.cpu_count() or 1) // local)
+
+
 def run_many(jobs: Sequence[tuple], limits: Optional[SandboxLimits] = None,
              workers: Optional[int] = None) -> list[SandboxResult]:
     """Run many jobs in parallel across the cores; results in input order. A job is
-    (program, asserts) or (program, asserts, entry_point): see `run_program`."""
-    workers = workers or max(1, os.cpu_count() or 1)
+    (program, asserts) or (program, asserts, entry_point): see `run_program`. Default workers:
+    `default_workers()` (the cores, shared among the processes of a data-parallel run)."""
+    workers = workers or default_workers()
 
     def one(job):
         return run_program(job[0], job[1], limits, entry_point=job[2] if len(job) > 2 else None)

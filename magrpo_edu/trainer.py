@@ -1,8 +1,11 @@
-"""`MAGRPOTrainer`: the loop around `algorithm.magrpo_step`, plus the plumbing a real run needs.
+"""`MAGRPOTrainer`: the loop around the steps of `magrpo_edu.algorithm`, plus the plumbing a real run needs.
 
-Plumbing only (the algorithm lives in `magrpo_edu.algorithm`): data order, one AdamW per agent,
-the history of logged metrics, a bounded log of samples for the notebooks' explorers, callbacks,
-a progress bar, evaluation, and checkpoints that resume exactly.
+Plumbing only (the algorithm lives in `magrpo_edu.algorithm`; with one prompt per step a training
+step is exactly `algorithm.magrpo_step`): data order, one AdamW per agent, several prompts per step
+(`config.prompts_per_step`, gradient accumulation) and data parallel over processes
+(`magrpo_edu.distributed`, launched with torchrun), the history of logged metrics, a bounded log of
+samples for the notebooks' explorers, callbacks, run tracking (`config.report_to`,
+`magrpo_edu.tracking`), a progress bar, evaluation, and checkpoints that resume exactly.
 
 Logged metrics (one plain dict per logged step, averaged over the `logging_steps` steps it covers;
 names follow TRL where TRL has one):
@@ -25,6 +28,8 @@ names follow TRL where TRL has one):
                             comes from the loss's reference forward, so it costs nothing extra then
   nodes                     tree nodes sampled in the step (1 when single-turn)
   step_time                 seconds per step
+With several prompts per step (config.prompts_per_step > 1, or data parallel) a step's record is
+the mean of its prompts' records, and every prompt's samples are kept.
 Naturalness (mean per-token NLL under the frozen untrained model, `quality.naturalness`) needs a
 reference forward over every completion, so it is NOT computed in training steps: `evaluate()`
 reports it (eval/naturalness/<agent>, beside eval/repetition/<agent>), and so does every eval
@@ -69,23 +74,32 @@ from typing import Any, Callable, Optional, Sequence
 
 import torch
 
+from . import distributed
 from .agents import Agent, has_reference
-from .algorithm import RewardFunctionError, joint_rewards, magrpo_step, rollout
+from .algorithm import accumulate_gradients, assign_advantages, rollout
 from .config import MAGRPOConfig
 from .quality import mean_repetition, token_nll
+from .tracking import make_callbacks
 
 
 class TrainerCallback:
-    """Subclass and override what you need; both hooks get the trainer and a plain dict.
+    """Subclass and override what you need; the hooks get the trainer and a plain dict.
 
     Order within a step: the step's record is stored (in the history or the pending records of the
-    next logged average), `on_log` runs when the step logs, the evaluation runs when it is due, then
-    `on_step_end`: the step is complete there, so a checkpoint saved in it resumes exactly."""
+    next logged average), `on_log` runs when the step logs, the evaluation runs when it is due
+    (`on_evaluate`), then `on_step_end`: the step is complete there, so a checkpoint saved in it
+    resumes exactly. `on_train_end` runs when `train()` returns or stops."""
 
     def on_step_end(self, trainer: "MAGRPOTrainer", record: dict) -> None:  # every step, once it is recorded
         pass
 
     def on_log(self, trainer: "MAGRPOTrainer", record: dict) -> None:  # every logging_steps steps
+        pass
+
+    def on_evaluate(self, trainer: "MAGRPOTrainer", metrics: dict) -> None:  # eval_steps evaluations, log_eval
+        pass
+
+    def on_train_end(self, trainer: "MAGRPOTrainer") -> None:  # train() finished or stopped
         pass
 
 
@@ -148,6 +162,17 @@ class MAGRPOTrainer:
         self.agents, self.reward_fn, self.formatters = list(agents), reward_fn, list(formatters)
         self.train_dataset, self.eval_dataset = train_dataset, eval_dataset
         self.transition, self.callbacks = transition, list(callbacks)
+        if distributed.launched():  # started by torchrun: join the other processes (see magrpo_edu.distributed)
+            distributed.init(self.agents[0].device)
+        W = distributed.world_size()
+        if c.prompts_per_step % W:
+            raise ValueError(f"config.prompts_per_step={c.prompts_per_step} is not a multiple of the {W} processes of "
+                             f"this data-parallel run: each process takes prompts_per_step / {W} prompts per step, so "
+                             f"use prompts_per_step={W * max(1, c.prompts_per_step // W)} (or launch "
+                             f"{c.prompts_per_step} processes per prompt count).")
+        distributed.broadcast_parameters(self.agents)  # every process starts from rank 0's weights
+        if c.trackers and distributed.is_main_process():
+            self.callbacks += make_callbacks(c)
         self.optimizers = [torch.optim.AdamW(a.trainable_parameters(), lr=c.learning_rate,
                                              weight_decay=c.weight_decay) for a in self.agents]
         for a in self.agents:
@@ -186,19 +211,31 @@ class MAGRPOTrainer:
     @property
     def total_steps(self) -> int:
         c = self.config
-        return c.max_steps if c.max_steps is not None else max(1, math.ceil(c.num_train_epochs * len(self.train_dataset)))
+        if c.max_steps is not None:
+            return c.max_steps
+        return max(1, math.ceil(c.num_train_epochs * len(self.train_dataset) / c.prompts_per_step))
 
-    def row_index(self, step: int) -> int:
-        """Which training row step `step` uses: a fresh seeded permutation every epoch."""
+    def prompt_indices(self, step: int) -> list[int]:
+        """The global prompt numbers THIS process trains on in step `step` (0-based): prompts
+        step*P ... step*P + P - 1 of the data stream (P = config.prompts_per_step), split evenly and
+        in order over the data-parallel processes. One process, P = 1 (the paper): [step]."""
+        P, W, r = self.config.prompts_per_step, distributed.world_size(), distributed.rank()
+        per = P // W
+        return list(range(step * P + r * per, step * P + (r + 1) * per))
+
+    def row_index(self, prompt: int) -> int:
+        """Which training row global prompt number `prompt` uses (with one prompt per step, step
+        `prompt`'s row): a fresh seeded permutation every epoch."""
         N = len(self.train_dataset)
-        epoch, k = divmod(step, N)
+        epoch, k = divmod(prompt, N)
         # torch takes seeds modulo 2**64 (negative ones too); reducing first keeps big seeds in range
         g = torch.Generator().manual_seed((self.config.seed * 7919 + epoch) % 2**64)
         return int(torch.randperm(N, generator=g)[k])
 
-    def _seed_step(self, step: int) -> None:
-        # Re-seeding every step makes a resumed run sample exactly what an uninterrupted one would.
-        s = self.config.seed * 1_000_003 + step
+    def _seed_prompt(self, prompt: int) -> None:
+        # Re-seeding before every prompt makes a resumed run sample exactly what an uninterrupted one
+        # would, and a prompt sample the same in any process of a data-parallel run (P = 1: per step).
+        s = self.config.seed * 1_000_003 + prompt
         torch.manual_seed(s % 2**64)
         random.seed(s)
 
@@ -211,7 +248,8 @@ class MAGRPOTrainer:
         from tqdm.auto import tqdm
 
         c = self.config
-        bar = tqdm(total=self.total_steps, initial=self.step, desc="MAGRPO", disable=not c.progress, dynamic_ncols=True)
+        bar = tqdm(total=self.total_steps, initial=self.step, desc="MAGRPO", dynamic_ncols=True,
+                   disable=not c.progress or not distributed.is_main_process())
         try:
             with self._graceful_interrupt():
                 while self.step < self.total_steps:
@@ -222,6 +260,8 @@ class MAGRPOTrainer:
                         raise KeyboardInterrupt(f"training stopped by Ctrl-C after step {self.step}")
         finally:
             bar.close()
+            for cb in self.callbacks:
+                cb.on_train_end(self)
         return self.history
 
     @contextlib.contextmanager
@@ -252,33 +292,49 @@ class MAGRPOTrainer:
         return sum(float(st["step"]) for o in self.optimizers for st in o.state.values() if "step" in st)
 
     def training_step(self) -> dict:
-        """One MAGRPO step on the next training row; returns that step's metrics.
+        """One MAGRPO step; returns that step's metrics.
 
-        In order: sample, score and update (`magrpo_step`); store the record (history or pending)
-        and the samples; log (on_log) and evaluate when due; on_step_end; save when save_steps is due."""
+        In order: for each of this process's prompts (`prompt_indices`; one, the paper's case):
+        sample and score (steps 2-5, `rollout`, `assign_advantages`) and add its share of the
+        gradients (step 6, `accumulate_gradients`, weight 1/prompts_per_step); sum the gradients over
+        the data-parallel processes; one optimiser step per agent (step 7). Then store the record
+        (the mean over the step's prompts, gathered from every process) and the samples; log
+        (on_log) and evaluate when due; on_step_end; save when save_steps is due."""
         c = self.config
         step0 = self.step
-        idx = self.row_index(step0)
-        row = self.train_dataset[idx]
-        prompts = _format_prompts(self.formatters, row, idx, "train")
-        self._seed_step(step0)
         t0 = time.perf_counter()
         opt_steps = self._optimizer_steps()
         try:
-            ro, losses = magrpo_step(self.agents, self.optimizers, prompts, row, self.reward_fn, c, self.transition)
+            for opt in self.optimizers:
+                opt.zero_grad(set_to_none=True)
+            mine = []  # (record, sample) per prompt of this process
+            for p in self.prompt_indices(step0):
+                idx = self.row_index(p)
+                row = self.train_dataset[idx]
+                prompts = _format_prompts(self.formatters, row, idx, "train")
+                self._seed_prompt(p)
+                ro = rollout(self.agents, prompts, row, self.reward_fn, c, self.transition)  # steps 2-4
+                assign_advantages(ro, c)  # step 5
+                losses = accumulate_gradients(self.agents, ro, c.beta, 1.0 / c.prompts_per_step)  # step 6
+                mine.append((self._metrics(ro, losses, step0 + 1), self._sample(ro, idx, step0 + 1)))
+            distributed.all_reduce_gradients(self.agents)  # data parallel: the mean over all processes' prompts
+            for opt in self.optimizers:  # step 7
+                opt.step()
             self.step += 1
-            rec = self._metrics(ro, losses, time.perf_counter() - t0)
+            done = [pair for part in distributed.gather(mine) for pair in part]  # every prompt, in order
+            rec = _mean_record([r for r, _ in done])
+            rec["step"] = self.step
+            rec["step_time"] = time.perf_counter() - t0
             if c.sample_log_size:
-                root = ro.root
-                self.samples.append(dict(step=self.step, row_index=idx, prompts=root.prompts, completions=root.completions,
-                                         table=root.table.tolist(), rewards=root.rewards.tolist(),
-                                         advantages=root.advantages.tolist(),
-                                         components={k: v.tolist() for k, v in root.components.items()}))
+                self.samples.extend(s for _, s in done)
             self._pending.append(rec)
             if self.step % c.logging_steps == 0 or self.step == self.total_steps:
                 self._log()
             if c.eval_steps and self.eval_dataset is not None and self.step % c.eval_steps == 0:
-                self.eval_history.append(dict(step=self.step, **self.evaluate()))
+                # one process evaluates (it is seeded, so every process would get the same numbers)
+                ev = distributed.broadcast(self.evaluate() if distributed.is_main_process() else None)
+                self.eval_history.append(dict(step=self.step, **ev))
+                self.log_eval(ev)
         except KeyboardInterrupt:
             if self.step != step0 or self._optimizer_steps() != opt_steps:
                 self._torn_step = step0 + 1  # weights or records are part-way through this step
@@ -290,16 +346,25 @@ class MAGRPOTrainer:
             self.save(self.checkpoint_dir)
         return rec
 
-    def _metrics(self, ro, losses, dt) -> dict:
-        root, n = ro.root, len(self.agents)
+    def _sample(self, ro, idx: int, step: int) -> Optional[dict]:
+        if not self.config.sample_log_size:
+            return None
+        root = ro.root
+        return dict(step=step, row_index=idx, prompts=root.prompts, completions=root.completions,
+                    table=root.table.tolist(), rewards=root.rewards.tolist(), advantages=root.advantages.tolist(),
+                    components={k: v.tolist() for k, v in root.components.items()})
+
+    def _metrics(self, ro, losses, step: int) -> dict:
+        """One prompt's record (the step's record is the mean over its prompts; step_time set after)."""
+        root = ro.root
         r = root.rewards
-        rec: dict[str, float] = dict(step=self.step, reward=r.mean().item(),
+        rec: dict[str, float] = dict(step=step, reward=r.mean().item(),
                                      reward_std=r.std().item() if r.numel() > 1 else 0.0,
                                      reward_min=r.min().item(), reward_max=r.max().item(),
                                      frac_reward_zero_std=sum(float(nd.rewards.std() == 0) for nd in ro.nodes()) / len(ro.nodes()),
                                      advantage_std=root.advantages.std().item(),
                                      advantage_abs_max=root.advantages.abs().max().item(),
-                                     nodes=float(len(ro.nodes())), step_time=dt)
+                                     nodes=float(len(ro.nodes())), step_time=0.0)
         if self.config.num_turns > 1:
             rec["return"] = root.returns.mean().item()
             for t, level in enumerate(ro.levels):
@@ -323,8 +388,7 @@ class MAGRPOTrainer:
         return rec
 
     def _log(self) -> None:
-        keys = self._pending[-1].keys()
-        rec = {k: sum(p[k] for p in self._pending if k in p) / sum(1 for p in self._pending if k in p) for k in keys}
+        rec = _mean_record(self._pending)
         rec["step"] = self.step
         self._pending = []
         self.history.append(rec)
@@ -377,6 +441,13 @@ class MAGRPOTrainer:
                 out[f"eval/naturalness/{a.name}"] = torch.cat(nll[i]).mean().item()
         return out
 
+    def log_eval(self, metrics: dict) -> None:
+        """Hand an evaluation's metrics to the callbacks' `on_evaluate` (the trackers log them at
+        the current step). The trainer does it for its own eval_steps evaluations; call it for
+        an `evaluate()` of yours that should appear beside the training curves."""
+        for cb in self.callbacks:
+            cb.on_evaluate(self, metrics)
+
     # ------------------------------------------------------------------------------ checkpoints
     def save(self, directory: str | Path) -> Path:
         """Write a checkpoint atomically: config, agents (peft adapters or full models), optimiser and
@@ -384,7 +455,10 @@ class MAGRPOTrainer:
 
         Everything is written to a temporary folder beside `directory` first; only then is the old
         checkpoint moved aside and the new one renamed into place, so a crash at any point leaves
-        the old or the new checkpoint complete. `directory` must be new, empty or a checkpoint."""
+        the old or the new checkpoint complete. `directory` must be new, empty or a checkpoint.
+        In a data-parallel run only the main process (rank 0) writes; the others return at once."""
+        if not distributed.is_main_process():
+            return Path(directory)
         if self._torn_step is not None:
             raise RuntimeError(
                 f"not saving: training was interrupted inside step {self._torn_step}'s update, so the agents' weights "
@@ -495,6 +569,13 @@ class MAGRPOTrainer:
         if config.save_steps is not None:
             kwargs.setdefault("checkpoint_dir", directory)
         return cls(agents, reward_fn, formatters, train_dataset, config, **kwargs).load_checkpoint(d)
+
+
+def _mean_record(records: Sequence[dict]) -> dict:
+    """Key by key mean of metric records (a key missing from some records: the mean of those that have it).
+    Keys in the order of the last record; one record comes back unchanged."""
+    keys = records[-1].keys()
+    return {k: sum(r[k] for r in records if k in r) / sum(1 for r in records if k in r) for k in keys}
 
 
 def _previous_path(d: Path) -> Path:

@@ -7,12 +7,9 @@ The ipywidgets explorers only select already-computed data.
 """
 from __future__ import annotations
 
-import math
 from typing import Optional, Sequence
 
-import matplotlib
-
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
 FIGSIZE = (7.5, 3.6)
 

@@ -1,6 +1,5 @@
 """Steps 3-6 and the tree on hand-made inputs: joint actions, credit, masking, loss, returns,
 the reward contract, and config validation."""
-import math
 
 import pytest
 import torch

@@ -37,6 +37,7 @@ def run_cli(args, capsys):
     (["--beta", "nan"], r"beta=nan is not allowed"),
     (["--seed", str(2**63)], r"seed=9223372036854775808 is not allowed"),
     (["--save-steps", "0"], r"save_steps=0 is not allowed.*\(set with --save-steps\)"),
+    (["--prompts-per-step", "0"], r"prompts_per_step=0 is not allowed.*\(set with --prompts-per-step\)"),
     (["--turns", "2"], r"--turns 2 needs a transition"),
     (["--device", "nonsense"], r"--device 'nonsense' is not a device torch knows"),
     (["--resume", "{tmp}/nothing-here"], r"nothing to resume in .*nothing-here"),
@@ -91,8 +92,8 @@ def test_resume_with_other_settings_is_refused(tmp_path, capsys, no_model, make_
     assert rc == 2 and "--steps 9 (the run has 6)" in err and "leave those options out" in err
     rc, err = run_cli(["--resume", str(tmp_path / "run"), "--out", str(tmp_path / "elsewhere")], capsys)
     assert rc == 2 and "writes there; leave --out out" in err
-    # this run's settings predate --beta (as runs saved before it existed): it reads as trained without the leash
-    assert experiment.resume_settings(tmp_path / "run") == {**settings, "beta": 0.0, "save_steps": 2}
+    # this run's settings predate --beta and --prompts-per-step: it reads as trained without the leash, one prompt per step
+    assert experiment.resume_settings(tmp_path / "run") == {**settings, "beta": 0.0, "prompts_per_step": 1, "save_steps": 2}
     # and the CLI's resume (options filled from the saved settings) plans it with beta 0, not the demo's default
     saved = experiment.resume_settings(tmp_path / "run")
     plan = experiment.plan_run(**{k: v for k, v in saved.items()}, resume=str(tmp_path / "run"))

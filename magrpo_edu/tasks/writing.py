@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable
 
 from ..resources import check_row, data_dir, load_rows, read_jsonl, write_jsonl
 from . import world

@@ -53,6 +53,9 @@ SHAPES = {  # name -> (config class, kwargs); vocabularies as in the real models
     "qwen2.5-0.5b": ("qwen2", dict(hidden_size=896, intermediate_size=4864, num_hidden_layers=24,
                                    num_attention_heads=14, num_key_value_heads=2, vocab_size=151936,
                                    tie_word_embeddings=True, rms_norm_eps=1e-6, rope_theta=1000000.0)),
+    "qwen3-1.7b": ("qwen3", dict(hidden_size=2048, intermediate_size=6144, num_hidden_layers=28,  # the paper's model
+                                 num_attention_heads=16, num_key_value_heads=8, head_dim=128, vocab_size=151936,
+                                 tie_word_embeddings=True, rms_norm_eps=1e-6, rope_theta=1000000.0)),
 }
 G = 4
 PROMPT_TOKENS = 64
@@ -68,13 +71,20 @@ def tokenizer():
     return prepare_tokenizer(AutoTokenizer.from_pretrained(str(tiny_model_path())))
 
 
+def model_classes(kind: str):
+    """(config class, model class) of a shape's architecture."""
+    import transformers
+
+    names = {"llama": ("LlamaConfig", "LlamaForCausalLM"), "qwen2": ("Qwen2Config", "Qwen2ForCausalLM"),
+             "qwen3": ("Qwen3Config", "Qwen3ForCausalLM")}[kind]
+    return tuple(getattr(transformers, n) for n in names)
+
+
 def build(shape: str, tok, dtype, device):
     """A randomly initialised causal LM of the named shape (seeded)."""
     import torch
-    from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
-
     kind, kw = SHAPES[shape]
-    cls_cfg, cls = (LlamaConfig, LlamaForCausalLM) if kind == "llama" else (Qwen2Config, Qwen2ForCausalLM)
+    cls_cfg, cls = model_classes(kind)
     cfg = cls_cfg(max_position_embeddings=2048, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
                   pad_token_id=tok.pad_token_id, **kw)
     torch.manual_seed(0)

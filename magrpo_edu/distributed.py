@@ -1,7 +1,8 @@
 """Data parallel MAGRPO with `torch.distributed`: several processes, each on different prompts.
 
-Launch any script or the CLI with `torchrun` (or `accelerate launch`, which starts the same kind of
-processes and sets the same environment variables):
+Launch any script or the CLI with `torchrun` (on GPUs `accelerate launch --multi_gpu` starts
+processes the same way, through torchrun's launcher, with the same environment variables; only
+torchrun on CPU has been tested here):
 
     torchrun --nproc_per_node=2 -m magrpo_edu.cli train --task tldr --steps 4 --prompts-per-step 2
 

@@ -11,11 +11,18 @@ One training step on one task x (the paper uses one prompt per optimiser step):
                   (+ an optional KL leash, config.beta > 0, off in the paper: deviation 11)
     7. update     one optimiser step per agent
 
+This module reads in that order. Step 1 is the trainer's (each agent's formatter) and step 2 is
+`agents.sample_completions`; here come step 3 (`joint_actions`), 4 (`joint_rewards`), 5
+(`group_advantages`, `credit_samples`), 6 (`policy_loss`, `kl_penalty`, `agent_losses`) and 7
+(`accumulate_gradients`, `update_agents`); then single-turn MAGRPO, steps 2-5 one after the other
+(`single_turn_rollout`); then the multi-turn rollout tree; then `magrpo_step`, steps 2-7.
+
 Multi-turn (spec section 3, "current" version): a rollout tree. At each node every agent samples G;
 each joint action j gets a child node whose prompts come from `transition(...)`; the return is
 R_j = r_j + gamma * mean(returns of j's child), R_j = r_j at a leaf; advantages are computed among
 siblings; a node's children are not expanded when its siblings' mean reward exceeds
-`early_termination_threshold`. Single-turn MAGRPO is the tree with one node.
+`early_termination_threshold`. A single-turn step is the tree's root alone: `single_turn_rollout`
+returns the same `Rollout`, with one node, so steps 6-7 and the trainer take either.
 
 Where we deviate, and why
 -------------------------
@@ -79,63 +86,14 @@ import torch
 
 from .agents import Agent, Completions, reference_token_logprobs, sample_completions, team_logprobs
 
-# ==================================================================================================
-# Step 5: group-relative advantages (pure tensor code, the part to learn first)
-# ==================================================================================================
-
-
-def group_advantages(rewards: torch.Tensor, mode: str = "mean", scale: str = "none",
-                     clip: Optional[float] = None, eps: float = 1e-4) -> torch.Tensor:
-    """Advantages within each group; the LAST dimension of `rewards` is the group (size G).
-
-    mode  "mean" (MAGRPO):       A_g = R_g - mean_k R_k                      (spec section 2, step 5)
-          "none" (MAREINFORCE):  A_g = R_g
-          "rloo" (MARLOO):       A_g = R_g - mean_{k != g} R_k = G/(G-1) * (R_g - mean_k R_k)
-          "max"  (MAReMax):      A_g = R_g - max_k R_k
-    scale "none" (paper);
-          "group" (TRL's scale_rewards="group"): A / (sample std of the group's R + eps), eps = 1e-4;
-          "zscore" (CoMLRL 1.4.3): (A - mean A) / max(population std of A, 1e-6), after the
-                   baseline (it re-centres A, so with "max" or "none" it is not a plain rescaling).
-    clip  clamp to [-clip, clip] afterwards (paper-era code: 10).
-
-    >>> group_advantages(torch.tensor([1.0, 2.0, 3.0, 6.0])).tolist()
-    [-2.0, -1.0, 0.0, 3.0]
-    >>> group_advantages(torch.tensor([1.0, 2.0, 3.0, 6.0]), mode="max").tolist()
-    [-5.0, -4.0, -3.0, 0.0]
-    """
-    r = torch.as_tensor(rewards, dtype=torch.float32)
-    G = r.shape[-1]
-    if G < 2:
-        raise ValueError(f"group_advantages needs a group of at least 2 rewards on the last dimension, got shape {tuple(r.shape)}.")
-    mean = r.mean(dim=-1, keepdim=True)
-    if mode == "mean":
-        adv = r - mean
-    elif mode == "none":
-        adv = r.clone()
-    elif mode == "rloo":
-        adv = (r - mean) * G / (G - 1)
-    elif mode == "max":
-        adv = r - r.max(dim=-1, keepdim=True).values
-    else:
-        raise ValueError(f"group_advantages: mode={mode!r} is not one of 'mean', 'none', 'rloo', 'max'.")
-    if scale == "group":
-        adv = adv / (r.std(dim=-1, keepdim=True) + eps)
-    elif scale == "zscore":
-        adv = (adv - adv.mean(dim=-1, keepdim=True)) / adv.std(dim=-1, unbiased=False, keepdim=True).clamp_min(1e-6)
-    elif scale != "none":
-        raise ValueError(f"group_advantages: scale={scale!r} is not one of 'none', 'group', 'zscore'.")
-    if clip is not None:
-        adv = adv.clamp(-clip, clip)
-    return adv
-
 
 # ==================================================================================================
-# Step 3: joint actions, and the credit each agent's sample gets
+# Step 3: joint actions
 # ==================================================================================================
 
 
 def joint_actions(num_agents: int, G: int, mode: str = "aligned") -> torch.Tensor:
-    """(J, n) table: row j lists which sample of each agent joint action j uses.
+    """Step 3: the (J, n) table of joint actions; row j lists which sample of each agent it uses.
 
     aligned: J = G, row g = (g, g, ..., g)   (the paper)
     cross:   J = G**n, every combination      (later CoMLRL)
@@ -149,29 +107,14 @@ def joint_actions(num_agents: int, G: int, mode: str = "aligned") -> torch.Tenso
     raise ValueError(f"joint_actions: mode={mode!r} is not 'aligned' or 'cross'.")
 
 
-def credit_samples(joint_adv: torch.Tensor, table: torch.Tensor, G: int) -> torch.Tensor:
-    """(n, G) advantage of each agent's each sample from the (J,) joint-action advantages.
-
-    Agent i's sample k gets the MEAN advantage of the joint actions that contain it (deviation 2:
-    the reference sums the joint actions' returns and takes advantages among those sums; the two
-    are a constant factor apart only for baselines "mean"/"none"/"rloo" without std scaling,
-    tests/test_advantages.py shows both cases). In aligned
-    mode this is the identity: sample g gets A^(g).
-    """
-    n = table.shape[1]
-    out = torch.zeros(n, G)
-    for i in range(n):
-        out[i] = torch.zeros(G).index_add_(0, table[:, i], joint_adv) / torch.bincount(table[:, i], minlength=G)
-    return out
-
-
 # ==================================================================================================
 # Step 4: the joint reward, and its contract
 # ==================================================================================================
 
 
 class RewardFunctionError(RuntimeError):
-    """A joint reward function broke its contract; the message names the function and the joint action."""
+    """Step 4's error: a joint reward function broke its contract; the message names the function
+    and the joint action."""
 
 
 def _reward_name(fn) -> str:
@@ -258,118 +201,74 @@ def _as_vector(name, values, J, completions, what) -> torch.Tensor:
 
 
 # ==================================================================================================
-# Steps 2-5 as a rollout tree (single-turn = one node)
+# Step 5: group-relative advantages, and the credit each agent's sample gets
 # ==================================================================================================
 
 
-@dataclass
-class Node:
-    """One node of the rollout tree: every agent's prompt, and what happened there."""
+def group_advantages(rewards: torch.Tensor, mode: str = "mean", scale: str = "none",
+                     clip: Optional[float] = None, eps: float = 1e-4) -> torch.Tensor:
+    """Step 5: advantages within each group; the LAST dimension of `rewards` is the group (size G).
 
-    depth: int
-    prompts: list[str]  # one per agent
-    histories: list[list[tuple[str, str]]]  # per agent: its own (prompt, completion) pairs so far
-    completions: list[list[str]] = field(default_factory=list)  # per agent, its G sampled texts
-    rows: list[tuple[int, int]] = field(default_factory=list)  # per agent: (level, first row) in that level's Completions
-    table: Optional[torch.Tensor] = None  # (J, n) joint-action table
-    rewards: Optional[torch.Tensor] = None  # (J,) immediate joint rewards r
-    components: dict = field(default_factory=dict)
-    children: dict[int, "Node"] = field(default_factory=dict)  # joint action -> child node
-    returns: Optional[torch.Tensor] = None  # (J,) R = r + gamma * mean(child's returns)
-    advantages: Optional[torch.Tensor] = None  # (J,) among siblings
-    sample_advantages: Optional[torch.Tensor] = None  # (n, G) credit per agent's sample
-    terminated_early: bool = False
+    mode  "mean" (MAGRPO):       A_g = R_g - mean_k R_k                      (spec section 2, step 5)
+          "none" (MAREINFORCE):  A_g = R_g
+          "rloo" (MARLOO):       A_g = R_g - mean_{k != g} R_k = G/(G-1) * (R_g - mean_k R_k)
+          "max"  (MAReMax):      A_g = R_g - max_k R_k
+    scale "none" (paper);
+          "group" (TRL's scale_rewards="group"): A / (sample std of the group's R + eps), eps = 1e-4;
+          "zscore" (CoMLRL 1.4.3): (A - mean A) / max(population std of A, 1e-6), after the
+                   baseline (it re-centres A, so with "max" or "none" it is not a plain rescaling).
+    clip  clamp to [-clip, clip] afterwards (paper-era code: 10).
 
-
-@dataclass
-class Rollout:
-    """Everything one training step sampled: the tree, its levels, and each level's Completions."""
-
-    root: Node
-    levels: list[list[Node]]
-    completions: list[list[Completions]]  # [level][agent]
-    kl: Optional[list[float]] = None  # per agent: mean per-token KL(pi_i || pi_ref), set when beta > 0
-
-    def nodes(self) -> list[Node]:
-        return [n for level in self.levels for n in level]
-
-
-def _call_transition(transition, prompts, completions, histories, row):
-    try:
-        takes_row = "row" in inspect.signature(transition).parameters
-    except (TypeError, ValueError):
-        takes_row = False
-    nxt = transition(prompts, completions, histories, row=row) if takes_row else transition(prompts, completions, histories)
-    if not isinstance(nxt, (list, tuple)) or len(nxt) != len(prompts) or not all(isinstance(p, str) for p in nxt):
-        raise ValueError(f"transition {_reward_name(transition)} must return one prompt string per agent "
-                         f"({len(prompts)}), got {nxt!r:.200}.")
-    return list(nxt)
-
-
-def rollout(agents: Sequence[Agent], prompts: Sequence[str], row: Any, reward_fn: Callable, config,
-            transition: Optional[Callable] = None) -> Rollout:
-    """Steps 2-4 (and the tree of section 3): sample, form joint actions, score them; expand turns.
-
-    All nodes of one depth are sampled together in one batched call per agent group.
+    >>> group_advantages(torch.tensor([1.0, 2.0, 3.0, 6.0])).tolist()
+    [-2.0, -1.0, 0.0, 3.0]
+    >>> group_advantages(torch.tensor([1.0, 2.0, 3.0, 6.0]), mode="max").tolist()
+    [-5.0, -4.0, -3.0, 0.0]
     """
-    n, G = len(agents), config.num_generations
-    if len(prompts) != n:
-        raise ValueError(f"rollout got {len(prompts)} prompts for {n} agents; each agent needs its own prompt.")
-    if config.num_turns > 1 and transition is None:
-        raise ValueError(f"num_turns={config.num_turns} needs a transition(prompts, completions, histories) "
-                         "function that builds each agent's next prompt.")
-    root = Node(depth=0, prompts=list(prompts), histories=[[] for _ in range(n)])
-    levels, comps_per_level = [[root]], []
-    for depth in range(config.num_turns):
-        level = levels[-1]
-        comps = sample_completions(agents, [[nd.prompts[i] for nd in level] for i in range(n)], G, config)
-        comps_per_level.append(comps)
-        table = joint_actions(n, G, config.joint_mode)
-        nxt: list[Node] = []
-        for k, nd in enumerate(level):
-            nd.completions = [comps[i].texts[k * G:(k + 1) * G] for i in range(n)]
-            nd.rows = [(depth, k * G)] * n
-            nd.table = table
-            per_joint = [[nd.completions[i][int(table[j, i])] for j in range(len(table))] for i in range(n)]
-            nd.rewards, nd.components = joint_rewards(reward_fn, per_joint, row)
-            if depth + 1 == config.num_turns:
-                continue
-            thr = config.early_termination_threshold
-            if thr is not None and nd.rewards.mean().item() > thr:
-                nd.terminated_early = True
-                continue
-            for j in range(len(table)):
-                joint = [per_joint[i][j] for i in range(n)]
-                hist = [nd.histories[i] + [(nd.prompts[i], joint[i])] for i in range(n)]
-                child = Node(depth=depth + 1, prompts=_call_transition(transition, nd.prompts, joint, hist, row),
-                             histories=hist)
-                nd.children[j] = child
-                nxt.append(child)
-        if not nxt:
-            break
-        levels.append(nxt)
-    return Rollout(root=root, levels=levels, completions=comps_per_level)
+    r = torch.as_tensor(rewards, dtype=torch.float32)
+    G = r.shape[-1]
+    if G < 2:
+        raise ValueError(f"group_advantages needs a group of at least 2 rewards on the last dimension, got shape {tuple(r.shape)}.")
+    mean = r.mean(dim=-1, keepdim=True)
+    if mode == "mean":
+        adv = r - mean
+    elif mode == "none":
+        adv = r.clone()
+    elif mode == "rloo":
+        adv = (r - mean) * G / (G - 1)
+    elif mode == "max":
+        adv = r - r.max(dim=-1, keepdim=True).values
+    else:
+        raise ValueError(f"group_advantages: mode={mode!r} is not one of 'mean', 'none', 'rloo', 'max'.")
+    if scale == "group":
+        adv = adv / (r.std(dim=-1, keepdim=True) + eps)
+    elif scale == "zscore":
+        adv = (adv - adv.mean(dim=-1, keepdim=True)) / adv.std(dim=-1, unbiased=False, keepdim=True).clamp_min(1e-6)
+    elif scale != "none":
+        raise ValueError(f"group_advantages: scale={scale!r} is not one of 'none', 'group', 'zscore'.")
+    if clip is not None:
+        adv = adv.clamp(-clip, clip)
+    return adv
 
 
-def compute_returns(node: Node, discount: float) -> torch.Tensor:
-    """R_j = r_j + gamma * mean(returns of child j) (R_j = r_j where j has no child), bottom-up."""
-    R = node.rewards.clone()
-    for j, child in node.children.items():
-        R[j] = R[j] + discount * compute_returns(child, discount).mean()
-    node.returns = R
-    return R
+def credit_samples(joint_adv: torch.Tensor, table: torch.Tensor, G: int) -> torch.Tensor:
+    """Step 5, credit: the (n, G) advantage of each agent's each sample from the (J,) joint-action
+    advantages.
 
-
-def assign_advantages(ro: Rollout, config) -> None:
-    """Step 5 at every node: advantages among siblings, then credit to each agent's samples."""
-    compute_returns(ro.root, config.discount)
-    for nd in ro.nodes():
-        nd.advantages = group_advantages(nd.returns, config.advantage, config.scale_rewards, config.advantage_clip)
-        nd.sample_advantages = credit_samples(nd.advantages, nd.table, config.num_generations)
+    Agent i's sample k gets the MEAN advantage of the joint actions that contain it (deviation 2:
+    the reference sums the joint actions' returns and takes advantages among those sums; the two
+    are a constant factor apart only for baselines "mean"/"none"/"rloo" without std scaling,
+    tests/test_advantages.py shows both cases). In aligned
+    mode this is the identity: sample g gets A^(g).
+    """
+    n = table.shape[1]
+    out = torch.zeros(n, G)
+    for i in range(n):
+        out[i] = torch.zeros(G).index_add_(0, table[:, i], joint_adv) / torch.bincount(table[:, i], minlength=G)
+    return out
 
 
 # ==================================================================================================
-# Steps 6-7: the per-agent loss and update
+# Step 6: the per-agent loss
 # ==================================================================================================
 
 
@@ -400,8 +299,8 @@ def kl_penalty(logp: torch.Tensor, ref_logp: torch.Tensor, mask: torch.Tensor) -
 
 
 def agent_losses(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0) -> list[torch.Tensor]:
-    """Step 6 for every agent: L_i over every tree node agent i acted in (one log-prob pass per level;
-    agents sharing a base share the pass, see `team_logprobs`).
+    """Step 6 for every agent: L_i over every node agent i acted in (one node in a single-turn step;
+    one log-prob pass per level; agents sharing a base share the pass, see `team_logprobs`).
 
     beta > 0 adds the KL leash (deviation 11): L_i += beta * (1/G) sum_g sum_t kl_t^(g), with one
     reference forward per agent and level (no gradient), and stores each agent's mean per-token
@@ -431,9 +330,14 @@ def agent_losses(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0) -> lis
     return [torch.stack(terms).sum() / nodes for terms in per_agent]
 
 
+# ==================================================================================================
+# Step 7: the update, one optimiser step per agent
+# ==================================================================================================
+
+
 def accumulate_gradients(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0, weight: float = 1.0) -> list[float]:
-    """Step 6's backward pass for one prompt: adds weight * grad L_i to each agent's gradients and
-    returns the losses L_i.
+    """Step 7, the gradients (step 6's backward pass) for one prompt: adds weight * grad L_i to each
+    agent's gradients and returns the losses L_i.
 
     One backward pass over all losses: the agents' parameters are disjoint, so each agent's
     gradient is exactly the gradient of its own L_i. With several prompts per optimiser step
@@ -447,7 +351,7 @@ def accumulate_gradients(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0
 
 def update_agents(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimizer], ro: Rollout,
                   beta: float = 0.0) -> list[float]:
-    """Steps 6-7 on one prompt: the gradients of the losses (`accumulate_gradients`), then one
+    """Step 7 on one prompt: the gradients of the losses (`accumulate_gradients`), then one
     optimiser step per agent, each on its own loss. Returns the losses."""
     for opt in optimizers:
         opt.zero_grad(set_to_none=True)
@@ -457,11 +361,173 @@ def update_agents(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Opti
     return losses
 
 
+# ==================================================================================================
+# Single-turn MAGRPO (Algorithm 1): steps 2-5 on one task, recorded as a one-node Rollout
+# ==================================================================================================
+
+
+@dataclass
+class Node:
+    """One group: every agent's prompt and what steps 2-5 made of it. Single-turn MAGRPO has one
+    node; the multi-turn tree has one per turn and joint action of the turn before."""
+
+    depth: int
+    prompts: list[str]  # one per agent
+    histories: list[list[tuple[str, str]]]  # per agent: its own (prompt, completion) pairs so far
+    completions: list[list[str]] = field(default_factory=list)  # per agent, its G sampled texts
+    table: Optional[torch.Tensor] = None  # (J, n) joint-action table
+    rewards: Optional[torch.Tensor] = None  # (J,) immediate joint rewards r
+    components: dict = field(default_factory=dict)
+    children: dict[int, "Node"] = field(default_factory=dict)  # joint action -> child node
+    returns: Optional[torch.Tensor] = None  # (J,) R = r + gamma * mean(child's returns)
+    advantages: Optional[torch.Tensor] = None  # (J,) among siblings
+    sample_advantages: Optional[torch.Tensor] = None  # (n, G) credit per agent's sample
+    terminated_early: bool = False
+
+
+@dataclass
+class Rollout:
+    """Everything one training step sampled on one task: the nodes by depth (`levels`; a single
+    turn is one level of one node) and each level's Completions (step 2's tokens, scored in step 6)."""
+
+    root: Node
+    levels: list[list[Node]]
+    completions: list[list[Completions]]  # [level][agent]
+    kl: Optional[list[float]] = None  # per agent: mean per-token KL(pi_i || pi_ref), set when beta > 0
+
+    def nodes(self) -> list[Node]:
+        return [n for level in self.levels for n in level]
+
+
+def single_turn_rollout(agents: Sequence[Agent], prompts: Sequence[str], row: Any, reward_fn: Callable,
+                        config) -> Rollout:
+    """Steps 2-5 of Algorithm 1 on one task x, given each agent's prompt o_i (step 1).
+
+    Returns a one-node `Rollout`, the structure the tree builds, so steps 6-7 (`update_agents`) and
+    the trainer take it as they take a tree. It draws the same random numbers as `rollout_tree`
+    with num_turns = 1.
+    """
+    n, G = len(agents), config.num_generations
+    if len(prompts) != n:
+        raise ValueError(f"rollout got {len(prompts)} prompts for {n} agents; each agent needs its own prompt.")
+    comps = sample_completions(agents, [[p] for p in prompts], G, config)  # step 2: a_i^(1..G) ~ pi_i(. | o_i)
+    completions = [list(c.texts) for c in comps]
+    table = joint_actions(n, G, config.joint_mode)  # step 3: (J, n)
+    joint = [[completions[i][int(table[j, i])] for j in range(len(table))] for i in range(n)]
+    rewards, components = joint_rewards(reward_fn, joint, row)  # step 4: r^(j) = R(a^(j), x)
+    advantages = group_advantages(rewards, config.advantage, config.scale_rewards, config.advantage_clip)  # step 5
+    credit = credit_samples(advantages, table, G)  # step 5: A of each agent's each sample
+    root = Node(depth=0, prompts=list(prompts), histories=[[] for _ in range(n)], completions=completions,
+                table=table, rewards=rewards, components=components, returns=rewards.clone(),
+                advantages=advantages, sample_advantages=credit)
+    return Rollout(root=root, levels=[[root]], completions=[comps])
+
+
+# ==================================================================================================
+# Multi-turn: the rollout tree (spec section 3)
+# ==================================================================================================
+
+
+def _call_transition(transition, prompts, completions, histories, row):
+    try:
+        takes_row = "row" in inspect.signature(transition).parameters
+    except (TypeError, ValueError):
+        takes_row = False
+    nxt = transition(prompts, completions, histories, row=row) if takes_row else transition(prompts, completions, histories)
+    if not isinstance(nxt, (list, tuple)) or len(nxt) != len(prompts) or not all(isinstance(p, str) for p in nxt):
+        raise ValueError(f"transition {_reward_name(transition)} must return one prompt string per agent "
+                         f"({len(prompts)}), got {nxt!r:.200}.")
+    return list(nxt)
+
+
+def rollout_tree(agents: Sequence[Agent], prompts: Sequence[str], row: Any, reward_fn: Callable, config,
+                 transition: Optional[Callable] = None) -> Rollout:
+    """Steps 2-4 on every node of the rollout tree (spec section 3): at each depth every node's agents
+    sample G, form joint actions and score them; each joint action gets a child node whose prompts
+    come from `transition`, until num_turns or early termination. Step 5 is `assign_advantages`.
+
+    All nodes of one depth are sampled together in one batched call per agent group.
+    """
+    n, G = len(agents), config.num_generations
+    if len(prompts) != n:
+        raise ValueError(f"rollout got {len(prompts)} prompts for {n} agents; each agent needs its own prompt.")
+    if config.num_turns > 1 and transition is None:
+        raise ValueError(f"num_turns={config.num_turns} needs a transition(prompts, completions, histories) "
+                         "function that builds each agent's next prompt.")
+    root = Node(depth=0, prompts=list(prompts), histories=[[] for _ in range(n)])
+    levels, comps_per_level = [[root]], []
+    for depth in range(config.num_turns):
+        level = levels[-1]
+        comps = sample_completions(agents, [[nd.prompts[i] for nd in level] for i in range(n)], G, config)
+        comps_per_level.append(comps)
+        table = joint_actions(n, G, config.joint_mode)
+        nxt: list[Node] = []
+        for k, nd in enumerate(level):
+            nd.completions = [comps[i].texts[k * G:(k + 1) * G] for i in range(n)]
+            nd.table = table
+            per_joint = [[nd.completions[i][int(table[j, i])] for j in range(len(table))] for i in range(n)]
+            nd.rewards, nd.components = joint_rewards(reward_fn, per_joint, row)
+            if depth + 1 == config.num_turns:
+                continue
+            thr = config.early_termination_threshold
+            if thr is not None and nd.rewards.mean().item() > thr:
+                nd.terminated_early = True
+                continue
+            for j in range(len(table)):
+                joint = [per_joint[i][j] for i in range(n)]
+                hist = [nd.histories[i] + [(nd.prompts[i], joint[i])] for i in range(n)]
+                child = Node(depth=depth + 1, prompts=_call_transition(transition, nd.prompts, joint, hist, row),
+                             histories=hist)
+                nd.children[j] = child
+                nxt.append(child)
+        if not nxt:
+            break
+        levels.append(nxt)
+    return Rollout(root=root, levels=levels, completions=comps_per_level)
+
+
+def compute_returns(node: Node, discount: float) -> torch.Tensor:
+    """Step 5's target on the tree, bottom-up: R_j = r_j + gamma * mean(returns of child j), and
+    R_j = r_j where j has no child."""
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] = R[j] + discount * compute_returns(child, discount).mean()
+    node.returns = R
+    return R
+
+
+def assign_advantages(ro: Rollout, config) -> None:
+    """Step 5 at every node of the tree: the returns, advantages among siblings, then credit to each
+    agent's samples. On a single-turn rollout it recomputes the values `single_turn_rollout` set."""
+    compute_returns(ro.root, config.discount)
+    for nd in ro.nodes():
+        nd.advantages = group_advantages(nd.returns, config.advantage, config.scale_rewards, config.advantage_clip)
+        nd.sample_advantages = credit_samples(nd.advantages, nd.table, config.num_generations)
+
+
+# ==================================================================================================
+# One whole step
+# ==================================================================================================
+
+
+def rollout(agents: Sequence[Agent], prompts: Sequence[str], row: Any, reward_fn: Callable, config,
+            transition: Optional[Callable] = None) -> Rollout:
+    """Steps 2-4 on one task, any number of turns: `single_turn_rollout` when config.num_turns == 1
+    (which does step 5 as well), else `rollout_tree`, after which `assign_advantages` does step 5 at
+    every node (calling it after a single turn recomputes the same advantages)."""
+    if config.num_turns == 1:
+        return single_turn_rollout(agents, prompts, row, reward_fn, config)
+    return rollout_tree(agents, prompts, row, reward_fn, config, transition)
+
+
 def magrpo_step(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimizer], prompts: Sequence[str],
                 row: Any, reward_fn: Callable, config, transition: Optional[Callable] = None
                 ) -> tuple[Rollout, list[float]]:
-    """One whole MAGRPO step (steps 2-7) on one task; returns the rollout tree and the agents' losses."""
-    ro = rollout(agents, prompts, row, reward_fn, config, transition)  # steps 2-4
-    assign_advantages(ro, config)  # step 5
-    losses = update_agents(agents, optimizers, ro, getattr(config, "beta", 0.0))  # steps 6-7
+    """One whole MAGRPO step (steps 2-7) on one task; returns the rollout and the agents' losses."""
+    if config.num_turns == 1:
+        ro = single_turn_rollout(agents, prompts, row, reward_fn, config)  # steps 2-5
+    else:
+        ro = rollout_tree(agents, prompts, row, reward_fn, config, transition)  # steps 2-4 at every node
+        assign_advantages(ro, config)  # step 5 at every node
+    losses = update_agents(agents, optimizers, ro, config.beta)  # steps 6-7
     return ro, losses

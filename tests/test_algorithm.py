@@ -1,5 +1,5 @@
 """Steps 3-6 and the tree on hand-made inputs: joint actions, credit, masking, loss, returns,
-the reward contract, and config validation."""
+the reward contract, and config validation; the plain single-turn step against the one-turn tree."""
 
 import pytest
 import torch
@@ -65,6 +65,68 @@ def two_distinct_lora_agents(model, tok, seed: int):
             p.data.normal_(0, 0.3)
     return agents
 
+
+
+def _length_reward(completions, row):
+    a, b = completions
+    return {"total": [len(x) + 0.1 * len(y) for x, y in zip(a, b)], "first": [float(len(x)) for x in a]}
+
+
+@pytest.mark.parametrize("mode", ["aligned", "cross"])
+def test_single_turn_rollout_equals_the_one_turn_tree(make_model, small_tokenizer, mode):
+    # The plain single-turn step (steps 2-5 in a row) must be the tree's root alone: same random
+    # numbers drawn, same completions, rewards, returns, advantages, credit and losses.
+    from magrpo_edu.algorithm import agent_losses, assign_advantages, rollout, rollout_tree, single_turn_rollout
+
+    agents = two_distinct_lora_agents(make_model(), small_tokenizer, seed=7)
+    cfg = MAGRPOConfig(num_generations=3, max_new_tokens=6, joint_mode=mode)
+    prompts = ["Summary: a post", "Details: a longer post about it"]
+    torch.manual_seed(8)
+    plain = single_turn_rollout(agents, prompts, {}, _length_reward, cfg)
+    state = torch.get_rng_state()
+    torch.manual_seed(8)
+    tree = rollout_tree(agents, prompts, {}, _length_reward, cfg)
+    assert torch.equal(torch.get_rng_state(), state)
+    assign_advantages(tree, cfg)
+    p, t = plain.root, tree.root
+    assert len(plain.levels) == len(tree.levels) == 1 and not p.children and not t.children
+    assert p.prompts == t.prompts and p.completions == t.completions and p.histories == t.histories
+    for cp, ct in zip(plain.completions[0], tree.completions[0]):
+        assert cp.texts == ct.texts and torch.equal(cp.completion_ids, ct.completion_ids)
+    for name in ("table", "rewards", "returns", "advantages", "sample_advantages"):
+        assert torch.equal(getattr(p, name), getattr(t, name)), name
+    assert p.components.keys() == t.components.keys() == {"first"}
+    assert torch.equal(p.components["first"], t.components["first"])
+    assert p.rewards.shape == (3 if mode == "aligned" else 9,) and p.advantages.abs().sum() > 0
+    assert [x.item() for x in agent_losses(agents, plain)] == [x.item() for x in agent_losses(agents, tree)]
+    torch.manual_seed(8)
+    via = rollout(agents, prompts, {}, _length_reward, cfg)  # one turn: the plain path
+    assert via.root.completions == p.completions and torch.equal(via.root.advantages, p.advantages)
+
+
+@pytest.mark.parametrize("turns", [1, 2])
+def test_magrpo_step_equals_the_trainers_sequence(make_model, small_tokenizer, turns):
+    # magrpo_step (steps 2-7) must do what the trainer does: rollout, assign_advantages, update_agents.
+    from magrpo_edu.algorithm import assign_advantages, magrpo_step, rollout, update_agents
+
+    cfg = MAGRPOConfig(num_generations=2, max_new_tokens=4, num_turns=turns)
+    transition = lambda prompts, completions, histories: [p + " " + c for p, c in zip(prompts, completions)]  # noqa: E731
+    prompts = ["Summary: a post", "Details: a post"]
+    results = []
+    for use_step in (True, False):
+        agents = two_distinct_lora_agents(make_model(), small_tokenizer, seed=9)
+        opts = [torch.optim.SGD(a.trainable_parameters(), lr=0.1) for a in agents]
+        torch.manual_seed(10)
+        if use_step:
+            ro, losses = magrpo_step(agents, opts, prompts, {}, _length_reward, cfg, transition)
+        else:
+            ro = rollout(agents, prompts, {}, _length_reward, cfg, transition)
+            assign_advantages(ro, cfg)
+            losses = update_agents(agents, opts, ro, cfg.beta)
+        assert len(ro.levels) == turns
+        results.append((losses, [p.detach().clone() for a in agents for p in a.trainable_parameters()]))
+    (l1, w1), (l2, w2) = results
+    assert l1 == l2 and all(torch.equal(u, v) for u, v in zip(w1, w2))
 
 def test_logprobs_ignore_padding_and_post_eos_tokens(make_model, small_tokenizer):
     tok = small_tokenizer

@@ -52,6 +52,8 @@ from typing import Any, Optional, Sequence
 
 import torch
 
+from .models import load_model, prepare_tokenizer  # prepare_tokenizer re-exported: agents' callers used it from here
+
 
 @dataclass
 class Agent:
@@ -97,28 +99,10 @@ class Agent:
 # --------------------------------------------------------------------------------------------------
 # Loading
 # --------------------------------------------------------------------------------------------------
-def prepare_tokenizer(tokenizer):
-    """Pad on the left (generation appends on the right) and make sure a pad token exists."""
-    tokenizer.padding_side = "left"
-    if tokenizer.pad_token_id is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    return tokenizer
-
-
-def load_causal_lm(name_or_path: str, dtype: Any = None, device: str | torch.device | None = None):
-    """Any Hugging Face causal LM by hub id or local path, plus its tokenizer (padding left).
-
-    `name_or_path` may also be a name from the model registry ("tiny", "smollm2-135m"); see
-    `magrpo_edu.models.load_model`.
-    """
-    from .models import load_model
-
-    return load_model(name_or_path, dtype=dtype, device=device)
-
-
 def _as_model_and_tokenizer(base, tokenizer, dtype, device):
+    """A model given by name (registry name, hub id or folder: `models.load_model`) or as an object."""
     if isinstance(base, str):
-        return load_causal_lm(base, dtype=dtype, device=device)
+        return load_model(base, dtype=dtype, device=device)
     if tokenizer is None:
         raise ValueError("A model object was given without its tokenizer: pass tokenizer=...")
     if device is not None:

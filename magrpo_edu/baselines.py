@@ -32,10 +32,15 @@ from .agents import Agent, Completions, has_reference, sample_completions
 from .config import MAGRPOConfig
 from .quality import mean_repetition, naturalness
 from .tasks.prompts import SINGLE_INSTRUCTIONS, SINGLE_MARKER, chat_prompt, single_prompt, with_other
+from .tasks.registry import get_task
 
 METHODS = ("single", "parallel", "sequential", "discussion", "magrpo", "magrpo_2turn")
-TASK_FIELDS = {"tldr": "post", "arxiv": "abstract", "coding": "prompt"}
-"""The row field each prompt task's formatters read (the post, the abstract, the problem)."""
+
+
+def untrained_methods(task: str) -> tuple[str, ...]:
+    """The baselines a comparison table runs with the untrained agents for a prompt task ("single"
+    only where the task has single-model instructions)."""
+    return tuple(m for m in ("single", "parallel", "sequential", "discussion") if m != "single" or task in SINGLE_INSTRUCTIONS)
 
 
 def _gen(agent: Agent, prompts: list[str], cfg: MAGRPOConfig) -> tuple[list[str], int, float, Completions]:
@@ -86,8 +91,11 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
     each pair's joint reward."""
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}.")
+    if method == "single" and task not in SINGLE_INSTRUCTIONS:
+        raise ValueError(f"the single-model baseline has instructions for the {', '.join(SINGLE_INSTRUCTIONS)} prompts, "
+                         f"not for {task!r}; add them to magrpo_edu.tasks.prompts.SINGLE_INSTRUCTIONS or leave it out.")
     cfg = MAGRPOConfig(num_generations=2, max_new_tokens=max_new_tokens, temperature=temperature, progress=False)
-    field = TASK_FIELDS[task]
+    field = get_task(task).prompt_field
     reps = [r for r in rows for _ in range(samples)]
     p1 = [formatters[0](r) for r in reps]
     p2 = [formatters[1](r) for r in reps]

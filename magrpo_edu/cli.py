@@ -25,9 +25,10 @@ def _add_train(sub, suppress_defaults: bool = False):
     def opt(*names, default=None, **kw):  # suppress_defaults: parse only what the command line gave
         p.add_argument(*names, default=argparse.SUPPRESS if suppress_defaults else default, **kw)
 
-    opt("--task", default="length", choices=["length", "tldr", "arxiv", "coding"],
-        help="length: agent 2 writes 2-3x as much as agent 1 (quick demo); tldr / arxiv: the paper's writing "
-             "tasks; coding: helper aux + main function, scored by running tests in the sandbox")
+    from .tasks.registry import TASKS
+
+    opt("--task", default="length", choices=list(TASKS),
+        help="; ".join(f"{name}: {t.description}" for name, t in TASKS.items()))
     opt("--turns", type=int, default=1, help="turns of the rollout tree (2 with --task coding: level feedback)")
     opt("--model", default="tiny", help="'tiny' (embedded), 'smollm2-135m', a hub id or a local path")
     opt("--agents", default="lora", choices=["lora", "separate"], help="shared base + LoRA per agent, or full copies")
@@ -37,7 +38,7 @@ def _add_train(sub, suppress_defaults: bool = False):
              "processes (a multiple of --nproc_per_node)")
     opt("--num-generations", "-G", type=int, default=4)
     opt("--max-new-tokens", type=int, default=None,
-        help="longest completion (default per task: 48 length/tldr, 360 arxiv, 64 coding)")
+        help="longest completion (default per task: " + ", ".join(f"{n} {t.max_new_tokens}" for n, t in TASKS.items()) + ")")
     opt("--lr", type=float, default=None, help="learning rate (default: 2e-3 LoRA, 5e-4 full)")
     opt("--temperature", type=float, default=1.0)
     opt("--beta", type=float, default=None,

@@ -37,10 +37,8 @@ from . import __version__, distributed
 from .agents import lora_agents, separate_agents
 from .config import MAGRPOConfig
 from .models import load_model
-from .baselines import TASK_FIELDS, markdown_table, run_method
-from .rewards import (arxiv_joint_reward, arxiv_levels, length_ratio_joint_reward, length_ratio_reward,
-                      tldr_joint_reward, tldr_levels)
-from .tasks.writing import arxiv_formatters, load_writing, tldr_formatters
+from .baselines import markdown_table, run_method, untrained_methods
+from .tasks.registry import TASKS, Task, get_task
 from .tracking import TrackerNotInstalledError, check_installed
 from .trainer import MAGRPOTrainer, TrainerCallback, checkpoint_info
 
@@ -49,7 +47,6 @@ class SettingsError(ValueError):
     """A run setting that cannot work, found before training starts; the message says what to change."""
 
 
-TASKS = ("length", "tldr", "arxiv", "coding")
 AGENT_KINDS = ("lora", "separate")
 # The files a run writes into its output folder (all that overwrite=True removes).
 OUTPUT_FILES = ("history.json", "history.csv", "samples.json", "reward.png", "components.png", "agents.png",
@@ -61,57 +58,12 @@ SETTING_FLAGS = {"task": "--task", "model": "--model", "agents": "--agents", "st
                  "turns": "--turns", "prompts_per_step": "--prompts-per-step"}
 
 
-def task_rows(task: str, split: str) -> list[dict]:
-    """The rows of a named task's 'train' or 'eval' split (no model or tokenizer needed)."""
-    if task in ("length", "tldr", "arxiv"):
-        return load_writing("arxiv" if task == "arxiv" else "tldr", split)
-    if task == "coding":
-        from .tasks.coding import load_coding
-
-        return load_coding(split)
-    raise ValueError(f"unknown task {task!r}; choose length, tldr, arxiv or coding.")
-
-
-def task_setup(task: str, tokenizer):
-    """(reward_fn, formatters, train rows, eval rows) of a named task."""
-    if task in ("length", "tldr"):
-        reward = length_ratio_joint_reward if task == "length" else tldr_joint_reward
-        return reward, tldr_formatters(tokenizer), task_rows(task, "train"), task_rows(task, "eval")
-    if task == "arxiv":
-        return arxiv_joint_reward, arxiv_formatters(tokenizer), task_rows(task, "train"), task_rows(task, "eval")
-    if task == "coding":
-        from .rewards.coding import coding_joint_reward
-        from .tasks.coding import coding_formatters
-
-        return coding_joint_reward, coding_formatters(), task_rows(task, "train"), task_rows(task, "eval")
-    raise ValueError(f"unknown task {task!r}; choose length, tldr, arxiv or coding.")
-
-
-def levels_for(task: str):
-    """(levels function (c1, c2) -> dict with 'total', prompt task, max reward) for the comparison table."""
-    if task == "length":
-        return (lambda a, b: {"total": length_ratio_reward(a, b)}), "tldr", 1.0
-    if task == "tldr":
-        return tldr_levels, "tldr", 2.98
-    if task == "coding":
-        return None, "coding", 4.0  # scored in the sandbox by baselines.coding_batch_levels
-    return arxiv_levels, "arxiv", 3.0
-
-
 def write_history(history: list[dict], path: Path) -> None:
     keys = sorted({k for h in history for k in h}, key=lambda k: (k != "step", k))
     with open(path, "w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=keys)
         w.writeheader()
         w.writerows(history)
-
-
-# Completion budget per task: the arXiv reward's first level needs 128-256 words from each agent
-# (about 1.2 tokens per word for the tiny model), the others are short.
-DEFAULT_NEW_TOKENS = {"length": 48, "tldr": 48, "arxiv": 360, "coding": 64}
-# KL leash (config.beta) per task: the quick demo's length-ratio reward pays for characters, and without
-# the leash agent 2 learns to pad ("w w w ..."); the paper's tasks train without one (beta = 0), as the paper.
-DEFAULT_BETA = {"length": 0.05, "tldr": 0.0, "arxiv": 0.0, "coding": 0.0}
 
 
 def resume_settings(resume: str | Path) -> dict:
@@ -187,18 +139,9 @@ def run_config(settings: dict, progress: bool = True, save_steps: int | None = N
                         prompts_per_step=s.get("prompts_per_step", 1), report_to=report_to, logging_dir=logging_dir)
 
 
-def transition_for(turns: int):
-    """The multi-turn transition of a run: level feedback (coding) when turns > 1, else None."""
-    if turns <= 1:
-        return None
-    from .rewards.coding import feedback_transition
-
-    return feedback_transition()
-
-
-def table_samples(task: str) -> int:
-    """Joint answers per row in the comparison table: 10 for coding (pass@1/5/10), else 2."""
-    return 10 if task == "coding" else 2
+def _transition(task: Task, turns: int):
+    """The run's multi-turn transition (the task's own, e.g. coding's level feedback) when turns > 1, else None."""
+    return task.transition() if turns > 1 else None
 
 
 def plan_run(task: str = "length", model: str = "tiny", agents: str = "lora", steps: int = 300, G: int = 4,
@@ -210,18 +153,22 @@ def plan_run(task: str = "length", model: str = "tiny", agents: str = "lora", st
     """Check every setting of `run_training` without loading a model or writing anything; returns the
     resolved plan (settings, MAGRPOConfig, device, output folder, checkpoint to resume).
     Raises SettingsError naming the setting, the value and what to do."""
-    if task not in TASKS:
-        raise SettingsError(f"unknown task {task!r}; choose one of {', '.join(TASKS)}.")
+    try:
+        t = get_task(task)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
     if agents not in AGENT_KINDS:
         raise SettingsError(f"unknown agents {agents!r}; choose one of {', '.join(AGENT_KINDS)}.")
     if not isinstance(model, str) or not model.strip():
         raise SettingsError("--model is empty; give 'tiny', 'smollm2-135m', a hub id or a local path.")
-    if isinstance(turns, int) and turns > 1 and task != "coding":
-        raise SettingsError(f"--turns {turns} needs a transition; the package has one for --task coding (level feedback).")
+    if isinstance(turns, int) and turns > 1 and t.transition is None:
+        with_one = [name for name, other in TASKS.items() if other.transition is not None]
+        raise SettingsError(f"--turns {turns} needs a transition, and the {task} task has none; the package has one for "
+                            f"--task {' / '.join(with_one)} (level feedback).")
     settings = dict(task=task, model=model, agents=agents, steps=steps, G=G,
-                    max_new_tokens=DEFAULT_NEW_TOKENS[task] if max_new_tokens is None else max_new_tokens,
+                    max_new_tokens=t.max_new_tokens if max_new_tokens is None else max_new_tokens,
                     lr=lr if lr is not None else (2e-3 if agents == "lora" else 5e-4), temperature=temperature,
-                    beta=DEFAULT_BETA[task] if beta is None else beta, eval_rows=eval_rows, seed=seed, turns=turns,
+                    beta=t.beta if beta is None else beta, eval_rows=eval_rows, seed=seed, turns=turns,
                     prompts_per_step=prompts_per_step)
     out_dir = Path(out if out is not None else f"runs/{task}")
     try:
@@ -235,7 +182,7 @@ def plan_run(task: str = "length", model: str = "tiny", agents: str = "lora", st
         raise SettingsError(f"--prompts-per-step {prompts_per_step} with {W} processes (torchrun --nproc_per_node): "
                             f"each process takes prompts-per-step / {W} prompts per step, so give a multiple of {W}, "
                             f"e.g. --prompts-per-step {W}.")
-    n_eval = len(task_rows(task, "eval"))
+    n_eval = len(t.load("eval"))
     if isinstance(eval_rows, bool) or not isinstance(eval_rows, int) or not 1 <= eval_rows <= n_eval:
         raise SettingsError(f"--eval-rows {eval_rows!r} is not allowed: the {task} task has {n_eval} held-out rows, "
                             f"so give a number from 1 to {n_eval}.")
@@ -339,7 +286,8 @@ def run_eval(checkpoint: str, eval_rows: int | None = None, samples: int | None 
     raises SettingsError."""
     _, info, run = _resume_point(Path(checkpoint))
     task = run["task"]
-    n_eval = len(task_rows(task, "eval"))
+    t = get_task(task)
+    n_eval = len(t.load("eval"))
     rows_n = run["eval_rows"] if eval_rows is None else eval_rows
     if isinstance(rows_n, bool) or not isinstance(rows_n, int) or not 1 <= rows_n <= n_eval:
         raise SettingsError(f"--eval-rows {rows_n!r} is not allowed: the {task} task has {n_eval} held-out rows, "
@@ -348,16 +296,15 @@ def run_eval(checkpoint: str, eval_rows: int | None = None, samples: int | None 
         raise SettingsError(f"--samples {samples!r} is not allowed: give a whole number >= 1.")
     device = _check_device(device)
     tok, team = build_team(run["model"], run["agents"], device)
-    reward, formatters, train_rows, eval_set = task_setup(task, tok)
+    reward, formatters, train_rows, eval_set = t.setup(tok)
     cfg = run_config(run, progress=False)
     rows = eval_set[:rows_n]
     trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=rows,
-                            transition=transition_for(run["turns"]))
+                            transition=_transition(t, run["turns"]))
     trainer.load_checkpoint(info["path"])
     ev = trainer.evaluate()
-    levels_fn, prompt_task, max_reward = levels_for(task)
-    n = samples if samples is not None else table_samples(task)
-    row = run_method("magrpo", team, formatters, rows, levels_fn, prompt_task, max_reward, samples=n,
+    n = samples if samples is not None else t.table_samples
+    row = run_method("magrpo", team, formatters, rows, t.levels, t.prompt_task, t.max_reward, samples=n,
                      max_new_tokens=run["max_new_tokens"], temperature=run["temperature"], seed=run["seed"],
                      ks=tuple(k for k in (1, 5, 10) if k <= n))
     comp = sorted(k for k in ev if k.startswith(("eval/reward/", "eval/repetition/", "eval/naturalness/")))
@@ -374,7 +321,7 @@ def before_after_examples(table, rows, samples: int, prompt_task: str, n: int = 
     by = {r["method"]: r for r in table if "texts" in r}
     if "parallel" not in by or "magrpo" not in by:
         return []
-    field = TASK_FIELDS[prompt_task]
+    field = get_task(prompt_task).prompt_field
     out = []
     for k, row in enumerate(rows[:n]):
         j = k * samples
@@ -413,16 +360,17 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
                                                 plan["device"], plan["out_dir"], plan["config"])
     t0 = time.time()
     tok, team = build_team(model, agents, device)
-    reward, formatters, train_rows, eval_set = task_setup(task, tok)
-    transition = transition_for(turns)
+    t = get_task(task)
+    reward, formatters, train_rows, eval_set = t.setup(tok)
+    transition = _transition(t, turns)
     cmp_rows = eval_set[:eval_rows]
     try:
         trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=cmp_rows, transition=transition,
                                 checkpoint_dir=out_dir / "checkpoint")
     except ValueError as exc:  # e.g. --max-new-tokens beyond the model's context
         raise SettingsError(str(exc)) from None
-    levels_fn, prompt_task, max_reward = levels_for(task)
-    samples = table_samples(task)
+    levels_fn, prompt_task, max_reward = t.levels, t.prompt_task, t.max_reward
+    samples = t.table_samples
     kw = dict(samples=samples, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
     if plan["resume"] is not None:
         trainer.load_checkpoint(plan["resume"]["path"])
@@ -434,7 +382,7 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
     else:
         before = trainer.evaluate()
         table = [run_method(m, team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, keep_texts=True, **kw)
-                 for m in ("single", "parallel", "sequential", "discussion")]  # untrained agents
+                 for m in untrained_methods(prompt_task)]  # untrained agents
     clock = _TrainClock(trainer.metadata.get("train_seconds", 0.0))
     resumed_at = trainer.metadata.get("resumed_at_steps", []) + ([trainer.step] if plan["resume"] is not None else [])
     trainer.metadata = dict(run={**plan["settings"]}, save_steps=plan["save_steps"], before=before, table=table,
@@ -456,7 +404,7 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
         table = list(table)
         table.append(run_method("magrpo", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward,
                                 keep_texts=True, **kw))
-        if task == "coding":  # the trained agents with a second, feedback-driven turn
+        if prompt_task == "coding":  # the trained agents with a second, feedback-driven turn
             table.append(run_method("magrpo_2turn", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward,
                                     keep_texts=True, **kw))
     except KeyboardInterrupt:
@@ -477,11 +425,11 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
                       ("components", viz.plot_components(trainer.history)), ("agents", viz.plot_agents(trainer.history))):
         fig.savefig(out_dir / f"{name}.png", dpi=100)
         matplotlib.pyplot.close(fig)
-    if task == "coding":
+    if prompt_task == "coding":
         fig = viz.plot_pass_at_k(table, title="coding: PassOrNot@k (solid) and Accuracy@k (dashed), held-out families")
         fig.savefig(out_dir / "pass_at_k.png", dpi=100)
         matplotlib.pyplot.close(fig)
-    metric = "pass_or_not@1" if task == "coding" else "normalised"
+    metric = "pass_or_not@1" if prompt_task == "coding" else "normalised"
     fig = viz.plot_comparison(table, metric, title=f"{task}: baselines vs MAGRPO ({metric})")
     fig.savefig(out_dir / "comparison.png", dpi=100)
     matplotlib.pyplot.close(fig)

@@ -173,11 +173,13 @@ class MAGRPOTrainer:
         distributed.broadcast_parameters(self.agents)  # every process starts from rank 0's weights
         if c.trackers and distributed.is_main_process():
             self.callbacks += make_callbacks(c)
+        for a in self.agents:  # before AdamW, whose own error ("empty parameter list") names no agent
+            if not a.trainable_parameters():
+                raise ValueError(f"agent {a.name} has no trainable parameters: every parameter has requires_grad=False "
+                                 "(a frozen model, or a peft model whose adapter is not active). Build the team with "
+                                 "lora_agents / separate_agents, or unfreeze the parameters to train.")
         self.optimizers = [torch.optim.AdamW(a.trainable_parameters(), lr=c.learning_rate,
                                              weight_decay=c.weight_decay) for a in self.agents]
-        for a in self.agents:
-            if not a.trainable_parameters():
-                raise ValueError(f"agent {a.name} has no trainable parameters.")
         self.step = 0
         self.history: list[dict] = []
         self.eval_history: list[dict] = []
@@ -313,9 +315,10 @@ class MAGRPOTrainer:
                 row = self.train_dataset[idx]
                 prompts = _format_prompts(self.formatters, row, idx, "train")
                 self._seed_prompt(p)
-                ro = rollout(self.agents, prompts, row, self.reward_fn, c, self.transition)  # steps 2-4
-                assign_advantages(ro, c)  # step 5
-                losses = accumulate_gradients(self.agents, ro, c.beta, 1.0 / c.prompts_per_step)  # step 6
+                ro = rollout(self.agents, prompts, row, self.reward_fn, c, self.transition)  # steps 2-5 (one turn)
+                if c.num_turns > 1:
+                    assign_advantages(ro, c)  # step 5 at every node of the tree
+                losses = accumulate_gradients(self.agents, ro, c.beta, 1.0 / c.prompts_per_step)  # step 6's backward
                 mine.append((self._metrics(ro, losses, step0 + 1), self._sample(ro, idx, step0 + 1)))
             distributed.all_reduce_gradients(self.agents)  # data parallel: the mean over all processes' prompts
             for opt in self.optimizers:  # step 7

@@ -18,11 +18,11 @@ import torch
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents
 from magrpo_edu.algorithm import rollout
-from magrpo_edu.experiment import DEFAULT_NEW_TOKENS, task_setup
+from magrpo_edu.tasks.registry import get_task
 from magrpo_edu.models import load_model, tiny_model_path
 
-STEPS = {"length": 250, "tldr": 150, "arxiv": 100, "coding": 150}  # completion budgets: DEFAULT_NEW_TOKENS, as `magrpo-edu train`
-TASKS = {task: (steps, DEFAULT_NEW_TOKENS[task]) for task, steps in STEPS.items()}  # task: (steps, max_new_tokens)
+STEPS = {"length": 250, "tldr": 150, "arxiv": 100, "coding": 150}  # completion budgets: each Task.max_new_tokens, as `magrpo-edu train`
+TASKS = {task: (steps, get_task(task).max_new_tokens) for task, steps in STEPS.items()}  # task: (steps, max_new_tokens)
 # The coding reward of one sample is close to all-or-nothing (std ~1.2 around a mean ~1), so 20 rows x 4
 # samples cannot tell +0.15 from noise: coding's before/after use all 28 held-out rows x 16 samples
 # (the points along the way stay at 20 x 4, like the other tasks).
@@ -33,7 +33,7 @@ FINAL_EVAL = {"coding": dict(eval_rows=28, eval_generations=16)}
 def run(task: str, steps: int, new_tokens: int, eval_rows: int = POINT_ROWS, seed: int = 0, eval_generations: int | None = None) -> dict:
     base, tok = load_model("tiny")
     agents = lora_agents(base, 2, tokenizer=tok, target_modules=["q_proj", "v_proj"])
-    reward, fmts, train, ev = task_setup(task, tok)
+    reward, fmts, train, ev = get_task(task).setup(tok)
     cfg = MAGRPOConfig(num_generations=4, max_new_tokens=new_tokens, learning_rate=2e-3, max_steps=steps, seed=seed,
                        eval_steps=max(1, steps // 5))  # the held-out reward along the way, not only at the end
     tr = MAGRPOTrainer(agents, reward, fmts, train, cfg, eval_dataset=ev[:POINT_ROWS])  # the points along the way

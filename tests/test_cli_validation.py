@@ -4,6 +4,8 @@ import re
 
 import pytest
 
+from magrpo_edu.tasks.registry import get_task
+
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents
 from magrpo_edu import experiment
 from magrpo_edu.cli import main
@@ -54,7 +56,7 @@ def test_bad_options_fail_before_any_model_loads(args, says, tmp_path, capsys, n
 
 
 def test_beta_default_is_the_demo_leash_for_length_and_the_paper_elsewhere(tmp_path):
-    assert experiment.plan_run(out=str(tmp_path / "a"))["config"].beta == experiment.DEFAULT_BETA["length"] > 0
+    assert experiment.plan_run(out=str(tmp_path / "a"))["config"].beta == get_task("length").beta > 0
     assert experiment.plan_run(task="tldr", out=str(tmp_path / "b"))["config"].beta == 0.0
     assert experiment.plan_run(task="tldr", beta=0.3, out=str(tmp_path / "c"))["settings"]["beta"] == 0.3
 

@@ -74,9 +74,15 @@ def hub_offline() -> bool:
         os.environ.get("TRANSFORMERS_OFFLINE", "0").lower() in ("1", "true", "yes")
 
 
-def _finish(model, tokenizer, device):
-    from ..agents import prepare_tokenizer
+def prepare_tokenizer(tokenizer):
+    """Pad on the left (generation appends on the right) and make sure a pad token exists."""
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return tokenizer
 
+
+def _finish(model, tokenizer, device):
     if device is not None:
         model = model.to(device)
     model.eval()

@@ -1,0 +1,108 @@
+"""The task registry (tasks/registry.py), the worked "count to ten" example of docs/architecture.md,
+and the package's layout: no module imports another that imports it back."""
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, separate_agents
+from magrpo_edu.cli import build_parser
+from magrpo_edu.experiment import SettingsError, plan_run, run_training
+from magrpo_edu.tasks.registry import TASKS, Task, get_task
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("name", ["length", "tldr", "arxiv", "coding"])
+def test_every_shipped_task_record_is_complete(name):
+    t = get_task(name)
+    assert isinstance(t, Task) and t.name == name
+    train, ev = t.load("train"), t.load("eval")
+    assert train and ev and all(t.prompt_field in r for r in ev)
+    prompts = [f(ev[0]) for f in t.formatters(None)]
+    assert len(prompts) == 2 and all(isinstance(p, str) and p for p in prompts)
+    assert t.max_reward > 0 and t.max_new_tokens > 0 and t.prompt_task in TASKS
+    assert (t.transition is not None) == (name == "coding")
+
+
+def test_an_unknown_task_is_an_error_that_lists_the_known_ones(tmp_path):
+    with pytest.raises(ValueError, match=r"unknown task 'summarise'; the registered tasks are length, tldr, arxiv, coding"):
+        get_task("summarise")
+    with pytest.raises(SettingsError, match=r"unknown task 'summarise'.*length, tldr, arxiv, coding"):
+        plan_run(task="summarise", out=str(tmp_path / "o"))
+
+
+def _docs_example() -> str:
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    section = text.split("## Adding a task", 1)[1]
+    return re.findall(r"```python\n(.*?)```", section, re.S)[0]
+
+
+def test_the_documented_count_to_ten_task_trains_end_to_end(tmp_path):
+    """The docs' example, executed as written: registered, it is a --task choice, and a run with it
+    writes results whose table has the baselines (no single-model one: it has no instructions)."""
+    namespace: dict = {}
+    try:
+        exec(compile(_docs_example(), "docs/architecture.md", "exec"), namespace)
+        assert get_task("count") is namespace["COUNT"]
+        assert namespace["count_levels"]("1 2 3 4 5", "6 7 8 9 10") == {"total": 1.0}
+        assert namespace["count_levels"]("1 2 3", "4 5 6") == {"total": 0.3}
+        choices = next(a for a in build_parser()._subparsers._group_actions[0].choices["train"]._actions
+                       if a.dest == "task").choices
+        assert "count" in choices
+        out = tmp_path / "count"
+        results = run_training(task="count", steps=2, G=2, eval_rows=2, out=str(out), device="cpu", progress=False)
+        assert [r["method"] for r in results["comparison"]] == ["parallel", "sequential", "discussion", "magrpo"]
+        assert results["max_new_tokens"] == 16 and results["beta"] == 0.0
+        assert len(json.loads((out / "history.json").read_text())) == 2
+    finally:
+        TASKS.pop("count", None)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    pkg = ROOT / "magrpo_edu"
+    mods = {}
+    for f in pkg.rglob("*.py"):
+        parts = f.relative_to(ROOT).with_suffix("").parts
+        mods[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = f
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for m, f in mods.items():
+        here = m if f.name == "__init__.py" else m.rsplit(".", 1)[0]
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                base = here.split(".")[: len(here.split(".")) - node.level + 1] if node.level else []
+                target = ".".join(base + ([node.module] if node.module else [])) if node.level else node.module
+                subs = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in mods]
+                graph[m] |= {t for t in (subs or [target]) if t in mods and t != m}
+            elif isinstance(node, ast.Import):
+                graph[m] |= {a.name for a in node.names if a.name in mods and a.name != m}
+    return graph
+
+
+def test_no_module_imports_another_that_imports_it_back():
+    """Every import counts, module level or inside a function: the graph of the package has no cycle."""
+    graph = _import_graph()
+    assert "magrpo_edu.agents" in graph and graph["magrpo_edu.trainer"]  # the graph was really read
+    state: dict[str, int] = {}
+
+    def visit(m, path):
+        state[m] = 1
+        for d in sorted(graph[m]):
+            if state.get(d) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(path[path.index(d):] + [d]))
+            if d not in state:
+                visit(d, path + [d])
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+
+
+def test_an_agent_without_trainable_parameters_is_named(make_model, small_tokenizer, rows, formatters):
+    agents = separate_agents(make_model(), 2, tokenizer=small_tokenizer, reference=False)
+    agents[1].model.requires_grad_(False)  # a frozen model
+    with pytest.raises(ValueError, match=r"agent agent_1 has no trainable parameters"):
+        MAGRPOTrainer(agents, lambda c, r: [0.0] * len(c[0]), formatters, rows, MAGRPOConfig(progress=False))

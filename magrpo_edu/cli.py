@@ -133,7 +133,7 @@ def _add_pretrain(sub):
 def _pretrain(args) -> int:
     import json
 
-    from .pretrain import pretrain
+    from .pretraining.pretrain import pretrain
 
     s = pretrain(args.out, num_docs=args.docs, vocab_size=args.vocab, block=args.block, batch_size=args.batch_size,
                  lr=args.lr, max_steps=args.max_steps, minutes=args.minutes, seed=args.seed, device=args.device,

@@ -107,7 +107,7 @@ def write_card() -> str:
         f"- parameters: {s['params']:,} ({cfg['num_hidden_layers']} layers, width {cfg['hidden_size']}, {cfg['num_attention_heads']} heads, "
         f"SwiGLU {cfg['intermediate_size']}, tied embeddings, trained on {s['block']}-token rows, {cfg['max_position_embeddings']} positions)",
         f"- tokenizer: byte-level BPE trained with `tokenizers`, {s['vocab_size']} tokens incl. `<|pad|>`, `<|bos|>`, `<|eos|>` (tokenizer.json)",
-        f"- corpus: {s['corpus_docs']:,} documents, {s['corpus_tokens']:,} tokens from `magrpo_edu.corpus` (seed {s['seed']}); never filtered by a reward",
+        f"- corpus: {s['corpus_docs']:,} documents, {s['corpus_tokens']:,} tokens from `magrpo_edu.pretraining.corpus` (seed {s['seed']}); never filtered by a reward",
         f"- pretraining: {s['steps']} steps x {s['batch_size']} x {s['block']} tokens ({s['tokens_seen']:,} tokens seen), AdamW lr {s['lr']} with warm-up and cosine decay",
     ]
     if s.get("anneal_steps"):

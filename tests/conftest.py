@@ -10,15 +10,15 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 @pytest.fixture(scope="session")
 def small_tokenizer():
-    from magrpo_edu.corpus import documents
-    from magrpo_edu.pretrain import train_tokenizer
+    from magrpo_edu.pretraining.corpus import documents
+    from magrpo_edu.pretraining.pretrain import train_tokenizer
 
     return train_tokenizer(list(documents(seed=0, n=300)), vocab_size=300)
 
 
 @pytest.fixture
 def make_model(small_tokenizer):
-    from magrpo_edu.pretrain import build_model
+    from magrpo_edu.pretraining.pretrain import build_model
 
     def make(seed: int = 0, hidden_size: int = 32, tokenizer=None):
         tok = tokenizer or small_tokenizer

@@ -37,7 +37,7 @@ def test_shipped_files_are_the_generator_output(tmp_path):
 
 def test_pretraining_corpus_is_unchanged_by_the_held_out_families():
     # The shipped tiny model was pretrained on documents(seed=0); adding coding families must not change it.
-    from magrpo_edu.corpus import documents
+    from magrpo_edu.pretraining.corpus import documents
 
     digest = hashlib.sha256("\x00".join(documents(0, 3000)).encode()).hexdigest()
     assert digest == CORPUS_3000_SHA256
@@ -50,8 +50,8 @@ def test_composed_problems_are_correct_and_never_a_held_out_family():
     # never drawn.
     import random
 
-    from magrpo_edu.tasks.coding_world import (HELD_OUT_COMPOSITIONS, _COMPOSITIONS, family_names,
-                                               make_composed_problem)
+    from magrpo_edu.pretraining.composed import HELD_OUT_COMPOSITIONS, _COMPOSITIONS, make_composed_problem
+    from magrpo_edu.tasks.coding_world import family_names
 
     assert len(_COMPOSITIONS) > 150
     drawn, names = set(), set()
@@ -73,7 +73,7 @@ def test_composed_problems_are_correct_and_never_a_held_out_family():
 
 def test_corpus_never_shows_a_held_out_family():
     # The held-out families are held out of the pretraining corpus too: no entry point of theirs appears.
-    from magrpo_edu.corpus import documents
+    from magrpo_edu.pretraining.corpus import documents
     from magrpo_edu.tasks.coding_world import FAMILIES, PRETRAIN_FAMILIES
 
     text = "\n".join(documents(0, 3000))

@@ -117,7 +117,7 @@ def test_prompt_longer_than_the_context_is_refused_before_generating(small_token
     from types import SimpleNamespace
 
     from magrpo_edu.agents import PromptTooLongError, check_prompt_lengths, sample_completions, separate_agents
-    from magrpo_edu.pretrain import build_model
+    from magrpo_edu.pretraining.pretrain import build_model
 
     tok = small_tokenizer
     model = build_model(len(tok), tok, hidden_size=16, layers=1, heads=2, intermediate_size=32, max_positions=32)

@@ -25,7 +25,7 @@ def test_tiny_model_loads_offline_and_generates():
 
 def test_shipped_tiny_model_has_the_pretrain_defaults_shape():
     """`magrpo-edu pretrain` with its defaults builds the shipped model's shape (the card's command reproduces it)."""
-    from magrpo_edu.pretrain import build_model
+    from magrpo_edu.pretraining.pretrain import build_model
 
     shipped = json.loads((tiny_model_path() / "config.json").read_text())
     fresh = build_model(shipped["vocab_size"]).config
@@ -111,7 +111,7 @@ def test_unknown_names_are_refused_before_the_hub(monkeypatch, name, says):
 @pytest.fixture
 def saved_model(tmp_path, small_tokenizer):
     """A folder with a tiny random Llama and its tokenizer, saved with save_pretrained."""
-    from magrpo_edu.pretrain import build_model
+    from magrpo_edu.pretraining.pretrain import build_model
 
     folder = tmp_path / "saved"
     build_model(len(small_tokenizer), small_tokenizer, hidden_size=16, layers=1, heads=2, intermediate_size=32).save_pretrained(folder)
@@ -163,7 +163,7 @@ def test_smollm2_offline_from_gguf_wheel(monkeypatch, tmp_path):
 
 
 def test_anneal_trains_on_the_coding_heavy_mix_and_restores_padding(make_model, small_tokenizer):
-    from magrpo_edu.pretrain import anneal
+    from magrpo_edu.pretraining.pretrain import anneal
 
     model = make_model()
     before = [p.detach().clone() for p in model.parameters()]
@@ -175,7 +175,7 @@ def test_anneal_trains_on_the_coding_heavy_mix_and_restores_padding(make_model, 
 
 
 def test_cooldown_trains_on_packed_blocks(make_model, small_tokenizer):
-    from magrpo_edu.pretrain import cooldown
+    from magrpo_edu.pretraining.pretrain import cooldown
 
     model = make_model()
     before = [p.detach().clone() for p in model.parameters()]
@@ -185,7 +185,7 @@ def test_cooldown_trains_on_packed_blocks(make_model, small_tokenizer):
 
 
 def test_cooldown_rejects_shares_that_do_not_fit(make_model, small_tokenizer):
-    from magrpo_edu.pretrain import cooldown
+    from magrpo_edu.pretraining.pretrain import cooldown
 
     with pytest.raises(ValueError, match="sum to at most 1"):
         cooldown(make_model(), small_tokenizer, steps=1, coding_share=0.7, arxiv_share=0.4, progress=False)

@@ -122,8 +122,8 @@ def test_cross_mode_runs_and_logs_g_to_the_n(make_model, small_tokenizer, rows, 
 
 
 def test_heterogeneous_agents(make_model, small_tokenizer, rows, formatters):
-    from magrpo_edu.corpus import documents
-    from magrpo_edu.pretrain import train_tokenizer
+    from magrpo_edu.pretraining.corpus import documents
+    from magrpo_edu.pretraining.pretrain import train_tokenizer
 
     other_tok = train_tokenizer(list(documents(seed=5, n=200)), vocab_size=280)
     agents = heterogeneous_agents([make_model(hidden_size=32), make_model(hidden_size=48, tokenizer=other_tok)],

@@ -1,7 +1,7 @@
 """A small synthetic world of first-person posts and research abstracts, seeded and reproducible.
 
 Used twice, on purpose: the writing tasks' training prompts come from here, and so does the
-embedded tiny model's pretraining corpus (`magrpo_edu.corpus`). Nothing here is copied from TL;DR
+embedded tiny model's pretraining corpus (`magrpo_edu.pretraining.corpus`). Nothing here is copied from TL;DR
 or arXiv; every sentence is assembled from the tables below.
 
 Each generator returns a plain dict of *facts* as well as the text, so the corpus can write

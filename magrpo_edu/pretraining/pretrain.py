@@ -4,7 +4,7 @@
     magrpo-edu pretrain --out /tmp/tiny --max-steps 5 --anneal-steps 2 --cooldown-steps 2   # a smoke run (CI)
 
 Steps:
-1. `magrpo_edu.corpus.documents` writes the synthetic corpus (seeded; never filtered by a reward).
+1. `magrpo_edu.pretraining.corpus.documents` writes the synthetic corpus (seeded; never filtered by a reward).
 2. `train_tokenizer` trains a byte-level BPE with the `tokenizers` library; specials <|pad|>,
    <|bos|>, <|eos|>; BOS is prepended by the post-processor; saved as a standard tokenizer.json.
 3. `build_model` makes a `LlamaForCausalLM` from a config (tied embeddings, 6 layers, width 192).

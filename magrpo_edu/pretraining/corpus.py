@@ -24,8 +24,10 @@ from __future__ import annotations
 import random
 from typing import Iterator
 
-from .tasks import world
-from .tasks.prompts import arxiv_prompt, coding_prompt, tldr_prompt
+from ..tasks import world
+from ..tasks.coding_world import make_code_problem
+from ..tasks.prompts import arxiv_prompt, coding_prompt, tldr_prompt
+from .composed import make_composed_problem, random_entry_name, renamed
 
 TRANSITIONS = ["However,", "As a result,", "For example,", "In addition,", "Because of this,",
                "First,", "Then,", "Finally,", "In short,", "Meanwhile,", "Although it helped,",
@@ -131,15 +133,13 @@ def write_paragraph(f: dict, rng: random.Random, part: int) -> str:
 # ---- coding world: (problem prompt, entry point, helper source, main sources) ----------------------
 def code_problem(rng: random.Random) -> dict:
     """A hand-written or composed coding problem, often under a neutral name."""
-    from .tasks.coding_world import make_code_problem, random_entry_name, renamed  # optional world: local import
-
-    p = make_code_problem(rng, composed_share=COMPOSED_SHARE)
+    p = make_composed_problem(rng) if COMPOSED_SHARE and rng.random() < COMPOSED_SHARE else make_code_problem(rng)
     return renamed(p, random_entry_name(rng)) if rng.random() < RENAMED_SHARE else p
 
 
 def tested_code(p: dict) -> str:
     """aux, the main function that calls it, and its examples as `assert name(args) == value` lines."""
-    from .tasks.coding import problem_row
+    from ..tasks.coding import problem_row
 
     checks = problem_row(p, "")["test"].splitlines()[1:]  # drop `def check(candidate):`
     return p["aux"] + "\n" + p["main_calls_aux"] + "\n" + "\n".join(
@@ -198,7 +198,6 @@ def made_up_name(rng: random.Random) -> str:
 
 def call_chain(rng: random.Random) -> str:
     """Plain code with made-up names: two small functions, the second calling the first, then calls."""
-    from .tasks.coding_world import random_entry_name
 
     f, g, a, b = random_entry_name(rng), random_entry_name(rng), made_up_name(rng), made_up_name(rng)
     k1, k2 = rng.randint(1, 9), rng.randint(2, 5)

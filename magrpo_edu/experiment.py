@@ -1,10 +1,14 @@
 """`magrpo-edu train`: one complete, honest experiment from the command line.
 
-Checks every setting first (`plan_run`: the MAGRPOConfig, --eval-rows against the held-out rows,
-the device, the output folder, the checkpoint to resume) without loading a model; a mistake
-raises `SettingsError` and nothing is written. Then loads the model and builds the agents,
-evaluates the untrained agents on held-out rows, trains with MAGRPO (progress bar), evaluates
-again with the same seed, and writes to the output folder:
+Four parts, in `run_training`'s order:
+  plan_run    checks every setting (the MAGRPOConfig, --eval-rows against the held-out rows, the
+              device, the output folder, the checkpoint to resume) without loading a model; a
+              mistake raises `SettingsError` and nothing is written;
+  build_run   loads the model, builds the agents and the task (tasks/registry.py) and the trainer,
+              evaluates the untrained agents and the baselines on held-out rows (or, resuming,
+              reads them from the checkpoint);
+  train_run   trains with MAGRPO (progress bar), then evaluates again with the same seed;
+  report_run  writes to the output folder:
     history.json / history.csv   every logged step's metrics (see magrpo_edu.trainer for the glossary)
     samples.json                 the last logged groups: prompts, completions, rewards, advantages
     reward.png, components.png, agents.png   the curves
@@ -29,7 +33,9 @@ import platform
 import shutil
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Optional
 
 import torch
 
@@ -333,11 +339,12 @@ def before_after_examples(table, rows, samples: int, prompt_task: str, n: int = 
 
 def run_training(task: str = "length", model: str = "tiny", agents: str = "lora", steps: int = 300, G: int = 4,
                  max_new_tokens: int | None = None, lr: float | None = None, temperature: float = 1.0, beta: float | None = None,
-             eval_rows: int = 20,
-                 seed: int = 0, device: str | None = None, out: str | None = None, progress: bool = True,
+                 eval_rows: int = 20, seed: int = 0, device: str | None = None, out: str | None = None, progress: bool = True,
                  turns: int = 1, save_steps: int | None = None, resume: str | None = None,
                  overwrite: bool = False, prompts_per_step: int = 1, report_to: str = "none") -> dict:
-    """One experiment (module docstring). Settings are checked by `plan_run` before any model loads;
+    """One experiment (module docstring): plan (`plan_run`, every setting checked before any model
+    loads), build (`build_run`), train (`train_run`), report (`report_run`).
+
     `out` defaults to runs/<task>; `save_steps`: checkpoint every N steps into <out>/checkpoint;
     `resume`: a run folder (or its checkpoint folder) to continue, with the same settings
     (`resume_settings` reads them); `overwrite`: replace an earlier run's results in `out`;
@@ -350,76 +357,118 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
                     temperature=temperature, beta=beta, eval_rows=eval_rows, seed=seed, device=device, out=out,
                     progress=progress, turns=turns, save_steps=save_steps, resume=resume, overwrite=overwrite,
                     prompts_per_step=prompts_per_step, report_to=report_to)
-    main = distributed.launch_rank() == 0
+    run = build_run(plan)
+    trained = train_run(run)
+    return {} if trained is None else report_run(run, *trained)
+
+
+@dataclass
+class Run:
+    """A built experiment (`build_run`): what `train_run` trains and `report_run` writes about."""
+
+    plan: dict
+    task: Task
+    team: list
+    formatters: list
+    rows: list
+    """The held-out rows of the evaluation and the comparison table."""
+    trainer: MAGRPOTrainer
+    before: Optional[dict]
+    """The untrained agents' evaluation (None on the data-parallel ranks other than 0)."""
+    table: list
+    """Comparison table rows so far (the untrained baselines; train_run adds the trained agents')."""
+    clock: "_TrainClock"
+    resumed_at: list
+    main: bool
+    """Rank 0 (the only process when not data parallel): it evaluates and writes."""
+    created: bool
+    t0: float
+
+    def method(self, name: str) -> dict:
+        """One comparison-table row for these agents (`baselines.run_method` with the run's settings)."""
+        t, s = self.task, self.plan["settings"]
+        return run_method(name, self.team, self.formatters, self.rows, t.levels, t.prompt_task, t.max_reward,
+                          keep_texts=True, samples=t.table_samples, max_new_tokens=s["max_new_tokens"],
+                          temperature=s["temperature"], seed=s["seed"])
+
+
+def build_run(plan: dict) -> Run:
+    """Build: the model and the agents, the task, the trainer; then the untrained agents' evaluation
+    and baselines (or, resuming, the checkpoint and what it recorded), and the output folder."""
+    t0 = time.time()
+    s, out_dir, main = plan["settings"], plan["out_dir"], distributed.launch_rank() == 0
+    tok, team = build_team(s["model"], s["agents"], plan["device"])
+    t = get_task(s["task"])
+    reward, formatters, train_rows, eval_set = t.setup(tok)
+    rows = eval_set[:s["eval_rows"]]
+    try:
+        trainer = MAGRPOTrainer(team, reward, formatters, train_rows, plan["config"], eval_dataset=rows,
+                                transition=_transition(t, s["turns"]), checkpoint_dir=out_dir / "checkpoint")
+    except ValueError as exc:  # e.g. --max-new-tokens beyond the model's context
+        raise SettingsError(str(exc)) from None
+    run = Run(plan, t, team, formatters, rows, trainer, None, [], None, [], main, not out_dir.exists(), t0)
+    if plan["resume"] is not None:
+        trainer.load_checkpoint(plan["resume"]["path"])
+        run.before, run.table = trainer.metadata["before"], trainer.metadata["table"]
+        if main:
+            print(f"Resuming {out_dir} at step {trainer.step} of {s['steps']}.", file=sys.stderr, flush=True)
+    elif main:  # data parallel: rank 0 evaluates the untrained agents, the others go straight to training
+        run.before = trainer.evaluate()
+        run.table = [run.method(m) for m in untrained_methods(t.prompt_task)]
+    run.clock = _TrainClock(trainer.metadata.get("train_seconds", 0.0))
+    run.resumed_at = trainer.metadata.get("resumed_at_steps", []) + ([trainer.step] if plan["resume"] is not None else [])
+    trainer.metadata = dict(run={**s}, save_steps=plan["save_steps"], before=run.before, table=run.table,
+                            train_seconds=run.clock.seconds(), resumed_at_steps=run.resumed_at)
+    trainer.callbacks.append(run.clock)
+    if main:
+        _prepare_out(out_dir, plan["overwrite"] and plan["resume"] is None)
+        if plan["resume"] is None:
+            trainer.log_eval(run.before)  # the trackers' eval curves start at the untrained agents (step 0)
+    return run
+
+
+def train_run(run: Run) -> Optional[tuple[dict, list, float]]:
+    """Train, then evaluate the trained agents: (after, the full comparison table, training seconds);
+    None on data-parallel ranks other than 0. Stopping in either part (Ctrl-C, an error) keeps what was
+    trained: a checkpoint and the history so far are saved, and the reason is re-raised."""
+    trainer, out_dir, start_step = run.trainer, run.plan["out_dir"], run.trainer.step
+    try:
+        trainer.train()
+        if not run.main:
+            return None
+        train_s = run.clock.seconds()
+        after = trainer.evaluate()
+        trainer.log_eval(after)
+        table = list(run.table) + [run.method("magrpo")]
+        if run.task.prompt_task == "coding":  # the trained agents with a second, feedback-driven turn
+            table.append(run.method("magrpo_2turn"))
+    except KeyboardInterrupt:
+        if run.main:
+            _save_stopped(trainer, out_dir, "Interrupted (Ctrl-C)")
+        raise
+    except Exception as exc:
+        if not run.main:
+            raise
+        if trainer.step > start_step:  # keep the progress made
+            _save_stopped(trainer, out_dir, f"Stopped by an error ({type(exc).__name__})")
+        elif run.created and out_dir.is_dir() and not any(out_dir.iterdir()):
+            out_dir.rmdir()
+        raise
+    return after, table, train_s
+
+
+def report_run(run: Run, after: dict, table: list, train_s: float) -> dict:
+    """Report: history, samples, plots, results.json and results.md (with the agents' texts before and
+    after) into the output folder; prints results.md and returns the results."""
     import matplotlib
 
     matplotlib.use("Agg")
     from . import viz
 
-    max_new_tokens, lr, device, out_dir, cfg = (plan["settings"]["max_new_tokens"], plan["settings"]["lr"],
-                                                plan["device"], plan["out_dir"], plan["config"])
-    t0 = time.time()
-    tok, team = build_team(model, agents, device)
-    t = get_task(task)
-    reward, formatters, train_rows, eval_set = t.setup(tok)
-    transition = _transition(t, turns)
-    cmp_rows = eval_set[:eval_rows]
-    try:
-        trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=cmp_rows, transition=transition,
-                                checkpoint_dir=out_dir / "checkpoint")
-    except ValueError as exc:  # e.g. --max-new-tokens beyond the model's context
-        raise SettingsError(str(exc)) from None
-    levels_fn, prompt_task, max_reward = t.levels, t.prompt_task, t.max_reward
-    samples = t.table_samples
-    kw = dict(samples=samples, max_new_tokens=max_new_tokens, temperature=temperature, seed=seed)
-    if plan["resume"] is not None:
-        trainer.load_checkpoint(plan["resume"]["path"])
-        before, table = trainer.metadata["before"], trainer.metadata["table"]
-        if main:
-            print(f"Resuming {out_dir} at step {trainer.step} of {steps}.", file=sys.stderr, flush=True)
-    elif not main:  # data parallel: rank 0 evaluates the untrained agents, the others go straight to training
-        before, table = None, []
-    else:
-        before = trainer.evaluate()
-        table = [run_method(m, team, formatters, cmp_rows, levels_fn, prompt_task, max_reward, keep_texts=True, **kw)
-                 for m in untrained_methods(prompt_task)]  # untrained agents
-    clock = _TrainClock(trainer.metadata.get("train_seconds", 0.0))
-    resumed_at = trainer.metadata.get("resumed_at_steps", []) + ([trainer.step] if plan["resume"] is not None else [])
-    trainer.metadata = dict(run={**plan["settings"]}, save_steps=plan["save_steps"], before=before, table=table,
-                            train_seconds=clock.seconds(), resumed_at_steps=resumed_at)
-    trainer.callbacks.append(clock)
-    created = not out_dir.exists()
-    if main:
-        _prepare_out(out_dir, plan["overwrite"] and plan["resume"] is None)
-        if plan["resume"] is None:
-            trainer.log_eval(before)  # the trackers' eval curves start at the untrained agents (step 0)
-    start_step = trainer.step
-    try:  # training and the evaluation of the trained agents: stopping in either keeps what was trained
-        trainer.train()
-        if not main:
-            return {}
-        train_s = clock.seconds()
-        after = trainer.evaluate()
-        trainer.log_eval(after)
-        table = list(table)
-        table.append(run_method("magrpo", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward,
-                                keep_texts=True, **kw))
-        if prompt_task == "coding":  # the trained agents with a second, feedback-driven turn
-            table.append(run_method("magrpo_2turn", team, formatters, cmp_rows, levels_fn, prompt_task, max_reward,
-                                    keep_texts=True, **kw))
-    except KeyboardInterrupt:
-        if main:
-            _save_stopped(trainer, out_dir, "Interrupted (Ctrl-C)")
-        raise
-    except Exception as exc:
-        if not main:
-            raise
-        if trainer.step > start_step:  # keep the progress made
-            _save_stopped(trainer, out_dir, f"Stopped by an error ({type(exc).__name__})")
-        elif created and out_dir.is_dir() and not any(out_dir.iterdir()):
-            out_dir.rmdir()
-        raise
-
+    plan, s, t, trainer, team = run.plan, run.plan["settings"], run.task, run.trainer, run.team
+    task, out_dir, before, prompt_task = s["task"], plan["out_dir"], run.before, t.prompt_task
+    G, steps, lr, max_new_tokens, seed = s["G"], s["steps"], s["lr"], s["max_new_tokens"], s["seed"]
+    prompts_per_step, samples = s["prompts_per_step"], t.table_samples
     _write_history(trainer, out_dir)
     for name, fig in (("reward", viz.plot_rewards(trainer.history, title=f"{task}: joint reward per step")),
                       ("components", viz.plot_components(trainer.history)), ("agents", viz.plot_agents(trainer.history))):
@@ -435,21 +484,21 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
     matplotlib.pyplot.close(fig)
     first = trainer.history[: max(1, len(trainer.history) // 10)]
     last = trainer.history[-max(1, len(trainer.history) // 10):]
-    examples = before_after_examples(table, cmp_rows, samples, prompt_task)
+    examples = before_after_examples(table, run.rows, samples, prompt_task)
     table = [{k: v for k, v in row.items() if k not in ("texts", "pair_rewards")} for row in table]
-    results = dict(task=task, model=model, agents=agents, steps=steps, num_generations=G, max_new_tokens=max_new_tokens,
+    results = dict(task=task, model=s["model"], agents=s["agents"], steps=steps, num_generations=G, max_new_tokens=max_new_tokens,
                    learning_rate=lr, beta=plan["settings"]["beta"], prompts_per_step=prompts_per_step,
-                   processes=distributed.world_size(), seed=seed, device=device, save_steps=plan["save_steps"],
-                   resumed_at_steps=resumed_at, train_seconds=round(train_s, 1),
-                   total_seconds=round(time.time() - t0, 1), eval_rows=before["eval/rows"],
+                   processes=distributed.world_size(), seed=seed, device=plan["device"], save_steps=plan["save_steps"],
+                   resumed_at_steps=run.resumed_at, train_seconds=round(train_s, 1),
+                   total_seconds=round(time.time() - run.t0, 1), eval_rows=before["eval/rows"],
                    eval_before=before, eval_after=after, comparison=table, examples=examples,
                    train_reward_first_10pct=sum(h["reward"] for h in first) / len(first),
                    train_reward_last_10pct=sum(h["reward"] for h in last) / len(last),
                    versions=dict(magrpo_edu=__version__, torch=torch.__version__, python=platform.python_version()))
     (out_dir / "results.json").write_text(json.dumps(results, indent=2))
     comp = sorted(k for k in after if k.startswith("eval/reward/"))
-    lines = [f"# {task}: MAGRPO on `{model}` ({agents} agents)", "",
-             f"{steps} steps, G={G}, lr={lr}, beta={plan['settings']['beta']}, {max_new_tokens} new tokens, seed {seed}, {device}"
+    lines = [f"# {task}: MAGRPO on `{s['model']}` ({s['agents']} agents)", "",
+             f"{steps} steps, G={G}, lr={lr}, beta={plan['settings']['beta']}, {max_new_tokens} new tokens, seed {seed}, {plan['device']}"
              + (f", {prompts_per_step} prompts per step" if prompts_per_step > 1 else "")
              + (f" over {distributed.world_size()} processes" if distributed.world_size() > 1 else "") + "; "
              f"training took {train_s:.0f} s. Evaluated on {before['eval/rows']} held-out rows, "
@@ -466,7 +515,7 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
     for label, ev in (("untrained", before), ("MAGRPO", after)):
         lines.append(f"| {label} | " + " | ".join(f"{ev[f'eval/{m}/{a.name}']:.3f}" if f"eval/{m}/{a.name}" in ev else "-"
                                                   for m in ("repetition", "naturalness") for a in team) + " |")
-    lines += ["", f"## Baselines vs MAGRPO ({len(cmp_rows)} held-out rows x {samples} samples)", "", markdown_table(table)]
+    lines += ["", f"## Baselines vs MAGRPO ({len(run.rows)} held-out rows x {samples} samples)", "", markdown_table(table)]
     lines += ["", "## Before and after: the agents' texts on held-out rows", "",
               "The untrained agents (parallel protocol) and the trained ones (magrpo) on the same rows, first sample "
               "each. Read them next to the numbers: a reward can rise while the texts get worse.", ""]

@@ -19,73 +19,39 @@ import sys
 
 
 def _add_train(sub, suppress_defaults: bool = False):
-    p = sub.add_parser("train", help="train agents with MAGRPO and save history, plots and results",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-
-    def opt(*names, default=None, **kw):  # suppress_defaults: parse only what the command line gave
-        p.add_argument(*names, default=argparse.SUPPRESS if suppress_defaults else default, **kw)
-
+    """`train`'s options: the fields of `config.TrainArguments` (one name, one default each), through
+    transformers' HfArgumentParser; `--task` lists the registered tasks."""
+    from .config import TrainArguments
     from .tasks.registry import TASKS
 
-    opt("--task", default="length", choices=list(TASKS),
-        help="; ".join(f"{name}: {t.description}" for name, t in TASKS.items()))
-    opt("--turns", type=int, default=1, help="turns of the rollout tree (2 with --task coding: level feedback)")
-    opt("--model", default="tiny", help="'tiny' (embedded), 'smollm2-135m', a hub id or a local path")
-    opt("--agents", default="lora", choices=["lora", "separate"], help="shared base + LoRA per agent, or full copies")
-    opt("--steps", type=int, default=300, help="optimiser steps")
-    opt("--prompts-per-step", type=int, default=1,
-        help="training prompts per optimiser step, each its own group (1 = the paper); under torchrun, over all "
-             "processes (a multiple of --nproc_per_node)")
-    opt("--num-generations", "-G", type=int, default=4)
-    opt("--max-new-tokens", type=int, default=None,
-        help="longest completion (default per task: " + ", ".join(f"{n} {t.max_new_tokens}" for n, t in TASKS.items()) + ")")
-    opt("--lr", type=float, default=None, help="learning rate (default: 2e-3 LoRA, 5e-4 full)")
-    opt("--temperature", type=float, default=1.0)
-    opt("--beta", type=float, default=None,
-        help="KL leash to the untrained model (TRL's name; 0 = the paper). Default: 0.05 for --task length, "
-             "the quick demo (without it agent 2 learns to pad), 0 for the paper's tasks")
-    opt("--eval-rows", type=int, default=20, help="held-out rows to evaluate before and after (1 to the task's count)")
-    opt("--seed", type=int, default=0)
-    opt("--device", default=None, help="cpu, cuda, ... (default: cuda when available)")
-    opt("--out", default=None, help="output folder (default: runs/<task>); must be new or empty unless --overwrite")
-    opt("--save-steps", type=int, default=None,
-        help="save a checkpoint to <out>/checkpoint every N steps and after the last (default: only on Ctrl-C or an error)")
-    opt("--resume", default=None, metavar="DIR",
-        help="continue the run in DIR (its output folder) from DIR/checkpoint, with the run's own settings")
-    opt("--overwrite", action="store_true", default=False,
-        help="replace an earlier run's results in a non-empty --out (other files there are kept)")
-    opt("--report-to", default="none", choices=["none", "tensorboard", "wandb", "trackio"],
-        help="also send the metrics to a tracker (tensorboard: into <out>/tensorboard; needs its package)")
-    opt("--no-progress", action="store_true", default=False, help="hide the progress bar")
+    p = sub.add_parser("train", help="train agents with MAGRPO and save history, plots and results",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter, dataclass_types=[TrainArguments],
+                       allow_abbrev=False)
+    for action in p._actions:
+        if action.dest == "task":  # the registry as it is now (a task registered after import is a choice too)
+            action.choices = list(TASKS)
+            action.help = "; ".join(f"{name}: {t.description}" for name, t in TASKS.items())
+        if suppress_defaults and action.dest != "help":  # parse only what the command line gave
+            action.default = argparse.SUPPRESS
     p.set_defaults(func=_train)
-
-
-# train options -> run_training keyword
-_TRAIN_KW = {"task": "task", "model": "model", "agents": "agents", "steps": "steps", "num_generations": "G",
-             "max_new_tokens": "max_new_tokens", "lr": "lr", "temperature": "temperature", "beta": "beta",
-             "eval_rows": "eval_rows",
-             "seed": "seed", "device": "device", "out": "out", "turns": "turns", "save_steps": "save_steps",
-             "prompts_per_step": "prompts_per_step", "report_to": "report_to"}
-# MAGRPOConfig field -> the train option that sets it (named in error messages)
-_CONFIG_FLAGS = {"max_steps": "--steps", "num_generations": "--num-generations", "max_new_tokens": "--max-new-tokens",
-                 "learning_rate": "--lr", "temperature": "--temperature", "beta": "--beta", "seed": "--seed", "num_turns": "--turns",
-                 "save_steps": "--save-steps", "prompts_per_step": "--prompts-per-step", "report_to": "--report-to",
-                 "logging_dir": "--out"}
+    return p
 
 
 def _train(args) -> int:
+    import dataclasses
+
+    from . import distributed
+    from .config import TrainArguments
     from .experiment import check_resume_flags, resume_settings, run_training
 
-    kw = {_TRAIN_KW[k]: v for k, v in vars(args).items() if k in _TRAIN_KW}
+    kw = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainArguments)}
     check_resume_flags(args.resume, args.overwrite)
     if args.resume is not None:  # options not given on this command line come from the run being resumed
         given = vars(build_parser(suppress_train_defaults=True).parse_args(args.argv))
         saved = resume_settings(args.resume)
-        kw.update({k: v for k, v in saved.items() if k in kw and _flag_of(k) not in given})
-    from . import distributed
-
+        kw.update({k: v for k, v in saved.items() if k in kw and k not in given})
     try:
-        run_training(**kw, progress=not args.no_progress, resume=args.resume, overwrite=args.overwrite)
+        run_training(**kw)
     finally:
         distributed.shutdown()  # data parallel (torchrun): leave the process group cleanly
     return 0
@@ -96,10 +62,6 @@ def _eval(args) -> int:
 
     run_eval(args.checkpoint, eval_rows=args.eval_rows, samples=args.samples, device=args.device)
     return 0
-
-
-def _flag_of(kw: str) -> str:
-    return next(dest for dest, k in _TRAIN_KW.items() if k == kw)
 
 
 def _add_pretrain(sub):
@@ -165,10 +127,12 @@ def _info(args) -> int:
 def build_parser(suppress_train_defaults: bool = False) -> argparse.ArgumentParser:
     from . import __version__
 
+    from transformers import HfArgumentParser
+
     p = argparse.ArgumentParser(prog="magrpo-edu", description="Learn and run MAGRPO: several LLM agents, one joint reward, "
                                 "one group-relative advantage (Liu et al., arXiv 2508.04652).")
     p.add_argument("--version", action="version", version=f"magrpo-edu {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=HfArgumentParser)
     _add_train(sub, suppress_train_defaults)
     _add_pretrain(sub)
     e = sub.add_parser("eval", help="evaluate the agents saved by a `magrpo-edu train` run",
@@ -199,6 +163,7 @@ def main(argv=None) -> int:
         print("magrpo-edu: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:
+        from .config import TrainArguments
         from .experiment import SettingsError
         from .models import ModelNotAvailableError
 
@@ -206,8 +171,9 @@ def main(argv=None) -> int:
             raise  # a bug or a failure during the run: the traceback is the useful report
         msg = " ".join(str(exc).split())
         field = msg.split("=", 1)[0].removeprefix("MAGRPOConfig.") if msg.startswith("MAGRPOConfig.") else None
-        if field in _CONFIG_FLAGS:
-            msg = msg.rstrip(".") + f" (set with {_CONFIG_FLAGS[field]})."
+        flags = {**TrainArguments.config_flags(), "logging_dir": "--out"}
+        if field in flags:
+            msg = msg.rstrip(".") + f" (set with {flags[field]})."
         print(f"magrpo-edu: error: {msg}", file=sys.stderr)
         return 2
 

@@ -195,3 +195,62 @@ class MAGRPOConfig:
         if unknown:
             raise ValueError(f"MAGRPOConfig has no field(s) {unknown}; known fields: {sorted(known)}.")
         return cls(**d)
+
+
+def _arg(default, help: str, flag=None, **more):
+    """A TrainArguments field: its default, its --help text and the command-line flag(s) people type
+    (when not --<name>); the metadata is what HfArgumentParser passes to argparse."""
+    metadata = dict(help=help, **more)
+    if flag:
+        metadata["aliases"] = [flag] if isinstance(flag, str) else list(flag)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+@dataclass
+class TrainArguments:
+    """The settings of one `magrpo-edu train` run (`experiment.run_training`), each with ONE name and
+    ONE default: the command line is built from this class (`transformers.HfArgumentParser`), and
+    `run_training(**kw)` takes the same names. None means "the task's or the agents' default"
+    (`tasks/registry.py`). The MAGRPOConfig a run trains with is `experiment.run_config` of these."""
+
+    task: str = _arg("length", "the task (tasks/registry.py)")
+    turns: int = _arg(1, "turns of the rollout tree (2 with --task coding: level feedback)")
+    model: str = _arg("tiny", "'tiny' (embedded), 'smollm2-135m', a hub id or a local path")
+    agents: str = _arg("lora", "shared base + LoRA per agent, or full copies", choices=["lora", "separate"])
+    steps: int = _arg(300, "optimiser steps")
+    prompts_per_step: int = _arg(1, "training prompts per optimiser step, each its own group (1 = the paper); under "
+                                 "torchrun, over all processes (a multiple of --nproc_per_node)")
+    G: int = _arg(4, "G, responses per agent and prompt", flag=["--num-generations", "-G"])
+    max_new_tokens: Optional[int] = _arg(None, "longest completion; None: the task's")
+    lr: Optional[float] = _arg(None, "learning rate; None: 2e-3 for LoRA agents, 5e-4 for full copies")
+    temperature: float = _arg(1.0, "sampling temperature")
+    beta: Optional[float] = _arg(None, "KL leash to the untrained model (TRL's name; 0 = the paper); None: the task's "
+                                 "(0.05 for the length demo, without it agent 2 learns to pad; 0 for the paper's tasks)")
+    eval_rows: int = _arg(20, "held-out rows to evaluate before and after (1 to the task's count)")
+    seed: int = _arg(0, "seed of data order and sampling")
+    device: Optional[str] = _arg(None, "cpu, cuda, ...; None: cuda when available")
+    out: Optional[str] = _arg(None, "output folder; None: runs/<task>. It must be new or empty unless --overwrite")
+    save_steps: Optional[int] = _arg(None, "save a checkpoint to <out>/checkpoint every N steps and after the last "
+                                     "(None: only on Ctrl-C or an error)")
+    resume: Optional[str] = _arg(None, "continue the run in DIR (its output folder) from DIR/checkpoint, with the "
+                                 "run's own settings", metavar="DIR")
+    overwrite: bool = _arg(False, "replace an earlier run's results in a non-empty --out (other files there are kept)")
+    report_to: str = _arg("none", "also send the metrics to a tracker (tensorboard: into <out>/tensorboard; needs its "
+                          "package)", choices=["none", *TRACKERS])
+    progress: bool = _arg(True, "show the progress bar (--no-progress hides it)")
+
+    @classmethod
+    def flag(cls, name: str) -> str:
+        """The command-line flag people type for field `name` (`--max-new-tokens`, `--num-generations`)."""
+        f = next(f for f in dataclasses.fields(cls) if f.name == name)
+        longs = [a for a in f.metadata.get("aliases", []) if a.startswith("--")]
+        return longs[0] if longs else "--" + name.replace("_", "-")
+
+    @classmethod
+    def config_flags(cls) -> dict[str, str]:
+        """MAGRPOConfig field -> the command-line flag that sets it (for error messages)."""
+        return {config: cls.flag(name) for name, config in TRAIN_CONFIG_FIELDS.items()}
+
+
+TRAIN_CONFIG_FIELDS = {'turns': 'num_turns', 'steps': 'max_steps', 'prompts_per_step': 'prompts_per_step', 'G': 'num_generations', 'max_new_tokens': 'max_new_tokens', 'lr': 'learning_rate', 'temperature': 'temperature', 'beta': 'beta', 'seed': 'seed', 'save_steps': 'save_steps', 'report_to': 'report_to'}
+"""TrainArguments field -> the MAGRPOConfig field it sets (`experiment.run_config`)."""

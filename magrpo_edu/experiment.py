@@ -41,7 +41,7 @@ import torch
 
 from . import __version__, distributed
 from .agents import lora_agents, separate_agents
-from .config import MAGRPOConfig
+from .config import MAGRPOConfig, TrainArguments
 from .models import load_model
 from .baselines import markdown_table, run_method, untrained_methods
 from .tasks.registry import TASKS, Task, get_task
@@ -58,10 +58,8 @@ AGENT_KINDS = ("lora", "separate")
 OUTPUT_FILES = ("history.json", "history.csv", "samples.json", "reward.png", "components.png", "agents.png",
                 "pass_at_k.png", "comparison.png", "results.json", "results.md", "checkpoint", "tensorboard")
 # run_training's settings that determine the results, with the command-line option of each.
-SETTING_FLAGS = {"task": "--task", "model": "--model", "agents": "--agents", "steps": "--steps",
-                 "G": "--num-generations", "max_new_tokens": "--max-new-tokens", "lr": "--lr",
-                 "temperature": "--temperature", "beta": "--beta", "eval_rows": "--eval-rows", "seed": "--seed",
-                 "turns": "--turns", "prompts_per_step": "--prompts-per-step"}
+SETTING_FLAGS = {k: TrainArguments.flag(k) for k in ("task", "model", "agents", "steps", "G", "max_new_tokens", "lr",
+                                                     "temperature", "beta", "eval_rows", "seed", "turns", "prompts_per_step")}
 
 
 def write_history(history: list[dict], path: Path) -> None:
@@ -150,15 +148,16 @@ def _transition(task: Task, turns: int):
     return task.transition() if turns > 1 else None
 
 
-def plan_run(task: str = "length", model: str = "tiny", agents: str = "lora", steps: int = 300, G: int = 4,
-             max_new_tokens: int | None = None, lr: float | None = None, temperature: float = 1.0, beta: float | None = None,
-             eval_rows: int = 20,
-             seed: int = 0, device: str | None = None, out: str | None = None, progress: bool = True,
-             turns: int = 1, save_steps: int | None = None, resume: str | None = None,
-             overwrite: bool = False, prompts_per_step: int = 1, report_to: str = "none") -> dict:
-    """Check every setting of `run_training` without loading a model or writing anything; returns the
-    resolved plan (settings, MAGRPOConfig, device, output folder, checkpoint to resume).
+def plan_run(**settings) -> dict:
+    """Check every setting of `run_training` (the fields of `config.TrainArguments`, which holds their
+    defaults) without loading a model or writing anything; returns the resolved plan (settings,
+    MAGRPOConfig, device, output folder, checkpoint to resume).
     Raises SettingsError naming the setting, the value and what to do."""
+    a = TrainArguments(**settings)
+    task, model, agents, steps, G, max_new_tokens, lr, temperature, beta, eval_rows, seed, device, out, progress, turns, \
+        save_steps, resume, overwrite, prompts_per_step, report_to = (
+            a.task, a.model, a.agents, a.steps, a.G, a.max_new_tokens, a.lr, a.temperature, a.beta, a.eval_rows, a.seed,
+            a.device, a.out, a.progress, a.turns, a.save_steps, a.resume, a.overwrite, a.prompts_per_step, a.report_to)
     try:
         t = get_task(task)
     except ValueError as exc:
@@ -337,13 +336,11 @@ def before_after_examples(table, rows, samples: int, prompt_task: str, n: int = 
     return out
 
 
-def run_training(task: str = "length", model: str = "tiny", agents: str = "lora", steps: int = 300, G: int = 4,
-                 max_new_tokens: int | None = None, lr: float | None = None, temperature: float = 1.0, beta: float | None = None,
-                 eval_rows: int = 20, seed: int = 0, device: str | None = None, out: str | None = None, progress: bool = True,
-                 turns: int = 1, save_steps: int | None = None, resume: str | None = None,
-                 overwrite: bool = False, prompts_per_step: int = 1, report_to: str = "none") -> dict:
+def run_training(**settings) -> dict:
     """One experiment (module docstring): plan (`plan_run`, every setting checked before any model
-    loads), build (`build_run`), train (`train_run`), report (`report_run`).
+    loads), build (`build_run`), train (`train_run`), report (`report_run`). The settings are the
+    fields of `config.TrainArguments` (the command line's options, with their defaults there), e.g.
+    run_training(task="tldr", steps=300, out="runs/tldr").
 
     `out` defaults to runs/<task>; `save_steps`: checkpoint every N steps into <out>/checkpoint;
     `resume`: a run folder (or its checkpoint folder) to continue, with the same settings
@@ -353,10 +350,7 @@ def run_training(task: str = "length", model: str = "tiny", agents: str = "lora"
 
     Launched with torchrun (data parallel, magrpo_edu.distributed), every process trains and only
     rank 0 evaluates before and after, writes the output folder and returns the results ({} elsewhere)."""
-    plan = plan_run(task=task, model=model, agents=agents, steps=steps, G=G, max_new_tokens=max_new_tokens, lr=lr,
-                    temperature=temperature, beta=beta, eval_rows=eval_rows, seed=seed, device=device, out=out,
-                    progress=progress, turns=turns, save_steps=save_steps, resume=resume, overwrite=overwrite,
-                    prompts_per_step=prompts_per_step, report_to=report_to)
+    plan = plan_run(**settings)
     run = build_run(plan)
     trained = train_run(run)
     return {} if trained is None else report_run(run, *trained)

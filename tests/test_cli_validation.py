@@ -134,3 +134,21 @@ def test_eval_checks_its_options_before_any_model_loads(tmp_path, capsys, no_mod
     rc = main(["eval", "--checkpoint", str(tmp_path / "nothing")])
     err = capsys.readouterr().err
     assert rc == 2 and re.search(r"magrpo-edu: error: nothing to resume in .*nothing", err), err
+
+
+def test_the_command_line_is_the_train_arguments_dataclass():
+    """One name and one default per option: `magrpo-edu train` with no options parses to
+    TrainArguments()'s defaults, and the flags people type set the fields they name."""
+    import dataclasses
+
+    from magrpo_edu.cli import build_parser
+    from magrpo_edu.config import TrainArguments
+
+    names = [f.name for f in dataclasses.fields(TrainArguments)]
+    parsed = vars(build_parser().parse_args(["train"]))
+    assert {k: parsed[k] for k in names} == dataclasses.asdict(TrainArguments())
+    parsed = vars(build_parser().parse_args(["train", "-G", "3", "--max-new-tokens", "9", "--lr", "0.01",
+                                             "--no-progress", "--overwrite", "--prompts-per-step", "2"]))
+    assert (parsed["G"], parsed["max_new_tokens"], parsed["lr"], parsed["progress"], parsed["overwrite"],
+            parsed["prompts_per_step"]) == (3, 9, 0.01, False, True, 2)
+    assert TrainArguments.config_flags()["num_generations"] == "--num-generations"

@@ -272,9 +272,8 @@ def _save_stopped(trainer: MAGRPOTrainer, out_dir: Path, why: str) -> None:
 def build_team(model: str, agents: str, device: str):
     """(tokenizer, the two agents) of a `magrpo-edu train` run: `train` and `eval` build them alike."""
     base, tok = load_model(model, device=device)
-    # LoRA on the attention's q/v projections for the tiny model: there peft's per-layer overhead dominates
-    # (measured on 2 cores: ~0.6 s/step vs ~0.87 s/step for all-linear, and q/v at lr 2e-3 raised the
-    # held-out length reward 0.455 -> 0.82 in 200 steps); all linear layers for real models.
+    # LoRA on the attention's q/v projections for the tiny model, where peft's per-layer overhead dominates
+    # a step (benchmarks/PROFILE.md, "LoRA targets"); all linear layers for real models.
     targets = ["q_proj", "v_proj"] if model == "tiny" else "all-linear"
     team = lora_agents(base, 2, tokenizer=tok, target_modules=targets) if agents == "lora" else separate_agents(base, 2, tokenizer=tok)
     return tok, team

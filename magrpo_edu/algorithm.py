@@ -11,8 +11,10 @@ One training step on one task x (the paper uses one prompt per optimiser step):
                   (+ an optional KL leash, config.beta > 0, off in the paper: deviation 11)
     7. update     one optimiser step per agent
 
-This module reads in that order. Step 1 is the trainer's (each agent's formatter) and step 2 is
-`agents.sample_completions`; here come step 3 (`joint_actions`), 4 (`joint_rewards`), 5
+This module reads in that order. Step 1 is the trainer's (each agent's formatter); step 2 and the
+log-probs of step 6 are `agents.sample_completions` and `agents.team_logprobs`, whose plain code is
+`policy.sample` (sample G responses) and `policy.logprobs` (sum the token log-probs), run by default
+through their speedups in `fast_path`; here come step 3 (`joint_actions`), 4 (`joint_rewards`), 5
 (`group_advantages`, `credit_samples`), 6 (`policy_loss`, `kl_penalty`, `agent_losses`) and 7
 (`accumulate_gradients`, `update_agents`); then single-turn MAGRPO, steps 2-5 one after the other
 (`single_turn_rollout`); then the multi-turn rollout tree; then `magrpo_step`, steps 2-7.
@@ -85,6 +87,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import torch
 
 from .agents import Agent, Completions, reference_token_logprobs, sample_completions, team_logprobs
+from .policy import sampling_settings
 
 
 # ==================================================================================================
@@ -410,7 +413,8 @@ def single_turn_rollout(agents: Sequence[Agent], prompts: Sequence[str], row: An
     n, G = len(agents), config.num_generations
     if len(prompts) != n:
         raise ValueError(f"rollout got {len(prompts)} prompts for {n} agents; each agent needs its own prompt.")
-    comps = sample_completions(agents, [[p] for p in prompts], G, config)  # step 2: a_i^(1..G) ~ pi_i(. | o_i)
+    comps = sample_completions(agents, [[p] for p in prompts], G, sampling_settings(config),  # step 2: a_i^(1..G) ~ pi_i(. | o_i)
+                               batch_agents=config.batch_agents)
     completions = [list(c.texts) for c in comps]
     table = joint_actions(n, G, config.joint_mode)  # step 3: (J, n)
     joint = [[completions[i][int(table[j, i])] for j in range(len(table))] for i in range(n)]
@@ -458,7 +462,8 @@ def rollout_tree(agents: Sequence[Agent], prompts: Sequence[str], row: Any, rewa
     levels, comps_per_level = [[root]], []
     for depth in range(config.num_turns):
         level = levels[-1]
-        comps = sample_completions(agents, [[nd.prompts[i] for nd in level] for i in range(n)], G, config)
+        comps = sample_completions(agents, [[nd.prompts[i] for nd in level] for i in range(n)], G,
+                                   sampling_settings(config), batch_agents=config.batch_agents)
         comps_per_level.append(comps)
         table = joint_actions(n, G, config.joint_mode)
         nxt: list[Node] = []

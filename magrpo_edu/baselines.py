@@ -29,7 +29,6 @@ from typing import Callable, Optional, Sequence
 import torch
 
 from .agents import Agent, Completions, has_reference, sample_completions
-from .config import MAGRPOConfig
 from .quality import mean_repetition, naturalness
 from .tasks.prompts import SINGLE_INSTRUCTIONS, SINGLE_MARKER, chat_prompt, single_prompt, with_other
 from .tasks.registry import get_task
@@ -43,11 +42,16 @@ def untrained_methods(task: str) -> tuple[str, ...]:
     return tuple(m for m in ("single", "parallel", "sequential", "discussion") if m != "single" or task in SINGLE_INSTRUCTIONS)
 
 
-def _gen(agent: Agent, prompts: list[str], cfg: MAGRPOConfig) -> tuple[list[str], int, float, Completions]:
+def _sampling(max_new_tokens: int, temperature: float) -> dict:
+    """The baselines' sampling settings (generate kwargs): no top-p or top-k cut, as MAGRPOConfig's defaults."""
+    return dict(max_new_tokens=max_new_tokens, temperature=temperature, top_p=1.0, top_k=0)
+
+
+def _gen(agent: Agent, prompts: list[str], gen: dict) -> tuple[list[str], int, float, Completions]:
     """One completion per prompt (G = 1 here: rows are already repeated); returns texts, tokens,
     seconds, and the Completions themselves (token ids, for the naturalness metric)."""
     t = time.perf_counter()
-    (c,) = sample_completions([agent], [prompts], 1, cfg)
+    (c,) = sample_completions([agent], [prompts], 1, gen)
     return c.texts, int(c.lengths().sum()), time.perf_counter() - t, c
 
 
@@ -94,7 +98,7 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
     if method == "single" and task not in SINGLE_INSTRUCTIONS:
         raise ValueError(f"the single-model baseline has instructions for the {', '.join(SINGLE_INSTRUCTIONS)} prompts, "
                          f"not for {task!r}; add them to magrpo_edu.tasks.prompts.SINGLE_INSTRUCTIONS or leave it out.")
-    cfg = MAGRPOConfig(num_generations=2, max_new_tokens=max_new_tokens, temperature=temperature, progress=False)
+    gen = _sampling(max_new_tokens, temperature)
     field = get_task(task).prompt_field
     reps = [r for r in rows for _ in range(samples)]
     p1 = [formatters[0](r) for r in reps]
@@ -102,7 +106,7 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         if method == "single":
-            both, tokens, wall, c1 = _gen(agents[0], [_single_prompt(agents[0], task, r[field]) for r in reps], cfg)
+            both, tokens, wall, c1 = _gen(agents[0], [_single_prompt(agents[0], task, r[field]) for r in reps], gen)
             c2 = c1
             if task == "coding":  # one answer: the entry point alone, no aux
                 a1, a2 = [""] * len(both), list(both)
@@ -110,12 +114,12 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
                 parts = [(b.split(SINGLE_MARKER, 1) + [""])[:2] for b in both]
                 a1, a2 = [p[0].strip() for p in parts], [p[1].strip() for p in parts]
         else:
-            a1, n1, t1, c1 = _gen(agents[0], p1, cfg)
+            a1, n1, t1, c1 = _gen(agents[0], p1, gen)
             if method == "sequential":
-                a2, n2, t2, c2 = _gen(agents[1], [_shown_other(formatters[1], r, p, a) for r, p, a in zip(reps, p2, a1)], cfg)
+                a2, n2, t2, c2 = _gen(agents[1], [_shown_other(formatters[1], r, p, a) for r, p, a in zip(reps, p2, a1)], gen)
                 tokens, wall = n1 + n2, t1 + t2
             else:
-                a2, n2, t2, c2 = _gen(agents[1], p2, cfg)
+                a2, n2, t2, c2 = _gen(agents[1], p2, gen)
                 tokens, wall = n1 + n2, max(t1, t2)
                 if method == "magrpo_2turn":
                     if task != "coding":
@@ -124,12 +128,12 @@ def run_method(method: str, agents: Sequence[Agent], formatters: Sequence[Callab
 
                     step = feedback_transition()
                     nxt = [step([x1, x2], [y1, y2], [[(x1, y1)], [(x2, y2)]], r) for x1, x2, y1, y2, r in zip(p1, p2, a1, a2, reps)]
-                    b1, m1, s1, c1 = _gen(agents[0], [n[0] for n in nxt], cfg)
-                    b2, m2, s2, c2 = _gen(agents[1], [n[1] for n in nxt], cfg)
+                    b1, m1, s1, c1 = _gen(agents[0], [n[0] for n in nxt], gen)
+                    b2, m2, s2, c2 = _gen(agents[1], [n[1] for n in nxt], gen)
                     a1, a2, tokens, wall = b1, b2, tokens + m1 + m2, wall + max(s1, s2)
                 if method == "discussion":
-                    b1, m1, s1, c1 = _gen(agents[0], [_shown_other(formatters[0], r, p, a) for r, p, a in zip(reps, p1, a2)], cfg)
-                    b2, m2, s2, c2 = _gen(agents[1], [_shown_other(formatters[1], r, p, a) for r, p, a in zip(reps, p2, a1)], cfg)
+                    b1, m1, s1, c1 = _gen(agents[0], [_shown_other(formatters[0], r, p, a) for r, p, a in zip(reps, p1, a2)], gen)
+                    b2, m2, s2, c2 = _gen(agents[1], [_shown_other(formatters[1], r, p, a) for r, p, a in zip(reps, p2, a1)], gen)
                     a1, a2, tokens, wall = b1, b2, tokens + m1 + m2, wall + max(s1, s2)
     if task == "coding":
         lv = coding_batch_levels(a1, a2, reps, single=method == "single")
@@ -165,10 +169,10 @@ def answer_snapshot(agents: Sequence[Agent], formatters: Sequence[Callable], row
     with the same seed and show them side by side with `viz.before_after_report`."""
     from .algorithm import joint_rewards
 
-    cfg = MAGRPOConfig(num_generations=2, max_new_tokens=max_new_tokens, temperature=temperature, progress=False)
+    gen = _sampling(max_new_tokens, temperature)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        outs = sample_completions(agents, [[f(r) for r in rows] for f in formatters], 1, cfg)
+        outs = sample_completions(agents, [[f(r) for r in rows] for f in formatters], 1, gen)
     texts = [[o.texts[k] for o in outs] for k in range(len(rows))]
     rewards = [joint_rewards(reward_fn, [[t] for t in tk], row)[0].item() for tk, row in zip(texts, rows)]
     return texts, rewards

@@ -665,9 +665,9 @@ def _read_state(d: Path, tensors: Optional[dict]) -> dict:
 
 def _ends_with_eos(comps, agent) -> torch.Tensor:
     # A completion of exactly max_new_tokens tokens may still end with EOS at its last position.
-    from .agents import _eos_ids
+    from .policy import eos_token_ids
 
-    eos = _eos_ids(agent)
+    eos = eos_token_ids(agent)
     eos = [eos] if isinstance(eos, int) else list(eos or [])
     last = comps.completion_ids[:, -1]
     return torch.isin(last, torch.tensor(eos, device=last.device)) if eos else torch.zeros_like(last, dtype=torch.bool)

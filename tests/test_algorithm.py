@@ -174,7 +174,7 @@ def test_team_logprobs_one_pass_equals_per_agent_passes_values_and_gradients(mak
 
 
 def test_adapter_rows_equals_peft_mixed_adapter_batches(make_model, small_tokenizer):
-    # Our slice-and-hook routing (agents.adapter_rows) must compute exactly what peft's own
+    # Our slice-and-hook routing (fast_path.adapter_rows) must compute exactly what peft's own
     # mixed-adapter batch (adapter_names=...) computes: logits, gradients, and sampled tokens.
     from magrpo_edu.agents import adapter_rows
 
@@ -207,9 +207,10 @@ def test_adapter_rows_equals_peft_mixed_adapter_batches(make_model, small_tokeni
 
 
 def test_shared_prompt_forward_equals_row_by_row_forward(make_model, small_tokenizer, monkeypatch):
-    # The G rows of one prompt share one prompt forward (agents._shared_prompt_cache); values and
+    # The G rows of one prompt share one prompt forward (fast_path._shared_prompt_cache); values and
     # gradients must equal a plain forward of each row alone, with left padding, EOS and two adapters.
     import magrpo_edu.agents as A
+    import magrpo_edu.fast_path as F
 
     tok = small_tokenizer
     agents = two_distinct_lora_agents(make_model(), tok, seed=4)
@@ -221,8 +222,8 @@ def test_shared_prompt_forward_equals_row_by_row_forward(make_model, small_token
         return Completions(enc["input_ids"], enc["attention_mask"], comp, completion_mask(comp, tok.eos_token_id), ["?"] * len(comp))
     cs = [comps(["short", "a much longer prompt for this agent"]), comps(["x y", "z"])]
     calls = []
-    real = A._shared_prompt_cache
-    monkeypatch.setattr(A, "_shared_prompt_cache", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = F._shared_prompt_cache
+    monkeypatch.setattr(F, "_shared_prompt_cache", lambda *a, **k: calls.append(1) or real(*a, **k))
     team = A.team_logprobs(agents, cs)
     assert calls == [1]  # one shared prompt pass for the whole team
     params = [p for a in agents for p in a.trainable_parameters()]

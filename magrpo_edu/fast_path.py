@@ -1,0 +1,313 @@
+"""The fast path of step 2 (sampling) and step 6's log-probs: what `magrpo_edu.policy` computes, faster.
+
+    sample_completions(agents, prompts, G, gen, batch_agents=True)  policy.sample for every agent
+    team_logprobs(agents, completions, per_token=False)             policy.logprobs for every agent
+    token_logprobs(model, completions, row_adapters)                per-token log-probs, rows routed to adapters
+    adapter_rows(model, row_adapters)                               one call of a peft model, row r through adapter r
+
+Nothing here changes what is computed: the same sampled tokens for the same seed, the same log-probs
+and gradients up to float rounding (tests/test_policy.py and tests/test_algorithm.py check each
+speedup against the plain code; benchmarks/RESULTS.md and PROFILE.md measure them). Read
+`magrpo_edu.policy` for the computation; this module only for how it is made fast.
+
+Which path runs: `agents.sample_completions`, `agents.team_logprobs`, `agents.completion_logprobs`
+and `agents.reference_token_logprobs` (the functions the algorithm, the trainer and the baselines
+call) take `fast=None`, which means this module's switch `ENABLED` (True by default). Set
+`magrpo_edu.fast_path.ENABLED = False` to run every step on the plain code of `policy` (one
+generate and one forward per agent; same numbers up to float rounding, slower), or pass fast=False
+to one call. `MAGRPOConfig.batch_agents=False` keeps this fast path but samples each agent in its own
+generate call (speedup 1 off for sampling only, to compare).
+
+Three things make it fast:
+
+1. Batched agents: LoRA agents on one base run as one batch (`adapter_rows`); sampling strips, from
+   each agent's rows, the left padding the other agents' longer prompts added. Agents with other
+   sampling settings, and full-model agents, get a batch of their own (`shared_base_groups`).
+2. Cheap routing: each agent's rows are one contiguous block, so `adapter_rows` adds each adapter
+   to its rows through a slice, instead of peft's per-layer index/scatter (`adapter_names=`).
+3. The prompt once, not G times: the G samples of one prompt share its prefill in `generate` and
+   its forward in the log-prob pass (the prompt's KV cache is copied to the G rows, and gradients
+   flow back through it). With a 64-token prompt and 32 new tokens this halves the tokens of the
+   log-prob forward and backward.
+
+Deviations: none from the method; only float rounding differs from the plain path (a batched
+matmul sums in another order), which can change a sampled token where two are within rounding.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager, nullcontext
+from typing import Optional, Sequence
+
+import torch
+
+from .policy import Completions, check_fit, completions_from, generation_settings, max_new_tokens_of
+
+ENABLED = True
+"""The switch: True (default) runs sampling and log-probs through this module; False, through the
+plain `magrpo_edu.policy` (see the module docstring)."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Step 2: sampling a team
+# --------------------------------------------------------------------------------------------------
+def shared_base_groups(agents, share: bool = True, key=lambda a: ()) -> list[list[int]]:
+    """Indices of the agents that can go through ONE batched call: LoRA agents on the same peft
+    model (and with equal `key(agent)`) form a group; every other agent is a group of its own."""
+    groups: dict = {}
+    for i, a in enumerate(agents):
+        k = (id(a.model), key(a)) if share and a.adapter is not None else ("solo", i)
+        groups.setdefault(k, []).append(i)
+    return list(groups.values())
+
+
+def sample_completions(agents, prompts: Sequence[Sequence[str]], num_generations: int, gen: dict,
+                       batch_agents: bool = True) -> list[Completions]:
+    """`policy.sample(agents[i], prompts[i], G, **gen)` for every agent i (with its own
+    `generation_kwargs` on top of `gen`), rows prompt-major: row = prompt_index * G + g.
+
+    Agents that share one peft model and the same sampling settings are batched into ONE generate
+    call with per-row adapters (batch_agents=False: one call per agent); all others get one call each.
+    A prompt that with max_new_tokens does not fit in the model's context raises PromptTooLongError
+    before anything is generated.
+    """
+    G = num_generations
+    results: list[Optional[Completions]] = [None] * len(agents)
+    groups = shared_base_groups(agents, share=batch_agents,
+                                key=lambda a: tuple(sorted(generation_settings(gen, a).items())))
+    for members in groups:
+        lead = agents[members[0]]
+        lead_gen = generation_settings(gen, lead)
+        rows: list[str] = []
+        spans = []
+        for i in members:
+            start = len(rows)
+            rows += [p for p in prompts[i] for _ in range(G)]
+            spans.append((i, start, len(rows)))
+        row_adapters = None
+        if lead.adapter is not None:
+            row_adapters = [agents[i].adapter for i, s, e in spans for _ in range(e - s)]
+        row_names = [agents[i].name for i, s, e in spans for _ in range(e - s)]
+        ids, mask, comp = _generate(lead.model, lead.tokenizer, rows, lead_gen, row_adapters, lead.device, row_names)
+        for i, s, e in spans:
+            # Each agent keeps only its rows; strip the left padding the other agents' prompts added.
+            keep = mask[s:e].any(0)
+            first = int(keep.nonzero()[0]) if keep.any() else 0
+            results[i] = completions_from(agents[i], ids[s:e, first:], mask[s:e, first:], comp[s:e])
+    return results  # type: ignore[return-value]
+
+
+def _generate(model, tokenizer, prompts: list[str], gen: dict, row_adapters, device,
+              row_names: Optional[Sequence[str]] = None) -> tuple:
+    """Sample a completion for every row. The G rows of one prompt share ONE prefill: each distinct
+    prompt (but its last token) is run once and its KV cache copied to its G rows, which `generate`
+    then continues - the prompt is not recomputed G times. A prompt that with max_new_tokens does not
+    fit in the context raises PromptTooLongError first (`row_names[r]` names row r's agent)."""
+    enc = tokenizer(prompts, return_tensors="pt", padding=True)
+    check_fit(model, tokenizer, enc["attention_mask"].sum(-1).tolist(), prompts, max_new_tokens_of(model, gen), row_names)
+    ids, mask = enc["input_ids"].to(device), enc["attention_mask"].to(device)
+    beams = gen.get("num_beams", 1) > 1  # beam search expands the batch inside generate: peft's own routing
+    shared = {}
+    with torch.inference_mode():
+        starts, inverse = _prompt_runs(ids, mask, row_adapters)
+        if not beams and len(starts) < len(inverse) and bool(mask[starts, :-1].any(-1).all()):
+            prefill = _shared_prompt_cache(model, ids[:, :-1], mask[:, :-1], row_adapters, starts, inverse)
+            if prefill is not None:
+                shared = {"past_key_values": prefill[0]}
+        routing = (nullcontext({} if row_adapters is None else {"adapter_names": list(row_adapters)}) if beams
+                   else adapter_rows(model, row_adapters))
+        with routing as extra:
+            out = model.generate(input_ids=ids, attention_mask=mask, do_sample=True, use_cache=True,
+                                 pad_token_id=tokenizer.pad_token_id, **gen, **extra, **shared)
+    return ids, mask, out[:, ids.shape[1]:]
+
+
+# --------------------------------------------------------------------------------------------------
+# Step 6: log-probs of a team
+# --------------------------------------------------------------------------------------------------
+def team_logprobs(agents, comps: Sequence[Completions], per_token: bool = False) -> list[torch.Tensor]:
+    """`policy.logprobs(agents[i], comps[i], per_token)` for every agent i. Agents that share one peft
+    base go through ONE batch: all their rows together, each row routed through its own agent's
+    adapter (`adapter_rows`); other agents get one batch each. Same values, fewer passes.
+    per_token=True: the (B_i, C_i) token log-probs (masked positions 0) instead of their sums."""
+    out: list[Optional[torch.Tensor]] = [None] * len(agents)
+    fn = token_logprobs if per_token else _logprobs
+    for members in shared_base_groups(agents):
+        if len(members) == 1:
+            a = agents[members[0]]
+            rows = None if a.adapter is None else [a.adapter] * comps[members[0]].prompt_ids.shape[0]
+            out[members[0]] = fn(a.model, comps[members[0]], rows)
+            continue
+        lead = agents[members[0]]
+        merged = _stack([comps[i] for i in members], lead.tokenizer.pad_token_id)
+        names = [agents[i].adapter for i in members for _ in range(comps[i].prompt_ids.shape[0])]
+        logp = fn(lead.model, merged, names)
+        for i, part in zip(members, logp.split([comps[i].prompt_ids.shape[0] for i in members])):
+            out[i] = part[:, :comps[i].completion_ids.shape[1]] if per_token else part
+    return out  # type: ignore[return-value]
+
+
+def token_logprobs(model, c: Completions, row_adapters: Optional[Sequence[str]]) -> torch.Tensor:
+    """log pi(a_t | prompt, a_<t) per row and completion token, (B, C), 0 at masked positions; row r
+    through peft adapter `row_adapters[r]` (None: the model's own path; "__base__": no adapter).
+
+    The G rows of one prompt share one prompt forward (its KV cache is copied to each row), so the
+    prompt is computed once per agent and node instead of G times: the same values (tested against
+    `policy.logprobs`, a plain forward over [prompt; completion]), and gradients flow through the
+    shared prompt states exactly as through G copies. Only the completion positions' logits are
+    materialised."""
+    C = c.completion_ids.shape[1]
+    attn = torch.cat([c.prompt_mask, c.completion_mask.to(c.prompt_mask.dtype)], dim=1)
+    pos = (attn.cumsum(-1) - 1).clamp(min=0)
+    starts, inverse = _prompt_runs(c.prompt_ids, c.prompt_mask, row_adapters)
+    shared = None
+    if len(starts) < len(inverse) and C > 1 and not _checkpointing(model):
+        shared = _shared_prompt_cache(model, c.prompt_ids, c.prompt_mask, row_adapters, starts, inverse)
+    if shared is None:  # one forward over [prompt; completion] for all rows
+        ids = torch.cat([c.prompt_ids, c.completion_ids], dim=1)
+        with adapter_rows(model, row_adapters) as extra:
+            out = model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=False, logits_to_keep=C + 1,
+                        **extra)
+        logits = out.logits[:, -(C + 1):-1, :]  # logits at t predict token t+1
+    else:  # the completions (all but the last token) on top of the shared prompt cache
+        cache, first = shared
+        P = c.prompt_ids.shape[1]
+        with adapter_rows(model, row_adapters) as extra:
+            out = model(input_ids=c.completion_ids[:, :-1], attention_mask=attn[:, :-1], position_ids=pos[:, P:-1],
+                        past_key_values=cache, use_cache=True, **extra)
+        logits = torch.cat([first[:, None], out.logits], dim=1)
+    logp = torch.log_softmax(logits.float(), dim=-1).gather(-1, c.completion_ids.unsqueeze(-1)).squeeze(-1)
+    return logp * c.completion_mask
+
+
+def _logprobs(model, c: Completions, row_adapters: Optional[Sequence[str]]) -> torch.Tensor:
+    """sum_t log pi(a_t | prompt, a_<t) per row, (B,): `token_logprobs` summed over the completion."""
+    return token_logprobs(model, c, row_adapters).sum(-1)
+
+
+def _stack(parts: Sequence[Completions], pad_id: int) -> Completions:
+    """Rows of several Completions in one: prompts re-padded on the left, completions on the right."""
+    P = max(c.prompt_ids.shape[1] for c in parts)
+    C = max(c.completion_ids.shape[1] for c in parts)
+    left = lambda t, v: torch.nn.functional.pad(t, (P - t.shape[1], 0), value=v)  # noqa: E731
+    right = lambda t, v: torch.nn.functional.pad(t, (0, C - t.shape[1]), value=v)  # noqa: E731
+    return Completions(torch.cat([left(c.prompt_ids, pad_id) for c in parts]),
+                       torch.cat([left(c.prompt_mask, 0) for c in parts]),
+                       torch.cat([right(c.completion_ids, pad_id) for c in parts]),
+                       torch.cat([right(c.completion_mask, 0) for c in parts]),
+                       [t for c in parts for t in c.texts])
+
+
+# --------------------------------------------------------------------------------------------------
+# Speedup 3: the prompt once, not G times
+# --------------------------------------------------------------------------------------------------
+def _prompt_runs(prompt_ids: torch.Tensor, prompt_mask: torch.Tensor,
+                 row_adapters: Optional[Sequence[str]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Runs of consecutive rows with the same prompt (and adapter): the G samples of one prompt.
+    Returns the first row of each run and, for every row, the index of its run.
+
+    >>> s, inv = _prompt_runs(torch.tensor([[1, 2], [1, 2], [3, 4]]), torch.ones(3, 2), None)
+    >>> s.tolist(), inv.tolist()
+    ([0, 2], [0, 0, 1])
+    """
+    B = prompt_ids.shape[0]
+    new = torch.ones(B, dtype=torch.bool, device=prompt_ids.device)
+    if B > 1:
+        new[1:] = (prompt_ids[1:] != prompt_ids[:-1]).any(-1) | (prompt_mask[1:] != prompt_mask[:-1]).any(-1)
+        if row_adapters is not None:
+            new[1:] |= torch.tensor([a != b for a, b in zip(row_adapters[1:], row_adapters[:-1])], device=new.device)
+    return new.nonzero().squeeze(-1), new.long().cumsum(0) - 1
+
+
+def _checkpointing(model) -> bool:
+    """Gradient checkpointing is active (transformers then turns the KV cache off)."""
+    return model.training and any(getattr(m, "gradient_checkpointing", False) is True for m in model.modules())
+
+
+def _shared_prompt_cache(model, ids, mask, row_adapters, starts, inverse):
+    """Run each distinct prompt ONCE (not once per sample) and give every row a copy of its prompt's
+    KV cache (`Cache.batch_select_indices`, differentiable). Returns the cache and the logits at each
+    row's last prompt token, or None when the model's cache cannot do it."""
+    u_adapters = None if row_adapters is None else [row_adapters[i] for i in starts.tolist()]
+    u_mask = mask[starts]
+    pos = (u_mask.cumsum(-1) - 1).clamp(min=0)
+    with adapter_rows(model, u_adapters) as extra:
+        out = model(input_ids=ids[starts], attention_mask=u_mask, position_ids=pos, use_cache=True, logits_to_keep=1,
+                    **extra)
+    cache = out.past_key_values
+    if cache is None or not hasattr(cache, "batch_select_indices"):
+        return None
+    cache.batch_select_indices(inverse)
+    return cache, out.logits[:, -1][inverse]
+
+
+# --------------------------------------------------------------------------------------------------
+# Speedups 1 and 2: several adapters in one call, each through a slice of the rows
+# --------------------------------------------------------------------------------------------------
+def _plain_lora_linears(model, adapters) -> Optional[list]:
+    """The LoRA Linear layers of a peft model, or None when some layer is not plain LoRA (DoRA and
+    other variants, merged weights, LoRA on embeddings or convolutions): those keep peft's own path."""
+    from peft.tuners.lora import Linear as LoraLinear, LoraLayer
+
+    layers = []
+    for m in model.modules():
+        if not isinstance(m, LoraLayer):
+            continue
+        plain = (type(m) is LoraLinear and not m.merged
+                 and not any(a in getattr(m, "lora_variant", {}) for a in adapters))
+        if not plain:
+            return None
+        layers.append(m)
+    return layers
+
+
+@contextmanager
+def adapter_rows(model, row_adapters: Optional[Sequence[str]]):
+    """Run ONE call of a shared peft model with batch row r routed through adapter `row_adapters[r]`;
+    yields the extra kwargs that call needs. `row_adapters=None`: the model's own path, no routing.
+
+    peft's mixed-adapter batch (`adapter_names=row_adapters`) gathers and scatters each adapter's rows
+    with index tensors, in every LoRA layer at every decoding step: aten::index + index_put were ~12%
+    of a SmolLM2-135M step before this helper (benchmarks/PROFILE.md, in the git history). Our rows
+    are agent-major - each agent's rows are one contiguous block - so a slice (a view: no copy) does
+    the same job. peft computes the frozen
+    base alone (rows named "__base__", its name for "no adapter"), and a forward hook on each LoRA
+    Linear adds scaling * B(A(x[s:e])) to rows s:e: the same function (tests/test_algorithm.py checks
+    values and gradients against peft's own path), fewer and cheaper operations.
+    """
+    if row_adapters is None:
+        yield {}
+        return
+    row_adapters = list(row_adapters)
+    spans = []  # (adapter, start, stop) runs of equal names
+    for r, name in enumerate(row_adapters):
+        if spans and spans[-1][0] == name and spans[-1][2] == r:
+            spans[-1] = (name, spans[-1][1], r + 1)
+        else:
+            spans.append((name, r, r + 1))
+    layers = _plain_lora_linears(model, {name for name, _, _ in spans})
+    if layers is None:
+        yield {"adapter_names": row_adapters}
+        return
+
+    n_rows = len(row_adapters)
+
+    def hook_for(layer):
+        plan = [(s, e, layer.lora_A[name], layer.lora_B[name], layer.lora_dropout[name], layer.scaling[name])
+                for name, s, e in spans if name in layer.lora_A]
+
+        def add_adapters(module, args, output):  # output = the frozen base's x W^T (+ b)
+            x = args[0]
+            if x.shape[0] != n_rows:  # a call that expands the batch (beam search): route with adapter_names=
+                raise RuntimeError(f"adapter_rows: a batch of {x.shape[0]} rows met {n_rows} adapter names; "
+                                   "for calls that expand the batch pass peft's adapter_names= instead.")
+            for s, e, a, b, drop, scale in plan:
+                output[s:e] += (b(a(drop(x[s:e].to(a.weight.dtype)))) * scale).to(output.dtype)
+            return output
+        return add_adapters
+
+    handles = [m.register_forward_hook(hook_for(m)) for m in layers]
+    try:
+        yield {"adapter_names": ["__base__"] * n_rows}
+    finally:
+        for h in handles:
+            h.remove()

@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import glob
 import json
 import math
@@ -262,8 +263,7 @@ class MAGRPOTrainer:
                         raise KeyboardInterrupt(f"training stopped by Ctrl-C after step {self.step}")
         finally:
             bar.close()
-            for cb in self.callbacks:
-                cb.on_train_end(self)
+            self._call("on_train_end")
         return self.history
 
     @contextlib.contextmanager
@@ -342,8 +342,7 @@ class MAGRPOTrainer:
             if self.step != step0 or self._optimizer_steps() != opt_steps:
                 self._torn_step = step0 + 1  # weights or records are part-way through this step
             raise
-        for cb in self.callbacks:
-            cb.on_step_end(self, rec)
+        self._call("on_step_end", rec)
         if c.save_steps and self.checkpoint_dir is not None and (self.step % c.save_steps == 0
                                                                   or self.step == self.total_steps):
             self.save(self.checkpoint_dir)
@@ -395,8 +394,7 @@ class MAGRPOTrainer:
         rec["step"] = self.step
         self._pending = []
         self.history.append(rec)
-        for cb in self.callbacks:
-            cb.on_log(self, rec)
+        self._call("on_log", rec)
 
     # ------------------------------------------------------------------------------ evaluation
     @torch.no_grad()
@@ -418,8 +416,8 @@ class MAGRPOTrainer:
         cfg = self.config
         G = num_generations or cfg.num_generations
         rows = list(data)[: max_rows] if max_rows else list(data)
-        single = MAGRPOConfig(**{**cfg.to_dict(), "num_turns": 1, "joint_mode": "aligned", "num_generations": max(G, 2),
-                                 "progress": False, "early_termination_threshold": None})
+        single = dataclasses.replace(cfg, num_turns=1, joint_mode="aligned", num_generations=max(G, 2), progress=False,
+                                     early_termination_threshold=None)
         totals, comps = [], collections.defaultdict(list)
         texts: list[list[str]] = [[] for _ in self.agents]
         nll: list[list[torch.Tensor]] = [[] for _ in self.agents]
@@ -444,12 +442,19 @@ class MAGRPOTrainer:
                 out[f"eval/naturalness/{a.name}"] = torch.cat(nll[i]).mean().item()
         return out
 
+    def _call(self, hook: str, *args) -> None:
+        """Run hook `hook` of every callback that has it: a callback need not subclass TrainerCallback
+        (one written before on_evaluate / on_train_end existed, e.g. with on_log only, still works)."""
+        for cb in self.callbacks:
+            fn = getattr(cb, hook, None)
+            if fn is not None:
+                fn(self, *args)
+
     def log_eval(self, metrics: dict) -> None:
         """Hand an evaluation's metrics to the callbacks' `on_evaluate` (the trackers log them at
         the current step). The trainer does it for its own eval_steps evaluations; call it for
         an `evaluate()` of yours that should appear beside the training curves."""
-        for cb in self.callbacks:
-            cb.on_evaluate(self, metrics)
+        self._call("on_evaluate", metrics)
 
     # ------------------------------------------------------------------------------ checkpoints
     def save(self, directory: str | Path) -> Path:

@@ -96,3 +96,30 @@ def test_report_to_is_checked():
         MAGRPOConfig(report_to="tb")
     assert MAGRPOConfig(report_to=["tensorboard", "wandb"]).trackers == ["tensorboard", "wandb"]
     assert MAGRPOConfig().trackers == []
+
+
+def test_callbacks_need_not_subclass_and_get_the_hooks_they_have(make_model, small_tokenizer, rows, formatters):
+    """A duck-typed callback with on_log only (as viz.LiveRewardPlot, or one written before on_evaluate
+    and on_train_end existed) still works; a TrainerCallback subclass gets on_train_end once."""
+    from magrpo_edu import TrainerCallback
+    from magrpo_edu.viz import LiveRewardPlot
+
+    class OnlyLog:
+        def __init__(self):
+            self.steps = []
+
+        def on_log(self, trainer, record):
+            self.steps.append(record["step"])
+
+    class Ends(TrainerCallback):
+        ended = 0
+
+        def on_train_end(self, trainer):
+            self.ended += 1
+
+    only, ends = OnlyLog(), Ends()
+    cfg = MAGRPOConfig(num_generations=2, max_new_tokens=6, max_steps=2, progress=False)
+    tr = MAGRPOTrainer(lora_agents(make_model(), 2, tokenizer=small_tokenizer), _reward, formatters, rows, cfg,
+                       callbacks=[only, ends, LiveRewardPlot(every=1)])
+    tr.train()
+    assert only.steps == [1, 2] and ends.ended == 1

@@ -25,8 +25,7 @@ def _add_train(sub, suppress_defaults: bool = False):
     from .tasks.registry import TASKS
 
     p = sub.add_parser("train", help="train agents with MAGRPO and save history, plots and results",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter, dataclass_types=[TrainArguments],
-                       allow_abbrev=False)
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter, dataclass_types=[TrainArguments])
     for action in p._actions:
         if action.dest == "task":  # the registry as it is now (a task registered after import is a choice too)
             action.choices = list(TASKS)

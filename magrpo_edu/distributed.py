@@ -15,7 +15,8 @@ step over all W processes (P must be a multiple of W):
        gradient of the mean loss over all P prompts, and takes the same AdamW step.
 So W processes with P/W prompts each compute the same update as ONE process with P prompts per step
 (tests/test_distributed.py checks the weights). Only rank 0 writes: checkpoints, history files,
-tracking, the progress bar; every rank holds the same history (the records are gathered).
+tracking, the progress bar; every rank holds the same history (the records are gathered; only
+step_time is each process's own).
 
 The process group is started from torchrun's environment (RANK, WORLD_SIZE, MASTER_ADDR, ...) the
 first time a trainer needs it: backend "nccl" when the agents are on CUDA, "gloo" on CPU.
@@ -29,6 +30,7 @@ gradients of LoRA adapters are small. The CoMLRL reference code has no data para
 """
 from __future__ import annotations
 
+import datetime
 import os
 from typing import Any, Sequence
 
@@ -50,7 +52,9 @@ def init(device: torch.device | str | None = None) -> None:
     cuda = device is not None and torch.device(device).type == "cuda"
     if cuda:
         torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
-    dist.init_process_group(backend="nccl" if cuda else "gloo")
+    # rank 0 evaluates the untrained agents before the first step while the others wait in a collective:
+    # allow an hour (nccl's default is 10 minutes) before the wait counts as a hang
+    dist.init_process_group(backend="nccl" if cuda else "gloo", timeout=datetime.timedelta(minutes=60))
 
 
 def launch_rank() -> int:
@@ -97,11 +101,27 @@ def shutdown() -> None:
         dist.destroy_process_group()
 
 
-def _groups(params: Sequence[torch.nn.Parameter]) -> dict:
+BUCKET = 2**24
+"""Elements per collective call (64 MB of fp32): full-model agents are reduced in pieces of this size,
+so the flat copy a call needs stays small next to the model (DDP's buckets, 25 MB by default, do the same)."""
+
+
+def _groups(params: Sequence[torch.nn.Parameter]) -> list[list]:
+    """Parameters in buckets of one device and dtype and at most BUCKET elements (a larger tensor alone)."""
     by: dict[tuple, list] = {}
     for p in params:
         by.setdefault((p.device, p.dtype), []).append(p)
-    return by
+    buckets = []
+    for same in by.values():
+        bucket, size = [], 0
+        for p in same:
+            if bucket and size + p.numel() > BUCKET:
+                buckets.append(bucket)
+                bucket, size = [], 0
+            bucket.append(p)
+            size += p.numel()
+        buckets.append(bucket)
+    return buckets
 
 
 def broadcast_parameters(agents: Sequence[Any]) -> None:
@@ -111,7 +131,7 @@ def broadcast_parameters(agents: Sequence[Any]) -> None:
         return
     with torch.no_grad():
         for a in agents:
-            for params in _groups(a.trainable_parameters()).values():
+            for params in _groups(a.trainable_parameters()):
                 flat = torch.cat([p.detach().reshape(-1) for p in params])
                 dist.broadcast(flat, src=0)
                 _unflatten_into(flat, params, lambda p: p.data)
@@ -121,12 +141,14 @@ def all_reduce_gradients(agents: Sequence[Any]) -> None:
     """Step 7's data-parallel half: SUM each agent's trainable gradients over the ranks.
 
     Each rank has already weighted its prompts' losses by 1/P (P = prompts over all ranks), so the
-    sum is the gradient of the mean loss over the step's P prompts. One flat tensor per agent (and
-    device/dtype), so an agent costs one collective call; a parameter without a gradient counts as 0."""
+    sum is the gradient of the mean loss over the step's P prompts. One flat tensor per bucket of an
+    agent's parameters (one call for a LoRA adapter). A parameter without a gradient on some rank
+    counts as 0 there and then gets AdamW's step with the summed gradient, where one process would
+    skip it; MAGRPO's losses reach every trainable parameter, so this does not arise in our agents."""
     if world_size() == 1:
         return
     for a in agents:
-        for params in _groups(a.trainable_parameters()).values():
+        for params in _groups(a.trainable_parameters()):
             for p in params:
                 if p.grad is None:
                     p.grad = torch.zeros_like(p)

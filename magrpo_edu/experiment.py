@@ -74,7 +74,7 @@ def resume_settings(resume: str | Path) -> dict:
     """The settings (run_training's keyword arguments, plus save_steps) of the run whose output folder
     (or checkpoint folder) is `resume`; raises SettingsError when it holds no magrpo-edu train checkpoint."""
     _, info, run = _resume_point(Path(resume))
-    return {**run, "save_steps": info["metadata"].get("save_steps")}
+    return {**run, "save_steps": info["metadata"].get("save_steps"), "report_to": info["metadata"].get("report_to", "none")}
 
 
 def _resume_point(resume: Path) -> tuple[Path, dict, dict]:
@@ -103,8 +103,9 @@ def check_resume_flags(resume, overwrite: bool) -> None:
 
 
 def _check_device(device: str | None) -> str:
+    """The run's device; in a torchrun launch each process's own GPU (cuda:LOCAL_RANK)."""
     if device is None:
-        return "cuda" if torch.cuda.is_available() else "cpu"
+        device = "cuda" if torch.cuda.is_available() else "cpu"
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as exc:
@@ -113,6 +114,9 @@ def _check_device(device: str | None) -> str:
         if not torch.cuda.is_available():
             raise SettingsError(f"--device {device}: CUDA is not available on this machine; use --device cpu "
                                 "(or leave --device out to pick cuda when it is available).")
+        if dev.index is not None and distributed.launched():
+            raise SettingsError(f"--device {device}: under torchrun each process takes its own GPU (cuda:LOCAL_RANK); "
+                                "give --device cuda or leave --device out.")
         if dev.index is not None and dev.index >= torch.cuda.device_count():
             raise SettingsError(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s), "
                                 f"cuda:0 to cuda:{torch.cuda.device_count() - 1}.")
@@ -410,7 +414,8 @@ def build_run(plan: dict) -> Run:
         run.table = [run.method(m) for m in untrained_methods(t.prompt_task)]
     run.clock = _TrainClock(trainer.metadata.get("train_seconds", 0.0))
     run.resumed_at = trainer.metadata.get("resumed_at_steps", []) + ([trainer.step] if plan["resume"] is not None else [])
-    trainer.metadata = dict(run={**s}, save_steps=plan["save_steps"], before=run.before, table=run.table,
+    trainer.metadata = dict(run={**s}, save_steps=plan["save_steps"], report_to=plan["config"].report_to,
+                            before=run.before, table=run.table,
                             train_seconds=run.clock.seconds(), resumed_at_steps=run.resumed_at)
     trainer.callbacks.append(run.clock)
     if main:

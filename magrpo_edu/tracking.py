@@ -18,6 +18,7 @@ one, see magrpo_edu.trainer), without TRL's "train/" prefix.
 """
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import time
 from typing import Optional
@@ -102,14 +103,17 @@ class ApiTrackerCallback(_Tracker):
 
     def _lib(self):
         lib = importlib.import_module(self.module)
-        if self.run is None:  # started at the first record
+        if self.run is None:  # started at the first record, finished when the program ends
             self.run = lib.init(project=PROJECT, config=dict(self.run_config or {}))
+            atexit.register(self.finish)
         return lib
 
     def on_log(self, trainer, record):
         self._lib().log(_scalars(record), step=trainer.step)
 
-    def on_train_end(self, trainer):
+    def finish(self):
+        """End the tracker's run (at exit; call it yourself to end it sooner). Not at the end of train():
+        the evaluation after training (`trainer.log_eval`) belongs to the same run."""
         if self.run is not None:
             importlib.import_module(self.module).finish()
             self.run = None

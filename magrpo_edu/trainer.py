@@ -259,7 +259,8 @@ class MAGRPOTrainer:
                     rec = self.training_step()
                     bar.update(1)
                     bar.set_postfix(reward=f"{rec['reward']:.3f}", loss=f"{sum(rec[k] for k in rec if k.startswith('loss/')) / c.num_agents:.3f}")
-                    if self._stop_requested:
+                    # data parallel: every process stops after the same step (Ctrl-C reaches them at different moments)
+                    if any(distributed.gather(self._stop_requested)):
                         raise KeyboardInterrupt(f"training stopped by Ctrl-C after step {self.step}")
         finally:
             bar.close()

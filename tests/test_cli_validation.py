@@ -95,7 +95,8 @@ def test_resume_with_other_settings_is_refused(tmp_path, capsys, no_model, make_
     rc, err = run_cli(["--resume", str(tmp_path / "run"), "--out", str(tmp_path / "elsewhere")], capsys)
     assert rc == 2 and "writes there; leave --out out" in err
     # this run's settings predate --beta and --prompts-per-step: it reads as trained without the leash, one prompt per step
-    assert experiment.resume_settings(tmp_path / "run") == {**settings, "beta": 0.0, "prompts_per_step": 1, "save_steps": 2}
+    assert experiment.resume_settings(tmp_path / "run") == {**settings, "beta": 0.0, "prompts_per_step": 1, "save_steps": 2,
+                                                             "report_to": "none"}
     # and the CLI's resume (options filled from the saved settings) plans it with beta 0, not the demo's default
     saved = experiment.resume_settings(tmp_path / "run")
     plan = experiment.plan_run(**{k: v for k, v in saved.items()}, resume=str(tmp_path / "run"))

@@ -131,3 +131,22 @@ def test_the_sandbox_shares_the_cores_among_local_processes(monkeypatch):
     assert default_workers() == 4
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "32")
     assert default_workers() == 1
+
+
+def test_each_process_takes_its_own_gpu(monkeypatch):
+    """Under torchrun, no --device (or plain cuda) is cuda:LOCAL_RANK; cuda:N is refused (every process
+    would land on one GPU). Checked with the launcher's environment and CUDA reported present."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    assert experiment._check_device(None) == "cuda:1" and experiment._check_device("cuda") == "cuda:1"
+    assert experiment._check_device("cpu") == "cpu"
+    with pytest.raises(experiment.SettingsError, match=r"--device cuda:0: under torchrun each process takes its own GPU"):
+        experiment._check_device("cuda:0")
+
+
+def test_gradients_are_reduced_in_buckets(monkeypatch):
+    ps = [torch.nn.Parameter(torch.zeros(n)) for n in (3, 4, 10, 2)]
+    monkeypatch.setattr(distributed, "BUCKET", 7)
+    assert [[p.numel() for p in b] for b in distributed._groups(ps)] == [[3, 4], [10], [2]]

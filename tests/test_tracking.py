@@ -13,6 +13,7 @@ import pytest
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents
 from magrpo_edu.cli import main
+from magrpo_edu import tracking
 from magrpo_edu.tracking import TrackerNotInstalledError, make_callbacks
 
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator  # the test extra installs it
@@ -66,15 +67,21 @@ def test_wandb_and_trackio_get_init_log_and_finish(name, monkeypatch, make_model
     fake.log = lambda data, step=None: calls.append(("log", step, dict(data)))
     fake.finish = lambda: calls.append(("finish",))
     monkeypatch.setitem(sys.modules, name, fake)
+    at_exit = []
+    monkeypatch.setattr(tracking.atexit, "register", at_exit.append)
     cfg = MAGRPOConfig(num_generations=2, max_new_tokens=6, max_steps=2, progress=False, report_to=[name])
     tr = MAGRPOTrainer(lora_agents(make_model(), 2, tokenizer=small_tokenizer), _reward, formatters, rows, cfg)
     tr.train()
+    tr.log_eval({"eval/reward": 0.5})  # the evaluation after training goes to the same run
     assert calls[0][0] == "init" and calls[0][1]["project"] == "magrpo-edu"
     assert calls[0][1]["config"]["num_generations"] == 2
     logs = [c for c in calls if c[0] == "log"]
-    assert [c[1] for c in logs] == [1, 2]
-    assert [c[2]["reward"] for c in logs] == pytest.approx([h["reward"] for h in tr.history])
-    assert calls[-1] == ("finish",) and sum(c[0] == "init" for c in calls) == 1
+    assert [c[1] for c in logs] == [1, 2, 2] and logs[-1][2] == {"eval/reward": 0.5}
+    assert [c[2]["reward"] for c in logs[:2]] == pytest.approx([h["reward"] for h in tr.history])
+    assert sum(c[0] == "init" for c in calls) == 1 and ("finish",) not in calls
+    assert len(at_exit) == 1
+    at_exit[0]()  # what happens when the program ends
+    assert calls[-1] == ("finish",)
 
 
 def test_a_missing_tracker_package_is_named_before_any_model_loads(monkeypatch, tmp_path, capsys):

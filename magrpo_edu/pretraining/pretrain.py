@@ -226,7 +226,9 @@ def pretrain(out: str | Path, num_docs: int = 60000, vocab_size: int = 2048, blo
     opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.1)
     warmup = min(100, max_steps // 10 + 1)
     # The schedule is defined over max_steps; with a time budget we stop early, so pick max_steps
-    # to be about what the budget allows (the shipped run's card records both).
+    # to be about what the budget allows (the shipped run's card records both). A LambdaLR, not
+    # transformers' get_cosine_with_min_lr_schedule_with_warmup: that one starts the cosine after the
+    # warm-up, and `magrpo-edu pretrain` must reproduce the shipped model, which was trained with this one.
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / warmup) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(s, max_steps) / max_steps))))
     g = torch.Generator().manual_seed(seed)

@@ -44,16 +44,11 @@ from .config import MAGRPOConfig
 from .models import load_model, prepare_tokenizer  # prepare_tokenizer re-exported: agents' callers used it from here
 from .policy import Completions, generation_settings, logprobs, model_logprobs, sample, sampling_settings
 
-# What moved to `policy` (the plain computation) and `fast_path` (its speedups) stays importable from here.
-completion_mask, eos_token_ids, PromptTooLongError = policy.completion_mask, policy.eos_token_ids, policy.PromptTooLongError
+# The public names that moved to `policy` (the plain computation) and `fast_path` (its speedups)
+# stay importable from here.
+completion_mask, PromptTooLongError = policy.completion_mask, policy.PromptTooLongError
 context_size, check_prompt_lengths = policy.context_size, policy.check_prompt_lengths
 adapter_rows, shared_base_groups = fast_path.adapter_rows, fast_path.shared_base_groups
-_eos_ids, _check_fit, _max_new_tokens, _split = (policy.eos_token_ids, policy.check_fit, policy.max_new_tokens_of,
-                                                 policy.completions_from)
-_token_logprobs, _logprobs, _generate, _stack = (fast_path.token_logprobs, fast_path._logprobs, fast_path._generate,
-                                                 fast_path._stack)
-_prompt_runs, _checkpointing, _shared_prompt_cache, _plain_lora_linears = (
-    fast_path._prompt_runs, fast_path._checkpointing, fast_path._shared_prompt_cache, fast_path._plain_lora_linears)
 
 
 @dataclass

@@ -517,22 +517,20 @@ def assign_advantages(ro: Rollout, config) -> None:
 
 def rollout(agents: Sequence[Agent], prompts: Sequence[str], row: Any, reward_fn: Callable, config,
             transition: Optional[Callable] = None) -> Rollout:
-    """Steps 2-4 on one task, any number of turns: `single_turn_rollout` when config.num_turns == 1
-    (which does step 5 as well), else `rollout_tree`, after which `assign_advantages` does step 5 at
-    every node (calling it after a single turn recomputes the same advantages)."""
+    """Steps 2-5 on one task, any number of turns: `single_turn_rollout` when config.num_turns == 1,
+    else `rollout_tree` (steps 2-4 at every node) and `assign_advantages` (step 5 at every node; it
+    only reads the rewards, so calling it again recomputes the same returns and advantages)."""
     if config.num_turns == 1:
         return single_turn_rollout(agents, prompts, row, reward_fn, config)
-    return rollout_tree(agents, prompts, row, reward_fn, config, transition)
+    ro = rollout_tree(agents, prompts, row, reward_fn, config, transition)
+    assign_advantages(ro, config)
+    return ro
 
 
 def magrpo_step(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimizer], prompts: Sequence[str],
                 row: Any, reward_fn: Callable, config, transition: Optional[Callable] = None
                 ) -> tuple[Rollout, list[float]]:
     """One whole MAGRPO step (steps 2-7) on one task; returns the rollout and the agents' losses."""
-    if config.num_turns == 1:
-        ro = single_turn_rollout(agents, prompts, row, reward_fn, config)  # steps 2-5
-    else:
-        ro = rollout_tree(agents, prompts, row, reward_fn, config, transition)  # steps 2-4 at every node
-        assign_advantages(ro, config)  # step 5 at every node
+    ro = rollout(agents, prompts, row, reward_fn, config, transition)  # steps 2-5
     losses = update_agents(agents, optimizers, ro, config.beta)  # steps 6-7
     return ro, losses

@@ -17,6 +17,8 @@ MAX_JOINT_ACTIONS = 10_000
 ADVANTAGE_MODES = ("mean", "none", "rloo", "max")
 SCALE_MODES = ("none", "group", "zscore")
 TRACKERS = ("tensorboard", "wandb", "trackio")
+AGENT_KINDS = ("lora", "separate")
+"""`magrpo-edu train --agents`: a shared base with one LoRA adapter per agent, or full copies."""
 
 
 @dataclass
@@ -216,7 +218,7 @@ class TrainArguments:
     task: str = _arg("length", "the task (tasks/registry.py)")
     turns: int = _arg(1, "turns of the rollout tree (2 with --task coding: level feedback)")
     model: str = _arg("tiny", "'tiny' (embedded), 'smollm2-135m', a hub id or a local path")
-    agents: str = _arg("lora", "shared base + LoRA per agent, or full copies", choices=["lora", "separate"])
+    agents: str = _arg("lora", "shared base + LoRA per agent, or full copies", choices=list(AGENT_KINDS))
     steps: int = _arg(300, "optimiser steps")
     prompts_per_step: int = _arg(1, "training prompts per optimiser step, each its own group (1 = the paper); under "
                                  "torchrun, over all processes (a multiple of --nproc_per_node)")

@@ -41,7 +41,7 @@ import torch
 
 from . import __version__, distributed
 from .agents import lora_agents, separate_agents
-from .config import MAGRPOConfig, TrainArguments
+from .config import AGENT_KINDS, MAGRPOConfig, TrainArguments
 from .models import load_model
 from .baselines import markdown_table, run_method, untrained_methods
 from .tasks.registry import TASKS, Task, get_task
@@ -53,7 +53,6 @@ class SettingsError(ValueError):
     """A run setting that cannot work, found before training starts; the message says what to change."""
 
 
-AGENT_KINDS = ("lora", "separate")
 # The files a run writes into its output folder (all that overwrite=True removes).
 OUTPUT_FILES = ("history.json", "history.csv", "samples.json", "reward.png", "components.png", "agents.png",
                 "pass_at_k.png", "comparison.png", "results.json", "results.md", "checkpoint", "tensorboard")

@@ -23,8 +23,8 @@ import importlib.util
 import time
 from typing import Optional
 
-PACKAGES = {"tensorboard": "tensorboard", "wandb": "wandb", "trackio": "trackio"}
 EXTRAS = {"tensorboard": "tracking", "wandb": "wandb", "trackio": "trackio"}
+"""Each tracker's pip extra of magrpo-edu (its package has the tracker's own name)."""
 PROJECT = "magrpo-edu"
 
 
@@ -35,10 +35,10 @@ class TrackerNotInstalledError(ImportError):
 def check_installed(trackers) -> None:
     """Raise TrackerNotInstalledError for the first tracker in `trackers` whose package is missing."""
     for name in trackers:
-        if importlib.util.find_spec(PACKAGES[name]) is None:
+        if importlib.util.find_spec(name) is None:
             raise TrackerNotInstalledError(
-                f"report_to={name!r} needs the {PACKAGES[name]!r} package, which is not installed: "
-                f"pip install {PACKAGES[name]} (or pip install 'magrpo-edu[{EXTRAS[name]}]'), "
+                f"report_to={name!r} needs the {name!r} package, which is not installed: "
+                f"pip install {name} (or pip install 'magrpo-edu[{EXTRAS[name]}]'), "
                 "or leave report_to at 'none'.")
 
 
@@ -53,19 +53,14 @@ def default_logging_dir() -> str:
 
 
 class _Tracker:
-    """The four `TrainerCallback` hooks (duck-typed: this module does not import the trainer)."""
-
-    def on_step_end(self, trainer, record):
-        pass
+    """A tracker is a duck-typed `TrainerCallback` (this module does not import the trainer, which
+    calls only the hooks a callback has): evaluations are logged like the history's records."""
 
     def on_log(self, trainer, record):
-        pass
+        raise NotImplementedError
 
     def on_evaluate(self, trainer, metrics):
         self.on_log(trainer, metrics)
-
-    def on_train_end(self, trainer):
-        pass
 
 
 class TensorBoardCallback(_Tracker):
@@ -88,11 +83,7 @@ class TensorBoardCallback(_Tracker):
         w = self._w()
         for k, v in _scalars(record).items():
             w.add_scalar(k, v, global_step=trainer.step)
-        w.flush()
-
-    def on_train_end(self, trainer):
-        if self.writer is not None:
-            self.writer.flush()
+        w.flush()  # every record is on disk at once: `tensorboard --logdir` shows a run while it trains
 
 
 class ApiTrackerCallback(_Tracker):

@@ -77,7 +77,7 @@ import torch
 
 from . import distributed
 from .agents import Agent, has_reference
-from .algorithm import accumulate_gradients, assign_advantages, rollout
+from .algorithm import accumulate_gradients, rollout
 from .config import MAGRPOConfig
 from .quality import mean_repetition, token_nll
 from .tracking import make_callbacks
@@ -298,7 +298,7 @@ class MAGRPOTrainer:
         """One MAGRPO step; returns that step's metrics.
 
         In order: for each of this process's prompts (`prompt_indices`; one, the paper's case):
-        sample and score (steps 2-5, `rollout`, `assign_advantages`) and add its share of the
+        sample and score (steps 2-5, `rollout`) and add its share of the
         gradients (step 6, `accumulate_gradients`, weight 1/prompts_per_step); sum the gradients over
         the data-parallel processes; one optimiser step per agent (step 7). Then store the record
         (the mean over the step's prompts, gathered from every process) and the samples; log
@@ -316,9 +316,7 @@ class MAGRPOTrainer:
                 row = self.train_dataset[idx]
                 prompts = _format_prompts(self.formatters, row, idx, "train")
                 self._seed_prompt(p)
-                ro = rollout(self.agents, prompts, row, self.reward_fn, c, self.transition)  # steps 2-5 (one turn)
-                if c.num_turns > 1:
-                    assign_advantages(ro, c)  # step 5 at every node of the tree
+                ro = rollout(self.agents, prompts, row, self.reward_fn, c, self.transition)  # steps 2-5
                 losses = accumulate_gradients(self.agents, ro, c.beta, 1.0 / c.prompts_per_step)  # step 6's backward
                 mine.append((self._metrics(ro, losses, step0 + 1), self._sample(ro, idx, step0 + 1)))
             distributed.all_reduce_gradients(self.agents)  # data parallel: the mean over all processes' prompts

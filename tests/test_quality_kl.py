@@ -13,8 +13,9 @@ import torch  # noqa: E402
 
 import magrpo_edu.algorithm as A  # noqa: E402
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents, separate_agents, viz  # noqa: E402
-from magrpo_edu.agents import (Agent, Completions, _token_logprobs, completion_logprobs,  # noqa: E402
-                               completion_mask, reference_token_logprobs, sample_completions)
+from magrpo_edu.agents import (Agent, Completions, completion_logprobs, completion_mask,  # noqa: E402
+                               reference_token_logprobs, sample_completions)
+from magrpo_edu.fast_path import token_logprobs  # noqa: E402
 from magrpo_edu.quality import mean_repetition, naturalness, repetition  # noqa: E402
 from test_trainer import cfg, length_gap  # noqa: E402  (tests/ is on sys.path under pytest)
 
@@ -70,7 +71,7 @@ def test_lora_reference_is_the_base_with_adapters_off(make_model, small_tokenize
     agents = lora_agents(plain, 2, tokenizer=small_tokenizer)
     c = sample_completions(agents[:1], [["Details: some text"] * 3], 1, cfg(max_new_tokens=5))[0]
     with torch.no_grad():
-        want = _token_logprobs(base, c, None)
+        want = token_logprobs(base, c, None)
     assert torch.allclose(reference_token_logprobs(agents[0], c), want, atol=1e-5)
     with torch.no_grad():  # train the adapters (B != 0): the agents move, the reference does not
         for a in agents:
@@ -139,7 +140,7 @@ def test_beta_zero_is_the_policy_loss_without_a_reference_pass(make_model, small
     assert len(calls) == 2 and all(k > 0 for k in ro.kl)
     for i, a in enumerate(agents):
         comp = ro.completions[0][i]
-        tok = _token_logprobs(a.model, comp, [a.adapter] * comp.completion_ids.shape[0])
+        tok = token_logprobs(a.model, comp, [a.adapter] * comp.completion_ids.shape[0])
         kl = A.kl_penalty(tok, real(a, comp), comp.completion_mask)
         want = A.policy_loss(logps[i], ro.root.sample_advantages[i]) + 0.5 * kl.mean()
         assert losses[i].item() == pytest.approx(want.item(), rel=1e-5, abs=1e-6)

@@ -17,6 +17,9 @@ Methods (each runs in its own subprocess, so peak memory is per method):
                        agents' rows sampled in ONE generate call, full MAGRPO step (trainer.training_step)
   magrpo-edu-lora-bf16 the same with the frozen base in bfloat16 (adapters, log-softmax and optimiser in fp32):
                        NOT the same precision as the others, reported beside them, not instead of them
+  magrpo-edu-lora-plain the same as magrpo-edu-lora on the plain path (fast_path.ENABLED = False): one generate
+                       and one log-prob forward PER AGENT, no batching of the agents, no shared prompt cache;
+                       not in the default list (name it in --methods)
   magrpo-edu-separate  magrpo-edu with two full copies, full fine-tuning (the same work as CoMLRL)
   comlrl               CoMLRL's MAGRPOTrainer (PyPI comlrl), two full copies, num_turns=1,
                        rollout_buffer_size=1, temperature 1 / top_p 1 / top_k off
@@ -43,7 +46,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-METHODS = ["floor-1", "floor-2", "magrpo-edu-lora", "magrpo-edu-lora-bf16", "magrpo-edu-separate", "comlrl", "trl-1"]
+METHODS = ["floor-1", "floor-2", "magrpo-edu-lora", "magrpo-edu-lora-bf16", "magrpo-edu-lora-plain", "magrpo-edu-separate",
+           "comlrl", "trl-1"]
+DEFAULT_METHODS = [m for m in METHODS if m != "magrpo-edu-lora-plain"]
 SHAPES = {  # name -> (config class, kwargs); vocabularies as in the real models
     "tiny": ("llama", dict(hidden_size=128, intermediate_size=352, num_hidden_layers=4, num_attention_heads=4,
                            num_key_value_heads=4, vocab_size=2048, tie_word_embeddings=True)),
@@ -164,6 +169,10 @@ def run_magrpo_edu(mode, shape, tok, dtype, device, steps, N):
         import torch
 
         dtype = torch.bfloat16
+    if mode == "lora-plain":
+        from magrpo_edu import fast_path
+
+        fast_path.ENABLED = False  # this subprocess only
     base = build(shape, tok, dtype, device)
     if mode.startswith("lora"):
         agents = lora_agents(base, 2, tokenizer=tok)
@@ -303,6 +312,13 @@ def versions() -> dict:
             out[pkg] = version(pkg)
         except PackageNotFoundError:
             out[pkg] = None
+    if out["magrpo-edu"] is None:  # run from a checkout (PYTHONPATH=.) without installing it
+        try:
+            import magrpo_edu
+
+            out["magrpo-edu"] = magrpo_edu.__version__ + " (not installed: from the working tree)"
+        except ImportError:
+            pass
     return out
 
 
@@ -321,6 +337,16 @@ def run_one(method, shape, args) -> dict:
     return dict(method=method, model=shape, error=" | ".join(tail) or f"exit code {proc.returncode}")
 
 
+def gpu_driver():
+    """The NVIDIA driver's version (nvidia-smi), None where it cannot be read."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True,
+                             text=True, timeout=30)
+        return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
 def ratio(results, shape, a, b, factor=1.0, key="median_s"):
     ra = next((r for r in results if r["model"] == shape and r["method"] == a and key in r), None)
     rb = next((r for r in results if r["model"] == shape and r["method"] == b and key in r), None)
@@ -337,6 +363,7 @@ RATIOS = [  # (label, numerator, denominator, factor, key)
     ("magrpo-edu LoRA, bf16 base / CoMLRL fp32 (time)", "magrpo-edu-lora-bf16", "comlrl", 1.0, "median_s"),
     ("magrpo-edu LoRA, bf16 base / floor 1-agent fp32", "magrpo-edu-lora-bf16", "floor-1", 1.0, "median_s"),
     ("magrpo-edu LoRA, bf16 base / CoMLRL fp32 (peak memory)", "magrpo-edu-lora-bf16", "comlrl", 1.0, "peak_mb"),
+    ("magrpo-edu LoRA, batched fast path / plain path (time)", "magrpo-edu-lora", "magrpo-edu-lora-plain", 1.0, "median_s"),
 ]
 
 
@@ -345,7 +372,8 @@ def write_report(results, meta, out: Path):
     mem = "peak allocated, MB" if meta["device"].startswith("cuda") else "peak RSS, MB"
     lines = [f"# Seconds per MAGRPO step: magrpo-edu vs CoMLRL vs TRL vs plain PyTorch ({meta['device']}, {meta['dtype']})", "",
              f"Measured {meta['date']} on {meta['machine']}: {meta['cpu']}, {meta['threads']} torch threads"
-             + (f", {meta['gpu']}" if meta.get("gpu") else "") + ".  ",
+             + (f", {meta['gpu']} (driver {meta.get('gpu_driver')}, CUDA {meta.get('cuda')})" if meta.get("gpu") else "")
+             + ".  ",
              "Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items() if v) + ".  ",
              f"Command: `{meta['command']}`", "",
              f"Workload: one {PROMPT_TOKENS}-token prompt per step, G = {G} completions per agent of exactly "
@@ -356,6 +384,7 @@ def write_report(results, meta, out: Path):
              "|---|---|---|---|---|---|---|"]
     what = {"floor-1": (1, "full"), "floor-2": (2, "full"), "magrpo-edu-lora": (2, "LoRA r=8, shared base"),
             "magrpo-edu-lora-bf16": (2, "LoRA r=8, shared bf16 base"),
+            "magrpo-edu-lora-plain": (2, "LoRA r=8, shared base, plain path"),
             "magrpo-edu-separate": (2, "full, 2 copies"), "comlrl": (2, "full, 2 copies"), "trl-1": (1, "full")}
     for r in results:
         n, trains = what[r["method"]]
@@ -369,6 +398,8 @@ def write_report(results, meta, out: Path):
     for shape in dict.fromkeys(r["model"] for r in results):
         for label, a, b, f, key in RATIOS:
             v = ratio(results, shape, a, b, f, key)
+            if v is None and b == "magrpo-edu-lora-plain":
+                continue  # the plain path was not asked for
             lines.append(f"| {shape} | {label} | {'n/a' if v is None else f'{v:.2f}'} |")
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     return "\n".join(lines)
@@ -377,7 +408,7 @@ def write_report(results, meta, out: Path):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", nargs="+", default=["tiny", "smollm2-135m"], choices=list(SHAPES))
-    ap.add_argument("--methods", nargs="+", default=METHODS, choices=METHODS)
+    ap.add_argument("--methods", nargs="+", default=DEFAULT_METHODS, choices=METHODS)
     ap.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
     ap.add_argument("--dtype", default="fp32", choices=["fp32", "bf16"])
     ap.add_argument("--steps", type=int, default=None, help="timed steps (default 10 on the tiny model, 5 otherwise)")
@@ -406,6 +437,8 @@ def main(argv=None):
     meta = dict(date=time.strftime("%Y-%m-%d %H:%M %Z"), machine=platform.machine(), cpu=cpu,
                 threads=torch.get_num_threads(), device=args.device, dtype=args.dtype,
                 gpu=torch.cuda.get_device_name(0) if args.device.startswith("cuda") else None,
+                gpu_driver=gpu_driver() if args.device.startswith("cuda") else None,
+                cuda=torch.version.cuda if args.device.startswith("cuda") else None,
                 python=platform.python_version(), versions=versions(), new_tokens=args.new_tokens,
                 steps=args.steps or "10 (tiny) / 5", warmup=args.warmup,
                 command="python benchmarks/step_speed.py " + " ".join(argv if argv is not None else sys.argv[1:]))

@@ -119,7 +119,14 @@ def _check_device(device: str | None) -> str:
         if dev.index is not None and dev.index >= torch.cuda.device_count():
             raise SettingsError(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s), "
                                 f"cuda:0 to cuda:{torch.cuda.device_count() - 1}.")
-    return distributed.local_device(device)  # in a torchrun launch, plain "cuda" is this process's GPU
+    device = distributed.local_device(device)  # in a torchrun launch, plain "cuda" is this process's GPU
+    dev = torch.device(device)
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise SettingsError(f"torchrun started more processes on this machine ({os.environ.get('LOCAL_WORLD_SIZE', '?')}) "
+                            f"than it has GPUs ({torch.cuda.device_count()}): each process takes its own GPU, so rank "
+                            f"{os.environ.get('LOCAL_RANK')} has none. Use --nproc_per_node={torch.cuda.device_count()} "
+                            "(or --device cpu for gloo on the CPU).")
+    return device
 
 
 def _check_out(out_dir: Path, overwrite: bool, resuming: bool) -> None:

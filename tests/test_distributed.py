@@ -37,6 +37,7 @@ def _weights(run_dir):
     return torch.load(run_dir / "checkpoint" / "trainer_state.pt", weights_only=True)["agents"]
 
 
+@pytest.mark.slow
 def test_two_gloo_processes_train_like_one_process_with_two_prompts_per_step(tmp_path):
     one, two = tmp_path / "one", tmp_path / "two"
     r1 = subprocess.run([sys.executable, "-m", "magrpo_edu.cli", *RUN, "--out", str(one), "--report-to", "tensorboard"],
@@ -144,6 +145,11 @@ def test_each_process_takes_its_own_gpu(monkeypatch):
     assert experiment._check_device("cpu") == "cpu"
     with pytest.raises(experiment.SettingsError, match=r"--device cuda:0: under torchrun each process takes its own GPU"):
         experiment._check_device("cuda:0")
+    # more processes than GPUs (torchrun --nproc_per_node=2 on a one-GPU machine, seen on an H100): said before a model loads
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
+    with pytest.raises(experiment.SettingsError, match=r"more processes on this machine \(2\) than it has GPUs \(1\).*--nproc_per_node=1"):
+        experiment._check_device(None)
 
 
 def test_gradients_are_reduced_in_buckets(monkeypatch):

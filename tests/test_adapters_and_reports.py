@@ -21,6 +21,7 @@ def _trained_pair(make_model, small_tokenizer):
     return agents, fresh
 
 
+@pytest.mark.slow
 def test_saved_adapters_load_back_as_the_same_agents(make_model, small_tokenizer, tmp_path):
     agents, fresh = _trained_pair(make_model, small_tokenizer)
     agents[0].model.save_pretrained(tmp_path)  # peft: one folder per named adapter

@@ -81,6 +81,7 @@ def test_discussion_scores_round_two(fake_gen):
     assert r["seconds"] == 4.0 and r["tokens"] == 20
 
 
+@pytest.mark.slow
 def test_real_models_produce_full_table(make_model, small_tokenizer):
     agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer)
     table = baselines.compare(agents, agents, tldr_formatters(), ROWS * 2, tldr_levels, "tldr", 2.98, samples=1, max_new_tokens=6)
@@ -98,6 +99,7 @@ def test_unknown_method():
         baselines.run_method("debate", [], [], ROWS, tldr_levels, "tldr", 2.98)
 
 
+@pytest.mark.slow
 def test_train_command_end_to_end(tmp_path):
     out = tmp_path / "run"
     r = subprocess.run([sys.executable, "-m", "magrpo_edu.cli", "train", "--task", "tldr", "--steps", "3", "--eval-rows", "2",
@@ -118,6 +120,7 @@ def test_train_command_end_to_end(tmp_path):
     assert res["beta"] == 0.0 and "texts" not in res["comparison"][0]
 
 
+@pytest.mark.slow
 def test_train_command_coding_two_turns(tmp_path):
     out = tmp_path / "coding"
     r = subprocess.run([sys.executable, "-m", "magrpo_edu.cli", "train", "--task", "coding", "--turns", "2", "--steps", "2",

@@ -89,6 +89,7 @@ def _save_forever(trainer, directory, conn):
         conn.send(trainer.step)
 
 
+@pytest.mark.slow
 def test_killing_a_save_at_random_moments_never_loses_the_checkpoint(team, rows, formatters, tmp_path):
     """SIGKILL a process that re-saves the same checkpoint in a loop, 10 times at random moments:
     each time the folder loads, at the last step reported saved or the one being saved."""
@@ -124,6 +125,7 @@ def test_save_refuses_to_replace_a_folder_that_is_not_a_checkpoint(team, rows, f
 
 
 # ---------------------------------------------------------------------------------- exact resume
+@pytest.mark.slow
 def test_resume_keeps_pending_log_records(team, rows, formatters, tmp_path):
     """logging_steps=4, saved at step 2: the resumed step-4 record still averages steps 1-4."""
     c = dict(max_steps=6, logging_steps=4)
@@ -141,6 +143,7 @@ def test_resume_keeps_pending_log_records(team, rows, formatters, tmp_path):
     assert all(torch.equal(w_full[k], w_resumed[k]) for k in w_full)
 
 
+@pytest.mark.slow
 def test_checkpoint_saved_in_on_step_end_holds_that_step(team, rows, formatters, tmp_path):
     class SaveAt4(TrainerCallback):
         def on_step_end(self, trainer, record):
@@ -181,6 +184,7 @@ def test_save_steps_checkpoints_periodically_and_at_the_end(team, rows, formatte
     assert back.checkpoint_dir == tmp_path / "ckpt" and back.config.save_steps == 2
 
 
+@pytest.mark.slow
 def test_ctrl_c_finishes_the_step_and_resume_is_exact(team, rows, formatters, tmp_path):
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the situation of a terminal run
     c = dict(max_steps=5, logging_steps=2)
@@ -286,6 +290,7 @@ def _wait_for_checkpoint(proc, ckpt, at_least, timeout=600):
     raise AssertionError(f"no checkpoint at step >= {at_least} after {timeout} s")
 
 
+@pytest.mark.slow
 def test_cli_sigkill_and_ctrl_c_then_resume_match_an_uninterrupted_run(tmp_path):
     """A real `magrpo-edu train` SIGKILLed mid-run, resumed, Ctrl-C'd (exit 130, partial results
     written), resumed again: the same history, samples, weights and final evaluation as one
@@ -336,6 +341,7 @@ def test_cli_sigkill_and_ctrl_c_then_resume_match_an_uninterrupted_run(tmp_path)
     assert all(torch.equal(w_cut[a][k], w_full[a][k]) for a in w_full for k in w_full[a])
 
 
+@pytest.mark.slow
 def test_cli_error_during_training_keeps_a_checkpoint_and_the_history(tmp_path, monkeypatch, capsys):
     import json
 

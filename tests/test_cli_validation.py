@@ -115,6 +115,7 @@ def test_overwrite_keeps_the_old_run_until_training_starts_and_removes_only_run_
     assert sorted(p.name for p in out.iterdir()) == ["my-notes.txt"]
 
 
+@pytest.mark.slow
 def test_eval_checkpoint_reproduces_the_runs_own_evaluation(tmp_path, capsys):
     out = tmp_path / "run"
     res = experiment.run_training(task="tldr", steps=2, eval_rows=2, max_new_tokens=8, save_steps=2, out=str(out),

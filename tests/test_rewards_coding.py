@@ -178,6 +178,7 @@ def test_single_agent_variant_max_is_2_1():
     assert single_agent_coding_reward(AUX + MAIN_COOP, P) == pytest.approx(0.6 + 0.5 + 0.25)
 
 
+@pytest.mark.slow
 def test_hostile_completion_scores_low_and_returns():
     loop = "def count_vowels(s):\n    while True:\n        pass\n    return 0\n"
     lv = coding_levels(AUX, loop, P)
@@ -197,6 +198,7 @@ def test_batch_equals_one_by_one():
     assert [b["total_reward"] for b in batch] == pytest.approx([coding_reward(a, m, P) for a, m in zip(auxes, mains)])
 
 
+@pytest.mark.slow
 def test_every_reference_solution_earns_the_maximum():
     rows = load_coding("train") + load_coding("eval")
     levels = coding_levels_many([r["reference_aux"] for r in rows], [r["reference_main"] for r in rows], rows)

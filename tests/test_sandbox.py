@@ -17,6 +17,8 @@ import pytest
 
 from magrpo_edu.sandbox import SandboxLimits, isolation, run_many, run_program
 
+pytestmark = pytest.mark.slow  # subprocesses: the sandbox / a built wheel (the slow lane)
+
 LIMITS = SandboxLimits(timeout_s=4.0, assert_timeout_s=1.5, cpu_s=4, memory_mb=256, max_processes=16)
 BOUND_S = LIMITS.timeout_s + 8.0  # returns within this, whatever the program does
 MARKER = "magrpo-sandbox-stray-" + secrets.token_hex(4)

@@ -40,6 +40,7 @@ def _docs_example() -> str:
     return re.findall(r"```python\n(.*?)```", section, re.S)[0]
 
 
+@pytest.mark.slow
 def test_the_documented_count_to_ten_task_trains_end_to_end(tmp_path):
     """The docs' example, executed as written: registered, it is a --task choice, and a run with it
     writes results whose table has the baselines (no single-model one: it has no instructions)."""
@@ -106,3 +107,18 @@ def test_an_agent_without_trainable_parameters_is_named(make_model, small_tokeni
     agents[1].model.requires_grad_(False)  # a frozen model
     with pytest.raises(ValueError, match=r"agent agent_1 has no trainable parameters"):
         MAGRPOTrainer(agents, lambda c, r: [0.0] * len(c[0]), formatters, rows, MAGRPOConfig(progress=False))
+
+
+def test_readme_test_command_is_what_ci_runs():
+    """The README's test command and .ci/run's are one command (same options, same OMP_NUM_THREADS)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    ci = (root / ".ci" / "run").read_text()
+    readme = (root / "README.md").read_text()
+    ci_cmd = next(line for line in ci.splitlines() if line.startswith("pytest "))
+    assert "export OMP_NUM_THREADS=1" in ci
+    readme_cmd = re.search(r"^OMP_NUM_THREADS=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 (pytest .*)$", readme, flags=re.M)
+    assert readme_cmd, "the README's test command is missing or lost its environment"
+    assert readme_cmd.group(1) == ci_cmd

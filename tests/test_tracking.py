@@ -44,6 +44,7 @@ def test_tensorboard_holds_the_history_and_the_evaluations(tmp_path, make_model,
     assert [v for _, v in tb["eval/reward"]] == pytest.approx([e["eval/reward"] for e in tr.eval_history], rel=1e-6)
 
 
+@pytest.mark.slow
 def test_the_command_line_logs_to_out_tensorboard_with_eval_before_and_after(tmp_path, capsys):
     out = tmp_path / "run"
     rc = main(["train", "--task", "length", "--steps", "3", "-G", "2", "--max-new-tokens", "8", "--eval-rows", "1",

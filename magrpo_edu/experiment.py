@@ -76,8 +76,9 @@ def resume_settings(resume: str | Path) -> dict:
     return {**run, "save_steps": info["metadata"].get("save_steps"), "report_to": info["metadata"].get("report_to", "none")}
 
 
-def _resume_point(resume: Path) -> tuple[Path, dict, dict]:
-    """(output folder, checkpoint info, saved run settings) of a folder to resume."""
+def _resume_point(resume: Path, purpose: str = "resume") -> tuple[Path, dict, dict]:
+    """(output folder, checkpoint info, saved run settings) of a folder to resume (or, purpose="evaluate",
+    to evaluate: the errors then speak of evaluating)."""
     candidates = [resume] if resume.name == "checkpoint" else [resume / "checkpoint"]  # a run folder or its checkpoint
     for ckpt in candidates:
         try:
@@ -87,12 +88,17 @@ def _resume_point(resume: Path) -> tuple[Path, dict, dict]:
         run = info.get("metadata", {}).get("run")
         if not isinstance(run, dict):
             raise SettingsError(f"{info['path']} is a trainer checkpoint but not one written by `magrpo-edu train` "
-                                "(no run settings in it); resume it in Python with MAGRPOTrainer.load.")
+                                f"(no run settings in it); {purpose} it in Python with MAGRPOTrainer.load.")
         # runs saved before --beta / --prompts-per-step existed trained without the leash, one prompt per step:
         # every caller (the CLI's resume, plan_run, run_eval) must read that, not today's defaults
         return ckpt.parent, info, {"beta": 0.0, "prompts_per_step": 1, **run}
+    if purpose == "evaluate":
+        raise SettingsError(f"nothing to evaluate in {resume}: no {resume / 'checkpoint'}/trainer_state.pt. Give the "
+                            "output folder of a `magrpo-edu train` run (every run keeps its agents there in checkpoint/; "
+                            "runs made before 0.1.1 keep them only with --save-steps or when stopped early).")
     raise SettingsError(f"nothing to resume in {resume}: no {resume / 'checkpoint'}/trainer_state.pt. Checkpoints are "
-                        "written every --save-steps steps and when training stops early (Ctrl-C or an error).")
+                        "written after the last step, every --save-steps steps and when training stops early (Ctrl-C "
+                        "or an error).")
 
 
 def check_resume_flags(resume, overwrite: bool) -> None:
@@ -129,6 +135,15 @@ def _check_device(device: str | None) -> str:
     return device
 
 
+def next_free(out_dir: Path) -> Path:
+    """out_dir itself when it is missing or empty, else the first of out_dir-2, out_dir-3, ... that is."""
+    k, p = 1, out_dir
+    while p.exists() and (not p.is_dir() or any(p.iterdir())):
+        k += 1
+        p = out_dir.with_name(f"{out_dir.name}-{k}")
+    return p
+
+
 def _check_out(out_dir: Path, overwrite: bool, resuming: bool) -> None:
     if out_dir.exists() and not out_dir.is_dir():
         raise SettingsError(f"--out {out_dir} is a file, not a folder; choose another --out.")
@@ -137,7 +152,8 @@ def _check_out(out_dir: Path, overwrite: bool, resuming: bool) -> None:
         shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
         hint = f", --resume {out_dir} to continue it" if (out_dir / "checkpoint").exists() else ""
         raise SettingsError(f"output folder {out_dir} is not empty (it holds {shown}); pass --overwrite to replace an "
-                            f"earlier run's results{hint}, or choose another --out.")
+                            f"earlier run's results{hint}, or choose another --out (e.g. --out {next_free(out_dir)}, "
+                            "which is free).")
     parent = next((p for p in [out_dir, *out_dir.parents] if p.exists()), Path("."))
     if not os.access(parent, os.W_OK | os.X_OK):
         raise SettingsError(f"cannot write to {parent}, so --out {out_dir} cannot be created; choose another --out.")
@@ -186,6 +202,8 @@ def plan_run(**settings) -> dict:
                     beta=t.beta if beta is None else beta, eval_rows=eval_rows, seed=seed, turns=turns,
                     prompts_per_step=prompts_per_step)
     out_dir = Path(out if out is not None else f"runs/{task}")
+    if out is None and resume is None and not overwrite and distributed.launch_rank() == 0:
+        out_dir = next_free(out_dir)  # no --out: an earlier run in runs/<task> is kept, this one goes beside it
     try:
         cfg = run_config(settings, progress=progress, save_steps=save_steps, report_to=report_to,
                          logging_dir=str(out_dir / "tensorboard"))
@@ -218,6 +236,9 @@ def plan_run(**settings) -> dict:
                                 "A resumed run keeps its settings; leave those options out.")
         if resume_info["step"] > steps:
             raise SettingsError(f"--resume {resume}: its checkpoint is at step {resume_info['step']}, past --steps {steps}.")
+        if resume_info["step"] == steps:
+            raise SettingsError(f"--resume {resume}: that run is finished (all {steps} steps trained; its results are in "
+                                f"{run_dir}/results.md). Evaluate its agents again with: magrpo-edu eval --checkpoint {run_dir}")
     if distributed.launch_rank() == 0:  # in a data-parallel launch only rank 0 writes (and rank 0 may already have)
         _check_out(out_dir, overwrite, resume is not None)
     return dict(settings=settings, save_steps=save_steps, config=cfg, device=device, out_dir=out_dir,
@@ -298,7 +319,7 @@ def run_eval(checkpoint: str, eval_rows: int | None = None, samples: int | None 
     and the comparison table's "magrpo" row (`samples` joint answers per row; default as `train`).
     Checked before any model loads: a folder without a train checkpoint, or eval_rows out of range,
     raises SettingsError."""
-    _, info, run = _resume_point(Path(checkpoint))
+    _, info, run = _resume_point(Path(checkpoint), purpose="evaluate")
     task = run["task"]
     t = get_task(task)
     n_eval = len(t.load("eval"))
@@ -360,9 +381,30 @@ def run_training(**settings) -> dict:
     Launched with torchrun (data parallel, magrpo_edu.distributed), every process trains and only
     rank 0 evaluates before and after, writes the output folder and returns the results ({} elsewhere)."""
     plan = plan_run(**settings)
+    if distributed.launch_rank() == 0:
+        _say(describe_plan(plan))
     run = build_run(plan)
     trained = train_run(run)
     return {} if trained is None else report_run(run, *trained)
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def describe_plan(plan: dict) -> str:
+    """What a run will do, in the order it does it: the first thing `magrpo-edu train` prints."""
+    s, t = plan["settings"], get_task(plan["settings"]["task"])
+    team = f"2 {'LoRA agents on one frozen' if s['agents'] == 'lora' else 'full copies of the'} `{s['model']}` model"
+    if plan["resume"] is not None:
+        return (f"magrpo-edu train: resuming {plan['out_dir']} at step {plan['resume']['step']} of {s['steps']} "
+                f"({s['task']}, {team}); then the evaluation of the trained agents, plots and results.md there.")
+    n_base = len(untrained_methods(t.prompt_task))
+    return "\n".join([
+        f"magrpo-edu train: task {s['task']}, {team}, on {plan['device']}; results go to {plan['out_dir']}/",
+        f"  1. evaluate the untrained agents and {n_base} prompt-level baselines on {s['eval_rows']} held-out rows",
+        f"  2. train {s['steps']} MAGRPO steps (G = {s['G']} samples per agent, {s['max_new_tokens']} new tokens)",
+        "  3. evaluate the trained agents the same way; write results.md, plots and the agents (checkpoint/)"])
 
 
 @dataclass
@@ -416,8 +458,14 @@ def build_run(plan: dict) -> Run:
         if main:
             print(f"Resuming {out_dir} at step {trainer.step} of {s['steps']}.", file=sys.stderr, flush=True)
     elif main:  # data parallel: rank 0 evaluates the untrained agents, the others go straight to training
-        run.before = trainer.evaluate()
-        run.table = [run.method(m) for m in untrained_methods(t.prompt_task)]
+        progress = plan["progress"]
+        run.before = trainer.evaluate(progress=progress, desc="1. untrained agents")
+        from tqdm.auto import tqdm
+
+        methods = untrained_methods(t.prompt_task)
+        run.table = [run.method(m) for m in tqdm(methods, desc="1. baselines", disable=not progress)]
+        if not progress:
+            _say(f"Untrained agents and {len(methods)} baselines evaluated ({time.time() - t0:.0f} s so far).")
     run.clock = _TrainClock(trainer.metadata.get("train_seconds", 0.0))
     run.resumed_at = trainer.metadata.get("resumed_at_steps", []) + ([trainer.step] if plan["resume"] is not None else [])
     trainer.metadata = dict(run={**s}, save_steps=plan["save_steps"], report_to=plan["config"].report_to,
@@ -441,11 +489,14 @@ def train_run(run: Run) -> Optional[tuple[dict, list, float]]:
         if not run.main:
             return None
         train_s = run.clock.seconds()
-        after = trainer.evaluate()
+        if run.plan["save_steps"] is None:  # every finished run keeps its agents: `magrpo-edu eval --checkpoint` needs them
+            trainer.save(out_dir / "checkpoint")
+        after = trainer.evaluate(progress=run.plan["progress"], desc="3. trained agents")
         trainer.log_eval(after)
-        table = list(run.table) + [run.method("magrpo")]
-        if run.task.prompt_task == "coding":  # the trained agents with a second, feedback-driven turn
-            table.append(run.method("magrpo_2turn"))
+        finals = ["magrpo"] + (["magrpo_2turn"] if run.task.prompt_task == "coding" else [])  # coding: + a feedback turn
+        from tqdm.auto import tqdm
+
+        table = list(run.table) + [run.method(m) for m in tqdm(finals, desc="3. comparison table", disable=not run.plan["progress"])]
     except KeyboardInterrupt:
         if run.main:
             _save_stopped(trainer, out_dir, "Interrupted (Ctrl-C)")
@@ -476,6 +527,8 @@ def report_run(run: Run, after: dict, table: list, train_s: float) -> dict:
     _write_history(trainer, out_dir)
     for name, fig in (("reward", viz.plot_rewards(trainer.history, title=f"{task}: joint reward per step")),
                       ("components", viz.plot_components(trainer.history)), ("agents", viz.plot_agents(trainer.history))):
+        if fig is None:  # e.g. no reward components: no empty figure
+            continue
         fig.savefig(out_dir / f"{name}.png", dpi=100)
         matplotlib.pyplot.close(fig)
     if prompt_task == "coding":
@@ -523,12 +576,19 @@ def report_run(run: Run, after: dict, table: list, train_s: float) -> dict:
     lines += ["", "## Before and after: the agents' texts on held-out rows", "",
               "The untrained agents (parallel protocol) and the trained ones (magrpo) on the same rows, first sample "
               "each. Read them next to the numbers: a reward can rise while the texts get worse.", ""]
+    if s["model"] == "tiny" and prompt_task != "coding":
+        lines += ["**What the embedded tiny model can and cannot do.** It is a 3M-parameter model pretrained on a "
+                  "small synthetic world (`magrpo_edu/models/tiny/README.md`). On these held-out, hand-written posts "
+                  "its \"summaries\" are sentences from its own world, mostly unrelated to the post: the reward gain "
+                  "above is the agents learning what the joint reward pays for (lengths, structure, words), not "
+                  "summarisation. For real summaries of real posts see the SmolLM2-135M run (notebook 07, "
+                  "`magrpo_edu/models/smollm2_tldr/README.md`).", ""]
     for ex in examples:
         lines += [f"### {ex['id']}: joint reward {ex['reward_before']:.2f} -> {ex['reward_after']:.2f}", "",
                   "> " + ex["input"][:300].replace("\n", " ") + (" [...]" if len(ex["input"]) > 300 else ""), ""]
         for i, (b, a) in enumerate(zip(ex["before"], ex["after"])):
-            lines += [f"agent {i + 1} before:", "", "```text", b.strip() or "(empty)", "```",
-                      f"agent {i + 1} after:", "", "```text", a.strip() or "(empty)", "```", ""]
+            lines += [f"{team[i].name} before:", "", "```text", b.strip() or "(empty)", "```",
+                      f"{team[i].name} after:", "", "```text", a.strip() or "(empty)", "```", ""]
     (out_dir / "results.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     print(f"\nWrote history, samples, plots and results to {out_dir}/")

@@ -398,12 +398,13 @@ class MAGRPOTrainer:
     # ------------------------------------------------------------------------------ evaluation
     @torch.no_grad()
     def evaluate(self, dataset: Optional[Sequence[Any]] = None, num_generations: Optional[int] = None,
-                 max_rows: Optional[int] = None, seed: int = 1234) -> dict:
+                 max_rows: Optional[int] = None, seed: int = 1234, progress: bool = False, desc: str = "evaluate") -> dict:
         """Mean joint reward (and components) of the current agents on `dataset` (default: eval set).
 
         Samples `num_generations` aligned joint actions per row with the training sampling settings
         and scores the FIRST turn only (multi-turn evaluation: `baselines.run_method("magrpo_2turn")`);
         the global RNG is restored afterwards, so evaluating never changes a training run.
+        `progress`: a tqdm bar over the rows (the command line shows one; off by default).
         Beside the reward, each agent's text quality (`magrpo_edu.quality`) over all its sampled
         completions: eval/repetition/<agent> (share of repeated word 3-grams) and
         eval/naturalness/<agent> (mean per-token NLL under the frozen untrained model; one extra
@@ -412,6 +413,8 @@ class MAGRPOTrainer:
         data = dataset if dataset is not None else self.eval_dataset
         if data is None:
             raise ValueError("evaluate() needs a dataset: pass one, or give eval_dataset to the trainer.")
+        from tqdm.auto import tqdm
+
         cfg = self.config
         G = num_generations or cfg.num_generations
         rows = list(data)[: max_rows] if max_rows else list(data)
@@ -422,7 +425,7 @@ class MAGRPOTrainer:
         nll: list[list[torch.Tensor]] = [[] for _ in self.agents]
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            for k, row in enumerate(rows):
+            for k, row in enumerate(tqdm(rows, desc=desc, disable=not progress, leave=True)):
                 prompts = _format_prompts(self.formatters, row, k, "eval")
                 ro = rollout(self.agents, prompts, row, self.reward_fn, single)
                 totals.append(ro.root.rewards)

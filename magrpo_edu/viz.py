@@ -31,7 +31,8 @@ def smooth(values: Sequence[float], window: int = 10) -> list[float]:
 
 
 def plot_rewards(history: Sequence[dict], title: str = "Joint reward per step", window: int = 10, ax=None):
-    """Mean joint reward per step with a +/- std band, min/max markers and a moving average."""
+    """Mean joint reward per step with a +/- std band (cut to the group's own min and max, so it never
+    leaves the rewards the group got), min/max markers and a moving average; the legend outside the data."""
     fig = None
     if ax is None:
         fig, ax = plt.subplots(figsize=FIGSIZE)
@@ -40,16 +41,18 @@ def plot_rewards(history: Sequence[dict], title: str = "Joint reward per step", 
     _, lo = _series(history, "reward_min")
     _, hi = _series(history, "reward_max")
     if steps:
-        ax.fill_between(steps, [m - s for m, s in zip(mean, std)], [m + s for m, s in zip(mean, std)],
-                        alpha=0.2, color="C0", label="mean ± std (group)")
+        lower, upper = [m - s for m, s in zip(mean, std)], [m + s for m, s in zip(mean, std)]
+        if len(lo) == len(hi) == len(mean):  # histories written before reward_min/max existed lack them
+            lower, upper = [max(x, a) for x, a in zip(lower, lo)], [min(x, b) for x, b in zip(upper, hi)]
+        ax.fill_between(steps, lower, upper, alpha=0.2, color="C0", label="mean ± std (group),\nwithin its min/max")
         ax.plot(steps, lo, ".", ms=2, color="C3", alpha=0.5, label="min / max")
         ax.plot(steps, hi, ".", ms=2, color="C3", alpha=0.5)
         ax.plot(steps, mean, lw=0.8, color="C0", alpha=0.6, label="mean")
         ax.plot(steps, smooth(mean, window), lw=2.0, color="C0", label=f"mean, moving avg ({window})")
-    ax.set_xlabel("step")
-    ax.set_ylabel("joint reward")
+    ax.set_xlabel("training step (one prompt, one group per step)")
+    ax.set_ylabel("joint reward (task units)")
     ax.set_title(title)
-    ax.legend(loc="best", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0)
     ax.grid(alpha=0.3)
     if fig is not None:
         fig.tight_layout()
@@ -57,17 +60,19 @@ def plot_rewards(history: Sequence[dict], title: str = "Joint reward per step", 
 
 
 def plot_components(history: Sequence[dict], window: int = 10, title: str = "Reward components"):
-    """Every logged reward/<component> (moving average), one line each."""
+    """Every logged reward/<component> (moving average), one line each; None when the reward has no
+    components (e.g. the length-ratio task), so no empty figure is drawn."""
     keys = sorted({k for h in history for k in h if k.startswith("reward/")})
+    if not keys:
+        return None
     fig, ax = plt.subplots(figsize=FIGSIZE)
     for k in keys:
         s, v = _series(history, k)
         ax.plot(s, smooth(v, window), label=k.split("/", 1)[1])
-    ax.set_xlabel("step")
-    ax.set_ylabel(f"component (moving avg {window})")
+    ax.set_xlabel("training step")
+    ax.set_ylabel(f"level score (moving avg {window})")
     ax.set_title(title)
-    if keys:
-        ax.legend(fontsize=8, ncol=2)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig

@@ -118,9 +118,14 @@ def test_overwrite_keeps_the_old_run_until_training_starts_and_removes_only_run_
 @pytest.mark.slow
 def test_eval_checkpoint_reproduces_the_runs_own_evaluation(tmp_path, capsys):
     out = tmp_path / "run"
-    res = experiment.run_training(task="tldr", steps=2, eval_rows=2, max_new_tokens=8, save_steps=2, out=str(out),
+    # no --save-steps: every finished run keeps its agents in <out>/checkpoint for `magrpo-edu eval`
+    res = experiment.run_training(task="tldr", steps=2, eval_rows=2, max_new_tokens=8, out=str(out),
                                   progress=False, device="cpu")
     capsys.readouterr()
+    # resuming a finished run says it is finished (and how to evaluate it) instead of re-evaluating
+    rc = main(["train", "--resume", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "that run is finished (all 2 steps trained" in err and f"magrpo-edu eval --checkpoint {out}" in err
     rc = main(["eval", "--checkpoint", str(out), "--samples", "1", "--device", "cpu"])
     printed = capsys.readouterr().out
     assert rc == 0 and "step 2 of 2" in printed and "| magrpo |" in printed
@@ -135,7 +140,7 @@ def test_eval_checks_its_options_before_any_model_loads(tmp_path, capsys, no_mod
     rc, err = 0, ""
     rc = main(["eval", "--checkpoint", str(tmp_path / "nothing")])
     err = capsys.readouterr().err
-    assert rc == 2 and re.search(r"magrpo-edu: error: nothing to resume in .*nothing", err), err
+    assert rc == 2 and re.search(r"magrpo-edu: error: nothing to evaluate in .*nothing", err), err
 
 
 def test_the_command_line_is_the_train_arguments_dataclass():

@@ -128,6 +128,29 @@ def hub_offline() -> bool:
         os.environ.get("TRANSFORMERS_OFFLINE", "0").lower() in ("1", "true", "yes")
 
 
+_REACHABLE: dict[str, bool] = {}
+
+
+def hub_reachable(timeout: float = 2.0) -> bool:
+    """Whether the Hugging Face hub (HF_ENDPOINT when set) answers an HTTP request within `timeout`
+    seconds (any answer counts; no name resolution, a refused or silent connection do not); asked once
+    per process. Without it, an offline machine spends about 90 s in the hub client's retries before
+    a local fallback is tried."""
+    import urllib.error
+    import urllib.request
+
+    url = (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+    if url not in _REACHABLE:
+        try:
+            urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout).close()
+            _REACHABLE[url] = True
+        except urllib.error.HTTPError:  # it answered
+            _REACHABLE[url] = True
+        except (OSError, ValueError):  # URLError, timeouts, a malformed endpoint
+            _REACHABLE[url] = False
+    return _REACHABLE[url]
+
+
 def prepare_tokenizer(tokenizer):
     """Pad on the left (generation appends on the right) and make sure a pad token exists."""
     tokenizer.padding_side = "left"
@@ -210,7 +233,9 @@ def load_smollm2(dtype=None, device=None):
         return _finish(*_from_pretrained(SMOLLM2_ID, dtype=dtype, local_files_only=True), device)
     except Exception as exc:
         tried.append(f"local Hugging Face cache: {type(exc).__name__}")
-    if not hub_offline():
+    if not hub_offline() and not hub_reachable():
+        tried.append("hub: unreachable (no connection within 2 s)")
+    elif not hub_offline():
         try:
             return _finish(*_from_pretrained(SMOLLM2_ID, dtype=dtype), device)
         except Exception as exc:
@@ -331,7 +356,10 @@ def load_model(name: str = "tiny", dtype: Any = None, device: str | torch.device
             "Pass one of the known names, a folder saved with save_pretrained, or a full hub id.")
     if hub_offline() and not _in_hub_cache(name):
         raise _hub_error(name)
+    local_only = hub_offline() or not hub_reachable()  # no network: the cache or nothing, at once
+    if local_only and not hub_offline() and not _in_hub_cache(name):
+        raise _hub_error(name, ConnectionError("no connection to the hub within 2 s"))
     try:
-        return _finish(*_from_pretrained(name, dtype=dtype, local_files_only=hub_offline()), device)
+        return _finish(*_from_pretrained(name, dtype=dtype, local_files_only=local_only), device)
     except Exception as exc:
         raise _hub_error(name, exc) from exc

@@ -11,6 +11,7 @@ to training, sampling or a claim lands, run:
     python scripts/float_paths.py --break flip           # the claims must FAIL: every policy-gradient step reversed
     python scripts/float_paths.py --break zero           # the claims must FAIL: no gradient reaches the agents
     python scripts/float_paths.py --tests-only           # skip the notebooks (about 3 minutes a path)
+    python scripts/float_paths.py --notebooks-only       # skip the learning tests
 
 The paths (set for the whole pytest process and the notebooks' kernels):
     native   whatever torch picks on this CPU (AVX-512 where the CPU has it)
@@ -133,6 +134,7 @@ def main(argv=None) -> int:
     ap.add_argument("--break", dest="sabotage", choices=["flip", "zero"], default=None,
                     help="break learning on purpose: the claims must then fail")
     ap.add_argument("--tests-only", action="store_true", help="only the learning tests (pytest -m learning)")
+    ap.add_argument("--notebooks-only", action="store_true", help="only the notebooks")
     ap.add_argument("--notebooks", nargs="*", default=CLAIM_NOTEBOOKS, help="notebook names (default: the claims)")
     ap.add_argument("--out", type=Path, default=None, help="write the summary as JSON here")
     a = ap.parse_args(argv)
@@ -160,15 +162,17 @@ def main(argv=None) -> int:
         cap = capability(env)
         print(f"== {name}: {' '.join(f'{k}={v}' for k, v in PATHS[name].items()) or '(no variables)'}; "
               f"torch runs {cap} kernels", flush=True)
-        runs = {"tests": run_pytest([*xdist, "-m", "learning", "tests"], env)}
-        print(f"   tests: {runs['tests']['summary']} ({runs['tests']['seconds']} s)", flush=True)
+        runs = {}
+        if not a.notebooks_only:
+            runs["tests"] = run_pytest([*xdist, "-m", "learning", "tests"], env)
+            print(f"   tests: {runs['tests']['summary']} ({runs['tests']['seconds']} s)", flush=True)
         if not a.tests_only and a.notebooks:
             nbs = [str(Path("notebooks") / f"{n}.ipynb") for n in a.notebooks]
             runs["notebooks"] = run_pytest([*xdist, "--nbval-lax", *nbs], env)
             print(f"   notebooks: {runs['notebooks']['summary']} ({runs['notebooks']['seconds']} s)", flush=True)
             for f in runs["notebooks"]["failed"]:
                 print(f"      failed: {f}")
-        for f in runs["tests"]["failed"]:
+        for f in runs.get("tests", {}).get("failed", []):
             print(f"      failed: {f}")
         report["paths"][name] = dict(capability=cap, **runs)
     if tmp:

@@ -12,6 +12,7 @@ sampled in one batched generate call), 16 new tokens, learning rate 5e-3, 100 st
 Measured on an AVX2-only AMD EPYC, one thread (last 20 steps minus first 20, per seed):
     seeds 0-5, native kernels:             +0.36 +0.41 +0.15 +0.50 +0.26 +0.26   (mean of 0-2: +0.31)
     seed 0, ATEN_CPU_CAPABILITY=default:  +0.36
+    (scripts/float_paths.py --tests-only: passed on native, avx2 and default kernels)
 The test asks for a mean of +0.15 over seeds 0-2; the per-seed spread (sd ~0.12) puts that about
 two standard errors of a three-seed mean below what is seen.
 
@@ -54,8 +55,10 @@ def gain(seed: int) -> tuple[float, float]:
 def test_two_agents_learn_a_length_ratio_collaboration():
     """Mean over seeds 0-2 of (last 20 steps - first 20 steps) > 0.15 (about 2 minutes on 2 cores).
 
-    Broken on purpose (scripts/float_paths.py --break, AVX2 EPYC, native kernels), the gains were
-    flip (advantages negated): -0.26 -0.?? -0.??; zero (no gradient): ... ; both fail the claim."""
+    Broken on purpose (scripts/float_paths.py --tests-only --break ..., AVX2 EPYC), the test fails:
+    flip (advantages negated in the loss): seeds 0-2 -0.258 -0.225 -0.151 (native and no-SIMD kernels alike);
+    zero (advantages zeroed, i.e. no update): +0.032 +0.003 +0.030. Unbroken, it passed on the native,
+    avx2 and default (no-SIMD) paths."""
     runs = {seed: gain(seed) for seed in SEEDS}
     gains = {seed: last - first for seed, (first, last) in runs.items()}
     report = ", ".join(f"seed {s}: {runs[s][0]:.3f} -> {runs[s][1]:.3f} ({g:+.3f})" for s, g in gains.items())

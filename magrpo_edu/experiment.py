@@ -46,7 +46,7 @@ from .models import load_model
 from .baselines import markdown_table, run_method, untrained_methods
 from .tasks.registry import TASKS, Task, get_task
 from .tracking import TrackerNotInstalledError, check_installed
-from .trainer import MAGRPOTrainer, TrainerCallback, checkpoint_info
+from .trainer import MAGRPOTrainer, TrainerCallback, check_checkpoint, checkpoint_info
 
 
 class SettingsError(ValueError):
@@ -82,9 +82,11 @@ def _resume_point(resume: Path, purpose: str = "resume") -> tuple[Path, dict, di
     candidates = [resume] if resume.name == "checkpoint" else [resume / "checkpoint"]  # a run folder or its checkpoint
     for ckpt in candidates:
         try:
-            info = checkpoint_info(ckpt)
-        except (FileNotFoundError, ValueError):
+            info = check_checkpoint(ckpt)
+        except FileNotFoundError:
             continue
+        except ValueError as exc:  # there, but damaged: say which file, not "nothing to resume"
+            raise SettingsError(f"cannot {purpose} {resume}: {exc}") from None
         run = info.get("metadata", {}).get("run")
         if not isinstance(run, dict):
             raise SettingsError(f"{info['path']} is a trainer checkpoint but not one written by `magrpo-edu train` "
@@ -215,7 +217,11 @@ def plan_run(**settings) -> dict:
         raise SettingsError(f"--prompts-per-step {prompts_per_step} with {W} processes (torchrun --nproc_per_node): "
                             f"each process takes prompts-per-step / {W} prompts per step, so give a multiple of {W}, "
                             f"e.g. --prompts-per-step {W}.")
-    n_eval = len(t.load("eval"))
+    try:  # the task's data, read and checked before any model loads: a bad file is one line, not a traceback
+        t.load("train")
+        n_eval = len(t.load("eval"))
+    except (ValueError, OSError) as exc:
+        raise SettingsError(f"the {task} task's data cannot be used: {exc}") from None
     if isinstance(eval_rows, bool) or not isinstance(eval_rows, int) or not 1 <= eval_rows <= n_eval:
         raise SettingsError(f"--eval-rows {eval_rows!r} is not allowed: the {task} task has {n_eval} held-out rows, "
                             f"so give a number from 1 to {n_eval}.")
@@ -336,7 +342,10 @@ def run_eval(checkpoint: str, eval_rows: int | None = None, samples: int | None 
     rows = eval_set[:rows_n]
     trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=rows,
                             transition=_transition(t, run["turns"]))
-    trainer.load_checkpoint(info["path"])
+    try:
+        trainer.load_checkpoint(info["path"])
+    except ValueError as exc:
+        raise SettingsError(f"cannot evaluate {checkpoint}: {exc}") from None
     ev = trainer.evaluate()
     n = samples if samples is not None else t.table_samples
     row = run_method("magrpo", team, formatters, rows, t.levels, t.prompt_task, t.max_reward, samples=n,
@@ -453,7 +462,10 @@ def build_run(plan: dict) -> Run:
         raise SettingsError(str(exc)) from None
     run = Run(plan, t, team, formatters, rows, trainer, None, [], None, [], main, not out_dir.exists(), t0)
     if plan["resume"] is not None:
-        trainer.load_checkpoint(plan["resume"]["path"])
+        try:
+            trainer.load_checkpoint(plan["resume"]["path"])
+        except ValueError as exc:  # a damaged or mismatched file: one line, exit 2, not a traceback
+            raise SettingsError(f"cannot resume {out_dir}: {exc}") from None
         run.before, run.table = trainer.metadata["before"], trainer.metadata["table"]
         if main:
             print(f"Resuming {out_dir} at step {trainer.step} of {s['steps']}.", file=sys.stderr, flush=True)

@@ -170,8 +170,8 @@ def check_fit(model, tokenizer, lengths: Sequence[int], prompts: Sequence[str], 
     r = max(bad, key=lambda j: lengths[j])
     who = f"agent {names[r]!r}: " if names is not None else ""
     n = int(lengths[r])
-    over = ("is longer than the context by itself" if n > ctx else
-            f"leaves {ctx - n} positions for max_new_tokens={max_new_tokens}")
+    over = (f"is longer than the context by itself, by {n - ctx} tokens: no max_new_tokens can make it fit" if n >= ctx
+            else f"leaves {ctx - n} positions for max_new_tokens={max_new_tokens}")
     raise PromptTooLongError(
         f"{who}{len(set(prompts[j] for j in bad))} prompt(s) do not fit in the model's context of {ctx} tokens; the "
         f"longest is {n} tokens and {over} (it needs {n + max_new_tokens} = {n} + max_new_tokens {max_new_tokens}). "

@@ -203,12 +203,14 @@ class MAGRPOTrainer:
             ctx = getattr(getattr(a.model, "config", None), "max_position_embeddings", None)
             if not isinstance(ctx, int):
                 continue
-            room = len(a.tokenizer(prompts[i])["input_ids"]) if prompts else 1
-            if c.max_new_tokens + room > ctx:
-                where = f"the first training prompt's {room} tokens" if prompts else "at least one prompt token"
-                raise ValueError(
-                    f"config.max_new_tokens={c.max_new_tokens} plus {where} exceeds agent {a.name}'s context of "
-                    f"{ctx} tokens (its model's max_position_embeddings); use max_new_tokens <= {ctx - room}.")
+            if prompts:  # the policy's one context check and message (a prompt alone too long says by how much)
+                from .policy import check_prompt_lengths
+
+                check_prompt_lengths(a, [prompts[i]], c.max_new_tokens)
+            elif c.max_new_tokens + 1 > ctx:
+                raise ValueError(f"config.max_new_tokens={c.max_new_tokens} plus at least one prompt token exceeds agent "
+                                 f"{a.name}'s context of {ctx} tokens (its model's max_position_embeddings); use "
+                                 f"max_new_tokens <= {ctx - 1}.")
 
     # ------------------------------------------------------------------------------ data order
     @property
@@ -632,21 +634,40 @@ def checkpoint_info(directory: str | Path) -> dict:
         raise FileNotFoundError(f"{d / 'trainer_state.json'} not found: {d} was written by an older magrpo-edu; "
                                 "load it with MAGRPOTrainer.load instead.")
     info = _read_state(d, None)
-    info["config"] = json.loads((d / "config.json").read_text())
+    try:
+        info["config"] = json.loads((d / "config.json").read_text())
+    except FileNotFoundError:
+        raise ValueError(f"{d / 'config.json'} is missing: {d} is not a complete checkpoint. Use another checkpoint.") from None
+    except ValueError as exc:
+        raise ValueError(f"cannot read {d / 'config.json'}: it is not valid JSON ({exc}); the checkpoint is damaged. "
+                         "Use another checkpoint.") from None
     info["path"] = d
     return info
 
 
-def _load_tensors(f: Path) -> dict:
+def check_checkpoint(directory: str | Path) -> dict:
+    """`checkpoint_info`, and trainer_state.pt opened (memory-mapped, so cheap for any size) to be sure
+    it is complete: a damaged file raises ValueError naming it before any model is loaded."""
+    info = checkpoint_info(directory)
+    _load_tensors(info["path"] / "trainer_state.pt", mmap=True)
+    return info
+
+
+def _load_tensors(f: Path, mmap: bool = False) -> dict:
     try:
-        return torch.load(f, weights_only=True, map_location="cpu")
+        return torch.load(f, weights_only=True, map_location="cpu", mmap=mmap)
     except pickle.UnpicklingError as exc:
         raise ValueError(f"refusing to load {f}: it holds Python objects other than tensors and plain values, and "
                          "loading those could run code hidden in the file. Checkpoints written by MAGRPOTrainer.save() "
-                         f"never do; only use checkpoints you or magrpo-edu wrote. ({str(exc).splitlines()[0]})") from exc
+                         f"never do; only use checkpoints you or magrpo-edu wrote. ({_first_line(exc)})") from exc
     except (RuntimeError, EOFError, OSError) as exc:
-        raise ValueError(f"cannot read {f}: the file is incomplete or corrupt ({str(exc).splitlines()[0]}). "
+        raise ValueError(f"cannot read {f}: the file is incomplete or corrupt ({_first_line(exc)}). "
                          "Use another checkpoint.") from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    """The first line of an exception's message, or its type when the message is empty (an empty file's EOFError)."""
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
 def _read_state(d: Path, tensors: Optional[dict]) -> dict:

@@ -264,7 +264,8 @@ def test_truncated_trainer_state_is_named(team, rows, formatters, tmp_path):
 def test_max_new_tokens_beyond_the_context_is_refused_at_construction(team, rows, formatters):
     agents = team()
     ctx = agents[0].model.config.max_position_embeddings
-    with pytest.raises(ValueError, match=rf"max_new_tokens={ctx}.*context of {ctx} tokens.*max_new_tokens <= \d+"):
+    with pytest.raises(ValueError, match=rf"do not fit in the model's context of {ctx} tokens.*leaves \d+ positions for "
+                                         rf"max_new_tokens={ctx}"):
         MAGRPOTrainer(agents, length_gap, formatters, rows, cfg(max_new_tokens=ctx))
     MAGRPOTrainer(agents, length_gap, formatters, rows, cfg(max_new_tokens=ctx - 100))  # room for the prompt: accepted
 
@@ -363,3 +364,40 @@ def test_cli_error_during_training_keeps_a_checkpoint_and_the_history(tmp_path, 
     assert "Stopped by an error (RuntimeError) at step 2 of 4" in err and f"--resume {out}" in err
     assert checkpoint_info(out / "checkpoint")["step"] == 2
     assert [h["step"] for h in json.loads((out / "history.json").read_text())] == [1, 2]
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    from magrpo_edu import experiment
+
+    out = tmp_path_factory.mktemp("finished") / "run"
+    experiment.run_training(task="length", steps=2, G=2, max_new_tokens=8, eval_rows=1, save_steps=1, out=str(out),
+                            progress=False, device="cpu")
+    return out
+
+
+@pytest.mark.parametrize("damage", [
+    ("trainer_state.pt", lambda b: b""),          # empty: its EOFError has no message (an IndexError once)
+    ("trainer_state.pt", lambda b: b[:300]),      # truncated: a traceback with exit 1 once
+    ("trainer_state.json", lambda b: b[:50]),     # these two once said "nothing to resume ... no trainer_state.pt"
+    ("config.json", lambda b: b[:20]),
+])
+def test_every_damaged_checkpoint_is_one_line_naming_the_file_and_exit_2(damage, finished_run, tmp_path, capsys):
+    """Issue 28, item 6: resume and eval both name the damaged file in one line, exit 2, before any model loads."""
+    import shutil
+
+    from magrpo_edu import experiment
+    from magrpo_edu.cli import main
+
+    name, cut = damage
+    run = tmp_path / "run"
+    shutil.copytree(finished_run, run)
+    f = run / "checkpoint" / name
+    f.write_bytes(cut(f.read_bytes()))
+    for argv in (["train", "--resume", str(run)], ["eval", "--checkpoint", str(run)]):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(experiment, "load_model", lambda *a, **k: pytest.fail("a model was loaded before the check"))
+            rc = main(argv)
+        err = capsys.readouterr().err.strip().splitlines()
+        assert rc == 2 and len(err) == 1 and err[0].startswith("magrpo-edu: error: cannot "), (argv, err)
+        assert str(f) in err[0], (argv, err)

@@ -78,8 +78,8 @@ def test_a_failure_after_the_model_loads_leaves_no_folder(tmp_path, capsys):
     """--max-new-tokens beyond the tiny model's context is found when the agents exist; still exit 2, no folder."""
     out = tmp_path / "out"
     rc, err = run_cli(["--out", str(out), "--max-new-tokens", "5000", "--eval-rows", "1", "--device", "cpu"], capsys)
-    assert rc == 2 and err.strip().splitlines()[-1].startswith("magrpo-edu: error: config.max_new_tokens=5000 plus")
-    assert "context of 1024 tokens" in err
+    assert rc == 2 and err.strip().splitlines()[-1].startswith("magrpo-edu: error: agent 'agent_0': 1 prompt(s) do not fit")
+    assert "context of 1024 tokens" in err and "max_new_tokens=5000" in err
     assert not out.exists()
 
 

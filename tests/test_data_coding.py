@@ -117,3 +117,31 @@ def test_hub_rows_without_usable_tests_are_refused(tmp_path, test, match):
     with pytest.raises(ValueError, match=match) as err:
         load_coding_hub(str(f))
     assert "line 1" in str(err.value)
+
+
+@pytest.mark.parametrize("test, says", [
+    ("def check(candidate:\n    assert candidate(1) == 1\n", r"row 1: its test does not parse"),
+    ("def check(candidate):\n    pass\n", r"row 1: its test has no assert that mentions `candidate`"),
+])
+def test_packaged_coding_rows_are_checked_before_any_model_loads(test, says, tmp_path, monkeypatch, capsys):
+    """Issue 28, item 7: load_coding checks every row's test as load_coding_hub does, and the command line
+    turns a bad data file into one line with exit 2 before a model loads."""
+    import json
+    import shutil
+
+    from magrpo_edu import experiment
+    from magrpo_edu.cli import main
+    from magrpo_edu.resources import data_dir
+    from magrpo_edu.tasks import coding
+
+    for f in data_dir().glob("*.jsonl"):
+        shutil.copy(f, tmp_path / f.name)
+    row = dict(task_id="bad/0", prompt="def f(x):\n", entry_point="f", test=test)
+    (tmp_path / "coding_train.jsonl").write_text(json.dumps(row) + "\n")
+    monkeypatch.setattr(coding, "data_dir", lambda: tmp_path)
+    with pytest.raises(ValueError, match=says):
+        coding.load_coding("train")
+    monkeypatch.setattr(experiment, "load_model", lambda *a, **k: pytest.fail("a model was loaded before the check"))
+    rc = main(["train", "--task", "coding", "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "the coding task's data cannot be used" in err[0] and "row 1" in err[0], err

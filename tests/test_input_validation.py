@@ -131,6 +131,8 @@ def test_prompt_longer_than_the_context_is_refused_before_generating(small_token
                        rf"tokens; the longest is {n_tokens(long)} tokens and is longer than the context by itself") as e:
         sample_completions([agent], [["short", long]], 2, cfg)
     assert "Prompts are not truncated" in str(e.value) and "lower max_new_tokens" in str(e.value)
+    # by how much, and never a negative budget (issue 28, item 8: it once advised max_new_tokens <= -99031)
+    assert f"by {n_tokens(long) - 32} tokens: no max_new_tokens can make it fit" in str(e.value) and "<= -" not in str(e.value)
     with pytest.raises(PromptTooLongError, match=rf"leaves {32 - n_tokens(near)} positions for max_new_tokens=8 "
                        rf"\(it needs {n_tokens(near) + 8} = {n_tokens(near)} \+ max_new_tokens 8\)"):
         sample_completions([agent], [[near]], 2, cfg)
@@ -161,3 +163,19 @@ def test_missing_files_and_unreachable_hub_datasets_say_what_to_do(tmp_path):
     with pytest.raises(DataNotAvailableError, match=r"Could not load the dataset 'made-up-org/made-up-data' \(split 'train'\)"
                        r".*pass a local JSON Lines file"):
         load_tldr_hub(path="made-up-org/made-up-data")
+
+
+def test_a_first_prompt_longer_than_the_context_says_so_at_construction(small_tokenizer):
+    """The trainer's check at construction uses the policy's message: the prompt alone is too long, by how much."""
+    from magrpo_edu import MAGRPOConfig, MAGRPOTrainer
+    from magrpo_edu.agents import PromptTooLongError, separate_agents
+    from magrpo_edu.pretraining.pretrain import build_model
+
+    tok = small_tokenizer
+    model = build_model(len(tok), tok, hidden_size=16, layers=1, heads=2, intermediate_size=32, max_positions=32)
+    agents = separate_agents(model, 2, tokenizer=tok)
+    rows = [{"text": "word " * 60}]
+    with pytest.raises(PromptTooLongError, match=r"longer than the context by itself, by \d+ tokens") as e:
+        MAGRPOTrainer(agents, lambda c, r: [0.0] * len(c[0]), [lambda r: r["text"]] * 2, rows,
+                      MAGRPOConfig(max_new_tokens=4, num_generations=2, progress=False))
+    assert "<= -" not in str(e.value)

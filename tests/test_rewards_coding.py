@@ -237,3 +237,22 @@ def test_feedback_transition_in_a_two_turn_run(make_model, small_tokenizer):
     tr.train()
     assert len(seen) == 2 and all("Revise your function." in p for out in seen for p in out)
     assert tr.history[-1]["nodes"] == 3.0 and "reward/tests" in tr.history[-1]
+
+
+@pytest.mark.parametrize("body", ["return " + "-" * 3000 + "1",          # too deep for the parser: RecursionError
+                                  "return " + "(" * 200_000 + "1",       # deeper still: MemoryError or RecursionError
+                                  "return '\ud800'",                     # a lone surrogate: UnicodeEncodeError
+                                  "return 1\x00"])                       # a null byte: ValueError
+def test_no_completion_text_can_raise_out_of_the_reward(body):
+    """Any text an agent writes scores (0 at the syntax level) and never stops a run (issue 28, item 3)."""
+    from magrpo_edu.rewards.coding import coding_joint_reward, coding_levels, level_feedback
+    from magrpo_edu.tasks.coding import load_coding
+
+    p = load_coding("eval")[0]
+    main = f"def {p['entry_point']}(*args):\n    {body}\n"
+    aux = "def aux(x):\n    return x\n"
+    lv = coding_levels(aux, main, p)
+    assert lv["syntax"] == 0.0 and lv["tests"] == 0.0 and lv["total_reward"] == 1.0  # aux and main found, no more
+    joint = coding_joint_reward([[aux, aux], [main, "nonsense"]], p)
+    assert len(joint["total"]) == 2
+    assert "syntax: " in level_feedback(aux, main, p) and "syntax: OK" not in level_feedback(aux, main, p)

@@ -148,6 +148,26 @@ def combine(aux: str, main: str, problem: dict) -> str:
     return "\n\n".join(p for p in (import_lines(problem["prompt"]), aux, main) if p)
 
 
+UNPARSEABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
+"""What `ast.parse` raises on text that is no program: a syntax error, a null byte or a lone surrogate
+(ValueError, UnicodeEncodeError), nesting too deep for the parser (RecursionError, MemoryError). Any
+text an agent writes scores 0 at the syntax level; none of these may escape the reward and stop a run."""
+
+
+def parse_error(program: str) -> Optional[str]:
+    """None if `program` parses, else why not, in one line (the syntax level's test).
+    >>> parse_error("def f(:") is not None, parse_error("return " + "-" * 5000 + "1") is not None
+    (True, True)
+    """
+    try:
+        ast.parse(program)
+        return None
+    except SyntaxError as e:
+        return f"SyntaxError at line {e.lineno}, col {e.offset}: {e.msg}"
+    except UNPARSEABLE as e:
+        return f"{type(e).__name__}: {str(e)[:200] or 'the parser gave up'}"
+
+
 def _empty_levels() -> dict:
     return dict({k: 0.0 for k in LEVELS}, passed=0, total=0, total_reward=0.0)
 
@@ -170,9 +190,7 @@ def _prepare(aux: str, main: str, problem: dict, single: bool) -> tuple[dict, st
         return lv, aux_f, main_f, None
     lv["main_defined"] = 0.6
     program = combine(aux_f, main_f, problem)
-    try:
-        ast.parse(program)
-    except SyntaxError:
+    if parse_error(program) is not None:
         return lv, aux_f, main_f, None
     lv["syntax"] = 0.5
     return lv, aux_f, main_f, program
@@ -257,13 +275,9 @@ def level_feedback(aux: str, main: str, problem: dict, limits: Optional[SandboxL
     lines = [f"aux: {'found' if aux_f and has_return(aux_f) else 'missing (define aux with a return)'}",
              f"{entry}: {'found' if main_f and has_return(main_f) else 'missing (define it with a return)'}"]
     program = combine(aux_f, main_f, problem)
-    try:
-        ast.parse(program)
-        lines.append("syntax: OK")
-        ok = bool(main_f) and has_return(main_f)
-    except SyntaxError as e:
-        lines.append(f"syntax: SyntaxError at line {e.lineno}, col {e.offset}: {e.msg}")
-        ok = False
+    error = parse_error(program)
+    lines.append(f"syntax: {error or 'OK'}")
+    ok = error is None and bool(main_f) and has_return(main_f)
     asserts = extract_asserts(problem["test"], entry)
     if ok and asserts:
         r = run_many([(program, asserts, entry)], limits)[0]

@@ -106,7 +106,27 @@ def load_coding(split: str = "train") -> list[dict]:
     """The package's cooperative coding problems: split 'train' or 'eval' (held-out families)."""
     if split not in ("train", "eval"):
         raise ValueError(f"unknown split {split!r}; choose 'train' or 'eval'.")
-    return read_jsonl(data_dir() / f"coding_{split}.jsonl", required=FIELDS)
+    f = data_dir() / f"coding_{split}.jsonl"
+    rows = read_jsonl(f, required=FIELDS)
+    for k, r in enumerate(rows):  # as load_coding_hub: every row's test parses and has a test the reward can run
+        check_tests(f"{f}, row {k + 1}", r)
+    return rows
+
+
+def check_tests(where: str, row: dict) -> list[str]:
+    """The row's tests as the reward extracts them; ValueError naming `where` when its test does not
+    parse or has no assert that mentions `candidate` (such a row would cap the reward at 1.5 of 4
+    without telling anyone)."""
+    try:
+        tests = extract_asserts(row["test"], row["entry_point"])
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        why = f"{exc.msg}, line {exc.lineno}" if isinstance(exc, SyntaxError) else type(exc).__name__
+        raise ValueError(f"{where}: its test does not parse ({why}); it must be Python defining check(candidate).") from None
+    if not tests:
+        raise ValueError(f"{where}: its test has no assert that mentions `candidate` inside "
+                         "`def check(candidate):`, so the reward would have nothing to run. Rewrite the test in "
+                         "HumanEval's format (def check(candidate): assert candidate(...) == ...) or drop the row.")
+    return tests
 
 
 def extract_asserts(test: str, entry_point: str) -> list[str]:
@@ -171,14 +191,6 @@ def load_coding_hub(path: str, split: str = "test", limit: int | None = None, **
     would be scored at most 1.5 of 4 without telling anyone."""
     rows = []
     for where, r in load_rows(path, split, limit, required=FIELDS, **kw):
-        try:
-            tests = extract_asserts(r["test"], r["entry_point"])
-        except SyntaxError as exc:
-            raise ValueError(f"{where}: its test does not parse ({exc.msg}, line {exc.lineno}); it must be "
-                             "Python defining check(candidate).") from None
-        if not tests:
-            raise ValueError(f"{where}: its test has no assert that mentions `candidate` inside "
-                             "`def check(candidate):`, so the reward would have nothing to run. Rewrite the test in "
-                             "HumanEval's format (def check(candidate): assert candidate(...) == ...) or drop the row.")
+        check_tests(where, r)
         rows.append({f: r[f] for f in FIELDS} | {"source": str(path)})
     return rows

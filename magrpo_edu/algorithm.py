@@ -217,7 +217,8 @@ def group_advantages(rewards: torch.Tensor, mode: str = "mean", scale: str = "no
           "rloo" (MARLOO):       A_g = R_g - mean_{k != g} R_k = G/(G-1) * (R_g - mean_k R_k)
           "max"  (MAReMax):      A_g = R_g - max_k R_k
     scale "none" (paper);
-          "group" (TRL's scale_rewards="group"): A / (sample std of the group's R + eps), eps = 1e-4;
+          "group" (TRL's scale_rewards="group"): A / (sample std of the group's R + eps), eps = 1e-4
+                   (refused with mode "none": it would divide the un-centred R by ~0 on equal rewards);
           "zscore" (CoMLRL 1.4.3): (A - mean A) / max(population std of A, 1e-6), after the
                    baseline (it re-centres A, so with "max" or "none" it is not a plain rescaling).
     clip  clamp to [-clip, clip] afterwards (paper-era code: 10).
@@ -243,6 +244,10 @@ def group_advantages(rewards: torch.Tensor, mode: str = "mean", scale: str = "no
     else:
         raise ValueError(f"group_advantages: mode={mode!r} is not one of 'mean', 'none', 'rloo', 'max'.")
     if scale == "group":
+        if mode == "none":
+            from .config import NONE_WITH_GROUP_SCALE
+
+            raise ValueError(NONE_WITH_GROUP_SCALE)
         adv = adv / (r.std(dim=-1, keepdim=True) + eps)
     elif scale == "zscore":
         adv = (adv - adv.mean(dim=-1, keepdim=True)) / adv.std(dim=-1, unbiased=False, keepdim=True).clamp_min(1e-6)

@@ -17,6 +17,11 @@ MAX_JOINT_ACTIONS = 10_000
 ADVANTAGE_MODES = ("mean", "none", "rloo", "max")
 SCALE_MODES = ("none", "group", "zscore")
 TRACKERS = ("tensorboard", "wandb", "trackio")
+NONE_WITH_GROUP_SCALE = (
+    "MAGRPOConfig.advantage='none' with scale_rewards='group' is refused: MAREINFORCE has no baseline, so TRL's "
+    "group scaling would divide the UN-centred reward by the group's std, and a group whose rewards are all equal "
+    "(std 0; common: all 0 early in coding, all at the maximum late in writing) would get advantages of R x 10^4. "
+    "Use scale_rewards='zscore' (CoMLRL's, which centres first) or 'none', or a baseline (advantage='mean').")
 AGENT_KINDS = ("lora", "separate")
 """`magrpo-edu train --agents`: a shared base with one LoRA adapter per agent, or full copies."""
 
@@ -135,6 +140,8 @@ class MAGRPOConfig:
             raise bad("advantage", f"one of {ADVANTAGE_MODES} (mean=MAGRPO, none=MAREINFORCE, rloo=MARLOO, max=MAReMax)")
         if self.scale_rewards not in SCALE_MODES:
             raise bad("scale_rewards", f"one of {SCALE_MODES}")
+        if self.advantage == "none" and self.scale_rewards == "group":
+            raise ValueError(NONE_WITH_GROUP_SCALE)
         if self.advantage_clip is not None and (not is_num(self.advantage_clip) or not self.advantage_clip > 0):
             raise bad("advantage_clip", "None (no clamp) or a finite number > 0")
         if not is_int(self.num_turns) or self.num_turns < 1:

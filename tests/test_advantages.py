@@ -25,8 +25,7 @@ def test_max_is_remax():
     assert group_advantages(R, mode="max").tolist() == [-5.0, -4.0, -3.0, 0.0]
 
 
-@pytest.mark.parametrize("mode,centred", [("mean", [-2.0, -1.0, 0.0, 3.0]), ("max", [-5.0, -4.0, -3.0, 0.0]),
-                                          ("none", [1.0, 2.0, 3.0, 6.0])])
+@pytest.mark.parametrize("mode,centred", [("mean", [-2.0, -1.0, 0.0, 3.0]), ("max", [-5.0, -4.0, -3.0, 0.0])])
 def test_group_scaling_divides_by_unbiased_std(mode, centred):
     std = (14 / 3) ** 0.5
     got = group_advantages(R, mode=mode, scale="group")
@@ -108,3 +107,25 @@ def test_config_accepts_both_scalings_by_name():
 
     assert MAGRPOConfig(scale_rewards="zscore").scale_rewards == "zscore"
     assert MAGRPOConfig(scale_rewards="group").scale_rewards == "group"
+
+
+@pytest.mark.parametrize("mode", ["mean", "none", "rloo", "max"])
+@pytest.mark.parametrize("scale", ["none", "group", "zscore"])
+@pytest.mark.parametrize("value", [0.0, 1.0, 2.98])
+def test_equal_rewards_give_zero_advantage_but_for_plain_mareinforce(mode, scale, value):
+    """Issue 35, item 2: a group whose rewards are all equal teaches nothing, under every baseline and
+    scaling, except plain MAREINFORCE (A = R); never a NaN. advantage='none' with scale='group' (which
+    divided the un-centred R by ~0: 1.0 -> 10000) is refused, by the function and by the config."""
+    from magrpo_edu import MAGRPOConfig
+
+    R = torch.full((4,), value)
+    if (mode, scale) == ("none", "group"):
+        with pytest.raises(ValueError, match="advantage='none' with scale_rewards='group' is refused"):
+            group_advantages(R, mode=mode, scale=scale)
+        with pytest.raises(ValueError, match="advantage='none' with scale_rewards='group' is refused"):
+            MAGRPOConfig(advantage="none", scale_rewards="group")
+        return
+    A = group_advantages(R, mode=mode, scale=scale, clip=10.0)
+    assert not torch.isnan(A).any()
+    expected = R if (mode, scale) == ("none", "none") else torch.zeros(4)
+    assert torch.equal(A, expected), (mode, scale, A)

@@ -389,6 +389,7 @@ if PIVOT_ROOT is not None and libc.syscall(ctypes.c_long(PIVOT_ROOT), b".", b".o
 else:  # pivot_root refused (e.g. a ramfs root) or unknown here: chroot, the uid is dropped anyway
     os.chroot(root)
 os.chdir("/tmp/work")
+os.environ["PWD"] = "/tmp/work"  # the shell that started us set the host's folder (with the trainer's pid) there
 os.execv(TIMEOUT, ["timeout", "-s", "KILL", total, SETPRIV, "--reuid=%d" % UID, "--regid=%d" % UID, "--clear-groups",
                    "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"] + cmd)
 """

@@ -628,3 +628,12 @@ def test_fallback_mode_still_limits_what_rlimits_can(monkeypatch):
     finally:
         monkeypatch.delenv("MAGRPO_EDU_SANDBOX")
         isolation.cache_clear()
+
+
+@needs_isolation
+def test_the_environment_names_no_host_path():
+    """Issue 28, item 4: PWD showed the host's temporary folder (with the trainer's pid) inside the sandbox."""
+    prog = "import os\nENV = dict(os.environ)\nCWD = os.getcwd()\ndef f():\n    return repr((ENV, CWD))\n"
+    r = run_program(prog, ["assert f() == ''"], LIMITS, entry_point="f")
+    seen = r.asserts[0].message or ""
+    assert "'PWD': '/tmp/work'" in seen and "magrpo-sandbox" not in seen and str(os.getpid()) not in seen, seen

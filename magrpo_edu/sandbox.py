@@ -769,6 +769,14 @@ class _BadValue(Exception):
     pass
 
 
+def _refuse_hash_flood(keys: list) -> None:
+    """A set or dict whose keys mostly share a hash costs quadratic time to build and compare (42,000 ints
+    k * (2**61 - 1) took 20 s, the trainer's threads starved meanwhile): counting distinct hashes is linear,
+    and honest values never collide like that (hash(-1) == hash(-2) is the one pair among small ints)."""
+    if len(keys) > 256 and len({hash(k) for k in keys}) < len(keys) // 2:
+        raise _BadValue(f"hash flood: {len(keys)} keys share few hash values")
+
+
 def _decode(x, depth: int, left: list):
     """A value from the sandbox's tagged JSON, rebuilt from plain builtins only; _BadValue if malformed."""
     left[0] -= 1
@@ -789,9 +797,13 @@ def _decode(x, depth: int, left: list):
             return bytes.fromhex(rest[0])
         if tag in ("l", "t", "s", "F"):
             items = [_decode(e, depth + 1, left) for e in rest]
+            if tag in ("s", "F"):
+                _refuse_hash_flood(items)
             return {"l": list, "t": tuple, "s": set, "F": frozenset}[tag](items)
         if tag == "d" and len(rest) % 2 == 0:
-            return {_decode(k, depth + 1, left): _decode(v, depth + 1, left) for k, v in zip(rest[::2], rest[1::2])}
+            keys = [_decode(k, depth + 1, left) for k in rest[::2]]
+            _refuse_hash_flood(keys)
+            return dict(zip(keys, [_decode(v, depth + 1, left) for v in rest[1::2]]))
     except (ValueError, TypeError, OverflowError) as e:  # bad float text, unhashable key, ...
         raise _BadValue(str(e)) from None
     raise _BadValue("malformed")

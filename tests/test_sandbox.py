@@ -637,3 +637,19 @@ def test_the_environment_names_no_host_path():
     r = run_program(prog, ["assert f() == ''"], LIMITS, entry_point="f")
     seen = r.asserts[0].message or ""
     assert "'PWD': '/tmp/work'" in seen and "magrpo-sandbox" not in seen and str(os.getpid()) not in seen, seen
+
+
+@pytest.mark.parametrize("tag", ["s", "F", "d"])
+def test_a_hash_flood_in_a_result_line_is_refused_in_linear_time(tag):
+    """Issue 28, item 1 (in part): a program that writes its own result line with a set (or dict keys) of
+    ints that all hash alike made the trainer's decode take 20 s; now it is refused as unreadable at once."""
+    n = 30_000
+    flood = "[str(k * (2 ** 61 - 1)) for k in range(1, %d)]" % n  # JSON ints, every one hashing to 0
+    items = f"[x for v in {flood} for x in (int(v), 0)]" if tag == "d" else f"[int(v) for v in {flood}]"
+    liar = ("import os, json, sys\ndef f():\n    fr = sys._getframe(1)\n    while 'tag' not in fr.f_locals:\n        fr = fr.f_back\n"
+            f"    line = json.dumps({{'index': 0, 'values': [[{tag!r}] + {items}], 'tag': fr.f_locals['tag']}})\n"
+            "    os.write(fr.f_locals['fd'], line.encode() + b'\\n')\n    os._exit(0)\n")
+    t = time.time()
+    r = run_program(liar, ["assert f() == set()"], SandboxLimits(timeout_s=20, assert_timeout_s=10), entry_point="f")
+    assert r.passed == 0 and r.asserts[0].error == "BadResult" and "hash flood" in r.asserts[0].message, r.asserts
+    assert time.time() - t < 8, "the parent spent too long on the line"

@@ -109,8 +109,8 @@ def run_pytest(args: list[str], env: dict) -> dict:
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA", *args]
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr[-300:]
-    failed = re.findall(r"^(?:FAILED|ERROR) (\S+)", proc.stdout, flags=re.M)
-    passed = re.findall(r"^PASSED (\S+)", proc.stdout, flags=re.M)
+    failed = re.findall(r"^(?:FAILED|ERROR) (\S+(?: \d+)?)", proc.stdout, flags=re.M)
+    passed = re.findall(r"^PASSED (\S+(?: \d+)?)", proc.stdout, flags=re.M)
     return dict(command=" ".join(cmd[1:]), returncode=proc.returncode, summary=tail, failed=failed, passed=passed,
                 seconds=round(time.time() - t, 1), log_tail=proc.stdout[-3000:])
 

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Optional
 
 import torch
+from tqdm.auto import tqdm
 
 from . import __version__, distributed
 from .agents import lora_agents, separate_agents
@@ -472,8 +473,6 @@ def build_run(plan: dict) -> Run:
     elif main:  # data parallel: rank 0 evaluates the untrained agents, the others go straight to training
         progress = plan["progress"]
         run.before = trainer.evaluate(progress=progress, desc="1. untrained agents")
-        from tqdm.auto import tqdm
-
         methods = untrained_methods(t.prompt_task)
         run.table = [run.method(m) for m in tqdm(methods, desc="1. baselines", disable=not progress)]
         if not progress:
@@ -506,8 +505,6 @@ def train_run(run: Run) -> Optional[tuple[dict, list, float]]:
         after = trainer.evaluate(progress=run.plan["progress"], desc="3. trained agents")
         trainer.log_eval(after)
         finals = ["magrpo"] + (["magrpo_2turn"] if run.task.prompt_task == "coding" else [])  # coding: + a feedback turn
-        from tqdm.auto import tqdm
-
         table = list(run.table) + [run.method(m) for m in tqdm(finals, desc="3. comparison table", disable=not run.plan["progress"])]
     except KeyboardInterrupt:
         if run.main:

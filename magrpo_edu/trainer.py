@@ -74,11 +74,13 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 import torch
+from tqdm.auto import tqdm
 
 from . import distributed
 from .agents import Agent, has_reference
 from .algorithm import accumulate_gradients, rollout
 from .config import MAGRPOConfig
+from .policy import check_prompt_lengths, context_size
 from .quality import mean_repetition, token_nll
 from .tracking import make_callbacks
 
@@ -200,16 +202,13 @@ class MAGRPOTrainer:
         except Exception:  # train() reports a failing formatter with the row; check the budget alone here
             prompts = None
         for i, a in enumerate(self.agents):
-            ctx = getattr(getattr(a.model, "config", None), "max_position_embeddings", None)
-            if not isinstance(ctx, int):
-                continue
             if prompts:  # the policy's one context check and message (a prompt alone too long says by how much)
-                from .policy import check_prompt_lengths
-
                 check_prompt_lengths(a, [prompts[i]], c.max_new_tokens)
-            elif c.max_new_tokens + 1 > ctx:
+                continue
+            ctx = context_size(a.model, a.tokenizer)
+            if ctx is not None and c.max_new_tokens + 1 > ctx:
                 raise ValueError(f"config.max_new_tokens={c.max_new_tokens} plus at least one prompt token exceeds agent "
-                                 f"{a.name}'s context of {ctx} tokens (its model's max_position_embeddings); use "
+                                 f"{a.name}'s context of {ctx} tokens (its model's context size); use "
                                  f"max_new_tokens <= {ctx - 1}.")
 
     # ------------------------------------------------------------------------------ data order
@@ -250,7 +249,6 @@ class MAGRPOTrainer:
 
         Ctrl-C (in the main thread) finishes the current step, then raises KeyboardInterrupt with the
         trainer at a step boundary (save it with `save`); a second Ctrl-C stops at once."""
-        from tqdm.auto import tqdm
 
         c = self.config
         bar = tqdm(total=self.total_steps, initial=self.step, desc="MAGRPO", dynamic_ncols=True,
@@ -415,8 +413,6 @@ class MAGRPOTrainer:
         data = dataset if dataset is not None else self.eval_dataset
         if data is None:
             raise ValueError("evaluate() needs a dataset: pass one, or give eval_dataset to the trainer.")
-        from tqdm.auto import tqdm
-
         cfg = self.config
         G = num_generations or cfg.num_generations
         rows = list(data)[: max_rows] if max_rows else list(data)

@@ -354,11 +354,13 @@ def load_model(name: str = "tiny", dtype: Any = None, device: str | torch.device
             f"unknown model name {name!r}: it is not a known model name ({known}; matched case-insensitively), "
             "not an existing folder, and not a Hugging Face hub id (owner/name, e.g. HuggingFaceTB/SmolLM2-135M-Instruct). "
             "Pass one of the known names, a folder saved with save_pretrained, or a full hub id.")
-    if hub_offline() and not _in_hub_cache(name):
+    local_only = hub_offline()
+    if local_only and not _in_hub_cache(name):
         raise _hub_error(name)
-    local_only = hub_offline() or not hub_reachable()  # no network: the cache or nothing, at once
-    if local_only and not hub_offline() and not _in_hub_cache(name):
-        raise _hub_error(name, ConnectionError("no connection to the hub within 2 s"))
+    if not local_only and not hub_reachable():  # no network: the cache or nothing, at once
+        if not _in_hub_cache(name):
+            raise _hub_error(name, ConnectionError("no connection to the hub within 2 s"))
+        local_only = True
     try:
         return _finish(*_from_pretrained(name, dtype=dtype, local_files_only=local_only), device)
     except Exception as exc:

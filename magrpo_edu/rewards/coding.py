@@ -52,7 +52,7 @@ import re
 from typing import Optional, Sequence
 
 from ..sandbox import SandboxLimits, SandboxResult, run_many
-from ..tasks.coding import extract_asserts, import_lines
+from ..tasks.coding import UNPARSEABLE, extract_asserts, import_lines
 
 MAX_REWARD = 4.0
 SINGLE_AGENT_MAX = 2.1
@@ -146,12 +146,6 @@ def ignores_aux_result(main_code: str, entry_point: str) -> bool:
 def combine(aux: str, main: str, problem: dict) -> str:
     """The program that is tested: the problem's imports + aux + main (already extracted functions)."""
     return "\n\n".join(p for p in (import_lines(problem["prompt"]), aux, main) if p)
-
-
-UNPARSEABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
-"""What `ast.parse` raises on text that is no program: a syntax error, a null byte or a lone surrogate
-(ValueError, UnicodeEncodeError), nesting too deep for the parser (RecursionError, MemoryError). Any
-text an agent writes scores 0 at the syntax level; none of these may escape the reward and stop a run."""
 
 
 def parse_error(program: str) -> Optional[str]:

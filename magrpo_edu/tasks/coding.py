@@ -113,13 +113,20 @@ def load_coding(split: str = "train") -> list[dict]:
     return rows
 
 
+UNPARSEABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
+"""What `ast.parse` raises on text that is no program: a syntax error, a null byte or a lone surrogate
+(ValueError, UnicodeEncodeError), nesting too deep for the parser (RecursionError, MemoryError). Neither a
+data row's test nor any text an agent writes may let one of these escape (the reward scores it 0 at the
+syntax level)."""
+
+
 def check_tests(where: str, row: dict) -> list[str]:
     """The row's tests as the reward extracts them; ValueError naming `where` when its test does not
     parse or has no assert that mentions `candidate` (such a row would cap the reward at 1.5 of 4
     without telling anyone)."""
     try:
         tests = extract_asserts(row["test"], row["entry_point"])
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+    except UNPARSEABLE as exc:
         why = f"{exc.msg}, line {exc.lineno}" if isinstance(exc, SyntaxError) else type(exc).__name__
         raise ValueError(f"{where}: its test does not parse ({why}); it must be Python defining check(candidate).") from None
     if not tests:

@@ -3,10 +3,14 @@
 The coding reward executes what the agents wrote. The authors' reference code uses `exec` with
 SIGALRM in the trainer's own process; that lets generated code loop forever, exhaust memory, kill
 the trainer, read or write anywhere, and forge its own test results. Here every program runs in a
-fresh child process, and each assert is run separately (the program is re-executed for each, so no
-state leaks between asserts), with:
+fresh child process, and each assert runs in a fresh process of its own, forked by the harness
+before any program code ran, where the program is executed again and then the assert: nothing one
+assert's process does (globals, state of imported modules, the builtins, signal handlers, a crash,
+os._exit) reaches the next assert; only files written to the run's private folders persist between
+the asserts of one run. With:
 
-  * limits: wall clock (per assert and in total), CPU time, address space, open files, file size,
+  * limits: wall clock (per assert, enforced from outside the assert's process, and in total), CPU
+    time (per process), address space, open files, file size,
     output size (stdout/stderr are read up to a cap, the rest discarded), no core dumps;
   * a minimal environment (no inherited variables, so no secrets), stdin closed, `python -I -S`
     (no site-packages, no user site, no PYTHON* variables);
@@ -122,16 +126,22 @@ MAX_VALUE_ITEMS = 100_000  # items (scalars + containers) in one assert's return
 MAX_VALUE_DEPTH = 64
 
 # The harness runs INSIDE the sandbox, as `python -I -S -c HARNESS`. It reads one JSON object from
-# stdin, then for each assert: executes the program in fresh globals (with a private copy of the
-# builtins) and then either evaluates the shipped expressions and writes their values (forge-proof
-# mode) or runs the assert itself and writes its verdict (legacy mode), one line on the result pipe.
+# stdin, compiles the program, then for each assert forks a fresh process (its own process group)
+# that executes the program in fresh globals (with a private copy of the builtins) and then either
+# evaluates the shipped expressions and writes their values (forge-proof mode) or runs the assert
+# itself and writes its verdict (legacy mode), one line on the result pipe. The harness's process
+# runs no program code: it times each assert's process (SIGKILL to its group after
+# `assert_timeout`), and writes a line of its own when that process timed out or died without one
+# (the parent keeps the first line of each assert).
 HARNESS = r'''
 import sys, os, json, signal, builtins
 def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _vars=vars, _exc=BaseException,
           _compile=compile, _exec=exec, _eval=eval, _signal=signal.signal, _setitimer=signal.setitimer,
           _enumerate=enumerate, _len=len, _dumps=json.dumps, _issub=issubclass, _ALRM=signal.SIGALRM,
           _REAL=signal.ITIMER_REAL, _int=int, _float=float, _complex=complex, _bool=bool, _bytes=bytes, _list=list,
-          _tuple=tuple, _set=set, _frozenset=frozenset, _slice=slice, _None=type(None)):
+          _tuple=tuple, _set=set, _frozenset=frozenset, _slice=slice, _None=type(None), _fork=os.fork,
+          _setpgid=os.setpgid, _waitpid=os.waitpid, _killpg=os.killpg, _kill=os.kill, _KILL=signal.SIGKILL,
+          _exit=os._exit):
     spec = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     sys.stdin.close()
     os.close(0)
@@ -145,10 +155,17 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
     max_items, max_depth, max_chars = spec["max_items"], spec["max_depth"], spec["max_chars"]
     program, tests = spec["program"], spec["asserts"]
     snapshot = _dict(_vars(builtins))
-    real_builtins = _vars(builtins)
-    def emit(d):
+    stdout, stderr, real_builtins = sys.stdout, sys.stderr, _vars(builtins)
+    own_group = spec["own_group"]  # namespaces mode; in rlimits mode the run's one process group is what dies with the trainer
+    def emit(d, fresh=False):  # fresh: after a line a killed process may have left unfinished
         d["tag"] = tag
-        _os_write(fd, (_dumps(d) + "\n").encode())
+        _os_write(fd, (("\n" if fresh else "") + _dumps(d) + "\n").encode())
+    def _flush():
+        for stream in (stdout, stderr):
+            try:
+                stream.flush()
+            except _exc:
+                pass
     class _Timeout(_exc):
         pass
     class _Unsendable(Exception):
@@ -207,14 +224,8 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
     except SyntaxError as e:
         emit({"load_error": "SyntaxError", "message": _str(e.msg), "line": e.lineno, "col": e.offset})
         return
-    timeouts = 0
-    for i, test in _enumerate(tests):
-        if timeouts >= limit:
-            emit({"index": i, "status": "skipped", "error": "TooManyTimeouts", "message": "earlier asserts timed out"})
-            continue
+    def verdict_of(i, test):  # in the assert's own process: the program, then the assert's calls or the assert
         g = {"__name__": "__main__", "__builtins__": _dict(snapshot)}
-        _signal(_ALRM, on_alarm)
-        _setitimer(_REAL, per)
         try:
             _exec(code, g)
             if "calls" in test:
@@ -227,27 +238,57 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
                 text = _dumps(values)
                 if _len(text) > max_chars:
                     raise _Unsendable("returned values too large to check (over %d characters)" % max_chars)
-                _setitimer(_REAL, 0)
-                verdict = {"index": i, "values": values}
-            else:
-                _exec(_compile(test["source"], "<assert>", "exec"), g)
-                _setitimer(_REAL, 0)
-                verdict = {"index": i, "status": "passed"}
-        except _Timeout:
-            timeouts += 1
-            verdict = {"index": i, "status": "timeout", "error": "Timeout", "message": "assert exceeded %ss" % per}
+                return {"index": i, "values": values}
+            _exec(_compile(test["source"], "<assert>", "exec"), g)
+            return {"index": i, "status": "passed"}
         except _Unsendable as e:
-            _setitimer(_REAL, 0)
-            verdict = {"index": i, "status": "failed", "error": "NonBuiltinResult", "message": e.args[0][:300]}
+            return {"index": i, "status": "failed", "error": "NonBuiltinResult", "message": e.args[0][:300]}
         except _exc as e:
-            _setitimer(_REAL, 0)
             try:
-                verdict = {"index": i, "status": "failed", "error": _type(e).__name__, "message": _str(e)[:300]}
+                return {"index": i, "status": "failed", "error": _type(e).__name__, "message": _str(e)[:300]}
             except _exc:
-                verdict = {"index": i, "status": "failed", "error": "Unprintable", "message": ""}
-        real_builtins.clear()
-        real_builtins.update(snapshot)  # undo what the program did to the builtins module
-        emit(verdict)
+                return {"index": i, "status": "failed", "error": "Unprintable", "message": ""}
+    _signal(_ALRM, on_alarm)  # this process times each assert's process (which cannot undo that) and kills it
+    timeouts = 0
+    for i, test in _enumerate(tests):
+        if timeouts >= limit:
+            emit({"index": i, "status": "skipped", "error": "TooManyTimeouts", "message": "earlier asserts timed out"})
+            continue
+        pid = _fork()
+        if pid == 0:  # the assert's process: nothing it does reaches the next assert's process
+            try:
+                if own_group:
+                    _setpgid(0, 0)
+                verdict = verdict_of(i, test)
+                _flush()
+                real_builtins.clear()
+                real_builtins.update(snapshot)  # undo what the program did to the builtins module (json uses them)
+                emit(verdict)
+            finally:
+                _exit(0)
+        status = None
+        try:
+            _setitimer(_REAL, per)
+            status = _waitpid(pid, 0)[1]
+            _setitimer(_REAL, 0)
+        except _Timeout:
+            pass
+        for kill in (_killpg, _kill):  # whatever the assert's process left in its own group goes with it
+            try:
+                kill(pid, _KILL)
+            except OSError:
+                pass
+        if status is None:
+            try:
+                _waitpid(pid, 0)
+            except OSError:
+                pass
+            timeouts += 1
+            emit({"index": i, "status": "timeout", "error": "Timeout", "message": "assert exceeded %ss" % per}, fresh=True)
+        else:  # counts only where the assert's process wrote no line (it died first: a signal, os._exit)
+            how = "signal %d" % (status & 127) if status & 127 else "exit code %d" % (status >> 8)
+            emit({"index": i, "status": "not_run", "error": "ProcessExited",
+                  "message": "the program ended the assert's process (%s)" % how}, fresh=True)
 _main()
 '''
 
@@ -814,7 +855,7 @@ def _check_on_host(i: int, plan: _Plan, d: dict) -> AssertResult:
     fail = functools.partial(AssertResult, i, plan.source, False, checked_by="host")
     values = d.get("values")
     if values is None:
-        status = d.get("status") if d.get("status") in ("failed", "timeout", "skipped") else "failed"
+        status = d.get("status") if d.get("status") in ("failed", "timeout", "skipped", "not_run") else "failed"
         return fail(status, str(d.get("error") or "BadResult")[:100], str(d.get("message") or "")[:300])
     try:
         if type(values) is not list or len(values) != len(plan.calls):
@@ -904,7 +945,7 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
     r_fd, w_fd = os.pipe()
     work = tempfile.mkdtemp(prefix=f"magrpo-sandbox-{os.getpid()}-")
     cgroup = None
-    harness = [python, "-I", "-S", "-B", "-c", HARNESS, f"magrpo-sandbox-owner-{os.getpid()}"]  # who ran it, for `ps`
+    harness = [python, "-I", "-S", "-B", "-u", "-c", HARNESS, f"magrpo-sandbox-owner-{os.getpid()}"]  # who ran it, for `ps`
     if iso["mode"] == "linux-namespaces":
         try:
             cgroup = _PidsCgroup(limits.max_processes)
@@ -930,6 +971,7 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": home}
     spec = json.dumps(dict(program=program, asserts=[p.harness_spec() for p in plans], fd=w_fd, tag=tag, cwd=cwd,
                            assert_timeout=limits.assert_timeout_s, max_timeouts=limits.max_timeouts,
+                           own_group=iso["mode"] == "linux-namespaces",
                            max_items=MAX_VALUE_ITEMS, max_depth=MAX_VALUE_DEPTH, max_chars=MAX_VALUE_CHARS)).encode()
     t0 = time.perf_counter()
     timed_out = False
@@ -1026,7 +1068,7 @@ def _collect(plans, lines, tag, out_sink, code, timed_out, seconds, mode) -> San
         elif plan.kind == "host":
             results.append(_check_on_host(i, plan, d))
         else:
-            status = d.get("status") if d.get("status") in ("passed", "failed", "timeout", "skipped") else "failed"
+            status = d.get("status") if d.get("status") in ("passed", "failed", "timeout", "skipped", "not_run") else "failed"
             error, message = d.get("error"), d.get("message")
             results.append(AssertResult(i, plan.source, status == "passed", status, None if error is None else str(error)[:100],
                                         None if message is None else str(message)[:300]))

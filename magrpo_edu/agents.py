@@ -16,10 +16,13 @@ The algorithm (`magrpo_edu.algorithm`) calls these team-level functions:
   completions of its own prompt(s) with the sampling settings `gen` (generate kwargs, e.g.
   `policy.sampling_settings(config)`); it is `policy.sample` for each agent.
 * `team_logprobs(agents, completions)` - step 6's sum over completion tokens of
-  log pi_i(a_t | prompt, a_<t) for every agent, padding and post-EOS tokens masked; it is
+  log pi_i(a_t | prompt, a_<t) for every agent, padding and post-EOS tokens masked, pi_i being the
+  distribution the tokens were sampled from (the logits through the temperature, top-k and top-p
+  warpers of `Completions.sampling`); it is
   `policy.logprobs` for each agent (`completion_logprobs(agent, completions)`: one agent).
-* `reference_token_logprobs(agent, completions)` - the same under the frozen untrained model pi_ref
-  (naturalness metric, KL leash config.beta): LoRA agents' shared base with the adapters off (no
+* `reference_token_logprobs(agent, completions, temperature)` - the same under the frozen untrained
+  model pi_ref at a temperature, never truncated (naturalness metric at 1, KL leash config.beta at
+  the sampling temperature): LoRA agents' shared base with the adapters off (no
   copy), full-model agents' `Agent.reference`, a frozen copy `separate_agents` /
   `heterogeneous_agents` make when they build the team (reference=True; its memory cost is in their
   docstrings).
@@ -308,8 +311,17 @@ def has_reference(agent: Agent) -> bool:
 
 
 @torch.no_grad()
-def reference_token_logprobs(agent: Agent, c: Completions, fast: Optional[bool] = None) -> torch.Tensor:
+def reference_token_logprobs(agent: Agent, c: Completions, temperature: float = 1.0,
+                             fast: Optional[bool] = None) -> torch.Tensor:
     """log pi_ref(a_t | prompt, a_<t) per row and completion token, (B, C), masked positions 0, no grad.
+
+    pi_ref is the reference model's softmax at `temperature` (transformers' TemperatureLogitsWarper),
+    never truncated by top-k / top-p. The KL leash passes the temperature the completions were
+    sampled at (`algorithm.agent_losses`), as TRL does: at the first step pi = pi_ref and the KL is 0.
+    The naturalness metric keeps temperature 1 (`quality.token_nll`): it is a property of the text
+    under the untrained model, comparable between runs sampled at different temperatures. Top-k /
+    top-p are left out because a truncated reference gives -inf to every token outside its own kept
+    set, and the KL would be infinite as soon as the policy drew one (`algorithm` deviation 11).
 
     What "the frozen untrained model" pi_ref is, per kind of agent:
       * LoRA agent (`lora_agents`): the shared base with the adapters disabled: the untrained model
@@ -332,6 +344,7 @@ def reference_token_logprobs(agent: Agent, c: Completions, fast: Optional[bool] 
                          "before training.")
     else:
         model, rows = agent.reference, None
+    sampling = {"temperature": temperature}
     if _fast(fast):
-        return fast_path.token_logprobs(model, c, rows)
-    return model_logprobs(model, c, per_token=True, **({} if rows is None else {"adapter_names": rows}))
+        return fast_path.token_logprobs(model, c, rows, sampling)
+    return model_logprobs(model, c, per_token=True, sampling=sampling, **({} if rows is None else {"adapter_names": rows}))

@@ -8,6 +8,7 @@ One training step on one task x (the paper uses one prompt per optimiser step):
     4. reward     r^(j) = R(a^(j), x)                  ONE joint reward per joint action, no per-agent reward
     5. advantage  A^(j) = R^(j) - mean_j' R^(j')        the same group-relative advantage for every agent
     6. loss       L_i = -(1/G) sum_g A^(g) sum_t log pi_i(a_i,t^(g) | o_i, a_i,<t^(g))
+                  pi_i: the distribution step 2 sampled from (temperature, top-k, top-p: deviation 12)
                   (+ an optional KL leash, config.beta > 0, off in the paper: deviation 11)
     7. update     one optimiser step per agent
 
@@ -42,7 +43,11 @@ From the paper / the authors' reference code (CoMLRL 1.4.3 and their experiment 
   3. Multi-turn uses the rollout tree with a user transition function (the current CoMLRL design),
      not the paper-era external expert LLM with per-turn loss weights [1.2, 0.8]. An agent's loss
      averages its (1/G) sum_g A log pi terms over all tree nodes it acted in and takes ONE optimiser
-     step per prompt; the reference takes one optimiser step per tree node.
+     step per prompt; the reference takes one optimiser step per tree node. Returns are DISCOUNTED,
+     R_j = r_j + gamma * mean(children's returns) with gamma = config.discount = 0.9, as the paper
+     (spec section 3) writes them; CoMLRL 1.4.3 does not discount: its returns are r_j + the mean of
+     the children's returns, and its `discount` field is never read (issue 35's reading of it).
+     With gamma = 1 (`MAGRPOConfig(discount=1.0)`) ours are CoMLRL's.
   4. Std scaling of advantages is an option, off by default (the paper does not divide by the std).
      Two formulas, by name: `scale_rewards="group"` is TRL's, (R - baseline) / (sample std of the
      group's R + 1e-4); `scale_rewards="zscore"` is CoMLRL 1.4.3's, applied AFTER the baseline:
@@ -66,15 +71,50 @@ From TRL's GRPOTrainer:
  10. Each agent has its own optimiser; agents never see each other's responses during a step.
  11. KL leash (`config.beta`, TRL's name; the paper has beta = 0 and the trainer never adds it by
      default). With beta > 0 agent i's loss is
-         L_i = -(1/G) sum_g [ A^(g) sum_t log pi_i(a_t^(g)) - beta sum_t kl_t^(g) ],
-         kl_t = exp(ref_t - logp_t) - (ref_t - logp_t) - 1     (k3 estimator of KL(pi_i || pi_ref)),
+         L_i = (1/G) sum_g [ -A^(g) sum_t log pi_i(a_t^(g)) + beta sum_t kl_t^(g) ],
+         kl_t = r_t - log r_t - 1,  r_t = pi_ref(a_t) / pi_i(a_t) = exp(ref_t - logp_t)       (k3),
      ref_t = log pi_ref(a_t | ...) under the frozen untrained model, computed without gradient
-     (LoRA agents: the base with the adapters off; full models: `Agent.reference`). Like the policy
-     term, the KL is SUMMED over a completion's tokens and averaged over the G samples. TRL adds
-     beta * kl_t to each token's loss and AVERAGES over tokens, for the policy term as well (see
-     deviation 9). Within one completion the two terms keep the same ratio in both, so a given
-     beta balances reward against leash the same way; only the scale of the whole loss differs
-     (by the token count T). Logged as kl/<agent> and kl (mean per-token KL, TRL's metric).
+     (LoRA agents: the base with the adapters off; full models: `Agent.reference`), at the
+     temperature the tokens were sampled at and never truncated (`agents.reference_token_logprobs`:
+     at the first step pi_i = pi_ref and the KL is 0, as in TRL, which divides both by the
+     temperature; a top-k / top-p reference would be -inf outside its own kept set). With top-k /
+     top-p sampling the leash compares the truncated sampler with the untruncated reference, so
+     its value at the first step is -log(kept mass) per token, not 0; its gradient there is 0.
+     What the leash does, per position (prefix fixed, a ~ pi_i, sums over the vocabulary):
+       value:    E[kl] = sum_a pi_ref(a) - E[log r] - 1 = KL(pi_i || pi_ref)       (no bias);
+       gradient: d kl / d log pi_i(a) = 1 - r(a), so E[grad kl] = sum_a pi_i (1 - pi_ref/pi_i) grad log pi_i
+                 = grad sum_a pi_i - sum_a pi_ref grad log pi_i = grad KL(pi_ref || pi_i),
+     the OTHER direction: the loss pulls pi_i towards covering what pi_ref covers (mass-covering),
+     while the logged number measures KL(pi_i || pi_ref). The two gradients agree to first order
+     near pi_ref only (on notebook 08's 6-way categorical their cosine is 0.9998 at a logit shift
+     of 0.1, 0.97 at 1 and 0.88 at 2; it checks both identities exactly, and so does
+     tests/test_quality_kl.py). The prefixes come from pi_i and are not
+     differentiated, so even per sequence it is a sum of per-position terms. TRL's k3 term (and its
+     loss) behaves the same. Like the policy term, the KL is SUMMED over a completion's tokens and
+     averaged over the G samples. TRL adds beta * kl_t to each token's loss and AVERAGES over
+     tokens, for the policy term as well (see deviation 9). Within one completion the two terms
+     keep the same ratio in both, so a given beta balances reward against leash the same way; only
+     the scale of the whole loss differs (by the token count T). CoMLRL 1.4.3 puts its KL into the
+     REWARD instead: a detached sequence-level k3 subtracted from the returns before the advantage,
+     so the leash acts through the advantage (no gradient of its own) and is shared by the group
+     baseline (issue 35's reading of it). Logged as kl/<agent> and kl (mean per-token KL, TRL's metric).
+ 12. Step 6 scores each token under the distribution step 2 drew it from: the logits through
+     transformers' own TemperatureLogitsWarper, TopKLogitsWarper and TopPLogitsWarper, in
+     generate's order, with the settings recorded on the `Completions` (the config's, or an agent's
+     own `generation_kwargs`; `policy.sampled_token_logprobs`), on the plain and the fast path. The
+     loss is then the policy gradient of the sampler itself. TRL divides the logits by the
+     temperature and leaves top-k / top-p out of its loss; scoring at temperature 1 (this package
+     before issue 35) is off by up to 5.9 nats per 48-token completion at temperature 0.5 on the
+     tiny model (mean 1.4), and temperature alone (TRL's choice) still by up to 0.88 (mean 0.40) at
+     the paper's 0.7 / 50 / 0.9. Cost of the exact cut, on one thread, 8 x 128 positions x 49,152
+     tokens (SmolLM2's vocabulary), forward + backward of the log-probs: 0.49 s raw, 0.74 s with the
+     temperature, 1.9 s with top-k 50, 4.4 s with top-p 0.9 as well (top-p sorts the vocabulary at
+     every position); nothing at the defaults (temperature 1, top-k 0, top-p 1: no warper runs, the
+     numbers are bit for bit those of the raw log_softmax). The kept set is recomputed in the loss's
+     float order, not generate's: a sampled token that falls outside it by rounding is put back.
+     Other logits processors that an agent's `generation_kwargs` may switch on (min_new_tokens,
+     repetition_penalty, min_p, typical_p, ...) are NOT reproduced in the loss; with them the
+     log-probs are not the sampler's.
 """
 from __future__ import annotations
 
@@ -292,11 +332,15 @@ def policy_loss(logps: torch.Tensor, advantages: torch.Tensor) -> torch.Tensor:
 
 
 def kl_penalty(logp: torch.Tensor, ref_logp: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Step 6's optional leash (deviation 11): k3 estimate of KL(pi || pi_ref) summed over each
-    completion's tokens, (B,), from per-token log-probs (B, C) and the completion mask.
+    """Step 6's optional leash (deviation 11): the k3 term summed over each completion's tokens,
+    (B,), from per-token log-probs (B, C) and the completion mask.
 
         kl_t = exp(ref_t - logp_t) - (ref_t - logp_t) - 1   (>= 0, TRL's per-token estimator)
         d kl_t / d logp_t = 1 - exp(ref_t - logp_t)
+
+    Over tokens sampled from pi, its VALUE is an unbiased estimate of KL(pi || pi_ref); its GRADIENT
+    is, in expectation, the gradient of KL(pi_ref || pi), the other direction (deviation 11 derives
+    both; they agree only near pi_ref).
 
     `ref_logp` comes from the frozen reference, without gradient.
     >>> kl_penalty(torch.tensor([[-1.0, -2.0]]), torch.tensor([[-1.0, -2.0]]), torch.ones(1, 2)).tolist()
@@ -327,7 +371,8 @@ def agent_losses(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0) -> lis
             term = policy_loss(logps[i], adv)
             if beta != 0:
                 mask = comps[i].completion_mask.to(token_logps[i].device)
-                kl = kl_penalty(token_logps[i], reference_token_logprobs(agent, comps[i]), mask)
+                T = (comps[i].sampling or {}).get("temperature", 1.0)  # the reference at the sampling temperature (TRL)
+                kl = kl_penalty(token_logps[i], reference_token_logprobs(agent, comps[i], T), mask)
                 term = term + beta * kl.mean()
                 kl_sum[i] += kl.detach().sum().item()
                 kl_tokens[i] += mask.sum().item()
@@ -401,7 +446,7 @@ class Rollout:
     root: Node
     levels: list[list[Node]]
     completions: list[list[Completions]]  # [level][agent]
-    kl: Optional[list[float]] = None  # per agent: mean per-token KL(pi_i || pi_ref), set when beta > 0
+    kl: Optional[list[float]] = None  # per agent: mean per-token k3, estimates KL(pi_i || pi_ref); set when beta > 0
 
     def nodes(self) -> list[Node]:
         return [n for level in self.levels for n in level]

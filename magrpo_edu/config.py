@@ -37,7 +37,8 @@ class MAGRPOConfig:
     max_new_tokens: int = 32
     """Longest completion in tokens (paper: 256; TRL calls it max_completion_length)."""
     temperature: float = 1.0
-    """Sampling temperature (paper's scripts: 0.7)."""
+    """Sampling temperature (paper's scripts: 0.7). Step 6 scores the tokens at the same temperature,
+    top_p and top_k (`algorithm` deviation 12)."""
     top_p: float = 1.0
     """Nucleus sampling mass in (0, 1] (paper's scripts: 0.9)."""
     top_k: int = 0
@@ -47,10 +48,12 @@ class MAGRPOConfig:
     weight_decay: float = 0.0
     """AdamW weight decay (reference code: AdamW default; 0 keeps the update exactly the paper's)."""
     beta: float = 0.0
-    """KL leash (TRL's name): each agent's loss adds beta * sum_t KL_t(pi_i || pi_ref) per completion,
-    k3 estimator, against the frozen untrained model (see `algorithm.kl_penalty`). 0.0 = the paper:
-    no KL term and no reference forward pass. Needs agents with a reference (LoRA, or built with
-    reference=True)."""
+    """KL leash (TRL's name): each agent's loss adds beta * sum_t kl_t per completion, the k3 term
+    against the frozen untrained model at the sampling temperature (see `algorithm.kl_penalty`). Its
+    value (logged as kl) estimates KL(pi_i || pi_ref) without bias; its gradient is, in expectation,
+    that of KL(pi_ref || pi_i), the other direction (the two agree only near pi_ref; `algorithm`
+    deviation 11 derives both). 0.0 = the paper: no KL term and no reference forward pass. Needs
+    agents with a reference (LoRA, or built with reference=True)."""
     max_steps: Optional[int] = 100
     """Optimiser steps (one training prompt each). None: use num_train_epochs instead."""
     num_train_epochs: float = 1.0

@@ -32,6 +32,9 @@ Three things make it fast:
 
 Deviations: none from the method; only float rounding differs from the plain path (a batched
 matmul sums in another order), which can change a sampled token where two are within rounding.
+The log-probs go through the same warpers as the plain path (`policy.sampled_token_logprobs`, the
+settings each Completions was sampled with); agents sampled with different settings are scored in
+separate batches, as they were sampled.
 """
 from __future__ import annotations
 
@@ -40,7 +43,8 @@ from typing import Optional, Sequence
 
 import torch
 
-from .policy import Completions, check_fit, completions_from, generation_settings, max_new_tokens_of
+from .policy import (Completions, check_fit, completions_from, generation_settings, max_new_tokens_of,
+                     sampled_token_logprobs, sampler_settings)
 
 ENABLED = True
 """The switch: True (default) runs sampling and log-probs through this module; False, through the
@@ -50,12 +54,13 @@ plain `magrpo_edu.policy` (see the module docstring)."""
 # --------------------------------------------------------------------------------------------------
 # Step 2: sampling a team
 # --------------------------------------------------------------------------------------------------
-def shared_base_groups(agents, share: bool = True, key=lambda a: ()) -> list[list[int]]:
+def shared_base_groups(agents, share: bool = True, key=lambda a: (), keys: Optional[Sequence] = None) -> list[list[int]]:
     """Indices of the agents that can go through ONE batched call: LoRA agents on the same peft
-    model (and with equal `key(agent)`) form a group; every other agent is a group of its own."""
+    model (and with equal `key(agent)`, or equal `keys[i]` when given) form a group; every other
+    agent is a group of its own."""
     groups: dict = {}
     for i, a in enumerate(agents):
-        k = (id(a.model), key(a)) if share and a.adapter is not None else ("solo", i)
+        k = (id(a.model), key(a) if keys is None else keys[i]) if share and a.adapter is not None else ("solo", i)
         groups.setdefault(k, []).append(i)
     return list(groups.values())
 
@@ -88,11 +93,12 @@ def sample_completions(agents, prompts: Sequence[Sequence[str]], num_generations
             row_adapters = [agents[i].adapter for i, s, e in spans for _ in range(e - s)]
         row_names = [agents[i].name for i, s, e in spans for _ in range(e - s)]
         ids, mask, comp = _generate(lead.model, lead.tokenizer, rows, lead_gen, row_adapters, lead.device, row_names)
+        sampling = sampler_settings(lead.model, lead_gen)  # what generate sampled with (step 6 scores the tokens so)
         for i, s, e in spans:
             # Each agent keeps only its rows; strip the left padding the other agents' prompts added.
             keep = mask[s:e].any(0)
             first = int(keep.nonzero()[0]) if keep.any() else 0
-            results[i] = completions_from(agents[i], ids[s:e, first:], mask[s:e, first:], comp[s:e])
+            results[i] = completions_from(agents[i], ids[s:e, first:], mask[s:e, first:], comp[s:e], sampling)
     return results  # type: ignore[return-value]
 
 
@@ -127,11 +133,13 @@ def _generate(model, tokenizer, prompts: list[str], gen: dict, row_adapters, dev
 def team_logprobs(agents, comps: Sequence[Completions], per_token: bool = False) -> list[torch.Tensor]:
     """`policy.logprobs(agents[i], comps[i], per_token)` for every agent i. Agents that share one peft
     base go through ONE batch: all their rows together, each row routed through its own agent's
-    adapter (`adapter_rows`); other agents get one batch each. Same values, fewer passes.
+    adapter (`adapter_rows`); agents whose completions were sampled with other settings
+    (`Completions.sampling`), and other agents, get one batch each. Same values, fewer passes.
     per_token=True: the (B_i, C_i) token log-probs (masked positions 0) instead of their sums."""
     out: list[Optional[torch.Tensor]] = [None] * len(agents)
     fn = token_logprobs if per_token else _logprobs
-    for members in shared_base_groups(agents):
+    settings = [tuple(sorted((c.sampling or {}).items())) for c in comps]
+    for members in shared_base_groups(agents, keys=settings):
         if len(members) == 1:
             a = agents[members[0]]
             rows = None if a.adapter is None else [a.adapter] * comps[members[0]].prompt_ids.shape[0]
@@ -146,9 +154,12 @@ def team_logprobs(agents, comps: Sequence[Completions], per_token: bool = False)
     return out  # type: ignore[return-value]
 
 
-def token_logprobs(model, c: Completions, row_adapters: Optional[Sequence[str]]) -> torch.Tensor:
+def token_logprobs(model, c: Completions, row_adapters: Optional[Sequence[str]],
+                   sampling: Optional[dict] = None) -> torch.Tensor:
     """log pi(a_t | prompt, a_<t) per row and completion token, (B, C), 0 at masked positions; row r
     through peft adapter `row_adapters[r]` (None: the model's own path; "__base__": no adapter).
+    pi: the logits through the warpers of `sampling`, by default `c.sampling` (the settings the
+    tokens were drawn with; `policy.sampled_token_logprobs`, as the plain path).
 
     The G rows of one prompt share one prompt forward (its KV cache is copied to each row), so the
     prompt is computed once per agent and node instead of G times: the same values (tested against
@@ -175,7 +186,7 @@ def token_logprobs(model, c: Completions, row_adapters: Optional[Sequence[str]])
             out = model(input_ids=c.completion_ids[:, :-1], attention_mask=attn[:, :-1], position_ids=pos[:, P:-1],
                         past_key_values=cache, use_cache=True, **extra)
         logits = torch.cat([first[:, None], out.logits], dim=1)
-    logp = torch.log_softmax(logits.float(), dim=-1).gather(-1, c.completion_ids.unsqueeze(-1)).squeeze(-1)
+    logp = sampled_token_logprobs(logits, c.completion_ids, c.sampling if sampling is None else sampling)
     return logp * c.completion_mask
 
 
@@ -194,7 +205,7 @@ def _stack(parts: Sequence[Completions], pad_id: int) -> Completions:
                        torch.cat([left(c.prompt_mask, 0) for c in parts]),
                        torch.cat([right(c.completion_ids, pad_id) for c in parts]),
                        torch.cat([right(c.completion_mask, 0) for c in parts]),
-                       [t for c in parts for t in c.texts])
+                       [t for c in parts for t in c.texts], parts[0].sampling)  # team_logprobs: all parts share it
 
 
 # --------------------------------------------------------------------------------------------------

@@ -3,6 +3,13 @@
     sample(agent, prompts, G, **gen)              step 2: a^(1..G) ~ pi( . | o) for each prompt o
     logprobs(agent, completions, per_token=False) step 6: sum_t log pi(a_t | o, a_<t) per completion
     Completions, completion_mask                  what step 2 returns; 1 up to and including the first EOS
+    sampled_token_logprobs(logits, tokens, s)     log pi: the logits through generate's warpers
+
+pi is the distribution `generate` samples from: the model's logits through transformers' own
+temperature, top-k and top-p warpers (`logits_warpers`), with the settings step 2 used, which
+`sample` records on the Completions (`Completions.sampling`). Step 6 scores every token under that
+same distribution, so the loss is the policy gradient of the sampler (algorithm deviation 12). At
+temperature 1, top_k 0, top_p 1 no warper runs: log_softmax of the raw logits.
 
 `agent` is an `agents.Agent` (a model, its tokenizer, and for a LoRA agent its adapter's name; this
 module does not import agents.py, which builds on it). Both are the textbook computation, one
@@ -15,6 +22,8 @@ gradients). Read this module for what is computed, `fast_path` for how it is mad
 Where we deviate (from the paper's reference code and TRL; see `algorithm`'s list):
   * Padding and every token after the first EOS are masked out of sum_t log pi (algorithm deviation
     1); the sum is not divided by the completion length (deviation 9).
+  * The log-probs are the sampler's, top-k and top-p included; TRL divides by the temperature only
+    (deviation 12).
   * Prompts are never truncated: a prompt whose tokens plus `max_new_tokens` do not fit in the
     model's context (`context_size`: config.max_position_embeddings) raises `PromptTooLongError`
     before `generate` runs, naming the agent, the prompt, its length, max_new_tokens and the context
@@ -40,6 +49,10 @@ class Completions:
     completion_ids: torch.Tensor  # (B, C) right-padded
     completion_mask: torch.Tensor  # (B, C) 1 up to and including the first EOS, 0 after
     texts: list[str]  # decoded completions, EOS and padding removed
+    sampling: Optional[dict] = None
+    """The temperature, top_k and top_p the tokens were drawn with (`sampler_settings`); step 6 scores
+    each token under that distribution (`sampled_token_logprobs`). None: the model's raw softmax
+    (completions made by hand, not by `sample`)."""
 
     def lengths(self) -> torch.Tensor:
         return self.completion_mask.sum(-1)
@@ -74,29 +87,105 @@ def sample(agent, prompts: Sequence[str], G: int, **gen) -> Completions:
     with torch.inference_mode():
         out = agent.model.generate(input_ids=ids, attention_mask=mask, do_sample=True,
                                    pad_token_id=agent.tokenizer.pad_token_id, **gen, **agent.forward_kwargs(len(rows)))
-    return completions_from(agent, ids, mask, out[:, ids.shape[1]:])  # the tokens after the prompt
+    sampling = sampler_settings(agent.model, gen)  # what generate samples with: step 6 scores the tokens so
+    return completions_from(agent, ids, mask, out[:, ids.shape[1]:], sampling)  # the tokens after the prompt
 
 
 def logprobs(agent, completions: Completions, per_token: bool = False) -> torch.Tensor:
     """Step 6's sum_t log pi(a_t | o, a_<t) for each completion, (B,): the sum of the token log-probs
     of the completion, padding and post-EOS tokens masked. per_token=True: the (B, C) terms, 0 at
-    masked positions, instead of their sums. Differentiable: the loss backpropagates through it."""
+    masked positions, instead of their sums. Differentiable: the loss backpropagates through it.
+
+    pi is the distribution step 2 drew the tokens from: the model's logits through the warpers of
+    `completions.sampling` (temperature, top-k, top-p), so the loss is the policy gradient of the
+    sampler itself (`sampled_token_logprobs`)."""
     route = agent.forward_kwargs(completions.completion_ids.shape[0])  # a LoRA agent: its own adapter
     return model_logprobs(agent.model, completions, per_token, **route)
 
 
-def model_logprobs(model, c: Completions, per_token: bool = False, **route) -> torch.Tensor:
+def model_logprobs(model, c: Completions, per_token: bool = False, sampling: Optional[dict] = None,
+                   **route) -> torch.Tensor:
     """`logprobs` under any causal LM `model` (`route`: extra forward kwargs, e.g. peft's
-    adapter_names=): one forward over [prompt; completion], log_softmax, the completion tokens' terms."""
+    adapter_names=): one forward over [prompt; completion], the warpers, log_softmax, the completion
+    tokens' terms. `sampling` (temperature, top_k, top_p) overrides `c.sampling`, the settings the
+    tokens were drawn with; {} scores them under the raw softmax."""
     ids = torch.cat([c.prompt_ids, c.completion_ids], dim=1)
     attn = torch.cat([c.prompt_mask, c.completion_mask.to(c.prompt_mask.dtype)], dim=1)
     pos = (attn.cumsum(-1) - 1).clamp(min=0)  # as generate counts them: left padding does not shift positions
     logits = model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=False, **route).logits
     P = c.prompt_ids.shape[1]
     logits = logits[:, P - 1:-1]  # the logits at position t predict token t + 1: one per completion token
-    logp = torch.log_softmax(logits.float(), dim=-1).gather(-1, c.completion_ids.unsqueeze(-1)).squeeze(-1)
+    logp = sampled_token_logprobs(logits, c.completion_ids, c.sampling if sampling is None else sampling)
     logp = logp * c.completion_mask  # padding and everything after the first EOS: 0
     return logp if per_token else logp.sum(-1)
+
+
+# --------------------------------------------------------------------------------------------------
+# The distribution step 2 samples from: the logits through generate's warpers
+# --------------------------------------------------------------------------------------------------
+SAMPLING_KEYS = ("temperature", "top_k", "top_p")
+
+
+def sampler_settings(model, gen: dict) -> dict:
+    """The temperature, top_k and top_p `generate(**gen)` samples with, as generate resolves them:
+    gen's value, else the model's generation config's, else transformers' default (top_k 50!).
+
+    >>> from types import SimpleNamespace
+    >>> sampler_settings(SimpleNamespace(generation_config=SimpleNamespace(top_p=0.9)), {"temperature": 0.5})
+    {'temperature': 0.5, 'top_k': 50, 'top_p': 0.9}
+    """
+    from transformers import GenerationConfig
+
+    own = getattr(model, "generation_config", None)
+    defaults = getattr(GenerationConfig, "_get_default_generation_params", lambda: {})()
+    defaults = {"temperature": 1.0, "top_k": 50, "top_p": 1.0, **{k: defaults[k] for k in SAMPLING_KEYS if k in defaults}}
+    out = {}
+    for k in SAMPLING_KEYS:
+        v = gen.get(k)
+        v = getattr(own, k, None) if v is None else v
+        out[k] = defaults[k] if v is None else v
+    return out
+
+
+def logits_warpers(temperature: Optional[float] = None, top_k: Optional[int] = None, top_p: Optional[float] = None):
+    """transformers' own warpers that `generate(do_sample=True)` applies for these settings, in its
+    order (temperature, then top-k, then top-p; `GenerationMixin._get_logits_processor`, one beam):
+    (the temperature warper or None, a LogitsProcessorList of the truncating ones, maybe empty)."""
+    from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+
+    scale = TemperatureLogitsWarper(float(temperature)) if temperature is not None and temperature != 1.0 else None
+    truncate = LogitsProcessorList()
+    if top_k is not None and top_k != 0:
+        truncate.append(TopKLogitsWarper(top_k=int(top_k), min_tokens_to_keep=1))
+    if top_p is not None and top_p < 1.0:
+        truncate.append(TopPLogitsWarper(top_p=float(top_p), min_tokens_to_keep=1))
+    return scale, truncate
+
+
+def sampled_token_logprobs(logits: torch.Tensor, tokens: torch.Tensor, sampling: Optional[dict]) -> torch.Tensor:
+    """log p(token) for each position of `logits` (B, C, V) and `tokens` (B, C), where p is the
+    distribution `generate` samples from with `sampling` (temperature, top_k, top_p): softmax of the
+    logits divided by the temperature, with the tokens outside the top-k / top-p set at -inf
+    (transformers' warpers, `logits_warpers`). At temperature 1, top_k 0, top_p 1 (or sampling None)
+    it is log_softmax of the raw logits.
+
+    A sampled token is inside the kept set, so its log-prob is finite. The kept set is recomputed
+    here in another float order than generate's (a full forward, not the KV-cached step), so a token
+    within rounding of the cut could fall out: each position's own token is always put back into the
+    kept set (at its own scaled logit), which also keeps padding positions finite (no -inf * 0 = NaN
+    in the masked sum). Gradients flow through the kept logits only; the cut itself is piecewise
+    constant."""
+    scale, truncate = logits_warpers(**(sampling or {}))
+    scores = logits.float()
+    if scale is not None or truncate:
+        B, C, V = scores.shape
+        scores, own = scores.reshape(B * C, V), tokens.reshape(B * C, 1)  # the warpers take (rows, vocab)
+        if scale is not None:
+            scores = scale(None, scores)  # logits / T
+        if truncate:
+            scores = truncate(None, scores).scatter(-1, own, scores.gather(-1, own))  # own token always kept
+        scores = scores.view(B, C, V)
+    return torch.log_softmax(scores, dim=-1).gather(-1, tokens.unsqueeze(-1)).squeeze(-1)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -121,13 +210,13 @@ def eos_token_ids(agent):
     return gen_eos if gen_eos is not None else agent.tokenizer.eos_token_id
 
 
-def completions_from(agent, ids, mask, comp) -> Completions:
-    """`Completions` of generated tokens `comp` after prompts (ids, mask): masked after the first EOS,
-    the masked positions set to padding, and decoded."""
+def completions_from(agent, ids, mask, comp, sampling: Optional[dict] = None) -> Completions:
+    """`Completions` of generated tokens `comp` after prompts (ids, mask), drawn with `sampling`
+    (`sampler_settings`): masked after the first EOS, the masked positions set to padding, and decoded."""
     cmask = completion_mask(comp, eos_token_ids(agent))
     comp = comp.masked_fill(cmask == 0, agent.tokenizer.pad_token_id)
     texts = agent.tokenizer.batch_decode(comp, skip_special_tokens=True)
-    return Completions(ids.clone(), mask.clone(), comp.clone(), cmask, texts)
+    return Completions(ids.clone(), mask.clone(), comp.clone(), cmask, texts, sampling)
 
 
 # --------------------------------------------------------------------------------------------------

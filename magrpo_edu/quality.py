@@ -18,7 +18,10 @@ structure reward while producing nothing readable. Two numbers per agent make th
 
       naturalness = mean over completions of  -(1/T) sum_t log pi_ref(a_t | prompt, a_<t)
 
-  in nats per token (EOS counted, like the completion length). LOWER is more natural: text the base
+  in nats per token (EOS counted, like the completion length), under the reference's raw softmax
+  (temperature 1, whatever the temperature the texts were sampled at: it is a property of the text,
+  comparable between runs; the KL leash instead takes the reference at the sampling temperature,
+  `agents.reference_token_logprobs`). LOWER is more natural: text the base
   model itself would write scores about its own entropy; a text drifting away from language scores
   higher. It needs one forward pass of the reference, so the trainer computes it at evaluation
   points only. It measures distance from the base model's language, not correctness.
@@ -62,7 +65,7 @@ def mean_repetition(texts: Sequence[str]) -> float:
 
 def token_nll(agent: Agent, completions: Completions) -> torch.Tensor:
     """Per completion, -(1/T) sum_t log pi_ref(a_t | ...): its mean token NLL under the reference, (B,)."""
-    ref = reference_token_logprobs(agent, completions)
+    ref = reference_token_logprobs(agent, completions, temperature=1.0)  # the raw softmax (module docstring)
     T = completions.completion_mask.sum(-1).clamp_min(1).to(ref.device)
     return -(ref.sum(-1) / T).float().cpu()
 

@@ -99,34 +99,90 @@ def test_single_turn_rollout_equals_the_one_turn_tree(make_model, small_tokenize
     assert torch.equal(p.components["first"], t.components["first"])
     assert p.rewards.shape == (3 if mode == "aligned" else 9,) and p.advantages.abs().sum() > 0
     assert [x.item() for x in agent_losses(agents, plain)] == [x.item() for x in agent_losses(agents, tree)]
+
+
+def _hand_advantages(texts_a, texts_b, mode="aligned"):
+    """Steps 3-5 by hand, in Python floats, from the sampled texts: _length_reward of each joint
+    action, its mean baseline, and each sample's credit (the mean over the joint actions holding it)."""
+    G = len(texts_a)
+    pairs = [(g, g) for g in range(G)] if mode == "aligned" else [(g, h) for g in range(G) for h in range(G)]
+    r = [len(texts_a[g]) + 0.1 * len(texts_b[h]) for g, h in pairs]
+    adv = [x - sum(r) / len(r) for x in r]
+    credit = [[sum(a for (g, h), a in zip(pairs, adv) if (g, h)[i] == k) / sum(1 for gh in pairs if gh[i] == k)
+               for k in range(G)] for i in range(2)]
+    return r, adv, credit
+
+
+@pytest.mark.parametrize("mode", ["aligned", "cross"])
+def test_rollout_rewards_advantages_and_credit_are_the_hand_numbers(make_model, small_tokenizer, mode):
+    # Steps 3-5 of `rollout` against the numbers computed by hand from the texts it sampled.
+    from magrpo_edu.algorithm import rollout
+
+    agents = two_distinct_lora_agents(make_model(), small_tokenizer, seed=7)
+    cfg = MAGRPOConfig(num_generations=3, max_new_tokens=6, joint_mode=mode, advantage_clip=None)
     torch.manual_seed(8)
-    via = rollout(agents, prompts, {}, _length_reward, cfg)  # one turn: the plain path
-    assert via.root.completions == p.completions and torch.equal(via.root.advantages, p.advantages)
+    ro = rollout(agents, ["Summary: a post", "Details: a longer post about it"], {}, _length_reward, cfg)
+    a, b = ro.root.completions
+    r, adv, credit = _hand_advantages(a, b, mode)
+    assert len(set(r)) > 1  # the samples differ: the advantages are not all zero
+    assert ro.root.rewards.tolist() == pytest.approx(r, abs=1e-5)
+    assert ro.root.advantages.tolist() == pytest.approx(adv, abs=1e-5)
+    assert ro.root.sample_advantages.tolist() == [pytest.approx(c, abs=1e-5) for c in credit]
+    assert [c.texts for c in ro.completions[0]] == [a, b]
 
 
-@pytest.mark.parametrize("turns", [1, 2])
-def test_magrpo_step_equals_the_trainers_sequence(make_model, small_tokenizer, turns):
-    # magrpo_step (steps 2-7) must do what the trainer does: rollout, assign_advantages, update_agents.
-    from magrpo_edu.algorithm import assign_advantages, magrpo_step, rollout, update_agents
+def test_two_turn_returns_are_discounted_by_hand(make_model, small_tokenizer):
+    # R_j = r_j + 0.9 * mean(child's rewards) at the root; advantages among siblings at each node.
+    from magrpo_edu.algorithm import rollout
 
-    cfg = MAGRPOConfig(num_generations=2, max_new_tokens=4, num_turns=turns)
+    agents = two_distinct_lora_agents(make_model(), small_tokenizer, seed=3)
+    cfg = MAGRPOConfig(num_generations=2, max_new_tokens=4, num_turns=2, advantage_clip=None)
     transition = lambda prompts, completions, histories: [p + " " + c for p, c in zip(prompts, completions)]  # noqa: E731
+    torch.manual_seed(5)
+    ro = rollout(agents, ["Summary: a post", "Details: a post"], {}, _length_reward, cfg, transition)
+    root = ro.root
+    r, _, _ = _hand_advantages(*root.completions)
+    R = [r[j] + 0.9 * sum(_hand_advantages(*root.children[j].completions)[0]) / 2 for j in range(2)]
+    assert root.returns.tolist() == pytest.approx(R, abs=1e-4)
+    assert root.advantages.tolist() == pytest.approx([R[0] - sum(R) / 2, R[1] - sum(R) / 2], abs=1e-4)
+    for j in range(2):
+        child = root.children[j]
+        rc = _hand_advantages(*child.completions)[0]
+        assert child.advantages.tolist() == pytest.approx([x - sum(rc) / 2 for x in rc], abs=1e-4)
+
+
+def test_magrpo_step_is_one_sgd_step_on_the_hand_loss(make_model, small_tokenizer):
+    # Steps 2-7 at temperature 0.5 against a reference built here: the hand advantages, each agent's
+    # loss -(1/G) sum_g A_g sum_t log p(a_t) with log p from one forward per row (no padding) at
+    # logits / 0.5, its gradient, and w - lr * grad. A wrong sign, a missing temperature or another
+    # normalisation moves the weights elsewhere; and the step raises the advantage-weighted log-prob.
+    from magrpo_edu.algorithm import magrpo_step
+    from test_exact_logprobs import row_by_row
+
+    lr, T, G = 1e-3, 0.5, 3
+    cfg = MAGRPOConfig(num_generations=G, max_new_tokens=5, temperature=T, advantage_clip=None)
     prompts = ["Summary: a post", "Details: a post"]
-    results = []
-    for use_step in (True, False):
-        agents = two_distinct_lora_agents(make_model(), small_tokenizer, seed=9)
-        opts = [torch.optim.SGD(a.trainable_parameters(), lr=0.1) for a in agents]
-        torch.manual_seed(10)
-        if use_step:
-            ro, losses = magrpo_step(agents, opts, prompts, {}, _length_reward, cfg, transition)
-        else:
-            ro = rollout(agents, prompts, {}, _length_reward, cfg, transition)
-            assign_advantages(ro, cfg)
-            losses = update_agents(agents, opts, ro, cfg.beta)
-        assert len(ro.levels) == turns
-        results.append((losses, [p.detach().clone() for a in agents for p in a.trainable_parameters()]))
-    (l1, w1), (l2, w2) = results
-    assert l1 == l2 and all(torch.equal(u, v) for u, v in zip(w1, w2))
+    agents = two_distinct_lora_agents(make_model(), small_tokenizer, seed=9)
+    before = two_distinct_lora_agents(make_model(), small_tokenizer, seed=9)  # the same weights, never stepped
+    opts = [torch.optim.SGD(a.trainable_parameters(), lr=lr) for a in agents]
+    torch.manual_seed(10)
+    ro, losses = magrpo_step(agents, opts, prompts, {}, _length_reward, cfg)
+    _, _, credit = _hand_advantages(*ro.root.completions)
+    assert max(abs(x) for c in credit for x in c) > 0.5
+    for i, (a, b) in enumerate(zip(agents, before)):
+        c = ro.completions[0][i]
+        route = {"adapter_names": [b.adapter]}
+        logp = [x.sum() for x in row_by_row(b.model, c, dict(temperature=T), route)]
+        loss = -sum(A * lp for A, lp in zip(credit[i], logp)) / G
+        assert losses[i] == pytest.approx(loss.item(), rel=1e-4, abs=1e-5)
+        grads = torch.autograd.grad(loss, b.trainable_parameters())
+        for w_new, w_old, g in zip(a.trainable_parameters(), b.trainable_parameters(), grads):
+            want = w_old.detach() - lr * g
+            assert (w_new.detach() - want).abs().max() <= 1e-3 * lr * g.abs().max() + 1e-7
+        with torch.no_grad():
+            after = [x.sum() for x in row_by_row(a.model, c, dict(temperature=T), route)]
+        rise = sum(A * (y - x).item() for A, x, y in zip(credit[i], logp, after))
+        assert rise > 0, rise  # above-baseline samples gained log-prob relative to the others
 
 def test_logprobs_ignore_padding_and_post_eos_tokens(make_model, small_tokenizer):
     tok = small_tokenizer

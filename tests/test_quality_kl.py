@@ -117,34 +117,65 @@ def _rollout(agents, config):
     return ro
 
 
-def test_beta_zero_is_the_policy_loss_without_a_reference_pass(make_model, small_tokenizer, monkeypatch):
+def test_losses_are_the_hand_computation_with_and_without_the_leash(make_model, small_tokenizer, monkeypatch):
+    # agent_losses against a reference built here: the policy term -(1/G) sum_g A_g sum_t log p and
+    # the leash beta * (1/G) sum_g sum_t (e^d - d - 1), d = ref_t - logp_t, with every log-prob from
+    # one forward per row (no padding) at the sampling temperature 0.7 (the policy at the adapters,
+    # the reference at the base), and the k3 in Python floats. beta = 0: no reference pass at all.
+    from test_exact_logprobs import row_by_row
+
+    T, G, beta = 0.7, 3, 0.5
     agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer)
-    c = cfg()
+    c = cfg(temperature=T)
     torch.manual_seed(0)
     ro = _rollout(agents, c)
     calls = []
     real = A.reference_token_logprobs
     monkeypatch.setattr(A, "reference_token_logprobs", lambda *a: calls.append(1) or real(*a))
-    losses = A.agent_losses(agents, ro, beta=0.0)
-    assert calls == [] and ro.kl is None
-    logps = A.team_logprobs(agents, ro.completions[0])
-    for i in range(2):
-        assert torch.equal(losses[i], A.policy_loss(logps[i], ro.root.sample_advantages[i]))
-    # beta > 0: policy loss + beta * mean_g sum_t kl_t, one reference pass per agent
     with torch.no_grad():
-        for a in agents:
+        for a in agents:  # move the agents away from the base, so the leash is not zero
             for p in a.named_trainable_state().values():
                 p.add_(0.2 * torch.randn_like(p))
-    logps = A.team_logprobs(agents, ro.completions[0])
-    losses = A.agent_losses(agents, ro, beta=0.5)
-    assert len(calls) == 2 and all(k > 0 for k in ro.kl)
+    hand_policy, hand_kl, hand_tokens = [], [], []
     for i, a in enumerate(agents):
-        comp = ro.completions[0][i]
-        tok = token_logprobs(a.model, comp, [a.adapter] * comp.completion_ids.shape[0])
-        kl = A.kl_penalty(tok, real(a, comp), comp.completion_mask)
-        want = A.policy_loss(logps[i], ro.root.sample_advantages[i]) + 0.5 * kl.mean()
-        assert losses[i].item() == pytest.approx(want.item(), rel=1e-5, abs=1e-6)
-        assert ro.kl[i] == pytest.approx((kl.sum() / comp.completion_mask.sum()).item(), rel=1e-5)
+        comp, adv = ro.completions[0][i], ro.root.sample_advantages[i].tolist()
+        with torch.no_grad():
+            logp = row_by_row(a.model, comp, dict(temperature=T), {"adapter_names": [a.adapter]})
+            ref = row_by_row(a.model, comp, dict(temperature=T), {"adapter_names": ["__base__"]})
+        hand_policy.append(-sum(A_g * lp.sum().item() for A_g, lp in zip(adv, logp)) / G)
+        k3 = [sum(math.exp(r - q) - (r - q) - 1 for q, r in zip(lp.tolist(), rf.tolist())) for lp, rf in zip(logp, ref)]
+        hand_kl.append(sum(k3) / G)
+        hand_tokens.append(sum(len(lp) for lp in logp))
+        assert abs(hand_policy[-1]) > 1e-3 and hand_kl[-1] > 1e-3
+    losses = A.agent_losses(agents, ro, beta=0.0)
+    assert calls == [] and ro.kl is None
+    assert [x.item() for x in losses] == [pytest.approx(h, rel=1e-4, abs=1e-5) for h in hand_policy]
+    losses = A.agent_losses(agents, ro, beta=beta)
+    assert len(calls) == 2
+    for i in range(2):
+        assert losses[i].item() == pytest.approx(hand_policy[i] + beta * hand_kl[i], rel=1e-4, abs=1e-5)
+        assert ro.kl[i] == pytest.approx(hand_kl[i] * G / hand_tokens[i], rel=1e-4)  # mean per-token k3
+
+
+@pytest.mark.parametrize("shift", [0.1, 1.0, 2.0])
+def test_k3_value_is_kl_pi_ref_and_its_gradient_is_kl_ref_pi(shift):
+    # Exactly, on a 6-way categorical (no sampling: the expectation over a ~ pi is the sum weighted
+    # by pi(a), held fixed as sampling holds it): E[k3] = KL(pi || pi_ref), E[grad k3] = grad KL(pi_ref || pi).
+    f64 = dict(dtype=torch.float64)
+    ref_logits = torch.tensor([2.0, 1.0, 0.5, 0.0, -0.5, -1.0], **f64)
+    z = (ref_logits + shift * torch.tensor([-1.0, 0.0, 1.0, 0.0, 1.0, -1.0], **f64)).requires_grad_()
+    logp, log_ref = z.log_softmax(-1), ref_logits.log_softmax(-1)
+    pi, ref = logp.exp(), log_ref.exp()
+    expected = (pi.detach() * A.kl_penalty(logp[:, None], log_ref[:, None], torch.ones(6, 1, **f64))).sum()
+    kl_pi_ref = sum(p * (math.log(p) - math.log(q)) for p, q in zip(pi.tolist(), ref.tolist()))  # by hand
+    assert expected.item() == pytest.approx(kl_pi_ref, rel=1e-9)
+    g, = torch.autograd.grad(expected, z)
+    # grad_z KL(ref || pi) = grad_z (-sum ref log softmax(z)) = pi - ref; grad_z KL(pi || ref) = pi * (d - E_pi d)
+    assert torch.allclose(g, (pi - ref).detach(), atol=1e-12)
+    d = (logp - log_ref).detach()
+    g_fwd = pi.detach() * (d - (pi.detach() * d).sum())
+    cos = (g @ g_fwd / (g.norm() * g_fwd.norm())).item()
+    assert cos > 0.999 if shift == 0.1 else cos < (0.99 if shift == 1.0 else 0.95), cos
 
 
 def test_trainer_default_never_calls_the_reference(make_model, small_tokenizer, rows, formatters, monkeypatch):

@@ -57,20 +57,24 @@ def test_plain_reference_logprobs_equal_fast_ones(make_model, small_tokenizer):
     assert not torch.allclose(policy.logprobs(team[0], c, per_token=True), A.reference_token_logprobs(team[0], c), atol=1e-3)
 
 
+@pytest.mark.parametrize("gen", [GEN, dict(GEN, temperature=0.5, top_k=10, top_p=0.9)], ids=["default", "warped"])
 @pytest.mark.parametrize("kind", ["lora", "full"])
-def test_plain_sample_draws_the_fast_paths_tokens(kind, make_model, small_tokenizer):
-    # One agent: the fast path (shared prefill, slice routing) uses the RNG as one plain generate does.
+def test_plain_sample_draws_the_fast_paths_tokens(kind, gen, make_model, small_tokenizer):
+    # One agent: the fast path (shared prefill, slice routing) uses the RNG as one plain generate does,
+    # records the same sampling settings, and scores the tokens the same (warpers included).
     tok = small_tokenizer
     agent = (two_distinct_lora_agents(make_model(), tok, seed=9)[1] if kind == "lora"
              else separate_agents(make_model(seed=6), 1, tokenizer=tok, reference=False)[0])
     prompts = ["short", "a much longer prompt"]
     torch.manual_seed(11)
-    (fast,) = A.sample_completions([agent], [prompts], 3, GEN, fast=True)
+    (fast,) = A.sample_completions([agent], [prompts], 3, gen, fast=True)
     torch.manual_seed(11)
-    plain = policy.sample(agent, prompts, 3, **GEN)
+    plain = policy.sample(agent, prompts, 3, **gen)
     for name in ("prompt_ids", "prompt_mask", "completion_ids", "completion_mask"):
         assert torch.equal(getattr(fast, name), getattr(plain, name)), name
     assert fast.texts == plain.texts and fast.completion_ids.shape[0] == 6
+    assert fast.sampling == plain.sampling == {k: gen[k] for k in ("temperature", "top_k", "top_p")}
+    assert torch.allclose(A.completion_logprobs(agent, fast, fast=True), policy.logprobs(agent, plain), atol=1e-4)
 
 
 def test_the_switch_picks_the_path(make_model, small_tokenizer, monkeypatch):

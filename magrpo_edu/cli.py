@@ -58,10 +58,32 @@ def _train(args) -> int:
 
 
 def _threads() -> None:
-    """Pick torch's CPU threads for this machine as it is now (magrpo_edu.threads) and say so first."""
+    """Pick torch's CPU threads for this machine as it is now (magrpo_edu.threads) and say so first;
+    quiet the library notices a newcomer cannot act on (`_quiet_library_notices`)."""
     from .threads import apply_sensible_threads
 
     print(apply_sensible_threads(), flush=True)
+    _quiet_library_notices()
+
+
+def _quiet_library_notices() -> None:
+    """Hide one notice that every run printed three times and no user can act on: transformers' and
+    peft's "`past_key_values` is deprecated, use `cache`", raised inside their own `generate`. Only
+    that message: every other warning and log line still shows."""
+    import logging
+    import warnings
+
+    from transformers.utils import logging as hf_logging
+
+    warnings.filterwarnings("ignore", message=r".*`past_key_values` is deprecated", category=FutureWarning)
+
+    class _NotThat(logging.Filter):
+        def filter(self, record):
+            return "`past_key_values`/`cache_params` are deprecated" not in record.getMessage()
+
+    hf_logging.get_logger()  # transformers' root logger with its handler, which every module's records pass
+    for handler in logging.getLogger("transformers").handlers:
+        handler.addFilter(_NotThat())
 
 
 def _eval(args) -> int:

@@ -7,12 +7,16 @@ Four parts, in `run_training`'s order:
   build_run   loads the model, builds the agents and the task (tasks/registry.py) and the trainer,
               evaluates the untrained agents and the baselines on held-out rows (or, resuming,
               reads them from the checkpoint);
-  train_run   trains with MAGRPO (progress bar), then evaluates again with the same seed;
+  train_run   trains with MAGRPO (progress bar), evaluating once halfway (`halfway`: the first
+              trained result, printed at once), then evaluates again with the same seed;
   report_run  writes to the output folder:
     history.json / history.csv   every logged step's metrics (see magrpo_edu.trainer for the glossary)
     samples.json                 the last logged groups: prompts, completions, rewards, advantages
-    reward.png, components.png, agents.png   the curves
-    results.json, results.md     model, settings, wall time, before/after evaluation table
+    reward.png, agents.png       the curves (components.png too when the reward has levels)
+    comparison.png               baselines vs MAGRPO (pass_at_k.png too for coding)
+    results.json, results.md     model, settings, wall time, the evaluation untrained / halfway /
+                                 trained, the baselines, and the agents' texts before and after on
+                                 held-out rows (writing tasks: and one in-distribution row)
     checkpoint/                  the latest checkpoint (every save_steps steps and after the last,
                                  and whenever training stops early); `resume=` continues from it
 
@@ -46,6 +50,7 @@ from .config import AGENT_KINDS, MAGRPOConfig, TrainArguments
 from .models import load_model
 from .baselines import markdown_table, run_method, untrained_methods
 from .tasks.registry import TASKS, Task, get_task
+from .tasks.writing import in_distribution_row
 from .tracking import TrackerNotInstalledError, check_installed
 from .trainer import MAGRPOTrainer, TrainerCallback, check_checkpoint, checkpoint_info
 
@@ -163,13 +168,21 @@ def _check_out(out_dir: Path, overwrite: bool, resuming: bool) -> None:
 
 
 def run_config(settings: dict, progress: bool = True, save_steps: int | None = None, report_to="none",
-               logging_dir: str | None = None) -> MAGRPOConfig:
+               logging_dir: str | None = None, eval_steps: int | None = None) -> MAGRPOConfig:
     """The MAGRPOConfig of a run's settings (a new run's, resolved by plan_run, or a saved run's)."""
     s = settings
     return MAGRPOConfig(num_agents=2, num_generations=s["G"], max_new_tokens=s["max_new_tokens"],
                         temperature=s["temperature"], learning_rate=s["lr"], beta=s["beta"], max_steps=s["steps"],
                         seed=s["seed"], progress=progress, num_turns=s["turns"], save_steps=save_steps,
-                        prompts_per_step=s.get("prompts_per_step", 1), report_to=report_to, logging_dir=logging_dir)
+                        prompts_per_step=s.get("prompts_per_step", 1), report_to=report_to, logging_dir=logging_dir,
+                        eval_steps=eval_steps)
+
+
+def halfway(steps) -> Optional[int]:
+    """`magrpo-edu train` evaluates the agents once halfway through training (the trainer's
+    eval_steps), so the first trained result shows in about half the run's time (on 2 CPU cores,
+    the quick start's after about 2.5 minutes, README); None for runs under 4 steps."""
+    return steps // 2 if isinstance(steps, int) and not isinstance(steps, bool) and steps >= 4 else None
 
 
 def _transition(task: Task, turns: int):
@@ -209,7 +222,7 @@ def plan_run(**settings) -> dict:
         out_dir = next_free(out_dir)  # no --out: an earlier run in runs/<task> is kept, this one goes beside it
     try:
         cfg = run_config(settings, progress=progress, save_steps=save_steps, report_to=report_to,
-                         logging_dir=str(out_dir / "tensorboard"))
+                         logging_dir=str(out_dir / "tensorboard"), eval_steps=halfway(steps))
         check_installed(cfg.trackers)
     except (ValueError, TrackerNotInstalledError) as exc:
         raise SettingsError(str(exc)) from None
@@ -250,6 +263,20 @@ def plan_run(**settings) -> dict:
         _check_out(out_dir, overwrite, resume is not None)
     return dict(settings=settings, save_steps=save_steps, config=cfg, device=device, out_dir=out_dir,
                 progress=progress, overwrite=overwrite, resume=resume_info)
+
+
+class _HalfwayReport(TrainerCallback):
+    """Prints the halfway evaluation (`halfway`) as soon as it is made: the run's first trained result."""
+
+    def __init__(self, before: Optional[dict]):
+        self.before = before
+
+    def on_evaluate(self, trainer, metrics):
+        if not 0 < trainer.step < trainer.total_steps:  # the untrained and final evaluations are reported elsewhere
+            return
+        was = f" (untrained {self.before['eval/reward']:.3f})" if self.before else ""
+        tqdm.write(f"Step {trainer.step} of {trainer.total_steps}: held-out joint reward {metrics['eval/reward']:.3f}{was} "
+                   f"on {metrics['eval/rows']} rows; training goes on.")
 
 
 class _TrainClock(TrainerCallback):
@@ -413,7 +440,8 @@ def describe_plan(plan: dict) -> str:
     return "\n".join([
         f"magrpo-edu train: task {s['task']}, {team}, on {plan['device']}; results go to {plan['out_dir']}/",
         f"  1. evaluate the untrained agents and {n_base} prompt-level baselines on {s['eval_rows']} held-out rows",
-        f"  2. train {s['steps']} MAGRPO steps (G = {s['G']} samples per agent, {s['max_new_tokens']} new tokens)",
+        f"  2. train {s['steps']} MAGRPO steps (G = {s['G']} samples per agent, {s['max_new_tokens']} new tokens)"
+        + (f", evaluating the agents once at step {plan['config'].eval_steps}" if plan["config"].eval_steps else ""),
         "  3. evaluate the trained agents the same way; write results.md, plots and the agents (checkpoint/)"])
 
 
@@ -438,13 +466,28 @@ class Run:
     """Rank 0 (the only process when not data parallel): it evaluates and writes."""
     created: bool
     t0: float
+    in_dist_before: Optional[dict] = None
+    """The untrained agents on one in-distribution row (`Run.in_distribution`), writing tasks only."""
+    in_dist_after: Optional[dict] = None
+    """The trained agents on the same row."""
 
-    def method(self, name: str) -> dict:
-        """One comparison-table row for these agents (`baselines.run_method` with the run's settings)."""
+    def method(self, name: str, rows: Optional[list] = None, samples: Optional[int] = None) -> dict:
+        """One comparison-table row for these agents (`baselines.run_method` with the run's settings), on
+        the held-out rows unless `rows` is given."""
         t, s = self.task, self.plan["settings"]
-        return run_method(name, self.team, self.formatters, self.rows, t.levels, t.prompt_task, t.max_reward,
-                          keep_texts=True, samples=t.table_samples, max_new_tokens=s["max_new_tokens"],
-                          temperature=s["temperature"], seed=s["seed"])
+        return run_method(name, self.team, self.formatters, self.rows if rows is None else rows, t.levels,
+                          t.prompt_task, t.max_reward, keep_texts=True,
+                          samples=t.table_samples if samples is None else samples,
+                          max_new_tokens=s["max_new_tokens"], temperature=s["temperature"], seed=s["seed"])
+
+    def in_distribution(self, name: str) -> Optional[dict]:
+        """Writing tasks: the agents' first sample and its joint reward on one new row of the training
+        data's own generator (`tasks.writing.in_distribution_row`), to show beside the held-out rows."""
+        if self.task.levels is None or self.task.prompt_task not in ("tldr", "arxiv"):
+            return None
+        row = in_distribution_row(self.task.prompt_task)
+        r = self.method(name, rows=[row], samples=1)
+        return dict(row=row, text=r["texts"][0], reward=r["pair_rewards"][0])
 
 
 def build_run(plan: dict) -> Run:
@@ -468,6 +511,7 @@ def build_run(plan: dict) -> Run:
         except ValueError as exc:  # a damaged or mismatched file: one line, exit 2, not a traceback
             raise SettingsError(f"cannot resume {out_dir}: {exc}") from None
         run.before, run.table = trainer.metadata["before"], trainer.metadata["table"]
+        run.in_dist_before = trainer.metadata.get("in_distribution_before")  # None in runs saved before it existed
         if main:
             print(f"Resuming {out_dir} at step {trainer.step} of {s['steps']}.", file=sys.stderr, flush=True)
     elif main:  # data parallel: rank 0 evaluates the untrained agents, the others go straight to training
@@ -475,14 +519,17 @@ def build_run(plan: dict) -> Run:
         run.before = trainer.evaluate(progress=progress, desc="1. untrained agents")
         methods = untrained_methods(t.prompt_task)
         run.table = [run.method(m) for m in tqdm(methods, desc="1. baselines", disable=not progress)]
+        run.in_dist_before = run.in_distribution("parallel")
         if not progress:
             _say(f"Untrained agents and {len(methods)} baselines evaluated ({time.time() - t0:.0f} s so far).")
     run.clock = _TrainClock(trainer.metadata.get("train_seconds", 0.0))
     run.resumed_at = trainer.metadata.get("resumed_at_steps", []) + ([trainer.step] if plan["resume"] is not None else [])
     trainer.metadata = dict(run={**s}, save_steps=plan["save_steps"], report_to=plan["config"].report_to,
-                            before=run.before, table=run.table,
+                            before=run.before, table=run.table, in_distribution_before=run.in_dist_before,
                             train_seconds=run.clock.seconds(), resumed_at_steps=run.resumed_at)
     trainer.callbacks.append(run.clock)
+    if main:
+        trainer.callbacks.append(_HalfwayReport(run.before))
     if main:
         _prepare_out(out_dir, plan["overwrite"] and plan["resume"] is None)
         if plan["resume"] is None:
@@ -506,6 +553,7 @@ def train_run(run: Run) -> Optional[tuple[dict, list, float]]:
         trainer.log_eval(after)
         finals = ["magrpo"] + (["magrpo_2turn"] if run.task.prompt_task == "coding" else [])  # coding: + a feedback turn
         table = list(run.table) + [run.method(m) for m in tqdm(finals, desc="3. comparison table", disable=not run.plan["progress"])]
+        run.in_dist_after = run.in_distribution("magrpo") if run.in_dist_before is not None else None
     except KeyboardInterrupt:
         if run.main:
             _save_stopped(trainer, out_dir, "Interrupted (Ctrl-C)")
@@ -534,7 +582,9 @@ def report_run(run: Run, after: dict, table: list, train_s: float) -> dict:
     G, steps, lr, max_new_tokens, seed = s["G"], s["steps"], s["lr"], s["max_new_tokens"], s["seed"]
     prompts_per_step, samples = s["prompts_per_step"], t.table_samples
     _write_history(trainer, out_dir)
-    for name, fig in (("reward", viz.plot_rewards(trainer.history, title=f"{task}: joint reward per step")),
+    evals = [dict(before, step=0)] + [ev for ev in trainer.eval_history if ev["step"] < trainer.step] \
+        + [dict(after, step=trainer.step)]  # held-out: untrained, halfway, trained
+    for name, fig in (("reward", viz.plot_rewards(trainer.history, title=f"{task}: joint reward per step", evals=evals)),
                       ("components", viz.plot_components(trainer.history)), ("agents", viz.plot_agents(trainer.history))):
         if fig is None:  # e.g. no reward components: no empty figure
             continue
@@ -552,6 +602,11 @@ def report_run(run: Run, after: dict, table: list, train_s: float) -> dict:
     last = trainer.history[-max(1, len(trainer.history) // 10):]
     examples = before_after_examples(table, run.rows, samples, prompt_task)
     table = [{k: v for k, v in row.items() if k not in ("texts", "pair_rewards")} for row in table]
+    in_dist = None  # writing tasks: one row of the training data's own world, beside the held-out ones
+    if run.in_dist_before is not None and run.in_dist_after is not None:
+        b, a = run.in_dist_before, run.in_dist_after
+        in_dist = dict(id=b["row"]["id"], input=b["row"][t.prompt_field], before=b["text"], after=a["text"],
+                       reward_before=b["reward"], reward_after=a["reward"])
     results = dict(task=task, model=s["model"], agents=s["agents"], steps=steps, num_generations=G, max_new_tokens=max_new_tokens,
                    learning_rate=lr, beta=plan["settings"]["beta"], prompts_per_step=prompts_per_step,
                    processes=distributed.world_size(), seed=seed, device=plan["device"], save_steps=plan["save_steps"],
@@ -560,6 +615,7 @@ def report_run(run: Run, after: dict, table: list, train_s: float) -> dict:
                    eval_before=before, eval_after=after, comparison=table, examples=examples,
                    train_reward_first_10pct=sum(h["reward"] for h in first) / len(first),
                    train_reward_last_10pct=sum(h["reward"] for h in last) / len(last),
+                   in_distribution_example=in_dist, eval_during_training=trainer.eval_history,
                    versions=dict(magrpo_edu=__version__, torch=torch.__version__, python=platform.python_version()))
     (out_dir / "results.json").write_text(json.dumps(results, indent=2))
     comp = sorted(k for k in after if k.startswith("eval/reward/"))
@@ -571,8 +627,10 @@ def report_run(run: Run, after: dict, table: list, train_s: float) -> dict:
              f"{G} joint samples each, same sampling seed before and after.", "",
              "| | mean joint reward |" + "".join(f" {k.split('/')[-1]} |" for k in comp),
              "|---|---|" + "---|" * len(comp),
-             f"| untrained | {before['eval/reward']:.3f} |" + "".join(f" {before[k]:.3f} |" for k in comp),
-             f"| MAGRPO | {after['eval/reward']:.3f} |" + "".join(f" {after[k]:.3f} |" for k in comp)]
+             f"| untrained | {before['eval/reward']:.3f} |" + "".join(f" {before[k]:.3f} |" for k in comp)]
+    lines += [f"| MAGRPO, step {ev['step']} | {ev['eval/reward']:.3f} |" + "".join(f" {ev.get(k, float('nan')):.3f} |" for k in comp)
+              for ev in trainer.eval_history if ev["step"] < trainer.step]  # the halfway evaluation
+    lines += [f"| MAGRPO, step {trainer.step} | {after['eval/reward']:.3f} |" + "".join(f" {after[k]:.3f} |" for k in comp)]
     lines += ["", "Text quality of the same samples (`magrpo_edu.quality`): repetition = share of repeated word 3-grams; "
               "naturalness = mean per-token NLL under the untrained model (lower = closer to its language; a gamed "
               "text such as `w w w` scores several nats more).", "",
@@ -590,10 +648,15 @@ def report_run(run: Run, after: dict, table: list, train_s: float) -> dict:
                   "small synthetic world (`magrpo_edu/models/tiny/README.md`). On these held-out, hand-written posts "
                   "its \"summaries\" are sentences from its own world, mostly unrelated to the post: the reward gain "
                   "above is the agents learning what the joint reward pays for (lengths, structure, words), not "
-                  "summarisation. For real summaries of real posts see the SmolLM2-135M run (notebook 07, "
-                  "`magrpo_edu/models/smollm2_tldr/README.md`).", ""]
-    for ex in examples:
-        lines += [f"### {ex['id']}: joint reward {ex['reward_before']:.2f} -> {ex['reward_after']:.2f}", "",
+                  "summarisation. The last example is a new post from its own world, for comparison: there its "
+                  "texts do take up the post's facts. For real summaries of real posts see the SmolLM2-135M run "
+                  "(notebook 07, `magrpo_edu/models/smollm2_tldr/README.md`).", ""]
+    shown = [(f"{ex['id']}: joint reward", ex) for ex in examples]
+    if in_dist is not None:
+        shown.append((f"In distribution, for comparison: a new {prompt_task} row from the training data's own generator "
+                       "(not a training row), joint reward", in_dist))
+    for heading, ex in shown:
+        lines += [f"### {heading} {ex['reward_before']:.2f} -> {ex['reward_after']:.2f}", "",
                   "> " + ex["input"][:300].replace("\n", " ") + (" [...]" if len(ex["input"]) > 300 else ""), ""]
         for i, (b, a) in enumerate(zip(ex["before"], ex["after"])):
             lines += [f"{team[i].name} before:", "", "```text", b.strip() or "(empty)", "```",

@@ -30,9 +30,13 @@ def smooth(values: Sequence[float], window: int = 10) -> list[float]:
     return out
 
 
-def plot_rewards(history: Sequence[dict], title: str = "Joint reward per step", window: int = 10, ax=None):
+def plot_rewards(history: Sequence[dict], title: str = "Joint reward per step", window: int = 10, ax=None,
+                 evals: Sequence[dict] = ()):
     """Mean joint reward per step with a +/- std band (cut to the group's own min and max, so it never
-    leaves the rewards the group got), min/max markers and a moving average; the legend outside the data."""
+    leaves the rewards the group got), min/max markers and a moving average; the legend outside the data.
+    `evals`: held-out evaluations ({"step", "eval/reward"}, e.g. untrained at step 0, halfway, trained),
+    drawn as black diamonds on the same axis (the training curve is on training prompts, these on
+    held-out rows with a fixed seed)."""
     fig = None
     if ax is None:
         fig, ax = plt.subplots(figsize=FIGSIZE)
@@ -49,6 +53,9 @@ def plot_rewards(history: Sequence[dict], title: str = "Joint reward per step", 
         ax.plot(steps, hi, ".", ms=2, color="C3", alpha=0.5)
         ax.plot(steps, mean, lw=0.8, color="C0", alpha=0.6, label="mean")
         ax.plot(steps, smooth(mean, window), lw=2.0, color="C0", label=f"mean, moving avg ({window})")
+    es, ev = _series(evals, "eval/reward")
+    if es:
+        ax.plot(es, ev, "D-", color="black", ms=6, lw=1.0, label="held-out evaluation")
     ax.set_xlabel("training step (one prompt, one group per step)")
     ax.set_ylabel("joint reward (task units)")
     ax.set_title(title)

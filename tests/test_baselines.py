@@ -8,7 +8,7 @@ import pytest
 
 from magrpo_edu import baselines, lora_agents
 from magrpo_edu.rewards import tldr_levels
-from magrpo_edu.tasks.writing import tldr_formatters
+from magrpo_edu.tasks.writing import in_distribution_row, load_writing, tldr_formatters
 
 ROWS = [{"id": "a", "post": "My cat scratches the sofa every day and I do not know what to do."}]
 
@@ -105,6 +105,7 @@ def test_train_command_end_to_end(tmp_path):
     r = subprocess.run([sys.executable, "-m", "magrpo_edu.cli", "train", "--task", "tldr", "--steps", "3", "--eval-rows", "2",
                         "--max-new-tokens", "16", "--out", str(out), "--no-progress"], capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
+    assert "past_key_values" not in r.stderr  # the libraries' deprecation notice a user cannot act on is quieted
     for f in ("history.json", "history.csv", "samples.json", "reward.png", "components.png", "agents.png",
               "comparison.png", "results.json", "results.md"):
         assert (out / f).is_file(), f
@@ -118,6 +119,11 @@ def test_train_command_end_to_end(tmp_path):
     assert len(ex) == 2 and all(len(e["before"]) == 2 and len(e["after"]) == 2 for e in ex)
     assert all(e["before"][0].strip() in md for e in ex if e["before"][0].strip())
     assert res["beta"] == 0.0 and "texts" not in res["comparison"][0]
+    # beside the held-out rows, one new row of the training data's own world (issue 27: texts explained)
+    ind = res["in_distribution_example"]
+    assert ind["id"].startswith("tldr-world-") and len(ind["before"]) == 2 and len(ind["after"]) == 2
+    assert "### In distribution" in md and ind["input"][:200] in md
+    assert ind["input"] not in {r["post"] for r in load_writing("tldr", "train")}
 
 
 @pytest.mark.slow
@@ -184,3 +190,13 @@ def test_coding_baselines_table(make_model, small_tokenizer):
         assert {"pass_or_not@1", "accuracy@2", "cooperation_rate", "syntax_rate", "structure_rate"} <= set(r)
     assert table[-1]["tokens"] > table[1]["tokens"]  # two turns generate more
     assert "pass_or_not@1" in baselines.markdown_table(table)
+
+
+def test_in_distribution_row_is_new_and_from_the_generator():
+    """results.md's in-distribution example: the train split's generator, never a training row."""
+    for task, field in (("tldr", "post"), ("arxiv", "abstract")):
+        row = in_distribution_row(task)
+        assert row[field] and row[field] not in {r[field] for r in load_writing(task, "train")}
+        assert row == in_distribution_row(task)  # seeded: every run shows the same row
+    with pytest.raises(ValueError, match="unknown writing task"):
+        in_distribution_row("coding")

@@ -75,3 +75,29 @@ def test_offline_smollm2_does_not_wait_for_the_hub(monkeypatch, tmp_path):
         models.load_model("smollm2-135m")
     assert time.time() - t < 10
     assert asked == [(models.SMOLLM2_ID, True)]  # the local cache only, never the hub
+
+
+def test_a_trained_result_halfway_is_planned_printed_and_plotted(tmp_path, capsys):
+    """The first trained result comes halfway through training (the quick start's within 3 minutes on 2
+    cores): planned, announced in the plan, printed by itself, and drawn on the reward figure."""
+    plan = experiment.plan_run(task="length", steps=300, out=str(tmp_path / "run"))
+    assert plan["config"].eval_steps == 150
+    assert "evaluating the agents once at step 150" in experiment.describe_plan(plan)
+    assert experiment.halfway(3) is None and experiment.halfway(7) == 3
+
+    class FakeTrainer:
+        step, total_steps = 150, 300
+
+    report = experiment._HalfwayReport({"eval/reward": 0.407})
+    report.on_evaluate(FakeTrainer(), {"eval/reward": 0.578, "eval/rows": 20})
+    FakeTrainer.step = 300  # the final evaluation is reported by results.md, not by this line
+    report.on_evaluate(FakeTrainer(), {"eval/reward": 0.711, "eval/rows": 20})
+    out = capsys.readouterr().out
+    assert "Step 150 of 300: held-out joint reward 0.578 (untrained 0.407) on 20 rows" in out and "0.711" not in out
+
+    hist = [{"step": s, "reward": 0.5, "reward_std": 0.1, "reward_min": 0.3, "reward_max": 0.7} for s in range(1, 11)]
+    evals = [{"step": 0, "eval/reward": 0.4}, {"step": 5, "eval/reward": 0.55}, {"step": 10, "eval/reward": 0.7}]
+    fig = viz.plot_rewards(hist, evals=evals)
+    line = next(ln for ln in fig.axes[0].get_lines() if ln.get_label() == "held-out evaluation")
+    assert list(line.get_xdata()) == [0, 5, 10] and list(line.get_ydata()) == [0.4, 0.55, 0.7]
+    fig.clf()

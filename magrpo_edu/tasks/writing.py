@@ -50,6 +50,22 @@ def make_writing_data(out_dir: str | Path, n_train: int = 500, seed: int = 0) ->
     return written
 
 
+def in_distribution_row(task: str, seed: int = 1_000_003) -> dict:
+    """A new row from the generator of the train split (`world.make_post` / `world.make_abstract`, another
+    seed): from the embedded tiny model's own synthetic world, yet not one of the rows it trained on
+    (checked). `magrpo-edu train` shows the agents' texts on it beside the hand-written held-out rows,
+    so a reader sees what the tiny model does in its world and what it does outside it."""
+    if task not in TASK_FIELDS:
+        raise ValueError(f"unknown writing task {task!r}; choose 'tldr' or 'arxiv'.")
+    field, maker = TASK_FIELDS[task], (world.make_post if task == "tldr" else world.make_abstract)
+    seen = {r[field] for r in load_writing(task, "train")}
+    rng = random.Random(seed)
+    text = maker(rng)["text"]
+    while text in seen:  # the generator can repeat a row; never show a training row as new
+        text = maker(rng)["text"]
+    return {"id": f"{task}-world-{seed}", field: text, "source": "generated (not in the train split)"}
+
+
 # ---- formatters: row -> prompt, one per agent ------------------------------------------------------
 def _formatters(tokenizer, instructions, raw_prompt, field: str, names: tuple[str, str]) -> list[Callable[[dict], str]]:
     use_chat = tokenizer is not None and getattr(tokenizer, "chat_template", None)

@@ -171,10 +171,10 @@ def sampled_token_logprobs(logits: torch.Tensor, tokens: torch.Tensor, sampling:
 
     A sampled token is inside the kept set, so its log-prob is finite. The kept set is recomputed
     here in another float order than generate's (a full forward, not the KV-cached step), so a token
-    within rounding of the cut could fall out: each position's own token is always put back into the
-    kept set (at its own scaled logit), which also keeps padding positions finite (no -inf * 0 = NaN
-    in the masked sum). Gradients flow through the kept logits only; the cut itself is piecewise
-    constant."""
+    within rounding of the cut could fall out: each position's own token is always kept, which also
+    keeps padding positions finite (no -inf * 0 = NaN in the masked sum). The cut is a constant mask
+    (computed without gradient: it is piecewise constant in the logits); gradients flow through the
+    kept logits only."""
     scale, truncate = logits_warpers(**(sampling or {}))
     scores = logits.float()
     if scale is not None or truncate:
@@ -183,7 +183,10 @@ def sampled_token_logprobs(logits: torch.Tensor, tokens: torch.Tensor, sampling:
         if scale is not None:
             scores = scale(None, scores)  # logits / T
         if truncate:
-            scores = truncate(None, scores).scatter(-1, own, scores.gather(-1, own))  # own token always kept
+            with torch.no_grad():  # which tokens the cut drops: a constant mask, no graph through the sort
+                dropped = truncate(None, scores.detach()).isneginf()
+            dropped.scatter_(-1, own, False)  # the token drawn at each position is always kept
+            scores = scores.masked_fill(dropped, float("-inf"))
         scores = scores.view(B, C, V)
     return torch.log_softmax(scores, dim=-1).gather(-1, tokens.unsqueeze(-1)).squeeze(-1)
 

@@ -168,20 +168,19 @@ def _check_out(out_dir: Path, overwrite: bool, resuming: bool) -> None:
 
 
 def run_config(settings: dict, progress: bool = True, save_steps: int | None = None, report_to="none",
-               logging_dir: str | None = None, eval_steps: int | None = None) -> MAGRPOConfig:
+               logging_dir: str | None = None) -> MAGRPOConfig:
     """The MAGRPOConfig of a run's settings (a new run's, resolved by plan_run, or a saved run's)."""
     s = settings
     return MAGRPOConfig(num_agents=2, num_generations=s["G"], max_new_tokens=s["max_new_tokens"],
                         temperature=s["temperature"], learning_rate=s["lr"], beta=s["beta"], max_steps=s["steps"],
                         seed=s["seed"], progress=progress, num_turns=s["turns"], save_steps=save_steps,
-                        prompts_per_step=s.get("prompts_per_step", 1), report_to=report_to, logging_dir=logging_dir,
-                        eval_steps=eval_steps)
+                        prompts_per_step=s.get("prompts_per_step", 1), report_to=report_to, logging_dir=logging_dir)
 
 
 def halfway(steps) -> Optional[int]:
-    """`magrpo-edu train` evaluates the agents once halfway through training (the trainer's
-    eval_steps), so the first trained result shows in about half the run's time (on 2 CPU cores,
-    the quick start's after about 2.5 minutes, README); None for runs under 4 steps."""
+    """The step at which `magrpo-edu train` evaluates the agents once during training (`_Halfway`),
+    so the first trained result shows in about half the run's time (on 2 CPU cores, the quick
+    start's after about 2.5 minutes, README); None for runs under 4 steps."""
     return steps // 2 if isinstance(steps, int) and not isinstance(steps, bool) and steps >= 4 else None
 
 
@@ -222,7 +221,7 @@ def plan_run(**settings) -> dict:
         out_dir = next_free(out_dir)  # no --out: an earlier run in runs/<task> is kept, this one goes beside it
     try:
         cfg = run_config(settings, progress=progress, save_steps=save_steps, report_to=report_to,
-                         logging_dir=str(out_dir / "tensorboard"), eval_steps=halfway(steps))
+                         logging_dir=str(out_dir / "tensorboard"))
         check_installed(cfg.trackers)
     except (ValueError, TrackerNotInstalledError) as exc:
         raise SettingsError(str(exc)) from None
@@ -262,21 +261,27 @@ def plan_run(**settings) -> dict:
     if distributed.launch_rank() == 0:  # in a data-parallel launch only rank 0 writes (and rank 0 may already have)
         _check_out(out_dir, overwrite, resume is not None)
     return dict(settings=settings, save_steps=save_steps, config=cfg, device=device, out_dir=out_dir,
-                progress=progress, overwrite=overwrite, resume=resume_info)
+                progress=progress, overwrite=overwrite, resume=resume_info, halfway=halfway(steps))
 
 
-class _HalfwayReport(TrainerCallback):
-    """Prints the halfway evaluation (`halfway`) as soon as it is made: the run's first trained result."""
+class _Halfway(TrainerCallback):
+    """Evaluates the agents once during training, at step `at` (`halfway`), and prints the result at
+    once: the run's first trained result. Like every `evaluate`, it forks the RNG, so training goes on
+    exactly as without it; the evaluation joins `trainer.eval_history` (saved in checkpoints,
+    results.json, results.md's table and reward.png) and the trackers' eval curves."""
 
-    def __init__(self, before: Optional[dict]):
-        self.before = before
+    def __init__(self, at: Optional[int], before: Optional[dict]):
+        self.at, self.before = at, before
 
-    def on_evaluate(self, trainer, metrics):
-        if not 0 < trainer.step < trainer.total_steps:  # the untrained and final evaluations are reported elsewhere
+    def on_step_end(self, trainer, record):
+        if self.at is None or trainer.step != self.at or trainer.step >= trainer.total_steps:
             return
+        ev = trainer.evaluate()
+        trainer.eval_history.append(dict(step=trainer.step, **ev))
+        trainer.log_eval(ev)
         was = f" (untrained {self.before['eval/reward']:.3f})" if self.before else ""
-        tqdm.write(f"Step {trainer.step} of {trainer.total_steps}: held-out joint reward {metrics['eval/reward']:.3f}{was} "
-                   f"on {metrics['eval/rows']} rows; training goes on.")
+        tqdm.write(f"Step {trainer.step} of {trainer.total_steps}: held-out joint reward {ev['eval/reward']:.3f}{was} "
+                   f"on {ev['eval/rows']} rows; training goes on.")
 
 
 class _TrainClock(TrainerCallback):
@@ -441,7 +446,7 @@ def describe_plan(plan: dict) -> str:
         f"magrpo-edu train: task {s['task']}, {team}, on {plan['device']}; results go to {plan['out_dir']}/",
         f"  1. evaluate the untrained agents and {n_base} prompt-level baselines on {s['eval_rows']} held-out rows",
         f"  2. train {s['steps']} MAGRPO steps (G = {s['G']} samples per agent, {s['max_new_tokens']} new tokens)"
-        + (f", evaluating the agents once at step {plan['config'].eval_steps}" if plan["config"].eval_steps else ""),
+        + (f", evaluating the agents once at step {plan['halfway']}" if plan["halfway"] else ""),
         "  3. evaluate the trained agents the same way; write results.md, plots and the agents (checkpoint/)"])
 
 
@@ -528,8 +533,8 @@ def build_run(plan: dict) -> Run:
                             before=run.before, table=run.table, in_distribution_before=run.in_dist_before,
                             train_seconds=run.clock.seconds(), resumed_at_steps=run.resumed_at)
     trainer.callbacks.append(run.clock)
-    if main:
-        trainer.callbacks.append(_HalfwayReport(run.before))
+    if main:  # data parallel: rank 0 evaluates (the others wait for it at the next step's gradient reduction)
+        trainer.callbacks.append(_Halfway(plan["halfway"], run.before))
     if main:
         _prepare_out(out_dir, plan["overwrite"] and plan["resume"] is None)
         if plan["resume"] is None:

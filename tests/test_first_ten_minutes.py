@@ -81,19 +81,25 @@ def test_a_trained_result_halfway_is_planned_printed_and_plotted(tmp_path, capsy
     """The first trained result comes halfway through training (the quick start's within 3 minutes on 2
     cores): planned, announced in the plan, printed by itself, and drawn on the reward figure."""
     plan = experiment.plan_run(task="length", steps=300, out=str(tmp_path / "run"))
-    assert plan["config"].eval_steps == 150
+    assert plan["halfway"] == 150 and plan["config"].eval_steps is None  # not again at the last step
     assert "evaluating the agents once at step 150" in experiment.describe_plan(plan)
     assert experiment.halfway(3) is None and experiment.halfway(7) == 3
 
     class FakeTrainer:
-        step, total_steps = 150, 300
+        step, total_steps, eval_history, logged = 149, 300, [], []
 
-    report = experiment._HalfwayReport({"eval/reward": 0.407})
-    report.on_evaluate(FakeTrainer(), {"eval/reward": 0.578, "eval/rows": 20})
-    FakeTrainer.step = 300  # the final evaluation is reported by results.md, not by this line
-    report.on_evaluate(FakeTrainer(), {"eval/reward": 0.711, "eval/rows": 20})
+        def evaluate(self):
+            return {"eval/reward": 0.578, "eval/rows": 20}
+
+        def log_eval(self, ev):
+            self.logged.append(ev)
+
+    t, halfway = FakeTrainer(), experiment._Halfway(150, {"eval/reward": 0.407})
+    for t.step in (149, 150, 151, 300):
+        halfway.on_step_end(t, {})
     out = capsys.readouterr().out
-    assert "Step 150 of 300: held-out joint reward 0.578 (untrained 0.407) on 20 rows" in out and "0.711" not in out
+    assert "Step 150 of 300: held-out joint reward 0.578 (untrained 0.407) on 20 rows" in out and out.count("Step") == 1
+    assert t.eval_history == [{"step": 150, "eval/reward": 0.578, "eval/rows": 20}] and len(t.logged) == 1
 
     hist = [{"step": s, "reward": 0.5, "reward_std": 0.1, "reward_min": 0.3, "reward_max": 0.7} for s in range(1, 11)]
     evals = [{"step": 0, "eval/reward": 0.4}, {"step": 5, "eval/reward": 0.55}, {"step": 10, "eval/reward": 0.7}]

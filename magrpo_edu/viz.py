@@ -95,11 +95,13 @@ def plot_agents(history: Sequence[dict], window: int = 10):
         s, v = _series(history, k)
         a2.plot(s, smooth(v, window), label=k.rsplit("/", 1)[1])
     a1.set_title("policy loss per agent")
-    a2.set_title("completion length per agent (tokens)")
+    a2.set_title("completion length per agent")
+    a1.set_ylabel(f"-mean(A·Σ log π) + β·KL (moving avg {window})")
+    a2.set_ylabel(f"tokens (moving avg {window})")
     for a in (a1, a2):
-        a.set_xlabel("step")
+        a.set_xlabel("training step")
         a.grid(alpha=0.3)
-        a.legend(fontsize=8)
+    a2.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # outside the data
     fig.tight_layout()
     return fig
 
@@ -165,6 +167,11 @@ def plot_group(sample: dict, title: Optional[str] = None):
     return fig
 
 
+_METRIC_UNITS = {"normalised": "normalised reward (reward / max reward, 0-1)",
+                 "pass_or_not@1": "PassOrNot@1 (share of problems, 0-1)",
+                 "cooperation": "cooperation rate (share, 0-1)"}
+
+
 def plot_comparison(table: Sequence[dict], metric: str = "reward", label_key: str = "method", title: str | None = None):
     """Bars of one metric for several methods (e.g. baselines vs MAGRPO)."""
     fig, ax = plt.subplots(figsize=FIGSIZE)
@@ -173,7 +180,9 @@ def plot_comparison(table: Sequence[dict], metric: str = "reward", label_key: st
     ax.bar(names, vals, color=[f"C{i}" for i in range(len(names))])
     for i, v in enumerate(vals):
         ax.text(i, v, f"{v:.2f}", ha="center", va="bottom", fontsize=8)
-    ax.set_ylabel(metric)
+    ax.set_ylabel(_METRIC_UNITS.get(metric, metric))
+    if metric in _METRIC_UNITS:  # a share or a normalised reward: the whole range 0-1, so bars compare honestly
+        ax.set_ylim(0, 1.08)
     ax.set_title(title or f"{metric} by method")
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()

@@ -32,7 +32,11 @@ checks the rlimits entries it can on Linux (limits, the trainer-death group kill
                                                                                       CAP_SYS_ADMIN)
   mode                            linux-namespaces  rlimits           rlimits        rlimits
   time/CPU/files/output limits    yes               yes               yes            yes
-  memory limit (RLIMIT_AS)        yes               yes               NO             yes
+  memory limit per process        yes               yes               NO             yes
+    (RLIMIT_AS)
+  one memory limit per program    memory cgroup     NO                NO             NO
+    (all its processes, its tmpfs (v1 or v2) where
+    pages)                        writable, else NO
   network                         none (no route,   NOT isolated      NOT isolated   NOT isolated
                                   own abstract sockets)
   host files: home, /etc/shadow,  HIDDEN: not in    readable as       readable as    readable (root:
@@ -67,6 +71,13 @@ checks the rlimits entries it can on Linux (limits, the trainer-death group kill
   figures; out of scope: kernel exploits.
   (b)-(d) fall back to a plain child process with the limits above in a fresh temporary folder and
   its own process group; root (d) is not bound by RLIMIT_NPROC.
+  Memory: RLIMIT_AS bounds each process, not their sum, and not tmpfs pages (a program in (a) may make
+  a user namespace of its own and mount a tmpfs there). Where a memory cgroup is writable (cgroup v1's
+  memory hierarchy, or the v2 root delegating "memory": root on most Linux machines, CI included)
+  every process of a program joins one with memory_mb, swap included, which the kernel also charges
+  with the tmpfs pages they write; over it the OOM killer kills a process of that program. Where none
+  is writable `isolation()["memory_limit"]` says "per process only": N processes may then hold N x
+  memory_mb, and a tmpfs mounted in a user namespace is bounded by nothing but the host's memory.
 
 Forge-proof verdicts (pass `entry_point`, the name the asserts call, e.g. `assert add(1, 2) == 3`):
 the trusted parent parses each assert with `ast` and replaces every call of the entry point (with
@@ -300,7 +311,8 @@ class SandboxLimits:
     timeout_s: float = 10.0  # wall clock for the whole run (all asserts)
     assert_timeout_s: float = 3.0  # wall clock per assert (program + the assert's calls)
     cpu_s: int = 10  # CPU seconds (RLIMIT_CPU)
-    memory_mb: int = 512  # address space (RLIMIT_AS)
+    memory_mb: int = 512  # address space per process (RLIMIT_AS); namespaces mode with a memory cgroup: also the
+    #                       memory of all the program's processes and the tmpfs pages they write, together
     max_processes: int = 16  # pids cgroup cap (namespaces mode) / RLIMIT_NPROC (fallback, non-root)
     max_open_files: int = 64  # RLIMIT_NOFILE
     max_file_mb: int = 16  # RLIMIT_FSIZE and the size of the private /tmp and /dev/shm
@@ -479,13 +491,14 @@ def _pdeathsig_tool() -> bool:
         return False
 
 
-def _tie_to_trainer(cmd: list[str], death: int, cgroup: Optional["_PidsCgroup"]) -> tuple[list[str], Optional[tuple]]:
+def _tie_to_trainer(cmd: list[str], death: int, cgroup: Optional["_ProgramCgroup"]) -> tuple[list[str], Optional[tuple]]:
     """`cmd` made to die with this process: PR_SET_PDEATHSIG=`death` on the first child (kept
     across the execs that follow), then a guard that gives up if this process died before that
-    (the fork-to-prctl race) and joins the pids cgroup first, so every descendant is counted.
+    (the fork-to-prctl race) and joins the run's cgroups first, so every descendant is counted.
     Returns the command and, where `setpriv --pdeathsig` is missing, the preexec_fn arguments."""
-    guard = ["sh", "-c", '[ "$PPID" = "$0" ] || exit 111; [ -z "$1" ] || echo $$ > "$1"; shift; exec "$@"',
-             str(os.getpid()), os.path.join(cgroup.path, "cgroup.procs") if cgroup is not None else ""]
+    joins = cgroup.procs_files if cgroup is not None else []
+    guard = ["sh", "-c", '[ "$PPID" = "$0" ] || exit 111; n=$1; shift; while [ "$n" -gt 0 ]; do '
+             'echo $$ > "$1" || exit 112; shift; n=$((n - 1)); done; exec "$@"', str(os.getpid()), str(len(joins))] + joins
     if sys.platform != "linux":
         return cmd, None
     if _pdeathsig_tool():
@@ -523,7 +536,8 @@ def _alive(pid: int) -> bool:
 def _cleanup_stale() -> None:
     """Remove the cgroups and temporary folders of sandbox runs whose trainer process is gone
     (killed with SIGKILL before it could clean up); their programs died with it."""
-    for base, is_cgroup in ((tempfile.gettempdir(), False), (_cgroup_root(), True)):
+    bases = [(tempfile.gettempdir(), False)] + [(root, True) for root in dict.fromkeys(_cgroup_roots().values())]
+    for base, is_cgroup in bases:
         if base is None:
             continue
         try:
@@ -540,7 +554,7 @@ def _cleanup_stale() -> None:
                 continue
             path = entry.path
             if is_cgroup:
-                _PidsCgroup.at(path).remove()
+                _ProgramCgroup.at(path).remove()
             else:
                 shutil.rmtree(path, ignore_errors=True)
 
@@ -594,63 +608,107 @@ def _probe_namespaces() -> Optional[dict]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _cgroup_root() -> Optional[str]:
-    """A writable folder where a pids cgroup can be made: cgroup v1's pids hierarchy, or v2 with pids."""
-    v1 = "/sys/fs/cgroup/pids"
-    if os.path.isfile(os.path.join(v1, "cgroup.procs")) and os.access(v1, os.W_OK):
-        return v1
+def _cgroup_roots() -> dict[str, str]:
+    """Writable folders where a throw-away cgroup can be made, by controller ("pids", "memory"): cgroup
+    v1's hierarchy of that controller, or the cgroup v2 root where its subtree_control enables it."""
     v2 = "/sys/fs/cgroup"
     try:
-        if "pids" in open(os.path.join(v2, "cgroup.subtree_control")).read() and os.access(v2, os.W_OK):
-            return v2
+        delegated = open(os.path.join(v2, "cgroup.subtree_control")).read().split() if os.access(v2, os.W_OK) else []
     except OSError:
-        pass
-    return None
+        delegated = []
+    out = {}
+    for controller in ("pids", "memory"):
+        v1 = os.path.join(v2, controller)
+        if os.path.isfile(os.path.join(v1, "cgroup.procs")) and os.access(v1, os.W_OK):
+            out[controller] = v1
+        elif controller in delegated:
+            out[controller] = v2
+    return out
 
 
-class _PidsCgroup:
-    """A throw-away pids cgroup (v1 or v2) capping the number of processes of one run."""
+def _cgroup_root() -> Optional[str]:
+    """Where the pids cgroups are made (None: nowhere)."""
+    return _cgroup_roots().get("pids")
 
-    def __init__(self, max_pids: int):
-        root = _cgroup_root()
-        if root is None:
-            raise OSError("no writable pids cgroup")
-        self.path = os.path.join(root, f"magrpo-sandbox-{os.getpid()}-{secrets.token_hex(4)}")
-        os.mkdir(self.path)
-        with open(os.path.join(self.path, "pids.max"), "w") as fh:
-            fh.write(str(max_pids))
+
+class _ProgramCgroup:
+    """The throw-away cgroup(s) of one run: every process of the program joins them before it runs.
+    pids: at most `max_pids` processes. memory: all its processes together, and the tmpfs pages
+    they write (the private /tmp and /dev/shm, or a tmpfs the program mounts in a user namespace of
+    its own: the kernel charges tmpfs pages to the cgroup of the process that wrote them), at most
+    `memory_bytes`, swap included (v1 memory.memsw.limit_in_bytes / v2 memory.swap.max = 0); over it
+    the kernel's OOM killer kills a process of the cgroup. On cgroup v1 one folder per controller's
+    hierarchy, on v2 one folder with both. Only the controllers this machine lets us write are used
+    (`controllers`); OSError when none is."""
+
+    def __init__(self, max_pids: int, memory_bytes: int):
+        roots = _cgroup_roots()
+        if not roots:
+            raise OSError("no writable pids or memory cgroup")
+        name = f"magrpo-sandbox-{os.getpid()}-{secrets.token_hex(4)}"
+        self.paths, self.controllers = [], sorted(roots)
+        try:
+            for root in dict.fromkeys(roots.values()):
+                path = os.path.join(root, name)
+                os.mkdir(path)
+                self.paths.append(path)
+                here = [c for c, r in roots.items() if r == root]
+                if "pids" in here:
+                    self._write(path, "pids.max", max_pids)
+                if "memory" in here and root.endswith("/memory"):  # v1: the swap limit may not be below the other
+                    self._write(path, "memory.limit_in_bytes", memory_bytes)
+                    if os.path.exists(os.path.join(path, "memory.memsw.limit_in_bytes")):
+                        self._write(path, "memory.memsw.limit_in_bytes", memory_bytes)
+                elif "memory" in here:
+                    self._write(path, "memory.max", memory_bytes)
+                    if os.path.exists(os.path.join(path, "memory.swap.max")):
+                        self._write(path, "memory.swap.max", 0)
+        except OSError:
+            self.remove()
+            raise
+
+    @staticmethod
+    def _write(path: str, name: str, value: int) -> None:
+        with open(os.path.join(path, name), "w") as fh:
+            fh.write(str(value))
 
     @classmethod
-    def at(cls, path: str) -> "_PidsCgroup":
+    def at(cls, path: str) -> "_ProgramCgroup":
         c = cls.__new__(cls)
-        c.path = path
+        c.paths, c.controllers = [path], []
         return c
 
+    @property
+    def procs_files(self) -> list[str]:
+        return [os.path.join(p, "cgroup.procs") for p in self.paths]
+
     def kill_all(self) -> None:
-        for _ in range(50):
-            try:
-                pids = [int(p) for p in open(os.path.join(self.path, "cgroup.procs")).read().split()]
-            except OSError:
-                return
-            if not pids:
-                return
-            for p in pids:
+        for path in self.paths:
+            for _ in range(50):
                 try:
-                    os.kill(p, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.01)
+                    pids = [int(p) for p in open(os.path.join(path, "cgroup.procs")).read().split()]
+                except OSError:
+                    break
+                if not pids:
+                    break
+                for p in pids:
+                    try:
+                        os.kill(p, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                time.sleep(0.01)
 
     def remove(self) -> None:
         self.kill_all()
-        for _ in range(100):
-            try:
-                os.rmdir(self.path)
-                return
-            except FileNotFoundError:
-                return
-            except OSError:
-                time.sleep(0.02)
+        for path in self.paths:
+            for _ in range(100):
+                try:
+                    os.rmdir(path)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)
 
 
 @functools.lru_cache(maxsize=1)
@@ -660,13 +718,14 @@ def isolation() -> dict:
     environment variable MAGRPO_EDU_SANDBOX=rlimits to force the fallback (e.g. to test it)."""
     probe = None if os.environ.get("MAGRPO_EDU_SANDBOX", "auto") == "rlimits" else _probe_namespaces()
     ns = probe is not None
-    cg = False
+    controllers: list[str] = []
     if ns:
         try:
-            _PidsCgroup(4).remove()
-            cg = True
+            probe_cgroup = _ProgramCgroup(4, 64 * 2 ** 20)
+            controllers = probe_cgroup.controllers
+            probe_cgroup.remove()
         except OSError:
-            cg = False
+            controllers = []
     root = hasattr(os, "geteuid") and os.geteuid() == 0
     linux = sys.platform == "linux"
     return dict(
@@ -681,8 +740,11 @@ def isolation() -> dict:
         private_dev_shm=ns and probe["shm"],
         keyring_isolated=ns and _KEYCTL_NR is not None,
         kill_on_parent_death=("whole sandbox" if ns else "process group" if linux and shutil.which("timeout") else "no"),
-        process_cap="pids cgroup" if cg else ("RLIMIT_NPROC" if not root and resource is not None else "none (timeout group kill only)"),
-        memory_limit=resource is not None and sys.platform != "darwin",
+        process_cap="pids cgroup" if "pids" in controllers else ("RLIMIT_NPROC" if not root and resource is not None
+                                                                 else "none (timeout group kill only)"),
+        memory_limit=("per program: memory cgroup (all its processes and tmpfs pages) + RLIMIT_AS per process"
+                      if "memory" in controllers else "per process only (RLIMIT_AS): no writable memory cgroup"
+                      if resource is not None and linux else "none"),
         platform=sys.platform,
     )
 
@@ -948,7 +1010,7 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
     harness = [python, "-I", "-S", "-B", "-u", "-c", HARNESS, f"magrpo-sandbox-owner-{os.getpid()}"]  # who ran it, for `ps`
     if iso["mode"] == "linux-namespaces":
         try:
-            cgroup = _PidsCgroup(limits.max_processes)
+            cgroup = _ProgramCgroup(limits.max_processes, limits.memory_mb * 2 ** 20)
         except OSError:
             cgroup = None
         cmd = _namespaced(harness, work, limits.max_file_mb, limits.timeout_s)

@@ -675,3 +675,50 @@ def test_a_hash_flood_in_a_result_line_is_refused_in_linear_time(tag):
     r = run_program(liar, ["assert f() == set()"], SandboxLimits(timeout_s=20, assert_timeout_s=10), entry_point="f")
     assert r.passed == 0 and r.asserts[0].error == "BadResult" and "hash flood" in r.asserts[0].message, r.asserts
     assert time.time() - t < 8, "the parent spent too long on the line"
+
+
+needs_memory_cgroup = pytest.mark.skipif(not isolation()["memory_limit"].startswith("per program"),
+                                         reason="no writable memory cgroup here: memory is limited per process only "
+                                         "(isolation()['memory_limit'] says so); CI runs as root with one")
+
+
+@needs_memory_cgroup
+def test_one_memory_limit_for_all_the_processes_of_a_program():
+    """Issue 28, item 2: 10 forked children of one program held 150 MB each at once (1.5 GB under a 256 MB
+    limit: RLIMIT_AS is per process). Now the program's processes share one memory cgroup of memory_mb."""
+    program = ("import os, select, time\ndef held(n, mb):\n    r, w = os.pipe()\n    kids = []\n    for _ in range(n):\n"
+               "        pid = os.fork()\n        if pid == 0:\n            x = b'x' * (mb * 2 ** 20)\n"
+               "            os.write(w, b'.')\n            time.sleep(30)\n            os._exit(0)\n        kids.append(pid)\n"
+               "    os.close(w)\n    got = 0\n    t = time.time()\n    while got < n and time.time() - t < 8:\n"
+               "        if not select.select([r], [], [], 0.5)[0]:\n            continue\n        c = os.read(r, 64)\n"
+               "        if not c:\n            break\n        got += len(c)\n"
+               "    for k in kids:\n        try:\n            os.kill(k, 9)\n        except OSError:\n            pass\n"
+               "    return got\n")
+    lim = SandboxLimits(timeout_s=25, assert_timeout_s=10, memory_mb=256, max_processes=16)
+    r = run_program(program, ["assert held(1, 100) == 1", "assert held(10, 150) == 10"], lim, entry_point="held")
+    assert r.asserts[0].passed, r.asserts[0]  # one child with 100 MB fits
+    assert not r.asserts[1].passed, r.asserts[1]
+    assert "returned 10" not in (r.asserts[1].message or ""), r.asserts[1]
+
+
+@needs_memory_cgroup
+def test_a_tmpfs_in_a_user_namespace_counts_against_the_programs_memory():
+    """Issue 28, item 2: a program that makes its own user and mount namespaces mounts a tmpfs there (not
+    bounded by the private /tmp's size, nor by RLIMIT_AS) and filled 1 GB under a 256 MB limit. The tmpfs
+    pages are charged to the program's memory cgroup now."""
+    program = ("import ctypes, os\ndef filled(mb):\n    libc = ctypes.CDLL(None, use_errno=True)\n"
+               "    if libc.unshare(0x10000000 | 0x00020000) != 0:\n        return 'no user namespace: errno %d' % ctypes.get_errno()\n"
+               "    for name, text in (('setgroups', 'deny'), ('uid_map', '0 65534 1'), ('gid_map', '0 65534 1')):\n"
+               "        with open('/proc/self/' + name, 'w') as fh:\n            fh.write(text)\n"
+               "    d = 'm%d' % mb\n    os.mkdir(d)\n    if libc.mount(b'tmpfs', d.encode(), b'tmpfs', 0, b'size=4g') != 0:\n"
+               "        return 'no tmpfs mount: errno %d' % ctypes.get_errno()\n    done = 0\n"
+               "    while done < mb:  # files of 8 MB: RLIMIT_FSIZE bounds each file, not their number\n"
+               "        with open('%s/fill%d' % (d, done), 'wb', buffering=0) as fh:\n            for _ in range(8):\n"
+               "                fh.write(b'x' * 2 ** 20)\n        done += 8\n    return done\n")
+    lim = SandboxLimits(timeout_s=12, assert_timeout_s=5, memory_mb=256, max_file_mb=16)
+    r = run_program(program, ["assert filled(40) == 40", "assert filled(1024) == 1024"], lim, entry_point="filled")
+    if "returned 'no " in (r.asserts[0].message or ""):
+        pytest.skip(f"the sandbox cannot make a user namespace and mount a tmpfs here ({r.asserts[0].message}): "
+                    "the attack does not apply")
+    assert r.asserts[0].passed, r.asserts[0]  # the attack itself works: 40 MB in its own tmpfs
+    assert not r.asserts[1].passed and "returned 1024" not in (r.asserts[1].message or ""), r.asserts[1]

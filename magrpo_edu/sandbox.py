@@ -21,7 +21,13 @@ the asserts of one run. With:
     trainer leaves no program running; the cgroup and temporary folder a dead trainer left are
     removed by the next run on the machine (their names carry the trainer's pid, as does the
     harness's command line, `magrpo-sandbox-owner-PID`, for `ps`);
-  * a fresh temporary working directory, removed afterwards.
+  * a fresh temporary working directory, removed afterwards;
+  * a bounded parent: what the program sends back (result lines, up to 4 MB plus 1 MB per assert;
+    output, up to max_output_bytes) is parsed, decoded and checked by the judge, a process of its
+    own under RLIMIT_AS, killed when the program's time limit plus JUDGE_GRACE_S has passed (asserts
+    it did not decide by then time out). So `run_program` returns within timeout_s + JUDGE_GRACE_S
+    plus the waits of killing and cleaning up (each capped, a few seconds in all at worst), whatever
+    the program sends.
 
 What is isolated (`isolation()` reports it; in namespaces mode from a probe run inside the sandbox).
 tests/test_sandbox.py attacks every entry of column (a) with a hostile program (CI runs it), and
@@ -88,9 +94,9 @@ The sandbox executes the program, evaluates them and returns their values as tag
 builtin data: None, bool, int, float (nan, inf included), complex, str, bytes, and list, tuple,
 dict, set, frozenset of those (bounded: 100,000 items, depth 64, 1 MB). A subclass of one of those
 is sent as its base value (a namedtuple as a tuple, a Counter as a dict: its `__eq__` is never
-used); anything else fails that assert ("NonBuiltinResult": "returned a non-builtin object"). The
-parent parses the JSON strictly (no eval) and evaluates the assert itself, in a namespace of safe
-builtins and `math`. So the program never sees an expected value and never decides a verdict:
+used); anything else fails that assert ("NonBuiltinResult": "returned a non-builtin object"). A
+trusted judge process outside the sandbox (`JUDGE`, started by the parent) parses the JSON strictly
+(no eval) and evaluates the assert, in a namespace of safe builtins and `math`. So the program never sees an expected value and never decides a verdict:
 whatever it does (an `__eq__` that is always True, walking the harness's frames to its writer,
 writing to the result pipe) it can at most claim return values, which is no better than computing
 them. Limits of the guarantee: an assert the parent cannot evaluate alone (the entry point used as
@@ -98,8 +104,7 @@ a value, e.g. `map(f, xs)`; a call whose arguments use a name the assert binds, 
 variable; a name outside the calls that is neither a safe builtin nor `math`, e.g. a helper of the
 program; an import) falls back to a verdict decided in the sandbox and is marked
 `AssertResult.checked_by == "sandbox"` (forgeable; host-decided ones say "host"); all calls of an
-assert are evaluated, in order, before it (no short-circuit); the parent's evaluation of the
-(trusted) assert on the (bounded) values has no time limit of its own; and in the rlimits modes the
+assert are evaluated, in order, before it (no short-circuit); and in the rlimits modes the
 program runs as the trainer's user and could attack the trainer process directly. Without
 `entry_point` every verdict is decided in the sandbox (the old behaviour, kept for compatibility),
 and a program can forge it.
@@ -755,20 +760,12 @@ def isolation() -> dict:
 _WRAPPERS = frozenset("list tuple set frozenset sorted dict len sum min max any all str repr bool int float abs".split())
 
 
-def _range(*args):
-    r = range(*args)
-    if len(r) > 10 ** 7:
-        raise ValueError("range too long for an assert")
-    return r
-
-
-_SAFE_BUILTINS = {n: getattr(__import__("builtins"), n) for n in (
+_SAFE_NAMES = tuple(
     "abs all any bool bytes chr complex dict divmod enumerate filter float frozenset hash int isinstance len list map "
-    "max min ord repr reversed round set slice sorted str sum tuple type zip ArithmeticError AssertionError "
+    "max min ord range repr reversed round set slice sorted str sum tuple type zip ArithmeticError AssertionError "
     "AttributeError Exception IndexError KeyError LookupError OverflowError TypeError ValueError ZeroDivisionError "
-    "True False None").split()}
-_SAFE_BUILTINS["range"] = _range
-_HOST_NAMES = frozenset(_SAFE_BUILTINS) | {"math"}
+    "True False None".split())  # what a host-checked assert may use besides `math` (`range` capped at 10**7 items)
+_HOST_NAMES = frozenset(_SAFE_NAMES) | {"math"}
 
 
 def _bound_names(tree: ast.AST) -> set[str]:
@@ -831,7 +828,7 @@ class _Plan:
     source: str
     kind: str  # host | sandbox | error
     calls: tuple = ()
-    code: object = None
+    code: Optional[str] = None  # host plans: the assert with its calls replaced by __shipped_J (compiled by the judge)
     error: Optional[str] = None
     message: Optional[str] = None
 
@@ -862,34 +859,51 @@ def _plan(source: str, entry_point: Optional[str]) -> _Plan:
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in bound | placeholders | _HOST_NAMES:
             return _Plan(source, "sandbox")  # the entry point as a value, or a name only the program has
     try:
-        code = compile(tree, "<assert>", "exec")
+        code = ast.unparse(tree)
+        compile(code, "<assert>", "exec")
     except (SyntaxError, ValueError, RecursionError):
         return _Plan(source, "sandbox")
     return _Plan(source, "host", calls=calls, code=code)
 
 
-class _BadValue(Exception):
+# The judge: trusted code on untrusted input, run OUTSIDE the sandbox as `python -I -S -B -c JUDGE`, in a
+# process of its own so that the trainer can bound its time (it is killed at the program's deadline plus
+# JUDGE_GRACE_S) and memory (RLIMIT_AS) whatever the lines hold. It reads one header line (JSON: tag,
+# limits, safe names, the plans) and then the bytes of the result pipe; it parses each line (strictly,
+# no eval), keeps the first line of each assert that carries the run's tag, and writes one short JSON
+# line per assert as soon as it is decided: ["load", error, message, line, col] for a load error, then
+# [index, status, error, message] ("missing": no line for it). A host plan's values are rebuilt from
+# plain builtins (bounded items and depth; a set or dict whose keys mostly share one hash is refused in
+# linear time) and its assert is evaluated in a namespace of safe builtins and `math`.
+JUDGE = r"""
+import json, math, sys
+head = json.loads(sys.stdin.buffer.readline())
+TAG, PLANS, MAX_ITEMS, MAX_DEPTH, MAX_LINE = head["tag"], head["plans"], head["max_items"], head["max_depth"], head["max_line"]
+class BadValue(Exception):
     pass
-
-
-def _refuse_hash_flood(keys: list) -> None:
-    """A set or dict whose keys mostly share a hash costs quadratic time to build and compare (42,000 ints
-    k * (2**61 - 1) took 20 s, the trainer's threads starved meanwhile): counting distinct hashes is linear,
-    and honest values never collide like that (hash(-1) == hash(-2) is the one pair among small ints)."""
+def capped_range(*args):
+    r = range(*args)
+    if len(r) > 10 ** 7:
+        raise ValueError("range too long for an assert")
+    return r
+import builtins
+SAFE = {n: getattr(builtins, n) for n in head["safe_names"]}
+SAFE["range"] = capped_range
+def refuse_hash_flood(keys):
+    # a set or dict whose keys mostly share a hash costs quadratic time to build and compare (42,000 ints
+    # k * (2**61 - 1) took 20 s); counting distinct hashes is linear, and honest values never collide like
+    # that (hash(-1) == hash(-2) is the one pair among small ints)
     if len(keys) > 256 and len({hash(k) for k in keys}) < len(keys) // 2:
-        raise _BadValue(f"hash flood: {len(keys)} keys share few hash values")
-
-
-def _decode(x, depth: int, left: list):
-    """A value from the sandbox's tagged JSON, rebuilt from plain builtins only; _BadValue if malformed."""
+        raise BadValue("hash flood: %d keys share few hash values" % len(keys))
+def decode(x, depth, left):
     left[0] -= 1
-    if left[0] < 0 or depth > MAX_VALUE_DEPTH:
-        raise _BadValue("too large")
+    if left[0] < 0 or depth > MAX_DEPTH:
+        raise BadValue("too large")
     t = type(x)
     if x is None or t is bool or t is int or t is str:
         return x
     if t is not list or not x or type(x[0]) is not str:
-        raise _BadValue("malformed")
+        raise BadValue("malformed")
     tag, rest = x[0], x[1:]
     try:
         if tag == "f" and len(rest) == 1 and type(rest[0]) is str and len(rest[0]) < 40:
@@ -899,55 +913,131 @@ def _decode(x, depth: int, left: list):
         if tag == "y" and len(rest) == 1 and type(rest[0]) is str:
             return bytes.fromhex(rest[0])
         if tag in ("l", "t", "s", "F"):
-            items = [_decode(e, depth + 1, left) for e in rest]
+            items = [decode(e, depth + 1, left) for e in rest]
             if tag in ("s", "F"):
-                _refuse_hash_flood(items)
+                refuse_hash_flood(items)
             return {"l": list, "t": tuple, "s": set, "F": frozenset}[tag](items)
         if tag == "d" and len(rest) % 2 == 0:
-            keys = [_decode(k, depth + 1, left) for k in rest[::2]]
-            _refuse_hash_flood(keys)
-            return dict(zip(keys, [_decode(v, depth + 1, left) for v in rest[1::2]]))
+            keys = [decode(k, depth + 1, left) for k in rest[::2]]
+            refuse_hash_flood(keys)
+            return dict(zip(keys, [decode(v, depth + 1, left) for v in rest[1::2]]))
     except (ValueError, TypeError, OverflowError) as e:  # bad float text, unhashable key, ...
-        raise _BadValue(str(e)) from None
-    raise _BadValue("malformed")
-
-
-def _check_on_host(i: int, plan: _Plan, d: dict) -> AssertResult:
-    """The verdict of a host-checked assert from the sandbox's line `d` (values, or why there are none)."""
-    fail = functools.partial(AssertResult, i, plan.source, False, checked_by="host")
-    values = d.get("values")
-    if values is None:
-        status = d.get("status") if d.get("status") in ("failed", "timeout", "skipped", "not_run") else "failed"
-        return fail(status, str(d.get("error") or "BadResult")[:100], str(d.get("message") or "")[:300])
-    try:
-        if type(values) is not list or len(values) != len(plan.calls):
-            raise _BadValue("wrong number of values")
-        left = [MAX_VALUE_ITEMS]
-        decoded = [_decode(v, 0, left) for v in values]
-    except (_BadValue, RecursionError) as e:
-        return fail("failed", "BadResult", f"the sandbox sent an unreadable value ({e})"[:300])
-    ns = {"__builtins__": dict(_SAFE_BUILTINS), "math": math}
-    ns.update({f"__shipped_{j}": v for j, v in enumerate(decoded)})
-    try:
-        exec(plan.code, ns)
-    except AssertionError as e:
-        msg = str(e) if e.args else "; ".join(f"{c} returned {_short(v)}" for c, v in zip(plan.calls, decoded))
-        return fail("failed", "AssertionError", msg[:300])
-    except (Exception, SystemExit) as e:
-        try:
-            msg = str(e)[:300]
-        except Exception:
-            msg = ""
-        return fail("failed", type(e).__name__, msg)
-    return AssertResult(i, plan.source, True, "passed", checked_by="host")
-
-
-def _short(v) -> str:
+        raise BadValue(str(e)) from None
+    raise BadValue("malformed")
+def short(v):
     try:
         r = repr(v)
     except Exception:
         return "?"
     return r if len(r) <= 120 else r[:117] + "..."
+def text(x, n):
+    try:
+        return str(x)[:n]
+    except Exception:
+        return ""
+def on_host(plan, d):
+    values = d.get("values")
+    if values is None:
+        status = d.get("status") if d.get("status") in ("failed", "timeout", "skipped", "not_run") else "failed"
+        return [status, text(d.get("error") or "BadResult", 100), text(d.get("message") or "", 300)]
+    try:
+        if type(values) is not list or len(values) != len(plan["calls"]):
+            raise BadValue("wrong number of values")
+        left = [MAX_ITEMS]
+        decoded = [decode(v, 0, left) for v in values]
+    except (BadValue, RecursionError) as e:
+        return ["failed", "BadResult", ("the sandbox sent an unreadable value (%s)" % e)[:300]]
+    ns = {"__builtins__": dict(SAFE), "math": math}
+    ns.update({"__shipped_%d" % j: v for j, v in enumerate(decoded)})
+    try:
+        exec(compile(plan["code"], "<assert>", "exec"), ns)
+    except AssertionError as e:
+        msg = text(e, 300) if e.args else "; ".join("%s returned %s" % (c, short(v)) for c, v in zip(plan["calls"], decoded))
+        return ["failed", "AssertionError", msg[:300]]
+    except (Exception, SystemExit) as e:
+        return ["failed", type(e).__name__, text(e, 300)]
+    return ["passed", None, None]
+def in_sandbox(d):
+    status = d.get("status") if d.get("status") in ("passed", "failed", "timeout", "skipped", "not_run") else "failed"
+    error, message = d.get("error"), d.get("message")
+    return [status, None if error is None else text(error, 100), None if message is None else text(message, 300)]
+verdicts, load_error = {}, None
+for raw in sys.stdin.buffer:
+    if len(raw) > MAX_LINE:
+        continue
+    try:
+        d = json.loads(raw)
+    except (ValueError, RecursionError, MemoryError):
+        continue
+    if not isinstance(d, dict) or d.get("tag") != TAG:
+        continue  # not written by the harness
+    if "load_error" in d:
+        if load_error is None:
+            load_error = ["load", text(d["load_error"], 100), text(d.get("message"), 300),
+                          d.get("line") if type(d.get("line")) is int else None, d.get("col") if type(d.get("col")) is int else None]
+    elif type(d.get("index")) is int and d["index"] not in verdicts:
+        verdicts[d["index"]] = d
+out = sys.stdout
+if load_error is not None:
+    out.write(json.dumps(load_error) + "\n")
+for i, plan in enumerate(PLANS):
+    d = verdicts.get(i)
+    verdict = ["missing", None, None] if d is None else on_host(plan, d) if plan["kind"] == "host" else in_sandbox(d)
+    out.write(json.dumps([i] + verdict) + "\n")
+    out.flush()
+"""
+JUDGE_GRACE_S = 1.0  # the judge's time beyond what is left of the program's own time limit
+
+
+def _start_judge(python: str) -> Optional[subprocess.Popen]:
+    """The judge's process, started with the sandbox so its interpreter start overlaps the program's run."""
+    cmd = [python, "-I", "-S", "-B", "-c", JUDGE]
+    if sys.platform == "linux" and shutil.which("prlimit"):
+        cmd = ["prlimit", f"--as={4 * 2 ** 30}", "--core=0", "--"] + cmd
+    try:
+        return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _judge(judge: Optional[subprocess.Popen], plans: list, raw: bytes, tag: str, budget_s: float) -> tuple[dict, Optional[dict], bool]:
+    """The judge's verdicts {index: [status, error, message]} and load error for the result pipe's bytes
+    `raw`, within `budget_s` seconds (then it is killed: what it decided by then counts). Returns also
+    whether it ran out of time (or could not run)."""
+    if judge is None:
+        return {}, None, True
+    head = json.dumps(dict(tag=tag, max_items=MAX_VALUE_ITEMS, max_depth=MAX_VALUE_DEPTH, max_line=MAX_VALUE_CHARS + 1024,
+                           safe_names=list(_SAFE_NAMES),
+                           plans=[{"kind": p.kind, "calls": list(p.calls), "code": p.code} for p in plans])).encode()
+    late = False
+    try:
+        out, _ = judge.communicate(head + b"\n" + raw, timeout=max(budget_s, 0.05))
+    except subprocess.TimeoutExpired:
+        late = True
+        judge.kill()
+        out, _ = judge.communicate()
+    except (OSError, ValueError):
+        late = True
+        judge.kill()
+        out = b""
+    finally:
+        if judge.poll() is None:
+            judge.kill()
+        judge.wait()
+    verdicts, load_error = {}, None
+    for line in out.decode("utf-8", "replace").splitlines():
+        try:
+            v = json.loads(line)
+        except ValueError:
+            continue  # a line the kill cut short
+        if v[0] == "load":
+            load_error = {"error": v[1], "message": v[2], "line": v[3], "col": v[4]}
+        elif v[1] != "missing":
+            verdicts[v[0]] = v[1:]
+        else:
+            verdicts[v[0]] = None
+    return verdicts, load_error, late
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1050,6 +1140,7 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
         return SandboxResult([AssertResult(i, a, False, "not_run", "SandboxError", str(exc)) for i, a in enumerate(asserts)],
                              mode=iso["mode"])
     os.close(w_fd)
+    judge = _start_judge(python)
     reader = threading.Thread(target=_read_capped, args=(proc.stdout, limits.max_output_bytes, out_sink), daemon=True)
     reader.start()
 
@@ -1071,16 +1162,17 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
         timed_out = waiter.is_alive()
     finally:
         _kill_everything(proc, cgroup)
-        until = time.monotonic() + 2  # EOF at once unless a stray (rlimits mode) holds a pipe open
+        until = time.monotonic() + 1  # EOF at once unless a stray (rlimits mode) holds a pipe open
         reader.join(timeout=max(0.0, until - time.monotonic()))
         results_thread.join(timeout=max(0.0, until - time.monotonic()))
         if cgroup is not None:
             cgroup.remove()
         shutil.rmtree(work, ignore_errors=True)
+    budget = limits.timeout_s - (time.perf_counter() - t0) + JUDGE_GRACE_S  # the judge's time counts in the program's
+    verdicts, load_error, late = _judge(judge, plans, bytes(res_sink[0]), tag, budget)
     seconds = time.perf_counter() - t0
-    lines = bytes(res_sink[0]).decode("utf-8", "replace").splitlines()
     output = (bytes(out_sink[0]), out_sink[1])
-    return _collect(plans, lines, tag, output, proc.returncode, timed_out, seconds, iso["mode"])
+    return _collect(plans, verdicts, load_error, late, output, proc.returncode, timed_out, seconds, iso["mode"])
 
 
 def _kill_everything(proc, cgroup) -> None:
@@ -1091,49 +1183,31 @@ def _kill_everything(proc, cgroup) -> None:
     if cgroup is not None:
         cgroup.kill_all()
     try:
-        proc.wait(timeout=5)
+        proc.wait(timeout=1)
     except subprocess.TimeoutExpired:
         proc.kill()
+        proc.wait()
 
 
-def _collect(plans, lines, tag, out_sink, code, timed_out, seconds, mode) -> SandboxResult:
-    verdicts: dict[int, dict] = {}
-    load_error = None
-    for line in lines:
-        if len(line) > MAX_VALUE_CHARS + 1024:
-            continue
-        try:
-            d = json.loads(line)
-        except (ValueError, RecursionError, MemoryError):
-            continue
-        if not isinstance(d, dict) or d.get("tag") != tag:
-            continue  # not written by the harness
-        if "load_error" in d:
-            if load_error is None:
-                load_error = {"error": str(d["load_error"])[:100], "message": str(d.get("message"))[:300],
-                              "line": d.get("line") if type(d.get("line")) is int else None,
-                              "col": d.get("col") if type(d.get("col")) is int else None}
-        elif type(d.get("index")) is int and d["index"] not in verdicts:
-            verdicts[d["index"]] = d
+def _collect(plans, verdicts, load_error, judge_late, out_sink, code, timed_out, seconds, mode) -> SandboxResult:
+    """The run's result from the judge's verdicts (see JUDGE) and what the parent saw of the process."""
     results = []
     for i, plan in enumerate(plans):
-        d = verdicts.get(i)
         by = "host" if plan.kind in ("host", "error") else "sandbox"
+        result = functools.partial(AssertResult, i, plan.source, checked_by=by)
         if plan.kind == "error":
-            results.append(AssertResult(i, plan.source, False, "failed", plan.error, plan.message, checked_by="host"))
+            results.append(result(False, "failed", plan.error, plan.message))
         elif load_error is not None:
-            results.append(AssertResult(i, plan.source, False, "not_run", load_error["error"], load_error["message"], checked_by=by))
-        elif d is None:
+            results.append(result(False, "not_run", load_error["error"], load_error["message"]))
+        elif i not in verdicts:  # the judge was killed (or died) before it decided this one
+            results.append(result(False, "timeout", "Timeout", "checking the returned values exceeded the run's time limit")
+                           if judge_late else result(False, "failed", "BadResult", "the returned values could not be checked"))
+        elif verdicts[i] is None:  # no line from the sandbox for this assert
             why = "the run hit its total timeout" if timed_out else f"the program ended the process (exit code {code})"
-            results.append(AssertResult(i, plan.source, False, "timeout" if timed_out else "not_run",
-                                        "Timeout" if timed_out else "ProcessExited", why, checked_by=by))
-        elif plan.kind == "host":
-            results.append(_check_on_host(i, plan, d))
+            results.append(result(False, "timeout" if timed_out else "not_run", "Timeout" if timed_out else "ProcessExited", why))
         else:
-            status = d.get("status") if d.get("status") in ("passed", "failed", "timeout", "skipped", "not_run") else "failed"
-            error, message = d.get("error"), d.get("message")
-            results.append(AssertResult(i, plan.source, status == "passed", status, None if error is None else str(error)[:100],
-                                        None if message is None else str(message)[:300]))
+            status, error, message = verdicts[i]
+            results.append(result(status == "passed", status, error, message))
     output, truncated = out_sink
     return SandboxResult(results, load_error, timed_out, code, output.decode("utf-8", "replace"), truncated, seconds, mode)
 

@@ -722,3 +722,36 @@ def test_a_tmpfs_in_a_user_namespace_counts_against_the_programs_memory():
                     "the attack does not apply")
     assert r.asserts[0].passed, r.asserts[0]  # the attack itself works: 40 MB in its own tmpfs
     assert not r.asserts[1].passed and "returned 1024" not in (r.asserts[1].message or ""), r.asserts[1]
+
+
+def test_checking_values_that_are_slow_to_check_stays_within_the_time_limit():
+    """Issue 28, item 1: the parent's evaluation of a host-checked assert had no time bound: `3 ** f()` with
+    f() == 10 ** 9 (a small value to send) froze the trainer for minutes. The values are checked by a judge
+    process now, killed at the program's time limit plus JUDGE_GRACE_S."""
+    from magrpo_edu.sandbox import JUDGE_GRACE_S
+
+    lim = SandboxLimits(timeout_s=2, assert_timeout_s=1)
+    t = time.perf_counter()
+    r = run_program("def f():\n    return 10 ** 9\n", ["assert 3 ** f() > 0", "assert f() == 10 ** 9"], lim, entry_point="f")
+    took = time.perf_counter() - t
+    assert took < lim.timeout_s + JUDGE_GRACE_S + 1.5, f"the parent waited {took:.1f} s"
+    assert [a.status for a in r.asserts] == ["timeout", "timeout"] and r.asserts[0].checked_by == "host", r.asserts
+    assert "checking the returned values" in r.asserts[0].message
+
+
+def test_a_flood_of_result_lines_is_checked_within_the_time_limit():
+    """Issue 28, item 1: a program that writes its own value lines (the pipe is in its process), 100 of them with
+    100,000 items each, in a fraction of a second, made the trainer decode for several seconds after the run's
+    time limit. The judge is killed at the limit plus JUDGE_GRACE_S; what it decided by then counts."""
+    from magrpo_edu.sandbox import JUDGE_GRACE_S
+
+    liar = ("import os, json, sys\ndef f(i):\n    fr = sys._getframe(1)\n    while 'tag' not in fr.f_locals:\n        fr = fr.f_back\n"
+            "    tag, fd = fr.f_locals['tag'], fr.f_locals['fd']\n    line = json.dumps({'index': 0, 'values': "
+            "[['l'] + [['l', 0]] * 33000], 'tag': tag})\n    for j in range(100 if i == 0 else 0):\n"
+            "        os.write(fd, line.replace('\"index\": 0', '\"index\": %d' % j, 1).encode() + b'\\n')\n    os._exit(0)\n")
+    lim = SandboxLimits(timeout_s=2, assert_timeout_s=1)
+    t = time.perf_counter()
+    r = run_program(liar, [f"assert f({i}) == {i}" for i in range(100)], lim, entry_point="f")
+    took = time.perf_counter() - t
+    assert took < lim.timeout_s + JUDGE_GRACE_S + 1.5, f"the parent waited {took:.1f} s"
+    assert r.passed == 0 and {a.status for a in r.asserts} <= {"failed", "timeout"}, r.asserts

@@ -99,7 +99,9 @@ def test_asserts_inside_check_only_once_each_in_order():
     test = ("def helper(candidate):\n    assert candidate(9) == 9\n\n"
             "def check(candidate):\n    assert candidate(2) == 2\n    assert True\n    assert candidate(2) == 2\n"
             "    for x in [1]:\n        assert candidate(x) == x\n    assert (candidate(3)\n            == 3)\n")
-    assert extract_asserts(test, "f") == ["assert f(2) == 2", "assert f(x) == x", "assert (f(3)\n            == 3)"]
+    # the assert in the loop comes with its loop (issue 28, item 5; tests/test_loop_context.py)
+    assert extract_asserts(test, "f") == ["assert f(2) == 2", "def __check():\n    for x in [1]:\n        assert f(x) == x\n__check()",
+                                          "assert (f(3)\n            == 3)"]
     assert extract_asserts("def other():\n    assert True\n", "f") == []
 
 

@@ -141,18 +141,91 @@ def extract_asserts(test: str, entry_point: str) -> list[str]:
     section 8): the `assert` statements inside `check` whose text mentions `candidate` (HumanEval's
     `assert True` lines are not tests), each once (duplicates dropped, order kept), with `candidate`
     renamed to the entry point. An assert spanning several lines is kept whole (the authors keep
-    only its first line, which cannot run). Returns [] when there is no `check` function."""
+    only its first line, which cannot run). Returns [] when there is no `check` function.
+
+    An assert that needs `check`'s own context (it sits in a loop, e.g. `for x in range(2, 8):`, or
+    uses a name `check` binds, e.g. `lst = ...`; HumanEval/44, /53, /151) comes with that context, as
+    a function that is called: `def __check():` with `check`'s statements before it that are not
+    asserts (imports, assignments) and its enclosing loops, then `__check()`. Its names are that
+    function's locals, so the test runs as in `check` (an honest solution passes it) and a program
+    that defines globals of the same names (`x`, `y`) changes nothing. (The authors' code runs such
+    an assert alone, where its names are undefined unless the program defines them.)"""
     tree = ast.parse(test)
     checks = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "check"]
     out: list[str] = []
     for check in checks[:1]:
-        for node in sorted((n for n in ast.walk(check) if isinstance(n, ast.Assert)), key=lambda n: (n.lineno, n.col_offset)):
+        bound = _names_bound_in(check)
+        for path in _assert_paths(check.body, []):
+            node = path[-1][1]
             src = ast.get_source_segment(test, node)
-            if "candidate" in src:
+            if "candidate" not in src:
+                continue
+            used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - {"candidate"}
+            if len(path) == 1 and not used & bound:
                 renamed = re.sub(r"\bcandidate\b", entry_point, src)
-                if renamed not in out:
-                    out.append(renamed)
+            else:
+                renamed = _with_context(path, entry_point)
+            if renamed not in out:
+                out.append(renamed)
     return out
+
+
+def _names_bound_in(check: ast.FunctionDef) -> set[str]:
+    """Names `check` binds itself (assignment and loop targets, imports, with-as), not inside comprehensions."""
+    out: set[str] = set()
+    for n in ast.walk(check):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            out.add(n.id)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in n.names)
+    for n in ast.walk(check):  # a comprehension's variables are its own
+        if isinstance(n, ast.comprehension):
+            out -= {t.id for t in ast.walk(n.target) if isinstance(t, ast.Name)}
+    return out
+
+
+def _assert_paths(body: list, outer: list):
+    """Every assert in `body` (in source order) with its path: [(statements before it in its block,
+    statement)] from `check`'s body down to the assert; the path descends only through loops."""
+    for k, stmt in enumerate(body):
+        here = outer + [(body[:k], stmt)]
+        if isinstance(stmt, ast.Assert):
+            yield here
+        elif isinstance(stmt, (ast.For, ast.While)):
+            yield from _assert_paths(stmt.body, here)
+        else:  # if / with / try / a nested def: their asserts are taken alone, as before
+            for node in (n for n in ast.walk(stmt) if isinstance(n, ast.Assert)):
+                yield outer + [(body[:k], node)]
+
+
+class _Rename(ast.NodeTransformer):
+    def __init__(self, old: str, new: str):
+        self.old, self.new = old, new
+
+    def visit_Name(self, node):
+        return ast.copy_location(ast.Name(id=self.new, ctx=node.ctx), node) if node.id == self.old else node
+
+
+_CONTEXT = (ast.Import, ast.ImportFrom, ast.Assign, ast.AugAssign, ast.AnnAssign)
+
+
+def _with_context(path: list, entry_point: str) -> str:
+    """The assert at the end of `path` inside `def __check():` with its context (see extract_asserts)."""
+    def block(level: int) -> list:
+        before, stmt = path[level]
+        kept = [s for s in before if isinstance(s, _CONTEXT)]
+        if level == len(path) - 1:
+            return kept + [stmt]
+        loop = ast.For(target=stmt.target, iter=stmt.iter, body=block(level + 1), orelse=[], type_comment=None) \
+            if isinstance(stmt, ast.For) else ast.While(test=stmt.test, body=block(level + 1), orelse=[])
+        return kept + [loop]
+
+    fn = ast.FunctionDef(name="__check", args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[],
+                                                               defaults=[]),
+                         body=block(0), decorator_list=[], returns=None, type_comment=None, type_params=[])
+    module = ast.Module(body=[fn, ast.Expr(ast.Call(ast.Name("__check", ast.Load()), [], []))], type_ignores=[])
+    module = _Rename("candidate", entry_point).visit(module)
+    return ast.unparse(ast.fix_missing_locations(module))
 
 
 def import_lines(prompt: str) -> str:

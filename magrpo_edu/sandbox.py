@@ -719,8 +719,12 @@ class _ProgramCgroup:
 @functools.lru_cache(maxsize=1)
 def isolation() -> dict:
     """What `run_program` isolates on this machine (see the table in the module docstring). In
-    namespaces mode the properties are those a probe program saw from inside the sandbox. Set the
-    environment variable MAGRPO_EDU_SANDBOX=rlimits to force the fallback (e.g. to test it)."""
+    namespaces mode the properties are those a probe program saw from inside the sandbox, and
+    `process_cap` / `memory_limit` those of a cgroup just made and removed: "memory_limit" is "per
+    program: memory cgroup ..." (one limit for all of a program's processes and its tmpfs pages),
+    "per process only (RLIMIT_AS): ..." (no writable memory cgroup, or the rlimits mode), or "none"
+    (macOS, Windows). Set the environment variable MAGRPO_EDU_SANDBOX=rlimits to force the fallback
+    (e.g. to test it)."""
     probe = None if os.environ.get("MAGRPO_EDU_SANDBOX", "auto") == "rlimits" else _probe_namespaces()
     ns = probe is not None
     controllers: list[str] = []
@@ -748,8 +752,8 @@ def isolation() -> dict:
         process_cap="pids cgroup" if "pids" in controllers else ("RLIMIT_NPROC" if not root and resource is not None
                                                                  else "none (timeout group kill only)"),
         memory_limit=("per program: memory cgroup (all its processes and tmpfs pages) + RLIMIT_AS per process"
-                      if "memory" in controllers else "per process only (RLIMIT_AS): no writable memory cgroup"
-                      if resource is not None and linux else "none"),
+                      if "memory" in controllers else "per process only (RLIMIT_AS): " +
+                      ("no writable memory cgroup" if ns else "rlimits mode") if resource is not None and linux else "none"),
         platform=sys.platform,
     )
 

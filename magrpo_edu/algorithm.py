@@ -77,11 +77,14 @@ From TRL's GRPOTrainer:
      (LoRA agents: the base with the adapters off; full models: `Agent.reference`), at the
      temperature the tokens were sampled at and never truncated (`agents.reference_token_logprobs`:
      at the first step pi_i = pi_ref and the KL is 0, as in TRL, which divides both by the
-     temperature; a top-k / top-p reference would be -inf outside its own kept set). With top-k /
-     top-p sampling the leash compares the truncated sampler with the untruncated reference, so
-     its value at the first step is -log(kept mass) per token, not 0; its gradient there is 0.
-     What the leash does, per position (prefix fixed, a ~ pi_i, sums over the vocabulary):
-       value:    E[kl] = sum_a pi_ref(a) - E[log r] - 1 = KL(pi_i || pi_ref)       (no bias);
+     temperature; a top-k / top-p reference would be -inf outside its own kept set).
+     What the leash does, per position (prefix fixed, a ~ pi_i, S = the tokens pi_i can draw,
+     Z = sum_{a in S} pi_ref(a), sums over S):
+       value:    E[kl] = Z - E[log r] - 1 = KL(pi_i || pi_ref) - (1 - Z): without bias when the
+                 sampler is not truncated (top_k 0, top_p 1: S is the whole vocabulary, Z = 1);
+                 with top-k / top-p, biased low by 1 - Z per token. At the first step pi_i is
+                 pi_ref / Z on S, so r = Z for every drawn token and kl_t = Z - log Z - 1 > 0,
+                 not 0; its per-sample gradient (1 - Z) grad log pi_i(a_t) is 0 only in expectation;
        gradient: d kl / d log pi_i(a) = 1 - r(a), so E[grad kl] = sum_a pi_i (1 - pi_ref/pi_i) grad log pi_i
                  = grad sum_a pi_i - sum_a pi_ref grad log pi_i = grad KL(pi_ref || pi_i),
      the OTHER direction: the loss pulls pi_i towards covering what pi_ref covers (mass-covering),
@@ -338,9 +341,10 @@ def kl_penalty(logp: torch.Tensor, ref_logp: torch.Tensor, mask: torch.Tensor) -
         kl_t = exp(ref_t - logp_t) - (ref_t - logp_t) - 1   (>= 0, TRL's per-token estimator)
         d kl_t / d logp_t = 1 - exp(ref_t - logp_t)
 
-    Over tokens sampled from pi, its VALUE is an unbiased estimate of KL(pi || pi_ref); its GRADIENT
-    is, in expectation, the gradient of KL(pi_ref || pi), the other direction (deviation 11 derives
-    both; they agree only near pi_ref).
+    Over tokens sampled from an untruncated pi (top_k 0, top_p 1), its VALUE is an unbiased estimate
+    of KL(pi || pi_ref) (with top-k / top-p: biased low by 1 - Z per token, Z = pi_ref's mass on the
+    kept set); its GRADIENT is, in expectation, the gradient of KL(pi_ref || pi), the other direction
+    (deviation 11 derives both; they agree only near pi_ref).
 
     `ref_logp` comes from the frozen reference, without gradient.
     >>> kl_penalty(torch.tensor([[-1.0, -2.0]]), torch.tensor([[-1.0, -2.0]]), torch.ones(1, 2)).tolist()

@@ -50,7 +50,8 @@ class MAGRPOConfig:
     beta: float = 0.0
     """KL leash (TRL's name): each agent's loss adds beta * sum_t kl_t per completion, the k3 term
     against the frozen untrained model at the sampling temperature (see `algorithm.kl_penalty`). Its
-    value (logged as kl) estimates KL(pi_i || pi_ref) without bias; its gradient is, in expectation,
+    value (logged as kl) estimates KL(pi_i || pi_ref), without bias when top_k = 0 and top_p = 1 (a
+    truncated sampler makes it read low by 1 - pi_ref's kept mass per token); its gradient is, in expectation,
     that of KL(pi_ref || pi_i), the other direction (the two agree only near pi_ref; `algorithm`
     deviation 11 derives both). 0.0 = the paper: no KL term and no reference forward pass. Needs
     agents with a reference (LoRA, or built with reference=True)."""

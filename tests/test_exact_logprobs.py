@@ -193,3 +193,26 @@ def test_kl_is_zero_at_the_start_at_any_temperature(make_model, small_tokenizer)
     policy_t = A.completion_logprobs(agents[0], c, per_token=True).detach()
     at_one = A.reference_token_logprobs(agents[0], c, 1.0)
     assert algorithm.kl_penalty(policy_t, at_one, c.completion_mask).mean() > 0.05
+
+
+def test_with_top_k_the_first_step_kl_is_z_minus_log_z_minus_one(make_model, small_tokenizer):
+    # At initialisation the sampler is pi_ref cut to its top k and renormalised: pi = pi_ref / Z on the
+    # kept set, so every drawn token has r = pi_ref / pi = Z and k3 = Z - log Z - 1 > 0 (deviation 11:
+    # a truncated sampler's logged kl is not 0 at the start, and reads low by 1 - Z per token later).
+    (agent,) = lora_agents(make_model(seed=1), 1, tokenizer=small_tokenizer)
+    settings = dict(temperature=1.0, top_k=5, top_p=1.0)
+    torch.manual_seed(4)
+    (c,) = A.sample_completions([agent], [["Summary: a"]], 3, dict(max_new_tokens=6, **settings))
+    with torch.no_grad():
+        logp = A.completion_logprobs(agent, c, per_token=True)
+        ref = A.reference_token_logprobs(agent, c, 1.0)
+        kl = algorithm.kl_penalty(logp, ref, c.completion_mask)  # summed over each completion's tokens
+        raw = row_by_row(agent.model, c, {}, {"adapter_names": ["__base__"]})  # untruncated log pi_ref per token
+    for r in range(c.completion_ids.shape[0]):
+        n = len(raw[r])
+        ids = torch.cat([c.prompt_ids[r][c.prompt_mask[r].bool()], c.completion_ids[r, :n]])[None]
+        with torch.no_grad():
+            logits = agent.model(input_ids=ids, adapter_names=["__base__"]).logits[0, -n - 1:-1].float()
+        Z = torch.softmax(logits, -1).topk(5, dim=-1).values.sum(-1)  # pi_ref's mass on the kept set
+        want = (Z - Z.log() - 1).sum().item()
+        assert want > 1e-3 and kl[r].item() == pytest.approx(want, rel=1e-3, abs=1e-5), (r, kl[r], want)

@@ -270,13 +270,18 @@ class _Halfway(TrainerCallback):
     exactly as without it; the evaluation joins `trainer.eval_history` (saved in checkpoints,
     results.json, results.md's table and reward.png) and the trackers' eval curves."""
 
-    def __init__(self, at: Optional[int], before: Optional[dict]):
-        self.at, self.before = at, before
+    def __init__(self, at: Optional[int], before: Optional[dict], clock: Optional["_TrainClock"] = None):
+        self.at, self.before, self.clock = at, before, clock
 
     def on_step_end(self, trainer, record):
-        if self.at is None or trainer.step != self.at or trainer.step >= trainer.total_steps:
+        if self.at is None or not self.at <= trainer.step < trainer.total_steps:
             return
+        if any(ev["step"] >= self.at for ev in trainer.eval_history):  # done (also before a resume)
+            return
+        t0 = time.time()
         ev = trainer.evaluate()
+        if self.clock is not None:  # the run's training time leaves this evaluation out
+            self.clock.excluded += time.time() - t0
         trainer.eval_history.append(dict(step=trainer.step, **ev))
         trainer.log_eval(ev)
         was = f" (untrained {self.before['eval/reward']:.3f})" if self.before else ""
@@ -288,10 +293,11 @@ class _TrainClock(TrainerCallback):
     """Keeps the training wall time (over all sessions of a resumed run) in the checkpoint's metadata."""
 
     def __init__(self, before: float):
-        self.before, self.t0 = before, time.time()
+        self.before, self.t0, self.excluded = before, time.time(), 0.0
 
     def seconds(self) -> float:
-        return self.before + time.time() - self.t0
+        """Seconds spent training so far (the halfway evaluation excluded)."""
+        return self.before + time.time() - self.t0 - self.excluded
 
     def on_step_end(self, trainer, record):
         trainer.metadata["train_seconds"] = self.seconds()
@@ -533,8 +539,8 @@ def build_run(plan: dict) -> Run:
                             before=run.before, table=run.table, in_distribution_before=run.in_dist_before,
                             train_seconds=run.clock.seconds(), resumed_at_steps=run.resumed_at)
     trainer.callbacks.append(run.clock)
-    if main:  # data parallel: rank 0 evaluates (the others wait for it at the next step's gradient reduction)
-        trainer.callbacks.append(_Halfway(plan["halfway"], run.before))
+    if main:  # data parallel: rank 0 evaluates, the others wait for it at the next step's gather in train()
+        trainer.callbacks.append(_Halfway(plan["halfway"], run.before, run.clock))
     if main:
         _prepare_out(out_dir, plan["overwrite"] and plan["resume"] is None)
         if plan["resume"] is None:
@@ -649,12 +655,14 @@ def report_run(run: Run, after: dict, table: list, train_s: float) -> dict:
               "The untrained agents (parallel protocol) and the trained ones (magrpo) on the same rows, first sample "
               "each. Read them next to the numbers: a reward can rise while the texts get worse.", ""]
     if s["model"] == "tiny" and prompt_task != "coding":
+        what = t.prompt_field  # post / abstract
         lines += ["**What the embedded tiny model can and cannot do.** It is a 3M-parameter model pretrained on a "
-                  "small synthetic world (`magrpo_edu/models/tiny/README.md`). On these held-out, hand-written posts "
-                  "its \"summaries\" are sentences from its own world, mostly unrelated to the post: the reward gain "
-                  "above is the agents learning what the joint reward pays for (lengths, structure, words), not "
-                  "summarisation. The last example is a new post from its own world, for comparison: there its "
-                  "texts do take up the post's facts. For real summaries of real posts see the SmolLM2-135M run "
+                  f"small synthetic world (`magrpo_edu/models/tiny/README.md`). On these held-out, hand-written {what}s "
+                  f"its texts are sentences from its own world, mostly unrelated to the {what}: read the reward gain "
+                  "above as the agents learning what the joint reward pays for (lengths, structure, words), not "
+                  "summarisation."
+                  + (f" Compare with the last example, a new {what} from its own world." if in_dist is not None else "")
+                  + " For real summaries of real posts see the SmolLM2-135M run "
                   "(notebook 07, `magrpo_edu/models/smollm2_tldr/README.md`).", ""]
     shown = [(f"{ex['id']}: joint reward", ex) for ex in examples]
     if in_dist is not None:

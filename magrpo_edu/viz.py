@@ -96,7 +96,7 @@ def plot_agents(history: Sequence[dict], window: int = 10):
         a2.plot(s, smooth(v, window), label=k.rsplit("/", 1)[1])
     a1.set_title("policy loss per agent")
     a2.set_title("completion length per agent")
-    a1.set_ylabel(f"-mean(A·Σ log π) + β·KL (moving avg {window})")
+    a1.set_ylabel(f"-mean(A·Σ log π) + β·mean(Σ k3) (moving avg {window})")
     a2.set_ylabel(f"tokens (moving avg {window})")
     for a in (a1, a2):
         a.set_xlabel("training step")
@@ -169,7 +169,7 @@ def plot_group(sample: dict, title: Optional[str] = None):
 
 _METRIC_UNITS = {"normalised": "normalised reward (reward / max reward, 0-1)",
                  "pass_or_not@1": "PassOrNot@1 (share of problems, 0-1)",
-                 "cooperation": "cooperation rate (share, 0-1)"}
+                 "cooperation_rate": "cooperation rate (share, 0-1)"}
 
 
 def plot_comparison(table: Sequence[dict], metric: str = "reward", label_key: str = "method", title: str | None = None):

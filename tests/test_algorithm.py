@@ -168,7 +168,7 @@ def test_magrpo_step_is_one_sgd_step_on_the_hand_loss(make_model, small_tokenize
     torch.manual_seed(10)
     ro, losses = magrpo_step(agents, opts, prompts, {}, _length_reward, cfg)
     _, _, credit = _hand_advantages(*ro.root.completions)
-    assert max(abs(x) for c in credit for x in c) > 0.5
+    assert max(abs(x) for c in credit for x in c) > 0.1  # some sample above or below the baseline: the step moves
     for i, (a, b) in enumerate(zip(agents, before)):
         c = ro.completions[0][i]
         route = {"adapter_names": [b.adapter]}

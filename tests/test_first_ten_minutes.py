@@ -86,7 +86,8 @@ def test_a_trained_result_halfway_is_planned_printed_and_plotted(tmp_path, capsy
     assert experiment.halfway(3) is None and experiment.halfway(7) == 3
 
     class FakeTrainer:
-        step, total_steps, eval_history, logged = 149, 300, [], []
+        def __init__(self):
+            self.step, self.total_steps, self.eval_history, self.logged = 0, 300, [], []
 
         def evaluate(self):
             return {"eval/reward": 0.578, "eval/rows": 20}
@@ -94,12 +95,19 @@ def test_a_trained_result_halfway_is_planned_printed_and_plotted(tmp_path, capsy
         def log_eval(self, ev):
             self.logged.append(ev)
 
-    t, halfway = FakeTrainer(), experiment._Halfway(150, {"eval/reward": 0.407})
-    for t.step in (149, 150, 151, 300):
+    t, clock = FakeTrainer(), experiment._TrainClock(0.0)
+    halfway = experiment._Halfway(150, {"eval/reward": 0.407}, clock)
+    for step in (149, 150, 151, 300):
+        t.step = step
         halfway.on_step_end(t, {})
     out = capsys.readouterr().out
     assert "Step 150 of 300: held-out joint reward 0.578 (untrained 0.407) on 20 rows" in out and out.count("Step") == 1
     assert t.eval_history == [{"step": 150, "eval/reward": 0.578, "eval/rows": 20}] and len(t.logged) == 1
+    assert clock.excluded > 0  # the evaluation's time is not training time
+    resumed = FakeTrainer()  # stopped at 150 before the evaluation, resumed: it runs at the next step instead
+    resumed.step = 151
+    experiment._Halfway(150, None).on_step_end(resumed, {})
+    assert [ev["step"] for ev in resumed.eval_history] == [151]
 
     hist = [{"step": s, "reward": 0.5, "reward_std": 0.1, "reward_min": 0.3, "reward_max": 0.7} for s in range(1, 11)]
     evals = [{"step": 0, "eval/reward": 0.4}, {"step": 5, "eval/reward": 0.55}, {"step": 10, "eval/reward": 0.7}]

@@ -124,6 +124,10 @@ def model_logprobs(model, c: Completions, per_token: bool = False, sampling: Opt
 # The distribution step 2 samples from: the logits through generate's warpers
 # --------------------------------------------------------------------------------------------------
 SAMPLING_KEYS = ("temperature", "top_k", "top_p")
+CUT_CHUNK_ELEMENTS = 2 ** 24
+"""`sampled_token_logprobs` recomputes the top-k / top-p cut over at most this many logits at a time
+(about 0.4 GB of temporaries): one fast-path batch of Qwen's 151,936-token vocabulary x 2 agents x
+4 x 256 positions would otherwise need 7-8 GB at once."""
 
 
 def sampler_settings(model, gen: dict) -> dict:
@@ -183,8 +187,10 @@ def sampled_token_logprobs(logits: torch.Tensor, tokens: torch.Tensor, sampling:
         if scale is not None:
             scores = scale(None, scores)  # logits / T
         if truncate:
-            with torch.no_grad():  # which tokens the cut drops: a constant mask, no graph through the sort
-                dropped = truncate(None, scores.detach()).isneginf()
+            with torch.no_grad():  # which tokens the cut drops: a constant mask, no graph through the sort;
+                # in row chunks, as top-p's sort, softmax and cumsum hold ~25 bytes per (row, vocab) entry
+                rows = max(1, CUT_CHUNK_ELEMENTS // V)
+                dropped = torch.cat([truncate(None, part).isneginf() for part in scores.detach().split(rows)])
             dropped.scatter_(-1, own, False)  # the token drawn at each position is always kept
             scores = scores.masked_fill(dropped, float("-inf"))
         scores = scores.view(B, C, V)

@@ -216,3 +216,15 @@ def test_with_top_k_the_first_step_kl_is_z_minus_log_z_minus_one(make_model, sma
         Z = torch.softmax(logits, -1).topk(5, dim=-1).values.sum(-1)  # pi_ref's mass on the kept set
         want = (Z - Z.log() - 1).sum().item()
         assert want > 1e-3 and kl[r].item() == pytest.approx(want, rel=1e-3, abs=1e-5), (r, kl[r], want)
+
+
+def test_the_cut_in_row_chunks_equals_the_cut_at_once(monkeypatch):
+    # The top-k / top-p mask is computed a few rows at a time (memory); the chunks must not change it.
+    torch.manual_seed(0)
+    logits, tokens = torch.randn(3, 7, 50), torch.randint(0, 50, (3, 7))
+    settings = dict(temperature=0.7, top_k=20, top_p=0.8)
+    whole = policy.sampled_token_logprobs(logits, tokens, settings)
+    monkeypatch.setattr(policy, "CUT_CHUNK_ELEMENTS", 50 * 4)  # 4 rows a chunk: 21 rows in 6 chunks
+    chunked = policy.sampled_token_logprobs(logits, tokens, settings)
+    assert torch.equal(whole, chunked) and torch.isfinite(whole).all()
+    assert not torch.allclose(whole, torch.log_softmax(logits, -1).gather(-1, tokens[..., None])[..., 0])

@@ -311,7 +311,7 @@ def has_reference(agent: Agent) -> bool:
 
 
 @torch.no_grad()
-def reference_token_logprobs(agent: Agent, c: Completions, temperature: float = 1.0,
+def reference_token_logprobs(agent: Agent, c: Completions, temperature: float = 1.0, *,
                              fast: Optional[bool] = None) -> torch.Tensor:
     """log pi_ref(a_t | prompt, a_<t) per row and completion token, (B, C), masked positions 0, no grad.
 

@@ -84,8 +84,7 @@ def _quiet_library_notices() -> None:
         def filter(self, record):
             return "`past_key_values`/`cache_params` are deprecated" not in record.getMessage()
 
-    hf_logging.get_logger()  # transformers' root logger with its handler, which every module's records pass
-    for handler in logging.getLogger("transformers").handlers:
+    for handler in hf_logging.get_logger().handlers:  # transformers' root logger's: every module's records pass it
         handler.addFilter(_NotThat())
 
 

@@ -50,7 +50,7 @@ from .config import AGENT_KINDS, MAGRPOConfig, TrainArguments
 from .models import load_model
 from .baselines import markdown_table, run_method, untrained_methods
 from .tasks.registry import TASKS, Task, get_task
-from .tasks.writing import in_distribution_row
+from .tasks.writing import TASK_FIELDS as WRITING_FIELDS, in_distribution_row
 from .tracking import TrackerNotInstalledError, check_installed
 from .trainer import MAGRPOTrainer, TrainerCallback, check_checkpoint, checkpoint_info
 
@@ -181,7 +181,7 @@ def halfway(steps) -> Optional[int]:
     """The step at which `magrpo-edu train` evaluates the agents once during training (`_Halfway`),
     so the first trained result shows in about half the run's time (on 2 CPU cores, the quick
     start's after about 2.5 minutes, README); None for runs under 4 steps."""
-    return steps // 2 if isinstance(steps, int) and not isinstance(steps, bool) and steps >= 4 else None
+    return steps // 2 if steps >= 4 else None  # steps is checked (an integer >= 1) before this is asked
 
 
 def _transition(task: Task, turns: int):
@@ -494,7 +494,7 @@ class Run:
     def in_distribution(self, name: str) -> Optional[dict]:
         """Writing tasks: the agents' first sample and its joint reward on one new row of the training
         data's own generator (`tasks.writing.in_distribution_row`), to show beside the held-out rows."""
-        if self.task.levels is None or self.task.prompt_task not in ("tldr", "arxiv"):
+        if self.task.prompt_task not in WRITING_FIELDS:
             return None
         row = in_distribution_row(self.task.prompt_task)
         r = self.method(name, rows=[row], samples=1)
@@ -539,9 +539,8 @@ def build_run(plan: dict) -> Run:
                             before=run.before, table=run.table, in_distribution_before=run.in_dist_before,
                             train_seconds=run.clock.seconds(), resumed_at_steps=run.resumed_at)
     trainer.callbacks.append(run.clock)
-    if main:  # data parallel: rank 0 evaluates, the others wait for it at the next step's gather in train()
+    if main:  # data parallel: rank 0 evaluates halfway, the others wait for it at the next step's gather in train()
         trainer.callbacks.append(_Halfway(plan["halfway"], run.before, run.clock))
-    if main:
         _prepare_out(out_dir, plan["overwrite"] and plan["resume"] is None)
         if plan["resume"] is None:
             trainer.log_eval(run.before)  # the trackers' eval curves start at the untrained agents (step 0)
@@ -593,8 +592,8 @@ def report_run(run: Run, after: dict, table: list, train_s: float) -> dict:
     G, steps, lr, max_new_tokens, seed = s["G"], s["steps"], s["lr"], s["max_new_tokens"], s["seed"]
     prompts_per_step, samples = s["prompts_per_step"], t.table_samples
     _write_history(trainer, out_dir)
-    evals = [dict(before, step=0)] + [ev for ev in trainer.eval_history if ev["step"] < trainer.step] \
-        + [dict(after, step=trainer.step)]  # held-out: untrained, halfway, trained
+    during = [ev for ev in trainer.eval_history if ev["step"] < trainer.step]  # the halfway evaluation
+    evals = [dict(before, step=0)] + during + [dict(after, step=trainer.step)]  # held-out: untrained, halfway, trained
     for name, fig in (("reward", viz.plot_rewards(trainer.history, title=f"{task}: joint reward per step", evals=evals)),
                       ("components", viz.plot_components(trainer.history)), ("agents", viz.plot_agents(trainer.history))):
         if fig is None:  # e.g. no reward components: no empty figure
@@ -640,7 +639,7 @@ def report_run(run: Run, after: dict, table: list, train_s: float) -> dict:
              "|---|---|" + "---|" * len(comp),
              f"| untrained | {before['eval/reward']:.3f} |" + "".join(f" {before[k]:.3f} |" for k in comp)]
     lines += [f"| MAGRPO, step {ev['step']} | {ev['eval/reward']:.3f} |" + "".join(f" {ev.get(k, float('nan')):.3f} |" for k in comp)
-              for ev in trainer.eval_history if ev["step"] < trainer.step]  # the halfway evaluation
+              for ev in during]
     lines += [f"| MAGRPO, step {trainer.step} | {after['eval/reward']:.3f} |" + "".join(f" {after[k]:.3f} |" for k in comp)]
     lines += ["", "Text quality of the same samples (`magrpo_edu.quality`): repetition = share of repeated word 3-grams; "
               "naturalness = mean per-token NLL under the untrained model (lower = closer to its language; a gamed "

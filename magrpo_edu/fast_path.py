@@ -54,13 +54,13 @@ plain `magrpo_edu.policy` (see the module docstring)."""
 # --------------------------------------------------------------------------------------------------
 # Step 2: sampling a team
 # --------------------------------------------------------------------------------------------------
-def shared_base_groups(agents, share: bool = True, key=lambda a: (), keys: Optional[Sequence] = None) -> list[list[int]]:
+def shared_base_groups(agents, share: bool = True, keys: Optional[Sequence] = None) -> list[list[int]]:
     """Indices of the agents that can go through ONE batched call: LoRA agents on the same peft
-    model (and with equal `key(agent)`, or equal `keys[i]` when given) form a group; every other
-    agent is a group of its own."""
+    model (and with equal `keys[i]` when given, e.g. their sampling settings) form a group; every
+    other agent is a group of its own."""
     groups: dict = {}
     for i, a in enumerate(agents):
-        k = (id(a.model), key(a) if keys is None else keys[i]) if share and a.adapter is not None else ("solo", i)
+        k = (id(a.model), None if keys is None else keys[i]) if share and a.adapter is not None else ("solo", i)
         groups.setdefault(k, []).append(i)
     return list(groups.values())
 
@@ -78,7 +78,7 @@ def sample_completions(agents, prompts: Sequence[Sequence[str]], num_generations
     G = num_generations
     results: list[Optional[Completions]] = [None] * len(agents)
     groups = shared_base_groups(agents, share=batch_agents,
-                                key=lambda a: tuple(sorted(generation_settings(gen, a).items())))
+                                keys=[tuple(sorted(generation_settings(gen, a).items())) for a in agents])
     for members in groups:
         lead = agents[members[0]]
         lead_gen = generation_settings(gen, lead)

@@ -54,8 +54,9 @@ def in_distribution_row(task: str, seed: int = 1_000_003) -> dict:
     """A new row from the generator of the train split (`world.make_post` / `world.make_abstract`, another
     seed): from the embedded tiny model's own synthetic world, yet not one of the MAGRPO train split's
     rows (checked; the tiny model's pretraining corpus comes from the same generator and is not
-    checked, so read it as "in distribution", not "never seen"). `magrpo-edu train` shows the agents' texts on it beside the hand-written held-out rows,
-    so a reader sees what the tiny model does in its world and what it does outside it."""
+    checked, so read it as "in distribution", not "never seen"). `magrpo-edu train` shows the
+    agents' texts on it beside the hand-written held-out rows, so a reader sees what the tiny model
+    does in its world and what it does outside it."""
     if task not in TASK_FIELDS:
         raise ValueError(f"unknown writing task {task!r}; choose 'tldr' or 'arxiv'.")
     field, maker = TASK_FIELDS[task], (world.make_post if task == "tldr" else world.make_abstract)

@@ -345,23 +345,13 @@ def group_explorer(samples, max_chars: int = 300):
     return W.VBox([W.HBox([slider, agents]), out])
 
 
-def before_after_html(prompts: list[str], before: list[str], after: list[str], reward_before: float, reward_after: float) -> str:
-    """Side-by-side HTML of the same prompt answered by the untrained and the trained agents."""
-    import html
-
-    rows = "".join(f"<tr><td>agent {i}</td><td style='white-space:pre-wrap;text-align:left'>{html.escape(b)}</td>"
-                   f"<td style='white-space:pre-wrap;text-align:left'>{html.escape(a)}</td></tr>"
-                   for i, (b, a) in enumerate(zip(before, after)))
-    return (f"<table><tr><th></th><th>before (joint reward {reward_before:.3f})</th><th>after (joint reward {reward_after:.3f})</th></tr>"
-            f"{rows}</table>")
-
-
 def texts_report(texts: Sequence[str], columns: dict, max_chars: int = 600,
-                 agent_names: Sequence[str] | None = None) -> str:
+                 agent_names: Sequence[str] | None = None, numbers: Sequence[int] | None = None) -> str:
     """STATIC side-by-side HTML of several rows answered by several runs (no widget, so it stays
     readable in a saved notebook on GitHub): for each row its input text (shortened), then one line
     per agent with one cell per run. `columns` maps a run's label to (answers, joint_rewards), with
-    `answers[k][i]` agent i's answer to row k and `joint_rewards[k]` that pair's joint reward."""
+    `answers[k][i]` agent i's answer to row k and `joint_rewards[k]` that pair's joint reward.
+    `numbers`: the row numbers shown (default 0, 1, ...)."""
     import html
 
     def cut(t: str, n: int = max_chars) -> str:
@@ -373,21 +363,21 @@ def texts_report(texts: Sequence[str], columns: dict, max_chars: int = 600,
     for k, x in enumerate(texts):
         runs = [(label, ans[k], rew[k]) for label, (ans, rew) in columns.items()]
         n = len(runs[0][1])
-        names = list(agent_names) if agent_names else [f"agent {i + 1}" for i in range(n)]
+        names = list(agent_names) if agent_names else [f"agent_{i}" for i in range(n)]
         head = "".join(f"<th>{html.escape(label)} (joint reward {r:.2f})</th>" for label, _, r in runs)
         rows = "".join(f"<tr><td style='vertical-align:top'><b>{html.escape(names[i])}</b></td>"
                        + "".join(f"<td {cell}>{cut(a[i])}</td>" for _, a, _ in runs) + "</tr>" for i in range(n))
-        parts.append(f"<p><b>row {k}</b>: <i>{cut(x, 300)}</i></p><table><tr><th></th>{head}</tr>{rows}</table>")
+        parts.append(f"<p><b>row {k if numbers is None else numbers[k]}</b>: <i>{cut(x, 300)}</i></p><table><tr><th></th>{head}</tr>{rows}</table>")
     return "".join(parts)
 
 
 def before_after_report(texts: Sequence[str], before: Sequence[Sequence[str]], after: Sequence[Sequence[str]],
                         reward_before: Sequence[float], reward_after: Sequence[float], max_chars: int = 600,
-                        agent_names: Sequence[str] | None = None) -> str:
+                        agent_names: Sequence[str] | None = None, numbers: Sequence[int] | None = None) -> str:
     """`texts_report` with two runs: the untrained agents ("before training") and the trained ones
     ("after training"). Unlike `before_after_explorer` it needs no widget."""
     return texts_report(texts, {"before training": (before, reward_before), "after training": (after, reward_after)},
-                        max_chars=max_chars, agent_names=agent_names)
+                        max_chars=max_chars, agent_names=agent_names, numbers=numbers)
 
 
 def plot_pass_at_k(table: Sequence[dict], label_key: str = "method", title: str = "PassOrNot@k by method"):
@@ -409,19 +399,25 @@ def plot_pass_at_k(table: Sequence[dict], label_key: str = "method", title: str 
     return fig
 
 
-def before_after_explorer(prompts: Sequence[Sequence[str]], before: Sequence[Sequence[str]], after: Sequence[Sequence[str]],
-                          reward_before: Sequence[float], reward_after: Sequence[float]):
+def before_after_explorer(texts: Sequence[str], before: Sequence[Sequence[str]], after: Sequence[Sequence[str]],
+                          reward_before: Sequence[float], reward_after: Sequence[float], max_chars: int = 600,
+                          agent_names: Sequence[str] | None = None):
     """A dropdown over held-out rows showing the untrained and the trained agents' answers to the same
-    prompt side by side (all arguments are per row; answers are per agent)."""
+    row side by side: the row `before_after_report` draws for the chosen one (the same renderer, so
+    the widget and the static report a saved notebook shows can never disagree). Arguments as in
+    `before_after_report`: per row, answers per agent."""
     import ipywidgets as W
 
-    pick = W.Dropdown(options=[(f"row {i}: {p[0][:50]!r}", i) for i, p in enumerate(prompts)], value=0, description="prompt")
+    if not texts:
+        raise ValueError("before_after_explorer needs at least one row.")
+    pick = W.Dropdown(options=[(f"row {k}: {t.strip()[:50]!r}", k) for k, t in enumerate(texts)], value=0,
+                      description="row")
     out = W.HTML()
 
     def render(*_):
-        i = pick.value
-        out.value = before_after_html(prompts[i], before[i], after[i], reward_before[i], reward_after[i])
-
+        k = pick.value
+        out.value = before_after_report([texts[k]], [before[k]], [after[k]], [reward_before[k]], [reward_after[k]],
+                                        max_chars=max_chars, agent_names=agent_names, numbers=[k])
     pick.observe(render, names="value")
     render()
     return W.VBox([pick, out])

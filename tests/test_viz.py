@@ -61,10 +61,14 @@ def test_group_explorer_responds_to_the_slider_and_agent_picker():
     assert "ccc" not in html.value and "agent 0" in html.value
 
 
-def test_before_after_explorer():
-    w = viz.before_after_explorer([["p0", "q0"], ["p1", "q1"]], [["b0", "c0"], ["b1", "c1"]], [["a0", "d0"], ["a1", "d1"]],
-                                  [0.1, 0.2], [0.9, 0.8])
+def test_before_after_explorer_shows_the_static_reports_row():
+    texts, before, after = ["p0", "p1"], [["b0", "c0"], ["b1", "c1"]], [["a0", "d0"], ["a1", "d1"]]
+    w = viz.before_after_explorer(texts, before, after, [0.1, 0.2], [0.9, 0.8])
     pick, html = w.children
-    assert "b0" in html.value and "a0" in html.value and "0.900" in html.value
+    assert "b0" in html.value and "a0" in html.value and "0.90" in html.value and "b1" not in html.value
     pick.value = 1
-    assert "b1" in html.value and "0.800" in html.value
+    assert "b1" in html.value and "d1" in html.value and "0.80" in html.value and "b0" not in html.value
+    # the widget draws exactly the static report's row (one renderer), numbered as in the report
+    assert html.value == viz.before_after_report(texts[1:], before[1:], after[1:], [0.2], [0.8], numbers=[1])
+    assert "<b>row 1</b>" in html.value
+    assert "agent_0" in html.value and "agent_1" in html.value

@@ -198,3 +198,52 @@ def test_ramps_use_the_authors_arithmetic():
     assert tldr_length_level(r) == 1.0 - ((r - 3.2) / (5.0 - 3.2)) != 1.0 - (r - 3.2) / 1.8
     r = 0.95
     assert arxiv_length_level(r) == (r - 0.8) / (1.0 - 0.8)
+
+
+def test_ramp_levels_equal_the_authors_literal_arithmetic_to_the_last_bit():
+    """`ramp_level` serves all four ramps; each must give the float the authors' own if-chain gives."""
+    import struct
+
+    def authors_tldr_length(r):
+        if 1.6 <= r <= 3.2:
+            return 1.0
+        if 1.1 <= r < 1.6:
+            return (r - 1.1) / (1.6 - 1.1)
+        if 3.2 < r <= 5.0:
+            return 1.0 - ((r - 3.2) / (5.0 - 3.2))
+        return None
+
+    def authors_tldr_unique(u):
+        if u >= 2.0:
+            return 0.5
+        if 1.3 <= u < 2.0:
+            return ((u - 1.3) / (2.0 - 1.3)) * 0.5
+        return None
+
+    def authors_arxiv_length(r):
+        if 1.0 <= r <= 1.3:
+            return 1.0
+        if 0.8 <= r < 1.0:
+            return (r - 0.8) / (1.0 - 0.8)
+        if 1.3 < r <= 1.5:
+            return 1.0 - ((r - 1.3) / (1.5 - 1.3))
+        return None
+
+    def authors_arxiv_unique(u):
+        if 0.7 <= u <= 1.3:
+            return 0.5
+        if 0.5 <= u < 0.7:
+            return 0.5 * (u - 0.5) / (0.7 - 0.5)
+        if 1.3 < u <= 1.7:
+            return 0.5 * (1.0 - ((u - 1.3) / (1.7 - 1.3)))
+        return None
+
+    xs = [i / 1000 for i in range(7001)] + [0.8, 1.1, 1.3, 1.5, 1.6, 1.7, 2.0, 3.2, 5.0, float("inf")]
+    xs += [math.nextafter(x, d) for x in xs for d in (0.0, 10.0)]
+    for ours, theirs in [(tldr_length_level, authors_tldr_length), (tldr_unique_level, authors_tldr_unique),
+                         (arxiv_length_level, authors_arxiv_length), (arxiv_unique_level, authors_arxiv_unique)]:
+        for x in xs:
+            a, b = ours(x), theirs(x)
+            assert (a is None) == (b is None), (ours.__name__, x)
+            if a is not None:
+                assert struct.pack("d", a) == struct.pack("d", b), (ours.__name__, x, a, b)

@@ -101,46 +101,38 @@ def _levels(c1: str, c2: str, words: tuple[int, int], ratio_fn, unique_fn, t_tex
     return out
 
 
+def ramp_level(x: float, lo: float, a: float, b: float, hi: float, top: float = 1.0):
+    """The authors' piecewise-linear level: `top` on [a, b], rising linearly from 0 at lo to top at a
+    (on [lo, a)), falling from top at b to 0 at hi (on (b, hi]); None ("stop scoring") outside
+    [lo, hi]. With their arithmetic, (x - lo) / (a - lo) rather than a pre-divided constant, so the
+    floats agree with theirs to the last bit (scaling by top = 0.5 is exact in binary)."""
+    if a <= x <= b:
+        return top
+    if lo <= x < a:
+        return top * ((x - lo) / (a - lo))
+    if b < x <= hi:
+        return top * (1.0 - ((x - b) / (hi - b)))
+    return None
+
+
 def tldr_length_level(r: float):
     """TL;DR L2 from r = chars(c2)/chars(c1); None means "stop scoring"."""
-    if 1.6 <= r <= 3.2:
-        return 1.0
-    if 1.1 <= r < 1.6:
-        return (r - 1.1) / (1.6 - 1.1)
-    if 3.2 < r <= 5.0:
-        return 1.0 - ((r - 3.2) / (5.0 - 3.2))
-    return None
+    return ramp_level(r, 1.1, 1.6, 3.2, 5.0)
 
 
 def tldr_unique_level(u: float):
-    """TL;DR L3 from u = unique(c2)/unique(c1); None means "stop scoring"."""
-    if u >= 2.0:
-        return 0.5
-    if 1.3 <= u < 2.0:
-        return ((u - 1.3) / (2.0 - 1.3)) * 0.5
-    return None
+    """TL;DR L3 from u = unique(c2)/unique(c1): 0.5 for u >= 2 (no upper edge); None means "stop scoring"."""
+    return ramp_level(u, 1.3, 2.0, math.inf, math.inf, top=0.5)
 
 
 def arxiv_length_level(r: float):
     """arXiv L2 from the char ratio; None means "stop scoring"."""
-    if 1.0 <= r <= 1.3:
-        return 1.0
-    if 0.8 <= r < 1.0:
-        return (r - 0.8) / (1.0 - 0.8)
-    if 1.3 < r <= 1.5:
-        return 1.0 - ((r - 1.3) / (1.5 - 1.3))
-    return None
+    return ramp_level(r, 0.8, 1.0, 1.3, 1.5)
 
 
 def arxiv_unique_level(u: float):
     """arXiv L3 from the unique-word ratio; None means "stop scoring"."""
-    if 0.7 <= u <= 1.3:
-        return 0.5
-    if 0.5 <= u < 0.7:
-        return 0.5 * (u - 0.5) / (0.7 - 0.5)
-    if 1.3 < u <= 1.7:
-        return 0.5 * (1.0 - ((u - 1.3) / (1.7 - 1.3)))
-    return None
+    return ramp_level(u, 0.5, 0.7, 1.3, 1.7, top=0.5)
 
 
 def tldr_levels(summary: str, detailed: str) -> dict:

@@ -188,7 +188,7 @@ class Policy(Protocol):
         with the sampling settings `gen` (generate kwargs: max_new_tokens, temperature, top_p, top_k;
         `sampling_settings(config)`) and each agent's own `generation_kwargs` on top. Every prompt is
         checked first (`check_prompt_lengths`): one that does not fit raises PromptTooLongError before
-        anything is generated. batch_agents=False asks for one generate call per agent (the plain
+        it is sampled. batch_agents=False asks for one generate call per agent (the plain
         policy always makes one)."""
         ...
 

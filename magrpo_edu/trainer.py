@@ -78,7 +78,7 @@ import torch
 from tqdm.auto import tqdm
 
 from . import distributed
-from .agents import Agent, has_reference
+from .agents import Agent, has_reference, team_policy
 from .algorithm import magrpo_step, rollout
 from .config import MAGRPOConfig
 from .policy import check_prompt_lengths
@@ -163,6 +163,7 @@ class MAGRPOTrainer:
                 raise ValueError(f"config.beta={c.beta} needs a frozen reference model for every agent, and agent(s) "
                                  f"{missing} have none: build them with separate_agents/heterogeneous_agents "
                                  "(reference=True) or lora_agents, or set agent.reference = frozen_copy(model).")
+        team_policy(agents)  # one policy for the whole team (steps 2 and 6), or a clear error now
         self.agents, self.reward_fn, self.formatters = list(agents), reward_fn, list(formatters)
         self.train_dataset, self.eval_dataset = train_dataset, eval_dataset
         self.transition, self.callbacks = transition, list(callbacks)

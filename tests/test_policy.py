@@ -1,11 +1,11 @@
 """The two policies (`magrpo_edu.policy.PlainPolicy`: step 2 sample, step 6 sum of token log-probs,
 one agent at a time; `magrpo_edu.fast_path.FastPolicy`) compute the same thing: log-probs and their
-gradients, the reference log-probs, the sampled tokens for one agent, a whole training step; the
-builders pick the policy, and the trainer's step is the algorithm's `magrpo_step`."""
+gradients, the reference log-probs, the sampled tokens for one agent, a whole training step; and
+the team builders pick the policy, every call follows it."""
 import pytest
 import torch
 
-from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, heterogeneous_agents, load_lora_agents, lora_agents, separate_agents
+from magrpo_edu import MAGRPOConfig, heterogeneous_agents, load_lora_agents, lora_agents, separate_agents
 from magrpo_edu import agents as A
 from magrpo_edu import fast_path, policy
 from magrpo_edu.algorithm import magrpo_step
@@ -142,37 +142,3 @@ def test_a_training_step_with_the_plain_policy_matches_the_fast_one(make_model, 
     assert [c.texts for c in ro_f.completions[0]] == [c.texts for c in ro_p.completions[0]]
     assert loss_f == pytest.approx(loss_p, rel=1e-4, abs=1e-5) and ro_f.kl == pytest.approx(ro_p.kl, rel=1e-4, abs=1e-6)
     assert all(_close(u, v, rel=1e-4) for u, v in zip(w_f, w_p)) and any(v.abs().max() > 0 for v in w_p)
-
-
-@pytest.mark.parametrize("pol", [FastPolicy(), PlainPolicy()], ids=["fast", "plain"])
-def test_the_trainers_step_is_the_algorithms_step(pol, make_model, small_tokenizer, rows, formatters):
-    # MAGRPOTrainer against `magrpo_step` called by hand on the same seed, rows and AdamW: two steps of
-    # two prompts each (gradient accumulation), the KL leash on. Bit for bit: the same rewards and
-    # losses in the history, the same weights after.
-    def reward(c, row):
-        return [float(len(a)) - 0.5 * len(b) for a, b in zip(*c)]
-
-    cfg = MAGRPOConfig(num_generations=2, max_new_tokens=6, max_steps=2, prompts_per_step=2, beta=0.1,
-                       learning_rate=1e-2, progress=False, seed=5)
-    tr = MAGRPOTrainer(lora_agents(make_model(), 2, tokenizer=small_tokenizer, policy=pol), reward, formatters, rows, cfg)
-    tr.train()
-    agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer, policy=pol)
-    opts = [torch.optim.AdamW(a.trainable_parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
-            for a in agents]
-    for step, rec in enumerate(tr.history):
-        def tasks():
-            for p in (2 * step, 2 * step + 1):  # the step's prompts, each sampled from its own seed
-                row = rows[tr.row_index(p)]
-                torch.manual_seed(cfg.seed * 1_000_003 + p)
-                yield [f(row) for f in formatters], row
-
-        done = magrpo_step(agents, opts, tasks(), reward, cfg)
-        assert rec["reward"] == sum(ro.root.rewards.mean().item() for ro, _ in done) / 2
-        for i, a in enumerate(agents):
-            assert rec[f"loss/{a.name}"] == sum(losses[i] for _, losses in done) / 2
-        assert rec["kl"] == sum(sum(ro.kl) / 2 for ro, _ in done) / 2
-    assert tr.history[-1]["kl"] > 0
-    for a, b in zip(tr.agents, agents):
-        assert all(torch.equal(x, y) for x, y in zip(a.trainable_parameters(), b.trainable_parameters()))
-    with pytest.raises(ValueError, match="magrpo_step got 1 tasks but config.prompts_per_step=2"):
-        magrpo_step(agents, opts, [(["a", "b"], {})], reward, cfg)

@@ -142,3 +142,24 @@ def test_a_training_step_with_the_plain_policy_matches_the_fast_one(make_model, 
     assert [c.texts for c in ro_f.completions[0]] == [c.texts for c in ro_p.completions[0]]
     assert loss_f == pytest.approx(loss_p, rel=1e-4, abs=1e-5) and ro_f.kl == pytest.approx(ro_p.kl, rel=1e-4, abs=1e-6)
     assert all(_close(u, v, rel=1e-4) for u, v in zip(w_f, w_p)) and any(v.abs().max() > 0 for v in w_p)
+
+
+@pytest.mark.parametrize("pol", [FastPolicy(), PlainPolicy()], ids=["fast", "plain"])
+def test_a_later_turns_prompt_meets_the_one_context_check(pol, small_tokenizer):
+    # The trainer checks the first prompt when it is built; every prompt the policy samples, the
+    # transition's too, goes through policy.check_prompt_lengths: refused, never truncated.
+    from magrpo_edu import MAGRPOTrainer
+    from magrpo_edu.policy import PromptTooLongError
+    from magrpo_edu.pretraining.pretrain import build_model
+
+    tok = small_tokenizer
+    model = build_model(len(tok), tok, hidden_size=16, layers=1, heads=2, intermediate_size=32, max_positions=32)
+    agents = lora_agents(model, 2, tokenizer=tok, policy=pol)
+    grow = lambda prompts, completions, histories: [p + " word" * 40 for p in prompts]  # noqa: E731
+    cfg = MAGRPOConfig(num_generations=2, max_new_tokens=4, num_turns=2, max_steps=1, progress=False)
+    tr = MAGRPOTrainer(agents, lambda c, r: [0.0] * len(c[0]), [lambda r: "Summary: x", lambda r: "Details: y"],
+                       [{"text": "x"}], cfg, transition=grow)  # the first prompts fit
+    with pytest.raises(PromptTooLongError, match=r"agent 'agent_0': 1 prompt\(s\) do not fit in the model's context of "
+                                                 r"32 tokens; .* It begins 'Summary: x word word"):
+        tr.train()
+    assert tr.step == 0

@@ -55,10 +55,12 @@ def main(argv=None):
             return out
         return wrapper
 
-    # Wrap the helpers the algorithm calls (sampling, joint reward, log-probs) and the backward pass.
-    algorithm.sample_completions = timed("sample (generate, KV cache, both agents)", algorithm.sample_completions)
+    # Wrap what the algorithm calls (the team's policy: sampling, log-probs; the joint reward) and the backward pass.
+    from magrpo_edu.fast_path import FastPolicy
+
+    FastPolicy.sample = timed("sample (generate, KV cache, both agents)", FastPolicy.sample)
     algorithm.joint_rewards = timed("joint reward", algorithm.joint_rewards)
-    algorithm.team_logprobs = timed("log-prob forward (one pass, both agents)", algorithm.team_logprobs)
+    FastPolicy.logprobs = timed("log-prob forward (one pass, both agents)", FastPolicy.logprobs)
     backward = torch.autograd.backward
     algorithm.torch.autograd.backward = timed("backward", backward)
     tr.training_step()  # warm-up

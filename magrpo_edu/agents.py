@@ -1,7 +1,8 @@
-"""Agents: causal-LM policies, how a team is built, and the team-level calls of steps 2 and 6.
+"""Agents: causal-LM policies and how a team is built.
 
 An `Agent` is a transformers causal LM (or one named LoRA adapter on a shared base) plus its
-tokenizer and sampling settings. Three ways to build a team:
+tokenizer, sampling settings and the team's policy (`Agent.policy`: how steps 2 and 6 run the
+models, `magrpo_edu.policy`). Three ways to build a team:
 
 * `lora_agents(base, n)`       - one frozen base, one peft LoRA adapter per agent (the default:
                                  memory grows by the adapters only);
@@ -10,27 +11,20 @@ tokenizer and sampling settings. Three ways to build a team:
 
 (`load_lora_agents` loads saved adapters; `frozen_copy` makes a reference model.)
 
-The algorithm (`magrpo_edu.algorithm`) calls these team-level functions:
+Each builder picks the team's policy: `fast_path.FastPolicy()` unless given `policy=`, e.g.
+`lora_agents(base, 2, policy=PlainPolicy())` for the plain one-agent-at-a-time code of
+`magrpo_edu.policy` (same numbers up to float rounding, slower; for reading and comparing). The
+algorithm asks the team for it once (`team_policy(agents)`) and calls its three methods:
+`sample` (step 2), `logprobs` (step 6) and `reference_logprobs` (pi_ref: the KL leash, the
+naturalness metric). For scripts and notebooks, the same calls by their older names:
 
-* `sample_completions(agents, prompts, G, gen)` - step 2 of the Algorithm: every agent samples G
-  completions of its own prompt(s) with the sampling settings `gen` (generate kwargs, e.g.
-  `policy.sampling_settings(config)`); it is `policy.sample` for each agent.
-* `team_logprobs(agents, completions)` - step 6's sum over completion tokens of
-  log pi_i(a_t | prompt, a_<t) for every agent, padding and post-EOS tokens masked, pi_i being the
-  distribution the tokens were sampled from (the logits through the temperature, top-k and top-p
-  warpers of `Completions.sampling`); it is
-  `policy.logprobs` for each agent (`completion_logprobs(agent, completions)`: one agent).
-* `reference_token_logprobs(agent, completions, temperature)` - the same under the frozen untrained
-  model pi_ref at a temperature, never truncated (naturalness metric at 1, KL leash config.beta at
-  the sampling temperature): LoRA agents' shared base with the adapters off (no
-  copy), full-model agents' `Agent.reference`, a frozen copy `separate_agents` /
-  `heterogeneous_agents` make when they build the team (reference=True; its memory cost is in their
-  docstrings).
+* `sample_completions(agents, prompts, G, gen)` = `team_policy(agents).sample(...)`, where `gen`
+  may also be a `MAGRPOConfig` (its four sampling settings);
+* `team_logprobs(agents, completions)` = `team_policy(agents).logprobs(...)`;
+  `completion_logprobs(agent, completions)`: the same for one agent;
+* `reference_token_logprobs(agent, completions, temperature)`: one agent's `reference_logprobs`.
 
-Each computes what the plain code of `magrpo_edu.policy` computes, by default through
-`magrpo_edu.fast_path` (LoRA agents on one base in one batch, the prompt once for its G samples);
-`fast=False`, or `magrpo_edu.fast_path.ENABLED = False` for every call, runs the plain code instead.
-The names that moved to those two modules (Completions, completion_mask, adapter_rows,
+The names that live in `policy` and `fast_path` (Completions, completion_mask, adapter_rows,
 PromptTooLongError, check_prompt_lengths, ...) stay importable from here.
 """
 from __future__ import annotations
@@ -44,8 +38,9 @@ import torch
 
 from . import fast_path, policy
 from .config import MAGRPOConfig
+from .fast_path import FastPolicy
 from .models import load_model, prepare_tokenizer  # prepare_tokenizer re-exported: agents' callers used it from here
-from .policy import Completions, generation_settings, logprobs, model_logprobs, sample, sampling_settings
+from .policy import Completions, PlainPolicy, Policy, sampling_settings  # PlainPolicy: for policy=PlainPolicy()
 
 # The public names that moved to `policy` (the plain computation) and `fast_path` (its speedups)
 # stay importable from here.
@@ -69,7 +64,10 @@ class Agent:
     """A FROZEN copy of this agent's untrained model (pi_ref), for a full-model agent: the model the
     naturalness metric (`magrpo_edu.quality`) and the KL leash (config.beta) measure against. Never
     trained, never saved in checkpoints. LoRA agents leave it None: their reference is the shared
-    base with the adapters disabled (no copy). See `reference_token_logprobs`."""
+    base with the adapters disabled (no copy). See `policy.reference_model`."""
+    policy: Policy = field(default_factory=FastPolicy, repr=False)
+    """How steps 2 and 6 run this agent's team (`magrpo_edu.policy`): `FastPolicy()` (the default) or
+    `PlainPolicy()`. Set by the team builders; all the agents of a team share one (`team_policy`)."""
 
     def trainable_parameters(self) -> list[torch.nn.Parameter]:
         """The parameters this agent's optimiser updates: its adapter's, or the whole model's."""
@@ -111,13 +109,15 @@ def _as_model_and_tokenizer(base, tokenizer, dtype, device):
 
 def lora_agents(base, num_agents: int = 2, tokenizer=None, r: int = 8, alpha: int = 16,
                 target_modules: Sequence[str] | str | None = "all-linear", dropout: float = 0.0,
-                dtype: Any = None, device=None, names: Sequence[str] | None = None, seed: int = 0) -> list[Agent]:
+                dtype: Any = None, device=None, names: Sequence[str] | None = None, seed: int = 0,
+                policy: Optional[Policy] = None) -> list[Agent]:
     """n agents on ONE frozen base, each with its own LoRA adapter (peft named adapters).
 
     The base weights are shared and frozen; only the adapters train, so memory grows by a few
     percent per agent. All adapters start at B = 0, i.e. every agent starts as the base model.
     The random A matrices are drawn from a generator seeded with `seed` (the caller's RNG is left
     untouched): without it, two runs differ from step 2 on, since B = 0 hides A only at step 1.
+    policy: the team's `Agent.policy` (default `FastPolicy()`: the agents batched on their one base).
     """
     from peft import LoraConfig, get_peft_model
 
@@ -137,11 +137,12 @@ def lora_agents(base, num_agents: int = 2, tokenizer=None, r: int = 8, alpha: in
     # Mixed-adapter batches (adapter_names=...) need eval mode; dropout is 0 by default so eval and
     # train modes compute the same function. The trainer never switches to train mode.
     peft_model.eval()
-    return [Agent(name=name, model=peft_model, tokenizer=tok, adapter=name) for name in names]
+    return [Agent(name=name, model=peft_model, tokenizer=tok, adapter=name, policy=_chosen(policy)) for name in names]
 
 
 def load_lora_agents(base, adapter_dirs: Sequence[str | Path], tokenizer=None, names: Sequence[str] | None = None,
-                     trainable: bool = True, dtype: Any = None, device=None) -> list[Agent]:
+                     trainable: bool = True, dtype: Any = None, device=None,
+                     policy: Optional[Policy] = None) -> list[Agent]:
     """Agents from saved LoRA adapters: `lora_agents` for a trained run.
 
     `adapter_dirs` are standard peft adapter folders (adapter_config.json + adapter_model.safetensors,
@@ -150,7 +151,7 @@ def load_lora_agents(base, adapter_dirs: Sequence[str | Path], tokenizer=None, n
     the base stays shared; `base` may also be that peft model already (the model of `lora_agents`),
     and the saved adapters join its own without a second copy of the base, and the agents can be evaluated (`baselines.run_method`) or trained further
     (`trainable=True`). Names default to the folders' names. Plain peft loads the same folders:
-    `PeftModel.from_pretrained(base, adapter_dirs[0])`.
+    `PeftModel.from_pretrained(base, adapter_dirs[0])`. policy: as in `lora_agents`.
     """
     from peft import PeftModel
 
@@ -182,7 +183,7 @@ def load_lora_agents(base, adapter_dirs: Sequence[str | Path], tokenizer=None, n
         elif "lora_" not in n:
             p.requires_grad_(False)
     peft_model.eval()  # as lora_agents: mixed-adapter batches need eval mode
-    return [Agent(name=name, model=peft_model, tokenizer=tok, adapter=name) for name in names]
+    return [Agent(name=name, model=peft_model, tokenizer=tok, adapter=name, policy=_chosen(policy)) for name in names]
 
 
 def frozen_copy(model):
@@ -195,7 +196,8 @@ def frozen_copy(model):
 
 def separate_agents(base, num_agents: int = 2, tokenizer=None, dtype: Any = None, device=None,
                     names: Sequence[str] | None = None, reference: bool = True,
-                    devices: Sequence[str | torch.device] | None = None) -> list[Agent]:
+                    devices: Sequence[str | torch.device] | None = None,
+                    policy: Optional[Policy] = None) -> list[Agent]:
     """n independent full copies of one model, fully fine-tuned (the paper's setting).
 
     reference=True (default) also keeps ONE frozen copy of the untrained model, shared by all the
@@ -209,6 +211,7 @@ def separate_agents(base, num_agents: int = 2, tokenizer=None, dtype: Any = None
     DISTINCT device, so each agent's reference forward runs where the agent is. Sampling and log-probs
     run on each agent's device, rewards on CPU (they read texts), and `algorithm.agent_losses` moves
     the advantages to each agent's device.
+    policy: the team's `Agent.policy` (default `FastPolicy()`: each prompt computed once for its G samples).
     """
     if devices is not None:
         devices = [torch.device(d) for d in devices]
@@ -231,19 +234,21 @@ def separate_agents(base, num_agents: int = 2, tokenizer=None, dtype: Any = None
                 r = refs[key]
         m.requires_grad_(True)
         m.eval()  # no dropout during sampling or loss: on-policy log-probs match the sampler
-        agents.append(Agent(name=name, model=m, tokenizer=tok, reference=r))
+        agents.append(Agent(name=name, model=m, tokenizer=tok, reference=r, policy=_chosen(policy)))
     return agents
 
 
 def heterogeneous_agents(models: Sequence, tokenizers: Sequence | None = None, dtype: Any = None,
                          device=None, names: Sequence[str] | None = None, reference: bool = True,
-                         devices: Sequence[str | torch.device] | None = None) -> list[Agent]:
+                         devices: Sequence[str | torch.device] | None = None,
+                         policy: Optional[Policy] = None) -> list[Agent]:
     """One agent per given model (ids, paths or objects); models and tokenizers may all differ.
 
     reference=True (default) keeps a frozen copy of each agent's untrained model as its
     `Agent.reference` (naturalness metric, KL leash): memory cost one more copy of EVERY agent's
     weights (twice the weights in all). reference=False: no copies, no naturalness, no beta > 0.
-    devices: one device per agent (instead of one `device` for all); each reference stays with its agent."""
+    devices: one device per agent (instead of one `device` for all); each reference stays with its agent.
+    policy: as in `separate_agents`."""
     if devices is not None and len(devices) != len(models):
         raise ValueError(f"heterogeneous_agents got {len(devices)} devices for {len(models)} models: give one per agent.")
     tokenizers = list(tokenizers) if tokenizers is not None else [None] * len(models)
@@ -254,55 +259,55 @@ def heterogeneous_agents(models: Sequence, tokenizers: Sequence | None = None, d
         m, t = _as_model_and_tokenizer(base, tok, dtype, dev)
         m.requires_grad_(True)
         m.eval()
-        agents.append(Agent(name=name, model=m, tokenizer=t, reference=frozen_copy(m) if reference else None))
+        agents.append(Agent(name=name, model=m, tokenizer=t, reference=frozen_copy(m) if reference else None,
+                            policy=_chosen(policy)))
     return agents
 
 
+def _chosen(policy: Optional[Policy]) -> Policy:
+    """A builder's `policy=`: the fast one when None; anything without the three methods is refused."""
+    if policy is None:
+        return FastPolicy()
+    missing = [m for m in ("sample", "logprobs", "reference_logprobs") if not callable(getattr(policy, m, None))]
+    if missing:
+        raise ValueError(f"policy={policy!r} is not a policy: it lacks {missing}; pass PlainPolicy() or FastPolicy() "
+                         "(magrpo_edu.policy / magrpo_edu.fast_path), or leave it out for FastPolicy().")
+    return policy
 
 
 # --------------------------------------------------------------------------------------------------
-# Steps 2 and 6 for a team: the plain code of `policy`, or its fast path
+# The team's policy, and steps 2 and 6 through it
 # --------------------------------------------------------------------------------------------------
-def _fast(fast: Optional[bool]) -> bool:
-    return fast_path.ENABLED if fast is None else fast
+def team_policy(agents: Sequence[Agent]) -> Policy:
+    """The policy all of `agents` share (`Agent.policy`, chosen when they were built): what the
+    algorithm calls for steps 2 and 6. Two teams built apart with equal policies (FastPolicy() and
+    FastPolicy()) make one team; agents with different policies are refused."""
+    policies = list(dict.fromkeys(a.policy for a in agents))
+    if len(policies) != 1:
+        raise ValueError(f"the agents {[a.name for a in agents]} do not share one policy (they have {policies}); build "
+                         "them with the same policy= (or set agent.policy on each), so steps 2 and 6 run one way.")
+    return policies[0]
 
 
 def sample_completions(agents: Sequence[Agent], prompts: Sequence[Sequence[str]], num_generations: int,
-                       gen: Mapping[str, Any] | MAGRPOConfig, *, batch_agents: bool = True,
-                       fast: Optional[bool] = None) -> list[Completions]:
-    """Algorithm step 2: agent i samples `num_generations` completions of each of its prompts.
-
-    `prompts[i]` is agent i's list of prompts (one per tree node; one in a single-turn step). The
-    result for agent i has rows ordered prompt-major: row = prompt_index * G + g. `gen`: the sampling
-    settings (generate kwargs: max_new_tokens, temperature, top_p, top_k, ...), each agent's
-    `generation_kwargs` on top; a `MAGRPOConfig` in their place gives its four
-    (`policy.sampling_settings`: max_new_tokens, temperature, top_p, top_k; nothing else is read).
-    fast (default `fast_path.ENABLED`): `fast_path.sample_completions`, which batches the agents that
-    share one peft model (batch_agents=False: one generate call per agent); else `policy.sample` per
-    agent. A prompt that with max_new_tokens does not fit in the model's context raises
-    PromptTooLongError before anything is generated.
-    """
-    gen = dict(gen) if isinstance(gen, Mapping) else sampling_settings(gen)  # a MAGRPOConfig: its four settings
-    if _fast(fast):
-        return fast_path.sample_completions(agents, prompts, num_generations, gen, batch_agents)
-    return [sample(a, p, num_generations, **generation_settings(gen, a)) for a, p in zip(agents, prompts)]
+                       gen: Mapping[str, Any] | MAGRPOConfig, *, batch_agents: bool = True) -> list[Completions]:
+    """Step 2, `team_policy(agents).sample`: agent i samples `num_generations` completions of each
+    prompt in `prompts[i]`, rows prompt-major. `gen`: the sampling settings (generate kwargs), or a
+    `MAGRPOConfig` for its four (`policy.sampling_settings`: max_new_tokens, temperature, top_p,
+    top_k; nothing else is read)."""
+    gen = dict(gen) if isinstance(gen, Mapping) else sampling_settings(gen)
+    return team_policy(agents).sample(agents, prompts, num_generations, gen, batch_agents=batch_agents)
 
 
-def team_logprobs(agents: Sequence[Agent], comps: Sequence[Completions], per_token: bool = False,
-                  fast: Optional[bool] = None) -> list[torch.Tensor]:
-    """Step 6's sum_t log pi_i(a_t | prompt, a_<t) of every agent i on `comps[i]`, (B_i,), padding and
-    post-EOS tokens masked; per_token=True: the (B_i, C_i) token log-probs (masked positions 0).
-    fast (default `fast_path.ENABLED`): `fast_path.team_logprobs` (one batch for all the agents that
-    share a peft base); else `policy.logprobs` per agent."""
-    if _fast(fast):
-        return fast_path.team_logprobs(agents, comps, per_token)
-    return [logprobs(a, c, per_token) for a, c in zip(agents, comps)]
+def team_logprobs(agents: Sequence[Agent], comps: Sequence[Completions], per_token: bool = False) -> list[torch.Tensor]:
+    """Step 6, `team_policy(agents).logprobs`: sum_t log pi_i(a_t | prompt, a_<t) of every agent i
+    on `comps[i]`, (B_i,); per_token=True: the (B_i, C_i) token log-probs (masked positions 0)."""
+    return team_policy(agents).logprobs(agents, comps, per_token)
 
 
-def completion_logprobs(agent: Agent, c: Completions, per_token: bool = False,
-                        fast: Optional[bool] = None) -> torch.Tensor:
+def completion_logprobs(agent: Agent, c: Completions, per_token: bool = False) -> torch.Tensor:
     """`team_logprobs` of one agent: sum_t log pi(a_t | prompt, a_<t) per row of `c`, (B,)."""
-    return team_logprobs([agent], [c], per_token, fast)[0]
+    return agent.policy.logprobs([agent], [c], per_token)[0]
 
 
 def has_reference(agent: Agent) -> bool:
@@ -310,41 +315,8 @@ def has_reference(agent: Agent) -> bool:
     return getattr(agent, "adapter", None) is not None or getattr(agent, "reference", None) is not None
 
 
-@torch.no_grad()
-def reference_token_logprobs(agent: Agent, c: Completions, temperature: float = 1.0, *,
-                             fast: Optional[bool] = None) -> torch.Tensor:
-    """log pi_ref(a_t | prompt, a_<t) per row and completion token, (B, C), masked positions 0, no grad.
-
-    pi_ref is the reference model's softmax at `temperature` (transformers' TemperatureLogitsWarper),
-    never truncated by top-k / top-p. The KL leash passes the temperature the completions were
-    sampled at (`algorithm.agent_losses`), as TRL does: at the first step pi = pi_ref and the KL is 0.
-    The naturalness metric keeps temperature 1 (`quality.token_nll`): it is a property of the text
-    under the untrained model, comparable between runs sampled at different temperatures. Top-k /
-    top-p are left out because a truncated reference gives -inf to every token outside its own kept
-    set, and the KL would be infinite as soon as the policy drew one (`algorithm` deviation 11).
-
-    What "the frozen untrained model" pi_ref is, per kind of agent:
-      * LoRA agent (`lora_agents`): the shared base with the adapters disabled: the untrained model
-        exactly, since every adapter starts at B = 0 and the base never trains. No copy, no extra
-        memory; one extra forward. The rows are routed to peft's "__base__" (no adapter);
-        peft's `disable_adapter()` context would do the same forward, but on leaving
-        it re-enables gradients for the ACTIVE adapter only, freezing every other agent's adapter.
-      * full-model agent (`separate_agents`, `heterogeneous_agents`): `agent.reference`, the frozen
-        copy made when the agents were built (before any step).
-      * a hand-made `Agent` without adapter and without `reference`: there is none (the model itself
-        is only "untrained" until its first step); this raises ValueError: set `reference=frozen_copy(model)`
-        before training.
-    fast as in `team_logprobs`.
-    """
-    if agent.adapter is not None:
-        model, rows = agent.model, ["__base__"] * c.prompt_ids.shape[0]
-    elif agent.reference is None:
-        raise ValueError(f"agent {agent.name} has no frozen reference model: build it with separate_agents / "
-                         "heterogeneous_agents (reference=True), or set agent.reference = frozen_copy(model) "
-                         "before training.")
-    else:
-        model, rows = agent.reference, None
-    sampling = {"temperature": temperature}
-    if _fast(fast):
-        return fast_path.token_logprobs(model, c, rows, sampling)
-    return model_logprobs(model, c, per_token=True, sampling=sampling, **({} if rows is None else {"adapter_names": rows}))
+def reference_token_logprobs(agent: Agent, c: Completions, temperature: float = 1.0) -> torch.Tensor:
+    """`agent.policy.reference_logprobs` of one agent: log pi_ref(a_t | prompt, a_<t) per row and
+    completion token, (B, C), masked positions 0, no grad, at `temperature`, never truncated
+    (`policy.reference_logprobs` says why; `policy.reference_model` what pi_ref is per kind of agent)."""
+    return agent.policy.reference_logprobs([agent], [c], temperature)[0]

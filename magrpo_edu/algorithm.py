@@ -12,13 +12,15 @@ One training step on one task x (the paper uses one prompt per optimiser step):
                   (+ an optional KL leash, config.beta > 0, off in the paper: deviation 11)
     7. update     one optimiser step per agent
 
-This module reads in that order. Step 1 is the trainer's (each agent's formatter); step 2 and the
-log-probs of step 6 are `agents.sample_completions` and `agents.team_logprobs`, whose plain code is
-`policy.sample` (sample G responses) and `policy.logprobs` (sum the token log-probs), run by default
-through their speedups in `fast_path`; here come step 3 (`joint_actions`), 4 (`joint_rewards`), 5
-(`group_advantages`, `credit_samples`), 6 (`policy_loss`, `kl_penalty`, `agent_losses`) and 7
-(`accumulate_gradients`, `update_agents`); then single-turn MAGRPO, steps 2-5 one after the other
-(`single_turn_rollout`); then the multi-turn rollout tree; then `magrpo_step`, steps 2-7.
+This module reads in that order. Step 1 is the trainer's (each agent's formatter). Step 2 and the
+log-probs of step 6 are the team's policy, chosen when the agents were built (`agents.team_policy`;
+`magrpo_edu.policy`): `policy.sample` (G responses per agent), `policy.logprobs` (the sums of the
+token log-probs) and `policy.reference_logprobs` (the frozen model's, for the KL leash); this module
+calls only those three, whichever policy it is. Here come step 3 (`joint_actions`), 4
+(`joint_rewards`), 5 (`group_advantages`, `credit_samples`), 6 (`policy_loss`, `kl_penalty`,
+`agent_losses`, and its backward pass `accumulate_gradients`); then single-turn MAGRPO, steps 2-5
+one after the other (`single_turn_rollout`); then the multi-turn rollout tree; then `magrpo_step`,
+steps 2-7 and the optimiser step: the step `MAGRPOTrainer.training_step` takes.
 
 Multi-turn (spec section 3, "current" version): a rollout tree. At each node every agent samples G;
 each joint action j gets a child node whose prompts come from `transition(...)`; the return is
@@ -75,7 +77,7 @@ From TRL's GRPOTrainer:
          kl_t = r_t - log r_t - 1,  r_t = pi_ref(a_t) / pi_i(a_t) = exp(ref_t - logp_t)       (k3),
      ref_t = log pi_ref(a_t | ...) under the frozen untrained model, computed without gradient
      (LoRA agents: the base with the adapters off; full models: `Agent.reference`), at the
-     temperature the tokens were sampled at and never truncated (`agents.reference_token_logprobs`:
+     temperature the tokens were sampled at and never truncated (`policy.reference_logprobs`:
      at the first step pi_i = pi_ref and the KL is 0, as in TRL, which divides both by the
      temperature; a top-k / top-p reference would be -inf outside its own kept set).
      What the leash does, per position (prefix fixed, a ~ pi_i, S = the tokens pi_i can draw,
@@ -125,11 +127,11 @@ import inspect
 import itertools
 import numbers
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import torch
 
-from .agents import Agent, Completions, reference_token_logprobs, sample_completions, team_logprobs
+from .agents import Agent, Completions, team_policy
 from .policy import sampling_settings
 
 
@@ -356,19 +358,20 @@ def kl_penalty(logp: torch.Tensor, ref_logp: torch.Tensor, mask: torch.Tensor) -
 
 def agent_losses(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0) -> list[torch.Tensor]:
     """Step 6 for every agent: L_i over every node agent i acted in (one node in a single-turn step;
-    one log-prob pass per level; agents sharing a base share the pass, see `team_logprobs`).
+    one `policy.logprobs` call per level for the whole team).
 
     beta > 0 adds the KL leash (deviation 11): L_i += beta * (1/G) sum_g sum_t kl_t^(g), with one
     reference forward per agent and level (no gradient), and stores each agent's mean per-token
     KL in `ro.kl`. beta = 0 (the paper) computes exactly `policy_loss` and no reference pass."""
+    policy = team_policy(agents)
     per_agent: list[list[torch.Tensor]] = [[] for _ in agents]
     kl_sum, kl_tokens = [0.0] * len(agents), [0.0] * len(agents)
     for depth, level in enumerate(ro.levels):
         comps = ro.completions[depth]
         if beta == 0:
-            logps = team_logprobs(agents, comps)
+            logps = policy.logprobs(agents, comps)  # sum_t log pi_i(a_t | o_i, a_<t), (B_i,)
         else:
-            token_logps = team_logprobs(agents, comps, per_token=True)
+            token_logps = policy.logprobs(agents, comps, per_token=True)
             logps = [t.sum(-1) for t in token_logps]
         for i, agent in enumerate(agents):
             adv = torch.cat([nd.sample_advantages[i] for nd in level]).to(agent.device)
@@ -376,7 +379,8 @@ def agent_losses(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0) -> lis
             if beta != 0:
                 mask = comps[i].completion_mask.to(token_logps[i].device)
                 T = (comps[i].sampling or {}).get("temperature", 1.0)  # the reference at the sampling temperature (TRL)
-                kl = kl_penalty(token_logps[i], reference_token_logprobs(agent, comps[i], T), mask)
+                (ref,) = policy.reference_logprobs([agent], [comps[i]], T)  # log pi_ref per token, no grad
+                kl = kl_penalty(token_logps[i], ref, mask)
                 term = term + beta * kl.mean()
                 kl_sum[i] += kl.detach().sum().item()
                 kl_tokens[i] += mask.sum().item()
@@ -388,34 +392,22 @@ def agent_losses(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0) -> lis
 
 
 # ==================================================================================================
-# Step 7: the update, one optimiser step per agent
+# Step 6's backward pass (step 7, the optimiser step, closes `magrpo_step`)
 # ==================================================================================================
 
 
 def accumulate_gradients(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0, weight: float = 1.0) -> list[float]:
-    """Step 7, the gradients (step 6's backward pass) for one prompt: adds weight * grad L_i to each
-    agent's gradients and returns the losses L_i.
+    """The gradients of step 6 for one prompt: adds weight * grad L_i to each agent's gradients and
+    returns the losses L_i.
 
     One backward pass over all losses: the agents' parameters are disjoint, so each agent's
     gradient is exactly the gradient of its own L_i. With several prompts per optimiser step
-    (config.prompts_per_step = P, the trainer; or P prompts over several processes) it is called
-    once per prompt with weight 1/P, so the accumulated gradient is that of the mean of the
-    prompts' losses; each prompt is its own group (its own advantages). weight 1 is the paper."""
+    (config.prompts_per_step = P; or P prompts over several processes) `magrpo_step` calls it once
+    per prompt with weight 1/P, so the accumulated gradient is that of the mean of the prompts'
+    losses; each prompt is its own group (its own advantages). weight 1 is the paper."""
     losses = agent_losses(agents, ro, beta)
     torch.autograd.backward(losses if weight == 1 else [loss * weight for loss in losses])
     return [loss.item() for loss in losses]
-
-
-def update_agents(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimizer], ro: Rollout,
-                  beta: float = 0.0) -> list[float]:
-    """Step 7 on one prompt: the gradients of the losses (`accumulate_gradients`), then one
-    optimiser step per agent, each on its own loss. Returns the losses."""
-    for opt in optimizers:
-        opt.zero_grad(set_to_none=True)
-    losses = accumulate_gradients(agents, ro, beta)
-    for opt in optimizers:
-        opt.step()
-    return losses
 
 
 # ==================================================================================================
@@ -460,15 +452,15 @@ def single_turn_rollout(agents: Sequence[Agent], prompts: Sequence[str], row: An
                         config) -> Rollout:
     """Steps 2-5 of Algorithm 1 on one task x, given each agent's prompt o_i (step 1).
 
-    Returns a one-node `Rollout`, the structure the tree builds, so steps 6-7 (`update_agents`) and
-    the trainer take it as they take a tree. It draws the same random numbers as `rollout_tree`
+    Returns a one-node `Rollout`, the structure the tree builds, so step 6 (`agent_losses`) and
+    `magrpo_step` take it as they take a tree. It draws the same random numbers as `rollout_tree`
     with num_turns = 1.
     """
     n, G = len(agents), config.num_generations
     if len(prompts) != n:
         raise ValueError(f"rollout got {len(prompts)} prompts for {n} agents; each agent needs its own prompt.")
-    comps = sample_completions(agents, [[p] for p in prompts], G, sampling_settings(config),  # step 2: a_i^(1..G) ~ pi_i(. | o_i)
-                               batch_agents=config.batch_agents)
+    comps = team_policy(agents).sample(agents, [[p] for p in prompts], G, sampling_settings(config),  # step 2:
+                                       batch_agents=config.batch_agents)  # a_i^(1..G) ~ pi_i(. | o_i)
     completions = [list(c.texts) for c in comps]
     table = joint_actions(n, G, config.joint_mode)  # step 3: (J, n)
     joint = [[completions[i][int(table[j, i])] for j in range(len(table))] for i in range(n)]
@@ -512,12 +504,13 @@ def rollout_tree(agents: Sequence[Agent], prompts: Sequence[str], row: Any, rewa
     if config.num_turns > 1 and transition is None:
         raise ValueError(f"num_turns={config.num_turns} needs a transition(prompts, completions, histories) "
                          "function that builds each agent's next prompt.")
+    policy = team_policy(agents)
     root = Node(depth=0, prompts=list(prompts), histories=[[] for _ in range(n)])
     levels, comps_per_level = [[root]], []
     for depth in range(config.num_turns):
         level = levels[-1]
-        comps = sample_completions(agents, [[nd.prompts[i] for nd in level] for i in range(n)], G,
-                                   sampling_settings(config), batch_agents=config.batch_agents)
+        comps = policy.sample(agents, [[nd.prompts[i] for nd in level] for i in range(n)], G,
+                              sampling_settings(config), batch_agents=config.batch_agents)
         comps_per_level.append(comps)
         table = joint_actions(n, G, config.joint_mode)
         nxt: list[Node] = []
@@ -581,10 +574,33 @@ def rollout(agents: Sequence[Agent], prompts: Sequence[str], row: Any, reward_fn
     return ro
 
 
-def magrpo_step(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimizer], prompts: Sequence[str],
-                row: Any, reward_fn: Callable, config, transition: Optional[Callable] = None
-                ) -> tuple[Rollout, list[float]]:
-    """One whole MAGRPO step (steps 2-7) on one task; returns the rollout and the agents' losses."""
-    ro = rollout(agents, prompts, row, reward_fn, config, transition)  # steps 2-5
-    losses = update_agents(agents, optimizers, ro, config.beta)  # steps 6-7
-    return ro, losses
+def magrpo_step(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimizer],
+                tasks: Iterable[tuple[Sequence[str], Any]], reward_fn: Callable, config,
+                transition: Optional[Callable] = None,
+                reduce_gradients: Optional[Callable[[Sequence[Agent]], None]] = None
+                ) -> list[tuple[Rollout, list[float]]]:
+    """One optimiser step of MAGRPO: steps 2-6 on each task, then step 7. Returns, per task, its
+    rollout and the agents' losses.
+
+    `tasks`: (prompts, row) pairs, each agent's prompt o_i (step 1) and the dataset row x the reward
+    reads; the paper takes one per step: `magrpo_step(agents, optimizers, [(prompts, row)], ...)`.
+    With config.prompts_per_step = P tasks each adds 1/P of its gradients (`accumulate_gradients`),
+    so the step follows the mean of their losses. `reduce_gradients(agents)`, when given, runs after
+    the last backward pass and before the optimiser steps: data parallel sums the gradients over the
+    processes there (`distributed.all_reduce_gradients`; each process then passes its P / W tasks).
+    `MAGRPOTrainer.training_step` is this function with the trainer's data order and seeding."""
+    if reduce_gradients is None and hasattr(tasks, "__len__") and len(tasks) != config.prompts_per_step:
+        raise ValueError(f"magrpo_step got {len(tasks)} tasks but config.prompts_per_step={config.prompts_per_step}: each "
+                         "task's gradient is weighted 1/prompts_per_step, so give that many tasks (or set the config's).")
+    for opt in optimizers:
+        opt.zero_grad(set_to_none=True)
+    done = []
+    for prompts, row in tasks:
+        ro = rollout(agents, prompts, row, reward_fn, config, transition)  # steps 2-5
+        losses = accumulate_gradients(agents, ro, config.beta, 1.0 / config.prompts_per_step)  # step 6, backward
+        done.append((ro, losses))
+    if reduce_gradients is not None:
+        reduce_gradients(agents)  # e.g. the sum over data-parallel processes
+    for opt in optimizers:  # step 7: one optimiser step per agent, each on its own loss
+        opt.step()
+    return done

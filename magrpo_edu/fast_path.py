@@ -1,5 +1,6 @@
-"""The fast path of step 2 (sampling) and step 6's log-probs: what `magrpo_edu.policy` computes, faster.
+"""The fast policy: what `magrpo_edu.policy` computes for steps 2 and 6, faster.
 
+    FastPolicy()                                                    the `policy.Policy` of this module
     sample_completions(agents, prompts, G, gen, batch_agents=True)  policy.sample for every agent
     team_logprobs(agents, completions, per_token=False)             policy.logprobs for every agent
     token_logprobs(model, completions, row_adapters)                per-token log-probs, rows routed to adapters
@@ -10,13 +11,11 @@ and gradients up to float rounding (tests/test_policy.py and tests/test_algorith
 speedup against the plain code; benchmarks/RESULTS.md and PROFILE.md measure them). Read
 `magrpo_edu.policy` for the computation; this module only for how it is made fast.
 
-Which path runs: `agents.sample_completions`, `agents.team_logprobs`, `agents.completion_logprobs`
-and `agents.reference_token_logprobs` (the functions the algorithm, the trainer and the baselines
-call) take `fast=None`, which means this module's switch `ENABLED` (True by default). Set
-`magrpo_edu.fast_path.ENABLED = False` to run every step on the plain code of `policy` (one
-generate and one forward per agent; same numbers up to float rounding, slower), or pass fast=False
-to one call. `MAGRPOConfig.batch_agents=False` keeps this fast path but samples each agent in its own
-generate call (speedup 1 off for sampling only, to compare).
+Which policy runs is chosen when the agents are built: the team builders (`agents.lora_agents`,
+`load_lora_agents`, `separate_agents`, `heterogeneous_agents`) give their agents `FastPolicy()`
+unless they are passed `policy=PlainPolicy()` (one generate and one forward per agent; same numbers
+up to float rounding, slower). `MAGRPOConfig.batch_agents=False` keeps this policy but samples each
+agent in its own generate call (speedup 1 off for sampling only, to compare).
 
 Three things make it fast:
 
@@ -39,16 +38,35 @@ separate batches, as they were sampled.
 from __future__ import annotations
 
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import torch
 
-from .policy import (Completions, check_fit, completions_from, generation_settings, max_new_tokens_of,
-                     sampled_token_logprobs, sampler_settings)
+from .policy import (Completions, check_prompt_lengths, completions_from, generation_settings, max_new_tokens_of,
+                     reference_model, sampled_token_logprobs, sampler_settings)
 
-ENABLED = True
-"""The switch: True (default) runs sampling and log-probs through this module; False, through the
-plain `magrpo_edu.policy` (see the module docstring)."""
+
+@dataclass(frozen=True)
+class FastPolicy:
+    """The `policy.Policy` of this module, the team builders' default: `sample_completions`,
+    `team_logprobs`, and the reference log-probs through `token_logprobs` (each agent's rows in one
+    forward: its base with the adapters off, or its frozen copy)."""
+
+    def sample(self, agents, prompts, num_generations, gen, batch_agents=True):
+        return sample_completions(agents, prompts, num_generations, gen, batch_agents)
+
+    def logprobs(self, agents, completions, per_token=False):
+        return team_logprobs(agents, completions, per_token)
+
+    @torch.no_grad()
+    def reference_logprobs(self, agents, completions, temperature=1.0):
+        out = []
+        for agent, c in zip(agents, completions):
+            model, adapter = reference_model(agent)
+            rows = None if adapter is None else [adapter] * c.prompt_ids.shape[0]
+            out.append(token_logprobs(model, c, rows, {"temperature": temperature}))
+        return out
 
 
 # --------------------------------------------------------------------------------------------------
@@ -73,8 +91,10 @@ def sample_completions(agents, prompts: Sequence[Sequence[str]], num_generations
     Agents that share one peft model and the same sampling settings are batched into ONE generate
     call with per-row adapters (batch_agents=False: one call per agent); all others get one call each.
     A prompt that with max_new_tokens does not fit in the model's context raises PromptTooLongError
-    before anything is generated.
+    (`policy.check_prompt_lengths`) before anything is generated.
     """
+    for agent, ps in zip(agents, prompts):
+        check_prompt_lengths(agent, ps, max_new_tokens_of(agent.model, generation_settings(gen, agent)))
     G = num_generations
     results: list[Optional[Completions]] = [None] * len(agents)
     groups = shared_base_groups(agents, share=batch_agents,
@@ -91,8 +111,7 @@ def sample_completions(agents, prompts: Sequence[Sequence[str]], num_generations
         row_adapters = None
         if lead.adapter is not None:
             row_adapters = [agents[i].adapter for i, s, e in spans for _ in range(e - s)]
-        row_names = [agents[i].name for i, s, e in spans for _ in range(e - s)]
-        ids, mask, comp = _generate(lead.model, lead.tokenizer, rows, lead_gen, row_adapters, lead.device, row_names)
+        ids, mask, comp = _generate(lead.model, lead.tokenizer, rows, lead_gen, row_adapters, lead.device)
         sampling = sampler_settings(lead.model, lead_gen)  # what generate sampled with (step 6 scores the tokens so)
         for i, s, e in spans:
             # Each agent keeps only its rows; strip the left padding the other agents' prompts added.
@@ -102,14 +121,11 @@ def sample_completions(agents, prompts: Sequence[Sequence[str]], num_generations
     return results  # type: ignore[return-value]
 
 
-def _generate(model, tokenizer, prompts: list[str], gen: dict, row_adapters, device,
-              row_names: Optional[Sequence[str]] = None) -> tuple:
+def _generate(model, tokenizer, prompts: list[str], gen: dict, row_adapters, device) -> tuple:
     """Sample a completion for every row. The G rows of one prompt share ONE prefill: each distinct
     prompt (but its last token) is run once and its KV cache copied to its G rows, which `generate`
-    then continues - the prompt is not recomputed G times. A prompt that with max_new_tokens does not
-    fit in the context raises PromptTooLongError first (`row_names[r]` names row r's agent)."""
+    then continues - the prompt is not recomputed G times."""
     enc = tokenizer(prompts, return_tensors="pt", padding=True)
-    check_fit(model, tokenizer, enc["attention_mask"].sum(-1).tolist(), prompts, max_new_tokens_of(model, gen), row_names)
     ids, mask = enc["input_ids"].to(device), enc["attention_mask"].to(device)
     beams = gen.get("num_beams", 1) > 1  # beam search expands the batch inside generate: peft's own routing
     shared = {}

@@ -1,9 +1,29 @@
-"""The policy interface, plain: step 2 of Algorithm 1 and the log-prob half of step 6, for ONE agent.
+"""The policy of steps 2 and 6, plain: what a policy computes, one agent at a time.
 
-    sample(agent, prompts, G, **gen)              step 2: a^(1..G) ~ pi( . | o) for each prompt o
-    logprobs(agent, completions, per_token=False) step 6: sum_t log pi(a_t | o, a_<t) per completion
-    Completions, completion_mask                  what step 2 returns; 1 up to and including the first EOS
-    sampled_token_logprobs(logits, tokens, s)     log pi: the logits through generate's warpers
+A *policy* here is the team's backend for the two places where Algorithm 1 runs the models: step 2
+samples each agent's G responses, step 6 scores them (the token log-probs under pi_i, and, for the
+KL leash and the naturalness metric, under the frozen reference pi_ref). Every policy has the same
+three methods (`Policy`), over a team of agents:
+
+    policy.sample(agents, prompts, G, gen)               step 2: a_i^(1..G) ~ pi_i( . | o) for each prompt o
+    policy.logprobs(agents, completions, per_token)      step 6: sum_t log pi_i(a_t | o, a_<t) per completion
+    policy.reference_logprobs(agents, completions, T)    log pi_ref(a_t | o, a_<t) per token, no gradient
+
+Two implementations compute the same numbers; the team builders (`agents.lora_agents`, ...) pick
+one when they build the agents (`Agent.policy`), and nothing switches them at call time:
+
+* `PlainPolicy` (this module): the textbook computation, for ONE agent at a time:
+      sample(agent, prompts, G, **gen)                one `generate` over the prompts, each G times
+      logprobs(agent, completions, per_token=False)   one forward over [prompt; completion]
+      reference_logprobs(agent, completions, T)       the same under the frozen reference
+  Read these to see what is computed; pass `policy=PlainPolicy()` to a builder to train with them.
+* `fast_path.FastPolicy` (the builders' default): the same numbers faster: LoRA agents that share
+  one base batched into one generate and one forward, and each prompt computed once for its G
+  samples. tests/test_policy.py holds the two equal (sampled tokens, log-probs and gradients).
+
+Also here: `Completions` (what step 2 returns), `completion_mask` (1 up to and including the first
+EOS), `sampled_token_logprobs` (log pi: the logits through generate's warpers) and the one context
+check, `check_prompt_lengths`.
 
 pi is the distribution `generate` samples from: the model's logits through transformers' own
 temperature, top-k and top-p warpers (`logits_warpers`), with the settings step 2 used, which
@@ -12,12 +32,7 @@ same distribution, so the loss is the policy gradient of the sampler (algorithm 
 temperature 1, top_k 0, top_p 1 no warper runs: log_softmax of the raw logits.
 
 `agent` is an `agents.Agent` (a model, its tokenizer, and for a LoRA agent its adapter's name; this
-module does not import agents.py, which builds on it). Both are the textbook computation, one
-`generate` and one forward, and nothing else. The trainer
-runs the same two computations through `magrpo_edu.fast_path` (several LoRA agents in one batch,
-the prompt computed once for its G samples): `agents.sample_completions` and `agents.team_logprobs`
-choose it, and tests/test_policy.py holds the two paths equal (sampled tokens, log-probs and their
-gradients). Read this module for what is computed, `fast_path` for how it is made fast.
+module does not import agents.py, which builds on it).
 
 Where we deviate (from the paper's reference code and TRL; see `algorithm`'s list):
   * Padding and every token after the first EOS are masked out of sum_t log pi (algorithm deviation
@@ -29,13 +44,14 @@ Where we deviate (from the paper's reference code and TRL; see `algorithm`'s lis
     before `generate` runs, naming the agent, the prompt, its length, max_new_tokens and the context
     size. Cutting from the left would silently drop the instructions that open every prompt, and
     cutting from the right the answer cue; training on either teaches the wrong task.
-    `check_prompt_lengths` runs the same check over a whole dataset's prompts, so a run can refuse
-    them before its first step.
+    `check_prompt_lengths` is that check, the only one: both policies run it on every prompt they
+    sample (every turn's, in a multi-turn tree), and the trainer on the first prompt when it is
+    built; run it over a whole dataset's prompts to refuse them before the first step.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Optional, Protocol, Sequence
 
 import torch
 
@@ -79,10 +95,9 @@ def sample(agent, prompts: Sequence[str], G: int, **gen) -> Completions:
     Rows are prompt-major (row = prompt_index * G + g). `gen` are generate's sampling settings
     (max_new_tokens, temperature, top_p, top_k, ...; `sampling_settings(config)` gives a config's).
     """
+    check_prompt_lengths(agent, prompts, max_new_tokens_of(agent.model, gen))  # never truncated: refused
     rows = [p for p in prompts for _ in range(G)]  # each prompt G times
     enc = agent.tokenizer(rows, return_tensors="pt", padding=True)  # left-padded (models.prepare_tokenizer)
-    check_fit(agent.model, agent.tokenizer, enc["attention_mask"].sum(-1).tolist(), rows,
-              max_new_tokens_of(agent.model, gen), [agent.name] * len(rows))
     ids, mask = enc["input_ids"].to(agent.device), enc["attention_mask"].to(agent.device)
     with torch.inference_mode():
         out = agent.model.generate(input_ids=ids, attention_mask=mask, do_sample=True,
@@ -118,6 +133,93 @@ def model_logprobs(model, c: Completions, per_token: bool = False, sampling: Opt
     logp = sampled_token_logprobs(logits, c.completion_ids, c.sampling if sampling is None else sampling)
     logp = logp * c.completion_mask  # padding and everything after the first EOS: 0
     return logp if per_token else logp.sum(-1)
+
+
+def reference_model(agent) -> tuple:
+    """The frozen untrained model pi_ref of `agent`, and the peft adapter its rows go through there:
+    (model, "__base__") for a LoRA agent, (model, None) for a full model.
+
+      * LoRA agent (`lora_agents`): the shared base with the adapters disabled: the untrained model
+        exactly, since every adapter starts at B = 0 and the base never trains. No copy, no extra
+        memory; one extra forward. The rows are routed to peft's "__base__" (no adapter); peft's
+        `disable_adapter()` context would do the same forward, but on leaving it re-enables
+        gradients for the ACTIVE adapter only, freezing every other agent's adapter.
+      * full-model agent (`separate_agents`, `heterogeneous_agents`): `agent.reference`, the frozen
+        copy made when the agents were built (before any step).
+      * a hand-made `Agent` without adapter and without `reference`: there is none (the model itself
+        is only "untrained" until its first step): ValueError."""
+    if agent.adapter is not None:
+        return agent.model, "__base__"
+    if agent.reference is None:
+        raise ValueError(f"agent {agent.name} has no frozen reference model: build it with separate_agents / "
+                         "heterogeneous_agents (reference=True), or set agent.reference = frozen_copy(model) "
+                         "before training.")
+    return agent.reference, None
+
+
+@torch.no_grad()
+def reference_logprobs(agent, completions: Completions, temperature: float = 1.0) -> torch.Tensor:
+    """log pi_ref(a_t | o, a_<t) per row and completion token, (B, C), masked positions 0, no gradient:
+    `logprobs` under the agent's frozen untrained model (`reference_model`).
+
+    pi_ref is the reference model's softmax at `temperature` (transformers' TemperatureLogitsWarper),
+    never truncated by top-k / top-p. The KL leash passes the temperature the completions were
+    sampled at (`algorithm.agent_losses`), as TRL does: at the first step pi = pi_ref and the KL is 0.
+    The naturalness metric keeps temperature 1 (`quality.token_nll`): it is a property of the text
+    under the untrained model, comparable between runs sampled at different temperatures. Top-k /
+    top-p are left out because a truncated reference gives -inf to every token outside its own kept
+    set, and the KL would be infinite as soon as the policy drew one (`algorithm` deviation 11)."""
+    model, adapter = reference_model(agent)
+    route = {} if adapter is None else {"adapter_names": [adapter] * completions.prompt_ids.shape[0]}
+    return model_logprobs(model, completions, per_token=True, sampling={"temperature": temperature}, **route)
+
+
+# --------------------------------------------------------------------------------------------------
+# The policy interface, and its plain implementation
+# --------------------------------------------------------------------------------------------------
+class Policy(Protocol):
+    """What every policy does for a team of agents (agents[i] gets prompts[i], completions[i]):
+    steps 2 and 6 of Algorithm 1. `PlainPolicy` below and `fast_path.FastPolicy` implement it."""
+
+    def sample(self, agents: Sequence, prompts: Sequence[Sequence[str]], num_generations: int, gen: dict,
+               batch_agents: bool = True) -> list[Completions]:
+        """Step 2: agent i samples G = num_generations completions of each of its prompts `prompts[i]`
+        (one per tree node; one in a single-turn step), rows prompt-major (row = prompt_index * G + g),
+        with the sampling settings `gen` (generate kwargs: max_new_tokens, temperature, top_p, top_k;
+        `sampling_settings(config)`) and each agent's own `generation_kwargs` on top. Every prompt is
+        checked first (`check_prompt_lengths`): one that does not fit raises PromptTooLongError before
+        it is sampled. batch_agents=False asks for one generate call per agent (the plain
+        policy always makes one)."""
+        ...
+
+    def logprobs(self, agents: Sequence, completions: Sequence[Completions],
+                 per_token: bool = False) -> list[torch.Tensor]:
+        """Step 6: sum_t log pi_i(a_t | o, a_<t) of every agent i on `completions[i]`, (B_i,), padding
+        and post-EOS tokens masked; per_token=True: the (B_i, C_i) terms (masked positions 0).
+        Differentiable: the loss backpropagates through it."""
+        ...
+
+    def reference_logprobs(self, agents: Sequence, completions: Sequence[Completions],
+                           temperature: float = 1.0) -> list[torch.Tensor]:
+        """log pi_ref(a_t | o, a_<t) of every agent i on `completions[i]`, (B_i, C_i), under its frozen
+        untrained model at `temperature`, never truncated, no gradient (`reference_logprobs`)."""
+        ...
+
+
+@dataclass(frozen=True)
+class PlainPolicy:
+    """The `Policy` of this module: each agent alone, one `generate` (`sample`) and one forward
+    (`logprobs`, `reference_logprobs`) per agent, nothing shared. The readable reference; slower than
+    `fast_path.FastPolicy`, which computes the same numbers up to float rounding."""
+
+    def sample(self, agents, prompts, num_generations, gen, batch_agents=True):
+        return [sample(a, ps, num_generations, **generation_settings(gen, a)) for a, ps in zip(agents, prompts)]
+
+    def logprobs(self, agents, completions, per_token=False):
+        return [logprobs(a, c, per_token) for a, c in zip(agents, completions)]
+
+    def reference_logprobs(self, agents, completions, temperature=1.0):
+        return [reference_logprobs(a, c, temperature) for a, c in zip(agents, completions)]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -255,34 +357,26 @@ def max_new_tokens_of(model, gen: dict) -> int:
     return int(m or 0)
 
 
-def check_fit(model, tokenizer, lengths: Sequence[int], prompts: Sequence[str], max_new_tokens: int,
-              names: Optional[Sequence[str]] = None) -> None:
-    """Raise PromptTooLongError when some prompt's `lengths[r]` + max_new_tokens exceeds the context
-    (`names[r]`, when given, names row r's agent)."""
-    ctx = context_size(model, tokenizer)
-    if ctx is None:
+def check_prompt_lengths(agent, prompts: Sequence[str], max_new_tokens: int) -> None:
+    """The context check: raise PromptTooLongError when any of `prompts`, tokenised as sampling does,
+    plus `max_new_tokens` exceeds the agent's model context (`context_size`; no limit known: no check).
+    Both policies run it on every prompt they sample; call it on a dataset's prompts before training
+    so a run does not stop at the step that first meets a long row. The message names the agent, how
+    many prompts do not fit, the longest one's length and how it begins, and what to do."""
+    prompts = list(prompts)
+    ctx = context_size(agent.model, agent.tokenizer)
+    if not prompts or ctx is None:
         return
+    lengths = [len(ids) for ids in agent.tokenizer(prompts)["input_ids"]]
     bad = [r for r, n in enumerate(lengths) if n + max_new_tokens > ctx]
     if not bad:
         return
     r = max(bad, key=lambda j: lengths[j])
-    who = f"agent {names[r]!r}: " if names is not None else ""
     n = int(lengths[r])
     over = (f"is longer than the context by itself, by {n - ctx} tokens: no max_new_tokens can make it fit" if n >= ctx
             else f"leaves {ctx - n} positions for max_new_tokens={max_new_tokens}")
     raise PromptTooLongError(
-        f"{who}{len(set(prompts[j] for j in bad))} prompt(s) do not fit in the model's context of {ctx} tokens; the "
-        f"longest is {n} tokens and {over} (it needs {n + max_new_tokens} = {n} + max_new_tokens {max_new_tokens}). "
-        f"It begins {prompts[r][:80]!r}. Prompts are not truncated (that would drop their instructions): shorten or "
-        "drop those rows, lower max_new_tokens, or use a model with a longer context.")
-
-
-def check_prompt_lengths(agent, prompts: Sequence[str], max_new_tokens: int) -> None:
-    """Raise PromptTooLongError (see `check_fit`) when any of `prompts`, tokenised as sampling does,
-    plus `max_new_tokens` exceeds the agent's model context: call it on a dataset's prompts before
-    training so a run does not stop at the step that first meets a long row."""
-    prompts = list(prompts)
-    if not prompts:
-        return
-    lengths = [len(ids) for ids in agent.tokenizer(prompts)["input_ids"]]
-    check_fit(agent.model, agent.tokenizer, lengths, prompts, max_new_tokens, [agent.name] * len(prompts))
+        f"agent {agent.name!r}: {len(set(prompts[j] for j in bad))} prompt(s) do not fit in the model's context of "
+        f"{ctx} tokens; the longest is {n} tokens and {over} (it needs {n + max_new_tokens} = {n} + max_new_tokens "
+        f"{max_new_tokens}). It begins {prompts[r][:80]!r}. Prompts are not truncated (that would drop their "
+        "instructions): shorten or drop those rows, lower max_new_tokens, or use a model with a longer context.")

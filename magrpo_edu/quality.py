@@ -12,16 +12,16 @@ structure reward while producing nothing readable. Two numbers per agent make th
   that repeats one phrase forever goes to 1. Pure Python, no model: cheap enough for every step.
 
 * naturalness(agent, completions): the mean per-token negative log-likelihood of each completion
-  under the agent's FROZEN UNTRAINED model pi_ref (`agents.reference_token_logprobs`: LoRA agents'
-  base with the adapters off; full-model agents' frozen copy, `Agent.reference`), averaged over
-  the completions:
+  under the agent's FROZEN UNTRAINED model pi_ref (its policy's `reference_logprobs`,
+  `magrpo_edu.policy`: LoRA agents' base with the adapters off; full-model agents' frozen copy,
+  `Agent.reference`), averaged over the completions:
 
       naturalness = mean over completions of  -(1/T) sum_t log pi_ref(a_t | prompt, a_<t)
 
   in nats per token (EOS counted, like the completion length), under the reference's raw softmax
   (temperature 1, whatever the temperature the texts were sampled at: it is a property of the text,
   comparable between runs; the KL leash instead takes the reference at the sampling temperature,
-  `agents.reference_token_logprobs`). LOWER is more natural: text the base
+  `algorithm.agent_losses`). LOWER is more natural: text the base
   model itself would write scores about its own entropy; a text drifting away from language scores
   higher. It needs one forward pass of the reference, so the trainer computes it at evaluation
   points only. It measures distance from the base model's language, not correctness.
@@ -34,7 +34,7 @@ from typing import Sequence
 
 import torch
 
-from .agents import Agent, Completions, reference_token_logprobs
+from .agents import Agent, Completions
 
 
 def repetition(text: str) -> float:
@@ -65,7 +65,7 @@ def mean_repetition(texts: Sequence[str]) -> float:
 
 def token_nll(agent: Agent, completions: Completions) -> torch.Tensor:
     """Per completion, -(1/T) sum_t log pi_ref(a_t | ...): its mean token NLL under the reference, (B,)."""
-    ref = reference_token_logprobs(agent, completions, temperature=1.0)  # the raw softmax (module docstring)
+    (ref,) = agent.policy.reference_logprobs([agent], [completions], 1.0)  # the raw softmax (module docstring)
     T = completions.completion_mask.sum(-1).clamp_min(1).to(ref.device)
     return -(ref.sum(-1) / T).float().cpu()
 

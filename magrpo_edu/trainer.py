@@ -1,9 +1,10 @@
 """`MAGRPOTrainer`: the loop around the steps of `magrpo_edu.algorithm`, plus the plumbing a real run needs.
 
-Plumbing only (the algorithm lives in `magrpo_edu.algorithm`; with one prompt per step a training
-step is exactly `algorithm.magrpo_step`): data order, one AdamW per agent, several prompts per step
-(`config.prompts_per_step`, gradient accumulation) and data parallel over processes
-(`magrpo_edu.distributed`, launched with torchrun), the history of logged metrics, a bounded log of
+Plumbing only (the algorithm lives in `magrpo_edu.algorithm`: a training step calls
+`algorithm.magrpo_step`, steps 2-7, with this trainer's prompts): data order and seeding, one AdamW
+per agent, several prompts per step (`config.prompts_per_step`, gradient accumulation) and data
+parallel over processes (`magrpo_edu.distributed`, launched with torchrun; its gradient reduction
+is magrpo_step's `reduce_gradients` hook), the history of logged metrics, a bounded log of
 samples for the notebooks' explorers, callbacks, run tracking (`config.report_to`,
 `magrpo_edu.tracking`), a progress bar, evaluation, and checkpoints that resume exactly.
 
@@ -77,10 +78,10 @@ import torch
 from tqdm.auto import tqdm
 
 from . import distributed
-from .agents import Agent, has_reference
-from .algorithm import accumulate_gradients, rollout
+from .agents import Agent, has_reference, team_policy
+from .algorithm import magrpo_step, rollout
 from .config import MAGRPOConfig
-from .policy import check_prompt_lengths, context_size
+from .policy import check_prompt_lengths
 from .quality import mean_repetition, token_nll
 from .tracking import make_callbacks
 
@@ -162,6 +163,7 @@ class MAGRPOTrainer:
                 raise ValueError(f"config.beta={c.beta} needs a frozen reference model for every agent, and agent(s) "
                                  f"{missing} have none: build them with separate_agents/heterogeneous_agents "
                                  "(reference=True) or lora_agents, or set agent.reference = frozen_copy(model).")
+        team_policy(agents)  # one policy for the whole team (steps 2 and 6), or a clear error now
         self.agents, self.reward_fn, self.formatters = list(agents), reward_fn, list(formatters)
         self.train_dataset, self.eval_dataset = train_dataset, eval_dataset
         self.transition, self.callbacks = transition, list(callbacks)
@@ -195,21 +197,15 @@ class MAGRPOTrainer:
         self._check_context()
 
     def _check_context(self) -> None:
-        """max_new_tokens plus the first training prompt must fit each agent's context window."""
-        c = self.config
+        """The first training prompt plus max_new_tokens must fit each agent's context window, checked
+        when the trainer is built with the policy's one context check (`policy.check_prompt_lengths`),
+        which the policy runs again on every prompt it samples, later turns included."""
         try:
             prompts = _format_prompts(self.formatters, self.train_dataset[self.row_index(0)], self.row_index(0), "train")
-        except Exception:  # train() reports a failing formatter with the row; check the budget alone here
-            prompts = None
-        for i, a in enumerate(self.agents):
-            if prompts:  # the policy's one context check and message (a prompt alone too long says by how much)
-                check_prompt_lengths(a, [prompts[i]], c.max_new_tokens)
-                continue
-            ctx = context_size(a.model, a.tokenizer)
-            if ctx is not None and c.max_new_tokens + 1 > ctx:
-                raise ValueError(f"config.max_new_tokens={c.max_new_tokens} plus at least one prompt token exceeds agent "
-                                 f"{a.name}'s context of {ctx} tokens (its model's context size); use "
-                                 f"max_new_tokens <= {ctx - 1}.")
+        except Exception:  # train() reports a failing formatter with the row
+            return
+        for a, p in zip(self.agents, prompts):
+            check_prompt_lengths(a, [p], self.config.max_new_tokens)
 
     # ------------------------------------------------------------------------------ data order
     @property
@@ -297,10 +293,10 @@ class MAGRPOTrainer:
     def training_step(self) -> dict:
         """One MAGRPO step; returns that step's metrics.
 
-        In order: for each of this process's prompts (`prompt_indices`; one, the paper's case):
-        sample and score (steps 2-5, `rollout`) and add its share of the
-        gradients (step 6, `accumulate_gradients`, weight 1/prompts_per_step); sum the gradients over
-        the data-parallel processes; one optimiser step per agent (step 7). Then store the record
+        The step is `algorithm.magrpo_step` (steps 2-7) on this process's prompts (`prompt_indices`;
+        one, the paper's case), each formatted (step 1) and sampled with the RNG seeded from (seed,
+        prompt number) just before its rollout, with the data-parallel sum of the gradients
+        (`distributed.all_reduce_gradients`) as its `reduce_gradients` hook. Then store the record
         (the mean over the step's prompts, gathered from every process) and the samples; log
         (on_log) and evaluate when due; on_step_end; save when save_steps is due."""
         c = self.config
@@ -308,21 +304,22 @@ class MAGRPOTrainer:
         t0 = time.perf_counter()
         opt_steps = self._optimizer_steps()
         try:
-            for opt in self.optimizers:
-                opt.zero_grad(set_to_none=True)
-            mine = []  # (record, sample) per prompt of this process
-            for p in self.prompt_indices(step0):
-                idx = self.row_index(p)
-                row = self.train_dataset[idx]
-                prompts = _format_prompts(self.formatters, row, idx, "train")
-                self._seed_prompt(p)
-                ro = rollout(self.agents, prompts, row, self.reward_fn, c, self.transition)  # steps 2-5
-                losses = accumulate_gradients(self.agents, ro, c.beta, 1.0 / c.prompts_per_step)  # step 6's backward
-                mine.append((self._metrics(ro, losses, step0 + 1), self._sample(ro, idx, step0 + 1)))
-            distributed.all_reduce_gradients(self.agents)  # data parallel: the mean over all processes' prompts
-            for opt in self.optimizers:  # step 7
-                opt.step()
+            rows = []  # the row index of each of this process's prompts, in order
+
+            def tasks():  # step 1 for each prompt, seeded just before magrpo_step samples it
+                for p in self.prompt_indices(step0):
+                    idx = self.row_index(p)
+                    row = self.train_dataset[idx]
+                    prompts = _format_prompts(self.formatters, row, idx, "train")
+                    self._seed_prompt(p)
+                    rows.append(idx)
+                    yield prompts, row
+
+            done = magrpo_step(self.agents, self.optimizers, tasks(), self.reward_fn, c, self.transition,
+                               reduce_gradients=distributed.all_reduce_gradients)  # steps 2-7
             self.step += 1
+            mine = [(self._metrics(ro, losses, self.step), self._sample(ro, idx, self.step))
+                    for (ro, losses), idx in zip(done, rows)]  # (record, sample) per prompt of this process
             done = [pair for part in distributed.gather(mine) for pair in part]  # every prompt, in order
             rec = _mean_record([r for r, _ in done])
             rec["step"] = self.step

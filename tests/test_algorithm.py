@@ -55,10 +55,10 @@ def test_returns_on_a_hand_made_tree():
     assert root.children[0].returns.tolist() == [1.0, 3.0]
 
 
-def two_distinct_lora_agents(model, tok, seed: int):
+def two_distinct_lora_agents(model, tok, seed: int, policy=None):
     """Two LoRA agents whose adapters differ (random A and B, drawn with `seed`): B = 0 at
     initialisation would make every adapter the identity and hide routing mistakes."""
-    agents = lora_agents(model, 2, tokenizer=tok)
+    agents = lora_agents(model, 2, tokenizer=tok, policy=policy)
     torch.manual_seed(seed)
     for a in agents:
         for p in a.trainable_parameters():
@@ -166,7 +166,7 @@ def test_magrpo_step_is_one_sgd_step_on_the_hand_loss(make_model, small_tokenize
     before = two_distinct_lora_agents(make_model(), small_tokenizer, seed=9)  # the same weights, never stepped
     opts = [torch.optim.SGD(a.trainable_parameters(), lr=lr) for a in agents]
     torch.manual_seed(10)
-    ro, losses = magrpo_step(agents, opts, prompts, {}, _length_reward, cfg)
+    [(ro, losses)] = magrpo_step(agents, opts, [(prompts, {})], _length_reward, cfg)
     _, _, credit = _hand_advantages(*ro.root.completions)
     assert max(abs(x) for c in credit for x in c) > 0.1  # some sample above or below the baseline: the step moves
     for i, (a, b) in enumerate(zip(agents, before)):

@@ -9,11 +9,12 @@ import copy
 import pytest
 import torch
 
-from magrpo_edu import (MAGRPOConfig, MAGRPOTrainer, algorithm, fast_path, heterogeneous_agents, lora_agents,
-                        separate_agents)
+from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, heterogeneous_agents, lora_agents, separate_agents
 from magrpo_edu import agents as A
 from magrpo_edu import policy
 from magrpo_edu.algorithm import magrpo_step
+from magrpo_edu.fast_path import FastPolicy
+from magrpo_edu.policy import PlainPolicy
 from test_algorithm import two_distinct_lora_agents  # noqa: E402  (tests/ is on sys.path under pytest)
 from test_trainer import cfg, length_gap
 
@@ -49,13 +50,13 @@ def _step(agents, monkeypatch, given=None):
     completions to use instead of sampling (moved to each agent's device). Returns the rollout, the
     losses and every trainable parameter's update (on the CPU)."""
     if given is not None:
-        monkeypatch.setattr(algorithm, "sample_completions",
-                            lambda ags, *a, **k: [_to(c, ag.device) for c, ag in zip(given, ags)])
+        monkeypatch.setattr(FastPolicy, "sample",  # the team's policy (the builders' default) samples nothing
+                            lambda self, ags, *a, **k: [_to(c, ag.device) for c, ag in zip(given, ags)])
     start = [p.detach().clone() for a in agents for p in a.trainable_parameters()]
     opts = [torch.optim.SGD(a.trainable_parameters(), lr=1e-3) for a in agents]
     config = MAGRPOConfig(num_generations=3, max_new_tokens=6, beta=0.1)
     torch.manual_seed(12)
-    ro, losses = magrpo_step(agents, opts, PROMPTS, {}, reward, config)
+    [(ro, losses)] = magrpo_step(agents, opts, [(PROMPTS, {})], reward, config)
     monkeypatch.undo()
     params = [p for a in agents for p in a.trainable_parameters()]
     return ro, losses, [(p.detach() - p0).cpu() for p, p0 in zip(params, start)]
@@ -110,34 +111,32 @@ def test_fast_path_equals_plain_path_on_cuda(make_model, small_tokenizer):
     assert all(c.completion_ids.device.type == "cuda" for c in comps)
     params = [p for a in team for p in a.trainable_parameters()]
     for per_token in (False, True):
-        fast = A.team_logprobs(team, comps, per_token=per_token, fast=True)
-        plain = A.team_logprobs(team, comps, per_token=per_token, fast=False)
+        fast = FastPolicy().logprobs(team, comps, per_token=per_token)
+        plain = PlainPolicy().logprobs(team, comps, per_token=per_token)
         for x, y in zip(fast, plain):
             assert x.shape == y.shape and torch.allclose(x, y, atol=1e-4), (x, y)
         g_fast = torch.autograd.grad(sum(t.square().sum() for t in fast), params)
         g_plain = torch.autograd.grad(sum(t.square().sum() for t in plain), params)
         assert all(_close(u, v, 1e-4) for u, v in zip(g_fast, g_plain))
-    for a, c in zip(team, comps):
-        assert torch.allclose(A.reference_token_logprobs(a, c, fast=True), A.reference_token_logprobs(a, c, fast=False),
-                              atol=1e-5)
+    for x, y in zip(FastPolicy().reference_logprobs(team, comps), PlainPolicy().reference_logprobs(team, comps)):
+        assert torch.allclose(x, y, atol=1e-5)
 
 
-def test_a_training_step_on_the_plain_path_matches_the_fast_path_on_cuda(make_model, small_tokenizer, monkeypatch):
-    # batch_agents=False: the fast path samples each agent in its own generate call, drawing the
-    # random numbers the plain path draws, so both sample the same tokens (as tests/test_policy.py on CPU).
-    def step():
-        agents = two_distinct_lora_agents(make_model(), small_tokenizer, seed=10)
+def test_a_training_step_with_the_plain_policy_matches_the_fast_one_on_cuda(make_model, small_tokenizer):
+    # batch_agents=False: the fast policy samples each agent in its own generate call, drawing the
+    # random numbers the plain one draws, so both sample the same tokens (as tests/test_policy.py on CPU).
+    def step(pol):
+        agents = two_distinct_lora_agents(make_model(), small_tokenizer, seed=10, policy=pol)
         agents[0].model.to(CUDA)
         start = [p.detach().clone() for a in agents for p in a.trainable_parameters()]
         opts = [torch.optim.SGD(a.trainable_parameters(), lr=1e-3) for a in agents]
         config = MAGRPOConfig(num_generations=3, max_new_tokens=5, beta=0.1, batch_agents=False)
         torch.manual_seed(12)
-        ro, losses = magrpo_step(agents, opts, PROMPTS, {}, reward, config)
+        [(ro, losses)] = magrpo_step(agents, opts, [(PROMPTS, {})], reward, config)
         return ro, losses, [p.detach() - p0 for p, p0 in zip((p for a in agents for p in a.trainable_parameters()), start)]
 
-    ro_f, loss_f, w_f = step()
-    monkeypatch.setattr(fast_path, "ENABLED", False)
-    ro_p, loss_p, w_p = step()
+    ro_f, loss_f, w_f = step(FastPolicy())
+    ro_p, loss_p, w_p = step(PlainPolicy())
     assert [c.texts for c in ro_f.completions[0]] == [c.texts for c in ro_p.completions[0]]
     assert loss_f == pytest.approx(loss_p, rel=1e-4, abs=1e-5) and ro_f.kl == pytest.approx(ro_p.kl, rel=1e-4, abs=1e-6)
     assert all(_close(u, v, 1e-4) for u, v in zip(w_f, w_p)) and any(v.abs().max() > 0 for v in w_p)
@@ -196,7 +195,7 @@ def test_bf16_base_lora_trains_on_cuda_and_fast_equals_plain(make_model, small_t
     torch.manual_seed(1)
     comps = A.sample_completions(agents, [["a prompt"], ["another prompt"]], 3,
                                  dict(max_new_tokens=6, temperature=1.0, top_p=1.0, top_k=0))
-    fast, plain = A.team_logprobs(agents, comps, fast=True), A.team_logprobs(agents, comps, fast=False)
+    fast, plain = FastPolicy().logprobs(agents, comps), PlainPolicy().logprobs(agents, comps)
     for x, y in zip(fast, plain):
         assert x.dtype == torch.float32 and torch.allclose(x, y, atol=0.05, rtol=0.02), (x, y)
     before = [p.detach().clone() for p in lora]

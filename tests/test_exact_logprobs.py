@@ -11,6 +11,8 @@ import torch
 from magrpo_edu import MAGRPOConfig, lora_agents, separate_agents
 from magrpo_edu import agents as A
 from magrpo_edu import algorithm, policy
+from magrpo_edu.fast_path import FastPolicy
+from magrpo_edu.policy import PlainPolicy
 from test_algorithm import two_distinct_lora_agents  # noqa: E402  (tests/ is on sys.path under pytest)
 
 SETTINGS = [dict(temperature=0.5, top_k=0, top_p=1.0), dict(temperature=0.7, top_k=8, top_p=1.0),
@@ -61,19 +63,22 @@ def route_of(a, rows):
     return {"adapter_names": [a.adapter] * rows} if a.adapter is not None else {}
 
 
-@pytest.mark.parametrize("fast", [True, False], ids=["fast", "plain"])
+POLICIES = {"fast": FastPolicy(), "plain": PlainPolicy()}
+
+
+@pytest.mark.parametrize("kind", ["fast", "plain"])
 @pytest.mark.parametrize("settings", SETTINGS, ids=lambda s: "T{temperature}-k{top_k}-p{top_p}".format(**s))
-def test_logprobs_are_the_samplers_on_both_paths(settings, fast, make_model, small_tokenizer):
+def test_logprobs_are_the_samplers_on_both_paths(settings, kind, make_model, small_tokenizer):
     tok = small_tokenizer
-    agents = team(make_model, tok)
+    agents, pol = team(make_model, tok), POLICIES[kind]
     prompts = [["Summary: a post", "a much longer prompt about the post"], ["Details: x"], ["one prompt"]]
     torch.manual_seed(0)
-    comps = A.sample_completions(agents, prompts, 3, dict(max_new_tokens=6, **settings), fast=fast)
+    comps = pol.sample(agents, prompts, 3, dict(max_new_tokens=6, **settings))
     for a, c in zip(agents, comps):
         want = {**settings, **a.generation_kwargs}
         assert c.sampling == want, (a.name, c.sampling)
-    per_token = A.team_logprobs(agents, comps, per_token=True, fast=fast)
-    sums = A.team_logprobs(agents, comps, fast=fast)
+    per_token = pol.logprobs(agents, comps, per_token=True)
+    sums = pol.logprobs(agents, comps)
     moved = 0.0
     for a, c, lp, s in zip(agents, comps, per_token, sums):
         ref = row_by_row(a.model, c, c.sampling, route_of(a, 1))
@@ -90,7 +95,7 @@ def test_logprobs_are_the_samplers_on_both_paths(settings, fast, make_model, sma
     for i in (0, 2):
         a, c = agents[i], comps[i]
         params = a.trainable_parameters()
-        g = torch.autograd.grad(A.team_logprobs([a], [c], fast=fast)[0].square().sum(), params)
+        g = torch.autograd.grad(pol.logprobs([a], [c])[0].square().sum(), params)
         g_ref = torch.autograd.grad(sum(x.sum().square() for x in row_by_row(a.model, c, c.sampling, route_of(a, 1))),
                                     params)
         for u, v in zip(g, g_ref):
@@ -128,11 +133,11 @@ def test_default_settings_are_the_raw_softmax_bit_for_bit(make_model, small_toke
     torch.manual_seed(0)
     comps = A.sample_completions(agents, [["Summary: x"], ["Details: y"]], 3, MAGRPOConfig(max_new_tokens=5))
     assert comps[0].sampling == dict(temperature=1.0, top_k=0, top_p=1.0)
-    for fast in (True, False):
-        a = A.team_logprobs(agents, comps, per_token=True, fast=fast)
+    for pol in POLICIES.values():
+        a = pol.logprobs(agents, comps, per_token=True)
         for c in comps:
             c.sampling = None
-        b = A.team_logprobs(agents, comps, per_token=True, fast=fast)
+        b = pol.logprobs(agents, comps, per_token=True)
         for c in comps:
             c.sampling = dict(temperature=1.0, top_k=0, top_p=1.0)
         assert all(torch.equal(x, y) for x, y in zip(a, b))
@@ -163,21 +168,22 @@ def test_truncation_keeps_gradients_finite_and_the_own_token(make_model, small_t
     assert all(torch.isfinite(g).all() for g in grads)
 
 
-@pytest.mark.parametrize("fast", [True, False], ids=["fast", "plain"])
-def test_reference_is_taken_at_the_sampling_temperature_untruncated(fast, make_model, small_tokenizer):
+@pytest.mark.parametrize("kind", ["fast", "plain"])
+def test_reference_is_taken_at_the_sampling_temperature_untruncated(kind, make_model, small_tokenizer):
     tok = small_tokenizer
     agents = two_distinct_lora_agents(make_model(), tok, seed=6) + separate_agents(make_model(seed=8), 1, tokenizer=tok)
+    pol = POLICIES[kind]
     torch.manual_seed(2)
-    comps = A.sample_completions(agents, [["Summary: x"], ["Details: y"], ["z"]], 3,
-                                 dict(max_new_tokens=5, temperature=0.5, top_k=10, top_p=0.9), fast=fast)
+    comps = pol.sample(agents, [["Summary: x"], ["Details: y"], ["z"]], 3,
+                       dict(max_new_tokens=5, temperature=0.5, top_k=10, top_p=0.9))
     for a, c in zip(agents, comps):
-        got = A.reference_token_logprobs(a, c, 0.5, fast=fast)
+        (got,) = pol.reference_logprobs([a], [c], 0.5)
         model, route = (a.model, {"adapter_names": ["__base__"]}) if a.adapter else (a.reference, {})
         with torch.no_grad():
             want = row_by_row(model, c, dict(temperature=0.5), route)
         for r, w in enumerate(want):
             assert torch.allclose(got[r, :len(w)], w, atol=2e-4)
-        assert A.reference_token_logprobs(a, c, fast=fast).ne(got).any()  # temperature 1 (naturalness) differs
+        assert pol.reference_logprobs([a], [c])[0].ne(got).any()  # temperature 1 (naturalness) differs
 
 
 def test_kl_is_zero_at_the_start_at_any_temperature(make_model, small_tokenizer):

@@ -1,13 +1,16 @@
-"""The plain policy interface (`magrpo_edu.policy`: step 2 sample, step 6 sum of token log-probs) and
-its fast path (`magrpo_edu.fast_path`) compute the same thing: log-probs and their gradients, the
-reference log-probs, and the sampled tokens for one agent; and the switch picks the path."""
+"""The two policies (`magrpo_edu.policy.PlainPolicy`: step 2 sample, step 6 sum of token log-probs,
+one agent at a time; `magrpo_edu.fast_path.FastPolicy`) compute the same thing: log-probs and their
+gradients, the reference log-probs, the sampled tokens for one agent, a whole training step; and
+the team builders pick the policy, every call follows it."""
 import pytest
 import torch
 
-from magrpo_edu import MAGRPOConfig, lora_agents, separate_agents
+from magrpo_edu import MAGRPOConfig, heterogeneous_agents, load_lora_agents, lora_agents, separate_agents
 from magrpo_edu import agents as A
 from magrpo_edu import fast_path, policy
 from magrpo_edu.algorithm import magrpo_step
+from magrpo_edu.fast_path import FastPolicy
+from magrpo_edu.policy import PlainPolicy
 from test_algorithm import two_distinct_lora_agents  # noqa: E402  (tests/ is on sys.path under pytest)
 
 GEN = dict(max_new_tokens=6, temperature=1.0, top_p=1.0, top_k=0)
@@ -35,9 +38,9 @@ def test_plain_logprobs_equal_fast_team_logprobs_values_and_gradients(make_model
           _completions(tok, ["x y", "z"], 3, 4, 1), _completions(tok, ["one prompt"], 2, 5, 2)]
     params = [p for a in team for p in a.trainable_parameters()]
     for per_token in (False, True):
-        fast = A.team_logprobs(team, cs, per_token=per_token, fast=True)
+        fast = FastPolicy().logprobs(team, cs, per_token=per_token)
         plain = [policy.logprobs(a, c, per_token=per_token) for a, c in zip(team, cs)]
-        assert A.team_logprobs(team, cs, per_token=per_token, fast=False)[0].shape == plain[0].shape
+        assert all(torch.equal(x, y) for x, y in zip(PlainPolicy().logprobs(team, cs, per_token=per_token), plain))
         for x, y in zip(fast, plain):
             assert x.shape == y.shape and torch.allclose(x, y, atol=1e-4), (x, y)
         g_fast = torch.autograd.grad(sum(t.square().sum() for t in fast), params)
@@ -49,11 +52,11 @@ def test_plain_reference_logprobs_equal_fast_ones(make_model, small_tokenizer):
     tok = small_tokenizer
     team = two_distinct_lora_agents(make_model(), tok, seed=8) + separate_agents(make_model(seed=5), 1, tokenizer=tok)
     c = _completions(tok, ["short", "a longer prompt"], 3, 5, 3)
-    for a in team:
-        fast, plain = A.reference_token_logprobs(a, c, fast=True), A.reference_token_logprobs(a, c, fast=False)
-        assert torch.allclose(fast, plain, atol=1e-5)
+    fast, plain = FastPolicy().reference_logprobs(team, [c] * 3), PlainPolicy().reference_logprobs(team, [c] * 3)
+    for x, y in zip(fast, plain):
+        assert torch.allclose(x, y, atol=1e-5)
     # the LoRA reference is the base: the same for both agents, not either agent's own log-probs
-    assert torch.equal(A.reference_token_logprobs(team[0], c, fast=False), A.reference_token_logprobs(team[1], c, fast=False))
+    assert torch.equal(plain[0], plain[1])
     assert not torch.allclose(policy.logprobs(team[0], c, per_token=True), A.reference_token_logprobs(team[0], c), atol=1e-3)
 
 
@@ -67,7 +70,7 @@ def test_plain_sample_draws_the_fast_paths_tokens(kind, gen, make_model, small_t
              else separate_agents(make_model(seed=6), 1, tokenizer=tok, reference=False)[0])
     prompts = ["short", "a much longer prompt"]
     torch.manual_seed(11)
-    (fast,) = A.sample_completions([agent], [prompts], 3, gen, fast=True)
+    (fast,) = FastPolicy().sample([agent], [prompts], 3, gen)
     torch.manual_seed(11)
     plain = policy.sample(agent, prompts, 3, **gen)
     assert fast.sampling == plain.sampling == {k: gen[k] for k in ("temperature", "top_k", "top_p")}
@@ -77,50 +80,86 @@ def test_plain_sample_draws_the_fast_paths_tokens(kind, gen, make_model, small_t
         for name in ("prompt_ids", "prompt_mask", "completion_ids", "completion_mask"):
             assert torch.equal(getattr(fast, name), getattr(plain, name)), name
         assert fast.texts == plain.texts
-    assert torch.allclose(A.completion_logprobs(agent, plain, fast=True), policy.logprobs(agent, plain), atol=1e-4)
+    assert torch.allclose(FastPolicy().logprobs([agent], [plain])[0], policy.logprobs(agent, plain), atol=1e-4)
 
 
-def test_the_switch_picks_the_path(make_model, small_tokenizer, monkeypatch):
-    agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer)
+def test_the_builders_pick_the_policy_and_every_call_follows_it(make_model, small_tokenizer, monkeypatch, tmp_path):
+    tok = small_tokenizer
     cfg = MAGRPOConfig(num_generations=2, max_new_tokens=4)
-    c = _completions(small_tokenizer, ["a prompt"], 2, 3, 4)
+    c = _completions(tok, ["a prompt"], 2, 3, 4)
+    assert not hasattr(fast_path, "ENABLED")  # no module-level switch
+    teams = {"lora": lambda **k: lora_agents(make_model(), 2, tokenizer=tok, **k),
+             "separate": lambda **k: separate_agents(make_model(), 2, tokenizer=tok, **k),
+             "heterogeneous": lambda **k: heterogeneous_agents([make_model(), make_model(seed=1)], [tok] * 2, **k)}
+    for build in teams.values():
+        assert [type(a.policy) for a in build()] == [FastPolicy] * 2  # the default
+        assert A.team_policy(build(policy=PlainPolicy())) == PlainPolicy()
+    lora = lora_agents(make_model(), 2, tokenizer=tok)
+    lora[0].model.save_pretrained(tmp_path)
+    loaded = load_lora_agents(make_model(), [tmp_path / "agent_0", tmp_path / "agent_1"], tokenizer=tok,
+                              policy=PlainPolicy())
+    assert A.team_policy(loaded) == PlainPolicy() and A.team_policy(lora) == FastPolicy()
+
     calls = []
     for name in ("sample_completions", "team_logprobs", "token_logprobs"):
         real = getattr(fast_path, name)
         monkeypatch.setattr(fast_path, name, lambda *a, _n=name, _r=real, **k: calls.append(_n) or _r(*a, **k))
-    A.sample_completions(agents, [["p"], ["q"]], 2, cfg)  # a MAGRPOConfig gives its sampling settings
-    A.team_logprobs(agents, [c, c])
-    A.reference_token_logprobs(agents[0], c)
-    assert set(calls) == {"sample_completions", "team_logprobs", "token_logprobs"}  # default: the fast path
+    A.sample_completions(lora, [["p"], ["q"]], 2, cfg)  # a MAGRPOConfig gives its sampling settings
+    A.team_logprobs(lora, [c, c])
+    A.reference_token_logprobs(lora[0], c)
+    assert set(calls) == {"sample_completions", "team_logprobs", "token_logprobs"}  # FastPolicy
     calls.clear()
-    monkeypatch.setattr(fast_path, "ENABLED", False)
-    out = A.sample_completions(agents, [["p"], ["q"]], 2, GEN)
-    A.team_logprobs(agents, [c, c])
-    A.completion_logprobs(agents[0], c)
-    A.reference_token_logprobs(agents[0], c)
-    assert calls == [] and [o.completion_ids.shape[0] for o in out] == [2, 2]  # switched off: plain code only
-    A.team_logprobs(agents, [c, c], fast=True)  # an explicit argument wins over the switch
-    assert calls[0] == "team_logprobs"
+    plain = lora_agents(make_model(), 2, tokenizer=tok, policy=PlainPolicy())
+    out = A.sample_completions(plain, [["p"], ["q"]], 2, GEN)
+    A.team_logprobs(plain, [c, c])
+    A.completion_logprobs(plain[0], c)
+    A.reference_token_logprobs(plain[0], c)
+    assert calls == [] and [o.completion_ids.shape[0] for o in out] == [2, 2]  # PlainPolicy: plain code only
+
+    with pytest.raises(ValueError, match="do not share one policy"):
+        A.team_logprobs([lora[0], plain[1]], [c, c])
+    with pytest.raises(ValueError, match="is not a policy: it lacks"):
+        lora_agents(make_model(), 2, tokenizer=tok, policy="plain")
 
 
-def test_a_training_step_on_the_plain_path_matches_the_fast_path(make_model, small_tokenizer, monkeypatch):
-    # One MAGRPO step (steps 2-7) per path from the same seed: the same samples, the same losses, KL and
-    # updates (SGD: the gradients) up to float rounding. batch_agents=False: the fast path then samples
-    # each agent in its own generate call, drawing the random numbers the plain path draws (its
-    # log-probs stay batched).
-    def step():
-        agents = two_distinct_lora_agents(make_model(), small_tokenizer, seed=10)
+def test_a_training_step_with_the_plain_policy_matches_the_fast_one(make_model, small_tokenizer):
+    # One MAGRPO step (steps 2-7) per policy from the same seed: the same samples, the same losses, KL
+    # and updates (SGD: the gradients) up to float rounding. batch_agents=False: the fast policy then
+    # samples each agent in its own generate call, drawing the random numbers the plain one draws
+    # (its log-probs stay batched).
+    def step(pol):
+        agents = two_distinct_lora_agents(make_model(), small_tokenizer, seed=10, policy=pol)
         start = [p.detach().clone() for a in agents for p in a.trainable_parameters()]
         opts = [torch.optim.SGD(a.trainable_parameters(), lr=1e-3) for a in agents]  # AdamW's first step is sign-like
         cfg = MAGRPOConfig(num_generations=3, max_new_tokens=5, beta=0.1, batch_agents=False)
         torch.manual_seed(12)
-        ro, losses = magrpo_step(agents, opts, ["Summary: x", "Details: y"], {},
-                                 lambda c, row: [float(len(a) - len(b)) for a, b in zip(*c)], cfg)
+        [(ro, losses)] = magrpo_step(agents, opts, [(["Summary: x", "Details: y"], {})],
+                                     lambda c, row: [float(len(a) - len(b)) for a, b in zip(*c)], cfg)
         return ro, losses, [p.detach() - p0 for p, p0 in zip((p for a in agents for p in a.trainable_parameters()), start)]
 
-    ro_f, loss_f, w_f = step()  # w: the update of each parameter
-    monkeypatch.setattr(fast_path, "ENABLED", False)
-    ro_p, loss_p, w_p = step()
+    ro_f, loss_f, w_f = step(FastPolicy())  # w: the update of each parameter
+    ro_p, loss_p, w_p = step(PlainPolicy())
     assert [c.texts for c in ro_f.completions[0]] == [c.texts for c in ro_p.completions[0]]
     assert loss_f == pytest.approx(loss_p, rel=1e-4, abs=1e-5) and ro_f.kl == pytest.approx(ro_p.kl, rel=1e-4, abs=1e-6)
     assert all(_close(u, v, rel=1e-4) for u, v in zip(w_f, w_p)) and any(v.abs().max() > 0 for v in w_p)
+
+
+@pytest.mark.parametrize("pol", [FastPolicy(), PlainPolicy()], ids=["fast", "plain"])
+def test_a_later_turns_prompt_meets_the_one_context_check(pol, small_tokenizer):
+    # The trainer checks the first prompt when it is built; every prompt the policy samples, the
+    # transition's too, goes through policy.check_prompt_lengths: refused, never truncated.
+    from magrpo_edu import MAGRPOTrainer
+    from magrpo_edu.policy import PromptTooLongError
+    from magrpo_edu.pretraining.pretrain import build_model
+
+    tok = small_tokenizer
+    model = build_model(len(tok), tok, hidden_size=16, layers=1, heads=2, intermediate_size=32, max_positions=32)
+    agents = lora_agents(model, 2, tokenizer=tok, policy=pol)
+    grow = lambda prompts, completions, histories: [p + " word" * 40 for p in prompts]  # noqa: E731
+    cfg = MAGRPOConfig(num_generations=2, max_new_tokens=4, num_turns=2, max_steps=1, progress=False)
+    tr = MAGRPOTrainer(agents, lambda c, r: [0.0] * len(c[0]), [lambda r: "Summary: x", lambda r: "Details: y"],
+                       [{"text": "x"}], cfg, transition=grow)  # the first prompts fit
+    with pytest.raises(PromptTooLongError, match=r"agent 'agent_0': 1 prompt\(s\) do not fit in the model's context of "
+                                                 r"32 tokens; .* It begins 'Summary: x word word"):
+        tr.train()
+    assert tr.step == 0

@@ -15,7 +15,7 @@ import magrpo_edu.algorithm as A  # noqa: E402
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents, separate_agents, viz  # noqa: E402
 from magrpo_edu.agents import (Agent, Completions, completion_logprobs, completion_mask,  # noqa: E402
                                reference_token_logprobs, sample_completions)
-from magrpo_edu.fast_path import token_logprobs  # noqa: E402
+from magrpo_edu.fast_path import FastPolicy, token_logprobs  # noqa: E402
 from magrpo_edu.quality import mean_repetition, naturalness, repetition  # noqa: E402
 from test_trainer import cfg, length_gap  # noqa: E402  (tests/ is on sys.path under pytest)
 
@@ -130,8 +130,8 @@ def test_losses_are_the_hand_computation_with_and_without_the_leash(make_model, 
     torch.manual_seed(0)
     ro = _rollout(agents, c)
     calls = []
-    real = A.reference_token_logprobs
-    monkeypatch.setattr(A, "reference_token_logprobs", lambda *a: calls.append(1) or real(*a))
+    real = FastPolicy.reference_logprobs
+    monkeypatch.setattr(FastPolicy, "reference_logprobs", lambda *a: calls.append(1) or real(*a))
     with torch.no_grad():
         for a in agents:  # move the agents away from the base, so the leash is not zero
             for p in a.named_trainable_state().values():
@@ -179,7 +179,7 @@ def test_k3_value_is_kl_pi_ref_and_its_gradient_is_kl_ref_pi(shift):
 
 
 def test_trainer_default_never_calls_the_reference(make_model, small_tokenizer, rows, formatters, monkeypatch):
-    monkeypatch.setattr(A, "reference_token_logprobs", lambda *a: pytest.fail("reference pass at beta = 0"))
+    monkeypatch.setattr(FastPolicy, "reference_logprobs", lambda *a: pytest.fail("reference pass at beta = 0"))
     tr = MAGRPOTrainer(lora_agents(make_model(), 2, tokenizer=small_tokenizer), length_gap, formatters, rows, cfg())
     tr.train()
     assert all("kl" not in h for h in tr.history)

@@ -1,10 +1,13 @@
 """The trainer end to end on tiny random models: parameters move, checkpoints resume exactly,
-history and samples are filled, multi-turn and single-agent runs work, errors keep state."""
+history and samples are filled, multi-turn and single-agent runs work, errors keep state, and a
+training step is the algorithm's `magrpo_step`."""
 import pytest
 import torch
 
 from magrpo_edu import (MAGRPOConfig, MAGRPOTrainer, RewardFunctionError, TrainerCallback, heterogeneous_agents,
-                        lora_agents, separate_agents)
+                        lora_agents, magrpo_step, separate_agents)
+from magrpo_edu.fast_path import FastPolicy
+from magrpo_edu.policy import PlainPolicy
 
 
 def length_gap(completions, row):
@@ -229,3 +232,37 @@ def test_big_seeds_that_fit_in_64_bits_train(make_model, small_tokenizer, rows, 
                        cfg(max_steps=1, seed=2**63 - 1))
     tr.train()
     assert tr.step == 1
+
+
+@pytest.mark.parametrize("pol", [FastPolicy(), PlainPolicy()], ids=["fast", "plain"])
+def test_the_trainers_step_is_the_algorithms_step(pol, make_model, small_tokenizer, rows, formatters):
+    # MAGRPOTrainer against `magrpo_step` called by hand on the same seed, rows and AdamW: two steps of
+    # two prompts each (gradient accumulation), the KL leash on. Bit for bit: the same rewards and
+    # losses in the history, the same weights after.
+    def reward(c, row):
+        return [float(len(a)) - 0.5 * len(b) for a, b in zip(*c)]
+
+    cfg = MAGRPOConfig(num_generations=2, max_new_tokens=6, max_steps=2, prompts_per_step=2, beta=0.1,
+                       learning_rate=1e-2, progress=False, seed=5)
+    tr = MAGRPOTrainer(lora_agents(make_model(), 2, tokenizer=small_tokenizer, policy=pol), reward, formatters, rows, cfg)
+    tr.train()
+    agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer, policy=pol)
+    opts = [torch.optim.AdamW(a.trainable_parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
+            for a in agents]
+    for step, rec in enumerate(tr.history):
+        def tasks():
+            for p in (2 * step, 2 * step + 1):  # the step's prompts, each sampled from its own seed
+                row = rows[tr.row_index(p)]
+                torch.manual_seed(cfg.seed * 1_000_003 + p)
+                yield [f(row) for f in formatters], row
+
+        done = magrpo_step(agents, opts, tasks(), reward, cfg)
+        assert rec["reward"] == sum(ro.root.rewards.mean().item() for ro, _ in done) / 2
+        for i, a in enumerate(agents):
+            assert rec[f"loss/{a.name}"] == sum(losses[i] for _, losses in done) / 2
+        assert rec["kl"] == sum(sum(ro.kl) / 2 for ro, _ in done) / 2
+    assert tr.history[-1]["kl"] > 0
+    for a, b in zip(tr.agents, agents):
+        assert all(torch.equal(x, y) for x, y in zip(a.trainable_parameters(), b.trainable_parameters()))
+    with pytest.raises(ValueError, match="magrpo_step got 1 tasks but config.prompts_per_step=2"):
+        magrpo_step(agents, opts, [(["a", "b"], {})], reward, cfg)

@@ -69,7 +69,7 @@ PROMPT_TOKENS = 64
 # ---- shared pieces ---------------------------------------------------------------------------------
 def tokenizer():
     """The embedded tiny model's tokenizer for every shape (ids it cannot decode are skipped)."""
-    from magrpo_edu.agents import prepare_tokenizer
+    from magrpo_edu.models import prepare_tokenizer
     from magrpo_edu.models import tiny_model_path
     from transformers import AutoTokenizer
 

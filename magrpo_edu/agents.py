@@ -39,7 +39,7 @@ import torch
 from . import fast_path, policy
 from .config import MAGRPOConfig
 from .fast_path import FastPolicy
-from .models import load_model, prepare_tokenizer  # prepare_tokenizer re-exported: agents' callers used it from here
+from .models import load_model, prepare_tokenizer
 from .policy import Completions, PlainPolicy, Policy, sampling_settings  # PlainPolicy: for policy=PlainPolicy()
 
 # The public names that moved to `policy` (the plain computation) and `fast_path` (its speedups)

@@ -1,11 +1,17 @@
-"""Shared fixtures: a tiny randomly initialised Llama and a small BPE tokenizer built from a config,
-so the core tests need no weights and no network (deterministic, a few seconds)."""
+"""Shared fixtures and helpers: a tiny randomly initialised Llama and a small BPE tokenizer built
+from a config, so the core tests need no weights and no network (deterministic, a few seconds);
+and the helpers several test files use (`from conftest import cfg, ...`; tests/ is on sys.path
+under pytest), kept here so no test file imports another."""
+import math
 import os
 
 import pytest
+import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from magrpo_edu import MAGRPOConfig, lora_agents  # noqa: E402  (after the offline switches: transformers reads them on import)
 
 
 @pytest.fixture(scope="session")
@@ -34,3 +40,58 @@ def rows():
 @pytest.fixture
 def formatters():
     return [lambda r: "Summary: " + r["text"], lambda r: "Details: " + r["text"]]
+
+
+# ---- helpers shared by several test files ----------------------------------------------------------
+def length_gap(completions, row):
+    """A joint reward only the pair controls: agent 2's text about twice agent 1's."""
+    return [-abs(len(b) - 2 * len(a)) / 50 for a, b in zip(*completions)]
+
+
+def cfg(**kw):
+    base = dict(max_steps=2, max_new_tokens=6, num_generations=3, learning_rate=1e-2, progress=False)
+    base.update(kw)
+    return MAGRPOConfig(**base)
+
+
+def two_distinct_lora_agents(model, tok, seed: int, policy=None):
+    """Two LoRA agents whose adapters differ (random A and B, drawn with `seed`): B = 0 at
+    initialisation would make every adapter the identity and hide routing mistakes."""
+    agents = lora_agents(model, 2, tokenizer=tok, policy=policy)
+    torch.manual_seed(seed)
+    for a in agents:
+        for p in a.trainable_parameters():
+            p.data.normal_(0, 0.3)
+    return agents
+
+
+def hand_warped_logprobs(logits, tokens, temperature=1.0, top_k=0, top_p=1.0):
+    """log p(tokens) under softmax(logits / T) restricted to the top-k, then the top-p set: keep the
+    most likely tokens, in order, while the mass BEFORE each one is below top_p (so the token that
+    crosses top_p is kept), the rest -inf. Written without transformers' warpers."""
+    z = logits.float() / temperature
+    if top_k:
+        kth = z.topk(min(top_k, z.shape[-1]), dim=-1).values[..., -1:]
+        z = z.masked_fill(z < kth, -math.inf)
+    if top_p < 1.0:
+        p = z.softmax(-1)
+        p_sorted, order = p.sort(-1, descending=True)
+        mass_before = p_sorted.cumsum(-1) - p_sorted
+        drop_sorted = mass_before >= top_p
+        drop_sorted[..., 0] = False
+        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
+        z = z.masked_fill(drop, -math.inf)
+    return z.log_softmax(-1).gather(-1, tokens.unsqueeze(-1)).squeeze(-1)
+
+
+def row_by_row(model, c, settings, route=None):
+    """Per row: ONE forward over the row's own prompt tokens (no padding) and its completion up to
+    its EOS, then `hand_warped_logprobs`. Returns a list of 1-D tensors (differentiable)."""
+    out = []
+    for r in range(c.prompt_ids.shape[0]):
+        prompt = c.prompt_ids[r][c.prompt_mask[r].bool()]
+        comp = c.completion_ids[r][c.completion_mask[r].bool()]
+        ids = torch.cat([prompt, comp])[None]
+        logits = model(input_ids=ids, **(route or {})).logits[0, len(prompt) - 1:-1]
+        out.append(hand_warped_logprobs(logits, comp, **settings))
+    return out

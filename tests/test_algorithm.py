@@ -7,6 +7,7 @@ import torch
 from magrpo_edu import MAGRPOConfig, RewardFunctionError, joint_actions, lora_agents, policy_loss
 from magrpo_edu.agents import Completions, completion_logprobs, completion_mask
 from magrpo_edu.algorithm import Node, compute_returns, credit_samples, joint_rewards
+from conftest import row_by_row, two_distinct_lora_agents  # noqa: E402  (shared test helpers: tests/conftest.py)
 
 
 def test_completion_mask_stops_after_first_eos():
@@ -55,18 +56,6 @@ def test_returns_on_a_hand_made_tree():
     assert root.children[0].returns.tolist() == [1.0, 3.0]
 
 
-def two_distinct_lora_agents(model, tok, seed: int, policy=None):
-    """Two LoRA agents whose adapters differ (random A and B, drawn with `seed`): B = 0 at
-    initialisation would make every adapter the identity and hide routing mistakes."""
-    agents = lora_agents(model, 2, tokenizer=tok, policy=policy)
-    torch.manual_seed(seed)
-    for a in agents:
-        for p in a.trainable_parameters():
-            p.data.normal_(0, 0.3)
-    return agents
-
-
-
 def _length_reward(completions, row):
     a, b = completions
     return {"total": [len(x) + 0.1 * len(y) for x, y in zip(a, b)], "first": [float(len(x)) for x in a]}
@@ -76,7 +65,7 @@ def _length_reward(completions, row):
 def test_single_turn_rollout_equals_the_one_turn_tree(make_model, small_tokenizer, mode):
     # The plain single-turn step (steps 2-5 in a row) must be the tree's root alone: same random
     # numbers drawn, same completions, rewards, returns, advantages, credit and losses.
-    from magrpo_edu.algorithm import agent_losses, assign_advantages, rollout, rollout_tree, single_turn_rollout
+    from magrpo_edu.algorithm import agent_losses, assign_advantages, rollout_tree, single_turn_rollout
 
     agents = two_distinct_lora_agents(make_model(), small_tokenizer, seed=7)
     cfg = MAGRPOConfig(num_generations=3, max_new_tokens=6, joint_mode=mode)
@@ -157,7 +146,6 @@ def test_magrpo_step_is_one_sgd_step_on_the_hand_loss(make_model, small_tokenize
     # logits / 0.5, its gradient, and w - lr * grad. A wrong sign, a missing temperature or another
     # normalisation moves the weights elsewhere; and the step raises the advantage-weighted log-prob.
     from magrpo_edu.algorithm import magrpo_step
-    from test_exact_logprobs import row_by_row
 
     lr, T, G = 1e-3, 0.5, 3
     cfg = MAGRPOConfig(num_generations=G, max_new_tokens=5, temperature=T, advantage_clip=None)

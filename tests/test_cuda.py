@@ -15,8 +15,7 @@ from magrpo_edu import policy
 from magrpo_edu.algorithm import magrpo_step
 from magrpo_edu.fast_path import FastPolicy
 from magrpo_edu.policy import PlainPolicy
-from test_algorithm import two_distinct_lora_agents  # noqa: E402  (tests/ is on sys.path under pytest)
-from test_trainer import cfg, length_gap
+from conftest import cfg, length_gap, two_distinct_lora_agents  # noqa: E402  (shared test helpers: tests/conftest.py)
 
 pytestmark = [pytest.mark.cuda,
               pytest.mark.skipif(not torch.cuda.is_available(),

@@ -3,7 +3,6 @@ the model's logits through generate's warpers (temperature, top-k, top-p), on th
 fast path, per agent where an agent overrides the settings; the KL leash's reference at the same
 temperature. Every check is against a reference computed here independently: one forward per row
 without padding, the temperature, top-k and top-p cut written out by hand."""
-import math
 
 import pytest
 import torch
@@ -13,42 +12,10 @@ from magrpo_edu import agents as A
 from magrpo_edu import algorithm, policy
 from magrpo_edu.fast_path import FastPolicy
 from magrpo_edu.policy import PlainPolicy
-from test_algorithm import two_distinct_lora_agents  # noqa: E402  (tests/ is on sys.path under pytest)
+from conftest import row_by_row, two_distinct_lora_agents  # noqa: E402  (shared test helpers: tests/conftest.py)
 
 SETTINGS = [dict(temperature=0.5, top_k=0, top_p=1.0), dict(temperature=0.7, top_k=8, top_p=1.0),
             dict(temperature=1.0, top_k=0, top_p=0.7), dict(temperature=0.6, top_k=20, top_p=0.8)]
-
-
-def hand_warped_logprobs(logits, tokens, temperature=1.0, top_k=0, top_p=1.0):
-    """log p(tokens) under softmax(logits / T) restricted to the top-k, then the top-p set: keep the
-    most likely tokens, in order, while the mass BEFORE each one is below top_p (so the token that
-    crosses top_p is kept), the rest -inf. Written without transformers' warpers."""
-    z = logits.float() / temperature
-    if top_k:
-        kth = z.topk(min(top_k, z.shape[-1]), dim=-1).values[..., -1:]
-        z = z.masked_fill(z < kth, -math.inf)
-    if top_p < 1.0:
-        p = z.softmax(-1)
-        p_sorted, order = p.sort(-1, descending=True)
-        mass_before = p_sorted.cumsum(-1) - p_sorted
-        drop_sorted = mass_before >= top_p
-        drop_sorted[..., 0] = False
-        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
-        z = z.masked_fill(drop, -math.inf)
-    return z.log_softmax(-1).gather(-1, tokens.unsqueeze(-1)).squeeze(-1)
-
-
-def row_by_row(model, c, settings, route=None):
-    """Per row: ONE forward over the row's own prompt tokens (no padding) and its completion up to
-    its EOS, then `hand_warped_logprobs`. Returns a list of 1-D tensors (differentiable)."""
-    out = []
-    for r in range(c.prompt_ids.shape[0]):
-        prompt = c.prompt_ids[r][c.prompt_mask[r].bool()]
-        comp = c.completion_ids[r][c.completion_mask[r].bool()]
-        ids = torch.cat([prompt, comp])[None]
-        logits = model(input_ids=ids, **(route or {})).logits[0, len(prompt) - 1:-1]
-        out.append(hand_warped_logprobs(logits, comp, **settings))
-    return out
 
 
 def team(make_model, tok):

@@ -11,7 +11,7 @@ from magrpo_edu import fast_path, policy
 from magrpo_edu.algorithm import magrpo_step
 from magrpo_edu.fast_path import FastPolicy
 from magrpo_edu.policy import PlainPolicy
-from test_algorithm import two_distinct_lora_agents  # noqa: E402  (tests/ is on sys.path under pytest)
+from conftest import two_distinct_lora_agents  # noqa: E402  (shared test helpers: tests/conftest.py)
 
 GEN = dict(max_new_tokens=6, temperature=1.0, top_p=1.0, top_k=0)
 

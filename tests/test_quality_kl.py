@@ -13,11 +13,11 @@ import torch  # noqa: E402
 
 import magrpo_edu.algorithm as A  # noqa: E402
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents, separate_agents, viz  # noqa: E402
-from magrpo_edu.agents import (Agent, Completions, completion_logprobs, completion_mask,  # noqa: E402
+from magrpo_edu.agents import (Agent, Completions, completion_logprobs,  # noqa: E402
                                reference_token_logprobs, sample_completions)
 from magrpo_edu.fast_path import FastPolicy, token_logprobs  # noqa: E402
 from magrpo_edu.quality import mean_repetition, naturalness, repetition  # noqa: E402
-from test_trainer import cfg, length_gap  # noqa: E402  (tests/ is on sys.path under pytest)
+from conftest import cfg, length_gap, row_by_row  # noqa: E402  (shared test helpers: tests/conftest.py)
 
 
 # ------------------------------------------------------------------------------ repetition
@@ -122,7 +122,6 @@ def test_losses_are_the_hand_computation_with_and_without_the_leash(make_model, 
     # the leash beta * (1/G) sum_g sum_t (e^d - d - 1), d = ref_t - logp_t, with every log-prob from
     # one forward per row (no padding) at the sampling temperature 0.7 (the policy at the adapters,
     # the reference at the base), and the k3 in Python floats. beta = 0: no reference pass at all.
-    from test_exact_logprobs import row_by_row
 
     T, G, beta = 0.7, 3, 0.5
     agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer)

@@ -8,17 +8,7 @@ from magrpo_edu import (MAGRPOConfig, MAGRPOTrainer, RewardFunctionError, Traine
                         lora_agents, magrpo_step, separate_agents)
 from magrpo_edu.fast_path import FastPolicy
 from magrpo_edu.policy import PlainPolicy
-
-
-def length_gap(completions, row):
-    """A joint reward only the pair controls: agent 2's text about twice agent 1's."""
-    return [-abs(len(b) - 2 * len(a)) / 50 for a, b in zip(*completions)]
-
-
-def cfg(**kw):
-    base = dict(max_steps=2, max_new_tokens=6, num_generations=3, learning_rate=1e-2, progress=False)
-    base.update(kw)
-    return MAGRPOConfig(**base)
+from conftest import cfg, length_gap  # noqa: E402  (shared test helpers: tests/conftest.py)
 
 
 @pytest.mark.parametrize("kind", ["lora", "separate"])

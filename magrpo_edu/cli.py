@@ -204,10 +204,16 @@ def _add_pretrain(sub):
 def _pretrain(args) -> int:
     import json
 
-    from .pretraining.pretrain import pretrain
+    from .experiment import SettingsError
+    from .pretraining.pretrain import PretrainArguments, pretrain
 
+    given = _given(args)
+    try:
+        PretrainArguments(**given)  # every value checked before the corpus is written
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
     _threads()
-    s = pretrain(command="magrpo-edu " + " ".join(sys.argv[1:]), **_given(args))
+    s = pretrain(command="magrpo-edu " + " ".join(sys.argv[1:]), **given)
     print(json.dumps(s, indent=2))
     return 0
 

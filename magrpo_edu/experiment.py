@@ -189,8 +189,8 @@ def _check_out(out_dir: Path, overwrite: bool, resuming: bool) -> None:
 
 def halfway(steps) -> Optional[int]:
     """The step at which `magrpo-edu train` evaluates the agents once during training (`_Halfway`),
-    so the first trained result shows in about half the run's time (on 2 CPU cores, the quick
-    start's after about 2.5 minutes, README); None for runs under 4 steps."""
+    so the first trained result shows in about half the run's time (README's quick start gives
+    the timings); None for runs under 4 steps."""
     return steps // 2 if steps >= 4 else None  # steps is checked (an integer >= 1) before this is asked
 
 

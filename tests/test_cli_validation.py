@@ -217,3 +217,32 @@ def test_the_variants_reach_the_config(tmp_path):
                                out=str(tmp_path / "o"))
     c = plan["config"]
     assert (c.joint_mode, c.advantage, c.scale_rewards, c.top_k, c.num_agents) == ("cross", "rloo", "zscore", 5, 2)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--docs", "3"], r"the following arguments are required: --out \(see magrpo-edu pretrain --help\)"),
+    (["--out", "{tmp}/p", "--docs", "0"], r"num_docs=0 is not allowed.*\(set with --num-docs\)"),
+    (["--out", "{tmp}/p", "--lr", "-1"], r"lr=-1.0 is not allowed"),
+    (["--out", "{tmp}/p", "--cooldown-coding-share", "0.7"], r"cooldown_arxiv_share=0.4 is not allowed: .* at most 1 - "
+                                                              r"cooldown_coding_share = 0.3 "),
+    (["--out", "{tmp}/p", "--width", "x"], r"argument --hidden_size/--hidden-size/--width: invalid int value: 'x'"),
+])
+def test_pretrain_options_are_checked_before_anything_is_written(args, says, tmp_path, capsys):
+    rc = main(["pretrain", *[a.format(tmp=tmp_path) for a in args]])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith("magrpo-edu: error: "), lines
+    assert re.search(says, lines[0]), lines[0]
+    assert not (tmp_path / "p").exists()
+
+
+def test_pretrain_defaults_are_written_once():
+    """`pretrain()`'s defaults are PretrainArguments' (the command line adds none of its own)."""
+    import inspect
+
+    from magrpo_edu.cli import build_parser
+    from magrpo_edu.pretraining.pretrain import PretrainArguments, pretrain
+
+    assert [p for p in inspect.signature(pretrain).parameters] == ["out", "command", "settings"]
+    parsed = vars(build_parser().parse_args(["pretrain", "--out", "o", "--docs", "5", "--width", "64"]))
+    assert {k: v for k, v in parsed.items() if k not in ("func", "command")} == dict(out="o", num_docs=5, hidden_size=64)
+    assert PretrainArguments(out="o").max_steps == 1600  # the shipped run's

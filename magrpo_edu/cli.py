@@ -39,10 +39,9 @@ def _first_sentence(text: str) -> str:
 def _parse(kind):
     """The argparse type of a field annotated `kind`: int, float, str, or Optional of one ("none" gives None)."""
     args = [a for a in typing.get_args(kind) if a is not type(None)]
-    base = args[0] if typing.get_origin(kind) is typing.Union and len(args) == 1 else kind
-    base = base if base in (int, float, str) else str
-    if base is kind:
-        return base
+    if not (typing.get_origin(kind) is typing.Union and len(args) == 1 and args[0] in (int, float, str)):
+        return kind if kind in (int, float, str) else str  # report_to (Any): one tracker's name
+    base = args[0]
 
     def optional(text: str):
         return None if text.lower() == "none" else base(text)
@@ -129,7 +128,8 @@ def _add_train(sub):
     for action in p._actions:
         if action.dest == "task":  # the registry as it is now (a task registered after import is a choice too)
             action.choices = list(TASKS)
-            action.help = "; ".join(f"{name}: {t.description}" for name, t in TASKS.items()) + " (default: length)"
+            action.help = "; ".join(f"{name}: {t.description}" for name, t in TASKS.items()) + \
+                f" (default: {RunArguments.task})"
     p.set_defaults(func=_train)
     return p
 

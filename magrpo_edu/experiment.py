@@ -71,7 +71,7 @@ SAVED_RUN_FIELDS = ("task", "model", "agents", "eval_rows")
 RESUME_FREE = ("progress", "save_steps", "report_to")
 """MAGRPOConfig fields a resumed run may change; every other one must be the run's own."""
 DEMO_STEPS = 300
-"""max_steps of `magrpo-edu train` when not given: the quick start's run (README: 0.407 -> 0.711)."""
+"""max_steps of `magrpo-edu train` when not given: the quick start's run (README)."""
 
 
 def run_defaults(task: Task, agents: str) -> dict:
@@ -702,7 +702,7 @@ def report_run(run: Run, after: dict, table: list, train_s: float) -> dict:
                   "(notebook 07, `magrpo_edu/models/smollm2_tldr/README.md`).", ""]
     shown = [(f"{ex['id']}: joint reward", ex) for ex in examples]
     if in_dist is not None:
-        shown.append((f"In distribution, for comparison: a new row from the training data's own generator "
+        shown.append(("In distribution, for comparison: a new row from the training data's own generator "
                        "(not a training row), joint reward", in_dist))
     for heading, ex in shown:
         lines += [f"### {heading} {ex['reward_before']:.2f} -> {ex['reward_after']:.2f}", "",

@@ -7,7 +7,6 @@ import sys
 import pytest
 
 from magrpo_edu import baselines, lora_agents
-from magrpo_edu.rewards import tldr_levels
 from magrpo_edu.tasks.writing import in_distribution_row, load_writing, tldr_formatters
 
 ROWS = [{"id": "a", "post": "My cat scratches the sofa every day and I do not know what to do."}]

@@ -195,7 +195,8 @@ def test_the_command_line_is_the_config_dataclasses():
     parsed = vars(build_parser().parse_args(["train", "-G", "3", "--max-new-tokens", "9", "--lr", "0.01",
                                              "--no-progress", "--overwrite", "--prompts-per-step", "2", "--steps", "5",
                                              "--joint_mode", "cross", "--advantage", "rloo", "--scale-rewards", "zscore",
-                                             "--advantage_clip", "none", "--turns", "2"]))
+                                             "--advantage_clip", "none", "--turns", "2", "--report-to", "none"]))
+    assert parsed["report_to"] == "none"  # a tracker's name, not None
     assert (parsed["num_generations"], parsed["max_new_tokens"], parsed["learning_rate"], parsed["progress"],
             parsed["overwrite"], parsed["prompts_per_step"], parsed["max_steps"], parsed["joint_mode"],
             parsed["advantage"], parsed["scale_rewards"], parsed["advantage_clip"], parsed["num_turns"]) == \

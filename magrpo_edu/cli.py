@@ -15,46 +15,140 @@ a checkpoint and the history so far and exits with status 130.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import re
 import sys
+import typing
+from typing import Optional
 
 
-def _add_train(sub, suppress_defaults: bool = False):
-    """`train`'s options: the fields of `config.TrainArguments` (one name, one default each), through
-    transformers' HfArgumentParser; `--task` lists the registered tasks."""
-    from .config import TrainArguments
+class _Parser(argparse.ArgumentParser):
+    """Every mistake on the command line is one line `magrpo-edu: error: ...` and exit status 2, as a
+    bad setting found later (`experiment.SettingsError`) is."""
+
+    def error(self, message):
+        self.exit(2, f"magrpo-edu: error: {message} (see {self.prog} --help)\n")
+
+
+def _first_sentence(text: str) -> str:
+    """A docstring's first sentence: the option's help line (the whole docstring stays on the field)."""
+    m = re.match(r"(.+?\.)(\s+[A-Z]|$)", text)
+    return m.group(1) if m else text
+
+
+def _parse(kind):
+    """The argparse type of a field annotated `kind`: int, float, str, or Optional of one ("none" gives None)."""
+    args = [a for a in typing.get_args(kind) if a is not type(None)]
+    if not (typing.get_origin(kind) is typing.Union and len(args) == 1 and args[0] in (int, float, str)):
+        return kind if kind in (int, float, str) else str  # report_to (Any): one tracker's name
+    base = args[0]
+
+    def optional(text: str):
+        return None if text.lower() == "none" else base(text)
+    optional.__name__ = base.__name__  # argparse names the type in its errors: "invalid int value"
+    return optional
+
+
+def add_dataclass_arguments(parser, cls, skip=(), defaults: Optional[dict] = None, title: Optional[str] = None):
+    """One option per field of the dataclass `cls` (as TRL builds its command line from its configs):
+    --name and --name-with-dashes, the aliases in the field's metadata (-G, --steps, ...), the help
+    from the field's docstring (`config.field_help`) and the default from the dataclass, or from
+    `defaults` (a text) where the run resolves it. A bool field is a switch: --overwrite when it is
+    off by default, --no-progress when it is on. Defaults are not filled in: the namespace holds only
+    what the command line gave (`experiment.plan_run` fills the rest)."""
+    from .config import field_help
+
+    group = parser.add_argument_group(title) if title else parser
+    hints, docs, defaults = typing.get_type_hints(cls), field_help(cls), defaults or {}
+    for f in dataclasses.fields(cls):
+        if f.name in skip:
+            continue
+        kind, dashed = hints[f.name], f.name.replace("_", "-")
+        default = defaults.get(f.name, repr(f.default) if isinstance(f.default, str) else f.default)
+        help_text = _first_sentence(docs.get(f.name, ""))
+        extra = dict(f.metadata)
+        aliases = list(extra.pop("aliases", ()))
+        if kind is bool:
+            prefix = "no-" if f.default else ""
+            names = [f"--{prefix}{dashed}"] + ([f"--{prefix.replace('-', '_')}{f.name}"] if "_" in f.name else [])
+            group.add_argument(*names, *aliases, dest=f.name, action="store_false" if f.default else "store_true",
+                               default=argparse.SUPPRESS,
+                               help=f"(on by default; this turns it off) {help_text}" if f.default else help_text)
+            continue
+        names = [f"--{f.name}"] + ([f"--{dashed}"] if dashed != f.name else [])
+        if f.default is dataclasses.MISSING:
+            extra["required"] = True
+            help_text = help_text.rstrip(".") + " (required)"
+        elif "choices" in extra:
+            extra["choices"] = list(extra["choices"])
+        if not extra.get("required"):
+            help_text += f" (default: {default})"
+        parse = _parse(kind)
+        if "choices" not in extra and "metavar" not in extra and parse.__name__ in ("int", "float"):
+            extra["metavar"] = "N" if parse.__name__ == "int" else "X"
+        group.add_argument(*names, *aliases, dest=f.name, type=parse, default=argparse.SUPPRESS,
+                           help=help_text.replace("%", "%%"), **extra)
+
+
+def _resolved_defaults() -> dict:
+    """--help's text for the MAGRPOConfig defaults that `experiment.run_defaults` resolves per task or
+    per agent kind: the value where it is one, else the values it takes."""
+    from .config import AGENT_KINDS
+    from .experiment import run_defaults
+    from .tasks.registry import TASKS
+
+    table = {(name, kind): run_defaults(task, kind) for name, task in TASKS.items() for kind in AGENT_KINDS}
+    out = {}
+    for field in next(iter(table.values())):
+        values = {key: d[field] for key, d in table.items()}
+        if len(set(values.values())) == 1:
+            out[field] = f"{next(iter(values.values()))} for magrpo-edu train"
+        elif all(values[(n, a)] == values[(n, AGENT_KINDS[0])] for n, a in values):  # depends on the task only
+            out[field] = "the task's: " + ", ".join(f"{n} {values[(n, AGENT_KINDS[0])]}" for n in TASKS)
+        else:  # on the agents only
+            out[field] = ", ".join(f"{values[(next(iter(TASKS)), a)]} with --agents {a}" for a in AGENT_KINDS)
+    return out
+
+
+def _add_train(sub):
+    """`train`'s options: the fields of `config.RunArguments` and of `MAGRPOConfig` (each under its own
+    name, with its own default), and `--task` lists the registered tasks."""
+    from .config import MAGRPOConfig, RunArguments
+    from .experiment import CONFIG_FIELDS
     from .tasks.registry import TASKS
 
     p = sub.add_parser("train", help="train agents with MAGRPO and save history, plots and results",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter, dataclass_types=[TrainArguments])
+                       description="Train agents with MAGRPO: the untrained agents and the baselines are evaluated on "
+                       "held-out rows, then the agents are trained, evaluated again, and results.md, plots and a "
+                       "checkpoint are written.")
+    add_dataclass_arguments(p, RunArguments, title="the run (config.RunArguments)")
+    add_dataclass_arguments(p, MAGRPOConfig, skip=[f.name for f in dataclasses.fields(MAGRPOConfig)
+                                                   if f.name not in CONFIG_FIELDS],
+                            defaults=_resolved_defaults(), title="the algorithm (config.MAGRPOConfig)")
     for action in p._actions:
         if action.dest == "task":  # the registry as it is now (a task registered after import is a choice too)
             action.choices = list(TASKS)
-            action.help = "; ".join(f"{name}: {t.description}" for name, t in TASKS.items())
-        if suppress_defaults and action.dest != "help":  # parse only what the command line gave
-            action.default = argparse.SUPPRESS
+            action.help = "; ".join(f"{name}: {t.description}" for name, t in TASKS.items()) + \
+                f" (default: {RunArguments.task})"
     p.set_defaults(func=_train)
     return p
 
 
 def _train(args) -> int:
-    import dataclasses
-
     from . import distributed
-    from .config import TrainArguments
-    from .experiment import check_resume_flags, resume_settings, run_training
+    from .experiment import run_training
 
-    kw = {f.name: getattr(args, f.name) for f in dataclasses.fields(TrainArguments)}
-    check_resume_flags(args.resume, args.overwrite)
     _threads()
-    if args.resume is not None:  # options not given on this command line come from the run being resumed
-        given = vars(build_parser(suppress_train_defaults=True).parse_args(args.argv))
-        saved = resume_settings(args.resume)
-        kw.update({k: v for k, v in saved.items() if k in kw and k not in given})
     try:
-        run_training(**kw)
+        run_training(**_given(args))
     finally:
         distributed.shutdown()  # data parallel (torchrun): leave the process group cleanly
     return 0
+
+
+def _given(args) -> dict:
+    """The options the command line gave (the parser fills in no defaults)."""
+    return {k: v for k, v in vars(args).items() if k not in ("func", "command")}
 
 
 def _threads() -> None:
@@ -97,46 +191,29 @@ def _eval(args) -> int:
 
 
 def _add_pretrain(sub):
+    """`pretrain`'s options: the fields of `pretraining.pretrain.PretrainArguments`."""
+    from .pretraining.pretrain import PretrainArguments
+
     p = sub.add_parser("pretrain", help="pretrain the embedded tiny model from the synthetic corpus",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--out", required=True, help="folder to write model, tokenizer, loss curve and card to")
-    p.add_argument("--docs", type=int, default=60000, help="corpus documents")
-    p.add_argument("--vocab", type=int, default=2048, help="BPE vocabulary size")
-    p.add_argument("--block", type=int, default=768, help="tokens per training row (a whole arXiv document fits in one)")
-    p.add_argument("--batch-size", type=int, default=6)
-    p.add_argument("--lr", type=float, default=3e-3)
-    p.add_argument("--max-steps", type=int, default=1600, help="main (packed, cosine-schedule) steps")
-    p.add_argument("--layers", type=int, default=6, help="transformer layers (the shipped model has 6)")
-    p.add_argument("--width", type=int, default=192, help="hidden size (the shipped model has 192)")
-    p.add_argument("--minutes", type=float, default=None, help="stop the main steps after this many minutes")
-    p.add_argument("--anneal-steps", type=int, default=1500,
-                   help="steps on a coding-heavy mix after the main ones (0: none; see pretrain.anneal)")
-    p.add_argument("--anneal-lr", type=float, default=1e-3)
-    p.add_argument("--anneal-coding-share", type=float, default=0.6, help="share of coding documents while annealing")
-    p.add_argument("--cooldown-steps", type=int, default=300,
-                   help="last packed steps, lr decaying to 0, on an arXiv-heavy mix (0: none; see pretrain.cooldown)")
-    p.add_argument("--cooldown-lr", type=float, default=5e-4, help="learning rate at the start of the cooldown")
-    p.add_argument("--cooldown-coding-share", type=float, default=0.3, help="share of coding documents in the cooldown")
-    p.add_argument("--cooldown-arxiv-share", type=float, default=0.4, help="share of arXiv documents in the cooldown")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--device", default=None)
-    p.add_argument("--no-progress", action="store_true")
+                       description="Pretrain the embedded tiny model (magrpo_edu/pretraining/pretrain.py); with no "
+                       "options but --out it reproduces the shipped one.")
+    add_dataclass_arguments(p, PretrainArguments)
     p.set_defaults(func=_pretrain)
 
 
 def _pretrain(args) -> int:
     import json
 
-    from .pretraining.pretrain import pretrain
+    from .experiment import SettingsError
+    from .pretraining.pretrain import PretrainArguments, pretrain
 
+    given = _given(args)
+    try:
+        PretrainArguments(**given)  # every value checked before the corpus is written
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
     _threads()
-    s = pretrain(args.out, num_docs=args.docs, vocab_size=args.vocab, block=args.block, batch_size=args.batch_size,
-                 lr=args.lr, max_steps=args.max_steps, minutes=args.minutes, seed=args.seed, device=args.device,
-                 progress=not args.no_progress, command="magrpo-edu " + " ".join(sys.argv[1:]),
-                 anneal_steps=args.anneal_steps, anneal_lr=args.anneal_lr, anneal_coding_share=args.anneal_coding_share,
-                 cooldown_steps=args.cooldown_steps, cooldown_lr=args.cooldown_lr,
-                 cooldown_coding_share=args.cooldown_coding_share, cooldown_arxiv_share=args.cooldown_arxiv_share,
-                 layers=args.layers, hidden_size=args.width)
+    s = pretrain(command="magrpo-edu " + " ".join(sys.argv[1:]), **given)
     print(json.dumps(s, indent=2))
     return 0
 
@@ -157,22 +234,21 @@ def _info(args) -> int:
     return 0
 
 
-def build_parser(suppress_train_defaults: bool = False) -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
-    from transformers import HfArgumentParser
-
-    p = argparse.ArgumentParser(prog="magrpo-edu", description="Learn and run MAGRPO: several LLM agents, one joint reward, "
-                                "one group-relative advantage (Liu et al., arXiv 2508.04652).")
+    p = _Parser(prog="magrpo-edu", description="Learn and run MAGRPO: several LLM agents, one joint reward, "
+                "one group-relative advantage (Liu et al., arXiv 2508.04652).")
     p.add_argument("--version", action="version", version=f"magrpo-edu {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=HfArgumentParser)
-    _add_train(sub, suppress_train_defaults)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    _add_train(sub)
     _add_pretrain(sub)
     e = sub.add_parser("eval", help="evaluate the agents saved by a `magrpo-edu train` run",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     e.add_argument("--checkpoint", required=True, metavar="DIR", help="the run's output folder or its checkpoint folder")
-    e.add_argument("--eval-rows", type=int, default=None, help="held-out rows (default: the run's)")
-    e.add_argument("--samples", type=int, default=None, help="joint answers per row in the table (default: 2; coding 10)")
+    e.add_argument("--eval-rows", "--eval_rows", dest="eval_rows", type=int, default=None,
+                   help="held-out rows (default: the run's)")
+    e.add_argument("--samples", type=int, default=None, help="joint answers per row in the table (default: the task's; coding 10)")
     e.add_argument("--device", default=None, help="cpu, cuda, ... (default: cuda when available)")
     e.set_defaults(func=_eval)
     s = sub.add_parser("info", help="versions and where the package's data and model are")
@@ -182,31 +258,32 @@ def build_parser(suppress_train_defaults: bool = False) -> argparse.ArgumentPars
 
 def main(argv=None) -> int:
     """Run one command; returns the exit status: 0 done, 2 a mistake in the options or settings
-    (one line on stderr, nothing written), 130 interrupted by Ctrl-C (partial results saved)."""
+    (one line `magrpo-edu: error: ...` on stderr, nothing written), 130 interrupted by Ctrl-C
+    (partial results saved)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     p = build_parser()
-    args = p.parse_args(argv)
+    try:
+        args = p.parse_args(argv)
+    except SystemExit as exc:  # --help, --version (0) or a mistake (2, already printed)
+        return exc.code if isinstance(exc.code, int) else 2
     if not getattr(args, "func", None):
         p.print_help()
         return 0
-    args.argv = argv
     try:
         return args.func(args)
     except KeyboardInterrupt:
         print("magrpo-edu: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:
-        from .config import TrainArguments
         from .experiment import SettingsError
         from .models import ModelNotAvailableError
 
         if not isinstance(exc, (SettingsError, ModelNotAvailableError)):
             raise  # a bug or a failure during the run: the traceback is the useful report
         msg = " ".join(str(exc).split())
-        field = msg.split("=", 1)[0].removeprefix("MAGRPOConfig.") if msg.startswith("MAGRPOConfig.") else None
-        flags = {**TrainArguments.config_flags(), "logging_dir": "--out"}
-        if field in flags:
-            msg = msg.rstrip(".") + f" (set with {flags[field]})."
+        m = re.match(r"(MAGRPOConfig|PretrainArguments)\.(\w+)=", msg)
+        if m:  # a dataclass's own check: say which option sets the field
+            msg = msg.rstrip(".") + f" (set with --{m.group(2).replace('_', '-')})."
         print(f"magrpo-edu: error: {msg}", file=sys.stderr)
         return 2
 

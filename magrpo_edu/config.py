@@ -3,12 +3,21 @@
 Field names follow TRL's `GRPOConfig` and the authors' library CoMLRL, so a reader who knows
 either finds the same words here. Every field is checked in `__post_init__`; a bad value raises
 a `ValueError` that names the field, the value given and what is allowed.
+
+`RunArguments` holds the rest of a `magrpo-edu train` run (task, model, agents, output folder).
+The command line is built from these two dataclasses (as TRL's from its configs): each field is an
+option under its own name (`--max_new_tokens` or `--max-new-tokens`), its docstring is the option's
+help (`field_help`), and a few familiar short names are aliases in the field's metadata (-G,
+--steps, --lr, --turns).
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
+import inspect
 import math
-from dataclasses import dataclass
+import textwrap
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 JOINT_MODES = ("aligned", "cross")
@@ -26,13 +35,18 @@ AGENT_KINDS = ("lora", "separate")
 """`magrpo-edu train --agents`: a shared base with one LoRA adapter per agent, or full copies."""
 
 
+def _alias(default, *aliases: str, **more):
+    """A field with command-line aliases (and argparse extras such as choices) in its metadata."""
+    return field(default=default, metadata=dict(aliases=aliases, **more))
+
+
 @dataclass
 class MAGRPOConfig:
     """Settings of one MAGRPO run. Defaults are small-CPU friendly; the paper's values are noted."""
 
     num_agents: int = 2
     """n, the number of agents (LLM policies). 1 gives single-agent GRPO with the same code."""
-    num_generations: int = 4
+    num_generations: int = _alias(4, "-G")
     """G, responses each agent samples per prompt (paper: 4). Must be >= 2 for a group baseline."""
     max_new_tokens: int = 32
     """Longest completion in tokens (paper: 256; TRL calls it max_completion_length)."""
@@ -43,7 +57,7 @@ class MAGRPOConfig:
     """Nucleus sampling mass in (0, 1] (paper's scripts: 0.9)."""
     top_k: int = 0
     """Sample only from the k most likely tokens; 0 switches it off (paper's scripts: 50)."""
-    learning_rate: float = 1e-3
+    learning_rate: float = _alias(1e-3, "--lr")
     """AdamW learning rate of every agent (paper: 5e-6 writing, 1e-5 coding, full fine-tuning)."""
     weight_decay: float = 0.0
     """AdamW weight decay (reference code: AdamW default; 0 keeps the update exactly the paper's)."""
@@ -55,22 +69,22 @@ class MAGRPOConfig:
     that of KL(pi_ref || pi_i), the other direction (the two agree only near pi_ref; `algorithm`
     deviation 11 derives both). 0.0 = the paper: no KL term and no reference forward pass. Needs
     agents with a reference (LoRA, or built with reference=True)."""
-    max_steps: Optional[int] = 100
+    max_steps: Optional[int] = _alias(100, "--steps")
     """Optimiser steps (one training prompt each). None: use num_train_epochs instead."""
     num_train_epochs: float = 1.0
     """Passes over the training set; used only when max_steps is None."""
-    joint_mode: str = "aligned"
+    joint_mode: str = _alias("aligned", choices=JOINT_MODES)
     """'aligned': sample g of every agent forms joint action g (G joint actions, the paper).
     'cross': every combination of the agents' samples (G**n joint actions)."""
-    advantage: str = "mean"
+    advantage: str = _alias("mean", choices=ADVANTAGE_MODES)
     """Baseline: 'mean' = MAGRPO (R - group mean), 'none' = MAREINFORCE (R),
     'rloo' = MARLOO (R - mean of the others), 'max' = MAReMax (R - group max)."""
-    scale_rewards: str = "none"
+    scale_rewards: str = _alias("none", choices=SCALE_MODES)
     """'none' (paper); 'group': TRL's (R - baseline) / (sample std of R + 1e-4); 'zscore': CoMLRL
     1.4.3's z-score of the advantages after the baseline (population std, floor 1e-6)."""
     advantage_clip: Optional[float] = 10.0
     """Clamp advantages to [-clip, clip] (paper-era code: 10). None: no clamp."""
-    num_turns: int = 1
+    num_turns: int = _alias(1, "--turns")
     """Turns of the rollout tree. >1 needs a `transition` function (paper: 2 for coding)."""
     discount: float = 0.9
     """gamma in R = r + gamma * mean(children's returns) (multi-turn only)."""
@@ -96,7 +110,7 @@ class MAGRPOConfig:
     group with its own advantages; each agent's loss is the mean over the prompts (gradient
     accumulation). With data parallel (torchrun, W processes) it must be a multiple of W: each
     process takes prompts_per_step / W of them (TRL: per-device batch x processes x accumulation)."""
-    report_to: Any = "none"
+    report_to: Any = _alias("none", choices=("none", *TRACKERS))
     """Where to send the logged metrics as well as the history (TRL's name): "none", "tensorboard",
     "wandb", "trackio", or a list of them. Each needs its package (pip install tensorboard / wandb /
     trackio); only the main process (rank 0) reports."""
@@ -210,60 +224,37 @@ class MAGRPOConfig:
         return cls(**d)
 
 
-def _arg(default, help: str, flag=None, **more):
-    """A TrainArguments field: its default, its --help text and the command-line flag(s) people type
-    (when not --<name>); the metadata is what HfArgumentParser passes to argparse."""
-    metadata = dict(help=help, **more)
-    if flag:
-        metadata["aliases"] = [flag] if isinstance(flag, str) else list(flag)
-    return dataclasses.field(default=default, metadata=metadata)
-
-
 @dataclass
-class TrainArguments:
-    """The settings of one `magrpo-edu train` run (`experiment.run_training`), each with ONE name and
-    ONE default: the command line is built from this class (`transformers.HfArgumentParser`), and
-    `run_training(**kw)` takes the same names. None means "the task's or the agents' default"
-    (`tasks/registry.py`). The MAGRPOConfig a run trains with is `experiment.run_config` of these."""
+class RunArguments:
+    """The settings of a `magrpo-edu train` run (`experiment.run_training`) that are not the algorithm's
+    (those are `MAGRPOConfig`'s): what to train, on what, and where the results go."""
 
-    task: str = _arg("length", "the task (tasks/registry.py)")
-    turns: int = _arg(1, "turns of the rollout tree (2 with --task coding: level feedback)")
-    model: str = _arg("tiny", "'tiny' (embedded), 'smollm2-135m', a hub id or a local path")
-    agents: str = _arg("lora", "shared base + LoRA per agent, or full copies", choices=list(AGENT_KINDS))
-    steps: int = _arg(300, "optimiser steps")
-    prompts_per_step: int = _arg(1, "training prompts per optimiser step, each its own group (1 = the paper); under "
-                                 "torchrun, over all processes (a multiple of --nproc_per_node)")
-    G: int = _arg(4, "G, responses per agent and prompt", flag=["--num-generations", "-G"])
-    max_new_tokens: Optional[int] = _arg(None, "longest completion; None: the task's")
-    lr: Optional[float] = _arg(None, "learning rate; None: 2e-3 for LoRA agents, 5e-4 for full copies")
-    temperature: float = _arg(1.0, "sampling temperature")
-    beta: Optional[float] = _arg(None, "KL leash to the untrained model (TRL's name; 0 = the paper); None: the task's "
-                                 "(0.05 for the length demo, without it agent 2 learns to pad; 0 for the paper's tasks)")
-    eval_rows: int = _arg(20, "held-out rows to evaluate before and after (1 to the task's count)")
-    seed: int = _arg(0, "seed of data order and sampling")
-    device: Optional[str] = _arg(None, "cpu, cuda, ...; None: cuda when available")
-    out: Optional[str] = _arg(None, "output folder; None: runs/<task>. It must be new or empty unless --overwrite")
-    save_steps: Optional[int] = _arg(None, "save a checkpoint to <out>/checkpoint every N steps and after the last "
-                                     "(None: only on Ctrl-C or an error)")
-    resume: Optional[str] = _arg(None, "continue the run in DIR (its output folder) from DIR/checkpoint, with the "
-                                 "run's own settings", metavar="DIR")
-    overwrite: bool = _arg(False, "replace an earlier run's results in a non-empty --out (other files there are kept)")
-    report_to: str = _arg("none", "also send the metrics to a tracker (tensorboard: into <out>/tensorboard; needs its "
-                          "package)", choices=["none", *TRACKERS])
-    progress: bool = _arg(True, "show the progress bar (--no-progress hides it)")
-
-    @classmethod
-    def flag(cls, name: str) -> str:
-        """The command-line flag people type for field `name` (`--max-new-tokens`, `--num-generations`)."""
-        f = next(f for f in dataclasses.fields(cls) if f.name == name)
-        longs = [a for a in f.metadata.get("aliases", []) if a.startswith("--")]
-        return longs[0] if longs else "--" + name.replace("_", "-")
-
-    @classmethod
-    def config_flags(cls) -> dict[str, str]:
-        """MAGRPOConfig field -> the command-line flag that sets it (for error messages)."""
-        return {config: cls.flag(name) for name, config in TRAIN_CONFIG_FIELDS.items()}
+    task: str = "length"
+    """The task (a registered `Task`, tasks/registry.py)."""
+    model: str = "tiny"
+    """'tiny' (embedded), 'smollm2-135m', a hub id or a local path."""
+    agents: str = _alias("lora", choices=AGENT_KINDS)
+    """'lora': one frozen base shared by the agents, one LoRA adapter each; 'separate': full copies."""
+    eval_rows: int = 20
+    """Held-out rows to evaluate before, halfway and after (1 to the task's count)."""
+    device: Optional[str] = None
+    """cpu, cuda, cuda:N; None: cuda when available."""
+    out: Optional[str] = None
+    """Output folder; None: runs/<task> (or the next free runs/<task>-N). It must be new or empty unless
+    overwrite is set."""
+    resume: Optional[str] = _alias(None, metavar="DIR")
+    """Continue the run in DIR (its output folder) from DIR/checkpoint, with the run's own settings."""
+    overwrite: bool = False
+    """Replace an earlier run's results in a non-empty output folder (other files there are kept)."""
 
 
-TRAIN_CONFIG_FIELDS = {'turns': 'num_turns', 'steps': 'max_steps', 'prompts_per_step': 'prompts_per_step', 'G': 'num_generations', 'max_new_tokens': 'max_new_tokens', 'lr': 'learning_rate', 'temperature': 'temperature', 'beta': 'beta', 'seed': 'seed', 'save_steps': 'save_steps', 'report_to': 'report_to'}
-"""TrainArguments field -> the MAGRPOConfig field it sets (`experiment.run_config`)."""
+def field_help(cls) -> dict[str, str]:
+    """Each field's docstring (the string literal under it in the class body), on one line: the
+    command line's help, so every option is described once, where the field is."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    body, out = tree.body[0].body, {}
+    for node, after in zip(body, body[1:]):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr) \
+                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str):
+            out[node.target.id] = " ".join(after.value.value.split())
+    return out

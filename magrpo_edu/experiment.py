@@ -46,11 +46,10 @@ from tqdm.auto import tqdm
 
 from . import __version__, distributed
 from .agents import lora_agents, separate_agents
-from .config import AGENT_KINDS, MAGRPOConfig, TrainArguments
+from .config import AGENT_KINDS, MAGRPOConfig, RunArguments
 from .models import load_model
 from .baselines import markdown_table, run_method, untrained_methods
 from .tasks.registry import TASKS, Task, get_task
-from .tasks.writing import TASK_FIELDS as WRITING_FIELDS, in_distribution_row
 from .tracking import TrackerNotInstalledError, check_installed
 from .trainer import MAGRPOTrainer, TrainerCallback, check_checkpoint, checkpoint_info
 
@@ -62,9 +61,31 @@ class SettingsError(ValueError):
 # The files a run writes into its output folder (all that overwrite=True removes).
 OUTPUT_FILES = ("history.json", "history.csv", "samples.json", "reward.png", "components.png", "agents.png",
                 "pass_at_k.png", "comparison.png", "results.json", "results.md", "checkpoint", "tensorboard")
-# run_training's settings that determine the results, with the command-line option of each.
-SETTING_FLAGS = {k: TrainArguments.flag(k) for k in ("task", "model", "agents", "steps", "G", "max_new_tokens", "lr",
-                                                     "temperature", "beta", "eval_rows", "seed", "turns", "prompts_per_step")}
+RUN_FIELDS = tuple(f.name for f in dataclasses.fields(RunArguments))
+CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(MAGRPOConfig)
+                      if f.name not in ("num_agents", "logging_dir", "num_train_epochs"))
+"""The MAGRPOConfig fields a run takes: all but the task's num_agents, the output folder's logging_dir
+and num_train_epochs (a run counts max_steps)."""
+SAVED_RUN_FIELDS = ("task", "model", "agents", "eval_rows")
+"""The RunArguments that decide a run's results, saved in its checkpoint (the config is saved whole)."""
+RESUME_FREE = ("progress", "save_steps", "report_to")
+"""MAGRPOConfig fields a resumed run may change; every other one must be the run's own."""
+DEMO_STEPS = 300
+"""max_steps of `magrpo-edu train` when not given: the quick start's run (README)."""
+
+
+def run_defaults(task: Task, agents: str) -> dict:
+    """The MAGRPOConfig values that depend on the task or the agents, used where a run's settings leave
+    the field out (every other default is MAGRPOConfig's own): the task's agents, completion budget
+    and KL leash, a learning rate per agent kind (a LoRA adapter takes a larger step than a full copy)
+    and the quick demo's step count."""
+    return dict(num_agents=task.num_agents, max_new_tokens=task.max_new_tokens, beta=task.beta,
+                learning_rate=2e-3 if agents == "lora" else 5e-4, max_steps=DEMO_STEPS)
+
+
+def flag(name: str) -> str:
+    """The command-line option of a setting, as people type it (`--max-new-tokens`)."""
+    return "--" + name.replace("_", "-")
 
 
 def write_history(history: list[dict], path: Path) -> None:
@@ -75,16 +96,9 @@ def write_history(history: list[dict], path: Path) -> None:
         w.writerows(history)
 
 
-def resume_settings(resume: str | Path) -> dict:
-    """The settings (run_training's keyword arguments, plus save_steps) of the run whose output folder
-    (or checkpoint folder) is `resume`; raises SettingsError when it holds no magrpo-edu train checkpoint."""
-    _, info, run = _resume_point(Path(resume))
-    return {**run, "save_steps": info["metadata"].get("save_steps"), "report_to": info["metadata"].get("report_to", "none")}
-
-
-def _resume_point(resume: Path, purpose: str = "resume") -> tuple[Path, dict, dict]:
-    """(output folder, checkpoint info, saved run settings) of a folder to resume (or, purpose="evaluate",
-    to evaluate: the errors then speak of evaluating)."""
+def _resume_point(resume: Path, purpose: str = "resume") -> tuple[Path, dict, dict, dict]:
+    """(output folder, checkpoint info, saved RunArguments fields, saved MAGRPOConfig fields) of a
+    folder to resume (or, purpose="evaluate", to evaluate: the errors then speak of evaluating)."""
     candidates = [resume] if resume.name == "checkpoint" else [resume / "checkpoint"]  # a run folder or its checkpoint
     for ckpt in candidates:
         try:
@@ -97,13 +111,19 @@ def _resume_point(resume: Path, purpose: str = "resume") -> tuple[Path, dict, di
         if not isinstance(run, dict):
             raise SettingsError(f"{info['path']} is a trainer checkpoint but not one written by `magrpo-edu train` "
                                 f"(no run settings in it); {purpose} it in Python with MAGRPOTrainer.load.")
-        # runs saved before --beta / --prompts-per-step existed trained without the leash, one prompt per step:
-        # every caller (the CLI's resume, plan_run, run_eval) must read that, not today's defaults
-        return ckpt.parent, info, {"beta": 0.0, "prompts_per_step": 1, **run}
+        if sorted(run) != sorted(SAVED_RUN_FIELDS):
+            raise SettingsError(f"cannot {purpose} {resume}: its checkpoint was written by an earlier magrpo-edu, "
+                                f"whose run settings had other names ({', '.join(sorted(run))}); start a new run.")
+        try:
+            config = MAGRPOConfig.from_dict(info["config"])
+        except (TypeError, ValueError) as exc:
+            raise SettingsError(f"cannot {purpose} {resume}: {info['path']}/config.json does not hold a valid "
+                                f"MAGRPOConfig ({exc}).") from None
+        return ckpt.parent, info, dict(run), dataclasses.asdict(config)
     if purpose == "evaluate":
         raise SettingsError(f"nothing to evaluate in {resume}: no {resume / 'checkpoint'}/trainer_state.pt. Give the "
-                            "output folder of a `magrpo-edu train` run (every run keeps its agents there in checkpoint/; "
-                            "runs made before 0.1.1 keep them only with --save-steps or when stopped early).")
+                            "output folder of a `magrpo-edu train` run (every finished run keeps its agents there in "
+                            "checkpoint/).")
     raise SettingsError(f"nothing to resume in {resume}: no {resume / 'checkpoint'}/trainer_state.pt. Checkpoints are "
                         "written after the last step, every --save-steps steps and when training stops early (Ctrl-C "
                         "or an error).")
@@ -167,20 +187,10 @@ def _check_out(out_dir: Path, overwrite: bool, resuming: bool) -> None:
         raise SettingsError(f"cannot write to {parent}, so --out {out_dir} cannot be created; choose another --out.")
 
 
-def run_config(settings: dict, progress: bool = True, save_steps: int | None = None, report_to="none",
-               logging_dir: str | None = None) -> MAGRPOConfig:
-    """The MAGRPOConfig of a run's settings (a new run's, resolved by plan_run, or a saved run's)."""
-    s = settings
-    return MAGRPOConfig(num_agents=2, num_generations=s["G"], max_new_tokens=s["max_new_tokens"],
-                        temperature=s["temperature"], learning_rate=s["lr"], beta=s["beta"], max_steps=s["steps"],
-                        seed=s["seed"], progress=progress, num_turns=s["turns"], save_steps=save_steps,
-                        prompts_per_step=s.get("prompts_per_step", 1), report_to=report_to, logging_dir=logging_dir)
-
-
 def halfway(steps) -> Optional[int]:
     """The step at which `magrpo-edu train` evaluates the agents once during training (`_Halfway`),
-    so the first trained result shows in about half the run's time (on 2 CPU cores, the quick
-    start's after about 2.5 minutes, README); None for runs under 4 steps."""
+    so the first trained result shows in about half the run's time (README's quick start gives
+    the timings); None for runs under 4 steps."""
     return steps // 2 if steps >= 4 else None  # steps is checked (an integer >= 1) before this is asked
 
 
@@ -189,79 +199,101 @@ def _transition(task: Task, turns: int):
     return task.transition() if turns > 1 else None
 
 
+def _unknown_settings(names: list) -> SettingsError:
+    """The error for settings `run_training` does not take, naming the field a familiar alias stands for."""
+    aliases = {a.lstrip("-"): f.name for f in dataclasses.fields(MAGRPOConfig) for a in f.metadata.get("aliases", ())}
+    hints = [f"{n!r} is {aliases[n]!r} (the command line's -{'-' * (len(n) > 1)}{n} is an alias)"
+             for n in names if n in aliases]
+    return SettingsError(f"unknown setting(s) {', '.join(map(repr, names))}" + (f": {'; '.join(hints)}" if hints else "")
+                         + f". The settings are RunArguments' ({', '.join(RUN_FIELDS)}) and MAGRPOConfig's fields "
+                         "(magrpo-edu train --help lists them).")
+
+
 def plan_run(**settings) -> dict:
-    """Check every setting of `run_training` (the fields of `config.TrainArguments`, which holds their
-    defaults) without loading a model or writing anything; returns the resolved plan (settings,
-    MAGRPOConfig, device, output folder, checkpoint to resume).
-    Raises SettingsError naming the setting, the value and what to do."""
-    a = TrainArguments(**settings)
-    task, model, agents, steps, G, max_new_tokens, lr, temperature, beta, eval_rows, seed, device, out, progress, turns, \
-        save_steps, resume, overwrite, prompts_per_step, report_to = (
-            a.task, a.model, a.agents, a.steps, a.G, a.max_new_tokens, a.lr, a.temperature, a.beta, a.eval_rows, a.seed,
-            a.device, a.out, a.progress, a.turns, a.save_steps, a.resume, a.overwrite, a.prompts_per_step, a.report_to)
-    try:
-        t = get_task(task)
-    except ValueError as exc:
-        raise SettingsError(str(exc)) from None
-    if agents not in AGENT_KINDS:
-        raise SettingsError(f"unknown agents {agents!r}; choose one of {', '.join(AGENT_KINDS)}.")
-    if not isinstance(model, str) or not model.strip():
-        raise SettingsError("--model is empty; give 'tiny', 'smollm2-135m', a hub id or a local path.")
-    if isinstance(turns, int) and turns > 1 and t.transition is None:
-        with_one = [name for name, other in TASKS.items() if other.transition is not None]
-        raise SettingsError(f"--turns {turns} needs a transition, and the {task} task has none; the package has one for "
-                            f"--task {' / '.join(with_one)} (level feedback).")
-    settings = dict(task=task, model=model, agents=agents, steps=steps, G=G,
-                    max_new_tokens=t.max_new_tokens if max_new_tokens is None else max_new_tokens,
-                    lr=lr if lr is not None else (2e-3 if agents == "lora" else 5e-4), temperature=temperature,
-                    beta=t.beta if beta is None else beta, eval_rows=eval_rows, seed=seed, turns=turns,
-                    prompts_per_step=prompts_per_step)
-    out_dir = Path(out if out is not None else f"runs/{task}")
-    if out is None and resume is None and not overwrite and distributed.launch_rank() == 0:
-        out_dir = next_free(out_dir)  # no --out: an earlier run in runs/<task> is kept, this one goes beside it
-    try:
-        cfg = run_config(settings, progress=progress, save_steps=save_steps, report_to=report_to,
-                         logging_dir=str(out_dir / "tensorboard"))
-        check_installed(cfg.trackers)
-    except (ValueError, TrackerNotInstalledError) as exc:
-        raise SettingsError(str(exc)) from None
-    W = distributed.launch_world_size()
-    if prompts_per_step % W:
-        raise SettingsError(f"--prompts-per-step {prompts_per_step} with {W} processes (torchrun --nproc_per_node): "
-                            f"each process takes prompts-per-step / {W} prompts per step, so give a multiple of {W}, "
-                            f"e.g. --prompts-per-step {W}.")
-    try:  # the task's data, read and checked before any model loads: a bad file is one line, not a traceback
-        t.load("train")
-        n_eval = len(t.load("eval"))
-    except (ValueError, OSError) as exc:
-        raise SettingsError(f"the {task} task's data cannot be used: {exc}") from None
-    if isinstance(eval_rows, bool) or not isinstance(eval_rows, int) or not 1 <= eval_rows <= n_eval:
-        raise SettingsError(f"--eval-rows {eval_rows!r} is not allowed: the {task} task has {n_eval} held-out rows, "
-                            f"so give a number from 1 to {n_eval}.")
-    device = _check_device(device)
-    resume_info = None
+    """Check every setting of `run_training` without loading a model or writing anything; returns the
+    resolved plan: the run's `RunArguments`, its `Task`, its `MAGRPOConfig` (`run_defaults` fills what
+    depends on the task or the agents), the device, the output folder and the checkpoint to resume.
+    The settings are RunArguments' fields and MAGRPOConfig's (`CONFIG_FIELDS`), each with the default
+    its dataclass holds. Raises SettingsError naming the setting, the value and what to do."""
+    unknown = [k for k in settings if k not in RUN_FIELDS and k not in CONFIG_FIELDS]
+    if unknown:
+        raise _unknown_settings(unknown)
+    given_run = {k: v for k, v in settings.items() if k in RUN_FIELDS}
+    given_cfg = {k: v for k, v in settings.items() if k in CONFIG_FIELDS}
+    resume, overwrite = given_run.get("resume"), given_run.get("overwrite", False)
+    if not isinstance(overwrite, bool):
+        raise SettingsError(f"overwrite={overwrite!r} is not allowed: give True or False.")
+    for name in ("out", "resume"):
+        if given_run.get(name) is not None and not isinstance(given_run[name], (str, os.PathLike)):
+            raise SettingsError(f"{flag(name)} {given_run[name]!r} is not a folder path.")
+    check_resume_flags(resume, overwrite)
+    resume_info = saved_cfg = None
     if resume is not None:
-        check_resume_flags(resume, overwrite)
-        run_dir, resume_info, saved = _resume_point(Path(resume))
-        if out is not None and Path(out).resolve() != run_dir.resolve():
+        run_dir, resume_info, saved_run, saved_cfg = _resume_point(Path(resume))
+        if given_run.get("out") is not None and Path(given_run["out"]).resolve() != run_dir.resolve():
             raise SettingsError(f"--resume {resume} continues the run in {run_dir} and writes there; leave --out out "
                                 f"(or give --out {run_dir}).")
-        out, out_dir = str(run_dir), run_dir
-        cfg = dataclasses.replace(cfg, logging_dir=str(out_dir / "tensorboard"))
-        differ = [f"{SETTING_FLAGS[k]} {settings[k]!r} (the run has {saved.get(k)!r})" for k in SETTING_FLAGS
-                  if settings[k] != saved.get(k)]
+        differ = [f"{flag(k)} {v!r} (the run has {saved_run[k]!r})" for k, v in given_run.items()
+                  if k in SAVED_RUN_FIELDS and v != saved_run[k]]
+        differ += [f"{flag(k)} {v!r} (the run has {saved_cfg[k]!r})" for k, v in given_cfg.items()
+                   if k not in RESUME_FREE and v != saved_cfg[k]]
         if differ:
             raise SettingsError(f"--resume {resume}: the run was started with other settings: {'; '.join(differ)}. "
                                 "A resumed run keeps its settings; leave those options out.")
+        given_run = {**saved_run, **given_run, "out": str(run_dir)}
+    try:
+        run = RunArguments(**given_run)
+        task = get_task(run.task)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
+    if run.agents not in AGENT_KINDS:
+        raise SettingsError(f"unknown agents {run.agents!r}; choose one of {', '.join(AGENT_KINDS)}.")
+    if not isinstance(run.model, str) or not run.model.strip():
+        raise SettingsError("--model is empty; give 'tiny', 'smollm2-135m', a hub id or a local path.")
+    out_dir = Path(run.out if run.out is not None else f"runs/{run.task}")
+    if run.out is None and not overwrite and distributed.launch_rank() == 0:
+        out_dir = next_free(out_dir)  # no --out: an earlier run in runs/<task> is kept, this one goes beside it
+    if saved_cfg is not None:  # the run's own config; this command line may change only RESUME_FREE fields
+        values = {**saved_cfg, "progress": True, **given_cfg}
+    else:
+        values = {**run_defaults(task, run.agents), **given_cfg}
+    try:
+        cfg = MAGRPOConfig(**{**values, "logging_dir": str(out_dir / "tensorboard")})
+        check_installed(cfg.trackers)
+    except (ValueError, TrackerNotInstalledError) as exc:
+        raise SettingsError(str(exc)) from None
+    if cfg.max_steps is None:
+        raise SettingsError("max_steps=None is not allowed here: `magrpo-edu train` counts steps; give --max-steps N.")
+    if cfg.num_turns > 1 and task.transition is None:
+        with_one = [name for name, other in TASKS.items() if other.transition is not None]
+        raise SettingsError(f"--num-turns {cfg.num_turns} needs a transition, and the {run.task} task has none; the "
+                            f"package has one for --task {' / '.join(with_one)} (level feedback).")
+    W = distributed.launch_world_size()
+    if cfg.prompts_per_step % W:
+        raise SettingsError(f"--prompts-per-step {cfg.prompts_per_step} with {W} processes (torchrun --nproc_per_node): "
+                            f"each process takes prompts-per-step / {W} prompts per step, so give a multiple of {W}, "
+                            f"e.g. --prompts-per-step {W}.")
+    try:  # the task's data, read and checked before any model loads: a bad file is one line, not a traceback
+        task.load("train")
+        n_eval = len(task.load("eval"))
+    except (ValueError, OSError) as exc:
+        raise SettingsError(f"the {run.task} task's data cannot be used: {exc}") from None
+    eval_rows = run.eval_rows
+    if isinstance(eval_rows, bool) or not isinstance(eval_rows, int) or not 1 <= eval_rows <= n_eval:
+        raise SettingsError(f"--eval-rows {eval_rows!r} is not allowed: the {run.task} task has {n_eval} held-out rows, "
+                            f"so give a number from 1 to {n_eval}.")
+    device = _check_device(run.device)
+    if resume_info is not None:
+        steps = cfg.max_steps
         if resume_info["step"] > steps:
-            raise SettingsError(f"--resume {resume}: its checkpoint is at step {resume_info['step']}, past --steps {steps}.")
+            raise SettingsError(f"--resume {resume}: its checkpoint is at step {resume_info['step']}, past --max-steps {steps}.")
         if resume_info["step"] == steps:
             raise SettingsError(f"--resume {resume}: that run is finished (all {steps} steps trained; its results are in "
-                                f"{run_dir}/results.md). Evaluate its agents again with: magrpo-edu eval --checkpoint {run_dir}")
+                                f"{out_dir}/results.md). Evaluate its agents again with: magrpo-edu eval --checkpoint {out_dir}")
     if distributed.launch_rank() == 0:  # in a data-parallel launch only rank 0 writes (and rank 0 may already have)
         _check_out(out_dir, overwrite, resume is not None)
-    return dict(settings=settings, save_steps=save_steps, config=cfg, device=device, out_dir=out_dir,
-                progress=progress, overwrite=overwrite, resume=resume_info, halfway=halfway(steps))
+    return dict(run=run, task=task, config=cfg, device=device, out_dir=out_dir, resume=resume_info,
+                halfway=halfway(cfg.max_steps))
 
 
 class _Halfway(TrainerCallback):
@@ -345,13 +377,13 @@ def _save_stopped(trainer: MAGRPOTrainer, out_dir: Path, why: str) -> None:
     print(f"\n{why} at step {trainer.step} of {total}. Saved {hist}{kept}.", file=sys.stderr, flush=True)
 
 
-def build_team(model: str, agents: str, device: str):
-    """(tokenizer, the two agents) of a `magrpo-edu train` run: `train` and `eval` build them alike."""
+def build_team(model: str, agents: str, device: str, n: int = 2):
+    """(tokenizer, the n agents) of a `magrpo-edu train` run: `train` and `eval` build them alike."""
     base, tok = load_model(model, device=device)
     # LoRA on the attention's q/v projections for the tiny model, where peft's per-layer overhead dominates
     # a step (benchmarks/PROFILE.md, "LoRA targets"); all linear layers for real models.
     targets = ["q_proj", "v_proj"] if model == "tiny" else "all-linear"
-    team = lora_agents(base, 2, tokenizer=tok, target_modules=targets) if agents == "lora" else separate_agents(base, 2, tokenizer=tok)
+    team = lora_agents(base, n, tokenizer=tok, target_modules=targets) if agents == "lora" else separate_agents(base, n, tokenizer=tok)
     return tok, team
 
 
@@ -364,9 +396,12 @@ def run_eval(checkpoint: str, eval_rows: int | None = None, samples: int | None 
     and the comparison table's "magrpo" row (`samples` joint answers per row; default as `train`).
     Checked before any model loads: a folder without a train checkpoint, or eval_rows out of range,
     raises SettingsError."""
-    _, info, run = _resume_point(Path(checkpoint), purpose="evaluate")
+    _, info, run, saved_cfg = _resume_point(Path(checkpoint), purpose="evaluate")
     task = run["task"]
-    t = get_task(task)
+    try:
+        t = get_task(task)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
     n_eval = len(t.load("eval"))
     rows_n = run["eval_rows"] if eval_rows is None else eval_rows
     if isinstance(rows_n, bool) or not isinstance(rows_n, int) or not 1 <= rows_n <= n_eval:
@@ -375,36 +410,36 @@ def run_eval(checkpoint: str, eval_rows: int | None = None, samples: int | None 
     if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or samples < 1):
         raise SettingsError(f"--samples {samples!r} is not allowed: give a whole number >= 1.")
     device = _check_device(device)
-    tok, team = build_team(run["model"], run["agents"], device)
+    cfg = MAGRPOConfig(**{**saved_cfg, "progress": False, "report_to": "none"})
+    tok, team = build_team(run["model"], run["agents"], device, cfg.num_agents)
     reward, formatters, train_rows, eval_set = t.setup(tok)
-    cfg = run_config(run, progress=False)
     rows = eval_set[:rows_n]
     trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=rows,
-                            transition=_transition(t, run["turns"]))
+                            transition=_transition(t, cfg.num_turns))
     try:
         trainer.load_checkpoint(info["path"])
     except ValueError as exc:
         raise SettingsError(f"cannot evaluate {checkpoint}: {exc}") from None
     ev = trainer.evaluate()
     n = samples if samples is not None else t.table_samples
-    row = run_method("magrpo", team, formatters, rows, t.levels, t.prompt_task, t.max_reward, samples=n,
-                     max_new_tokens=run["max_new_tokens"], temperature=run["temperature"], seed=run["seed"],
+    row = run_method("magrpo", team, t, rows, formatters, samples=n, max_new_tokens=cfg.max_new_tokens,
+                     temperature=cfg.temperature, top_p=cfg.top_p, top_k=cfg.top_k, seed=cfg.seed,
                      ks=tuple(k for k in (1, 5, 10) if k <= n))
     comp = sorted(k for k in ev if k.startswith(("eval/reward/", "eval/repetition/", "eval/naturalness/")))
-    print(f"# {task}: the agents of {info['path']} (step {trainer.step} of {run['steps']}; model `{run['model']}`)\n")
+    print(f"# {task}: the agents of {info['path']} (step {trainer.step} of {cfg.max_steps}; model `{run['model']}`)\n")
     print(f"Trainer's evaluation, {rows_n} held-out rows x {cfg.num_generations} samples: joint reward "
           f"{ev['eval/reward']:.3f}; " + ", ".join(f"{k.split('/', 1)[1]} {ev[k]:.3f}" for k in comp) + "\n")
     print(markdown_table([row]))
     return dict(step=trainer.step, evaluate=ev, table=[row])
 
 
-def before_after_examples(table, rows, samples: int, prompt_task: str, n: int = 3) -> list[dict]:
+def before_after_examples(table, rows, samples: int, task: Task, n: int = 3) -> list[dict]:
     """The first `n` rows' first samples from the untrained (parallel) and trained (magrpo) table rows
     that kept their texts: what results.md shows next to the numbers."""
     by = {r["method"]: r for r in table if "texts" in r}
     if "parallel" not in by or "magrpo" not in by:
         return []
-    field = get_task(prompt_task).prompt_field
+    field = task.prompt_field
     out = []
     for k, row in enumerate(rows[:n]):
         j = k * samples
@@ -417,14 +452,16 @@ def before_after_examples(table, rows, samples: int, prompt_task: str, n: int = 
 def run_training(**settings) -> dict:
     """One experiment (module docstring): plan (`plan_run`, every setting checked before any model
     loads), build (`build_run`), train (`train_run`), report (`report_run`). The settings are the
-    fields of `config.TrainArguments` (the command line's options, with their defaults there), e.g.
-    run_training(task="tldr", steps=300, out="runs/tldr").
+    fields of `config.RunArguments` and `config.MAGRPOConfig` (the command line's options, under the
+    same names), e.g. run_training(task="tldr", max_steps=300, out="runs/tldr"); a field left out
+    takes its dataclass's default, or `run_defaults`' where it depends on the task or the agents.
 
     `out` defaults to runs/<task>; `save_steps`: checkpoint every N steps into <out>/checkpoint;
-    `resume`: a run folder (or its checkpoint folder) to continue, with the same settings
-    (`resume_settings` reads them); `overwrite`: replace an earlier run's results in `out`;
-    `prompts_per_step`: prompts per optimiser step (over all processes when launched with torchrun);
-    `report_to`: "tensorboard" (into <out>/tensorboard), "wandb", "trackio" or "none".
+    `resume`: a run folder (or its checkpoint folder) to continue, with the run's own settings (the
+    checkpoint keeps them; only progress, save_steps and report_to may change); `overwrite`: replace
+    an earlier run's results in `out`; `prompts_per_step`: prompts per optimiser step (over all
+    processes when launched with torchrun); `report_to`: "tensorboard" (into <out>/tensorboard),
+    "wandb", "trackio" or "none".
 
     Launched with torchrun (data parallel, magrpo_edu.distributed), every process trains and only
     rank 0 evaluates before and after, writes the output folder and returns the results ({} elsewhere)."""
@@ -442,16 +479,16 @@ def _say(text: str) -> None:
 
 def describe_plan(plan: dict) -> str:
     """What a run will do, in the order it does it: the first thing `magrpo-edu train` prints."""
-    s, t = plan["settings"], get_task(plan["settings"]["task"])
-    team = f"2 {'LoRA agents on one frozen' if s['agents'] == 'lora' else 'full copies of the'} `{s['model']}` model"
+    r, t, c = plan["run"], plan["task"], plan["config"]
+    team = f"{c.num_agents} {'LoRA agents on one frozen' if r.agents == 'lora' else 'full copies of the'} `{r.model}` model"
     if plan["resume"] is not None:
-        return (f"magrpo-edu train: resuming {plan['out_dir']} at step {plan['resume']['step']} of {s['steps']} "
-                f"({s['task']}, {team}); then the evaluation of the trained agents, plots and results.md there.")
-    n_base = len(untrained_methods(t.prompt_task))
+        return (f"magrpo-edu train: resuming {plan['out_dir']} at step {plan['resume']['step']} of {c.max_steps} "
+                f"({r.task}, {team}); then the evaluation of the trained agents, plots and results.md there.")
+    n_base = len(untrained_methods(t))
     return "\n".join([
-        f"magrpo-edu train: task {s['task']}, {team}, on {plan['device']}; results go to {plan['out_dir']}/",
-        f"  1. evaluate the untrained agents and {n_base} prompt-level baselines on {s['eval_rows']} held-out rows",
-        f"  2. train {s['steps']} MAGRPO steps (G = {s['G']} samples per agent, {s['max_new_tokens']} new tokens)"
+        f"magrpo-edu train: task {r.task}, {team}, on {plan['device']}; results go to {plan['out_dir']}/",
+        f"  1. evaluate the untrained agents and {n_base} prompt-level baselines on {r.eval_rows} held-out rows",
+        f"  2. train {c.max_steps} MAGRPO steps (G = {c.num_generations} samples per agent, {c.max_new_tokens} new tokens)"
         + (f", evaluating the agents once at step {plan['halfway']}" if plan["halfway"] else ""),
         "  3. evaluate the trained agents the same way; write results.md, plots and the agents (checkpoint/)"])
 
@@ -478,25 +515,25 @@ class Run:
     created: bool
     t0: float
     in_dist_before: Optional[dict] = None
-    """The untrained agents on one in-distribution row (`Run.in_distribution`), writing tasks only."""
+    """The untrained agents on one in-distribution row (`Run.in_distribution`), for tasks that have one."""
     in_dist_after: Optional[dict] = None
     """The trained agents on the same row."""
 
     def method(self, name: str, rows: Optional[list] = None, samples: Optional[int] = None) -> dict:
         """One comparison-table row for these agents (`baselines.run_method` with the run's settings), on
         the held-out rows unless `rows` is given."""
-        t, s = self.task, self.plan["settings"]
-        return run_method(name, self.team, self.formatters, self.rows if rows is None else rows, t.levels,
-                          t.prompt_task, t.max_reward, keep_texts=True,
-                          samples=t.table_samples if samples is None else samples,
-                          max_new_tokens=s["max_new_tokens"], temperature=s["temperature"], seed=s["seed"])
+        c = self.plan["config"]
+        return run_method(name, self.team, self.task, self.rows if rows is None else rows, self.formatters,
+                          keep_texts=True, samples=self.task.table_samples if samples is None else samples,
+                          max_new_tokens=c.max_new_tokens, temperature=c.temperature, top_p=c.top_p, top_k=c.top_k,
+                          seed=c.seed)
 
     def in_distribution(self, name: str) -> Optional[dict]:
-        """Writing tasks: the agents' first sample and its joint reward on one new row of the training
-        data's own generator (`tasks.writing.in_distribution_row`), to show beside the held-out rows."""
-        if self.task.prompt_task not in WRITING_FIELDS:
+        """The agents' first sample and its joint reward on one new row of the training data's own
+        generator (`Task.in_distribution`; the writing tasks), to show beside the held-out rows."""
+        if self.task.in_distribution is None:
             return None
-        row = in_distribution_row(self.task.prompt_task)
+        row = self.task.in_distribution()
         r = self.method(name, rows=[row], samples=1)
         return dict(row=row, text=r["texts"][0], reward=r["pair_rewards"][0])
 
@@ -505,14 +542,14 @@ def build_run(plan: dict) -> Run:
     """Build: the model and the agents, the task, the trainer; then the untrained agents' evaluation
     and baselines (or, resuming, the checkpoint and what it recorded), and the output folder."""
     t0 = time.time()
-    s, out_dir, main = plan["settings"], plan["out_dir"], distributed.launch_rank() == 0
-    tok, team = build_team(s["model"], s["agents"], plan["device"])
-    t = get_task(s["task"])
+    r, t, cfg = plan["run"], plan["task"], plan["config"]
+    out_dir, main = plan["out_dir"], distributed.launch_rank() == 0
+    tok, team = build_team(r.model, r.agents, plan["device"], cfg.num_agents)
     reward, formatters, train_rows, eval_set = t.setup(tok)
-    rows = eval_set[:s["eval_rows"]]
+    rows = eval_set[:r.eval_rows]
     try:
-        trainer = MAGRPOTrainer(team, reward, formatters, train_rows, plan["config"], eval_dataset=rows,
-                                transition=_transition(t, s["turns"]), checkpoint_dir=out_dir / "checkpoint")
+        trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=rows,
+                                transition=_transition(t, cfg.num_turns), checkpoint_dir=out_dir / "checkpoint")
     except ValueError as exc:  # e.g. --max-new-tokens beyond the model's context
         raise SettingsError(str(exc)) from None
     run = Run(plan, t, team, formatters, rows, trainer, None, [], None, [], main, not out_dir.exists(), t0)
@@ -522,26 +559,25 @@ def build_run(plan: dict) -> Run:
         except ValueError as exc:  # a damaged or mismatched file: one line, exit 2, not a traceback
             raise SettingsError(f"cannot resume {out_dir}: {exc}") from None
         run.before, run.table = trainer.metadata["before"], trainer.metadata["table"]
-        run.in_dist_before = trainer.metadata.get("in_distribution_before")  # None in runs saved before it existed
+        run.in_dist_before = trainer.metadata["in_distribution_before"]
         if main:
-            print(f"Resuming {out_dir} at step {trainer.step} of {s['steps']}.", file=sys.stderr, flush=True)
+            print(f"Resuming {out_dir} at step {trainer.step} of {cfg.max_steps}.", file=sys.stderr, flush=True)
     elif main:  # data parallel: rank 0 evaluates the untrained agents, the others go straight to training
-        progress = plan["progress"]
+        progress = cfg.progress
         run.before = trainer.evaluate(progress=progress, desc="1. untrained agents")
-        methods = untrained_methods(t.prompt_task)
+        methods = untrained_methods(t)
         run.table = [run.method(m) for m in tqdm(methods, desc="1. baselines", disable=not progress)]
         run.in_dist_before = run.in_distribution("parallel")
         if not progress:
             _say(f"Untrained agents and {len(methods)} baselines evaluated ({time.time() - t0:.0f} s so far).")
     run.clock = _TrainClock(trainer.metadata.get("train_seconds", 0.0))
     run.resumed_at = trainer.metadata.get("resumed_at_steps", []) + ([trainer.step] if plan["resume"] is not None else [])
-    trainer.metadata = dict(run={**s}, save_steps=plan["save_steps"], report_to=plan["config"].report_to,
-                            before=run.before, table=run.table, in_distribution_before=run.in_dist_before,
+    trainer.metadata = dict(run={k: getattr(r, k) for k in SAVED_RUN_FIELDS}, before=run.before, table=run.table, in_distribution_before=run.in_dist_before,
                             train_seconds=run.clock.seconds(), resumed_at_steps=run.resumed_at)
     trainer.callbacks.append(run.clock)
     if main:  # data parallel: rank 0 evaluates halfway, the others wait for it at the next step's gather in train()
         trainer.callbacks.append(_Halfway(plan["halfway"], run.before, run.clock))
-        _prepare_out(out_dir, plan["overwrite"] and plan["resume"] is None)
+        _prepare_out(out_dir, r.overwrite and plan["resume"] is None)
         if plan["resume"] is None:
             trainer.log_eval(run.before)  # the trackers' eval curves start at the untrained agents (step 0)
     return run
@@ -557,12 +593,13 @@ def train_run(run: Run) -> Optional[tuple[dict, list, float]]:
         if not run.main:
             return None
         train_s = run.clock.seconds()
-        if run.plan["save_steps"] is None:  # every finished run keeps its agents: `magrpo-edu eval --checkpoint` needs them
+        if run.plan["config"].save_steps is None:  # every finished run keeps its agents: `magrpo-edu eval --checkpoint` needs them
             trainer.save(out_dir / "checkpoint")
-        after = trainer.evaluate(progress=run.plan["progress"], desc="3. trained agents")
+        progress = run.plan["config"].progress
+        after = trainer.evaluate(progress=progress, desc="3. trained agents")
         trainer.log_eval(after)
-        finals = ["magrpo"] + (["magrpo_2turn"] if run.task.prompt_task == "coding" else [])  # coding: + a feedback turn
-        table = list(run.table) + [run.method(m) for m in tqdm(finals, desc="3. comparison table", disable=not run.plan["progress"])]
+        finals = ["magrpo"] + (["magrpo_2turn"] if run.task.transition is not None else [])  # + a second turn (coding: feedback)
+        table = list(run.table) + [run.method(m) for m in tqdm(finals, desc="3. comparison table", disable=not progress)]
         run.in_dist_after = run.in_distribution("magrpo") if run.in_dist_before is not None else None
     except KeyboardInterrupt:
         if run.main:
@@ -587,10 +624,10 @@ def report_run(run: Run, after: dict, table: list, train_s: float) -> dict:
     matplotlib.use("Agg")
     from . import viz
 
-    plan, s, t, trainer, team = run.plan, run.plan["settings"], run.task, run.trainer, run.team
-    task, out_dir, before, prompt_task = s["task"], plan["out_dir"], run.before, t.prompt_task
-    G, steps, lr, max_new_tokens, seed = s["G"], s["steps"], s["lr"], s["max_new_tokens"], s["seed"]
-    prompts_per_step, samples = s["prompts_per_step"], t.table_samples
+    plan, r, c, t, trainer, team = run.plan, run.plan["run"], run.plan["config"], run.task, run.trainer, run.team
+    task, out_dir, before = r.task, plan["out_dir"], run.before
+    G, steps, lr, max_new_tokens, seed = c.num_generations, c.max_steps, c.learning_rate, c.max_new_tokens, c.seed
+    prompts_per_step, samples = c.prompts_per_step, t.table_samples
     _write_history(trainer, out_dir)
     during = [ev for ev in trainer.eval_history if ev["step"] < trainer.step]  # the halfway evaluation
     evals = [dict(before, step=0)] + during + [dict(after, step=trainer.step)]  # held-out: untrained, halfway, trained
@@ -600,26 +637,26 @@ def report_run(run: Run, after: dict, table: list, train_s: float) -> dict:
             continue
         fig.savefig(out_dir / f"{name}.png", dpi=100)
         matplotlib.pyplot.close(fig)
-    if prompt_task == "coding":
-        fig = viz.plot_pass_at_k(table, title="coding: PassOrNot@k (solid) and Accuracy@k (dashed), held-out families")
+    if any(k.startswith("pass_or_not@") for k in table[0]):  # coding's table metrics
+        fig = viz.plot_pass_at_k(table, title=f"{task}: PassOrNot@k (solid) and Accuracy@k (dashed), held-out rows")
         fig.savefig(out_dir / "pass_at_k.png", dpi=100)
         matplotlib.pyplot.close(fig)
-    metric = "pass_or_not@1" if prompt_task == "coding" else "normalised"
+    metric = t.headline
     fig = viz.plot_comparison(table, metric, title=f"{task}: baselines vs MAGRPO ({metric})")
     fig.savefig(out_dir / "comparison.png", dpi=100)
     matplotlib.pyplot.close(fig)
     first = trainer.history[: max(1, len(trainer.history) // 10)]
     last = trainer.history[-max(1, len(trainer.history) // 10):]
-    examples = before_after_examples(table, run.rows, samples, prompt_task)
+    examples = before_after_examples(table, run.rows, samples, t)
     table = [{k: v for k, v in row.items() if k not in ("texts", "pair_rewards")} for row in table]
-    in_dist = None  # writing tasks: one row of the training data's own world, beside the held-out ones
+    in_dist = None  # tasks with Task.in_distribution (writing): one row of the training data's own world, beside the held-out ones
     if run.in_dist_before is not None and run.in_dist_after is not None:
         b, a = run.in_dist_before, run.in_dist_after
         in_dist = dict(id=b["row"]["id"], input=b["row"][t.prompt_field], before=b["text"], after=a["text"],
                        reward_before=b["reward"], reward_after=a["reward"])
-    results = dict(task=task, model=s["model"], agents=s["agents"], steps=steps, num_generations=G, max_new_tokens=max_new_tokens,
-                   learning_rate=lr, beta=plan["settings"]["beta"], prompts_per_step=prompts_per_step,
-                   processes=distributed.world_size(), seed=seed, device=plan["device"], save_steps=plan["save_steps"],
+    results = dict(task=task, model=r.model, agents=r.agents, steps=steps, num_generations=G, max_new_tokens=max_new_tokens,
+                   learning_rate=lr, beta=c.beta, prompts_per_step=prompts_per_step,
+                   processes=distributed.world_size(), seed=seed, device=plan["device"], save_steps=c.save_steps,
                    resumed_at_steps=run.resumed_at, train_seconds=round(train_s, 1),
                    total_seconds=round(time.time() - run.t0, 1), eval_rows=before["eval/rows"],
                    eval_before=before, eval_after=after, comparison=table, examples=examples,
@@ -629,8 +666,8 @@ def report_run(run: Run, after: dict, table: list, train_s: float) -> dict:
                    versions=dict(magrpo_edu=__version__, torch=torch.__version__, python=platform.python_version()))
     (out_dir / "results.json").write_text(json.dumps(results, indent=2))
     comp = sorted(k for k in after if k.startswith("eval/reward/"))
-    lines = [f"# {task}: MAGRPO on `{s['model']}` ({s['agents']} agents)", "",
-             f"{steps} steps, G={G}, lr={lr}, beta={plan['settings']['beta']}, {max_new_tokens} new tokens, seed {seed}, {plan['device']}"
+    lines = [f"# {task}: MAGRPO on `{r.model}` ({r.agents} agents)", "",
+             f"{steps} steps, G={G}, lr={lr}, beta={c.beta}, {max_new_tokens} new tokens, seed {seed}, {plan['device']}"
              + (f", {prompts_per_step} prompts per step" if prompts_per_step > 1 else "")
              + (f" over {distributed.world_size()} processes" if distributed.world_size() > 1 else "") + "; "
              f"training took {train_s:.0f} s. Evaluated on {before['eval/rows']} held-out rows, "
@@ -653,7 +690,7 @@ def report_run(run: Run, after: dict, table: list, train_s: float) -> dict:
     lines += ["", "## Before and after: the agents' texts on held-out rows", "",
               "The untrained agents (parallel protocol) and the trained ones (magrpo) on the same rows, first sample "
               "each. Read them next to the numbers: a reward can rise while the texts get worse.", ""]
-    if s["model"] == "tiny" and prompt_task != "coding":
+    if r.model == "tiny" and t.in_distribution is not None:  # the writing tasks
         what = t.prompt_field  # post / abstract
         lines += ["**What the embedded tiny model can and cannot do.** It is a 3M-parameter model pretrained on a "
                   f"small synthetic world (`magrpo_edu/models/tiny/README.md`). On these held-out, hand-written {what}s "
@@ -665,7 +702,7 @@ def report_run(run: Run, after: dict, table: list, train_s: float) -> dict:
                   "(notebook 07, `magrpo_edu/models/smollm2_tldr/README.md`).", ""]
     shown = [(f"{ex['id']}: joint reward", ex) for ex in examples]
     if in_dist is not None:
-        shown.append((f"In distribution, for comparison: a new {prompt_task} row from the training data's own generator "
+        shown.append(("In distribution, for comparison: a new row from the training data's own generator "
                        "(not a training row), joint reward", in_dist))
     for heading, ex in shown:
         lines += [f"### {heading} {ex['reward_before']:.2f} -> {ex['reward_after']:.2f}", "",

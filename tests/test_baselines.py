@@ -7,7 +7,6 @@ import sys
 import pytest
 
 from magrpo_edu import baselines, lora_agents
-from magrpo_edu.rewards import tldr_levels
 from magrpo_edu.tasks.writing import in_distribution_row, load_writing, tldr_formatters
 
 ROWS = [{"id": "a", "post": "My cat scratches the sofa every day and I do not know what to do."}]
@@ -50,9 +49,9 @@ class ChatAgent(A):
 def test_chat_models_get_every_protocol_inside_their_chat_template(fake_gen):
     agents = [ChatAgent("agent_0"), ChatAgent("agent_1")]
     fmts = tldr_formatters(ChatTok())
-    baselines.run_method("single", agents, fmts, ROWS, tldr_levels, "tldr", 2.98, samples=1)
-    baselines.run_method("sequential", agents, fmts, ROWS, tldr_levels, "tldr", 2.98, samples=1)
-    baselines.run_method("discussion", agents, fmts, ROWS, tldr_levels, "tldr", 2.98, samples=1)
+    baselines.run_method("single", agents, "tldr", ROWS, fmts, samples=1)
+    baselines.run_method("sequential", agents, "tldr", ROWS, fmts, samples=1)
+    baselines.run_method("discussion", agents, "tldr", ROWS, fmts, samples=1)
     prompts = [p for _, ps in fake_gen for p in ps]
     assert all(p.startswith("<user>") and p.endswith("</user><assistant>") for p in prompts), prompts
     assert "###" in prompts[0] and ROWS[0]["post"] in prompts[0]
@@ -61,22 +60,43 @@ def test_chat_models_get_every_protocol_inside_their_chat_template(fake_gen):
 
 
 def test_single_splits_on_marker(fake_gen):
-    r = baselines.run_method("single", [A("agent_0"), A("agent_1")], tldr_formatters(), ROWS, tldr_levels, "tldr", 2.98, samples=1)
+    r = baselines.run_method("single", [A("agent_0"), A("agent_1")], "tldr", ROWS, tldr_formatters(), samples=1)
     assert r["len1_chars"] == len("one two three four five six seven eight")
     assert [name for name, _ in fake_gen] == ["agent_0"]
 
 
 def test_parallel_is_concurrent_sequential_adds_up(fake_gen):
     agents = [A("agent_0"), A("agent_1")]
-    par = baselines.run_method("parallel", agents, tldr_formatters(), ROWS, tldr_levels, "tldr", 2.98, samples=1)
-    seq = baselines.run_method("sequential", agents, tldr_formatters(), ROWS, tldr_levels, "tldr", 2.98, samples=1)
+    par = baselines.run_method("parallel", agents, "tldr", ROWS, tldr_formatters(), samples=1)
+    seq = baselines.run_method("sequential", agents, "tldr", ROWS, tldr_formatters(), samples=1)
     assert par["seconds"] == 2.0 and seq["seconds"] == 3.0  # max(1, 2) vs 1 + 2
     assert "The other agent wrote: short answer" in fake_gen[-1][1][0]  # agent 2 saw agent 1's answer
     assert seq["len2_chars"] > par["len2_chars"]
 
 
+def test_three_agents_wait_for_and_discuss_with_every_other(fake_gen):
+    """n = 3: sequential shows agent k the answers of agents 1..k-1; discussion shows each agent the
+    other two's round-1 answers; single splits one answer into three parts."""
+    from magrpo_edu.tasks.registry import Task
+
+    three = Task("three", "", lambda split: ROWS, lambda tokenizer=None: [lambda r, k=k: f"agent {k}: {r['post']}" for k in range(3)],
+                 lambda c, r: [0.0] * len(c[0]), max_reward=1.0, max_new_tokens=8, prompt_field="post",
+                 levels=lambda a, b, c: {"total": float(bool(a and b and c))}, num_agents=3,
+                 single_prompt=lambda row, tok=None: "### " + row["post"])
+    agents = [A("agent_0"), A("agent_1"), A("agent_2")]
+    seq = baselines.run_method("sequential", agents, three, ROWS, samples=1)
+    third = fake_gen[-1][1][0]
+    assert third.startswith("The other agent wrote: short answer with eight words in it ok\nsaw other a much longer")
+    assert seq["seconds"] == 1.0 + 2.0 + 1.0 and "len3_chars" in seq and "repetition3" in seq
+    fake_gen.clear()
+    baselines.run_method("discussion", agents, three, ROWS, samples=1)
+    assert len(fake_gen) == 6 and fake_gen[3][1][0].count("\n") == 2  # agent 1 sees agents 2 and 3, one line each
+    single = baselines.run_method("single", agents, three, ROWS, samples=1)
+    assert single["len1_chars"] == len("one two three four five six seven eight") and single["len3_chars"] == 0
+
+
 def test_discussion_scores_round_two(fake_gen):
-    r = baselines.run_method("discussion", [A("agent_0"), A("agent_1")], tldr_formatters(), ROWS, tldr_levels, "tldr", 2.98, samples=1)
+    r = baselines.run_method("discussion", [A("agent_0"), A("agent_1")], "tldr", ROWS, tldr_formatters(), samples=1)
     assert len(fake_gen) == 4 and all("The other agent wrote" in p[0] for _, p in fake_gen[2:])
     assert r["seconds"] == 4.0 and r["tokens"] == 20
 
@@ -84,7 +104,8 @@ def test_discussion_scores_round_two(fake_gen):
 @pytest.mark.slow
 def test_real_models_produce_full_table(make_model, small_tokenizer):
     agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer)
-    table = baselines.compare(agents, agents, tldr_formatters(), ROWS * 2, tldr_levels, "tldr", 2.98, samples=1, max_new_tokens=6)
+    table = [baselines.run_method(m, agents, "tldr", ROWS * 2, tldr_formatters(), samples=1, max_new_tokens=6)
+             for m in ("single", "parallel", "sequential", "discussion", "magrpo")]
     assert [r["method"] for r in table] == ["single", "parallel", "sequential", "discussion", "magrpo"]
     for r in table:
         assert 0 <= r["normalised"] <= 1 and r["tokens"] > 0 and r["seconds"] > 0
@@ -96,7 +117,11 @@ def test_real_models_produce_full_table(make_model, small_tokenizer):
 
 def test_unknown_method():
     with pytest.raises(ValueError, match="unknown method"):
-        baselines.run_method("debate", [], [], ROWS, tldr_levels, "tldr", 2.98)
+        baselines.run_method("debate", [], "tldr", ROWS)
+    with pytest.raises(ValueError, match="the length task has 2 agents; got 1"):
+        baselines.run_method("parallel", [A("agent_0")], "length", ROWS)
+    with pytest.raises(ValueError, match="magrpo_2turn answers again after the task's transition, and the tldr task has none"):
+        baselines.run_method("magrpo_2turn", [A("agent_0"), A("agent_1")], "tldr", ROWS)
 
 
 @pytest.mark.slow
@@ -141,7 +166,7 @@ def test_train_command_coding_two_turns(tmp_path):
 
 
 def test_coding_metrics_by_hand():
-    from magrpo_edu.baselines import coding_metrics
+    from magrpo_edu.tasks.coding_task import coding_metrics
 
     def lv(passed, aux=0.4, calls=0.0, syntax=0.5, main=0.6):
         return dict(passed=passed, total_asserts=4, aux_defined=aux, main_defined=main, calls_aux=calls, syntax=syntax, total=0.0)
@@ -170,7 +195,7 @@ def test_single_coding_baseline_writes_the_entry_point_alone(monkeypatch):
         return [answer] * len(prompts), 1, 1.0, None
 
     monkeypatch.setattr(baselines, "_gen", gen)
-    r = baselines.run_method("single", [A("agent_0"), A("agent_1")], coding_formatters(), [problem], None, "coding", 4.0,
+    r = baselines.run_method("single", [A("agent_0"), A("agent_1")], "coding", [problem], coding_formatters(),
                              samples=1, ks=(1,))
     assert "Only write the main function." in shown[0] and "aux" not in shown[0].split("def count_vowels")[0]
     assert r["reward"] == pytest.approx(0.6 + 0.5 + 0.25) and r["calls_aux"] == 0.0 and r["aux_defined"] == 0.0
@@ -181,10 +206,8 @@ def test_coding_baselines_table(make_model, small_tokenizer):
 
     agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer)
     rows = load_coding("eval")[:2]
-    table = baselines.compare(agents, agents, coding_formatters(), rows, None, "coding", 4.0, samples=2, max_new_tokens=6,
-                              ks=(1, 2))
-    table.append(baselines.run_method("magrpo_2turn", agents, coding_formatters(), rows, None, "coding", 4.0, samples=2,
-                                      max_new_tokens=6, ks=(1, 2)))
+    table = [baselines.run_method(m, agents, "coding", rows, coding_formatters(), samples=2, max_new_tokens=6, ks=(1, 2))
+             for m in ("single", "parallel", "sequential", "discussion", "magrpo", "magrpo_2turn")]
     assert [r["method"] for r in table] == ["single", "parallel", "sequential", "discussion", "magrpo", "magrpo_2turn"]
     for r in table:
         assert {"pass_or_not@1", "accuracy@2", "cooperation_rate", "syntax_rate", "structure_rate"} <= set(r)

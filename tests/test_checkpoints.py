@@ -371,7 +371,7 @@ def finished_run(tmp_path_factory):
     from magrpo_edu import experiment
 
     out = tmp_path_factory.mktemp("finished") / "run"
-    experiment.run_training(task="length", steps=2, G=2, max_new_tokens=8, eval_rows=1, save_steps=1, out=str(out),
+    experiment.run_training(task="length", max_steps=2, num_generations=2, max_new_tokens=8, eval_rows=1, save_steps=1, out=str(out),
                             progress=False, device="cpu")
     return out
 

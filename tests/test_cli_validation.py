@@ -1,5 +1,6 @@
 """`magrpo-edu train` checks every option before loading a model: a mistake is one line
 `magrpo-edu: error: ...` on stderr, exit status 2, and no output folder is created or touched."""
+import dataclasses
 import re
 
 import pytest
@@ -27,11 +28,13 @@ def run_cli(args, capsys):
 
 @pytest.mark.parametrize("args, says", [
     (["--max-new-tokens", "0"], r"max_new_tokens=0 is not allowed.*\(set with --max-new-tokens\)"),
+    (["--max_new_tokens", "0"], r"max_new_tokens=0 is not allowed.*\(set with --max-new-tokens\)"),
     (["--max-new-tokens", "-5"], r"max_new_tokens=-5 is not allowed"),
     (["--eval-rows", "0"], r"--eval-rows 0 is not allowed: the length task has 30 held-out rows, so give a number from 1 to 30"),
     (["--eval-rows", "-1"], r"--eval-rows -1 is not allowed"),
     (["--eval-rows", "31"], r"--eval-rows 31 is not allowed"),
-    (["--steps", "0"], r"max_steps=0 is not allowed.*\(set with --steps\)"),
+    (["--steps", "0"], r"max_steps=0 is not allowed.*\(set with --max-steps\)"),
+    (["--max_steps", "none"], r"max_steps=None is not allowed here"),
     (["-G", "1"], r"num_generations=1 is not allowed.*\(set with --num-generations\)"),
     (["--temperature", "inf"], r"temperature=inf is not allowed.*finite"),
     (["--lr", "nan"], r"learning_rate=nan is not allowed"),
@@ -40,7 +43,14 @@ def run_cli(args, capsys):
     (["--seed", str(2**63)], r"seed=9223372036854775808 is not allowed"),
     (["--save-steps", "0"], r"save_steps=0 is not allowed.*\(set with --save-steps\)"),
     (["--prompts-per-step", "0"], r"prompts_per_step=0 is not allowed.*\(set with --prompts-per-step\)"),
-    (["--turns", "2"], r"--turns 2 needs a transition"),
+    (["--turns", "2"], r"--num-turns 2 needs a transition"),
+    (["--advantage", "none", "--scale_rewards", "group"], r"advantage='none' with scale_rewards='group' is refused"),
+    (["--joint_mode", "cross", "-G", "200"], r"joint_mode='cross' with num_generations=200"),
+    # mistakes argparse finds come in the same one-line format
+    (["--advantage", "median"], r"argument --advantage: invalid choice: 'median'"),
+    (["--steps", "ten"], r"argument --max_steps/--max-steps/--steps: invalid int value: 'ten' \(see magrpo-edu train --help\)"),
+    (["--no-such-option"], r"unrecognized arguments: --no-such-option"),
+    (["--task", "summarise"], r"argument --task: invalid choice: 'summarise'"),
     (["--device", "nonsense"], r"--device 'nonsense' is not a device torch knows"),
     (["--resume", "{tmp}/nothing-here"], r"nothing to resume in .*nothing-here"),
     (["--resume", "{tmp}/x", "--overwrite"], r"--overwrite and --resume contradict"),
@@ -58,7 +68,7 @@ def test_bad_options_fail_before_any_model_loads(args, says, tmp_path, capsys, n
 def test_beta_default_is_the_demo_leash_for_length_and_the_paper_elsewhere(tmp_path):
     assert experiment.plan_run(out=str(tmp_path / "a"))["config"].beta == get_task("length").beta > 0
     assert experiment.plan_run(task="tldr", out=str(tmp_path / "b"))["config"].beta == 0.0
-    assert experiment.plan_run(task="tldr", beta=0.3, out=str(tmp_path / "c"))["settings"]["beta"] == 0.3
+    assert experiment.plan_run(task="tldr", beta=0.3, out=str(tmp_path / "c"))["config"].beta == 0.3
 
 
 def test_non_empty_output_folder_is_refused_without_overwrite(tmp_path, capsys, no_model):
@@ -83,24 +93,46 @@ def test_a_failure_after_the_model_loads_leaves_no_folder(tmp_path, capsys):
     assert not out.exists()
 
 
-def test_resume_with_other_settings_is_refused(tmp_path, capsys, no_model, make_model, small_tokenizer, rows, formatters):
-    settings = dict(task="length", model="tiny", agents="lora", steps=6, G=2, max_new_tokens=8, lr=2e-3,
-                    temperature=1.0, eval_rows=1, seed=0, turns=1)
+def _saved_run(tmp_path, make_model, small_tokenizer, rows, formatters, run=None):
+    """A checkpoint in tmp_path/run as `magrpo-edu train` writes it (without training it)."""
+    cfg = MAGRPOConfig(max_steps=6, max_new_tokens=8, num_generations=2, learning_rate=2e-3, beta=0.05, progress=False,
+                       save_steps=2)
     tr = MAGRPOTrainer(lora_agents(make_model(), 2, tokenizer=small_tokenizer), lambda c, r: [0.0] * len(c[0]),
-                       formatters, rows, MAGRPOConfig(max_steps=6, max_new_tokens=8, num_generations=2, progress=False))
-    tr.metadata = dict(run=settings, save_steps=2)
+                       formatters, rows, cfg, checkpoint_dir=tmp_path / "run" / "checkpoint")
+    tr.metadata = dict(run=run or dict(task="length", model="tiny", agents="lora", eval_rows=1))
     tr.save(tmp_path / "run" / "checkpoint")
+    return cfg
+
+
+def test_resume_with_other_settings_is_refused(tmp_path, capsys, no_model, make_model, small_tokenizer, rows, formatters):
+    cfg = _saved_run(tmp_path, make_model, small_tokenizer, rows, formatters)
     rc, err = run_cli(["--resume", str(tmp_path / "run"), "--steps", "9"], capsys)
-    assert rc == 2 and "--steps 9 (the run has 6)" in err and "leave those options out" in err
+    assert rc == 2 and "--max-steps 9 (the run has 6)" in err and "leave those options out" in err
+    rc, err = run_cli(["--resume", str(tmp_path / "run"), "--task", "tldr", "--lr", "0.1"], capsys)
+    assert rc == 2 and "--task 'tldr' (the run has 'length')" in err and "--learning-rate 0.1 (the run has 0.002)" in err
     rc, err = run_cli(["--resume", str(tmp_path / "run"), "--out", str(tmp_path / "elsewhere")], capsys)
     assert rc == 2 and "writes there; leave --out out" in err
-    # this run's settings predate --beta and --prompts-per-step: it reads as trained without the leash, one prompt per step
-    assert experiment.resume_settings(tmp_path / "run") == {**settings, "beta": 0.0, "prompts_per_step": 1, "save_steps": 2,
-                                                             "report_to": "none"}
-    # and the CLI's resume (options filled from the saved settings) plans it with beta 0, not the demo's default
-    saved = experiment.resume_settings(tmp_path / "run")
-    plan = experiment.plan_run(**{k: v for k, v in saved.items()}, resume=str(tmp_path / "run"))
-    assert plan["config"].beta == 0.0
+    # the run's own settings come from its checkpoint; progress, save_steps and report_to may change
+    plan = experiment.plan_run(resume=str(tmp_path / "run"), save_steps=3, progress=False)
+    assert plan["config"] == dataclasses.replace(cfg, save_steps=3, logging_dir=str(tmp_path / "run" / "tensorboard"))
+    assert (plan["run"].task, plan["run"].eval_rows, plan["out_dir"]) == ("length", 1, tmp_path / "run")
+
+
+def test_a_checkpoint_with_the_old_setting_names_is_refused_clearly(tmp_path, capsys, no_model, make_model,
+                                                                     small_tokenizer, rows, formatters):
+    """Checkpoints written before the settings took MAGRPOConfig's names (never in a release) are an error, not a misread."""
+    _saved_run(tmp_path, make_model, small_tokenizer, rows, formatters,
+               run=dict(task="length", model="tiny", agents="lora", steps=6, G=2, lr=2e-3, eval_rows=1, turns=1))
+    rc, err = run_cli(["--resume", str(tmp_path / "run")], capsys)
+    assert rc == 2 and "written by an earlier magrpo-edu" in err and "start a new run" in err
+
+
+def test_unknown_and_old_setting_names_are_named():
+    with pytest.raises(experiment.SettingsError, match=r"unknown setting\(s\) 'steps', 'G'.*'steps' is 'max_steps'.*"
+                                                       r"'G' is 'num_generations' \(the command line's -G is an alias\)"):
+        experiment.plan_run(steps=3, G=2)
+    with pytest.raises(experiment.SettingsError, match=r"unknown setting\(s\) 'num_agents'"):
+        experiment.plan_run(num_agents=3)  # the task's
 
 
 def test_overwrite_keeps_the_old_run_until_training_starts_and_removes_only_run_files(tmp_path, capsys, no_model):
@@ -119,7 +151,7 @@ def test_overwrite_keeps_the_old_run_until_training_starts_and_removes_only_run_
 def test_eval_checkpoint_reproduces_the_runs_own_evaluation(tmp_path, capsys):
     out = tmp_path / "run"
     # no --save-steps: every finished run keeps its agents in <out>/checkpoint for `magrpo-edu eval`
-    res = experiment.run_training(task="tldr", steps=2, eval_rows=2, max_new_tokens=8, out=str(out),
+    res = experiment.run_training(task="tldr", max_steps=2, eval_rows=2, max_new_tokens=8, out=str(out),
                                   progress=False, device="cpu")
     capsys.readouterr()
     # resuming a finished run says it is finished (and how to evaluate it) instead of re-evaluating
@@ -143,19 +175,75 @@ def test_eval_checks_its_options_before_any_model_loads(tmp_path, capsys, no_mod
     assert rc == 2 and re.search(r"magrpo-edu: error: nothing to evaluate in .*nothing", err), err
 
 
-def test_the_command_line_is_the_train_arguments_dataclass():
-    """One name and one default per option: `magrpo-edu train` with no options parses to
-    TrainArguments()'s defaults, and the flags people type set the fields they name."""
-    import dataclasses
+def test_the_command_line_is_the_config_dataclasses():
+    """One name and one default per option: every MAGRPOConfig field a run takes and every RunArguments
+    field is an option under its own name (and the dashed form); the familiar short names are
+    aliases; the parser fills in no defaults (plan_run does, from the dataclasses and run_defaults)."""
+    from magrpo_edu.cli import build_parser
+    from magrpo_edu.config import RunArguments
+
+    train = build_parser()._subparsers._group_actions[0].choices["train"]
+    options = {o for a in train._actions for o in a.option_strings}
+    for name in experiment.CONFIG_FIELDS + experiment.RUN_FIELDS:
+        kind = type(getattr(MAGRPOConfig(), name, None) if name in experiment.CONFIG_FIELDS else getattr(RunArguments(), name))
+        if kind is bool:
+            continue
+        assert f"--{name}" in options and f"--{name.replace('_', '-')}" in options, name
+    assert {"-G", "--steps", "--lr", "--turns", "--no-progress", "--overwrite", "--no-batch-agents"} <= options
+    assert "--num_agents" not in options and "--logging_dir" not in options  # the task's; the output folder's
+    assert {k: v for k, v in vars(build_parser().parse_args(["train"])).items() if k not in ("func", "command")} == {}
+    parsed = vars(build_parser().parse_args(["train", "-G", "3", "--max-new-tokens", "9", "--lr", "0.01",
+                                             "--no-progress", "--overwrite", "--prompts-per-step", "2", "--steps", "5",
+                                             "--joint_mode", "cross", "--advantage", "rloo", "--scale-rewards", "zscore",
+                                             "--advantage_clip", "none", "--turns", "2", "--report-to", "none"]))
+    assert parsed["report_to"] == "none"  # a tracker's name, not None
+    assert (parsed["num_generations"], parsed["max_new_tokens"], parsed["learning_rate"], parsed["progress"],
+            parsed["overwrite"], parsed["prompts_per_step"], parsed["max_steps"], parsed["joint_mode"],
+            parsed["advantage"], parsed["scale_rewards"], parsed["advantage_clip"], parsed["num_turns"]) == \
+        (3, 9, 0.01, False, True, 2, 5, "cross", "rloo", "zscore", None, 2)
+
+
+def test_help_shows_each_default_once_and_booleans_as_switches(capsys):
+    assert main(["train", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--overwrite [OVERWRITE]" not in text and "--progress [PROGRESS]" not in text
+    assert "--num_generations N, --num-generations N, -G N" in text
+    assert "(default: the task's: " in text and "length 48" in text and "arxiv 360" in text  # max_new_tokens
+    assert "0.002 with --agents lora, 0.0005 with --agents separate" in text  # learning_rate
+    assert "(default: 300 for magrpo-edu train)" in text  # max_steps, the quick demo's
+
+
+def test_the_variants_reach_the_config(tmp_path):
+    plan = experiment.plan_run(joint_mode="cross", advantage="rloo", scale_rewards="zscore", top_k=5,
+                               out=str(tmp_path / "o"))
+    c = plan["config"]
+    assert (c.joint_mode, c.advantage, c.scale_rewards, c.top_k, c.num_agents) == ("cross", "rloo", "zscore", 5, 2)
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--docs", "3"], r"the following arguments are required: --out \(see magrpo-edu pretrain --help\)"),
+    (["--out", "{tmp}/p", "--docs", "0"], r"num_docs=0 is not allowed.*\(set with --num-docs\)"),
+    (["--out", "{tmp}/p", "--lr", "-1"], r"lr=-1.0 is not allowed"),
+    (["--out", "{tmp}/p", "--cooldown-coding-share", "0.7"], r"cooldown_arxiv_share=0.4 is not allowed: .* at most 1 - "
+                                                              r"cooldown_coding_share = 0.3 "),
+    (["--out", "{tmp}/p", "--width", "x"], r"argument --hidden_size/--hidden-size/--width: invalid int value: 'x'"),
+])
+def test_pretrain_options_are_checked_before_anything_is_written(args, says, tmp_path, capsys):
+    rc = main(["pretrain", *[a.format(tmp=tmp_path) for a in args]])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and lines[0].startswith("magrpo-edu: error: "), lines
+    assert re.search(says, lines[0]), lines[0]
+    assert not (tmp_path / "p").exists()
+
+
+def test_pretrain_defaults_are_written_once():
+    """`pretrain()`'s defaults are PretrainArguments' (the command line adds none of its own)."""
+    import inspect
 
     from magrpo_edu.cli import build_parser
-    from magrpo_edu.config import TrainArguments
+    from magrpo_edu.pretraining.pretrain import PretrainArguments, pretrain
 
-    names = [f.name for f in dataclasses.fields(TrainArguments)]
-    parsed = vars(build_parser().parse_args(["train"]))
-    assert {k: parsed[k] for k in names} == dataclasses.asdict(TrainArguments())
-    parsed = vars(build_parser().parse_args(["train", "-G", "3", "--max-new-tokens", "9", "--lr", "0.01",
-                                             "--no-progress", "--overwrite", "--prompts-per-step", "2"]))
-    assert (parsed["G"], parsed["max_new_tokens"], parsed["lr"], parsed["progress"], parsed["overwrite"],
-            parsed["prompts_per_step"]) == (3, 9, 0.01, False, True, 2)
-    assert TrainArguments.config_flags()["num_generations"] == "--num-generations"
+    assert [p for p in inspect.signature(pretrain).parameters] == ["out", "command", "settings"]
+    parsed = vars(build_parser().parse_args(["pretrain", "--out", "o", "--docs", "5", "--width", "64"]))
+    assert {k: v for k, v in parsed.items() if k not in ("func", "command")} == dict(out="o", num_docs=5, hidden_size=64)
+    assert PretrainArguments(out="o").max_steps == 1600  # the shipped run's

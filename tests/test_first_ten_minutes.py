@@ -31,16 +31,16 @@ def test_usable_cores_reads_the_affinity():
 def test_the_plan_is_printed_and_a_second_run_goes_beside_the_first(tmp_path, monkeypatch, capsys):
     """No --out: runs/<task> when free, else runs/<task>-2, ...; the plan names phases, steps and folder."""
     monkeypatch.chdir(tmp_path)
-    first = experiment.plan_run(task="length", steps=3)
+    first = experiment.plan_run(task="length", max_steps=3)
     assert first["out_dir"] == Path("runs/length")
     Path("runs/length").mkdir(parents=True)
     (Path("runs/length") / "results.md").write_text("an earlier run")
-    second = experiment.plan_run(task="length", steps=3)
+    second = experiment.plan_run(task="length", max_steps=3)
     assert second["out_dir"] == Path("runs/length-2")
     text = experiment.describe_plan(second)
     assert "results go to runs/length-2/" in text and "train 3 MAGRPO steps" in text and "baselines" in text
     with pytest.raises(experiment.SettingsError, match=r"is not empty .* --out runs/length-2, which is free"):
-        experiment.plan_run(task="length", steps=3, out="runs/length")
+        experiment.plan_run(task="length", max_steps=3, out="runs/length")
 
 
 def test_components_figure_only_when_there_are_components_and_the_band_stays_in_range():
@@ -80,7 +80,7 @@ def test_offline_smollm2_does_not_wait_for_the_hub(monkeypatch, tmp_path):
 def test_a_trained_result_halfway_is_planned_printed_and_plotted(tmp_path, capsys):
     """The first trained result comes halfway through training (the quick start's within 3 minutes on 2
     cores): planned, announced in the plan, printed by itself, and drawn on the reward figure."""
-    plan = experiment.plan_run(task="length", steps=300, out=str(tmp_path / "run"))
+    plan = experiment.plan_run(task="length", max_steps=300, out=str(tmp_path / "run"))
     assert plan["halfway"] == 150 and plan["config"].eval_steps is None  # not again at the last step
     assert "evaluating the agents once at step 150" in experiment.describe_plan(plan)
     assert experiment.halfway(3) is None and experiment.halfway(7) == 3

@@ -22,15 +22,16 @@ def test_every_shipped_task_record_is_complete(name):
     train, ev = t.load("train"), t.load("eval")
     assert train and ev and all(t.prompt_field in r for r in ev)
     prompts = [f(ev[0]) for f in t.formatters(None)]
-    assert len(prompts) == 2 and all(isinstance(p, str) and p for p in prompts)
-    assert t.max_reward > 0 and t.max_new_tokens > 0 and t.prompt_task in TASKS
-    assert (t.transition is not None) == (name == "coding")
+    assert len(prompts) == t.num_agents == 2 and all(isinstance(p, str) and p for p in prompts)
+    assert t.max_reward > 0 and t.max_new_tokens > 0 and t.single_prompt(ev[0], None)
+    assert (t.transition is not None) == (t.batch_levels is not None) == (name == "coding")
+    assert (t.in_distribution is not None) == (name != "coding")
 
 
 def test_an_unknown_task_is_an_error_that_lists_the_known_ones(tmp_path):
-    with pytest.raises(ValueError, match=r"unknown task 'summarise'; the registered tasks are length, tldr, arxiv, coding"):
+    with pytest.raises(ValueError, match=r"unknown task 'summarise'; the registered tasks are coding, length, tldr, arxiv"):
         get_task("summarise")
-    with pytest.raises(SettingsError, match=r"unknown task 'summarise'.*length, tldr, arxiv, coding"):
+    with pytest.raises(SettingsError, match=r"unknown task 'summarise'.*coding, length, tldr, arxiv"):
         plan_run(task="summarise", out=str(tmp_path / "o"))
 
 
@@ -54,12 +55,80 @@ def test_the_documented_count_to_ten_task_trains_end_to_end(tmp_path):
                        if a.dest == "task").choices
         assert "count" in choices
         out = tmp_path / "count"
-        results = run_training(task="count", steps=2, G=2, eval_rows=2, out=str(out), device="cpu", progress=False)
+        results = run_training(task="count", max_steps=2, num_generations=2, eval_rows=2, out=str(out), device="cpu",
+                               progress=False)
         assert [r["method"] for r in results["comparison"]] == ["parallel", "sequential", "discussion", "magrpo"]
         assert results["max_new_tokens"] == 16 and results["beta"] == 0.0
         assert len(json.loads((out / "history.json").read_text())) == 2
     finally:
         TASKS.pop("count", None)
+
+
+def test_the_documented_task_is_one_file_in_a_task_package(tmp_path, monkeypatch):
+    """Shipping a task is one file: the docs' example saved as a module of a task package (here a
+    stand-in for magrpo_edu/tasks/) is found by `discover` and registered, nothing else edited."""
+    from magrpo_edu.tasks import registry
+
+    pkg = tmp_path / "more_tasks"
+    pkg.mkdir()
+    (pkg / "count.py").write_text(_docs_example())
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        found = registry.discover("more_tasks")
+        assert [t.name for t in found] == ["count"] and get_task("count") is found[0]
+    finally:
+        TASKS.pop("count", None)
+    # and the package's own tasks are found the same way, each in its module
+    assert [t.name for t in registry.discover()] == list(TASKS)[:4] == ["coding", "length", "tldr", "arxiv"]
+
+
+def _three_agents_task() -> Task:
+    """A test-only task with three agents: each says one word; the joint reward counts the agents whose
+    answer starts with its own word."""
+    words = ("red", "green", "blue")
+
+    def levels(*answers):
+        right = [a.strip().lower().startswith(w) for a, w in zip(answers, words)]
+        return {"total": sum(right) / 3, "first": float(right[0])}
+
+    def joint_reward(completions, row):
+        return [levels(*joint)["total"] for joint in zip(*completions)]
+
+    rows = [{"id": str(i), "goal": f"Say a colour, round {i}."} for i in range(8)]
+    return Task("three", "three agents name three colours", lambda split: rows[:5] if split == "train" else rows[5:],
+                lambda tokenizer=None: [lambda row, w=w: f"{row['goal']} You say {w}:" for w in words], joint_reward,
+                max_reward=1.0, max_new_tokens=6, prompt_field="goal", levels=levels, num_agents=3,
+                single_prompt=lambda row, tok=None: f"{row['goal']} Say red ### green ### blue:")
+
+
+@pytest.mark.slow
+def test_three_agents_train_through_the_experiment(tmp_path):
+    """n = 3 agents through plan, build, train and report: three adapters trained, three parts in every
+    baseline and example, the single model's answer split into three."""
+    from magrpo_edu.tasks.registry import register
+
+    register(_three_agents_task())
+    try:
+        out = tmp_path / "three"
+        results = run_training(task="three", max_steps=2, num_generations=2, eval_rows=2, out=str(out), device="cpu",
+                               progress=False)
+        assert [r["method"] for r in results["comparison"]] == ["single", "parallel", "sequential", "discussion", "magrpo"]
+        assert all("len3_chars" in r and "repetition3" in r for r in results["comparison"])
+        assert all(len(e["before"]) == 3 and len(e["after"]) == 3 for e in results["examples"])
+        history = json.loads((out / "history.json").read_text())
+        assert len(history) == 2 and {"loss/agent_0", "loss/agent_1", "loss/agent_2"} <= set(history[-1])
+        assert "len3_chars" in (out / "results.md").read_text()
+    finally:
+        TASKS.pop("three", None)
+
+
+def test_a_task_record_is_checked():
+    t = _three_agents_task()
+    with pytest.raises(ValueError, match=r"give exactly one of levels= .* and batch_levels="):
+        Task(t.name, t.description, t.load, t.formatters, t.joint_reward, 1.0, 6, "goal")
+    with pytest.raises(ValueError, match=r"num_agents=1; a collaboration needs an integer >= 2"):
+        Task(t.name, t.description, t.load, t.formatters, t.joint_reward, 1.0, 6, "goal", levels=t.levels, num_agents=1)
+    assert t.split_single("a ### b ### c ### d") == ["a", "b", "c ### d"] and t.split_single("a") == ["a", "", ""]
 
 
 def _import_graph() -> dict[str, set[str]]:

@@ -36,7 +36,9 @@ import platform
 import random
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Optional
 
 import torch
 
@@ -201,15 +203,90 @@ def cooldown(model, tokenizer, steps: int, lr: float = 5e-4, coding_share: float
     return _packed_steps(model, data, opt, sched, steps, batch_size, g, device, "cooldown", progress)
 
 
-def pretrain(out: str | Path, num_docs: int = 60000, vocab_size: int = 2048, block: int = 768,
-             batch_size: int = 6, lr: float = 3e-3, max_steps: int = 1600, minutes: float | None = None,
-             anneal_steps: int = 1500, anneal_lr: float = 1e-3, anneal_coding_share: float = 0.6,
-             cooldown_steps: int = 300, cooldown_lr: float = 5e-4, cooldown_coding_share: float = 0.3,
-             cooldown_arxiv_share: float = 0.4,
-             seed: int = 0, device: str | None = None, progress: bool = True, command: str | None = None,
-             **model_kwargs) -> dict:
-    """Run steps 1-6 above and write everything to `out`. Returns a summary dict. `minutes` bounds
-    step 4 only (steps 5 and 6 always run their `anneal_steps` and `cooldown_steps`)."""
+@dataclass
+class PretrainArguments:
+    """The settings of `pretrain` (and of `magrpo-edu pretrain`, whose options these fields are); the
+    defaults reproduce the shipped tiny model."""
+
+    out: str
+    """Folder to write the model, tokenizer, loss curve and summary to."""
+    num_docs: int = field(default=60000, metadata=dict(aliases=("--docs",)))
+    """Corpus documents (step 1)."""
+    vocab_size: int = field(default=2048, metadata=dict(aliases=("--vocab",)))
+    """BPE vocabulary size (step 2)."""
+    layers: int = 6
+    """Transformer layers (step 3; the shipped model has 6)."""
+    hidden_size: int = field(default=192, metadata=dict(aliases=("--width",)))
+    """Hidden size (step 3; the shipped model has 192)."""
+    block: int = 768
+    """Tokens per training row (a whole arXiv document fits in one)."""
+    batch_size: int = 6
+    """Rows per step (steps 4 and 6)."""
+    lr: float = 3e-3
+    """Peak learning rate of the main steps (step 4)."""
+    max_steps: int = 1600
+    """Main (packed, cosine-schedule) steps (step 4)."""
+    minutes: Optional[float] = None
+    """Stop the main steps after this many minutes (None: no time limit)."""
+    anneal_steps: int = 1500
+    """Steps on a coding-heavy mix after the main ones (step 5; 0: none)."""
+    anneal_lr: float = 1e-3
+    """Learning rate while annealing (constant)."""
+    anneal_coding_share: float = 0.6
+    """Share of coding documents while annealing."""
+    cooldown_steps: int = 300
+    """Last packed steps, the learning rate decaying to 0, on an arXiv-heavy mix (step 6; 0: none)."""
+    cooldown_lr: float = 5e-4
+    """Learning rate at the start of the cooldown."""
+    cooldown_coding_share: float = 0.3
+    """Share of coding documents in the cooldown."""
+    cooldown_arxiv_share: float = 0.4
+    """Share of arXiv documents in the cooldown."""
+    seed: int = 0
+    """Seed of the corpus, the initial weights and the batches."""
+    device: Optional[str] = None
+    """cpu, cuda, ...; None: cuda when available."""
+    progress: bool = True
+    """Show progress bars."""
+
+    def __post_init__(self) -> None:
+        def bad(name: str, allowed: str) -> ValueError:
+            return ValueError(f"PretrainArguments.{name}={getattr(self, name)!r} is not allowed: {name} must be {allowed}.")
+
+        for name in ("num_docs", "vocab_size", "layers", "hidden_size", "block", "batch_size", "max_steps"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise bad(name, "an integer >= 1")
+        for name in ("anneal_steps", "cooldown_steps"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise bad(name, "an integer >= 0 (0: no such phase)")
+        for name in ("lr", "anneal_lr", "cooldown_lr"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < math.inf:
+                raise bad(name, "a finite number > 0")
+        for name in ("anneal_coding_share", "cooldown_coding_share", "cooldown_arxiv_share"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
+                raise bad(name, "a share in [0, 1]")
+        if self.cooldown_coding_share + self.cooldown_arxiv_share > 1:
+            raise bad("cooldown_arxiv_share", f"at most 1 - cooldown_coding_share = {1 - self.cooldown_coding_share:g}")
+        if self.minutes is not None and (isinstance(self.minutes, bool) or not isinstance(self.minutes, (int, float))
+                                         or not 0 < self.minutes < math.inf):
+            raise bad("minutes", "None or a finite number > 0")
+
+
+def pretrain(out: str | Path, command: str | None = None, **settings) -> dict:
+    """Run steps 1-6 above and write everything to `out`; `settings` are `PretrainArguments`' fields
+    (the defaults there reproduce the shipped model). Returns a summary dict. `minutes` bounds step 4
+    only (steps 5 and 6 always run their `anneal_steps` and `cooldown_steps`)."""
+    a = PretrainArguments(out=str(out), **settings)
+    num_docs, vocab_size, block, batch_size, lr, max_steps, minutes, seed, device, progress = (
+        a.num_docs, a.vocab_size, a.block, a.batch_size, a.lr, a.max_steps, a.minutes, a.seed, a.device, a.progress)
+    anneal_steps, anneal_lr, anneal_coding_share = a.anneal_steps, a.anneal_lr, a.anneal_coding_share
+    cooldown_steps, cooldown_lr, cooldown_coding_share, cooldown_arxiv_share = (
+        a.cooldown_steps, a.cooldown_lr, a.cooldown_coding_share, a.cooldown_arxiv_share)
+    model_kwargs = dict(layers=a.layers, hidden_size=a.hidden_size)
     from .corpus import documents
 
     t0 = time.time()

@@ -21,7 +21,7 @@ from typing import Callable
 
 from ..resources import data_dir, load_rows, read_jsonl, write_jsonl
 from .coding_world import FAMILIES, PRETRAIN_FAMILIES, make_code_problem
-from .prompts import CODING_INSTRUCTIONS, coding_prompt
+from .prompts import coding_prompt
 
 FIELDS = ("task_id", "prompt", "entry_point", "test")
 

@@ -46,25 +46,29 @@ def coding_prompt(problem_prompt: str, agent: int) -> str:
     return f"{CODING_INSTRUCTIONS[agent]}\n{problem_prompt.rstrip()}\n"
 
 
-# ---- baselines' prompts (spec section 6) ---------------------------------------------------------
+# ---- the single-model baseline's prompts (spec section 6; each task's record names its own) -------
 SINGLE_MARKER = "###"
-SINGLE_INSTRUCTIONS = {
-    "tldr": "Write a concise summary of the post, then a line with ###, then a detailed summary of the post "
-            "with more unique words and transition words.",
-    "arxiv": "Expand the abstract: write the background and motivation of the work, then a line with ###, then "
-             "the methodology of the work and its implications.",
-    "coding": "Write the main function. Only write the main function.",  # the entry point alone, no aux
-}
+"""The line between the parts of the single model's one answer (writing tasks)."""
+TLDR_SINGLE_INSTRUCTION = ("Write a concise summary of the post, then a line with ###, then a detailed summary of the post "
+                           "with more unique words and transition words.")
+ARXIV_SINGLE_INSTRUCTION = ("Expand the abstract: write the background and motivation of the work, then a line with ###, "
+                            "then the methodology of the work and its implications.")
+CODING_SINGLE_INSTRUCTION = "Write the main function. Only write the main function."  # the entry point alone, no aux
 
 
-def single_prompt(task: str, text: str) -> str:
-    """One model writes both parts, separated by SINGLE_MARKER (the single-model baseline); for
-    coding, `text` is the problem prompt and the model writes the entry point alone (as the
-    authors' single-agent baseline: no aux, scored without cooperation credit)."""
-    if task == "coding":
-        return f"{SINGLE_INSTRUCTIONS[task]}\n{text.rstrip()}\n"
-    field = {"tldr": "Post", "arxiv": "Abstract"}[task]
-    return f"{SINGLE_INSTRUCTIONS[task]}\n{field}: {text}\nAnswer:"
+def single_writing_prompt(instruction: str, label: str, text: str, tokenizer=None) -> str:
+    """One model writes both parts, separated by SINGLE_MARKER: through the tokenizer's chat template
+    when it has one, as the task's own formatters do (an instruct model given the raw prompt answers
+    nonsense), else the raw `instruction / label: text / Answer:`."""
+    if tokenizer is not None and getattr(tokenizer, "chat_template", None):
+        return chat_prompt(tokenizer, f"{instruction}\n\n{text}")
+    return f"{instruction}\n{label}: {text}\nAnswer:"
+
+
+def single_coding_prompt(problem_prompt: str) -> str:
+    """One model writes the entry point alone (as the authors' single-agent baseline: no aux, scored
+    without cooperation credit), from the raw problem prompt."""
+    return f"{CODING_SINGLE_INSTRUCTION}\n{problem_prompt.rstrip()}\n"
 
 
 def with_other(prompt: str, other: str) -> str:

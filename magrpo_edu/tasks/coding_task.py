@@ -1,0 +1,60 @@
+"""The coding task as one `Task` (agent 1 writes a helper `aux`, agent 2 the entry point; spec
+sections 3-6): its data and prompts come from `tasks.coding`, its reward, its level feedback (the
+second turn) and its sandbox from `rewards.coding`, which itself reads `tasks.coding`, hence a module
+of its own. The comparison table scores its answers in one sandbox batch and adds the paper's
+coding metrics (`coding_metrics`)."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..rewards.coding import coding_joint_reward, coding_levels_many, feedback_transition
+from .coding import coding_formatters, load_coding
+from .prompts import single_coding_prompt
+from .task import Task
+
+
+def coding_batch_levels(answers: Sequence[Sequence[str]], rows: Sequence[dict], single: bool = False) -> list[dict]:
+    """Coding levels of many joint answers ([auxes, mains]; one parallel sandbox batch), with "total" =
+    the reward and "total_asserts" = the number of asserts, as the comparison table reads them.
+    `single=True` scores the mains as single-agent answers (auxes ignored, max 2.1)."""
+    auxes, mains = answers
+    out = coding_levels_many(auxes, mains, rows, single=single)
+    for lv in out:
+        lv["total_asserts"] = lv.pop("total")
+        lv["total"] = lv.pop("total_reward")
+    return out
+
+
+def coding_metrics(levels_per_problem: Sequence[Sequence[dict]], ks: Sequence[int] = (1, 5, 10)) -> dict:
+    """The paper's coding metrics from per-problem lists of sample levels (in sampling order).
+
+    PassOrNot@k: share of problems where one of the first k samples passes ALL asserts.
+    Accuracy@k:  mean over problems of the best pass fraction among the first k samples.
+    cooperation_rate: share of samples that earn the cooperation bonus (> 0: >= 1 test passed, an
+                      aux was extracted, and main calls it).
+    syntax_rate: share of samples whose combined program parses.
+    structure_rate: share of samples that define the entry point with a return (the paper's
+                    structure rate; aux is optional at level 1)."""
+    flat = [lv for per in levels_per_problem for lv in per]
+    out = {}
+    for k in ks:
+        if all(len(per) >= k for per in levels_per_problem):
+            out[f"pass_or_not@{k}"] = sum(any(lv["total_asserts"] and lv["passed"] == lv["total_asserts"] for lv in per[:k])
+                                          for per in levels_per_problem) / len(levels_per_problem)
+            out[f"accuracy@{k}"] = sum(max(lv["passed"] / lv["total_asserts"] if lv["total_asserts"] else 0.0 for lv in per[:k])
+                                       for per in levels_per_problem) / len(levels_per_problem)
+    out["cooperation_rate"] = sum(lv["calls_aux"] > 0 for lv in flat) / len(flat)
+    out["syntax_rate"] = sum(lv["syntax"] > 0 for lv in flat) / len(flat)
+    out["structure_rate"] = sum(lv["main_defined"] > 0 for lv in flat) / len(flat)
+    return out
+
+
+CODING = Task(
+    "coding", "helper aux + main function, scored by running tests in the sandbox", load_coding,
+    lambda tokenizer=None: coding_formatters(), coding_joint_reward, max_reward=4.0, max_new_tokens=64,
+    prompt_field="prompt", batch_levels=coding_batch_levels, transition=feedback_transition, table_samples=10,
+    single_prompt=lambda row, tokenizer=None: single_coding_prompt(row["prompt"]),
+    single_parts=lambda answer: ["", answer],  # one answer: the entry point alone, no aux
+    table_metrics=coding_metrics, headline="pass_or_not@1")
+"""The single-model baseline writes the entry point alone and is scored as the authors' single-agent
+baseline (no aux, no cooperation credit: max 2.1 of the 4.0)."""

@@ -1,0 +1,86 @@
+"""`Task`: everything about one collaboration task in one record (its data, its agents' prompts,
+its joint reward, how the comparison table scores it, its single-model baseline, its transition).
+
+The trainer, the baselines (`baselines.run_method`), the experiment (`magrpo-edu train`) and the
+command line take a `Task` and ask it, never a task's name: adding a task is one file that makes
+one of these (`tasks/registry.py` finds it; `docs/architecture.md`, "Adding a task").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Sequence
+
+from .prompts import SINGLE_MARKER
+
+
+@dataclass(frozen=True)
+class Task:
+    """One collaboration task: its data, the agents' prompts and the joint reward that scores them."""
+
+    name: str
+    """The registry key and the command line's --task value."""
+    description: str
+    """One line for `magrpo-edu train --help`."""
+    load: Callable[[str], list]
+    """split ('train' | 'eval') -> rows (dicts)."""
+    formatters: Callable[..., list]
+    """(tokenizer or None) -> one formatter per agent, row -> that agent's prompt."""
+    joint_reward: Callable
+    """The trainer's reward: (completions per agent, row) -> one float per joint action."""
+    max_reward: float
+    """The highest joint reward (the comparison table's 'normalised' column divides by it)."""
+    max_new_tokens: int
+    """Completion budget of `magrpo-edu train` when --max_new_tokens is not given."""
+    prompt_field: str
+    """The row field holding the input text (shown to the single-model baseline and in reports)."""
+    levels: Optional[Callable[..., dict]] = None
+    """(one answer per agent) -> {'total': joint reward, level: value, ...}: how the comparison
+    table scores one joint answer. None when the task scores a whole batch at once (`batch_levels`)."""
+    batch_levels: Optional[Callable[[Sequence[Sequence[str]], Sequence[dict], bool], list]] = None
+    """(answers per agent, rows, single) -> one levels dict per joint answer, all at once (coding:
+    every program in one sandbox batch); `single` is True for the single-model baseline's answers."""
+    num_agents: int = 2
+    """n, the agents that collaborate (one formatter each)."""
+    beta: float = 0.0
+    """KL leash of `magrpo-edu train` when --beta is not given (0 = the paper)."""
+    transition: Optional[Callable[[], Callable]] = None
+    """() -> a multi-turn transition (prompts, completions, histories, row) -> next prompts;
+    None: the task has no second turn (--num_turns 1 only; no magrpo_2turn row in the table)."""
+    table_samples: int = 2
+    """Joint answers per held-out row in the comparison table."""
+    single_prompt: Optional[Callable[[dict, Any], str]] = None
+    """(row, tokenizer or None) -> the single-model baseline's prompt: one model writes every part.
+    None: the task has no single-model baseline."""
+    single_parts: Optional[Callable[[str], list]] = None
+    """The single model's answer -> one part per agent. None: split on SINGLE_MARKER lines."""
+    table_metrics: Optional[Callable[[Sequence[Sequence[dict]], Sequence[int]], dict]] = None
+    """(levels per row, in sampling order; ks) -> more comparison-table columns (coding: PassOrNot@k)."""
+    headline: str = "normalised"
+    """The comparison-table column that comparison.png plots."""
+    in_distribution: Optional[Callable[[], dict]] = None
+    """() -> one new row from the training data's own generator, shown in results.md beside the
+    held-out rows (the writing tasks); None: no such row."""
+
+    def __post_init__(self) -> None:
+        if (self.levels is None) == (self.batch_levels is None):
+            raise ValueError(f"Task {self.name!r}: give exactly one of levels= (one joint answer at a time) and "
+                             "batch_levels= (all at once).")
+        if isinstance(self.num_agents, bool) or not isinstance(self.num_agents, int) or self.num_agents < 2:
+            raise ValueError(f"Task {self.name!r}: num_agents={self.num_agents!r}; a collaboration needs an integer >= 2.")
+
+    def setup(self, tokenizer=None) -> tuple:
+        """(joint reward, formatters, train rows, eval rows): what `MAGRPOTrainer` takes."""
+        return self.joint_reward, self.formatters(tokenizer), self.load("train"), self.load("eval")
+
+    def score(self, answers: Sequence[Sequence[str]], rows: Sequence[dict], single: bool = False) -> list[dict]:
+        """The levels of every joint answer (answers[k][i]: agent k's answer for rows[i])."""
+        if self.batch_levels is not None:
+            return self.batch_levels(answers, rows, single)
+        return [self.levels(*joint) for joint in zip(*answers)]
+
+    def split_single(self, answer: str) -> list[str]:
+        """The single-model baseline's answer as one part per agent."""
+        if self.single_parts is not None:
+            return list(self.single_parts(answer))
+        n = self.num_agents
+        return [p.strip() for p in (answer.split(SINGLE_MARKER, n - 1) + [""] * (n - 1))[:n]]

@@ -7,7 +7,7 @@ import torch
 
 from magrpo_edu import load_lora_agents, lora_agents, viz
 from magrpo_edu.agents import completion_logprobs, sample_completions
-from test_trainer import cfg  # noqa: E402  (tests/ is on sys.path under pytest)
+from conftest import cfg  # noqa: E402  (shared test helpers: tests/conftest.py)
 
 
 def _trained_pair(make_model, small_tokenizer):

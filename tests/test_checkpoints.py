@@ -13,7 +13,7 @@ import torch
 
 from magrpo_edu import MAGRPOTrainer, TrainerCallback, lora_agents
 from magrpo_edu.trainer import checkpoint_info
-from test_trainer import cfg, length_gap  # tests/ is on sys.path under pytest
+from conftest import cfg, length_gap  # shared test helpers: tests/conftest.py
 
 
 @pytest.fixture

@@ -6,8 +6,11 @@ the trainer, read or write anywhere, and forge its own test results. Here every 
 fresh child process, and each assert runs in a fresh process of its own, forked by the harness
 before any program code ran, where the program is executed again and then the assert: nothing one
 assert's process does (globals, state of imported modules, the builtins, signal handlers, a crash,
-os._exit) reaches the next assert; only files written to the run's private folders persist between
-the asserts of one run. With:
+os._exit) reaches the next assert. Between two asserts the harness empties the working folder (and
+in namespaces mode the sandbox's /tmp and /dev/shm) and, in namespaces mode, kills every process the
+program left (a daemon in a session of its own included); SysV shared memory ends with the assert's
+process. What still persists between asserts: files a program writes outside those folders (rlimits
+mode: wherever its user may write) and SysV message queues (namespaces mode, at most 1 MB). With:
 
   * limits: wall clock (per assert, enforced from outside the assert's process, and in total), CPU
     time (per process), address space, open files, file size,
@@ -21,7 +24,7 @@ the asserts of one run. With:
     trainer leaves no program running; the cgroup and temporary folder a dead trainer left are
     removed by the next run on the machine (their names carry the trainer's pid, as does the
     harness's command line, `magrpo-sandbox-owner-PID`, for `ps`);
-  * a fresh temporary working directory, removed afterwards;
+  * a fresh temporary working directory, emptied between asserts, removed afterwards;
   * a bounded parent: what the program sends back (result lines, up to 4 MB plus 1 MB per assert;
     output, up to max_output_bytes) is parsed, decoded and checked by the judge, a process of its
     own under RLIMIT_AS, killed when the program's time limit plus JUDGE_GRACE_S has passed (asserts
@@ -43,6 +46,11 @@ checks the rlimits entries it can on Linux (limits, the trainer-death group kill
   one memory limit per program    memory cgroup     NO                NO             NO
     (all its processes, its tmpfs (v1 or v2) where
     pages)                        writable, else NO
+  user namespaces (a tmpfs of     refused (seccomp) refused (seccomp) n/a            refused (seccomp)
+    its own) inside the sandbox   x86_64, aarch64   x86_64, aarch64                  x86_64, aarch64
+  /tmp, /dev/shm, SysV shm        capped (tmpfs     the host's        the host's     the host's
+                                  size, inodes;
+                                  shmall) per run
   network                         none (no route,   NOT isolated      NOT isolated   NOT isolated
                                   own abstract sockets)
   host files: home, /etc/shadow,  HIDDEN: not in    readable as       readable as    readable (root:
@@ -58,6 +66,8 @@ checks the rlimits entries it can on Linux (limits, the trainer-death group kill
   other processes                 invisible (PID    visible           visible        visible, killable
                                   namespace)
   processes (fork bomb)           pids cgroup cap   RLIMIT_NPROC      RLIMIT_NPROC   timeout only
+                                  where writable,
+                                  else timeout only
   a daemonised (setsid) child     killed            MAY SURVIVE       MAY SURVIVE    MAY SURVIVE
   trainer SIGKILLed               all killed        group killed      MAY SURVIVE    group killed
   /dev/shm (multiprocessing)      private           the host's        the host's     the host's
@@ -77,13 +87,23 @@ checks the rlimits entries it can on Linux (limits, the trainer-death group kill
   figures; out of scope: kernel exploits.
   (b)-(d) fall back to a plain child process with the limits above in a fresh temporary folder and
   its own process group; root (d) is not bound by RLIMIT_NPROC.
-  Memory: RLIMIT_AS bounds each process, not their sum, and not tmpfs pages (a program in (a) may make
-  a user namespace of its own and mount a tmpfs there). Where a memory cgroup is writable (cgroup v1's
-  memory hierarchy, or the v2 root delegating "memory": root on most Linux machines, CI included)
-  every process of a program joins one with memory_mb, swap included, which the kernel also charges
-  with the tmpfs pages they write; over it the OOM killer kills a process of that program. Where none
-  is writable `isolation()["memory_limit"]` says "per process only": N processes may then hold N x
-  memory_mb, and a tmpfs mounted in a user namespace is bounded by nothing but the host's memory.
+  Memory: RLIMIT_AS bounds each process, not their sum, and not tmpfs pages. Where a memory cgroup is
+  writable (root on most Linux machines, CI included) every process of a program joins one with
+  memory_mb, swap included, which the kernel also charges with the tmpfs pages they write; over it the
+  OOM killer kills a process of that program. It is made under the trainer's own cgroup (read from
+  /proc/self/cgroup) where that can hold it (cgroup v1: any writable folder of the memory hierarchy;
+  v2: a cgroup whose cgroup.subtree_control enables "memory", which v2 allows a cgroup with processes
+  in it only at the root), else at the hierarchy's root; `isolation()["cgroups"]` says where. The v2
+  path is tested on fake cgroup trees only (CI and the development machine run cgroup v1). Where no
+  memory cgroup is writable (rootless, some containers; MAGRPO_EDU_SANDBOX_CGROUPS=none pretends so)
+  `isolation()["memory_limit"]` says "per process only", and in (a) the rest is capped instead: user
+  namespaces are refused (a seccomp filter: unshare/clone with CLONE_NEWUSER fail with EPERM, clone3
+  with ENOSYS, other ABIs with EPERM; in every mode, on x86_64 and aarch64 only, elsewhere
+  `isolation()["user_namespaces"]` says they are allowed), so no tmpfs but the private /tmp and
+  /dev/shm (max_file_mb each, 4096 inodes), SysV shared memory at most max_file_mb in all. Still
+  not summed without a cgroup: the processes' own memory (N processes may hold N x memory_mb; N is
+  capped only by the pids cgroup, see "processes"), and what file descriptors hold (pipe buffers,
+  memfd files: up to max_open_files x max_file_mb per process).
 
 Forge-proof verdicts (pass `entry_point`, the name the asserts call, e.g. `assert add(1, 2) == 3`):
 the trusted parent parses each assert with `ast` and replaces every call of the entry point (with
@@ -95,7 +115,7 @@ builtin data: None, bool, int, float (nan, inf included), complex, str, bytes, a
 dict, set, frozenset of those (bounded: 100,000 items, depth 64, 1 MB). A subclass of one of those
 is sent as its base value (a namedtuple as a tuple, a Counter as a dict: its `__eq__` is never
 used); anything else fails that assert ("NonBuiltinResult": "returned a non-builtin object"). A
-trusted judge process outside the sandbox (`JUDGE`, started by the parent) parses the JSON strictly
+trusted judge process outside the sandbox (`judge.py`, started by the parent) parses the JSON strictly
 (no eval) and evaluates the assert, in a namespace of safe builtins and `math`. So the program never sees an expected value and never decides a verdict:
 whatever it does (an `__eq__` that is always True, walking the harness's frames to its writer,
 writing to the result pipe) it can at most claim return values, which is no better than computing
@@ -108,6 +128,11 @@ assert are evaluated, in order, before it (no short-circuit); and in the rlimits
 program runs as the trainer's user and could attack the trainer process directly. Without
 `entry_point` every verdict is decided in the sandbox (the old behaviour, kept for compatibility),
 and a program can forge it.
+
+The package's parts: `isolation` (the namespaces root, the cgroups, the seccomp filter, `isolation()`),
+`harness` (the harness inside the sandbox and `run_program` / `run_many` around it), `forgeproof` (which
+asserts the host checks, and the judge's process) with `judge` (the judge itself, a script), `cleanup`
+(death with the trainer, leftovers of a killed one). Measurements: benchmarks/sandbox_overhead.md.
 """
 from .forgeproof import JUDGE_GRACE_S
 from .harness import AssertResult, SandboxLimits, SandboxResult, default_workers, run_many, run_program

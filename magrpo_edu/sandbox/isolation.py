@@ -54,7 +54,7 @@ def _python_dirs() -> tuple[list[str], list[str]]:
 # PID 1 of the new namespaces runs SETUP (as root, before any untrusted code): it builds the minimal
 # root over argv[1] (the run's temporary folder), pivots into it, and execs argv[4:] under `timeout`
 # (argv[3] seconds) as uid/gid 65534 without groups or capabilities. argv[2]: /tmp and /dev/shm size
-# in MB. Python with ctypes does in one process what would otherwise take ~30 `mount` processes.
+# in MB. Python with ctypes mounts in this one process (no `mount` process per mount).
 SETUP = r"""
 import ctypes, os, stat, sys
 root, mb, total, cmd = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]

@@ -26,14 +26,16 @@ from .cleanup import _cleanup_stale, _kill_everything, _tie_to_trainer
 from .forgeproof import MAX_VALUE_CHARS, MAX_VALUE_DEPTH, MAX_VALUE_ITEMS, _judge, _plan, _start_judge, JUDGE_GRACE_S
 from .isolation import REFUSE_USERNS, _namespaced, _ProgramCgroup, _userns_filter_hex, isolation, resource
 
-# The harness runs INSIDE the sandbox, as `python -I -S -c HARNESS`. It reads one JSON object from
+# The harness runs INSIDE the sandbox, as `python -I -S -c HARNESS` (the package's files are not there). It reads one JSON object from
 # stdin, compiles the program, then for each assert forks a fresh process (its own process group)
 # that executes the program in fresh globals (with a private copy of the builtins) and then either
 # evaluates the shipped expressions and writes their values (forge-proof mode) or runs the assert
 # itself and writes its verdict (legacy mode), one line on the result pipe. The harness's process
 # runs no program code: it times each assert's process (SIGKILL to its group after
-# `assert_timeout`), and writes a line of its own when that process timed out or died without one
-# (the parent keeps the first line of each assert).
+# `assert_timeout`), writes a line of its own when that process timed out or died without one
+# (the parent keeps the first line of each assert), and before the next assert kills what the
+# program left (namespaces mode) and empties the folders in spec["wipe"]. In rlimits mode it first
+# installs the seccomp filter that refuses user namespaces (REFUSE_USERNS, see isolation.py).
 HARNESS_BODY = r'''
 import sys, os, json, signal, builtins
 def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _vars=vars, _exc=BaseException,
@@ -268,7 +270,7 @@ class SandboxLimits:
     #                       memory of all the program's processes and the tmpfs pages they write, together
     max_processes: int = 16  # pids cgroup cap (namespaces mode) / RLIMIT_NPROC (fallback, non-root)
     max_open_files: int = 64  # RLIMIT_NOFILE
-    max_file_mb: int = 16  # RLIMIT_FSIZE and the size of the private /tmp and /dev/shm
+    max_file_mb: int = 16  # RLIMIT_FSIZE, the size of the private /tmp and /dev/shm, and of all SysV shared memory
     max_output_bytes: int = 65536  # stdout+stderr kept
     max_timeouts: int = 3  # stop running asserts after this many timed out (the reference code's rule)
 

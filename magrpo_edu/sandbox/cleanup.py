@@ -89,6 +89,8 @@ def _cleanup_stale() -> None:
 
 
 def _kill_everything(proc, cgroup) -> None:
+    """At the end of a run: SIGKILL to its process group (in namespaces mode `unshare`, whose
+    --kill-child takes the whole PID namespace with it) and to every process of its cgroups."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -258,3 +258,43 @@ def test_no_completion_text_can_raise_out_of_the_reward(body):
     joint = coding_joint_reward([[aux, aux], [main, "nonsense"]], p)
     assert len(joint["total"]) == 2
     assert "syntax: " in level_feedback(aux, main, p) and "syntax: OK" not in level_feedback(aux, main, p)
+
+
+def test_the_feedback_reuses_the_rewards_sandbox_results(monkeypatch):
+    """Issue 29, item 4: the 2-turn transition ran every program again after the reward had run it. Now
+    the feedback gets the reward's result for the same (aux, main, row), and a batch runs each distinct
+    program once; the scores and the feedback text are those of a fresh run."""
+    from magrpo_edu.rewards import coding
+    from magrpo_edu.rewards.coding import feedback_transition, level_feedback
+
+    auxes, mains = [AUX, AUX, AUX_WRONG, AUX], [MAIN_COOP, MAIN_COOP, MAIN_COOP, MAIN_HALF]
+    fresh = coding_joint_reward([auxes, mains], P)
+    fresh_feedback = [level_feedback(a, m, P) for a, m in zip(auxes, mains)]
+    monkeypatch.setattr(coding, "_RUNS", coding._SandboxRuns())
+    ran = []
+
+    def counting(jobs, limits=None, workers=None):
+        ran.extend(job[0] for job in jobs)
+        return run_many(jobs, limits, workers)
+
+    from magrpo_edu.sandbox import run_many
+    monkeypatch.setattr(coding, "run_many", counting)
+    assert coding_joint_reward([auxes, mains], P) == fresh
+    assert len(ran) == 3  # 4 joint actions, 3 distinct programs
+    histories = [[(f"prompt {k}\n", c)] for k, c in enumerate(("aux", "main"))]
+    step = feedback_transition()
+    for a, m, fb in zip(auxes, mains, fresh_feedback):
+        prompts = step(["p0", "p1"], [a, m], histories, P)
+        assert prompts == [f"prompt 0\n{a.rstrip()}\n{fb}\n", f"prompt 1\n{m.rstrip()}\n{fb}\n"]
+    assert len(ran) == 3, "the feedback ran a program the reward had already run"
+    coding_joint_reward([[AUX], [MAIN_ALONE]], P)  # a new program runs
+    assert len(ran) == 4
+
+
+def test_the_sandbox_run_memory_is_bounded():
+    from magrpo_edu.rewards.coding import _SandboxRuns
+
+    runs = _SandboxRuns(size=2)
+    for k in range(3):
+        runs.run([(f"x = {k}", ["assert x == %d" % k], None)], None)
+    assert [key[0] for key in runs.results] == ["x = 1", "x = 2"]

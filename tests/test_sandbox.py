@@ -461,7 +461,8 @@ def test_programs_die_with_a_sigkilled_trainer(mode):
         pytest.skip("needs Linux namespaces")
     if sys.platform != "linux":
         pytest.skip("PR_SET_PDEATHSIG is Linux only")
-    from magrpo_edu import sandbox
+    import magrpo_edu
+    from magrpo_edu.sandbox.isolation import _cgroup_root
 
     # a program that ignores signals and leaves a sleeper (MARKER in its argv) that ignores them too; the
     # trainer gets it through its environment, so the trainer's own argv does not match strays()
@@ -471,7 +472,7 @@ def test_programs_die_with_a_sigkilled_trainer(mode):
     trainer = ("import os\nfrom magrpo_edu.sandbox import SandboxLimits, run_program\n"
                "run_program(os.environ['SANDBOX_PROGRAM'], ['assert True'], SandboxLimits(timeout_s=60, assert_timeout_s=60, cpu_s=60))\n")
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SANDBOX_PROGRAM": program,
-           "PYTHONPATH": str(Path(sandbox.__file__).resolve().parents[1])}
+           "PYTHONPATH": str(Path(magrpo_edu.__file__).resolve().parents[1])}
     if mode == "rlimits":
         env["MAGRPO_EDU_SANDBOX"] = "rlimits"
     proc = subprocess.Popen([sys.executable, "-c", trainer], env=env)
@@ -489,8 +490,8 @@ def test_programs_die_with_a_sigkilled_trainer(mode):
             time.sleep(0.1)
         assert not strays() + strays(proc.pid), f"still running after the trainer died: {strays() + strays(proc.pid)}"
         owned = f"magrpo-sandbox-{proc.pid}-"
-        folders = [Path(tempfile.gettempdir())] + ([Path(sandbox._cgroup_root())] if mode == "namespaces" and
-                                                    sandbox._cgroup_root() else [])
+        folders = [Path(tempfile.gettempdir())] + ([Path(_cgroup_root())] if mode == "namespaces" and
+                                                    _cgroup_root() else [])
         left = [p for f in folders for p in f.iterdir() if p.name.startswith(owned)]
         assert any(p.parent == Path(tempfile.gettempdir()) for p in left), "no leftover to clean up (the test needs one)"
         run_program("x = 1", ["assert x == 1"], LIMITS)  # the next run on the machine cleans up
@@ -701,27 +702,86 @@ def test_one_memory_limit_for_all_the_processes_of_a_program():
     assert "returned 10" not in (r.asserts[1].message or ""), r.asserts[1]
 
 
-@needs_memory_cgroup
-def test_a_tmpfs_in_a_user_namespace_counts_against_the_programs_memory():
-    """Issue 28, item 2: a program that makes its own user and mount namespaces mounts a tmpfs there (not
-    bounded by the private /tmp's size, nor by RLIMIT_AS) and filled 1 GB under a 256 MB limit. The tmpfs
-    pages are charged to the program's memory cgroup now."""
-    program = ("import ctypes, os\ndef filled(mb):\n    libc = ctypes.CDLL(None, use_errno=True)\n"
-               "    if libc.unshare(0x10000000 | 0x00020000) != 0:\n        return 'no user namespace: errno %d' % ctypes.get_errno()\n"
-               "    for name, text in (('setgroups', 'deny'), ('uid_map', '0 65534 1'), ('gid_map', '0 65534 1')):\n"
-               "        with open('/proc/self/' + name, 'w') as fh:\n            fh.write(text)\n"
-               "    d = 'm%d' % mb\n    os.mkdir(d)\n    if libc.mount(b'tmpfs', d.encode(), b'tmpfs', 0, b'size=4g') != 0:\n"
-               "        return 'no tmpfs mount: errno %d' % ctypes.get_errno()\n    done = 0\n"
-               "    while done < mb:  # files of 8 MB: RLIMIT_FSIZE bounds each file, not their number\n"
-               "        with open('%s/fill%d' % (d, done), 'wb', buffering=0) as fh:\n            for _ in range(8):\n"
-               "                fh.write(b'x' * 2 ** 20)\n        done += 8\n    return done\n")
+USERNS_TMPFS = ("import ctypes, os\ndef filled(mb):\n    libc = ctypes.CDLL(None, use_errno=True)\n"
+                "    if libc.unshare(0x10000000 | 0x00020000) != 0:\n        return 'no user namespace: errno %d' % ctypes.get_errno()\n"
+                "    for name, text in (('setgroups', 'deny'), ('uid_map', '0 65534 1'), ('gid_map', '0 65534 1')):\n"
+                "        with open('/proc/self/' + name, 'w') as fh:\n            fh.write(text)\n"
+                "    d = 'm%d' % mb\n    os.mkdir(d)\n    if libc.mount(b'tmpfs', d.encode(), b'tmpfs', 0, b'size=4g') != 0:\n"
+                "        return 'no tmpfs mount: errno %d' % ctypes.get_errno()\n    done = 0\n"
+                "    while done < mb:  # files of 8 MB: RLIMIT_FSIZE bounds each file, not their number\n"
+                "        with open('%s/fill%d' % (d, done), 'wb', buffering=0) as fh:\n            for _ in range(8):\n"
+                "                fh.write(b'x' * 2 ** 20)\n        done += 8\n    return done\n")
+
+
+@pytest.fixture(params=["auto", "no cgroup", "rlimits"])
+def sandbox_setting(request, monkeypatch):
+    """The sandbox as this machine has it, with no writable cgroup (pretended: rootless, some containers), and
+    in the rlimits fallback (forced)."""
+    if request.param == "no cgroup":
+        monkeypatch.setenv("MAGRPO_EDU_SANDBOX_CGROUPS", "none")
+    elif request.param == "rlimits":
+        monkeypatch.setenv("MAGRPO_EDU_SANDBOX", "rlimits")
+    isolation.cache_clear()
+    yield request.param
+    monkeypatch.undo()
+    isolation.cache_clear()
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="user namespaces are Linux's")
+def test_a_program_cannot_make_a_user_namespace_to_mount_a_tmpfs(sandbox_setting):
+    """Issue 28, item 2: a program that made its own user and mount namespaces mounted a tmpfs there (bounded
+    neither by the private /tmp's size nor by RLIMIT_AS; only a memory cgroup counted its pages) and filled
+    1 GB under a 256 MB limit. A seccomp filter now refuses user namespaces in every mode, so where no memory
+    cgroup is writable the tmpfs cannot be made either."""
+    iso = isolation()
+    assert iso["user_namespaces"] == "refused (seccomp filter)", iso
+    if sandbox_setting == "no cgroup":
+        assert iso["mode"] == "linux-namespaces" and iso["memory_limit"].startswith("per process only") and not iso["cgroups"]
     lim = SandboxLimits(timeout_s=12, assert_timeout_s=5, memory_mb=256, max_file_mb=16)
-    r = run_program(program, ["assert filled(40) == 40", "assert filled(1024) == 1024"], lim, entry_point="filled")
-    if "returned 'no " in (r.asserts[0].message or ""):
-        pytest.skip(f"the sandbox cannot make a user namespace and mount a tmpfs here ({r.asserts[0].message}): "
-                    "the attack does not apply")
-    assert r.asserts[0].passed, r.asserts[0]  # the attack itself works: 40 MB in its own tmpfs
-    assert not r.asserts[1].passed and "returned 1024" not in (r.asserts[1].message or ""), r.asserts[1]
+    r = run_program(USERNS_TMPFS, ["assert filled(40) == 40", "assert filled(1024) == 1024"], lim, entry_point="filled")
+    for a in r.asserts:
+        assert not a.passed and "returned 'no user namespace: errno 1'" in (a.message or ""), a
+    # the filter leaves ordinary processes alone: fork, subprocess (clone3 -> ENOSYS -> clone), threads
+    ok = run_program("import os, subprocess, threading\ndef f():\n    t = threading.Thread(target=print)\n    t.start()\n"
+                     "    t.join()\n    pid = os.fork()\n    if pid == 0:\n        os._exit(3)\n"
+                     "    return os.waitpid(pid, 0)[1] >> 8, subprocess.run(['true']).returncode\n", ["assert f() == (3, 0)"],
+                     lim, entry_point="f")
+    assert ok.passed == 1, ok.asserts
+
+
+@needs_isolation
+def test_sysv_shared_memory_is_capped_and_ends_with_the_asserts_process():
+    """Issue 28, item 2, without a memory cgroup: SysV shared memory is no tmpfs, and its segments outlived
+    the process that made them (4096 segments of any size in the sandbox's IPC namespace). Now at most
+    max_file_mb in all, removed when the assert's process ends."""
+    prog = ("import ctypes\ndef segments(mb, n):\n    libc = ctypes.CDLL(None, use_errno=True)\n    made = 0\n"
+            "    for _ in range(n):\n        if libc.shmget(0, ctypes.c_size_t(mb * 2 ** 20), 0o1600) < 0:\n            break\n"
+            "        made += 1\n    return made\n")
+    r = run_program(prog, ["assert segments(8, 5) == 5", "assert segments(1, 40) == 40"], SandboxLimits(max_file_mb=16),
+                    entry_point="segments")
+    assert [a.message for a in r.asserts] == ["segments(8, 5) returned 2", "segments(1, 40) returned 16"], r.asserts
+
+
+def test_each_assert_gets_fresh_temporary_folders_and_no_process_of_the_last(sandbox_setting):
+    """Issue 28, item 4: files a program wrote in its working folder, /tmp or /dev/shm (namespaces mode: the
+    sandbox's own) were still there for the next assert, and a daemon an assert started kept running
+    through the next ones. Now the harness empties them (and, in namespaces mode, kills every process of
+    the program) between asserts."""
+    private = sandbox_setting != "rlimits"
+    marks = ["mark", "sub/deep/" * 30 + "mark"] + (["/tmp/mark", "/dev/shm/mark"] if private else [])
+    program = ("import os, subprocess, sys, time\nMARKS = %r\n"
+               "def cmdline(pid):\n    try:\n        with open('/proc/%%s/cmdline' %% pid) as fh:\n            return fh.read()\n"
+               "    except OSError:\n        return ''\n"
+               "def f(daemon):\n    seen = [p for p in MARKS if os.path.exists(p)]\n"
+               "    others = [p for p in os.listdir('/proc') if p.isdigit() and %r in cmdline(p)]\n"
+               "    for p in MARKS:\n        os.makedirs(os.path.dirname(p) or '.', exist_ok=True)\n        open(p, 'w').close()\n"
+               "    os.chmod('sub', 0)\n"
+               "    if daemon:\n        subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(1000)', %r], start_new_session=True)\n"
+               "    return seen, others\n") % (marks, MARKER, MARKER)
+    # rlimits mode: no daemon (one in a session of its own MAY SURVIVE there, see the isolation table)
+    r = run_program(program, [f"assert f({private}) == ([], [])", "assert f(False) == ([], [])", "assert f(False) == ([], [])"],
+                    LIMITS, entry_point="f")
+    assert r.passed == 3, r.asserts
 
 
 def test_checking_values_that_are_slow_to_check_stays_within_the_time_limit():

@@ -49,6 +49,9 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
+from collections import OrderedDict
+from dataclasses import astuple
 from typing import Optional, Sequence
 
 from ..sandbox import SandboxLimits, SandboxResult, run_many
@@ -162,6 +165,37 @@ def parse_error(program: str) -> Optional[str]:
         return f"{type(e).__name__}: {str(e)[:200] or 'the parser gave up'}"
 
 
+class _SandboxRuns:
+    """The sandbox results of the last `size` programs, by their exact text, asserts, entry point and
+    limits: a 2-turn run's feedback transition asks about the joint actions the reward has just
+    scored, and gets the reward's results instead of running the programs again. A batch runs each
+    distinct program once (the same text gets the same result). Least recently used first out;
+    thread-safe."""
+
+    def __init__(self, size: int = 512):
+        self.size, self.results, self.lock = size, OrderedDict(), threading.Lock()
+
+    def run(self, jobs: Sequence[tuple], limits: Optional[SandboxLimits]) -> list[SandboxResult]:
+        """`sandbox.run_many(jobs, limits)`, from memory where the same job ran lately."""
+        lim = astuple(limits or SandboxLimits())
+        keys = [(program, tuple(asserts), entry, lim) for program, asserts, entry in jobs]
+        with self.lock:
+            known = {k: self.results[k] for k in keys if k in self.results}
+        todo = list(dict.fromkeys(k for k in keys if k not in known))
+        if todo:
+            known.update(zip(todo, run_many([(k[0], list(k[1]), k[2]) for k in todo], limits)))
+        with self.lock:
+            for k in keys:
+                self.results[k] = known[k]
+                self.results.move_to_end(k)
+            while len(self.results) > self.size:
+                self.results.popitem(last=False)
+        return [known[k] for k in keys]
+
+
+_RUNS = _SandboxRuns()
+
+
 def _empty_levels() -> dict:
     return dict({k: 0.0 for k in LEVELS}, passed=0, total=0, total_reward=0.0)
 
@@ -199,7 +233,7 @@ def _score(aux: str, main: str, problem: dict, limits, result: Optional[SandboxR
                                                          extract_asserts(problem["test"], entry))
     if program is not None and asserts:
         if result is None:
-            result = run_many([(program, asserts, entry)], limits)[0]
+            result = _RUNS.run([(program, asserts, entry)], limits)[0]
         lv["passed"], lv["total"] = result.passed, result.total
         lv["tests"] = result.passed / result.total
         if not single and result.passed >= 1 and aux_f and calls_aux(main_f, entry):
@@ -244,7 +278,7 @@ def coding_levels_many(auxes: Sequence[str], mains: Sequence[str], rows: Sequenc
                 for a, m, row in zip(auxes, mains, rows)]
     todo = [(j, (program, asserts, row["entry_point"]))
             for j, (((_, _, _, program), asserts), row) in enumerate(zip(prepared, rows)) if program is not None and asserts]
-    results = dict(zip([j for j, _ in todo], run_many([job for _, job in todo], limits))) if todo else {}
+    results = dict(zip([j for j, _ in todo], _RUNS.run([job for _, job in todo], limits))) if todo else {}
     return [_score(a, m, row, limits, results.get(j), single, prepared[j])
             for j, (a, m, row) in enumerate(zip(auxes, mains, rows))]
 
@@ -274,7 +308,7 @@ def level_feedback(aux: str, main: str, problem: dict, limits: Optional[SandboxL
     ok = error is None and bool(main_f) and has_return(main_f)
     asserts = extract_asserts(problem["test"], entry)
     if ok and asserts:
-        r = run_many([(program, asserts, entry)], limits)[0]
+        r = _RUNS.run([(program, asserts, entry)], limits)[0]  # the reward's result where it has just run
         lines.append(f"Tests: {r.passed}/{r.total} passed")
         failing = next((a for a in r.asserts if not a.passed), None)
         if failing is not None:
@@ -291,7 +325,8 @@ def level_feedback(aux: str, main: str, problem: dict, limits: Optional[SandboxL
 def feedback_transition(limits: Optional[SandboxLimits] = None):
     """A `transition(prompts, completions, histories, row)` for `MAGRPOConfig(num_turns=2)`: each
     agent's next prompt is its first prompt, its own previous answer, and the level feedback. Each
-    agent sees only its own history (plus the shared feedback facts)."""
+    agent sees only its own history (plus the shared feedback facts). The programs are not run again:
+    the feedback reuses the results the reward has just computed for the same joint actions."""
     def transition(prompts, completions, histories, row):
         fb = level_feedback(completions[0], completions[1], row, limits)
         return [f"{hist[0][0]}{completion.rstrip()}\n{fb}\n" for hist, completion in zip(histories, completions)]

@@ -1,0 +1,521 @@
+"""The harness that runs one program: `run_program`, `run_many`, their limits and results.
+
+The parent (`run_program`) starts the sandbox (`isolation` builds its command), sends the program
+and the asserts to the harness inside it (`HARNESS`), reads what comes back with caps, kills
+everything when the run ends (`cleanup`) and has the judge (`forgeproof`) decide the verdicts.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from typing import Optional, Sequence
+
+from .cleanup import _cleanup_stale, _kill_everything, _tie_to_trainer
+from .forgeproof import MAX_VALUE_CHARS, MAX_VALUE_DEPTH, MAX_VALUE_ITEMS, _judge, _plan, _start_judge, JUDGE_GRACE_S
+from .isolation import REFUSE_USERNS, _namespaced, _ProgramCgroup, _userns_filter_hex, isolation, resource
+
+# The harness runs INSIDE the sandbox, as `python -I -S -c HARNESS` (the package's files are not there). It reads one JSON object from
+# stdin, compiles the program, then for each assert forks a fresh process (its own process group)
+# that executes the program in fresh globals (with a private copy of the builtins) and then either
+# evaluates the shipped expressions and writes their values (forge-proof mode) or runs the assert
+# itself and writes its verdict (legacy mode), one line on the result pipe. The harness's process
+# runs no program code: it times each assert's process (SIGKILL to its group after
+# `assert_timeout`), writes a line of its own when that process timed out or died without one
+# (the parent keeps the first line of each assert), and before the next assert kills what the
+# program left (namespaces mode) and empties the folders in spec["wipe"]. In rlimits mode it first
+# installs the seccomp filter that refuses user namespaces (REFUSE_USERNS, see isolation.py).
+HARNESS_BODY = r'''
+import sys, os, json, signal, builtins
+def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _vars=vars, _exc=BaseException,
+          _compile=compile, _exec=exec, _eval=eval, _signal=signal.signal, _setitimer=signal.setitimer,
+          _enumerate=enumerate, _len=len, _dumps=json.dumps, _issub=issubclass, _ALRM=signal.SIGALRM,
+          _REAL=signal.ITIMER_REAL, _int=int, _float=float, _complex=complex, _bool=bool, _bytes=bytes, _list=list,
+          _tuple=tuple, _set=set, _frozenset=frozenset, _slice=slice, _None=type(None), _fork=os.fork,
+          _setpgid=os.setpgid, _waitpid=os.waitpid, _killpg=os.killpg, _kill=os.kill, _KILL=signal.SIGKILL,
+          _exit=os._exit):
+    spec = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    sys.stdin.close()
+    os.close(0)
+    if spec.get("userns_filter"):  # rlimits mode (namespaces mode: SETUP installed it)
+        try:
+            refuse_user_namespaces(spec["userns_filter"])
+        except OSError as e:
+            _os_write(spec["fd"], (_dumps({"load_error": "SandboxError", "message": _str(e), "tag": spec["tag"]}) + "\n").encode())
+            return
+    if spec.get("cwd"):
+        try:
+            os.chdir(spec["cwd"])
+        except OSError:
+            pass
+    fd, tag, per, limit = spec["fd"], spec["tag"], spec["assert_timeout"], spec["max_timeouts"]
+    os.set_inheritable(fd, False)  # the program's own children do not get the result pipe
+    max_items, max_depth, max_chars = spec["max_items"], spec["max_depth"], spec["max_chars"]
+    program, tests = spec["program"], spec["asserts"]
+    snapshot = _dict(_vars(builtins))
+    stdout, stderr, real_builtins = sys.stdout, sys.stderr, _vars(builtins)
+    own_group = spec["own_group"]  # namespaces mode; in rlimits mode the run's one process group is what dies with the trainer
+    def emit(d, fresh=False):  # fresh: after a line a killed process may have left unfinished
+        d["tag"] = tag
+        _os_write(fd, (("\n" if fresh else "") + _dumps(d) + "\n").encode())
+    def _flush():
+        for stream in (stdout, stderr):
+            try:
+                stream.flush()
+            except _exc:
+                pass
+    def wipe(top):  # empty the folder `top`: no recursion, no file descriptors held, no symlink followed
+        try:
+            os.chdir(top)
+        except OSError:
+            return
+        names, stuck = [], set()
+        while True:
+            sub = None
+            try:
+                with os.scandir(".") as it:
+                    entries = list(it)
+            except OSError:
+                entries = []
+            for e in entries:
+                try:
+                    if not e.is_dir(follow_symlinks=False):
+                        os.unlink(e.name)
+                    elif e.inode() not in stuck:
+                        sub = e
+                        break
+                except OSError:
+                    pass
+            if sub is not None:
+                try:
+                    os.chmod(sub.name, 0o700)
+                    os.chdir(sub.name)
+                    names.append((sub.name, sub.inode()))
+                except OSError:
+                    stuck.add(sub.inode())
+                continue
+            if not names:
+                return
+            name, inode = names.pop()
+            os.chdir("..")
+            try:
+                os.rmdir(name)
+            except OSError:
+                stuck.add(inode)
+    def fresh_folders():  # after an assert: its processes gone, its files gone, the working folder back
+        if own_group:
+            try:
+                _kill(-1, _KILL)  # every process of this PID namespace this user may signal: the program's
+            except OSError:
+                pass
+        for folder in spec["wipe"]:
+            wipe(folder)
+        try:
+            os.mkdir(spec["cwd"], 0o700)
+        except OSError:
+            pass
+        try:
+            os.chdir(spec["cwd"])
+        except OSError:
+            pass
+    class _Timeout(_exc):
+        pass
+    class _Unsendable(Exception):
+        pass
+    def on_alarm(signum, frame):
+        raise _Timeout()
+    # Return values go back as JSON with type tags. A subclass of a builtin type is copied by the
+    # base type's own method (int.__int__, list.copy, ...) into a plain value: its __eq__ never counts.
+    f_repr, i_copy, f_copy, c_copy = _float.__repr__, _int.__int__, _float.__float__, _complex.__complex__
+    s_copy, y_copy = _str.__str__, _bytes.__bytes__
+    l_copy, d_copy, st_copy, fs_copy, t_item = _list.copy, _dict.copy, _set.copy, _frozenset.copy, _tuple.__getitem__
+    d_items, y_hex, everything = _dict.items, _bytes.hex, _slice(None)
+    def enc(x, depth, left):
+        left[0] -= 1
+        if left[0] < 0:
+            raise _Unsendable("returned a value too large to check (over %d items)" % max_items)
+        if depth > max_depth:
+            raise _Unsendable("returned a value nested too deeply to check")
+        t = _type(x)
+        if t is _None or t is _bool or t is _str:
+            return x
+        if t is _int:
+            if x.bit_length() > 13000:
+                raise _Unsendable("returned an integer too large to check")
+            return x
+        if t is _float:
+            return ["f", f_repr(x)]
+        if t is _complex:
+            return ["c", f_repr(x.real), f_repr(x.imag)]
+        if t is _bytes:
+            return ["y", y_hex(x)]
+        if t is _list or t is _tuple or t is _set or t is _frozenset:
+            out = ["l" if t is _list else "t" if t is _tuple else "s" if t is _set else "F"]
+            for e in x:
+                out.append(enc(e, depth + 1, left))
+            return out
+        if t is _dict:
+            out = ["d"]
+            for k, v in d_items(x):
+                out.append(enc(k, depth + 1, left))
+                out.append(enc(v, depth + 1, left))
+            return out
+        for base, copy in ((_int, i_copy), (_float, f_copy), (_complex, c_copy), (_str, s_copy), (_bytes, y_copy),
+                           (_list, l_copy), (_dict, d_copy), (_set, st_copy), (_frozenset, fs_copy)):
+            if _issub(t, base):
+                return enc(copy(x), depth, left)
+        if _issub(t, _tuple):
+            return enc(t_item(x, everything), depth, left)
+        try:
+            name = _str(t.__name__)[:60]
+        except _exc:
+            name = "?"
+        raise _Unsendable("returned a non-builtin object (%s)" % name)
+    try:
+        code = _compile(program, "<program>", "exec")
+    except SyntaxError as e:
+        emit({"load_error": "SyntaxError", "message": _str(e.msg), "line": e.lineno, "col": e.offset})
+        return
+    def verdict_of(i, test):  # in the assert's own process: the program, then the assert's calls or the assert
+        g = {"__name__": "__main__", "__builtins__": _dict(snapshot)}
+        try:
+            _exec(code, g)
+            if "calls" in test:
+                values, left = [], [max_items]
+                for j, src in _enumerate(test["calls"]):
+                    try:
+                        values.append(enc(_eval(_compile(src, "<assert>", "eval"), g), 0, left))
+                    except _Unsendable as e:
+                        raise _Unsendable("%s %s" % (src[:100], e.args[0]))
+                text = _dumps(values)
+                if _len(text) > max_chars:
+                    raise _Unsendable("returned values too large to check (over %d characters)" % max_chars)
+                return {"index": i, "values": values}
+            _exec(_compile(test["source"], "<assert>", "exec"), g)
+            return {"index": i, "status": "passed"}
+        except _Unsendable as e:
+            return {"index": i, "status": "failed", "error": "NonBuiltinResult", "message": e.args[0][:300]}
+        except _exc as e:
+            try:
+                return {"index": i, "status": "failed", "error": _type(e).__name__, "message": _str(e)[:300]}
+            except _exc:
+                return {"index": i, "status": "failed", "error": "Unprintable", "message": ""}
+    _signal(_ALRM, on_alarm)  # this process times each assert's process (which cannot undo that) and kills it
+    timeouts = 0
+    for i, test in _enumerate(tests):
+        if timeouts >= limit:
+            emit({"index": i, "status": "skipped", "error": "TooManyTimeouts", "message": "earlier asserts timed out"})
+            continue
+        pid = _fork()
+        if pid == 0:  # the assert's process: nothing it does reaches the next assert's process
+            try:
+                if own_group:
+                    _setpgid(0, 0)
+                verdict = verdict_of(i, test)
+                _flush()
+                real_builtins.clear()
+                real_builtins.update(snapshot)  # undo what the program did to the builtins module (json uses them)
+                emit(verdict)
+            finally:
+                _exit(0)
+        status = None
+        try:
+            _setitimer(_REAL, per)
+            status = _waitpid(pid, 0)[1]
+            _setitimer(_REAL, 0)
+        except _Timeout:
+            pass
+        for kill in (_killpg, _kill):  # whatever the assert's process left in its own group goes with it
+            try:
+                kill(pid, _KILL)
+            except OSError:
+                pass
+        if status is None:
+            try:
+                _waitpid(pid, 0)
+            except OSError:
+                pass
+            timeouts += 1
+            emit({"index": i, "status": "timeout", "error": "Timeout", "message": "assert exceeded %ss" % per}, fresh=True)
+        else:  # counts only where the assert's process wrote no line (it died first: a signal, os._exit)
+            how = "signal %d" % (status & 127) if status & 127 else "exit code %d" % (status >> 8)
+            emit({"index": i, "status": "not_run", "error": "ProcessExited",
+                  "message": "the program ended the assert's process (%s)" % how}, fresh=True)
+        if i + 1 < _len(tests):
+            fresh_folders()
+_main()
+'''
+HARNESS = REFUSE_USERNS + HARNESS_BODY
+
+
+@dataclass
+class SandboxLimits:
+    """Resource limits of one program run."""
+
+    timeout_s: float = 10.0  # wall clock for the whole run (all asserts)
+    assert_timeout_s: float = 3.0  # wall clock per assert (program + the assert's calls)
+    cpu_s: int = 10  # CPU seconds of each process (RLIMIT_CPU): of each assert's process
+    memory_mb: int = 512  # address space per process (RLIMIT_AS); namespaces mode with a memory cgroup: also the
+    #                       memory of all the program's processes and the tmpfs pages they write, together
+    max_processes: int = 16  # pids cgroup cap (namespaces mode) / RLIMIT_NPROC (fallback, non-root)
+    max_open_files: int = 64  # RLIMIT_NOFILE
+    max_file_mb: int = 16  # RLIMIT_FSIZE, the size of the private /tmp and /dev/shm, and of all SysV shared memory
+    max_output_bytes: int = 65536  # stdout+stderr kept
+    max_timeouts: int = 3  # stop running asserts after this many timed out (the reference code's rule)
+
+
+@dataclass
+class AssertResult:
+    index: int
+    source: str
+    passed: bool
+    status: str  # passed | failed | timeout | skipped | not_run
+    error: Optional[str] = None
+    message: Optional[str] = None
+    checked_by: str = "sandbox"  # "host": decided by the trusted parent (forge-proof); "sandbox": forgeable
+
+
+@dataclass
+class SandboxResult:
+    asserts: list[AssertResult]
+    load_error: Optional[dict] = None  # {"error": "SyntaxError", "message", "line", "col"}
+    timed_out: bool = False
+    exit_code: Optional[int] = None
+    output: str = ""
+    output_truncated: bool = False
+    seconds: float = 0.0
+    mode: str = ""
+
+    @property
+    def passed(self) -> int:
+        return sum(a.passed for a in self.asserts)
+
+    @property
+    def total(self) -> int:
+        return len(self.asserts)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "passed": self.passed, "total": self.total}
+
+
+# --------------------------------------------------------------------------------------------------
+# Running one program
+# --------------------------------------------------------------------------------------------------
+def _rlimits(limits: SandboxLimits, cap_nproc: bool) -> list[tuple[int, int, str]]:
+    """(resource, value, prlimit option) of every limit applied to the child."""
+    if resource is None:
+        return []
+    lim = [(resource.RLIMIT_CPU, limits.cpu_s, "--cpu"), (resource.RLIMIT_AS, limits.memory_mb * 2 ** 20, "--as"),
+           (resource.RLIMIT_NOFILE, limits.max_open_files, "--nofile"),
+           (resource.RLIMIT_FSIZE, limits.max_file_mb * 2 ** 20, "--fsize"), (resource.RLIMIT_CORE, 0, "--core")]
+    if cap_nproc:
+        lim.append((resource.RLIMIT_NPROC, limits.max_processes, "--nproc"))
+    return lim
+
+
+def _set_rlimits(lim) -> None:
+    """preexec_fn part where util-linux `prlimit` is missing (macOS): runs between fork and exec."""
+    for what, value, _ in lim:
+        try:
+            resource.setrlimit(what, (value, value))
+        except (ValueError, OSError):
+            pass
+
+def _child_setup(death_signal: Optional[int], lim) -> None:
+    """preexec_fn, only where it is needed (it forces a slower fork): PR_SET_PDEATHSIG where
+    `setpriv --pdeathsig` is missing, and the rlimits where `prlimit` is missing (macOS)."""
+    if death_signal is not None:
+        try:
+            import ctypes
+
+            ctypes.CDLL(None).prctl(1, death_signal, 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    if lim:
+        _set_rlimits(lim)
+
+
+def _read_capped(stream, cap: int, sink: list) -> None:
+    """Read `stream` to its end into sink = [bytearray, truncated], keeping `cap` bytes. The sink
+    fills as data comes, so what arrived is usable even if a stray process keeps the pipe open."""
+    kept = sink[0]
+    while True:
+        chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+        if not chunk:
+            break
+        room = cap - len(kept)
+        if room > 0:
+            kept += chunk[:room]
+        if len(chunk) > max(room, 0):
+            sink[1] = True
+
+
+def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLimits] = None, *,
+                entry_point: Optional[str] = None) -> SandboxResult:
+    """Run `program` then each assert (separately) in a sandboxed child process; never raises for
+    anything the program does. Returns one `AssertResult` per assert.
+
+    With `entry_point` (the function name the asserts call), verdicts are forge-proof: the sandbox
+    only computes the values of the entry-point calls and this process evaluates the asserts (see
+    the module docstring). Without it, the sandbox decides each verdict (forgeable)."""
+    limits = limits or SandboxLimits()
+    asserts = list(asserts)
+    plans = [_plan(a, entry_point) for a in asserts]
+    iso = isolation()
+    _cleanup_stale()
+    python = os.path.realpath(sys.executable)
+    tag = secrets.token_hex(16)
+    r_fd, w_fd = os.pipe()
+    work = tempfile.mkdtemp(prefix=f"magrpo-sandbox-{os.getpid()}-")
+    cgroup = None
+    harness = [python, "-I", "-S", "-B", "-u", "-c", HARNESS, f"magrpo-sandbox-owner-{os.getpid()}"]  # who ran it, for `ps`
+    if iso["mode"] == "linux-namespaces":
+        try:
+            cgroup = _ProgramCgroup(limits.max_processes, limits.memory_mb * 2 ** 20)
+        except OSError:
+            cgroup = None
+        cmd = _namespaced(harness, work, limits.max_file_mb, limits.timeout_s)
+        home = cwd = "/tmp/work"
+        death = signal.SIGKILL  # kills `unshare`, whose --kill-child kills PID 1 and so the namespace
+    else:
+        home = cwd = work
+        death = signal.SIGKILL
+        cmd = harness
+        if sys.platform == "linux" and shutil.which("timeout"):
+            # coreutils `timeout` leads the process group and SIGKILLs all of it when its time is up;
+            # SIGALRM (the parent-death signal here) is the signal it takes for "time is up".
+            cmd, death = ["timeout", "-s", "KILL", str(int(math.ceil(limits.timeout_s)) + 2)] + harness, signal.SIGALRM
+    lim = _rlimits(limits, cap_nproc=hasattr(os, "geteuid") and os.geteuid() != 0)
+    if lim and shutil.which("prlimit"):
+        cmd = ["prlimit"] + [f"{opt}={value}" for _, value, opt in lim] + ["--"] + cmd
+        lim = []
+    cmd, pre = _tie_to_trainer(cmd, death, cgroup)
+    preexec = functools.partial(_child_setup, pre[0] if pre else None, lim) if (pre or lim) else None
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": home}
+    spec = json.dumps(dict(program=program, asserts=[p.harness_spec() for p in plans], fd=w_fd, tag=tag, cwd=cwd,
+                           assert_timeout=limits.assert_timeout_s, max_timeouts=limits.max_timeouts,
+                           own_group=iso["mode"] == "linux-namespaces",
+                           wipe=["/tmp", "/dev/shm"] if iso["mode"] == "linux-namespaces" else [cwd],
+                           userns_filter=_userns_filter_hex() if iso["mode"] == "rlimits" else None,
+                           max_items=MAX_VALUE_ITEMS, max_depth=MAX_VALUE_DEPTH, max_chars=MAX_VALUE_CHARS)).encode()
+    t0 = time.perf_counter()
+    timed_out = False
+    out_sink: list = [bytearray(), False]
+    res_sink: list = [bytearray(), False]
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=work, env=env,
+                                pass_fds=(w_fd,), start_new_session=True, preexec_fn=preexec)
+    except (OSError, subprocess.SubprocessError) as exc:
+        os.close(r_fd), os.close(w_fd)
+        shutil.rmtree(work, ignore_errors=True)
+        if cgroup is not None:
+            cgroup.remove()
+        return SandboxResult([AssertResult(i, a, False, "not_run", "SandboxError", str(exc)) for i, a in enumerate(asserts)],
+                             mode=iso["mode"])
+    os.close(w_fd)
+    judge = _start_judge(python)
+    reader = threading.Thread(target=_read_capped, args=(proc.stdout, limits.max_output_bytes, out_sink), daemon=True)
+    reader.start()
+
+    def read_results():
+        with os.fdopen(r_fd, "rb") as fh:
+            _read_capped(fh, 4 * 2 ** 20 + len(asserts) * (MAX_VALUE_CHARS + 1024), res_sink)  # a flood beyond is dropped
+
+    results_thread = threading.Thread(target=read_results, daemon=True)
+    results_thread.start()
+    try:
+        proc.stdin.write(spec)
+        proc.stdin.close()
+    except (BrokenPipeError, OSError):
+        pass
+    waiter = threading.Thread(target=proc.wait, daemon=True)  # a blocking wait: no polling delay
+    waiter.start()
+    try:
+        waiter.join(timeout=limits.timeout_s)
+        timed_out = waiter.is_alive()
+    finally:
+        _kill_everything(proc, cgroup)
+        until = time.monotonic() + 1  # EOF at once unless a stray (rlimits mode) holds a pipe open
+        reader.join(timeout=max(0.0, until - time.monotonic()))
+        results_thread.join(timeout=max(0.0, until - time.monotonic()))
+        if cgroup is not None:
+            cgroup.remove()
+        shutil.rmtree(work, ignore_errors=True)
+    budget = limits.timeout_s - (time.perf_counter() - t0) + JUDGE_GRACE_S  # the judge's time counts in the program's
+    verdicts, load_error, late = _judge(judge, plans, bytes(res_sink[0]), tag, budget)
+    seconds = time.perf_counter() - t0
+    output = (bytes(out_sink[0]), out_sink[1])
+    return _collect(plans, verdicts, load_error, late, output, proc.returncode, timed_out, seconds, iso["mode"])
+
+
+def _kill_everything(proc, cgroup) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if cgroup is not None:
+        cgroup.kill_all()
+    try:
+        proc.wait(timeout=1)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _collect(plans, verdicts, load_error, judge_late, out_sink, code, timed_out, seconds, mode) -> SandboxResult:
+    """The run's result from the judge's verdicts (see JUDGE) and what the parent saw of the process."""
+    results = []
+    for i, plan in enumerate(plans):
+        by = "host" if plan.kind in ("host", "error") else "sandbox"
+        result = functools.partial(AssertResult, i, plan.source, checked_by=by)
+        if plan.kind == "error":
+            results.append(result(False, "failed", plan.error, plan.message))
+        elif load_error is not None:
+            results.append(result(False, "not_run", load_error["error"], load_error["message"]))
+        elif i not in verdicts:  # the judge was killed (or died) before it decided this one
+            results.append(result(False, "timeout", "Timeout", "checking the returned values exceeded the run's time limit")
+                           if judge_late else result(False, "failed", "BadResult", "the returned values could not be checked"))
+        elif verdicts[i] is None:  # no line from the sandbox for this assert
+            why = "the run hit its total timeout" if timed_out else f"the program ended the process (exit code {code})"
+            results.append(result(False, "timeout" if timed_out else "not_run", "Timeout" if timed_out else "ProcessExited", why))
+        else:
+            status, error, message = verdicts[i]
+            results.append(result(status == "passed", status, error, message))
+    output, truncated = out_sink
+    return SandboxResult(results, load_error, timed_out, code, output.decode("utf-8", "replace"), truncated, seconds, mode)
+
+
+def default_workers() -> int:
+    """Sandbox processes to run at once: this machine's cores, divided among the training processes
+    torchrun started on it (LOCAL_WORLD_SIZE), so a data-parallel run does not oversubscribe them."""
+    try:
+        local = max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+    except ValueError:
+        local = 1
+    return max(1, (os.cpu_count() or 1) // local)
+
+
+def run_many(jobs: Sequence[tuple], limits: Optional[SandboxLimits] = None,
+             workers: Optional[int] = None) -> list[SandboxResult]:
+    """Run many jobs in parallel across the cores; results in input order. A job is
+    (program, asserts) or (program, asserts, entry_point): see `run_program`. Default workers:
+    `default_workers()` (the cores, shared among the processes of a data-parallel run)."""
+    workers = workers or default_workers()
+
+    def one(job):
+        return run_program(job[0], job[1], limits, entry_point=job[2] if len(job) > 2 else None)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(one, jobs))
+

@@ -1,0 +1,507 @@
+"""What isolates a program: the minimal root of namespaces mode (`SETUP`), the throw-away cgroups
+of a run (`_ProgramCgroup`), and `isolation()`, what this machine gets (the table in the package's
+docstring)."""
+from __future__ import annotations
+
+import functools
+import json
+import math
+import os
+import platform
+import secrets
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+from typing import Optional
+
+try:
+    import resource
+except ImportError:  # Windows
+    resource = None
+
+SANDBOX_UID = 65534  # "nobody": the program's uid and gid in namespaces mode
+
+
+def _python_dirs() -> tuple[list[str], list[str]]:
+    """(folders to bind read-only so that `python -I -S` runs, site-packages folders to hide in them)."""
+    exe = os.path.realpath(sys.executable)
+    dirs = [os.path.realpath(sys.base_prefix), os.path.dirname(exe)]
+    libdir = sysconfig.get_config_var("LIBDIR")
+    if libdir and sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        dirs.append(os.path.realpath(libdir))
+    system = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+    binds: list[str] = []
+    for d in dirs:
+        if not os.path.isdir(d) or d == "/" or any(d == s or d.startswith(s + "/") for s in system + tuple(binds)):
+            continue
+        binds = [b for b in binds if not b.startswith(d + "/")] + [d]
+    hide: set[str] = set()
+    ver = f"python{sys.version_info[0]}.{sys.version_info[1]}"
+    for root in [os.path.realpath(sys.base_prefix), "/usr", "/usr/local"] + binds:
+        for sub in (f"lib/{ver}/site-packages", f"lib/{ver}/dist-packages", "lib/python3/dist-packages",
+                    f"lib64/{ver}/site-packages", "local/lib/python3/dist-packages"):
+            p = os.path.realpath(os.path.join(root, sub))
+            if os.path.isdir(p) and any(p.startswith(s + "/") for s in system + tuple(binds)):
+                hide.add(p)
+    return binds, sorted(hide)
+
+
+# PID 1 of the new namespaces runs SETUP (as root, before any untrusted code): it builds the minimal
+# root over argv[1] (the run's temporary folder), pivots into it, and execs argv[4:] under `timeout`
+# (argv[3] seconds) as uid/gid 65534 without groups or capabilities. argv[2]: /tmp and /dev/shm size
+# in MB. Python with ctypes mounts in this one process (no `mount` process per mount).
+SETUP = r"""
+import ctypes, os, stat, sys
+root, mb, total, cmd = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+libc = ctypes.CDLL(None, use_errno=True)
+RO, NOSUID, NODEV, NOEXEC, REMOUNT, BIND = 1, 2, 4, 8, 32, 4096
+def mount(src, dst, fstype, flags, data=None):
+    enc = lambda x: None if x is None else x.encode()
+    if libc.mount(enc(src), enc(dst), enc(fstype), ctypes.c_ulong(flags), enc(data)) != 0:
+        raise OSError(ctypes.get_errno(), "mount %s" % dst)
+def bind_ro(src, dst, flags=NOSUID | NODEV):
+    mount(src, dst, None, BIND)
+    mount(None, dst, None, REMOUNT | BIND | RO | flags)
+if KEYCTL is not None:  # a new, empty session keyring: the trainer's keys stay out of reach
+    libc.syscall(ctypes.c_long(KEYCTL), ctypes.c_long(1), ctypes.c_void_p(None))  # KEYCTL_JOIN_SESSION_KEYRING
+os.umask(0o022)
+mount("tmpfs", root, "tmpfs", NOSUID | NODEV, "size=8m,mode=755")
+os.chdir(root)
+for d in ("proc", "dev", "tmp", "etc", "var", ".old"):
+    os.mkdir(d)
+os.symlink("../tmp", "var/tmp")
+for link, target in LINKS:
+    os.symlink(target, link[1:])
+for d in BINDS:
+    os.makedirs(d[1:], exist_ok=True)
+    bind_ro(d, d[1:])
+for d in HIDE:  # site-packages: an empty read-only tmpfs over each
+    mount("tmpfs", d[1:], "tmpfs", RO | NOSUID | NODEV, "size=4k,mode=755")
+if os.path.isfile("/etc/ld.so.cache"):
+    open("etc/ld.so.cache", "w").close()
+    bind_ro("/etc/ld.so.cache", "etc/ld.so.cache")
+for name, text in (("passwd", "root:x:0:0:root:/root:/bin/sh\nnobody:x:%d:%d:nobody:/tmp/work:/bin/sh\n" % (UID, UID)),
+                   ("group", "root:x:0:\nnogroup:x:%d:\n" % UID), ("hosts", "127.0.0.1 localhost\n::1 localhost\n")):
+    with open("etc/" + name, "w") as fh:
+        fh.write(text)
+mount("tmpfs", "dev", "tmpfs", NOSUID, "size=64k,mode=755")  # /dev first, /dev/shm inside it
+for name, mode, minor in (("null", 0o666, 3), ("zero", 0o666, 5), ("random", 0o444, 8), ("urandom", 0o444, 9)):
+    os.mknod("dev/" + name, mode | stat.S_IFCHR, os.makedev(1, minor))
+    os.chmod("dev/" + name, mode)
+for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+    os.symlink(target, "dev/" + name)
+for d in ("dev/shm", "tmp"):
+    os.makedirs(d, exist_ok=True)
+    mount("tmpfs", d, "tmpfs", NOSUID | NODEV, "size=%sm,nr_inodes=4096,mode=1777" % mb)  # inodes: kernel memory too
+os.mkdir("tmp/work", 0o700)
+os.chown("tmp/work", UID, UID)
+mount("proc", "proc", "proc", NOSUID | NODEV | NOEXEC)  # a fresh proc: only this PID namespace
+# this IPC namespace's SysV shared memory and message queues (memory no tmpfs size bounds): at most /tmp's
+# size of shared memory in all, in 16 segments, each removed when no process of the program is attached
+# (shm_rmid_forced: an assert's segments end with its process), and 16 queues of 64 KB
+for name, value in (("shmmax", int(mb) * 2 ** 20), ("shmall", int(mb) * 2 ** 20 // os.sysconf("SC_PAGE_SIZE")),
+                    ("shmmni", 16), ("shm_rmid_forced", 1), ("msgmni", 16), ("msgmnb", 65536)):
+    with open("proc/sys/kernel/" + name, "w") as fh:
+        fh.write(str(value))
+bind_ro("proc/sys", "proc/sys", NOSUID | NODEV | NOEXEC)
+if os.path.exists("proc/sysrq-trigger"):
+    bind_ro("proc/sysrq-trigger", "proc/sysrq-trigger", NOSUID | NODEV | NOEXEC)
+mount(None, root, None, REMOUNT | RO | NOSUID | NODEV)
+if PIVOT_ROOT is not None and libc.syscall(ctypes.c_long(PIVOT_ROOT), b".", b".old") == 0:
+    os.chdir("/")
+    if libc.umount2(b"/.old", 2) != 0:  # MNT_DETACH: the host's tree is gone from this namespace
+        raise OSError(ctypes.get_errno(), "umount /.old")
+else:  # pivot_root refused (e.g. a ramfs root) or unknown here: chroot, the uid is dropped anyway
+    os.chroot(root)
+os.chdir("/tmp/work")
+os.environ["PWD"] = "/tmp/work"  # the shell that started us set the host's folder (with the trainer's pid) there
+if USERNS_FILTER is not None:  # inherited by every process from here on: the program cannot make a user namespace
+    refuse_user_namespaces(USERNS_FILTER)
+os.execv(TIMEOUT, ["timeout", "-s", "KILL", total, SETPRIV, "--reuid=%d" % UID, "--regid=%d" % UID, "--clear-groups",
+                   "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"] + cmd)
+"""
+_KEYCTL_NR = {"x86_64": 250, "amd64": 250, "aarch64": 219, "arm64": 219, "riscv64": 219, "i386": 288, "i686": 288,
+              "armv7l": 311, "ppc64le": 280, "s390x": 280}.get(platform.machine().lower())
+_PIVOT_ROOT_NR = {"x86_64": 155, "amd64": 155, "aarch64": 41, "arm64": 41, "riscv64": 41, "i386": 217, "i686": 217,
+                  "armv7l": 218, "ppc64le": 203, "s390x": 217}.get(platform.machine().lower())
+
+
+# --------------------------------------------------------------------------------------------------
+# No user namespaces inside the sandbox
+# --------------------------------------------------------------------------------------------------
+# A user namespace would let a program mount a tmpfs of its own, whose pages only a memory cgroup
+# bounds. A seccomp filter (classic BPF on the syscall number, the ABI and the first argument) makes
+# unshare() and clone() with CLONE_NEWUSER fail with EPERM, and clone3() fail with ENOSYS (its flags
+# sit in memory a filter cannot read; libc then falls back to clone()); every syscall of another ABI
+# (i386 through int 0x80 or x32 on x86_64, arm32 on aarch64) fails with EPERM. It is installed before
+# any program code runs (by SETUP in namespaces mode, by the harness in rlimits mode) and every process
+# of the program inherits it. REFUSE_USERNS is the installing code, run in those processes.
+REFUSE_USERNS = r"""
+def refuse_user_namespaces(hex_program):
+    import ctypes
+    code = bytes.fromhex(hex_program)
+    class Program(ctypes.Structure):  # struct sock_fprog
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+    libc, prog, no = ctypes.CDLL(None, use_errno=True), Program(len(code) // 8, code), ctypes.c_ulong(0)
+    if libc.prctl(38, ctypes.c_ulong(1), no, no, no) != 0 or libc.prctl(22, ctypes.c_ulong(2), ctypes.byref(prog), no, no) != 0:
+        raise OSError(ctypes.get_errno(), "could not install the seccomp filter")  # PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP
+"""
+# platform.machine(): (AUDIT_ARCH_*, unshare, clone, clone3) of its syscall table
+_SECCOMP_ABI = {"x86_64": (0xC000003E, 272, 56, 435), "amd64": (0xC000003E, 272, 56, 435),
+                "aarch64": (0xC00000B7, 97, 220, 435), "arm64": (0xC00000B7, 97, 220, 435)}
+CLONE_NEWUSER = 0x10000000
+
+
+def userns_filter(machine: Optional[str] = None) -> bytes:
+    """The seccomp filter refusing user namespaces for `machine` (default: this one), as the bytes of a
+    struct sock_filter array. ValueError for an architecture without one (only x86_64 and aarch64)."""
+    machine = (machine or platform.machine()).lower()
+    if machine not in _SECCOMP_ABI:
+        raise ValueError(f"no seccomp filter for the {machine!r} architecture (only x86_64 and aarch64): user "
+                         "namespaces cannot be refused inside the sandbox here")
+    arch, unshare, clone, clone3 = _SECCOMP_ABI[machine]
+    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ/JGE/JSET|K, BPF_RET|K
+    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | errno
+    program = [  # (code, jump if true, jump if false, k); jumps count the instructions skipped
+        (ld, 0, 0, 4),  # 0: seccomp_data.arch
+        (jeq, 0, 8, arch),  # 1: another ABI -> 10
+        (ld, 0, 0, 0),  # 2: seccomp_data.nr
+        (jge, 6, 0, 0x40000000),  # 3: x32 -> 10
+        (jeq, 6, 0, clone3),  # 4: -> 11
+        (jeq, 1, 0, unshare),  # 5: -> 7
+        (jeq, 0, 2, clone),  # 6: -> 7, else 9
+        (ld, 0, 0, 16),  # 7: the low 32 bits of args[0] (the flags; little-endian)
+        (jset, 1, 0, CLONE_NEWUSER),  # 8: -> 10, else 9
+        (ret, 0, 0, allow),  # 9
+        (ret, 0, 0, eperm),  # 10
+        (ret, 0, 0, enosys),  # 11
+    ]
+    return b"".join(struct.pack("<HBBI", *ins) for ins in program)
+
+
+_USERNS_CHECK = REFUSE_USERNS + r"""
+import ctypes, os, subprocess, sys
+refuse_user_namespaces(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+refused = libc.unshare(0x10000000) != 0 and ctypes.get_errno() == 1
+pid = os.fork()
+if pid == 0:
+    os._exit(7)
+ok = os.waitpid(pid, 0)[1] >> 8 == 7 and subprocess.run(["true"]).returncode == 0
+print("REFUSED" if refused and ok else "ALLOWED")
+"""
+
+
+@functools.lru_cache(maxsize=1)
+def _userns_filter_hex() -> Optional[str]:
+    """The filter to install (hex), or None where it does not work here: not Linux, another architecture,
+    or a kernel that refuses it (checked once in a child process: installed, then unshare(CLONE_NEWUSER)
+    must fail with EPERM while fork and subprocess still work)."""
+    if sys.platform != "linux":
+        return None
+    try:
+        hex_program = userns_filter().hex()
+    except ValueError:
+        return None
+    try:
+        r = subprocess.run([os.path.realpath(sys.executable), "-I", "-S", "-B", "-c", _USERNS_CHECK, hex_program],
+                           capture_output=True, timeout=20, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return hex_program if r.stdout.strip() == b"REFUSED" else None
+
+
+@functools.lru_cache(maxsize=1)
+def _setup_program() -> str:
+    """SETUP with this machine's folders and tools filled in."""
+    binds, hide = _python_dirs()
+    links, dirs = [], []
+    for d in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(d):
+            links.append((d, os.readlink(d)))
+        elif os.path.isdir(d):
+            dirs.append(d)
+    tools = {t: shutil.which(t, path="/usr/bin:/bin:/usr/sbin:/sbin") for t in ("timeout", "setpriv")}
+    head = (f"LINKS, BINDS, HIDE, UID = {links!r}, {dirs + binds!r}, {hide!r}, {SANDBOX_UID}\n"
+            f"PIVOT_ROOT, KEYCTL, USERNS_FILTER = {_PIVOT_ROOT_NR!r}, {_KEYCTL_NR!r}, {_userns_filter_hex()!r}\n"
+            f"TIMEOUT, SETPRIV = {os.path.realpath(tools['timeout'] or 'timeout')!r}, {os.path.realpath(tools['setpriv'] or 'setpriv')!r}\n")
+    return head + REFUSE_USERNS + SETUP
+
+
+def _namespaced(cmd: list[str], root: str, tmp_mb: int, total_s: float) -> list[str]:
+    """`cmd` inside new PID/net/mount/IPC/UTS namespaces, in the minimal root built over `root`."""
+    return ["unshare", "--fork", "--pid", "--net", "--mount", "--ipc", "--uts", "--kill-child",
+            os.path.realpath(sys.executable), "-I", "-S", "-B", "-c", _setup_program(),
+            root, str(int(tmp_mb)), str(int(math.ceil(total_s)) + 2)] + cmd
+
+
+
+# --------------------------------------------------------------------------------------------------
+# What this machine can isolate
+# --------------------------------------------------------------------------------------------------
+_PROBE = r'''
+import os, json, socket
+r = {"uid": os.getuid(), "gid": os.getgid(), "groups": os.getgroups()}
+r["caps"] = [l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff")][0]
+r["proc_sys_writable"] = os.access("/proc/sys/kernel/core_pattern", os.W_OK) or os.access("/proc/sys", os.W_OK)
+r["host_paths_visible"] = [p for p in HOST if os.path.exists(p)]
+r["pids"] = len([p for p in os.listdir("/proc") if p.isdigit()])
+try:
+    socket.create_connection(("1.1.1.1", 80), timeout=0.2); r["network"] = True
+except OSError:
+    r["network"] = False
+r["shm"] = os.access("/dev/shm", os.W_OK)
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+r["userns_refused"] = libc.unshare(0x10000000) != 0  # CLONE_NEWUSER
+print("PROBE" + json.dumps(r))
+'''
+
+
+def _probe_namespaces() -> Optional[dict]:
+    """Run a probe through the whole namespaces sandbox; what it saw, or None if it cannot run."""
+    if sys.platform != "linux" or os.geteuid() != 0 or not all(shutil.which(t) for t in ("unshare", "setpriv", "timeout")):
+        return None
+    home = os.path.expanduser("~")
+    try:
+        in_home = [os.path.join(home, n) for n in sorted(os.listdir(home))[:20]]
+    except OSError:
+        in_home = []
+    on_the_way = {os.path.join(home, p.split("/")[0]) for b in _python_dirs()[0] if b.startswith(home + "/")
+                  for p in [b[len(home) + 1:]]}
+    shown = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/tmp") + tuple(_python_dirs()[0])
+    host = [p for p in [os.path.abspath(__file__), os.getcwd(), "/etc/shadow", "/sys/fs/cgroup"] + in_home
+            if p not in on_the_way and os.path.realpath(p) != "/" and
+            not any(os.path.realpath(p) == d or os.path.realpath(p).startswith(d + "/") for d in shown)]
+    probe = "HOST = %r\n%s" % (host, _PROBE)
+    work = tempfile.mkdtemp(prefix=f"magrpo-sandbox-{os.getpid()}-")
+    try:
+        cmd = _namespaced([os.path.realpath(sys.executable), "-I", "-S", "-c", probe], work, 1, 20)
+        r = subprocess.run(cmd, capture_output=True, timeout=20, cwd=work, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+        out = r.stdout.decode("utf-8", "replace")
+        if r.returncode != 0 or "PROBE" not in out:
+            return None
+        return json.loads(out.split("PROBE", 1)[1].strip().splitlines()[0])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+CGROUP_FS = "/sys/fs/cgroup"
+
+
+def _own_cgroups(text: str) -> dict[str, str]:
+    """This process's cgroup by controller from /proc/self/cgroup's `text` ("4:memory:/a/b" on cgroup v1;
+    "0::/a/b", stored under "", on v2)."""
+    out = {}
+    for line in text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) == 3:
+            for controller in parts[1].split(",") if parts[1] else [""]:
+                out[controller] = parts[2]
+    return out
+
+
+def _cgroup_parents(fs: str = CGROUP_FS, self_cgroup: str = "/proc/self/cgroup") -> dict[str, list[str]]:
+    """Where a throw-away cgroup of each controller ("pids", "memory") could be made, best first: this
+    process's own cgroup, then the hierarchy's root (cgroup v1: the controller's own hierarchy under `fs`;
+    v2: `fs` itself)."""
+    try:
+        own = _own_cgroups(open(self_cgroup).read())
+    except OSError:
+        own = {}
+    out = {}
+    for controller in ("pids", "memory"):
+        base = os.path.join(fs, controller)
+        if not os.path.isfile(os.path.join(base, "cgroup.procs")):  # no v1 hierarchy of it: cgroup v2
+            base, controller_key = fs, ""
+        else:
+            controller_key = controller
+        mine = own.get(controller_key, "/").strip("/")
+        out[controller] = list(dict.fromkeys([os.path.join(base, mine) if mine else base, base]))
+    return out
+
+
+def _cgroup_roots(fs: str = CGROUP_FS, self_cgroup: str = "/proc/self/cgroup") -> dict[str, str]:
+    """The folder where a throw-away cgroup is made, by controller ("pids", "memory"): the first of
+    `_cgroup_parents` that is writable and lets its children use the controller (cgroup v1: any folder of
+    the controller's hierarchy; v2: one whose cgroup.subtree_control enables it, which a cgroup holding
+    processes, such as this process's own, cannot do on v2 except at the root). The environment variable
+    MAGRPO_EDU_SANDBOX_CGROUPS=none pretends none is writable (to test the fallback)."""
+    if os.environ.get("MAGRPO_EDU_SANDBOX_CGROUPS", "auto") == "none":
+        return {}
+    out = {}
+    for controller, candidates in _cgroup_parents(fs, self_cgroup).items():
+        for path in candidates:
+            if not (os.path.isfile(os.path.join(path, "cgroup.procs")) and os.access(path, os.W_OK)):
+                continue
+            if _is_v2(path):
+                try:
+                    if controller not in open(os.path.join(path, "cgroup.subtree_control")).read().split():
+                        continue
+                except OSError:
+                    continue
+            out[controller] = path
+            break
+    return out
+
+
+def _is_v2(path: str) -> bool:
+    """Is the cgroup folder `path` on cgroup v2 (where every cgroup has a cgroup.controllers file)?"""
+    return os.path.isfile(os.path.join(path, "cgroup.controllers"))
+
+
+def _cgroup_root() -> Optional[str]:
+    """Where the pids cgroups are made (None: nowhere)."""
+    return _cgroup_roots().get("pids")
+
+
+class _ProgramCgroup:
+    """The throw-away cgroup(s) of one run: every process of the program joins them before it runs.
+    pids: at most `max_pids` processes. memory: all its processes together, and the tmpfs pages
+    they write (the private /tmp and /dev/shm, or a tmpfs the program mounts in a user namespace of
+    its own: the kernel charges tmpfs pages to the cgroup of the process that wrote them), at most
+    `memory_bytes`, swap included (v1 memory.memsw.limit_in_bytes / v2 memory.swap.max = 0); over it
+    the kernel's OOM killer kills a process of the cgroup. On cgroup v1 one folder per controller's
+    hierarchy, on v2 one folder with both. Only the controllers this machine lets us write are used
+    (`controllers`); OSError when none is."""
+
+    def __init__(self, max_pids: int, memory_bytes: int, roots: Optional[dict[str, str]] = None):
+        roots = _cgroup_roots() if roots is None else roots
+        if not roots:
+            raise OSError("no writable pids or memory cgroup")
+        name = f"magrpo-sandbox-{os.getpid()}-{secrets.token_hex(4)}"
+        self.paths, self.controllers = [], sorted(roots)
+        try:
+            for root in dict.fromkeys(roots.values()):
+                path = os.path.join(root, name)
+                os.mkdir(path)
+                self.paths.append(path)
+                here = [c for c, r in roots.items() if r == root]
+                if "pids" in here:
+                    self._write(path, "pids.max", max_pids)
+                if "memory" in here and not _is_v2(root):  # v1: the swap limit may not be below the other
+                    self._write(path, "memory.limit_in_bytes", memory_bytes)
+                    if os.path.exists(os.path.join(path, "memory.memsw.limit_in_bytes")):
+                        self._write(path, "memory.memsw.limit_in_bytes", memory_bytes)
+                elif "memory" in here:
+                    self._write(path, "memory.max", memory_bytes)
+                    if os.path.exists(os.path.join(path, "memory.swap.max")):
+                        self._write(path, "memory.swap.max", 0)
+        except OSError:
+            self.remove()
+            raise
+
+    @staticmethod
+    def _write(path: str, name: str, value: int) -> None:
+        with open(os.path.join(path, name), "w") as fh:
+            fh.write(str(value))
+
+    @classmethod
+    def at(cls, path: str) -> "_ProgramCgroup":
+        c = cls.__new__(cls)
+        c.paths, c.controllers = [path], []
+        return c
+
+    @property
+    def procs_files(self) -> list[str]:
+        return [os.path.join(p, "cgroup.procs") for p in self.paths]
+
+    def kill_all(self) -> None:
+        for path in self.paths:
+            for _ in range(50):
+                try:
+                    pids = [int(p) for p in open(os.path.join(path, "cgroup.procs")).read().split()]
+                except OSError:
+                    break
+                if not pids:
+                    break
+                for p in pids:
+                    try:
+                        os.kill(p, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                time.sleep(0.01)
+
+    def remove(self) -> None:
+        self.kill_all()
+        for path in self.paths:
+            for _ in range(100):
+                try:
+                    os.rmdir(path)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)
+
+
+@functools.lru_cache(maxsize=1)
+def isolation() -> dict:
+    """What `run_program` isolates on this machine (see the table in the module docstring). In
+    namespaces mode the properties are those a probe program saw from inside the sandbox, and
+    `process_cap` / `memory_limit` those of a cgroup just made and removed: "memory_limit" is "per
+    program: memory cgroup ..." (one limit for all of a program's processes and its tmpfs pages),
+    "per process only (RLIMIT_AS): ..." (no writable memory cgroup, or the rlimits mode), or "none"
+    (macOS, Windows). "user_namespaces": "refused (seccomp filter)" or why not; "cgroups": where the
+    run's cgroups are made, by controller. Set the environment variable MAGRPO_EDU_SANDBOX=rlimits to
+    force the fallback, MAGRPO_EDU_SANDBOX_CGROUPS=none to pretend no cgroup is writable (e.g. to test
+    them; call `isolation.cache_clear()` after a change)."""
+    probe = None if os.environ.get("MAGRPO_EDU_SANDBOX", "auto") == "rlimits" else _probe_namespaces()
+    ns = probe is not None
+    controllers: list[str] = []
+    if ns:
+        try:
+            probe_cgroup = _ProgramCgroup(4, 64 * 2 ** 20)
+            controllers = probe_cgroup.controllers
+            probe_cgroup.remove()
+        except OSError:
+            controllers = []
+    root = hasattr(os, "geteuid") and os.geteuid() == 0
+    linux = sys.platform == "linux"
+    if _userns_filter_hex() is not None and (not ns or probe["userns_refused"]):
+        userns = "refused (seccomp filter)"
+    elif not linux:
+        userns = "n/a"
+    else:
+        try:
+            userns_filter()
+            userns = "allowed: this kernel refused the seccomp filter"
+        except ValueError as e:
+            userns = f"allowed: {e}"
+    parents, cgroups = _cgroup_parents(), {}
+    for controller, path in (_cgroup_roots().items() if controllers else ()):
+        mine = len(parents[controller]) > 1 and path == parents[controller][0]
+        cgroups[controller] = path + (" (this process's own cgroup)" if mine else
+                                      " (the root; this process's own cgroup is the root)" if len(parents[controller]) == 1
+                                      else " (the root: this process's own cgroup cannot hold it)")
+    return dict(
+        mode="linux-namespaces" if ns else "rlimits",
+        network=ns and not probe["network"], pid_namespace=ns and probe["pids"] <= 3,
+        read_only_filesystem=ns, private_tmp=ns,
+        capabilities_dropped=ns and int(probe["caps"], 16) == 0,
+        uid_dropped=ns and probe["uid"] == SANDBOX_UID and probe["gid"] == SANDBOX_UID and not probe["groups"],
+        host_filesystem_hidden=ns and not probe["host_paths_visible"],
+        host_sockets_unreachable=ns and not probe["host_paths_visible"],
+        proc_sys_read_only=ns and not probe["proc_sys_writable"],
+        private_dev_shm=ns and probe["shm"],
+        keyring_isolated=ns and _KEYCTL_NR is not None,
+        kill_on_parent_death=("whole sandbox" if ns else "process group" if linux and shutil.which("timeout") else "no"),
+        process_cap="pids cgroup" if "pids" in controllers else ("RLIMIT_NPROC" if not root and resource is not None
+                                                                 else "none (timeout group kill only)"),
+        memory_limit=("per program: memory cgroup (all its processes and tmpfs pages) + RLIMIT_AS per process"
+                      if "memory" in controllers else "per process only (RLIMIT_AS): " +
+                      ("no writable memory cgroup; /tmp, /dev/shm and SysV shared memory capped" if ns else "rlimits mode")
+                      if resource is not None and linux else "none"),
+        user_namespaces=userns,
+        cgroups=cgroups,
+        platform=sys.platform,
+    )
+
+

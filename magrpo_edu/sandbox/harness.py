@@ -459,20 +459,6 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
     return _collect(plans, verdicts, load_error, late, output, proc.returncode, timed_out, seconds, iso["mode"])
 
 
-def _kill_everything(proc, cgroup) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    if cgroup is not None:
-        cgroup.kill_all()
-    try:
-        proc.wait(timeout=1)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 def _collect(plans, verdicts, load_error, judge_late, out_sink, code, timed_out, seconds, mode) -> SandboxResult:
     """The run's result from the judge's verdicts (see JUDGE) and what the parent saw of the process."""
     results = []

@@ -16,37 +16,27 @@ Each builder picks the team's policy: `fast_path.FastPolicy()` unless given `pol
 `magrpo_edu.policy` (same numbers up to float rounding, slower; for reading and comparing). The
 algorithm asks the team for it once (`team_policy(agents)`) and calls its three methods:
 `sample` (step 2), `logprobs` (step 6) and `reference_logprobs` (pi_ref: the KL leash, the
-naturalness metric). For scripts and notebooks, the same calls by their older names:
+naturalness metric). Scripts and notebooks call them the same way:
 
-* `sample_completions(agents, prompts, G, gen)` = `team_policy(agents).sample(...)`, where `gen`
-  may also be a `MAGRPOConfig` (its four sampling settings);
-* `team_logprobs(agents, completions)` = `team_policy(agents).logprobs(...)`;
-  `completion_logprobs(agent, completions)`: the same for one agent;
-* `reference_token_logprobs(agent, completions, temperature)`: one agent's `reference_logprobs`.
+    policy = team_policy(agents)
+    comps = policy.sample(agents, [[prompt_0], [prompt_1]], G, sampling_settings(config))
+    logps = policy.logprobs(agents, comps)            # one (G,) tensor per agent
+    (logp,) = agent.policy.logprobs([agent], [c])     # one agent
 
-The names that live in `policy` and `fast_path` (Completions, completion_mask, adapter_rows,
-PromptTooLongError, check_prompt_lengths, ...) stay importable from here.
+`Completions`, `sampling_settings` and the context check live in `magrpo_edu.policy`.
 """
 from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import torch
 
-from . import fast_path, policy
-from .config import MAGRPOConfig
 from .fast_path import FastPolicy
 from .models import load_model, prepare_tokenizer
-from .policy import Completions, PlainPolicy, Policy, sampling_settings  # PlainPolicy: for policy=PlainPolicy()
-
-# The public names that moved to `policy` (the plain computation) and `fast_path` (its speedups)
-# stay importable from here.
-completion_mask, PromptTooLongError = policy.completion_mask, policy.PromptTooLongError
-context_size, check_prompt_lengths = policy.context_size, policy.check_prompt_lengths
-adapter_rows, shared_base_groups = fast_path.adapter_rows, fast_path.shared_base_groups
+from .policy import Policy
 
 
 @dataclass
@@ -276,7 +266,7 @@ def _chosen(policy: Optional[Policy]) -> Policy:
 
 
 # --------------------------------------------------------------------------------------------------
-# The team's policy, and steps 2 and 6 through it
+# The team's policy
 # --------------------------------------------------------------------------------------------------
 def team_policy(agents: Sequence[Agent]) -> Policy:
     """The policy all of `agents` share (`Agent.policy`, chosen when they were built): what the
@@ -289,34 +279,7 @@ def team_policy(agents: Sequence[Agent]) -> Policy:
     return policies[0]
 
 
-def sample_completions(agents: Sequence[Agent], prompts: Sequence[Sequence[str]], num_generations: int,
-                       gen: Mapping[str, Any] | MAGRPOConfig, *, batch_agents: bool = True) -> list[Completions]:
-    """Step 2, `team_policy(agents).sample`: agent i samples `num_generations` completions of each
-    prompt in `prompts[i]`, rows prompt-major. `gen`: the sampling settings (generate kwargs), or a
-    `MAGRPOConfig` for its four (`policy.sampling_settings`: max_new_tokens, temperature, top_p,
-    top_k; nothing else is read)."""
-    gen = dict(gen) if isinstance(gen, Mapping) else sampling_settings(gen)
-    return team_policy(agents).sample(agents, prompts, num_generations, gen, batch_agents=batch_agents)
-
-
-def team_logprobs(agents: Sequence[Agent], comps: Sequence[Completions], per_token: bool = False) -> list[torch.Tensor]:
-    """Step 6, `team_policy(agents).logprobs`: sum_t log pi_i(a_t | prompt, a_<t) of every agent i
-    on `comps[i]`, (B_i,); per_token=True: the (B_i, C_i) token log-probs (masked positions 0)."""
-    return team_policy(agents).logprobs(agents, comps, per_token)
-
-
-def completion_logprobs(agent: Agent, c: Completions, per_token: bool = False) -> torch.Tensor:
-    """`team_logprobs` of one agent: sum_t log pi(a_t | prompt, a_<t) per row of `c`, (B,)."""
-    return agent.policy.logprobs([agent], [c], per_token)[0]
-
-
 def has_reference(agent: Agent) -> bool:
     """Whether the agent has a frozen untrained reference pi_ref (LoRA: the base; else `Agent.reference`)."""
     return getattr(agent, "adapter", None) is not None or getattr(agent, "reference", None) is not None
 
-
-def reference_token_logprobs(agent: Agent, c: Completions, temperature: float = 1.0) -> torch.Tensor:
-    """`agent.policy.reference_logprobs` of one agent: log pi_ref(a_t | prompt, a_<t) per row and
-    completion token, (B, C), masked positions 0, no grad, at `temperature`, never truncated
-    (`policy.reference_logprobs` says why; `policy.reference_model` what pi_ref is per kind of agent)."""
-    return agent.policy.reference_logprobs([agent], [c], temperature)[0]

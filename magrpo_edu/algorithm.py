@@ -131,8 +131,8 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import torch
 
-from .agents import Agent, Completions, team_policy
-from .policy import sampling_settings
+from .agents import Agent, team_policy
+from .policy import Completions, sampling_settings
 
 
 # ==================================================================================================

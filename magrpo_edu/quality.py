@@ -34,7 +34,8 @@ from typing import Sequence
 
 import torch
 
-from .agents import Agent, Completions
+from .agents import Agent
+from .policy import Completions
 
 
 def repetition(text: str) -> float:

@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from magrpo_edu import MAGRPOConfig, RewardFunctionError, joint_actions, lora_agents, policy_loss
-from magrpo_edu.agents import Completions, completion_logprobs, completion_mask
+from magrpo_edu.agents import team_policy
+from magrpo_edu.policy import Completions, completion_mask, sampling_settings
 from magrpo_edu.algorithm import Node, compute_returns, credit_samples, joint_rewards
 from conftest import row_by_row, two_distinct_lora_agents  # noqa: E402  (shared test helpers: tests/conftest.py)
 
@@ -180,21 +181,20 @@ def test_logprobs_ignore_padding_and_post_eos_tokens(make_model, small_tokenizer
     p_long = tok(["hi", "a much longer prompt here"], return_tensors="pt", padding=True)
     comp = torch.tensor([[10, 11, tok.eos_token_id, 12]])
     mask = completion_mask(comp, tok.eos_token_id)
-    alone = completion_logprobs(a, Completions(p_short["input_ids"], p_short["attention_mask"], comp, mask, ["x"]))
+    alone = a.policy.logprobs([a], [Completions(p_short["input_ids"], p_short["attention_mask"], comp, mask, ["x"])])[0]
     comp2 = torch.cat([comp, torch.tensor([[10, 11, 12, 13]])])
-    batched = completion_logprobs(a, Completions(p_long["input_ids"], p_long["attention_mask"], comp2,
-                                                 completion_mask(comp2, tok.eos_token_id), ["x", "y"]))
+    batched = a.policy.logprobs([a], [Completions(p_long["input_ids"], p_long["attention_mask"], comp2,
+                                                 completion_mask(comp2, tok.eos_token_id), ["x", "y"])])[0]
     assert batched[0].item() == pytest.approx(alone[0].item(), abs=1e-4)  # left padding changes nothing
     garbage = comp.clone()
     garbage[0, 3] = 99  # a different token after EOS must not matter
-    again = completion_logprobs(a, Completions(p_short["input_ids"], p_short["attention_mask"], garbage, mask, ["x"]))
+    again = a.policy.logprobs([a], [Completions(p_short["input_ids"], p_short["attention_mask"], garbage, mask, ["x"])])[0]
     assert again.item() == pytest.approx(alone.item(), abs=1e-5)
 
 
 def test_team_logprobs_one_pass_equals_per_agent_passes_values_and_gradients(make_model, small_tokenizer):
     # Two LoRA agents on one base, made different (B != 0), with different prompt/completion widths:
     # the shared mixed-adapter pass must give each agent's own log-probs and own gradients.
-    from magrpo_edu.agents import team_logprobs
 
     tok = small_tokenizer
     agents = two_distinct_lora_agents(make_model(), tok, seed=1)
@@ -203,15 +203,15 @@ def test_team_logprobs_one_pass_equals_per_agent_passes_values_and_gradients(mak
         return Completions(enc["input_ids"], enc["attention_mask"], comp, completion_mask(comp, tok.eos_token_id), ["?"] * len(prompts))
     c0 = comps(["hi", "a longer prompt for agent one"], torch.tensor([[10, 11, 12], [13, tok.eos_token_id, 0]]))
     c1 = comps(["x", "y"], torch.tensor([[20, 21, 22, 23, 24], [25, 26, 27, 28, 29]]))
-    alone = [completion_logprobs(a, c) for a, c in zip(agents, (c0, c1))]
+    alone = [a.policy.logprobs([a], [c])[0] for a, c in zip(agents, (c0, c1))]
     grads_alone = []
     for a, lp in zip(agents, alone):
         g = torch.autograd.grad(lp.sum(), a.trainable_parameters())
         grads_alone.append(g)
-    team = team_logprobs(agents, [c0, c1])
+    team = team_policy(agents).logprobs(agents, [c0, c1])
     for x, y in zip(team, alone):
         assert torch.allclose(x, y, atol=1e-4), (x, y)
-    assert not torch.allclose(alone[0], completion_logprobs(agents[1], c0), atol=1e-3)  # the adapters do differ
+    assert not torch.allclose(alone[0], agents[1].policy.logprobs([agents[1]], [c0])[0], atol=1e-3)  # the adapters do differ
     for a, lp, g_alone in zip(agents, team, grads_alone):
         g_team = torch.autograd.grad(lp.sum(), a.trainable_parameters(), retain_graph=True)
         assert all(torch.allclose(u, v, atol=1e-4) for u, v in zip(g_team, g_alone))
@@ -220,7 +220,7 @@ def test_team_logprobs_one_pass_equals_per_agent_passes_values_and_gradients(mak
 def test_adapter_rows_equals_peft_mixed_adapter_batches(make_model, small_tokenizer):
     # Our slice-and-hook routing (fast_path.adapter_rows) must compute exactly what peft's own
     # mixed-adapter batch (adapter_names=...) computes: logits, gradients, and sampled tokens.
-    from magrpo_edu.agents import adapter_rows
+    from magrpo_edu.fast_path import adapter_rows
 
     tok = small_tokenizer
     agents = two_distinct_lora_agents(make_model(), tok, seed=2)
@@ -268,14 +268,14 @@ def test_shared_prompt_forward_equals_row_by_row_forward(make_model, small_token
     calls = []
     real = F._shared_prompt_cache
     monkeypatch.setattr(F, "_shared_prompt_cache", lambda *a, **k: calls.append(1) or real(*a, **k))
-    team = A.team_logprobs(agents, cs)
+    team = A.team_policy(agents).logprobs(agents, cs)
     assert calls == [1]  # one shared prompt pass for the whole team
     params = [p for a in agents for p in a.trainable_parameters()]
     g_team = torch.autograd.grad(sum(t.square().sum() for t in team), params)
     rows = []
     for a, c in zip(agents, cs):
-        rows.append(torch.cat([A.completion_logprobs(a, Completions(c.prompt_ids[r:r + 1], c.prompt_mask[r:r + 1],
-                               c.completion_ids[r:r + 1], c.completion_mask[r:r + 1], ["?"])) for r in range(len(c.texts))]))
+        rows.append(torch.cat([a.policy.logprobs([a], [Completions(c.prompt_ids[r:r + 1], c.prompt_mask[r:r + 1],
+                               c.completion_ids[r:r + 1], c.completion_mask[r:r + 1], ["?"])])[0] for r in range(len(c.texts))]))
     assert calls == [1]  # a single row has nothing to share: the plain path
     g_rows = torch.autograd.grad(sum(t.square().sum() for t in rows), params)
     for x, y in zip(team, rows):
@@ -287,14 +287,13 @@ def test_shared_prompt_forward_equals_row_by_row_forward(make_model, small_token
 def test_sampling_with_a_shared_prefill_draws_what_generate_draws(make_model, small_tokenizer):
     # sample_completions prefills each distinct prompt once and copies its cache to the G rows; with
     # the same seed it must draw exactly the tokens of a plain generate over all rows.
-    from magrpo_edu.agents import sample_completions
 
     tok = small_tokenizer
     agents = two_distinct_lora_agents(make_model(), tok, seed=5)
     cfg = MAGRPOConfig(num_generations=3, max_new_tokens=6, temperature=1.0, top_p=1.0, top_k=0)
     prompts = [["short", "a much longer prompt"], ["x y"]]
     torch.manual_seed(6)
-    got = sample_completions(agents, prompts, 3, cfg)
+    got = team_policy(agents).sample(agents, prompts, 3, sampling_settings(cfg))
     rows = [p for ps in prompts for p in ps for _ in range(3)]
     names = ["agent_0"] * 6 + ["agent_1"] * 3
     enc = tok(rows, return_tensors="pt", padding=True)
@@ -310,13 +309,11 @@ def test_sampling_with_a_shared_prefill_draws_what_generate_draws(make_model, sm
 def test_beam_search_with_lora_agents_falls_back_to_peft_routing(make_model, small_tokenizer):
     # num_beams > 1 expands the batch inside generate, which slice routing cannot follow: sampling
     # must then use peft's own adapter_names= routing, and still return G rows per prompt per agent.
-    from magrpo_edu.agents import sample_completions
 
     agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer)
     for a in agents:
         a.generation_kwargs = {"num_beams": 2}
-    out = sample_completions(agents, [["short", "a much longer prompt"], ["x y"]], 3,
-                             MAGRPOConfig(num_generations=3, max_new_tokens=4))
+    out = team_policy(agents).sample(agents, [["short", "a much longer prompt"], ["x y"]], 3, sampling_settings(MAGRPOConfig(num_generations=3, max_new_tokens=4)))
     assert [c.completion_ids.shape[0] for c in out] == [6, 3]
 
 

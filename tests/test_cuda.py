@@ -87,10 +87,9 @@ def test_log_probs_and_gradients_on_cuda_equal_the_cpu_ones(make_model, small_to
     tok = small_tokenizer
     cpu, gpu = _team("lora", make_model, tok), _team("lora", make_model, tok, CUDA)
     torch.manual_seed(3)
-    comps = A.sample_completions(cpu, [["a prompt"], ["another, longer prompt"]], 4,
-                                 dict(max_new_tokens=8, temperature=1.0, top_p=1.0, top_k=0))
-    lp_cpu = A.team_logprobs(cpu, comps, per_token=True)
-    lp_gpu = A.team_logprobs(gpu, [_to(c, CUDA) for c in comps], per_token=True)
+    comps = A.team_policy(cpu).sample(cpu, [["a prompt"], ["another, longer prompt"]], 4, dict(max_new_tokens=8, temperature=1.0, top_p=1.0, top_k=0))
+    lp_cpu = A.team_policy(cpu).logprobs(cpu, comps, per_token=True)
+    lp_gpu = A.team_policy(gpu).logprobs(gpu, [_to(c, CUDA) for c in comps], per_token=True)
     for x, y in zip(lp_gpu, lp_cpu):
         assert x.device.type == "cuda" and torch.allclose(x.cpu(), y, atol=1e-4)
     g_cpu = torch.autograd.grad(sum(t.sum() for t in lp_cpu), [p for a in cpu for p in a.trainable_parameters()])
@@ -105,8 +104,7 @@ def test_fast_path_equals_plain_path_on_cuda(make_model, small_tokenizer):
             + separate_agents(make_model(seed=3), 1, tokenizer=tok, devices=[CUDA]))
     team[0].model.to(CUDA)
     torch.manual_seed(5)
-    comps = A.sample_completions(team, [["short", "a much longer prompt"], ["x y", "z"], ["one prompt"]], 3,
-                                 dict(max_new_tokens=6, temperature=1.0, top_p=1.0, top_k=0))
+    comps = A.team_policy(team).sample(team, [["short", "a much longer prompt"], ["x y", "z"], ["one prompt"]], 3, dict(max_new_tokens=6, temperature=1.0, top_p=1.0, top_k=0))
     assert all(c.completion_ids.device.type == "cuda" for c in comps)
     params = [p for a in team for p in a.trainable_parameters()]
     for per_token in (False, True):
@@ -192,8 +190,7 @@ def test_bf16_base_lora_trains_on_cuda_and_fast_equals_plain(make_model, small_t
     lora = [p for a in agents for p in a.trainable_parameters()]
     assert lora and all(p.dtype == torch.float32 for p in lora)  # peft keeps the adapters in fp32
     torch.manual_seed(1)
-    comps = A.sample_completions(agents, [["a prompt"], ["another prompt"]], 3,
-                                 dict(max_new_tokens=6, temperature=1.0, top_p=1.0, top_k=0))
+    comps = A.team_policy(agents).sample(agents, [["a prompt"], ["another prompt"]], 3, dict(max_new_tokens=6, temperature=1.0, top_p=1.0, top_k=0))
     fast, plain = FastPolicy().logprobs(agents, comps), PlainPolicy().logprobs(agents, comps)
     for x, y in zip(fast, plain):
         assert x.dtype == torch.float32 and torch.allclose(x, y, atol=0.05, rtol=0.02), (x, y)

@@ -57,7 +57,7 @@ def test_plain_reference_logprobs_equal_fast_ones(make_model, small_tokenizer):
         assert torch.allclose(x, y, atol=1e-5)
     # the LoRA reference is the base: the same for both agents, not either agent's own log-probs
     assert torch.equal(plain[0], plain[1])
-    assert not torch.allclose(policy.logprobs(team[0], c, per_token=True), A.reference_token_logprobs(team[0], c), atol=1e-3)
+    assert not torch.allclose(policy.logprobs(team[0], c, per_token=True), team[0].policy.reference_logprobs([team[0]], [c])[0], atol=1e-3)
 
 
 @pytest.mark.parametrize("gen", [GEN, dict(GEN, temperature=0.5, top_k=10, top_p=0.9)], ids=["default", "warped"])
@@ -104,20 +104,20 @@ def test_the_builders_pick_the_policy_and_every_call_follows_it(make_model, smal
     for name in ("sample_completions", "team_logprobs", "token_logprobs"):
         real = getattr(fast_path, name)
         monkeypatch.setattr(fast_path, name, lambda *a, _n=name, _r=real, **k: calls.append(_n) or _r(*a, **k))
-    A.sample_completions(lora, [["p"], ["q"]], 2, cfg)  # a MAGRPOConfig gives its sampling settings
-    A.team_logprobs(lora, [c, c])
-    A.reference_token_logprobs(lora[0], c)
+    A.team_policy(lora).sample(lora, [["p"], ["q"]], 2, policy.sampling_settings(cfg))  # a MAGRPOConfig gives its sampling settings
+    A.team_policy(lora).logprobs(lora, [c, c])
+    lora[0].policy.reference_logprobs([lora[0]], [c])[0]
     assert set(calls) == {"sample_completions", "team_logprobs", "token_logprobs"}  # FastPolicy
     calls.clear()
     plain = lora_agents(make_model(), 2, tokenizer=tok, policy=PlainPolicy())
-    out = A.sample_completions(plain, [["p"], ["q"]], 2, GEN)
-    A.team_logprobs(plain, [c, c])
-    A.completion_logprobs(plain[0], c)
-    A.reference_token_logprobs(plain[0], c)
+    out = A.team_policy(plain).sample(plain, [["p"], ["q"]], 2, GEN)
+    A.team_policy(plain).logprobs(plain, [c, c])
+    plain[0].policy.logprobs([plain[0]], [c])[0]
+    plain[0].policy.reference_logprobs([plain[0]], [c])[0]
     assert calls == [] and [o.completion_ids.shape[0] for o in out] == [2, 2]  # PlainPolicy: plain code only
 
     with pytest.raises(ValueError, match="do not share one policy"):
-        A.team_logprobs([lora[0], plain[1]], [c, c])
+        A.team_policy([lora[0], plain[1]]).logprobs([lora[0], plain[1]], [c, c])
     with pytest.raises(ValueError, match="is not a policy: it lacks"):
         lora_agents(make_model(), 2, tokenizer=tok, policy="plain")
 

@@ -529,7 +529,7 @@ class MAGRPOTrainer:
         tensors and plain values is refused, never executed. Nothing changes when a check fails."""
         d = find_checkpoint(directory)
         tensors = _load_tensors(d / "trainer_state.pt")
-        state = _read_state(d, tensors)
+        state = _read_state(d)
         if not isinstance(tensors.get("agents"), dict) or not isinstance(tensors.get("optimizers"), list):
             raise ValueError(f"{d / 'trainer_state.pt'} is not a MAGRPOTrainer checkpoint (no agents/optimizers).")
         for a in self.agents:
@@ -626,7 +626,7 @@ def checkpoint_info(directory: str | Path) -> dict:
     if not (d / "trainer_state.json").is_file():
         raise FileNotFoundError(f"{d / 'trainer_state.json'} not found: {d} was written by an older magrpo-edu; "
                                 "load it with MAGRPOTrainer.load instead.")
-    info = _read_state(d, None)
+    info = _read_state(d)
     try:
         info["config"] = json.loads((d / "config.json").read_text())
     except FileNotFoundError:
@@ -663,19 +663,14 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
-def _read_state(d: Path, tensors: Optional[dict]) -> dict:
-    """The non-tensor state: trainer_state.json, or (checkpoints before format 2) the plain values
-    that older versions kept inside trainer_state.pt."""
+def _read_state(d: Path) -> dict:
+    """The non-tensor state, trainer_state.json (`_write_checkpoint`)."""
     f = d / "trainer_state.json"
     if f.is_file():
         try:
             state = json.loads(f.read_text())
         except ValueError as exc:
             raise ValueError(f"cannot read {f}: it is not valid JSON ({exc}). Use another checkpoint.") from exc
-    elif tensors is not None and "history" in tensors:
-        state = dict(tensors)
-        version, internal, gauss = tensors["rng"]["python"]
-        state["python_rng"] = [version, list(internal), gauss]
     else:
         raise ValueError(f"{d} lacks trainer_state.json: it is not a complete MAGRPOTrainer checkpoint.")
     missing = [k for k in ("step", "history", "eval_history", "samples", "python_rng") if k not in state]

@@ -623,9 +623,6 @@ def checkpoint_info(directory: str | Path) -> dict:
     """What a checkpoint holds apart from tensors: {'path', 'config', 'step', 'history', 'metadata', ...}
     read from its JSON files only (cheap; no weights are loaded)."""
     d = find_checkpoint(directory)
-    if not (d / "trainer_state.json").is_file():
-        raise FileNotFoundError(f"{d / 'trainer_state.json'} not found: {d} was written by an older magrpo-edu; "
-                                "load it with MAGRPOTrainer.load instead.")
     info = _read_state(d)
     try:
         info["config"] = json.loads((d / "config.json").read_text())
@@ -672,7 +669,7 @@ def _read_state(d: Path) -> dict:
         except ValueError as exc:
             raise ValueError(f"cannot read {f}: it is not valid JSON ({exc}). Use another checkpoint.") from exc
     else:
-        raise ValueError(f"{d} lacks trainer_state.json: it is not a complete MAGRPOTrainer checkpoint.")
+        raise ValueError(f"{f} is missing: {d} is not a complete MAGRPOTrainer checkpoint. Use another checkpoint.")
     missing = [k for k in ("step", "history", "eval_history", "samples", "python_rng") if k not in state]
     if missing:
         raise ValueError(f"{f} lacks {missing}: it is not a complete MAGRPOTrainer checkpoint.")

@@ -381,6 +381,7 @@ def finished_run(tmp_path_factory):
     ("trainer_state.pt", lambda b: b[:300]),      # truncated: a traceback with exit 1 once
     ("trainer_state.json", lambda b: b[:50]),     # these two once said "nothing to resume ... no trainer_state.pt"
     ("config.json", lambda b: b[:20]),
+    ("trainer_state.json", lambda b: None),       # missing (None: the file is deleted)
 ])
 def test_every_damaged_checkpoint_is_one_line_naming_the_file_and_exit_2(damage, finished_run, tmp_path, capsys):
     """Issue 28, item 6: resume and eval both name the damaged file in one line, exit 2, before any model loads."""
@@ -393,7 +394,11 @@ def test_every_damaged_checkpoint_is_one_line_naming_the_file_and_exit_2(damage,
     run = tmp_path / "run"
     shutil.copytree(finished_run, run)
     f = run / "checkpoint" / name
-    f.write_bytes(cut(f.read_bytes()))
+    damaged = cut(f.read_bytes())
+    if damaged is None:
+        f.unlink()
+    else:
+        f.write_bytes(damaged)
     for argv in (["train", "--resume", str(run)], ["eval", "--checkpoint", str(run)]):
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(experiment, "load_model", lambda *a, **k: pytest.fail("a model was loaded before the check"))

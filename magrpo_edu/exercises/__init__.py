@@ -1,0 +1,101 @@
+"""The notebooks' exercises: a stub that fails its check until the learner writes the answer.
+
+An exercise lives in three places, kept apart so that reading the notebook does not give it away:
+
+- the notebook: one code cell holding the stub (a function whose body is `raise NotImplementedError`,
+  or a value left as `...`) and the call `answer = check("NN.name", answer)`; the cell holds nothing
+  else but imports, so a test can execute it on its own;
+- `magrpo_edu/exercises/nbNN.py`: the check, registered with `@exercise("NN.name")`; it raises
+  `ExerciseFailed` with a sentence that says what is wrong, and returns quietly when the answer is right;
+- `magrpo_edu/exercises/solutions/nbNN.py`: `SOLUTIONS["NN.name"]`, the reference answer, and
+  `MISTAKES["NN.name"]`, wrong answers a learner plausibly writes, each of which the check must refuse.
+
+`check` returns the answer the rest of the notebook should use. Unsolved (the stub raises
+NotImplementedError, or the value is still `...`) it raises, so "Run all" stops at the exercise. With
+the environment variable `MAGRPO_EDU_SOLUTIONS=1` (CI sets it; a learner may set it to read on) an
+unsolved stub is replaced by the reference solution, which is checked and returned instead.
+`tests/test_exercises.py` runs every check on the notebook's own stub (it must fail), on the solution
+(it must pass) and on every listed mistake (each must fail)."""
+from __future__ import annotations
+
+import importlib
+import os
+import pkgutil
+from typing import Any, Callable
+
+__all__ = ["ExerciseFailed", "check", "exercise", "exercises", "solution", "mistakes"]
+
+_CHECKS: dict[str, Callable[[Any], None]] = {}
+
+
+class ExerciseFailed(AssertionError):
+    """The learner's answer is not right yet; the message says what is wrong."""
+
+
+def exercise(name: str):
+    """Register `fn(answer)` as the check of exercise `name` ("NN.short_name", NN = the notebook)."""
+    def register(fn):
+        if name in _CHECKS:
+            raise ValueError(f"exercise {name!r} is registered twice")
+        _CHECKS[name] = fn
+        return fn
+    return register
+
+
+def _load_all() -> None:
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("nb"):
+            importlib.import_module(f"{__name__}.{info.name}")
+
+
+def exercises() -> list[str]:
+    """Every registered exercise name, sorted (notebook order)."""
+    _load_all()
+    return sorted(_CHECKS)
+
+
+def _solutions_module(name: str):
+    nb = name.split(".", 1)[0]
+    return importlib.import_module(f"{__name__}.solutions.nb{nb}")
+
+
+def solution(name: str) -> Any:
+    """The reference answer of exercise `name` (kept in `exercises/solutions/nbNN.py`)."""
+    return _solutions_module(name).SOLUTIONS[name]
+
+
+def mistakes(name: str) -> list:
+    """Plausible wrong answers to exercise `name`; its check refuses each."""
+    return list(getattr(_solutions_module(name), "MISTAKES", {}).get(name, []))
+
+
+def _run_check(name: str, answer: Any) -> None:
+    if answer is ...:
+        raise NotImplementedError(f"exercise {name}: replace the `...` with your answer")
+    _CHECKS[name](answer)
+
+
+def check(name: str, answer: Any) -> Any:
+    """Check the learner's answer to exercise `name` and return the answer to use from here on.
+
+    Right: prints a short confirmation and returns `answer`. Wrong: raises ExerciseFailed saying what
+    is wrong. Unsolved stub: raises NotImplementedError, unless MAGRPO_EDU_SOLUTIONS=1, where the
+    reference solution is checked and returned in its place."""
+    if name not in _CHECKS:
+        _load_all()
+    if name not in _CHECKS:
+        raise KeyError(f"no exercise named {name!r}; known: {', '.join(exercises())}")
+    try:
+        _run_check(name, answer)
+    except NotImplementedError:
+        if os.environ.get("MAGRPO_EDU_SOLUTIONS") != "1":
+            raise NotImplementedError(
+                f"exercise {name} is not solved yet: write your answer in this cell in place of the `...` or the "
+                "`raise NotImplementedError` (or set the environment variable MAGRPO_EDU_SOLUTIONS=1 to run on "
+                "with the reference solution)") from None
+        answer = solution(name)
+        _run_check(name, answer)
+        print(f"exercise {name}: not solved here; using the reference solution (MAGRPO_EDU_SOLUTIONS=1)")
+        return answer
+    print(f"exercise {name}: correct")
+    return answer

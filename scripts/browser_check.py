@@ -4,6 +4,7 @@
     apt-get install chromium          # (or any Chromium/Chrome; pass --chromium PATH)
     python scripts/browser_check.py                     # all notebooks: static render check
     python scripts/browser_check.py --run 00_quickstart # also Run All in the browser and move the explorer
+    python scripts/browser_check.py --notebooks --explorers  # only the explorers, on a small built notebook
 
 For each notebook (a copy in a temporary folder, opened by a JupyterLab server started here):
   * static: waits for the notebook to render and counts the images in the output areas against the
@@ -11,6 +12,12 @@ For each notebook (a copy in a temporary folder, opened by a JupyterLab server s
   * --run NAME: restarts the kernel and runs all cells from the browser, then finds the ipywidgets
     explorers, moves each slider / changes each dropdown, and checks that the HTML they show changed.
     Screenshots before and after.
+  * --explorers: writes a small notebook (`explorers_check.ipynb`, in the temporary folder) that builds
+    every explorer of magrpo_edu.viz from made-up data in seconds (group, before/after, coding,
+    rollout tree), runs it in the browser and moves every control of every explorer, reporting per
+    explorer which controls changed what it shows.
+  * every notebook, statically: each saved widget output must carry a "text/html" copy (what GitHub
+    and nbviewer show without a kernel); `widgets_without_static` counts those that do not.
 Writes docs/browser_check/<notebook>*.png and docs/browser_check/report.json. A developer's check
 (needs a browser), not part of CI.
 """
@@ -62,6 +69,52 @@ def stored_images(nb_path: Path) -> int:
                if "image/png" in o.get("data", {}))
 
 
+def static_fallbacks(nb_path: Path) -> tuple[int, int]:
+    """(saved widget outputs, those without a text/html copy): GitHub and nbviewer draw no widget."""
+    nb = json.loads(nb_path.read_text())
+    outs = [o.get("data", {}) for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", [])]
+    widgets = [d for d in outs if "application/vnd.jupyter.widget-view+json" in d]
+    return len(widgets), sum(1 for d in widgets if "text/html" not in d)
+
+
+EXPLORERS_NOTEBOOK = [
+    "import matplotlib\nmatplotlib.use('module://matplotlib_inline.backend_inline')\nimport torch\n"
+    "from magrpo_edu import viz\nfrom magrpo_edu.algorithm import Node, Rollout, assign_advantages, joint_actions\n"
+    "from magrpo_edu.config import MAGRPOConfig",
+    # the group explorer: 3 logged groups of 2 agents, different texts and rewards
+    "samples = [dict(step=s, completions=[[f'a{s}-{g}' for g in range(4)], [f'b{s}-{g}' for g in range(4)]],\n"
+    "                table=[[g, g] for g in range(4)], rewards=[0.1 * s * g for g in range(4)],\n"
+    "                advantages=[0.1 * s * (g - 1.5) for g in range(4)]) for s in range(1, 4)]\n"
+    "viz.group_explorer(samples)",
+    "viz.before_after_explorer(['post 0', 'post 1'], [['b0', 'c0'], ['b1', 'c1']], [['a0', 'd0'], ['a1', 'd1']], [0.1, 0.2], [0.9, 0.8])",
+    "def lv(passed, calls):\n"
+    "    return dict(aux_defined=0.4, main_defined=0.6, syntax=0.5, tests=passed / 4, calls_aux=0.5 * calls,\n"
+    "                not_thin_wrapper=1.0 * calls, aux_result_ignored=0.0, passed=passed, total=4, total_reward=1.5 + passed / 4 + 1.5 * calls)\n"
+    "groups = [viz.coding_sample(['def aux(x):\\n    return x + %d' % s, 'def aux(x):\\n    return 0'],\n"
+    "                            ['def f(x):\\n    return aux(x) * %d' % s, 'def f(x):\\n    return 7'], [lv(4, True), lv(s % 4, False)], step=s)\n"
+    "          for s in range(3)]\n"
+    "viz.coding_explorer(groups)",
+    "table = joint_actions(2, 2)\n"
+    "root = Node(0, ['p1', 'p2'], [[], []], completions=[['a', 'b'], ['c', 'd']], table=table, rewards=torch.tensor([1.0, 0.0]))\n"
+    "kids = [Node(1, [f'feedback {j}', 'q'], [[], []], completions=[[f'e{j}', 'f'], ['g', 'h']], table=table,\n"
+    "             rewards=torch.tensor([0.5, 2.0 + j])) for j in range(2)]\n"
+    "root.children = dict(enumerate(kids))\n"
+    "ro = Rollout(root=root, levels=[[root], kids], completions=[])\n"
+    "assign_advantages(ro, MAGRPOConfig(num_generations=2))\n"
+    "viz.rollout_explorer(ro)",
+]
+
+
+def write_explorers_notebook(folder: Path) -> str:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in EXPLORERS_NOTEBOOK]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, folder / "explorers_check.ipynb")
+    return "explorers_check"
+
+
 def open_notebook(page, port: int, name: str):
     page.goto(f"http://127.0.0.1:{port}/lab/workspaces/{name}/tree/{name}.ipynb?reset&token={TOKEN}")
     page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Cell", timeout=120_000)
@@ -105,42 +158,69 @@ def run_all(page, timeout_s: int):
     raise TimeoutError(f"cells still running after {timeout_s} s")
 
 
+def _move_slider(page, slider) -> None:
+    """Drag the handle to the far left; where the drag does not register (continuous_update=False
+    sends the value only on the slider's change event), type 0 into the editable readout."""
+    slider.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    handle, track = slider.query_selector(".noUi-handle"), slider.query_selector(".noUi-target") or slider
+    h, tb = handle.bounding_box(), track.bounding_box()
+    page.mouse.move(h["x"] + h["width"] / 2, h["y"] + h["height"] / 2)
+    page.mouse.down()
+    page.mouse.move(tb["x"] + 1, h["y"] + h["height"] / 2, steps=10)
+    page.mouse.up()
+    page.wait_for_timeout(1500)
+
+
+def _type_into_readout(page, slider, value: str) -> None:
+    readout = slider.query_selector(".widget-readout")
+    if readout is None:
+        return
+    readout.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type(value)
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(1500)
+
+
 def poke_widgets(page) -> list[dict]:
-    """Drag every slider to its left end, change every dropdown, narrow every multi-select; report what changed."""
+    """For every explorer (an output area holding widgets): drag every slider to its left end (or type
+    0 into its readout), change every dropdown, narrow every multi-select; report, per explorer and
+    control, whether the HTML that explorer shows changed."""
     results = []
-    sliders = page.query_selector_all(".jp-OutputArea-output .widget-slider")
-    for k, slider in enumerate(sliders):
-        before = widget_text(page)
-        slider.scroll_into_view_if_needed()
-        page.wait_for_timeout(500)
-        handle, track = slider.query_selector(".noUi-handle"), slider.query_selector(".noUi-target") or slider
-        h, tb = handle.bounding_box(), track.bounding_box()
-        page.mouse.move(h["x"] + h["width"] / 2, h["y"] + h["height"] / 2)  # drag the handle to the far left
-        page.mouse.down()
-        page.mouse.move(tb["x"] + 1, h["y"] + h["height"] / 2, steps=10)
-        page.mouse.up()
-        page.wait_for_timeout(1500)
-        after = widget_text(page)
-        results.append(dict(control=f"slider {k}", changed=before != after))
-    for k, select in enumerate(page.query_selector_all(".jp-OutputArea-output .widget-dropdown select")):
-        before = widget_text(page)
-        options = select.evaluate("el => Array.from(el.options).map(o => o.value)")
-        select.select_option(options[-1] if select.evaluate("el => el.value") != options[-1] else options[0])
-        page.wait_for_timeout(800)
-        results.append(dict(control=f"dropdown {k}", changed=before != widget_text(page)))
-    for k, select in enumerate(page.query_selector_all(".jp-OutputArea-output .widget-select-multiple select")):
-        before = widget_text(page)
-        options = select.evaluate("el => Array.from(el.options).map(o => o.value)")
-        select.scroll_into_view_if_needed()
-        select.select_option(options[:1])  # keep only the first agent
-        page.wait_for_timeout(800)
-        results.append(dict(control=f"multi-select {k}", changed=before != widget_text(page)))
+    outputs = [o for o in page.query_selector_all(".jp-OutputArea-output") if o.query_selector(".widget-box")]
+    for e, out in enumerate(outputs):
+        def shown():
+            return [x.inner_text() for x in out.query_selector_all(".widget-html-content")]
+        for k, slider in enumerate(out.query_selector_all(".widget-slider")):
+            before = shown()
+            _move_slider(page, slider)
+            how = "drag"
+            if shown() == before:
+                _type_into_readout(page, slider, "0")
+                how = "readout"
+            results.append(dict(explorer=e, control=f"slider {k} ({how})", changed=before != shown()))
+        for k, select in enumerate(out.query_selector_all(".widget-dropdown select")):
+            before = shown()
+            options = select.evaluate("el => Array.from(el.options).map(o => o.value)")
+            select.scroll_into_view_if_needed()
+            select.select_option(options[-1] if select.evaluate("el => el.value") != options[-1] else options[0])
+            page.wait_for_timeout(800)
+            results.append(dict(explorer=e, control=f"dropdown {k}", changed=before != shown()))
+        for k, select in enumerate(out.query_selector_all(".widget-select-multiple select")):
+            before = shown()
+            options = select.evaluate("el => Array.from(el.options).map(o => o.value)")
+            select.scroll_into_view_if_needed()
+            select.select_option(options[:1])  # keep only the first agent
+            page.wait_for_timeout(800)
+            results.append(dict(explorer=e, control=f"multi-select {k}", changed=before != shown()))
     return results
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--notebooks", nargs="*", default=None, help="names without .ipynb (default: all)")
+    ap.add_argument("--notebooks", nargs="*", default=None, help="names without .ipynb (default: all; none: give it no name)")
+    ap.add_argument("--explorers", action="store_true", help="also run a small built notebook with every explorer and poke them")
     ap.add_argument("--run", nargs="*", default=[], help="notebooks to Run All in the browser and poke widgets")
     ap.add_argument("--chromium", default=shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome"))
     ap.add_argument("--out", default=str(ROOT / "docs" / "browser_check"))
@@ -148,13 +228,15 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
-    names = args.notebooks or sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+    names = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb")) if args.notebooks is None else args.notebooks
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     report = dict(date=time.strftime("%Y-%m-%d %H:%M %Z"), chromium=args.chromium, notebooks={})
     with tempfile.TemporaryDirectory() as tmp:
         folder, settings = Path(tmp) / "nb", Path(tmp) / "settings"
         shutil.copytree(ROOT / "notebooks", folder)
+        if args.explorers:
+            args.run.append(write_explorers_notebook(folder))
         port = free_port()
         env_before = dict(os.environ)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -167,6 +249,7 @@ def main(argv=None) -> int:
                     page = browser.new_page(viewport={"width": 1280, "height": 900})
                     open_notebook(page, port, name)
                     rec = dict(stored_images=stored_images(folder / f"{name}.ipynb"))
+                    rec["saved_widgets"], rec["widgets_without_static"] = static_fallbacks(folder / f"{name}.ipynb")
                     rec["rendered_images"], rec["decoded_images"] = images_ok(page)
                     shoot(page, out / f"{name}.png")
                     if name in args.run:
@@ -187,7 +270,8 @@ def main(argv=None) -> int:
             os.environ.update(env_before)
     (out / "report.json").write_text(json.dumps(report, indent=2))
     bad = [n for n, r in report["notebooks"].items()
-           if r["decoded_images"] != r["stored_images"] or any(not p["changed"] for p in r.get("pokes", []))]
+           if r["decoded_images"] != r["stored_images"] or r["widgets_without_static"]
+           or any(not p["changed"] for p in r.get("pokes", []))]
     print("problems:", bad or "none")
     return 1 if bad else 0
 

@@ -72,3 +72,100 @@ def test_before_after_explorer_shows_the_static_reports_row():
     assert html.value == viz.before_after_report(texts[1:], before[1:], after[1:], [0.2], [0.8], numbers=[1])
     assert "<b>row 1</b>" in html.value
     assert "agent_0" in html.value and "agent_1" in html.value
+
+
+# ---- every explorer saves a static copy of what it shows (GitHub and nbviewer draw no widget) --------
+def _tree():
+    import torch
+
+    from magrpo_edu.algorithm import Node, Rollout, assign_advantages, joint_actions
+    from magrpo_edu.config import MAGRPOConfig
+
+    table = joint_actions(2, 2)
+    root = Node(0, ["p1", "p2"], [[], []], completions=[["a", "b"], ["c", "d"]], table=table,
+                rewards=torch.tensor([1.0, 0.0]))
+    kids = [Node(1, [f"feedback on j={j} for agent 0", "q2"], [[], []], completions=[[f"e{j}", "f"], ["g", "h"]],
+                 table=table, rewards=torch.tensor([0.5, 2.0 + j])) for j in range(2)]
+    root.children = dict(enumerate(kids))
+    ro = Rollout(root=root, levels=[[root], kids], completions=[])
+    assign_advantages(ro, MAGRPOConfig(num_generations=2))
+    return ro
+
+
+def _levels(passed, calls):
+    return dict(aux_defined=0.4, main_defined=0.6, syntax=0.5, tests=passed / 4, calls_aux=0.5 * calls,
+                not_thin_wrapper=1.0 * calls, aux_result_ignored=0.0, passed=passed, total=4,
+                total_reward=1.5 + passed / 4 + 1.5 * calls)
+
+
+CODING = viz.coding_sample(["def aux(x):\n    return x + 1", "def aux(x):\n    return 0"],
+                           ["def f(x):\n    return aux(x) * 2", "def f(x):\n    return 7"],
+                           [_levels(4, True), _levels(1, False)], title="held-out f")
+
+
+@pytest.mark.parametrize("make", [
+    lambda: viz.group_explorer([SAMPLE]),
+    lambda: viz.before_after_explorer(["p0"], [["b0", "c0"]], [["a0", "d0"]], [0.1], [0.9]),
+    lambda: viz.coding_explorer([CODING]),
+    lambda: viz.rollout_explorer(_tree()),
+])
+def test_every_explorer_saves_a_static_html_copy_of_what_it_shows(make):
+    import ipywidgets as W
+
+    w = make()
+    assert isinstance(w, W.VBox)
+    bundle = w._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle  # a kernel draws the live widget
+    shown = [c.value for c in w.children if isinstance(c, W.HTML) and c.value]
+    assert shown and all(v in bundle["text/html"] for v in shown)  # without one, the same content as HTML
+
+
+def test_group_explorer_plots_the_groups_rewards_and_advantages_beside_its_texts():
+    samples = [dict(SAMPLE, step=1), dict(SAMPLE, step=2, rewards=[0.25, 0.75], advantages=[-0.25, 0.25])]
+    w = viz.group_explorer(samples)
+    html = w.children[1]
+    assert html.value.count("<img src='data:image/png;base64,") == 1
+    assert "rewards 0.25, 0.75; mean 0.50; advantages -0.25, +0.25" in html.value  # the chart's alt text
+    w.children[0].children[0].value = 0
+    assert "rewards 1.00, 0.00; mean 0.50; advantages +0.50, -0.50" in html.value
+    assert "sample #0" in w._repr_mimebundle_()["text/html"]  # the static copy follows the selection
+
+
+def test_coding_explorer_shows_each_joint_actions_levels_and_code():
+    w = viz.coding_explorer([dict(CODING, step=0), CODING])
+    slider, pick = w.children[0].children
+    html = w.children[1]
+    assert pick.value == 0 and "4/4" in html.value and "1/4" in html.value  # tests as passed/asserts, every row
+    assert "return aux(x) * 2" in html.value and "return 7" not in html.value  # the best joint action's code
+    pick.value = 1
+    assert "return 7" in html.value and "return aux(x) * 2" not in html.value
+    slider.value = 0
+    assert "step 0" in html.value
+    # trainer samples carry the levels as reward components
+    trained = dict(SAMPLE, completions=[["def aux(): return 1", "x"], ["def f(): return aux()", "y"]],
+                   components={k: [v, 0.0] for k, v in viz.CODING_LEVEL_MAX.items()})
+    assert "joint action 0" in viz.coding_html(trained) and "+0.50" in viz.coding_html(trained)  # its advantage
+    with pytest.raises(ValueError, match="no coding levels"):
+        viz.coding_explorer([SAMPLE])
+
+
+def test_coding_level_names_are_the_rewards():
+    from magrpo_edu.rewards.coding import LEVELS
+
+    assert tuple(viz.CODING_LEVEL_MAX) == LEVELS
+
+
+def test_rollout_explorer_walks_the_real_tree():
+    ro = _tree()
+    w = viz.rollout_explorer(ro)
+    picture, pick, html = w.children
+    assert "data:image/png;base64," in picture.value
+    assert [label.split(" (")[0] for label, _ in pick.options] == ["0: root", "1: root > j=0", "2: root > j=1"]
+    root_R = ro.root.returns.tolist()
+    assert f"{root_R[0]:.2f}" in html.value and "1.00 + gamma x 1.25" in html.value  # R_0 = r_0 + gamma * mean(child R)
+    assert f"{ro.root.advantages[0].item():+.2f}" in html.value
+    pick.value = 2
+    assert "feedback on j=1" in html.value and "e1" in html.value and "e0" not in html.value
+    assert f"{ro.levels[1][1].advantages[1].item():+.2f}" in html.value
+    with pytest.raises(ValueError, match="the tree has 3 nodes"):
+        viz.rollout_html(ro, 3)

@@ -1,0 +1,43 @@
+"""Notebook 02: reference solutions and typical mistakes."""
+import itertools
+
+
+def joint_table(num_agents, G, mode):
+    if mode == "aligned":
+        return [(g,) * num_agents for g in range(G)]
+    return list(itertools.product(range(G), repeat=num_agents))
+
+
+def cross_credit(r, agent):
+    A = r - r.mean()                       # one baseline over all G*G joint actions
+    return A.mean(dim=1) if agent == 0 else A.mean(dim=0)
+
+
+def shared_losses(logps, rewards):
+    A = rewards - rewards.mean()           # ONE advantage vector for the whole team
+    return [-(A * lp).mean() for lp in logps]
+
+
+SOLUTIONS = {"02.joint_actions": joint_table, "02.cross_credit": cross_credit, "02.shared_losses": shared_losses}
+
+MISTAKES = {
+    "02.joint_actions": [
+        lambda n, G, mode: [(g,) * n for g in range(G)],                                  # cross treated as aligned
+        lambda n, G, mode: [(g,) * n for g in range(G)] if mode == "aligned"
+        else list(itertools.permutations(range(G), n)),                                   # no repeated index: misses (g, g)
+        lambda n, G, mode: [(g,) * n for g in range(G)] if mode == "aligned"
+        else list(itertools.combinations_with_replacement(range(G), n)),                  # order ignored: (0, 1) but no (1, 0)
+    ],
+    "02.cross_credit": [
+        lambda r, agent: (r - r.mean()).mean(dim=0) if agent == 0 else (r - r.mean()).mean(dim=1),  # axes swapped
+        lambda r, agent: (r - r.mean()).sum(dim=1) if agent == 0 else (r - r.mean()).sum(dim=0),    # sum, not mean
+        lambda r, agent: r.mean(dim=1) - r.mean(dim=1).mean() if agent == 0
+        else (r - r.mean(dim=0, keepdim=True)).mean(dim=0),                                          # agent 2: per-column baseline
+    ],
+    "02.shared_losses": [
+        lambda logps, r: [-(r * lp).mean() for lp in logps],                              # no baseline
+        lambda logps, r: [(r - r.mean()) @ lp / len(r) for lp in logps],                  # sign flipped: descends the reward
+        lambda logps, r: [-((r - r.mean()) * lp).sum() for lp in logps],                  # sum over g, not mean
+        lambda logps, r: [-((r - r.mean()) * lp).mean() / len(logps) for lp in logps],   # split among the agents
+    ],
+}

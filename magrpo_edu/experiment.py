@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Optional
 
 import torch
-from tqdm.auto import tqdm
+from .progress import progress_bar
 
 from . import __version__, distributed
 from .agents import lora_agents, separate_agents
@@ -317,7 +317,7 @@ class _Halfway(TrainerCallback):
         trainer.eval_history.append(dict(step=trainer.step, **ev))
         trainer.log_eval(ev)
         was = f" (untrained {self.before['eval/reward']:.3f})" if self.before else ""
-        tqdm.write(f"Step {trainer.step} of {trainer.total_steps}: held-out joint reward {ev['eval/reward']:.3f}{was} "
+        progress_bar.write(f"Step {trainer.step} of {trainer.total_steps}: held-out joint reward {ev['eval/reward']:.3f}{was} "
                    f"on {ev['eval/rows']} rows; training goes on.")
 
 
@@ -566,7 +566,7 @@ def build_run(plan: dict) -> Run:
         progress = cfg.progress
         run.before = trainer.evaluate(progress=progress, desc="1. untrained agents")
         methods = untrained_methods(t)
-        run.table = [run.method(m) for m in tqdm(methods, desc="1. baselines", disable=not progress)]
+        run.table = [run.method(m) for m in progress_bar(methods, desc="1. baselines", disable=not progress)]
         run.in_dist_before = run.in_distribution("parallel")
         if not progress:
             _say(f"Untrained agents and {len(methods)} baselines evaluated ({time.time() - t0:.0f} s so far).")
@@ -599,7 +599,7 @@ def train_run(run: Run) -> Optional[tuple[dict, list, float]]:
         after = trainer.evaluate(progress=progress, desc="3. trained agents")
         trainer.log_eval(after)
         finals = ["magrpo"] + (["magrpo_2turn"] if run.task.transition is not None else [])  # + a second turn (coding: feedback)
-        table = list(run.table) + [run.method(m) for m in tqdm(finals, desc="3. comparison table", disable=not progress)]
+        table = list(run.table) + [run.method(m) for m in progress_bar(finals, desc="3. comparison table", disable=not progress)]
         run.in_dist_after = run.in_distribution("magrpo") if run.in_dist_before is not None else None
     except KeyboardInterrupt:
         if run.main:

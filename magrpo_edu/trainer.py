@@ -75,7 +75,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 import torch
-from tqdm.auto import tqdm
+from .progress import progress_bar
 
 from . import distributed
 from .agents import Agent, has_reference, team_policy
@@ -247,7 +247,7 @@ class MAGRPOTrainer:
         trainer at a step boundary (save it with `save`); a second Ctrl-C stops at once."""
 
         c = self.config
-        bar = tqdm(total=self.total_steps, initial=self.step, desc="MAGRPO", dynamic_ncols=True,
+        bar = progress_bar(total=self.total_steps, initial=self.step, desc="MAGRPO", dynamic_ncols=True,
                    disable=not c.progress or not distributed.is_main_process())
         try:
             with self._graceful_interrupt():
@@ -420,7 +420,7 @@ class MAGRPOTrainer:
         nll: list[list[torch.Tensor]] = [[] for _ in self.agents]
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            for k, row in enumerate(tqdm(rows, desc=desc, disable=not progress, leave=True)):
+            for k, row in enumerate(progress_bar(rows, desc=desc, disable=not progress, leave=True)):
                 prompts = _format_prompts(self.formatters, row, k, "eval")
                 ro = rollout(self.agents, prompts, row, self.reward_fn, single)
                 totals.append(ro.root.rewards)

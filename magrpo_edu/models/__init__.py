@@ -172,8 +172,11 @@ def _finish(model, tokenizer, device):
 def _from_pretrained(path_or_id: str, dtype=None, **kw):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    from ..progress import quiet_model_loading
+
     tok = AutoTokenizer.from_pretrained(path_or_id, **kw)
-    model = AutoModelForCausalLM.from_pretrained(path_or_id, dtype=dtype if dtype is not None else "auto", **kw)
+    with quiet_model_loading():  # its "Loading weights" bar would be saved at 0% in a notebook
+        model = AutoModelForCausalLM.from_pretrained(path_or_id, dtype=dtype if dtype is not None else "auto", **kw)
     return model, tok
 
 

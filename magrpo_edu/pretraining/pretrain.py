@@ -112,7 +112,7 @@ def _packed_steps(model, data: torch.Tensor, opt, sched, steps: int, batch_size:
                   device: str, desc: str, progress: bool, deadline: float | None = None) -> list[float]:
     """`steps` AdamW steps on `batch_size` random rows of the packed `data` (steps 4 and 6), `sched`
     stepped after each; stops early once `time.time()` passes `deadline`. Returns the per-step losses."""
-    from tqdm.auto import tqdm
+    from ..progress import progress_bar as tqdm
 
     losses: list[float] = []
     ema = None
@@ -154,7 +154,7 @@ def anneal(model, tokenizer, steps: int, lr: float = 1e-3, coding_share: float =
     """Step 5: `steps` AdamW steps at a constant `lr` on batches of `docs_per_step` documents, each a
     coding document (helper or main function, `corpus.coding_documents`) with probability
     `coding_share`, else the next ordinary corpus document. Returns the per-step losses."""
-    from tqdm.auto import tqdm
+    from ..progress import progress_bar as tqdm
 
     from .corpus import documents
 

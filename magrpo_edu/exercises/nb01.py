@@ -1,0 +1,103 @@
+"""Checks of notebook 01's exercises (GRPO from scratch): the masked sum of a completion's token
+log-probs, the leave-one-out baseline, and GRPO's 1/|o| length-normalised loss."""
+from __future__ import annotations
+
+import torch
+
+from ..algorithm import group_advantages, policy_loss
+from . import ExerciseFailed, exercise
+
+
+def _cases():
+    """(token_logp (G, C), mask (G, C)) pairs: padding at the end, a completion of one token, an empty one."""
+    g = torch.Generator().manual_seed(7)
+    out = []
+    for G, C in ((4, 6), (3, 1), (5, 9)):
+        logp = -torch.rand(G, C, generator=g) * 3 - 0.1
+        lengths = torch.randint(0, C + 1, (G,), generator=g)
+        lengths[0] = C                     # one completion uses every position
+        if G > 2:
+            lengths[1] = 0                 # one completion is empty (EOS only is masked elsewhere; here: no tokens)
+        mask = (torch.arange(C).unsqueeze(0) < lengths.unsqueeze(1)).float()
+        logp = torch.where(mask.bool(), logp, torch.full_like(logp, -7.5))  # what a padding token gets: not zero
+        out.append((logp, mask))
+    return out
+
+
+def _tensor(name: str, value, shape) -> torch.Tensor:
+    if not isinstance(value, torch.Tensor):
+        raise ExerciseFailed(f"{name} should return a torch.Tensor, got {type(value).__name__}.")
+    if tuple(value.shape) != tuple(shape):
+        raise ExerciseFailed(f"{name} should return shape {tuple(shape)} (one value per completion), got {tuple(value.shape)}.")
+    return value
+
+
+@exercise("01.sequence_logprob")
+def check_sequence_logprob(fn):
+    for logp, mask in _cases():
+        for m in (mask, mask.bool()):
+            got = _tensor("sequence_logprob(token_logp, mask)", fn(logp, m), logp.shape[:1])
+            want = (logp * mask).sum(-1)
+            if torch.allclose(got, logp.sum(-1)) and not torch.allclose(want, logp.sum(-1)):
+                raise ExerciseFailed("the padding positions entered your sum: multiply by the mask (or select with it) "
+                                     "before summing; padding is not part of the completion.")
+            if not torch.allclose(got.float(), want, atol=1e-5):
+                lengths = mask.sum(-1).clamp_min(1)
+                if torch.allclose(got.float(), want / lengths, atol=1e-5) or torch.allclose(got.float(), want / logp.shape[1], atol=1e-5):
+                    raise ExerciseFailed("you averaged the token log-probs; MAGRPO's loss takes their SUM "
+                                         "(log pi of the whole completion is the sum of its tokens' log-probs).")
+                raise ExerciseFailed(f"for token log-probs {logp.tolist()} with mask {mask.tolist()} the sums are "
+                                     f"{[round(x, 4) for x in want.tolist()]}, you returned {[round(x, 4) for x in got.tolist()]}.")
+
+
+@exercise("01.leave_one_out")
+def check_leave_one_out(fn):
+    groups = [[0.0, 1.0, 0.5, 0.5], [2.0, 2.0], [0.3, 0.3, 0.3], [1.0, -1.0, 4.0, 0.0, 2.5, 0.0], [0.0, 0.0, 0.0, 1.0]]
+    for r in groups:
+        R = torch.tensor(r)
+        got = _tensor("rloo_advantages(rewards)", fn(R.clone()), R.shape).float()
+        want = group_advantages(R, mode="rloo")
+        if not torch.allclose(got, want, atol=1e-5):
+            G = len(r)
+            if torch.allclose(got, R - R.mean(), atol=1e-5):
+                raise ExerciseFailed(f"for rewards {r} you returned r - mean(all G rewards), MAGRPO's advantage; "
+                                     "leave-one-out subtracts the mean of the OTHER G-1 rewards.")
+            if torch.allclose(got, R - (R.sum() - R) / G, atol=1e-5):
+                raise ExerciseFailed(f"for rewards {r} you divided the sum of the other rewards by G = {G}; "
+                                     f"there are G-1 = {G - 1} other rewards.")
+            raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are "
+                                 f"{[round(x, 4) for x in want.tolist()]}, you returned {[round(x, 4) for x in got.tolist()]}.")
+
+
+@exercise("01.grpo_token_mean_loss")
+def check_grpo_token_mean_loss(fn):
+    g = torch.Generator().manual_seed(3)
+    for logp, mask in _cases():
+        A = torch.randn(logp.shape[0], generator=g)
+        got = fn(logp, mask, A)
+        if not isinstance(got, torch.Tensor) or got.numel() != 1:
+            raise ExerciseFailed("grpo_token_mean_loss should return the loss as a one-element tensor (a scalar).")
+        lengths = mask.sum(-1)
+        want = -(A * (logp * mask).sum(-1) / lengths.clamp_min(1)).mean()
+        got = got.float().reshape(())
+        if torch.allclose(got, want, atol=1e-5):
+            continue
+        if not torch.isfinite(got):
+            raise ExerciseFailed("a completion with no tokens (all of its mask 0) made your loss inf or nan: divide by "
+                                 "max(|o_g|, 1).")
+        if torch.allclose(got, policy_loss((logp * mask).sum(-1), A), atol=1e-5):
+            raise ExerciseFailed("that is MAGRPO's loss (the SUM over tokens); GRPO divides each completion's sum by its "
+                                 "own length |o_g| first.")
+        if torch.allclose(got, -(A * (logp * mask).sum(-1) / logp.shape[1]).mean(), atol=1e-5):
+            raise ExerciseFailed(f"you divided by the padded width C = {logp.shape[1]}; |o_g| is the number of real "
+                                 "tokens of completion g (mask.sum(-1)).")
+        if torch.allclose(got, -(A * logp.mean(-1)).mean(), atol=1e-5):
+            raise ExerciseFailed("the padding entered your mean: average over the masked tokens only.")
+        raise ExerciseFailed(f"for this group the GRPO loss (ratio 1, no clipping, no KL) is {want.item():.5f}, "
+                             f"you returned {got.item():.5f}.")
+    # a completion with no tokens must not divide by zero
+    logp, mask = torch.zeros(2, 3), torch.tensor([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])
+    out = fn(logp - 1.0, mask, torch.tensor([1.0, -1.0]))
+    if not torch.isfinite(torch.as_tensor(out)).all():
+        raise ExerciseFailed("a completion with no tokens (all of its mask 0) made your loss inf or nan: divide by "
+                             "max(|o_g|, 1).")

@@ -1,0 +1,78 @@
+"""Checks of notebook 03's exercises (the TL;DR reward): the length-ratio level L2, the coherence
+score T with the authors' substring matching, and a length reward that padding cannot game."""
+from __future__ import annotations
+
+import math
+
+from ..quality import repetition
+from ..rewards.writing import coherence_T, tldr_length_level, tldr_levels
+from . import ExerciseFailed, exercise
+
+
+@exercise("03.length_level")
+def check_length_level(fn):
+    for r in (0.5, 1.0999, 1.1, 1.35, 1.6, 2.4, 3.2, 4.1, 5.0, 5.0001, 7.0):
+        want, got = tldr_length_level(r), fn(r)
+        if want is None:
+            if got is not None:
+                raise ExerciseFailed(f"at r = {r} scoring stops: return None (not {got!r}); a 0 would let the pair go on "
+                                     "to the vocabulary and style levels.")
+            continue
+        if got is None:
+            raise ExerciseFailed(f"at r = {r} L2 is {want:.3f} and scoring goes on; you returned None (stop).")
+        if not isinstance(got, (int, float)) or not math.isclose(got, want, abs_tol=1e-9):
+            raise ExerciseFailed(f"at r = {r} L2 is {want:.4f}, you returned {got!r}.")
+
+
+TEXTS = ["He has a plan.",                         # "as" inside "has": the time category
+         "However, the rent went up; as a result we moved. For example, the kitchen is smaller.",
+         "Dog cat bird.",
+         "First, I called. Then I wrote. In addition, I asked a lawyer because it was urgent. "
+         "Similarly, however, in conclusion, for instance, although, if, indeed, meanwhile, that is",
+         ""]
+
+
+@exercise("03.coherence_T")
+def check_coherence_T(fn):
+    for text in TEXTS:
+        want, got = coherence_T(text), fn(text)
+        if isinstance(got, (int, float)) and math.isclose(got, want, abs_tol=1e-9):
+            continue
+        if text == TEXTS[0]:
+            raise ExerciseFailed(f"T({text!r}) is {want:.2f}: the authors match each phrase as a SUBSTRING of the "
+                                 "lower-cased text, so 'as' (a time word) is found inside 'has'; you returned "
+                                 f"{got!r}.")
+        raise ExerciseFailed(f"T({text!r}) is {want:.2f} (k = categories found, each counted once: "
+                             f"T = 0 if k = 0 else min(0.4 + 0.05 (k - 1), 1.0)); you returned {got!r}.")
+
+
+_NATURAL = [("My roommate never cleans the kitchen at all",
+             "However, my roommate never cleans the kitchen. As a result, dishes pile up, so I asked him twice."),
+            ("My dog barks at night and the neighbours complain",
+             "My dog barks at night and the neighbours complain, which worries me a lot and I do not know why."),
+            ("I lost my job and I feel lost",
+             "I lost my job last week. I lost my job because the shop closed, and then I looked for work for days.")]
+_PADDED = [("My dog barks at night and the neighbours complain",
+            "My dog barks and and and and and and and and and and and and and and and and and and then then then"),
+           ("The rent went up and we have to move",
+            "rent rent rent went up up up up up up up up up up up up up up up and we move move move move move")]
+
+
+@exercise("03.honest_tldr_reward")
+def check_honest_tldr_reward(fn):
+    for c1, c2 in _NATURAL:
+        want, got = tldr_levels(c1, c2)["total"], fn(c1, c2)
+        if not isinstance(got, (int, float)) or not math.isclose(got, want, abs_tol=1e-9):
+            rep = repetition(c2)
+            raise ExerciseFailed(f"a natural pair (repetition of the detailed text {rep:.2f} <= 0.2) should keep the "
+                                 f"paper's reward {want:.3f}; you returned {got!r} for {c2[:50]!r}...")
+    for c1, c2 in _PADDED:
+        got = fn(c1, c2)
+        if got != 0:
+            raise ExerciseFailed(f"the padded detailed text {c2[:50]!r}... (repetition {repetition(c2):.2f} > 0.2) earns "
+                                 f"{tldr_levels(c1, c2)['total']:.3f} from the paper's reward; yours should pay 0, "
+                                 f"it paid {got!r}.")
+    got = fn(_PADDED[0][1], _NATURAL[0][1])
+    if got != 0:
+        raise ExerciseFailed("the check must apply to BOTH texts: a padded concise summary should pay 0 too; "
+                             f"yours paid {got!r}.")

@@ -1,0 +1,98 @@
+"""Checks of notebook 06's exercises (the variants): TRL's std-scaled advantage, the KL leash added
+to the loss, and cross mode's credit of each agent's sample."""
+from __future__ import annotations
+
+import torch
+
+from ..algorithm import credit_samples, group_advantages, joint_actions, kl_penalty, policy_loss
+from . import ExerciseFailed, exercise
+
+
+def _fmt(t: torch.Tensor) -> list:
+    return [round(x, 4) for x in t.flatten().tolist()]
+
+
+@exercise("06.std_scaled_advantages")
+def check_std_scaled(fn):
+    for r in ([0.5, 0.5, 0.5, 0.5], [0.2, 1.0, 0.6, 0.2], [1.0, 2.0], [3.0, 0.0, 0.0, 0.0, 0.0, 1.5], [0.7, 0.7, 0.7, 0.71]):
+        R = torch.tensor(r)
+        got = fn(R.clone())
+        if not isinstance(got, torch.Tensor) or got.shape != R.shape:
+            raise ExerciseFailed(f"return a tensor of shape {tuple(R.shape)}, one advantage per joint action.")
+        want = group_advantages(R, "mean", "group")
+        if torch.allclose(got.float(), want, atol=1e-4, rtol=1e-4):
+            continue
+        if not torch.isfinite(got).all():
+            raise ExerciseFailed(f"for the group {r} (all rewards equal: std 0) you returned {got.tolist()}: TRL adds "
+                                 "eps = 1e-4 to the std, so such a group gets advantages 0.")
+        pop = (R - R.mean()) / (R.std(unbiased=False) + 1e-4)
+        if torch.allclose(got.float(), pop, atol=1e-4, rtol=1e-4):
+            raise ExerciseFailed(f"for {r} you divided by the population std (1/G); TRL divides by the SAMPLE std "
+                                 "(1/(G-1), torch's default R.std()).")
+        raise ExerciseFailed(f"for the group {r} the std-scaled advantages are {_fmt(want)}, you returned {_fmt(got)}.")
+
+
+def _kl_cases():
+    g = torch.Generator().manual_seed(11)
+    for G, C in ((4, 5), (2, 1), (3, 7)):
+        logp = -torch.rand(G, C, generator=g) * 2 - 0.05
+        ref = logp + torch.randn(G, C, generator=g) * 0.5
+        lengths = torch.randint(1, C + 1, (G,), generator=g)
+        mask = (torch.arange(C).unsqueeze(0) < lengths.unsqueeze(1)).float()
+        yield logp, ref, mask, torch.randn(G, generator=g)
+
+
+@exercise("06.loss_with_kl")
+def check_loss_with_kl(fn):
+    for beta in (0.0, 0.1, 0.5):
+        for logp, ref, mask, A in _kl_cases():
+            lp = logp.clone().requires_grad_(True)
+            got = fn(lp, ref, mask, A, beta)
+            if not isinstance(got, torch.Tensor) or got.numel() != 1:
+                raise ExerciseFailed("return the loss as a one-element tensor.")
+            want = policy_loss((logp * mask).sum(-1), A) + beta * kl_penalty(logp, ref, mask).mean()
+            if not torch.allclose(got.detach().float().reshape(()), want, atol=1e-5):
+                d = logp - ref
+                wrong_dir = policy_loss((logp * mask).sum(-1), A) + beta * ((torch.exp(d) - d - 1) * mask).sum(-1).mean()
+                if torch.allclose(got.detach().reshape(()), wrong_dir, atol=1e-5):
+                    raise ExerciseFailed("your k3 term has the log-ratio the wrong way round: TRL's is "
+                                         "exp(ref - logp) - (ref - logp) - 1, with r_t = pi_ref / pi.")
+                raise ExerciseFailed(f"with beta = {beta} the loss is {want.item():.5f}, you returned "
+                                     f"{got.detach().reshape(()).item():.5f} (the KL is summed over each completion's "
+                                     "real tokens and averaged over the G samples, like the policy term).")
+            if not got.requires_grad:
+                raise ExerciseFailed("your loss has no gradient: compute it from token_logp with torch operations.")
+            (grad,) = torch.autograd.grad(got.reshape(()), lp)
+            ref_lp = logp.clone().requires_grad_(True)
+            (want_grad,) = torch.autograd.grad(policy_loss((ref_lp * mask).sum(-1), A)
+                                               + beta * kl_penalty(ref_lp, ref, mask).mean(), ref_lp)
+            if not torch.allclose(grad, want_grad, atol=1e-5):
+                raise ExerciseFailed("the loss's value is right but its gradient is not: the reference log-probs and the "
+                                     "advantages are constants (detach them), only token_logp carries a gradient.")
+
+
+@exercise("06.cross_credit")
+def check_cross_credit(fn):
+    g = torch.Generator().manual_seed(5)
+    for G in (2, 3, 4):
+        for R in (torch.rand(G * G, generator=g), torch.tensor([float(k % 3 == 0) for k in range(G * G)])):
+            R[1] += 1.0        # an asymmetric grid, so that swapping the agents shows
+            table = joint_actions(2, G, "cross")
+            got = fn(R.clone(), G)
+            if not isinstance(got, torch.Tensor) or tuple(got.shape) != (2, G):
+                raise ExerciseFailed(f"return a (2, G) = (2, {G}) tensor: row i holds agent i's G credits.")
+            want = credit_samples(group_advantages(R), table, G)
+            if torch.allclose(got.float(), want, atol=1e-5):
+                continue
+            grid = R.view(G, G)
+            if torch.allclose(got.float(), want.flip(0), atol=1e-5):
+                raise ExerciseFailed("your rows are swapped: R.view(G, G)[k1, k2] is the pair (agent 1's k1, agent 2's "
+                                     "k2), so agent 1's credit averages over a ROW, agent 2's over a COLUMN.")
+            if torch.allclose(got.float(), torch.stack([grid.mean(1), grid.mean(0)]), atol=1e-5):
+                raise ExerciseFailed("you averaged the rewards, not the advantages: subtract the mean of all G*G rewards "
+                                     "first (the group baseline).")
+            if torch.allclose(got.float(), want * G, atol=1e-5):
+                raise ExerciseFailed("you summed the advantages of the G joint actions containing a sample; the package "
+                                     "takes their MEAN (CoMLRL sums, a constant factor G that Adam cancels).")
+            raise ExerciseFailed(f"for G = {G} and rewards {_fmt(grid)} (row k1, column k2) the credits are "
+                                 f"{_fmt(want)}, you returned {_fmt(got)}.")

@@ -1,0 +1,62 @@
+"""Notebook 03: solutions and typical mistakes."""
+from magrpo_edu.quality import repetition
+from magrpo_edu.rewards.writing import TRANSITION_CATEGORIES, tldr_levels
+
+
+def length_level(r):
+    if 1.6 <= r <= 3.2:
+        return 1.0
+    if 1.1 <= r < 1.6:
+        return (r - 1.1) / 0.5
+    if 3.2 < r <= 5.0:
+        return 1 - (r - 3.2) / 1.8
+    return None
+
+
+def coherence_T(text):
+    low = text.lower()
+    k = sum(any(w in low for w in words) for words in TRANSITION_CATEGORIES.values())
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+def honest_tldr_reward(c1, c2):
+    if repetition(c1) > 0.2 or repetition(c2) > 0.2:
+        return 0.0
+    return tldr_levels(c1, c2)["total"]
+
+
+def _length_level_zero_outside(r):
+    v = length_level(r)
+    return 0.0 if v is None else v
+
+
+def _coherence_whole_words(text):
+    words = set(text.lower().replace(",", " ").replace(".", " ").replace(";", " ").split())
+    k = sum(any(w in words for w in ws) for ws in TRANSITION_CATEGORIES.values())
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+def _coherence_counts_phrases(text):
+    low = text.lower()
+    k = sum(w in low for ws in TRANSITION_CATEGORIES.values() for w in ws)
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+SOLUTIONS = {
+    "03.length_level": length_level,
+    "03.coherence_T": coherence_T,
+    "03.honest_tldr_reward": honest_tldr_reward,
+}
+
+MISTAKES = {
+    "03.length_level": [
+        _length_level_zero_outside,                                              # 0 instead of "stop"
+        lambda r: None if not 1.1 <= r <= 5.0 else 1.0 if 1.6 <= r <= 3.2 else (r - 1.1) / 0.5 if r < 1.6 else (r - 3.2) / 1.8,
+    ],
+    "03.coherence_T": [_coherence_whole_words, _coherence_counts_phrases],
+    "03.honest_tldr_reward": [
+        lambda c1, c2: 0.0 if repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"],   # only agent 2 checked
+        lambda c1, c2: 0.0 if repetition(c1) > 0 or repetition(c2) > 0 else tldr_levels(c1, c2)["total"],  # too strict
+        lambda c1, c2: tldr_levels(c1, c2)["total"] * (1 - repetition(c2)),               # a discount, padding still pays
+    ],
+}

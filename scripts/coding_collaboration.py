@@ -54,7 +54,7 @@ def evaluate(method: str, agents, rows, samples: int, seed: int, turns: int = 1)
     return r
 
 
-def one_seed(seed: int, steps: int, samples: int, model: str, turns: int) -> dict:
+def one_seed(seed: int, steps: int, samples: int, model: str, turns: int, budget_s: float = 300.0) -> dict:
     torch.manual_seed(seed)
     base, tok = load_model(model)
     agents = lora_agents(base, 2, tokenizer=tok, target_modules=["q_proj", "v_proj"])
@@ -67,14 +67,15 @@ def one_seed(seed: int, steps: int, samples: int, model: str, turns: int) -> dic
     trainer = MAGRPOTrainer(agents, coding_joint_reward, coding_formatters(), train, cfg,
                             transition=_transition() if turns > 1 else None)
     t = time.time()
-    trainer.train()
+    while trainer.step < steps and time.time() - t < budget_s:  # MAGRPOTrainer.train's loop, with a wall-time cap
+        trainer.training_step()
     train_s = time.time() - t
     table["magrpo"] = evaluate("magrpo", agents, rows, samples, seed)
     if turns > 1:
         table["magrpo_2turn"] = evaluate("magrpo_2turn", agents, rows, samples, seed)
     hist = trainer.history
     curve = [(h["step"], round(h["reward"], 3)) for h in hist[:: max(1, len(hist) // 20)]]
-    return dict(seed=seed, model=model, steps=steps, turns=turns, samples=samples, rows=len(rows), train_seconds=round(train_s, 1),
+    return dict(seed=seed, model=model, steps=steps, steps_done=trainer.step, budget_s=budget_s, turns=turns, samples=samples, rows=len(rows), train_seconds=round(train_s, 1),
                 eval_seconds_baselines=round(eval_s, 1), threads=torch.get_num_threads(), training_reward=curve, table=table)
 
 
@@ -98,7 +99,7 @@ def report(path: Path = OUT) -> str:
         seeds = [r["seed"] for r in group]
         g0 = group[0]
         lines += [f"## {key}: seeds {seeds}", "",
-                  f"{g0['steps']} MAGRPO steps per seed ({g0['turns']} turn(s)), training wall time "
+                  f"{', '.join(str(r['steps_done']) for r in group)} MAGRPO steps (of at most {g0['steps']}, capped at {g0['budget_s']:.0f} s) ({g0['turns']} turn(s)), training wall time "
                   f"{', '.join(str(r['train_seconds']) for r in group)} s on {g0['threads']} threads; evaluation: "
                   f"{g0['rows']} held-out rows x {g0['samples']} samples, sampling seed = training seed.", "",
                   "| method | reward (max 4) | PassOrNot@1 | PassOrNot@" + str(g0["samples"]) + " | cooperation rate | "
@@ -152,7 +153,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--steps", type=int, default=300)
-    p.add_argument("--samples", type=int, default=8)
+    p.add_argument("--samples", type=int, default=4)
+    p.add_argument("--budget", type=float, default=300.0, help="training wall-time cap in seconds (5 minutes)")
     p.add_argument("--turns", type=int, default=1)
     p.add_argument("--model", default="tiny-code")
     p.add_argument("--out", default=str(OUT))
@@ -165,7 +167,7 @@ def main() -> None:
                                           "Made by `scripts/coding_collaboration.py`; mean ± std over seeds.\n\n" + md)
         print(md)
         return
-    res = one_seed(a.seed, a.steps, a.samples, a.model, a.turns)
+    res = one_seed(a.seed, a.steps, a.samples, a.model, a.turns, a.budget)
     runs = json.loads(out.read_text()) if out.exists() else []
     runs = [r for r in runs if (r["seed"], r["model"], r["turns"], r["steps"]) != (a.seed, a.model, a.turns, a.steps)] + [res]
     out.write_text(json.dumps(runs, indent=1))

@@ -182,3 +182,30 @@ def test_corpus_has_cooperating_multi_line_mains(problems, corpus):
 def test_corpus_is_seeded():
     assert list(code_corpus.code_documents(seed=3, n=50)) == list(code_corpus.code_documents(seed=3, n=50))
     assert list(code_corpus.code_documents(seed=3, n=50)) != list(code_corpus.code_documents(seed=4, n=50))
+
+
+def test_the_coding_task_runs_on_tiny_code_unless_told_otherwise(tmp_path):
+    from magrpo_edu.experiment import plan_run
+
+    assert plan_run(task="coding", out=str(tmp_path / "a"))["run"].model == "tiny-code"
+    assert plan_run(task="tldr", out=str(tmp_path / "b"))["run"].model == "tiny"
+    assert plan_run(task="coding", model="tiny", out=str(tmp_path / "c"))["run"].model == "tiny"
+
+
+def test_tiny_code_ships_with_its_card():
+    import json
+
+    from magrpo_edu.models import load_model, tiny_model_path
+
+    folder = tiny_model_path("tiny-code")
+    weights = folder / "model.safetensors"
+    assert weights.stat().st_size < 15e6
+    card = (folder / "README.md").read_text()
+    summary = json.loads((folder / "code_pretrain_summary.json").read_text())
+    assert "magrpo-edu pretrain-code" in card and summary["command"].startswith("magrpo-edu pretrain-code")
+    assert f"{summary['wall_s']:.0f} s" in card
+    model, tok = load_model("tiny-code")
+    tiny, _ = load_model("tiny")
+    assert model.config.to_dict()["hidden_size"] == tiny.config.to_dict()["hidden_size"]
+    assert tok.get_vocab() == load_model("tiny")[1].get_vocab()  # the same tokenizer: continued pretraining
+    assert any((a != b).any() for a, b in zip(model.parameters(), tiny.parameters()))

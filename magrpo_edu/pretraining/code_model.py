@@ -44,7 +44,7 @@ class CodePretrainArguments:
     """Folder to write the model, tokenizer, loss curve and summary to."""
     base: str = "tiny"
     """The model to start from (a registry name or a folder; the shipped run starts from 'tiny')."""
-    steps: int = 1200
+    steps: int = 900
     """AdamW steps (step 3)."""
     num_docs: int = 24000
     """Corpus documents (step 2); steps * docs_per_step are drawn from them in a seeded order."""

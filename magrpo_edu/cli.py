@@ -1,4 +1,4 @@
-"""The `magrpo-edu` command line: `train`, `pretrain`, `info`.
+"""The `magrpo-edu` command line: `train`, `eval`, `pretrain`, `pretrain-code`, `info`.
 
     magrpo-edu train                      # two agents on the embedded model, length-ratio task
     magrpo-edu train --task tldr --steps 300 --out runs/tldr --save-steps 50
@@ -7,6 +7,7 @@
     torchrun --nproc_per_node=2 -m magrpo_edu.cli train --task tldr --prompts-per-step 2   # data parallel
     magrpo-edu eval --checkpoint runs/tldr   # the evaluation of a saved run's agents
     magrpo-edu pretrain --out /tmp/tiny --max-steps 5
+    magrpo-edu pretrain-code --out /tmp/tiny-code --steps 5   # tiny trained further on code (the coding task's model)
 
 `train` checks every option before loading a model; a mistake prints one line
 `magrpo-edu: error: ...` and exits with status 2, writing nothing. Ctrl-C during training saves

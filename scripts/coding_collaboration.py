@@ -116,7 +116,7 @@ def report(path: Path = OUT) -> str:
         best = [max(r["table"][m]["reward"] for m in BASELINES) for r in group]
         lines += ["", f"Gain over the untrained pair (parallel): {_ms(gain)} (per seed: "
                   f"{', '.join(f'{x:+.3f}' for x in gain)}; target >= +0.600, 0.15 of the maximum). Trained minus the best "
-                  f"baseline per seed: {', '.join(f'{r['table']['magrpo']['reward'] - b:+.3f}' for r, b in zip(group, best))}.", ""]
+                  "baseline per seed: " + ", ".join(f"{r['table']['magrpo']['reward'] - b:+.3f}" for r, b in zip(group, best)) + ".", ""]
         r = group[0]
         lines += [f"### Programs before and after (seed {r['seed']}, the first sample of each held-out family)", ""]
         seen, by_id = set(), {x["task_id"]: x for x in load_coding("eval")}

@@ -1,4 +1,4 @@
-"""The `magrpo-edu` command line: `train`, `pretrain`, `info`.
+"""The `magrpo-edu` command line: `train`, `eval`, `pretrain`, `pretrain-code`, `info`.
 
     magrpo-edu train                      # two agents on the embedded model, length-ratio task
     magrpo-edu train --task tldr --steps 300 --out runs/tldr --save-steps 50
@@ -7,6 +7,7 @@
     torchrun --nproc_per_node=2 -m magrpo_edu.cli train --task tldr --prompts-per-step 2   # data parallel
     magrpo-edu eval --checkpoint runs/tldr   # the evaluation of a saved run's agents
     magrpo-edu pretrain --out /tmp/tiny --max-steps 5
+    magrpo-edu pretrain-code --out /tmp/tiny-code --steps 5   # tiny trained further on code (the coding task's model)
 
 `train` checks every option before loading a model; a mistake prints one line
 `magrpo-edu: error: ...` and exits with status 2, writing nothing. Ctrl-C during training saves
@@ -218,6 +219,34 @@ def _pretrain(args) -> int:
     return 0
 
 
+def _add_pretrain_code(sub):
+    """`pretrain-code`'s options: the fields of `pretraining.code_model.CodePretrainArguments`."""
+    from .pretraining.code_model import CodePretrainArguments
+
+    p = sub.add_parser("pretrain-code", help="train the embedded tiny model further on helper/main programs (tiny-code)",
+                       description="Make the embedded tiny-code model (magrpo_edu/pretraining/code_model.py): the tiny "
+                       "model trained further on the coding corpus; with no options but --out it reproduces the shipped one.")
+    add_dataclass_arguments(p, CodePretrainArguments)
+    p.set_defaults(func=_pretrain_code)
+
+
+def _pretrain_code(args) -> int:
+    import json
+
+    from .experiment import SettingsError
+    from .pretraining.code_model import CodePretrainArguments, pretrain_code
+
+    given = _given(args)
+    try:
+        CodePretrainArguments(**given)  # every value checked before anything loads
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
+    _threads()
+    s = pretrain_code(command="magrpo-edu " + " ".join(sys.argv[1:]), **given)
+    print(json.dumps(s, indent=2))
+    return 0
+
+
 def _info(args) -> int:
     import platform
 
@@ -243,6 +272,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     _add_train(sub)
     _add_pretrain(sub)
+    _add_pretrain_code(sub)
     e = sub.add_parser("eval", help="evaluate the agents saved by a `magrpo-edu train` run",
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     e.add_argument("--checkpoint", required=True, metavar="DIR", help="the run's output folder or its checkpoint folder")
@@ -281,7 +311,7 @@ def main(argv=None) -> int:
         if not isinstance(exc, (SettingsError, ModelNotAvailableError)):
             raise  # a bug or a failure during the run: the traceback is the useful report
         msg = " ".join(str(exc).split())
-        m = re.match(r"(MAGRPOConfig|PretrainArguments)\.(\w+)=", msg)
+        m = re.match(r"(MAGRPOConfig|PretrainArguments|CodePretrainArguments)\.(\w+)=", msg)
         if m:  # a dataclass's own check: say which option sets the field
             msg = msg.rstrip(".") + f" (set with --{m.group(2).replace('_', '-')})."
         print(f"magrpo-edu: error: {msg}", file=sys.stderr)

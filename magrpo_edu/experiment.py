@@ -47,7 +47,7 @@ from .progress import progress_bar
 from . import __version__, distributed
 from .agents import lora_agents, separate_agents
 from .config import AGENT_KINDS, MAGRPOConfig, RunArguments
-from .models import load_model
+from .models import EMBEDDED, load_model
 from .baselines import markdown_table, run_method, untrained_methods
 from .tasks.registry import TASKS, Task, get_task
 from .tracking import TrackerNotInstalledError, check_installed
@@ -81,6 +81,17 @@ def run_defaults(task: Task, agents: str) -> dict:
     and the quick demo's step count."""
     return dict(num_agents=task.num_agents, max_new_tokens=task.max_new_tokens, beta=task.beta,
                 learning_rate=2e-3 if agents == "lora" else 5e-4, max_steps=DEMO_STEPS)
+
+
+TASK_MODELS = {"coding": "tiny-code"}
+"""The embedded model a task uses when the run names none (RunArguments.model's default, 'tiny', for
+every other task): the coding task's is `tiny` trained further on helper/main programs
+(magrpo_edu/models/tiny-code/README.md)."""
+
+
+def default_model(task: str) -> str:
+    """The model of a run of `task` that names none (`TASK_MODELS`, else RunArguments' default)."""
+    return TASK_MODELS.get(task, RunArguments.model)
 
 
 def flag(name: str) -> str:
@@ -241,6 +252,8 @@ def plan_run(**settings) -> dict:
             raise SettingsError(f"--resume {resume}: the run was started with other settings: {'; '.join(differ)}. "
                                 "A resumed run keeps its settings; leave those options out.")
         given_run = {**saved_run, **given_run, "out": str(run_dir)}
+    if given_run.get("model") is None:  # no --model: the task's embedded model
+        given_run["model"] = default_model(given_run.get("task", RunArguments.task))
     try:
         run = RunArguments(**given_run)
         task = get_task(run.task)
@@ -382,7 +395,7 @@ def build_team(model: str, agents: str, device: str, n: int = 2):
     base, tok = load_model(model, device=device)
     # LoRA on the attention's q/v projections for the tiny model, where peft's per-layer overhead dominates
     # a step (benchmarks/PROFILE.md, "LoRA targets"); all linear layers for real models.
-    targets = ["q_proj", "v_proj"] if model == "tiny" else "all-linear"
+    targets = ["q_proj", "v_proj"] if model.strip().lower() in EMBEDDED else "all-linear"
     team = lora_agents(base, n, tokenizer=tok, target_modules=targets) if agents == "lora" else separate_agents(base, n, tokenizer=tok)
     return tok, team
 

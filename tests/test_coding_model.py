@@ -1,0 +1,211 @@
+"""The `tiny-code` model's corpus keeps the coding task's held-out families out, and the model ships.
+
+The held-out split (`tasks.coding_world.FAMILIES[PRETRAIN_FAMILIES:]`, `load_coding("eval")`) measures
+problems never seen: no name, docstring, assert line or correct main body of a held-out problem may
+appear in the coding corpus, and no program of the corpus may solve a held-out problem under another
+name (checked by running every distinct corpus program on every held-out problem's asserts).
+"""
+from __future__ import annotations
+
+import ast
+import random
+import re
+
+import pytest
+
+from magrpo_edu.pretraining import code_corpus
+from magrpo_edu.rewards.coding import extract_function, is_thin_wrapper
+from magrpo_edu.tasks.coding import extract_asserts, load_coding
+from magrpo_edu.tasks.coding_world import FAMILIES, PRETRAIN_FAMILIES, make_code_problem
+
+N_DOCS = 6000
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[str]:
+    return list(code_corpus.code_documents(seed=0, n=N_DOCS))
+
+
+@pytest.fixture(scope="module")
+def problems() -> list[dict]:
+    rng = random.Random(0)
+    return [code_corpus.code_problem(rng) for _ in range(3000)]
+
+
+def _held_out_rows() -> list[dict]:
+    return load_coding("eval")
+
+
+def _body(function_src: str) -> str:
+    """A function's lines after its `def` line, stripped of trailing blanks."""
+    return function_src.split("\n", 1)[1].rstrip() if "\n" in function_src else ""
+
+
+def _held_out_correct_bodies() -> set[str]:
+    """The bodies of every correct main of every held-out problem: the data's reference main, and the
+    coding world's `main_calls_aux` and `main_alone`, for every constant the data uses and a few more."""
+    out = set()
+    for r in _held_out_rows():
+        out.add(_body(r["reference_main"]))
+    for idx in range(PRETRAIN_FAMILIES, len(FAMILIES)):
+        for k in range(2, 10):
+            for c in "abcdefghklmnprst":
+                p = make_code_problem(random.Random(0), family=idx, k=k, c=c)
+                out |= {_body(p["main_calls_aux"]), _body(p["main_alone"])}
+    return {b for b in out if b}
+
+
+def test_no_held_out_name_docstring_or_assert_appears(corpus):
+    text = "\n".join(corpus)
+    for r in _held_out_rows():
+        name = r["entry_point"]
+        assert not re.search(rf"\b{name}\s*\(", text), f"held-out entry point {name!r} is defined or called in the coding corpus"
+        doc = ast.get_docstring(ast.parse(r["prompt"]).body[0])
+        assert doc not in text, f"held-out docstring {doc!r} appears in the coding corpus"
+        for line in r["test"].splitlines():
+            if line.strip().startswith("assert"):
+                assert line.strip() not in text, f"held-out assert {line.strip()!r} appears in the coding corpus"
+        for a in extract_asserts(r["test"], name):
+            assert a not in text
+    assert "assert" not in text  # the corpus has no test lines at all
+
+
+def test_no_held_out_main_body_appears(corpus):
+    """No correct main of a held-out problem appears as a function body (its name aside) in the corpus."""
+    held = _held_out_correct_bodies()
+    assert len(held) > 30
+    bodies = set()
+    for doc in corpus:
+        for m in re.finditer(r"^def \w+\([^)]*\):\n((?:    .*\n?)+)", doc, flags=re.M):
+            bodies.add(m.group(1).rstrip())
+    assert len(bodies) > 1000
+    shared = held & bodies
+    assert not shared, f"held-out main bodies appear in the coding corpus: {sorted(shared)[:3]}"
+
+
+def _input_pools() -> dict[str, list]:
+    """Inputs of each argument type the held-out problems take: their own assert arguments and seeded
+    random ones (so that a program agreeing with a held-out problem on its 4 asserts by chance is told apart)."""
+    rng = random.Random(0)
+    word = lambda: "".join(rng.choice("abcdeAEIOUxyzst1 ") for _ in range(rng.randint(0, 7))).strip() or "a"  # noqa: E731
+    pools = {"list_int": [[rng.randint(-9, 9) for _ in range(rng.randint(0, 6))] for _ in range(40)],
+             "str": [" ".join(word() for _ in range(rng.randint(0, 5))) for _ in range(40)],
+             "list_str": [[word() for _ in range(rng.randint(0, 5))] for _ in range(40)],
+             "int": list(range(0, 13))}
+    for r in _held_out_rows():
+        for a in extract_asserts(r["test"], r["entry_point"]):
+            call = ast.parse(a).body[0].test.left
+            call = call.args[0] if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "round" else call
+            if isinstance(call, ast.Call) and len(call.args) == 1:
+                pools[_kind(ast.literal_eval(call.args[0]))].append(ast.literal_eval(call.args[0]))
+    return pools
+
+
+def _kind(x) -> str:
+    if isinstance(x, list):
+        return "list_str" if x and isinstance(x[0], str) else "list_int"
+    return "str" if isinstance(x, str) else "int"
+
+
+def _signature(fn, inputs: list) -> tuple:
+    """What `fn` returns on each input (a float rounded to 6 places; "error" where it raises)."""
+    import copy
+
+    out = []
+    for x in inputs:
+        try:
+            y = fn(copy.deepcopy(x))
+            out.append(repr(round(y, 6) if isinstance(y, float) else y))
+        except Exception:
+            out.append("error")
+    return tuple(out)
+
+
+def _function(program: str, entry: str):
+    ns: dict = {}
+    exec(program, ns)  # noqa: S102 - the package's own reference or corpus code
+    return ns[entry]
+
+
+def test_no_corpus_program_solves_a_held_out_problem(problems):
+    """Every distinct (aux, main) program of 3000 corpus problems behaves differently from every
+    held-out problem's reference solution that takes the same type of input (a list of numbers, a
+    string, a list of words, a number), on the held-out asserts' inputs plus 40 seeded random inputs:
+    no held-out family hides in the corpus under another name or another wording."""
+    pools = _input_pools()
+    held = {}
+    for r in _held_out_rows():
+        kind = _kind(ast.literal_eval(ast.parse(extract_asserts(r["test"], r["entry_point"])[0]).body[0].test.left.args[0]
+                                      if "round(" not in r["test"] else "[1]"))
+        fn = _function(r["reference_aux"] + "\n" + r["reference_main"], r["entry_point"])
+        held[(kind, _signature(fn, pools[kind]))] = r["task_id"]
+    assert len(held) == len(_held_out_rows())  # every held-out problem behaves differently from the others
+    programs = set()
+    for p in problems:
+        auxes = [p["aux"]] + ([p["aux_whole"]] if p["aux_whole"] else [])
+        for aux in auxes:
+            for main in p["mains"] + [p["main_one_line"], p["main_alone"], p["main_thin"]]:
+                programs.add((aux + "\n" + main, p["entry_point"], p["input_type"]))
+    assert len(programs) > 5000
+    solved = []
+    for program, entry, kind in programs:
+        hit = held.get((kind, _signature(_function(program, entry), pools[kind])))
+        if hit:
+            solved.append((hit, program))
+    assert not solved, f"corpus programs behave as held-out problems: {solved[:3]}"
+
+
+def test_corpus_has_cooperating_multi_line_mains(problems, corpus):
+    """The point of the corpus: most problems' cooperating mains are not thin wrappers by the authors' rule,
+    call aux, and the documents follow the two agents' prompts."""
+    multi = [m for p in problems for m in p["mains"]]
+    not_thin = [m for m, p in ((m, p) for p in problems for m in p["mains"]) if not is_thin_wrapper(m, p["entry_point"])]
+    assert len(not_thin) == len(multi)
+    assert all("aux(" in m for m in multi)
+    one_line = [p["main_one_line"] for p in problems]
+    assert all(is_thin_wrapper(m, p["entry_point"]) for m, p in zip(one_line, problems))
+    helper = sum(d.startswith("Write a helper function aux") for d in corpus) / len(corpus)
+    main = sum(d.startswith("Write the main function.") for d in corpus) / len(corpus)
+    assert 0.3 < helper < 0.4 and 0.5 < main < 0.6
+    for d in corpus[:300]:  # every answer parses and defines what its agent must define
+        if d.startswith("Write"):
+            head, _, answer = d.partition('"""\n')
+            answer = answer[answer.index("\n") + 1:] if answer.startswith('"""') else answer
+            name = re.search(r"def (\w+)\(", head).group(1)
+            want = "aux" if d.startswith("Write a helper") else name
+            assert extract_function(answer, want), d
+            ast.parse(answer)
+    assert len({p["family"] for p in problems}) > 300
+    assert len({p["entry_point"] for p in problems}) > 2000
+
+
+def test_corpus_is_seeded():
+    assert list(code_corpus.code_documents(seed=3, n=50)) == list(code_corpus.code_documents(seed=3, n=50))
+    assert list(code_corpus.code_documents(seed=3, n=50)) != list(code_corpus.code_documents(seed=4, n=50))
+
+
+def test_the_coding_task_runs_on_tiny_code_unless_told_otherwise(tmp_path):
+    from magrpo_edu.experiment import plan_run
+
+    assert plan_run(task="coding", out=str(tmp_path / "a"))["run"].model == "tiny-code"
+    assert plan_run(task="tldr", out=str(tmp_path / "b"))["run"].model == "tiny"
+    assert plan_run(task="coding", model="tiny", out=str(tmp_path / "c"))["run"].model == "tiny"
+
+
+def test_tiny_code_ships_with_its_card():
+    import json
+
+    from magrpo_edu.models import load_model, tiny_model_path
+
+    folder = tiny_model_path("tiny-code")
+    weights = folder / "model.safetensors"
+    assert weights.stat().st_size < 15e6
+    card = (folder / "README.md").read_text()
+    summary = json.loads((folder / "code_pretrain_summary.json").read_text())
+    assert "magrpo-edu pretrain-code" in card and summary["command"].startswith("magrpo-edu pretrain-code")
+    assert f"{summary['wall_s']:.0f} s" in card
+    model, tok = load_model("tiny-code")
+    tiny, _ = load_model("tiny")
+    assert model.config.to_dict()["hidden_size"] == tiny.config.to_dict()["hidden_size"]
+    assert tok.get_vocab() == load_model("tiny")[1].get_vocab()  # the same tokenizer: continued pretraining
+    assert any((a != b).any() for a, b in zip(model.parameters(), tiny.parameters()))

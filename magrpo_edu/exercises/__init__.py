@@ -12,7 +12,7 @@ An exercise lives in three places, kept apart so that reading the notebook does 
 
 `check` returns the answer the rest of the notebook should use. Unsolved (the stub raises
 NotImplementedError, or the value is still `...`) it raises, so "Run all" stops at the exercise. With
-the environment variable `MAGRPO_EDU_SOLUTIONS=1` (CI sets it; a learner may set it to read on) an
+the environment variable `MAGRPO_EDU_SOLUTIONS=1` (tests/conftest.py sets it for the README's test command; a learner may set it to read on) an
 unsolved stub is replaced by the reference solution, which is checked and returned instead.
 `tests/test_exercises.py` runs every check on the notebook's own stub (it must fail), on the solution
 (it must pass) and on every listed mistake (each must fail)."""

@@ -203,18 +203,25 @@ def _add_pretrain(sub):
 
 
 def _pretrain(args) -> int:
+    from .pretraining.pretrain import PretrainArguments, pretrain
+
+    return _run_pretraining(args, PretrainArguments, pretrain)
+
+
+def _run_pretraining(args, arguments_class, run) -> int:
+    """`pretrain` and `pretrain-code`: check every value (`arguments_class`) before anything loads or the
+    corpus is written, then `run(command=..., **values)` and print its summary."""
     import json
 
     from .experiment import SettingsError
-    from .pretraining.pretrain import PretrainArguments, pretrain
 
     given = _given(args)
     try:
-        PretrainArguments(**given)  # every value checked before the corpus is written
+        arguments_class(**given)
     except ValueError as exc:
         raise SettingsError(str(exc)) from None
     _threads()
-    s = pretrain(command="magrpo-edu " + " ".join(sys.argv[1:]), **given)
+    s = run(command="magrpo-edu " + " ".join(sys.argv[1:]), **given)
     print(json.dumps(s, indent=2))
     return 0
 
@@ -231,20 +238,9 @@ def _add_pretrain_code(sub):
 
 
 def _pretrain_code(args) -> int:
-    import json
-
-    from .experiment import SettingsError
     from .pretraining.code_model import CodePretrainArguments, pretrain_code
 
-    given = _given(args)
-    try:
-        CodePretrainArguments(**given)  # every value checked before anything loads
-    except ValueError as exc:
-        raise SettingsError(str(exc)) from None
-    _threads()
-    s = pretrain_code(command="magrpo-edu " + " ".join(sys.argv[1:]), **given)
-    print(json.dumps(s, indent=2))
-    return 0
+    return _run_pretraining(args, CodePretrainArguments, pretrain_code)
 
 
 def _info(args) -> int:

@@ -37,9 +37,8 @@ def _stub_of(name, src):
     def recording_check(n, answer):
         seen[n] = answer
         return answer
-    namespace = {}
     exec(compile(src.replace("from magrpo_edu.exercises import check", "pass"), f"<{name}>", "exec"),
-         {"check": recording_check, "__name__": "__exercise__"} | namespace)
+         {"check": recording_check, "__name__": "__exercise__"})
     assert name in seen, f"the cell of {name} did not call check({name!r}, ...)"
     return seen[name]
 

@@ -41,7 +41,7 @@ SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 ALIASES = {"smollm2-135m": SMOLLM2_ID, "smollm2": SMOLLM2_ID}
 EMBEDDED = {"tiny": "tiny", "tiny-code": "tiny-code"}
 """Registry names of the models shipped inside the package: name -> folder under magrpo_edu/models."""
-KNOWN_NAMES = ("tiny", "tiny-code", "smollm2-135m", "smollm2")
+KNOWN_NAMES = (*EMBEDDED, *ALIASES)
 """Registry names `load_model` accepts (case-insensitively), besides hub ids and local folders."""
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 """What a Hugging Face hub id looks like: owner/name."""

@@ -32,7 +32,7 @@ from typing import Optional
 
 import torch
 
-from .pretrain import _mean_last, _optimizer_step
+from .pretrain import _mean_last, _optimizer_step, check_settings
 
 
 @dataclass
@@ -64,18 +64,7 @@ class CodePretrainArguments:
     """Show a progress bar."""
 
     def __post_init__(self) -> None:
-        def bad(name: str, allowed: str) -> ValueError:
-            return ValueError(f"CodePretrainArguments.{name}={getattr(self, name)!r} is not allowed: {name} must be {allowed}.")
-
-        for name in ("steps", "num_docs", "docs_per_step", "max_len"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise bad(name, "an integer >= 1")
-        if isinstance(self.lr, bool) or not isinstance(self.lr, (int, float)) or not 0 < self.lr < math.inf:
-            raise bad("lr", "a finite number > 0")
-        if self.minutes is not None and (isinstance(self.minutes, bool) or not isinstance(self.minutes, (int, float))
-                                         or not 0 < self.minutes < math.inf):
-            raise bad("minutes", "None or a finite number > 0")
+        check_settings(self, positive_ints=("steps", "num_docs", "docs_per_step", "max_len"), positive_numbers=("lr",))
 
 
 def code_batches(tokenizer, docs: list[str], steps: int, docs_per_step: int, seed: int):

@@ -250,30 +250,44 @@ class PretrainArguments:
     """Show progress bars."""
 
     def __post_init__(self) -> None:
-        def bad(name: str, allowed: str) -> ValueError:
-            return ValueError(f"PretrainArguments.{name}={getattr(self, name)!r} is not allowed: {name} must be {allowed}.")
-
-        for name in ("num_docs", "vocab_size", "layers", "hidden_size", "block", "batch_size", "max_steps"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise bad(name, "an integer >= 1")
+        check_settings(self, positive_ints=("num_docs", "vocab_size", "layers", "hidden_size", "block", "batch_size", "max_steps"),
+                       positive_numbers=("lr", "anneal_lr", "cooldown_lr"))
+        bad = _refusal(self)
         for name in ("anneal_steps", "cooldown_steps"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise bad(name, "an integer >= 0 (0: no such phase)")
-        for name in ("lr", "anneal_lr", "cooldown_lr"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < math.inf:
-                raise bad(name, "a finite number > 0")
         for name in ("anneal_coding_share", "cooldown_coding_share", "cooldown_arxiv_share"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1:
                 raise bad(name, "a share in [0, 1]")
         if self.cooldown_coding_share + self.cooldown_arxiv_share > 1:
             raise bad("cooldown_arxiv_share", f"at most 1 - cooldown_coding_share = {1 - self.cooldown_coding_share:g}")
-        if self.minutes is not None and (isinstance(self.minutes, bool) or not isinstance(self.minutes, (int, float))
-                                         or not 0 < self.minutes < math.inf):
-            raise bad("minutes", "None or a finite number > 0")
+
+
+def _refusal(settings):
+    """`bad(name, allowed)`: the ValueError naming the settings class, the field, its value and what is allowed."""
+    def bad(name: str, allowed: str) -> ValueError:
+        return ValueError(f"{type(settings).__name__}.{name}={getattr(settings, name)!r} is not allowed: "
+                          f"{name} must be {allowed}.")
+    return bad
+
+
+def check_settings(settings, positive_ints=(), positive_numbers=()) -> None:
+    """The checks every pretraining settings class shares: integers >= 1, finite numbers > 0, and
+    `minutes` None or a finite number > 0 (PretrainArguments, code_model.CodePretrainArguments)."""
+    bad = _refusal(settings)
+    for name in positive_ints:
+        v = getattr(settings, name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise bad(name, "an integer >= 1")
+    for name in positive_numbers:
+        v = getattr(settings, name)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < math.inf:
+            raise bad(name, "a finite number > 0")
+    m = settings.minutes
+    if m is not None and (isinstance(m, bool) or not isinstance(m, (int, float)) or not 0 < m < math.inf):
+        raise bad("minutes", "None or a finite number > 0")
 
 
 def pretrain(out: str | Path, command: str | None = None, **settings) -> dict:

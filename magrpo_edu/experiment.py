@@ -77,15 +77,16 @@ DEMO_STEPS = 300
 def run_defaults(task: Task, agents: str) -> dict:
     """The MAGRPOConfig values that depend on the task or the agents, used where a run's settings leave
     the field out (every other default is MAGRPOConfig's own): the task's agents, completion budget
-    and KL leash, a learning rate per agent kind (a LoRA adapter takes a larger step than a full copy)
-    and the quick demo's step count."""
+    and KL leash, its sampling (`Task.sampling`, else MAGRPOConfig's plain sampling), a learning rate per
+    agent kind (a LoRA adapter takes a larger step than a full copy) and the quick demo's step count."""
+    plain = {f: MAGRPOConfig.__dataclass_fields__[f].default for f in ("temperature", "top_p", "top_k")}
     return dict(num_agents=task.num_agents, max_new_tokens=task.max_new_tokens, beta=task.beta,
-                learning_rate=2e-3 if agents == "lora" else 5e-4, max_steps=DEMO_STEPS)
+                **(plain | task.sampling), learning_rate=2e-3 if agents == "lora" else 5e-4, max_steps=DEMO_STEPS)
 
 
-TASK_MODELS = {"coding": "tiny-code"}
+TASK_MODELS = {"coding": "tiny-code", "humaneval": "tiny-code"}
 """The embedded model a task uses when the run names none (RunArguments.model's default, 'tiny', for
-every other task): the coding task's is `tiny` trained further on helper/main programs
+every other task): the coding tasks' is `tiny` trained further on helper/main programs
 (magrpo_edu/models/tiny-code/README.md)."""
 
 

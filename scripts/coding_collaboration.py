@@ -21,61 +21,68 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from coding_levels import level_shares  # noqa: E402
-
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents  # noqa: E402
 from magrpo_edu.baselines import run_method  # noqa: E402
 from magrpo_edu.models import load_model  # noqa: E402
-from magrpo_edu.rewards.coding import coding_joint_reward, coding_levels  # noqa: E402
-from magrpo_edu.tasks.coding import coding_formatters, load_coding  # noqa: E402
+from magrpo_edu.rewards.coding import coding_joint_reward, coding_levels, level_shares  # noqa: E402
+from magrpo_edu.tasks.coding import coding_formatters, composed_coding_rows, load_coding, without_empty_inputs  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "coding_collaboration.json"
 BASELINES = ("single", "parallel", "sequential", "discussion")
 
 
-def evaluate(method: str, agents, rows, samples: int, seed: int, turns: int = 1) -> dict:
+def evaluate(method: str, agents, rows, samples: int, seed: int, turns: int = 1, sampling: dict | None = None) -> dict:
     r = run_method(method, agents, "coding", rows, coding_formatters(), samples=samples, seed=seed, keep_texts=True,
-                   ks=(1, samples))
+                   ks=(1, samples), **(sampling or {}))
     reps = [row for row in rows for _ in range(samples)]
     texts = r.pop("texts")
     r.pop("pair_rewards")
     if method != "single":
-        r["levels"] = level_shares([t[0] for t in texts], [t[1] for t in texts], reps)
+        auxes, mains = [t[0] for t in texts], [t[1] for t in texts]
+        r["levels"] = level_shares(auxes, mains, reps)
+        # the same answers scored without the empty-input asserts (which a loop over nothing passes)
+        r["levels_no_empty"] = level_shares(auxes, mains, [without_empty_inputs(row) for row in reps])
     r["first_samples"] = [dict(task_id=rows[k]["task_id"], aux=texts[k * samples][0], main=texts[k * samples][1])
                           for k in range(len(rows))]
     return r
 
 
-def one_seed(seed: int, steps: int, samples: int, model: str, turns: int, budget_s: float = 300.0) -> dict:
+def one_seed(seed: int, steps: int, samples: int, model: str, turns: int, budget_s: float = 300.0,
+             lr: float = 2e-3, beta: float = 0.0, generations: int = 4, baselines=BASELINES,
+             sampling: dict | None = None, train_rows: str = "train", eval_at=()) -> dict:
+    sampling = sampling or {}
     torch.manual_seed(seed)
     base, tok = load_model(model)
     agents = lora_agents(base, 2, tokenizer=tok, target_modules=["q_proj", "v_proj"])
-    train, rows = load_coding("train"), load_coding("eval")
+    train = load_coding("train") if train_rows == "train" else composed_coding_rows(400, seed=seed)
+    rows = load_coding("eval")
     t = time.time()
-    table = {m: evaluate(m, agents, rows, samples, seed) for m in BASELINES}
+    table = {m: evaluate(m, agents, rows, samples, seed, sampling=sampling) for m in baselines}
     eval_s = time.time() - t
-    cfg = MAGRPOConfig(num_agents=2, num_generations=4, max_new_tokens=64, learning_rate=2e-3, max_steps=steps, seed=seed,
-                       num_turns=turns, progress=False)
+    cfg = MAGRPOConfig(num_agents=2, num_generations=generations, max_new_tokens=64, learning_rate=lr, beta=beta,
+                       max_steps=steps, seed=seed, num_turns=turns, progress=False, **sampling)
     trainer = MAGRPOTrainer(agents, coding_joint_reward, coding_formatters(), train, cfg,
                             transition=_transition() if turns > 1 else None)
-    t = time.time()
-    while trainer.step < steps and time.time() - t < budget_s:  # MAGRPOTrainer.train's loop, with a wall-time cap
+    train_s, at = 0.0, {}
+    while trainer.step < steps and train_s < budget_s:  # MAGRPOTrainer.train's loop, with a wall-time cap
+        t = time.time()
         trainer.training_step()
-    train_s = time.time() - t
-    table["magrpo"] = evaluate("magrpo", agents, rows, samples, seed)
+        train_s += time.time() - t
+        if trainer.step in eval_at:  # an evaluation on the way (not counted as training time)
+            at[trainer.step] = evaluate("magrpo", agents, rows, samples, seed, sampling=sampling)
+            at[trainer.step]["train_seconds"] = round(train_s, 1)
+    table["magrpo"] = evaluate("magrpo", agents, rows, samples, seed, sampling=sampling)
     if turns > 1:
-        table["magrpo_2turn"] = evaluate("magrpo_2turn", agents, rows, samples, seed)
+        table["magrpo_2turn"] = evaluate("magrpo_2turn", agents, rows, samples, seed, sampling=sampling)
     hist = trainer.history
     curve = [(h["step"], round(h["reward"], 3)) for h in hist[:: max(1, len(hist) // 20)]]
-    return dict(seed=seed, model=model, steps=steps, steps_done=trainer.step, budget_s=budget_s, turns=turns, samples=samples, rows=len(rows), train_seconds=round(train_s, 1),
+    return dict(seed=seed, model=model, steps=steps, lr=lr, beta=beta, generations=generations, sampling=sampling, train_rows=train_rows, steps_done=trainer.step, budget_s=budget_s, on_the_way={str(k): v for k, v in at.items()}, turns=turns, samples=samples, rows=len(rows), train_seconds=round(train_s, 1),
                 eval_seconds_baselines=round(eval_s, 1), threads=torch.get_num_threads(), training_reward=curve, table=table)
 
 
@@ -103,20 +110,36 @@ def report(path: Path = OUT) -> str:
                   f"{', '.join(str(r['train_seconds']) for r in group)} s on {g0['threads']} threads; evaluation: "
                   f"{g0['rows']} held-out rows x {g0['samples']} samples, sampling seed = training seed.", "",
                   "| method | reward (max 4) | PassOrNot@1 | PassOrNot@" + str(g0["samples"]) + " | cooperation rate | "
-                  "tests any | all tests | calls aux | not thin wrapper |", "|---|---|---|---|---|---|---|---|---|"]
+                  "tests any | all tests | calls aux | not thin wrapper | reward without empty-input tests | cooperation without them |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for m in group[0]["table"]:
             rs = [r["table"][m] for r in group]
             lv = [r.get("levels") for r in rs]
             lvl = lambda k: _ms([x[k] for x in lv]) if all(lv) else "-"  # noqa: E731
+            nes = [r.get("levels_no_empty") for r in rs]
+            ne = lambda k: "-" if not all(nes) else _ms([x["reward"] if k == "reward" else _coop(x) for x in nes])  # noqa: E731
             lines.append(f"| {m} | {_ms([r['reward'] for r in rs])} | {_ms([r['pass_or_not@1'] for r in rs])} | "
                          f"{_ms([r['pass_or_not@' + str(g0['samples'])] for r in rs])} | "
                          f"{_ms([r['cooperation_rate'] for r in rs])} | {lvl('tests_any')} | {lvl('tests_all')} | "
-                         f"{lvl('calls_aux')} | {lvl('not_thin_wrapper')} |")
+                         f"{lvl('calls_aux')} | {lvl('not_thin_wrapper')} | {ne('reward')} | {ne('coop')} |")
         gain = [r["table"]["magrpo"]["reward"] - r["table"]["parallel"]["reward"] for r in group]
-        best = [max(r["table"][m]["reward"] for m in BASELINES) for r in group]
+        best = [max(r["table"][m]["reward"] for m in BASELINES if m in r["table"]) for r in group]
         lines += ["", f"Gain over the untrained pair (parallel): {_ms(gain)} (per seed: "
                   f"{', '.join(f'{x:+.3f}' for x in gain)}; target >= +0.600, 0.15 of the maximum). Trained minus the best "
                   "baseline per seed: " + ", ".join(f"{r['table']['magrpo']['reward'] - b:+.3f}" for r, b in zip(group, best)) + ".", ""]
+        way = sorted({int(k) for r in group for k in r.get("on_the_way", {})})
+        if way:
+            lines += ["On the way (the same evaluation after fewer steps; training seconds in brackets):", "",
+                      "| after step | " + " | ".join(f"seed {r['seed']}" for r in group) + " | mean reward | mean PassOrNot@1 | mean cooperation |",
+                      "|---|" + "---|" * (len(group) + 3)]
+            for k in way:
+                ev = [r["on_the_way"].get(str(k)) for r in group]
+                if not all(ev):
+                    continue
+                lines.append(f"| {k} | " + " | ".join(f"{e['reward']:.3f} ({e['train_seconds']:.0f} s)" for e in ev) +
+                             f" | {statistics.mean(e['reward'] for e in ev):.3f} | {statistics.mean(e['pass_or_not@1'] for e in ev):.3f} | "
+                             f"{statistics.mean(e['cooperation_rate'] for e in ev):.3f} |")
+            lines.append("")
         r = group[0]
         lines += [f"### Programs before and after (seed {r['seed']}, the first sample of each held-out family)", ""]
         seen, by_id = set(), {x["task_id"]: x for x in load_coding("eval")}
@@ -133,6 +156,11 @@ def report(path: Path = OUT) -> str:
     return "\n".join(lines)
 
 
+def _coop(shares: dict) -> float:
+    """The cooperation rate from level shares: answers earning the bonus (main calls aux after >= 1 passed test)."""
+    return shares["calls_aux"]
+
+
 def _earned(lv: dict) -> str:
     names = [k for k in ("aux_defined", "main_defined", "syntax", "calls_aux", "not_thin_wrapper") if lv[k] > 0]
     return ", ".join(names + [f"tests {lv['passed']}/{lv['total']}"])
@@ -142,10 +170,15 @@ def _cell(code: str) -> str:
     return "<pre>" + code.strip().replace("|", "&#124;").replace("\n", "<br>") + "</pre>" if code.strip() else "(empty)"
 
 
+def _key(r: dict) -> str:
+    return (f"{r['model']}, {r['turns']} turn(s), {r['steps']} steps, lr {r.get('lr', 2e-3):g}, beta {r.get('beta', 0.0):g}, "
+            f"G {r.get('generations', 4)}, train {r.get('train_rows', 'train')}" + "".join(f", {k} {v:g}" for k, v in r.get("sampling", {}).items()))
+
+
 def _groups(runs: list[dict]) -> dict:
     out: dict = {}
     for r in runs:
-        out.setdefault(f"{r['model']}, {r['turns']} turn(s), {r['steps']} steps", []).append(r)
+        out.setdefault(_key(r), []).append(r)
     return out
 
 
@@ -157,6 +190,15 @@ def main() -> None:
     p.add_argument("--budget", type=float, default=300.0, help="training wall-time cap in seconds (5 minutes)")
     p.add_argument("--turns", type=int, default=1)
     p.add_argument("--model", default="tiny-code")
+    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--beta", type=float, default=0.0, help="KL leash to the untrained model (0: the paper)")
+    p.add_argument("--generations", type=int, default=4, help="G, samples per agent per step")
+    p.add_argument("--paper-sampling", action="store_true",
+                   help="sample as the authors' code does (temperature 0.7, top-p 0.9, top-k 50) in training and evaluation")
+    p.add_argument("--train-rows", choices=("train", "composed"), default="train",
+                   help="train on load_coding('train') (44 rows, 22 names) or 400 composed_coding_rows (fresh names)")
+    p.add_argument("--eval-at", default="", help="also evaluate the pair after these steps, e.g. 100,200")
+    p.add_argument("--only-parallel", action="store_true", help="evaluate only the untrained pair (parallel) before training")
     p.add_argument("--out", default=str(OUT))
     p.add_argument("--report", action="store_true", help="write the markdown report of the runs in --out")
     a = p.parse_args()
@@ -167,9 +209,12 @@ def main() -> None:
                                           "Made by `scripts/coding_collaboration.py`; mean ± std over seeds.\n\n" + md)
         print(md)
         return
-    res = one_seed(a.seed, a.steps, a.samples, a.model, a.turns, a.budget)
+    res = one_seed(a.seed, a.steps, a.samples, a.model, a.turns, a.budget, a.lr, a.beta, a.generations,
+                   ("parallel",) if a.only_parallel else BASELINES,
+                   dict(temperature=0.7, top_p=0.9, top_k=50) if a.paper_sampling else None, a.train_rows,
+                   tuple(int(x) for x in a.eval_at.split(",") if x))
     runs = json.loads(out.read_text()) if out.exists() else []
-    runs = [r for r in runs if (r["seed"], r["model"], r["turns"], r["steps"]) != (a.seed, a.model, a.turns, a.steps)] + [res]
+    runs = [r for r in runs if (r["seed"], _key(r)) != (res["seed"], _key(res))] + [res]
     out.write_text(json.dumps(runs, indent=1))
     t = res["table"]
     print({m: round(v["reward"], 3) for m, v in t.items()}, "train", res["train_seconds"], "s")

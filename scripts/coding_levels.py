@@ -21,27 +21,8 @@ import torch
 from magrpo_edu import lora_agents
 from magrpo_edu.baselines import run_method
 from magrpo_edu.models import load_model
-from magrpo_edu.rewards.coding import coding_levels_many
+from magrpo_edu.rewards.coding import level_shares
 from magrpo_edu.tasks.coding import coding_formatters, load_coding
-
-LEVEL_SHARES = ("aux_defined", "main_defined", "syntax", "tests_any", "tests_all", "calls_aux", "not_thin_wrapper")
-
-
-def level_shares(auxes, mains, rows, G: int = 4) -> dict:
-    """Shares of samples earning each level, the mean reward, and the zero-variance share of groups of G
-    (consecutive samples of one row)."""
-    lv = coding_levels_many(auxes, mains, rows)
-    n = len(lv)
-    out = {k: sum(v[k] > 0 for v in lv) / n for k in ("aux_defined", "main_defined", "syntax", "calls_aux", "not_thin_wrapper")}
-    out["tests_any"] = sum(v["passed"] > 0 for v in lv) / n
-    out["tests_all"] = sum(v["total"] > 0 and v["passed"] == v["total"] for v in lv) / n
-    out["reward"] = sum(v["total_reward"] for v in lv) / n
-    groups = [[v["total_reward"] for v in lv[i:i + G]] for i in range(0, n, G)]
-    out["zero_variance_groups"] = sum(max(g) - min(g) < 1e-9 for g in groups) / len(groups)
-    out["groups"] = len(groups)
-    out["samples"] = n
-    return {k: round(v, 4) if isinstance(v, float) else v for k, v in out.items()}
-
 
 def measure(model_name: str, samples: int = 16, seed: int = 0, rows=None) -> dict:
     base, tok = load_model(model_name)

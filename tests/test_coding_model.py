@@ -209,3 +209,29 @@ def test_tiny_code_ships_with_its_card():
     assert model.config.to_dict()["hidden_size"] == tiny.config.to_dict()["hidden_size"]
     assert tok.get_vocab() == load_model("tiny")[1].get_vocab()  # the same tokenizer: continued pretraining
     assert any((a != b).any() for a, b in zip(model.parameters(), tiny.parameters()))
+
+
+def test_composed_training_rows_are_fresh_checked_and_solved_by_their_reference():
+    """`composed_coding_rows`: MAGRPO's wider training split. Every row is a valid coding row whose
+    reference earns the full 4.0, no input is empty (an empty input lets a loop over nothing pass), the
+    4 expected answers are not all equal, every name is new (none of the held-out or training names,
+    none repeated), the rows are seeded, and a wrong `n` is refused."""
+    from magrpo_edu.rewards.coding import coding_levels
+    from magrpo_edu.tasks.coding import check_tests, composed_coding_rows
+
+    rows = composed_coding_rows(120, seed=0)
+    assert len(rows) == 120 and rows == composed_coding_rows(120, seed=0) and rows != composed_coding_rows(120, seed=1)
+    fixed = {r["entry_point"] for r in load_coding("train") + _held_out_rows()}
+    names = [r["entry_point"] for r in rows]
+    assert len(set(names)) == len(names) and not set(names) & fixed
+    assert len({r["family"] for r in rows}) > 60
+    for r in rows[:40]:
+        tests = check_tests(r["task_id"], r)
+        assert len(tests) == 4
+        args = [ast.parse(t).body[0].test.left for t in tests]
+        args = [a.args[0] if getattr(a.func, "id", "") == "round" else a for a in args]  # round(candidate(x), 6)
+        assert all(ast.literal_eval(a.args[0]) not in ([], "", 0) for a in args), r["test"]
+        assert len({ast.unparse(ast.parse(t).body[0].test.comparators[0]) for t in tests}) > 1, r["test"]
+        assert coding_levels(r["reference_aux"], r["reference_main"], r)["total_reward"] == 4.0, r["task_id"]
+    with pytest.raises(ValueError, match="n=0 must be an integer >= 1"):
+        composed_coding_rows(0)

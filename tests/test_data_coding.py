@@ -145,3 +145,21 @@ def test_packaged_coding_rows_are_checked_before_any_model_loads(test, says, tmp
     rc = main(["train", "--task", "coding", "--out", str(tmp_path / "run")])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and "the coding task's data cannot be used" in err[0] and "row 1" in err[0], err
+
+
+def test_without_empty_inputs_drops_exactly_the_tests_a_loop_over_nothing_passes():
+    """Every held-out problem tests one empty input; `without_empty_inputs` drops that assert and no other,
+    the reference still passes all that remain, and a wrong main that loops over its input then passes
+    nothing: the cooperation bonus it earned on the full test (>= 1 passed) is gone."""
+    from magrpo_edu.rewards.coding import coding_levels
+    from magrpo_edu.tasks.coding import without_empty_inputs
+
+    for r in load_coding("eval"):
+        full, kept = extract_asserts(r["test"], r["entry_point"]), extract_asserts(without_empty_inputs(r)["test"], r["entry_point"])
+        assert len(kept) == len(full) - 1 and set(kept) < set(full), r["task_id"]
+        assert coding_levels(r["reference_aux"], r["reference_main"], without_empty_inputs(r))["passed"] == len(kept)
+    row = next(r for r in load_coding("eval") if r["entry_point"] == "count_words")
+    wrong = ("def aux(w):\n    return w.isdigit()\n", "def count_words(s):\n    n = 0\n    for w in s.split():\n        if aux(w):\n            n += 1\n    return n\n")
+    full, honest = coding_levels(*wrong, row), coding_levels(*wrong, without_empty_inputs(row))
+    assert (full["passed"], full["total_reward"]) == (1, 4.0 - 0.75)  # the empty input paid 0.25 + the whole bonus
+    assert (honest["passed"], honest["total_reward"]) == (0, 1.5)

@@ -200,6 +200,21 @@ def test_batch_equals_one_by_one():
     assert [b["total_reward"] for b in batch] == pytest.approx([coding_reward(a, m, P) for a, m in zip(auxes, mains)])
 
 
+def test_level_shares_counts_each_level_and_the_groups_that_teach_nothing():
+    from magrpo_edu.rewards.coding import level_shares
+
+    auxes, mains = [AUX, AUX_WRONG, "", AUX] + [AUX] * 4, [MAIN_COOP, AUX + MAIN_COOP, MAIN_ALONE, MAIN_HALF] + [MAIN_COOP] * 4
+    levels = coding_levels_many(auxes, mains, [P] * 8)
+    s = level_shares(auxes, mains, [P] * 8, G=4)
+    assert s["samples"] == 8 and s["groups"] == 2
+    assert s["reward"] == pytest.approx(sum(lv["total_reward"] for lv in levels) / 8, abs=1e-4)
+    assert s["zero_variance_groups"] == 0.5  # the second group: four identical cooperating pairs
+    assert s["aux_defined"] == pytest.approx(sum(lv["aux_defined"] > 0 for lv in levels) / 8)
+    assert s["tests_all"] == pytest.approx(sum(lv["passed"] == lv["total"] > 0 for lv in levels) / 8)
+    with pytest.raises(ValueError, match="groups of G = 4"):
+        level_shares(auxes[:3], mains[:3], [P] * 3)
+
+
 @pytest.mark.slow
 def test_every_reference_solution_earns_the_maximum():
     rows = load_coding("train") + load_coding("eval")

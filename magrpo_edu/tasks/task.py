@@ -7,7 +7,7 @@ one of these (`tasks/registry.py` finds it; `docs/architecture.md`, "Adding a ta
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
 from .prompts import SINGLE_MARKER
@@ -43,6 +43,9 @@ class Task:
     """n, the agents that collaborate (one formatter each)."""
     beta: float = 0.0
     """KL leash of `magrpo-edu train` when --beta is not given (0 = the paper)."""
+    sampling: dict = field(default_factory=dict)
+    """temperature / top_p / top_k of `magrpo-edu train` when not given (MAGRPOConfig's own defaults,
+    plain sampling, where this leaves one out). The coding tasks sample as the authors' code does."""
     transition: Optional[Callable[[], Callable]] = None
     """() -> a multi-turn transition (prompts, completions, histories, row) -> next prompts;
     None: the task has no second turn (--num_turns 1 only; no magrpo_2turn row in the table)."""
@@ -67,6 +70,9 @@ class Task:
                              "batch_levels= (all at once).")
         if isinstance(self.num_agents, bool) or not isinstance(self.num_agents, int) or self.num_agents < 2:
             raise ValueError(f"Task {self.name!r}: num_agents={self.num_agents!r}; a collaboration needs an integer >= 2.")
+        if not isinstance(self.sampling, dict) or not set(self.sampling) <= {"temperature", "top_p", "top_k"}:
+            raise ValueError(f"Task {self.name!r}: sampling={self.sampling!r}; give a dict with some of temperature, "
+                             "top_p, top_k (MAGRPOConfig checks their values).")
 
     def setup(self, tokenizer=None) -> tuple:
         """(joint reward, formatters, train rows, eval rows): what `MAGRPOTrainer` takes."""

@@ -1,0 +1,121 @@
+"""Checks of notebook 07's exercises (a real model, one LoRA adapter per agent): a held-out metric
+read from the saved texts, the size of one agent's adapter, and switching between the agents that
+share one base."""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from . import ExerciseFailed, exercise
+
+
+def _pair(c1_chars: int, c2_chars: int) -> tuple[str, str]:
+    """A (concise, detailed) pair with exactly these character counts (words of 'ab ' style)."""
+    word = "ab "
+    return ((word * c1_chars)[:c1_chars], ("cd " * c2_chars)[:c2_chars])
+
+
+_BAND_CASES = [
+    ([_pair(100, 160), _pair(100, 320), _pair(100, 250)], 1.0),            # both edges are in the band
+    ([_pair(100, 159), _pair(100, 321), _pair(200, 100), _pair(100, 100)], 0.0),
+    ([_pair(100, 200), _pair(300, 100), _pair(50, 400), _pair(40, 100)], 0.5),   # 300/100 is agent 1 longer
+    ([_pair(0, 100), _pair(60, 120)], 0.5),                                 # an empty concise text: not in band
+    ([("Short words here and there.", "Extraordinarily lengthy vocabulary, notwithstanding everything.")], None),
+]
+
+
+def _in_band(pairs) -> float:
+    ok = [len(c1) > 0 and 1.6 <= len(c2) / len(c1) <= 3.2 for c1, c2 in pairs]
+    return sum(ok) / len(ok)
+
+
+@exercise("07.in_band_share")
+def check_in_band_share(fn):
+    for pairs, want in _BAND_CASES:
+        want = _in_band(pairs) if want is None else want
+        try:
+            got = fn(list(pairs))
+        except ZeroDivisionError:
+            raise ExerciseFailed("a pair whose concise text is empty made your function divide by zero: count such a "
+                                 "pair as NOT in the band (the reward's first level already fails it).") from None
+        if not isinstance(got, (int, float)) or isinstance(got, bool):
+            raise ExerciseFailed(f"return the share of pairs in the band as a number in [0, 1]; you returned {got!r}.")
+        if math.isclose(got, want, abs_tol=1e-9):
+            continue
+        ratios = ["inf" if not c1 else f"{len(c2) / len(c1):.2f}" for c1, c2 in pairs]
+        if got > 1:
+            raise ExerciseFailed(f"you returned {got!r}: a count, not a share. Divide by the number of pairs ({len(pairs)}).")
+        raise ExerciseFailed(f"for pairs whose character ratios chars(detailed) / chars(concise) are {ratios} the share "
+                             f"in [1.6, 3.2] (both ends included) is {want:.2f}; you returned {got!r}. Count characters "
+                             "(len of the text), not words, and put the detailed text on top.")
+
+
+_SMOLLM2_LAYER = [(576, 576), (576, 192), (576, 192), (576, 576), (576, 1536), (576, 1536), (1536, 576)]
+
+
+@exercise("07.lora_parameters")
+def check_lora_parameters(fn):
+    cases = [([(10, 20)], 1), ([(10, 20)], 4), ([(4096, 4096), (4096, 1024)], 16), (_SMOLLM2_LAYER * 30, 8),
+             (_SMOLLM2_LAYER * 30, 16), ([(3, 5), (5, 3), (7, 7)], 2)]
+    for shapes, r in cases:
+        want = sum(r * (i + o) for i, o in shapes)
+        got = fn(list(shapes), r)
+        if isinstance(got, (int, float)) and not isinstance(got, bool) and got == want:
+            continue
+        what = "SmolLM2's 210 adapted layers" if len(shapes) == 210 else f"layers {shapes}"
+        if got == sum(r * i * o for i, o in shapes):
+            raise ExerciseFailed(f"for {what} with r = {r} you returned {got!r}, r * in * out: that is r copies of the "
+                                 "full matrix. LoRA's update is B A with A of shape (r, in) and B of shape (out, r).")
+        if got == sum(r * i for i, o in shapes) or got == sum(r * o for i, o in shapes):
+            raise ExerciseFailed(f"for {what} with r = {r} you counted only one of the two matrices: A is (r, in) AND "
+                                 "B is (out, r).")
+        raise ExerciseFailed(f"for {what} with r = {r} one adapter has {want} parameters; you returned {got!r}.")
+
+
+def _tiny_team():
+    """A random tiny Llama with two LoRA adapters, both with B != 0 (so the agents differ from the base)."""
+    from peft import LoraConfig, get_peft_model
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(vocab_size=48, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=2,
+                      num_key_value_heads=1, max_position_embeddings=32)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(7)
+        lora = LoraConfig(r=4, lora_alpha=8, target_modules="all-linear", init_lora_weights=False)
+        model = get_peft_model(LlamaForCausalLM(cfg), lora, adapter_name="first")
+        model.add_adapter("second", lora)
+        ids = torch.randint(0, 48, (3, 6))
+    for n, p in model.named_parameters():
+        p.requires_grad_("lora_" in n)
+    model.eval()
+    return model, ids
+
+
+@exercise("07.adapter_logits")
+def check_adapter_logits(fn):
+    model, ids = _tiny_team()
+    trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+    with torch.no_grad():
+        want = {a: model(input_ids=ids, adapter_names=[a or "__base__"] * len(ids)).logits[:, -1]
+                for a in ("second", None, "first")}
+    for adapter in ("second", None, "first"):
+        got = fn(model, adapter, ids.clone())
+        if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(want[adapter].shape):
+            shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
+            raise ExerciseFailed(f"return the logits of the LAST position only, shape (batch, vocab) = "
+                                 f"{tuple(want[adapter].shape)}; you returned {shape}.")
+        now = {n for n, p in model.named_parameters() if p.requires_grad}
+        if now != trainable:
+            raise ExerciseFailed("your function changed which parameters train (model.set_adapter does that: it marks "
+                                 "only the chosen adapter trainable), so the other agent would stop learning. Route "
+                                 "the call with adapter_names=[...] (one name per row) instead.")
+        if torch.allclose(got.detach().float(), want[adapter], atol=1e-5):
+            continue
+        who = "the base model (adapters off)" if adapter is None else f"adapter {adapter!r}"
+        same_as = [a for a, w in want.items() if a != adapter and torch.allclose(got.detach().float(), w, atol=1e-5)]
+        hint = (f" They are the logits of {'the base model' if same_as[0] is None else 'adapter ' + repr(same_as[0])}: "
+                "the call did not route through the adapter you were given.") if same_as else ""
+        raise ExerciseFailed(f"the logits for {who} are wrong.{hint} Pass adapter_names=[name] * batch to the model "
+                             "(peft's per-row routing), with the name '__base__' (or `with model.disable_adapter():`) "
+                             "for the base.")

@@ -1,0 +1,64 @@
+"""Notebook 07: solutions and typical mistakes."""
+import torch
+
+
+def in_band_share(pairs):
+    ok = [len(c1) > 0 and 1.6 <= len(c2) / len(c1) <= 3.2 for c1, c2 in pairs]
+    return sum(ok) / len(ok)
+
+
+def lora_parameters(shapes, r):
+    return sum(r * (n_in + n_out) for n_in, n_out in shapes)
+
+
+def adapter_logits(model, adapter, input_ids):
+    name = "__base__" if adapter is None else adapter          # peft's name for "no adapter" in a routed batch
+    with torch.no_grad():
+        out = model(input_ids=input_ids, adapter_names=[name] * input_ids.shape[0])
+    return out.logits[:, -1]
+
+
+def _with_set_adapter(model, adapter, input_ids):
+    with torch.no_grad():
+        if adapter is None:
+            with model.disable_adapter():
+                return model(input_ids=input_ids).logits[:, -1]
+        model.set_adapter(adapter)                               # right logits, but it changes which adapter trains
+        return model(input_ids=input_ids).logits[:, -1]
+
+
+def _base_is_the_active_adapter(model, adapter, input_ids):
+    with torch.no_grad():
+        if adapter is None:
+            return model(input_ids=input_ids).logits[:, -1]     # the active adapter, not the base
+        return model(input_ids=input_ids, adapter_names=[adapter] * input_ids.shape[0]).logits[:, -1]
+
+
+SOLUTIONS = {
+    "07.in_band_share": in_band_share,
+    "07.lora_parameters": lora_parameters,
+    "07.adapter_logits": adapter_logits,
+}
+
+MISTAKES = {
+    "07.in_band_share": [
+        lambda pairs: sum(1.6 <= len(c1) / max(len(c2), 1) <= 3.2 for c1, c2 in pairs) / len(pairs),        # inverted
+        lambda pairs: sum(len(c1.split()) > 0 and 1.6 <= len(c2.split()) / len(c1.split()) <= 3.2
+                          for c1, c2 in pairs) / len(pairs),                                                # words
+        lambda pairs: sum(len(c1) > 0 and 1.6 < len(c2) / len(c1) < 3.2 for c1, c2 in pairs) / len(pairs),   # ends out
+        lambda pairs: sum(1.6 <= len(c2) / len(c1) <= 3.2 for c1, c2 in pairs) / len(pairs),                  # empty c1
+        lambda pairs: sum(len(c1) > 0 and 1.6 <= len(c2) / len(c1) <= 3.2 for c1, c2 in pairs),              # a count
+    ],
+    "07.lora_parameters": [
+        lambda shapes, r: sum(r * i * o for i, o in shapes),
+        lambda shapes, r: sum(r * i for i, o in shapes),
+        lambda shapes, r: sum(2 * r * max(i, o) for i, o in shapes),                # both matrices taken as r x max(in, out)
+    ],
+    "07.adapter_logits": [
+        _with_set_adapter,
+        _base_is_the_active_adapter,
+        lambda model, adapter, input_ids: model(input_ids=input_ids).logits[:, -1],                           # no routing
+        lambda model, adapter, input_ids: model(input_ids=input_ids,
+                                                adapter_names=[adapter or "__base__"] * input_ids.shape[0]).logits,  # all positions
+    ],
+}

@@ -1,0 +1,36 @@
+"""Notebook 08: solutions and typical mistakes."""
+import torch
+
+
+def k3_estimator(logp, ref_logp):
+    d = ref_logp - logp                       # log r, r = pi_ref / pi
+    return torch.exp(d) - d - 1
+
+
+def spot_the_hack(untrained, trained):
+    rose = trained["reward"] > untrained["reward"] + 0.1
+    drifted = any(trained[f"naturalness{k}"] - untrained[f"naturalness{k}"] > 1.0 for k in (1, 2))
+    repeats = any(trained[f"repetition{k}"] > 0.2 for k in (1, 2))
+    return bool(rose and (drifted or repeats))
+
+
+SOLUTIONS = {
+    "08.k3_estimator": k3_estimator,
+    "08.spot_the_hack": spot_the_hack,
+}
+
+MISTAKES = {
+    "08.k3_estimator": [
+        lambda logp, ref: logp - ref,                                                  # k1: unbiased, but negative terms
+        lambda logp, ref: torch.exp(logp - ref) - (logp - ref) - 1,                    # the ratio upside down: biased
+        lambda logp, ref: 0.5 * (logp - ref) ** 2,                                     # k2: non-negative, biased
+    ],
+    "08.spot_the_hack": [
+        lambda u, t: t["reward"] > u["reward"] + 0.1,                                  # the reward alone
+        lambda u, t: t["reward"] > u["reward"] + 0.1 and max(t["repetition1"], t["repetition2"]) > 0.2,  # repetition only
+        lambda u, t: t["reward"] > u["reward"] + 0.1 and (t["naturalness2"] - u["naturalness2"] > 1.0
+                                                           or t["repetition2"] > 0.2),  # the detailed agent only
+        lambda u, t: any(t[f"naturalness{k}"] - u[f"naturalness{k}"] > 1.0 or t[f"repetition{k}"] > 0.2
+                         for k in (1, 2)),                                             # drift, whether or not the reward rose
+    ],
+}

@@ -1,0 +1,87 @@
+"""Checks of notebook 05's exercises (multi-turn): the discounted returns of a rollout tree, and an
+early-termination threshold that fits the second turn into a budget of expanded groups."""
+from __future__ import annotations
+
+import copy
+import math
+import numbers
+
+import torch
+
+from ..algorithm import Node, compute_returns
+from . import ExerciseFailed, exercise
+
+
+def _fmt(t) -> list:
+    return [round(float(x), 4) for x in (t.flatten().tolist() if isinstance(t, torch.Tensor) else t)]
+
+
+def _node(depth, rewards, children=None):
+    return Node(depth, ["", ""], [[], []], rewards=torch.tensor(rewards), children=children or {})
+
+
+def _trees():
+    """Trees as the library builds them (G = 2 or 4 joint actions per node): a leaf alone, two turns,
+    three turns with one branch cut by early termination (a joint action without a child)."""
+    yield "a single-turn root (a leaf)", _node(0, [1.0, 3.25])
+    yield "two turns, G = 4", _node(0, [3.25, 0.4, 1.75, 1.5], {j: _node(1, r) for j, r in enumerate(
+        ([3.25, 1.75, 2.25, 1.75], [0.4, 1.0, 1.0, 2.25], [0.0, 0.4, 1.75, 0.4], [1.0, 1.75, 1.0, 1.75]))})
+    mid0 = _node(1, [0.5, 2.0], {0: _node(2, [4.0, 1.0]), 1: _node(2, [0.0, 0.4])})
+    mid1 = _node(1, [3.5, 4.0])                       # its siblings averaged above the threshold: no children
+    yield "three turns, one branch cut early", _node(0, [1.5, 0.4], {0: mid0, 1: mid1})
+
+
+@exercise("05.discounted_returns")
+def check_discounted_returns(fn):
+    for what, tree in _trees():
+        for gamma in (0.9, 0.5, 1.0):
+            mine = copy.deepcopy(tree)
+            before = mine.rewards.clone()
+            got = fn(mine, gamma)
+            if not isinstance(got, torch.Tensor) or got.shape != tree.rewards.shape:
+                raise ExerciseFailed(f"return a tensor of shape {tuple(tree.rewards.shape)}, one return per joint action "
+                                     f"of the node (got {type(got).__name__}).")
+            if not torch.equal(mine.rewards, before):
+                raise ExerciseFailed("your function changed node.rewards in place: start from node.rewards.clone().")
+            want = compute_returns(copy.deepcopy(tree), gamma)
+            if torch.allclose(got.float(), want, atol=1e-5):
+                continue
+            if tree.children and torch.allclose(got.float(), compute_returns(copy.deepcopy(tree), 1.0), atol=1e-5):
+                raise ExerciseFailed(f"{what}, gamma = {gamma}: you returned the undiscounted returns (CoMLRL 1.4.3's); "
+                                     "multiply the child's mean return by gamma.")
+            flat = tree.rewards.clone()
+            for j, child in tree.children.items():
+                flat[j] += gamma * child.rewards.mean()
+            if torch.allclose(got.float(), flat, atol=1e-5):
+                raise ExerciseFailed(f"{what}: you added the mean of the child's immediate REWARDS; add the mean of its "
+                                     "RETURNS, computed the same way (recursively), so a third turn counts too.")
+            raise ExerciseFailed(f"{what}, gamma = {gamma}: the returns are {_fmt(want)}, you returned {_fmt(got)} "
+                                 "(R_j = r_j + gamma * mean of child j's returns; R_j = r_j where j has no child).")
+
+
+_GROUPS = ([3.125, 1.5, 0.4, 2.0, 0.4, 3.5], [1.0, 1.0, 1.0], [2.4, 0.85, 4.0, 0.85, 1.6])
+
+
+@exercise("05.early_termination_threshold")
+def check_threshold(fn):
+    for means in _GROUPS:
+        for budget in range(len(means) + 1):
+            try:
+                t = fn(list(means), budget)
+            except NotImplementedError:
+                raise
+            except Exception as exc:  # a learner's IndexError on an edge case deserves a sentence, not a traceback
+                raise ExerciseFailed(f"choose_threshold({means}, {budget}) raised {type(exc).__name__}: {exc}") from None
+            if isinstance(t, torch.Tensor) and t.numel() == 1:
+                t = t.item()
+            if not isinstance(t, numbers.Real) or isinstance(t, bool) or not math.isfinite(t):
+                raise ExerciseFailed(f"return a finite number (MAGRPOConfig's early_termination_threshold), got {t!r}.")
+            expanded = sum(m <= t for m in means)          # rollout_tree cuts a node when its mean r > t
+            best = max([0] + [sum(m <= v for m in means) for v in means if sum(m <= v for m in means) <= budget])
+            if expanded > budget:
+                raise ExerciseFailed(f"groups with mean r {means}, budget {budget}: threshold {t} expands {expanded} "
+                                     "groups. The tree cuts a group only when its mean r is strictly ABOVE the threshold; "
+                                     "a group whose mean equals it is expanded (watch the ties).")
+            if expanded < best:
+                raise ExerciseFailed(f"groups with mean r {means}, budget {budget}: threshold {t} expands only {expanded} "
+                                     f"groups; {best} of the worst ones fit the budget.")

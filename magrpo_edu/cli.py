@@ -154,33 +154,13 @@ def _given(args) -> dict:
 
 def _threads() -> None:
     """Pick torch's CPU threads for this machine as it is now (magrpo_edu.threads) and say so first;
-    quiet the library notices a newcomer cannot act on (`_quiet_library_notices`)."""
+    quiet the library notices a newcomer cannot act on (`progress.quiet_library_notices`)."""
     from .threads import apply_sensible_threads
 
     print(apply_sensible_threads(), flush=True)
-    _quiet_library_notices()
+    from .progress import quiet_library_notices
 
-
-def _quiet_library_notices() -> None:
-    """Hide one notice that every run printed three times and a user of the command line cannot act
-    on: transformers' "`past_key_values` is deprecated, use `cache`" (transformers 5.x), raised
-    because our fast path passes `past_key_values=` to `generate` and the forward (fast_path.py).
-    That keyword works up to transformers 5.39 and pyproject.toml pins `transformers<5.40` until
-    the fast path moves to `cache=`; the tests still show the notice. Only that message: every
-    other warning and log line still shows."""
-    import logging
-    import warnings
-
-    from transformers.utils import logging as hf_logging
-
-    warnings.filterwarnings("ignore", message=r".*`past_key_values` is deprecated", category=FutureWarning)
-
-    class _NotThat(logging.Filter):
-        def filter(self, record):
-            return "`past_key_values`/`cache_params` are deprecated" not in record.getMessage()
-
-    for handler in hf_logging.get_logger().handlers:  # transformers' root logger's: every module's records pass it
-        handler.addFilter(_NotThat())
+    quiet_library_notices()
 
 
 def _eval(args) -> int:

@@ -482,6 +482,14 @@ def test_programs_die_with_a_sigkilled_trainer(mode):
                 break
             time.sleep(0.1)
         assert any(MARKER in line for line in strays()), "the sandboxed sleeper never started"
+        # The trainer's sandbox folders, taken while it lives (no cleanup touches a live owner's). Taken after its
+        # death they could already be gone: any sandbox run on the machine cleans up after dead trainers, and
+        # under xdist another worker's notebook or test runs programs at the same moment (CI saw exactly that).
+        owned = f"magrpo-sandbox-{proc.pid}-"
+        folders = [Path(tempfile.gettempdir())] + ([Path(_cgroup_root())] if mode == "namespaces" and
+                                                    _cgroup_root() else [])
+        left = [p for f in folders for p in f.iterdir() if p.name.startswith(owned)]
+        assert any(p.parent == Path(tempfile.gettempdir()) for p in left), "the live trainer has no sandbox folder (the test needs one)"
         proc.kill()  # SIGKILL: the trainer cannot clean up
         proc.wait()
         for _ in range(50):
@@ -489,12 +497,7 @@ def test_programs_die_with_a_sigkilled_trainer(mode):
                 break
             time.sleep(0.1)
         assert not strays() + strays(proc.pid), f"still running after the trainer died: {strays() + strays(proc.pid)}"
-        owned = f"magrpo-sandbox-{proc.pid}-"
-        folders = [Path(tempfile.gettempdir())] + ([Path(_cgroup_root())] if mode == "namespaces" and
-                                                    _cgroup_root() else [])
-        left = [p for f in folders for p in f.iterdir() if p.name.startswith(owned)]
-        assert any(p.parent == Path(tempfile.gettempdir()) for p in left), "no leftover to clean up (the test needs one)"
-        run_program("x = 1", ["assert x == 1"], LIMITS)  # the next run on the machine cleans up
+        run_program("x = 1", ["assert x == 1"], LIMITS)  # the next run on the machine (this one, or a concurrent one) cleans up
         assert not [p for p in left if p.exists()], f"not cleaned up: {left}"
     finally:
         if proc.poll() is None:

@@ -31,6 +31,7 @@ from magrpo_edu.baselines import run_method  # noqa: E402
 from magrpo_edu.models import load_model  # noqa: E402
 from magrpo_edu.rewards.coding import coding_joint_reward, coding_levels, level_shares  # noqa: E402
 from magrpo_edu.tasks.coding import coding_formatters, composed_coding_rows, load_coding, without_empty_inputs  # noqa: E402
+from magrpo_edu.tasks.coding_task import CODING  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "coding_collaboration.json"
@@ -211,7 +212,7 @@ def main() -> None:
         return
     res = one_seed(a.seed, a.steps, a.samples, a.model, a.turns, a.budget, a.lr, a.beta, a.generations,
                    ("parallel",) if a.only_parallel else BASELINES,
-                   dict(temperature=0.7, top_p=0.9, top_k=50) if a.paper_sampling else None, a.train_rows,
+                   CODING.sampling if a.paper_sampling else None, a.train_rows,
                    tuple(int(x) for x in a.eval_at.split(",") if x))
     runs = json.loads(out.read_text()) if out.exists() else []
     runs = [r for r in runs if (r["seed"], _key(r)) != (res["seed"], _key(res))] + [res]

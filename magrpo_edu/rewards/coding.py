@@ -297,9 +297,14 @@ def level_shares(auxes: Sequence[str], mains: Sequence[str], rows: Sequence[dict
     n = len(lv)
     if n == 0 or n % G:
         raise ValueError(f"level_shares needs groups of G = {G} consecutive samples; got {n} samples.")
-    out = {k: sum(v[k] > 0 for v in lv) / n for k in ("aux_defined", "main_defined", "syntax", "calls_aux", "not_thin_wrapper")}
-    out["tests_any"] = sum(v["passed"] > 0 for v in lv) / n
-    out["tests_all"] = sum(v["total"] > 0 and v["passed"] == v["total"] for v in lv) / n
+    def earns(v: dict, level: str) -> bool:
+        if level == "tests_any":
+            return v["passed"] > 0
+        if level == "tests_all":
+            return v["total"] > 0 and v["passed"] == v["total"]
+        return v[level] > 0
+
+    out = {k: sum(earns(v, k) for v in lv) / n for k in LEVEL_SHARES}
     out["reward"] = sum(v["total_reward"] for v in lv) / n
     groups = [[v["total_reward"] for v in lv[i:i + G]] for i in range(0, n, G)]
     out["zero_variance_groups"] = sum(max(g) - min(g) < 1e-9 for g in groups) / len(groups)

@@ -251,10 +251,10 @@ def without_empty_inputs(row: dict) -> dict:
         for call in ast.walk(node):
             if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "candidate":
                 try:
-                    return any(ast.literal_eval(a) in EMPTY_INPUTS and not isinstance(ast.literal_eval(a), bool)
-                               for a in call.args)
+                    values = [ast.literal_eval(a) for a in call.args]
                 except ValueError:
                     return False
+                return any(v in EMPTY_INPUTS and not isinstance(v, bool) for v in values)
         return False
 
     tree = ast.parse(row["test"])

@@ -49,14 +49,9 @@ def _no_gates(aux_defined, main_defined, parses, passed, total, calls_aux, thin_
 
 
 def _bonus_without_tests(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
-    reward = 0.4 * aux_defined
-    if not main_defined:
-        return reward
-    reward += 0.6
-    if not parses:
-        return reward
-    reward += 0.5 + passed / total
-    if aux_defined and calls_aux:
+    # forgets the gate "at least one test passed": pays the bonus where no test passed too
+    reward = coding_reward(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    if main_defined and parses and passed == 0 and aux_defined and calls_aux:
         reward += 0.5 if thin_wrapper else 1.5
     return reward
 

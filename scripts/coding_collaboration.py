@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents  # noqa: E402
+from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents, separate_agents  # noqa: E402
 from magrpo_edu.baselines import run_method  # noqa: E402
 from magrpo_edu.models import load_model  # noqa: E402
 from magrpo_edu.rewards.coding import coding_joint_reward, coding_levels, level_shares  # noqa: E402
@@ -56,18 +56,19 @@ def evaluate(method: str, agents, rows, samples: int, seed: int, turns: int = 1,
 
 def one_seed(seed: int, steps: int, samples: int, model: str, turns: int, budget_s: float = 300.0,
              lr: float = 2e-3, beta: float = 0.0, generations: int = 4, baselines=BASELINES,
-             sampling: dict | None = None, train_rows: str = "train", eval_at=()) -> dict:
+             sampling: dict | None = None, train_rows: str = "train", eval_at=(), team: str = "lora-qv", prompts_per_step: int = 1) -> dict:
     sampling = sampling or {}
     torch.manual_seed(seed)
     base, tok = load_model(model)
-    agents = lora_agents(base, 2, tokenizer=tok, target_modules=["q_proj", "v_proj"])
+    agents = build_team(team, base, tok)
     train = load_coding("train") if train_rows == "train" else composed_coding_rows(400, seed=seed)
     rows = load_coding("eval")
     t = time.time()
     table = {m: evaluate(m, agents, rows, samples, seed, sampling=sampling) for m in baselines}
     eval_s = time.time() - t
     cfg = MAGRPOConfig(num_agents=2, num_generations=generations, max_new_tokens=64, learning_rate=lr, beta=beta,
-                       max_steps=steps, seed=seed, num_turns=turns, progress=False, **sampling)
+                       max_steps=steps, seed=seed, num_turns=turns, progress=False,
+                       prompts_per_step=prompts_per_step, **sampling)
     trainer = MAGRPOTrainer(agents, coding_joint_reward, coding_formatters(), train, cfg,
                             transition=_transition() if turns > 1 else None)
     train_s, at = 0.0, {}
@@ -83,8 +84,22 @@ def one_seed(seed: int, steps: int, samples: int, model: str, turns: int, budget
         table["magrpo_2turn"] = evaluate("magrpo_2turn", agents, rows, samples, seed, sampling=sampling)
     hist = trainer.history
     curve = [(h["step"], round(h["reward"], 3)) for h in hist[:: max(1, len(hist) // 20)]]
-    return dict(seed=seed, model=model, steps=steps, lr=lr, beta=beta, generations=generations, sampling=sampling, train_rows=train_rows, steps_done=trainer.step, budget_s=budget_s, on_the_way={str(k): v for k, v in at.items()}, turns=turns, samples=samples, rows=len(rows), train_seconds=round(train_s, 1),
+    return dict(seed=seed, model=model, team=team, prompts_per_step=prompts_per_step, steps=steps, lr=lr, beta=beta, generations=generations, sampling=sampling, train_rows=train_rows, steps_done=trainer.step, budget_s=budget_s, on_the_way={str(k): v for k, v in at.items()}, turns=turns, samples=samples, rows=len(rows), train_seconds=round(train_s, 1),
                 eval_seconds_baselines=round(eval_s, 1), threads=torch.get_num_threads(), training_reward=curve, table=table)
+
+
+TEAMS = ("lora-qv", "lora-all", "lora-all-r16", "separate")
+
+
+def build_team(team: str, base, tok):
+    """The two agents: LoRA r = 8 on q/v (the first recipe), LoRA on every linear layer (r = 8 or 16),
+    or two separate full copies of the model (full fine-tuning, as in the paper)."""
+    if team == "separate":
+        return separate_agents(base, 2, tokenizer=tok)
+    if team == "lora-qv":
+        return lora_agents(base, 2, tokenizer=tok, target_modules=["q_proj", "v_proj"])
+    return lora_agents(base, 2, tokenizer=tok, target_modules="all-linear", r=16 if team.endswith("r16") else 8,
+                       alpha=32 if team.endswith("r16") else 16)
 
 
 def _transition():
@@ -141,6 +156,7 @@ def report(path: Path = OUT) -> str:
                              f" | {statistics.mean(e['reward'] for e in ev):.3f} | {statistics.mean(e['pass_or_not@1'] for e in ev):.3f} | "
                              f"{statistics.mean(e['cooperation_rate'] for e in ev):.3f} |")
             lines.append("")
+        lines += _chain(group)
         r = group[0]
         lines += [f"### Programs before and after (seed {r['seed']}, the first sample of each held-out family)", ""]
         seen, by_id = set(), {x["task_id"]: x for x in load_coding("eval")}
@@ -155,6 +171,29 @@ def report(path: Path = OUT) -> str:
                       "| untrained aux | untrained main | trained aux | trained main |", "|---|---|---|---|",
                       f"| {_cell(before['aux'])} | {_cell(before['main'])} | {_cell(after['aux'])} | {_cell(after['main'])} |", ""]
     return "\n".join(lines)
+
+
+def _chain(group: list[dict]) -> list[str]:
+    """Where the reward's gates lose the answers, untrained pair vs trained pair (mean over seeds): each
+    level's share and its share among the answers that passed the gate before it. The reward is a chain
+    (entry point defined -> parses -> >= 1 test passes -> the cooperation bonus), so a loss early in it
+    costs everything after it."""
+    steps = (("entry point defined (with a return)", "main_defined", None), ("parses", "syntax", "main_defined"),
+             (">= 1 test passes", "tests_any", "syntax"), ("main calls aux (bonus +0.5)", "calls_aux", "tests_any"),
+             ("not a thin wrapper (bonus +1.0)", "not_thin_wrapper", "calls_aux"))
+    mean = lambda m, k: statistics.mean(r["table"][m]["levels"][k] for r in group)  # noqa: E731
+    if not all("levels" in r["table"].get(m, {}) for r in group for m in ("parallel", "magrpo")):
+        return []
+    out = ["Where the answers are lost, gate by gate (share of all answers, and in brackets the share of those that "
+           "passed the gate before; mean over seeds):", "",
+           "| gate | untrained pair | trained pair |", "|---|---|---|"]
+    for name, k, prev in steps:
+        cells = []
+        for m in ("parallel", "magrpo"):
+            share = mean(m, k)
+            cells.append(f"{share:.2f}" + ("" if prev is None else f" ({share / max(mean(m, prev), 1e-9):.2f})"))
+        out.append(f"| {name} | {cells[0]} | {cells[1]} |")
+    return out + [""]
 
 
 def _coop(shares: dict) -> float:
@@ -173,7 +212,8 @@ def _cell(code: str) -> str:
 
 def _key(r: dict) -> str:
     return (f"{r['model']}, {r['turns']} turn(s), {r['steps']} steps, lr {r.get('lr', 2e-3):g}, beta {r.get('beta', 0.0):g}, "
-            f"G {r.get('generations', 4)}, train {r.get('train_rows', 'train')}" + "".join(f", {k} {v:g}" for k, v in r.get("sampling", {}).items()))
+            f"G {r.get('generations', 4)}, train {r.get('train_rows', 'train')}" + ("" if r.get("team", "lora-qv") == "lora-qv" else f", team {r['team']}")
+            + ("" if r.get("prompts_per_step", 1) == 1 else f", {r['prompts_per_step']} prompts per step") + "".join(f", {k} {v:g}" for k, v in r.get("sampling", {}).items()))
 
 
 def _groups(runs: list[dict]) -> dict:
@@ -198,6 +238,8 @@ def main() -> None:
                    help="sample as the authors' code does (temperature 0.7, top-p 0.9, top-k 50) in training and evaluation")
     p.add_argument("--train-rows", choices=("train", "composed"), default="train",
                    help="train on load_coding('train') (44 rows, 22 names) or 400 composed_coding_rows (fresh names)")
+    p.add_argument("--team", choices=TEAMS, default="lora-qv", help="the agents: LoRA q/v, LoRA all-linear, or separate full copies")
+    p.add_argument("--prompts-per-step", type=int, default=1, help="training problems per optimiser step (1: the paper)")
     p.add_argument("--eval-at", default="", help="also evaluate the pair after these steps, e.g. 100,200")
     p.add_argument("--only-parallel", action="store_true", help="evaluate only the untrained pair (parallel) before training")
     p.add_argument("--out", default=str(OUT))
@@ -213,7 +255,7 @@ def main() -> None:
     res = one_seed(a.seed, a.steps, a.samples, a.model, a.turns, a.budget, a.lr, a.beta, a.generations,
                    ("parallel",) if a.only_parallel else BASELINES,
                    CODING.sampling if a.paper_sampling else None, a.train_rows,
-                   tuple(int(x) for x in a.eval_at.split(",") if x))
+                   tuple(int(x) for x in a.eval_at.split(",") if x), a.team, a.prompts_per_step)
     runs = json.loads(out.read_text()) if out.exists() else []
     runs = [r for r in runs if (r["seed"], _key(r)) != (res["seed"], _key(res))] + [res]
     out.write_text(json.dumps(runs, indent=1))

@@ -48,6 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "arxiv_expansion.json"
 SETTINGS = {"A": 0.0, "B": 0.1}   # name: beta
 WORDS = (128, 256)                # L1's window, each agent
+READING = ("<!-- reading -->", "<!-- /reading -->")   # a hand-written reading of the results, kept by --report
 SHOW = 3                          # abstracts whose first joint answer is kept at every evaluation
 HISTORY_KEYS = ("reward", "reward/structure", "reward/length_ratio", "reward/uniqueness", "reward/coherence",
                 "reward/consistency", "kl", "completions/mean_length/agent_0", "completions/mean_length/agent_1",
@@ -189,9 +190,13 @@ def main() -> None:
     a = p.parse_args()
     out = Path(a.out)
     if a.report:
-        md = report(out)
-        out.with_suffix(".md").write_text("# The arXiv-expansion task: beta = 0 (the paper) vs a k3 KL leash\n\n"
-                                          "Made by `scripts/arxiv_expansion.py --report` from `arxiv_expansion.json`.\n\n" + md)
+        md, path = report(out), out.with_suffix(".md")
+        old = path.read_text() if path.exists() else ""
+        reading = old[old.find(READING[0]):old.find(READING[1]) + len(READING[1])] if READING[1] in old else ""
+        path.write_text("# The arXiv-expansion task: beta = 0 (the paper) vs a k3 KL leash\n\n"
+                        "Made by `scripts/arxiv_expansion.py --report` from `arxiv_expansion.json` (the reading between "
+                        "the markers is written by hand and kept when the report is made again).\n\n"
+                        + (reading + "\n\n" if reading else "") + md)
         print(md)
         return
     quiet_library_notices()

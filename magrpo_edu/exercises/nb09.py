@@ -1,0 +1,90 @@
+"""Checks of notebook 09's exercises (the paper's arXiv-expansion task): the reward's vocabulary level L3,
+and where a joint answer stops on the reward's gated ladder."""
+from __future__ import annotations
+
+import math
+
+from ..rewards.writing import arxiv_length_level, arxiv_levels, arxiv_unique_level, unique_words, word_count
+from . import ExerciseFailed, exercise
+
+_RATIOS = [0.3, 0.4999, 0.5, 0.6, 0.7, 1.0, 1.3, 1.5, 1.7, 1.7001, 2.0, 2.5, 4.0]
+
+
+@exercise("09.vocabulary_level")
+def check_vocabulary_level(fn):
+    for u in _RATIOS:
+        want, got = arxiv_unique_level(u), fn(u)
+        if want is None:
+            if got is not None:
+                raise ExerciseFailed(f"vocabulary_level({u}) should be None (scoring stops: u is outside [0.5, 1.7]), "
+                                     f"you returned {got!r}. Unlike TL;DR's L3, the arXiv level also stops when the "
+                                     "method text has MANY more distinct words than the background.")
+            continue
+        if got is None or not isinstance(got, (int, float)):
+            raise ExerciseFailed(f"vocabulary_level({u}) should be {want:.4f} points (scoring goes on), you returned {got!r}.")
+        if not math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12):
+            raise ExerciseFailed(f"vocabulary_level({u}) should be {want:.4f}, you returned {got:.4f}. The level is worth "
+                                 "at most 0.5: 0.5 on [0.7, 1.3], a ramp from 0 at u = 0.5 up to 0.5 at 0.7, and from "
+                                 "0.5 at 1.3 down to 0 at 1.7.")
+
+
+def _text(n_words: int, word_len: int = 5, distinct: int | None = None, start: int = 0) -> str:
+    """n_words whitespace-separated words of word_len letters, `distinct` of them different (default: all)."""
+    distinct = n_words if distinct is None else distinct
+    letters = "abcdefghijklmnopqrstuvwxyz"
+
+    def word(i: int) -> str:
+        i += start
+        w = ""
+        while len(w) < word_len:
+            w += letters[i % 26]
+            i //= 26
+        return ("q" + w)[:word_len]
+    return " ".join(word(i % distinct) for i in range(n_words))
+
+
+def _reference(c1: str, c2: str) -> int:
+    if not all(128 <= word_count(c) <= 256 for c in (c1, c2)):
+        return 1
+    if arxiv_length_level(len(c2) / len(c1)) is None:
+        return 2
+    u1 = len(unique_words(c1))
+    if not u1 or arxiv_unique_level(len(unique_words(c2)) / u1) is None:
+        return 3
+    return 4
+
+
+# (why, background c1, method c2): each case probes one gate or one edge
+_CASES = [
+    ("both texts in the window, same length and vocabulary", _text(200), _text(200, start=7)),
+    ("the background is too short (100 words)", _text(100), _text(200)),
+    ("the method text is too long (300 words), the background is fine", _text(200), _text(300)),
+    ("the method text is too short (100 words), the background is fine", _text(200), _text(100)),
+    ("exactly 128 and 256 words: the window's edges are inside", _text(128, 6), _text(256, 3)),
+    ("hyphenated words: 'state-of-the-art' is ONE whitespace word (200 words, not 800)",
+     " ".join(["state-of-the-art"] * 200), " ".join(["state-of-the-art"] * 200)),
+    ("the method text has twice the characters (long words): L2 stops", _text(200, 4), _text(200, 9)),
+    ("ratio chars(c2)/chars(c1) = 1.33 passes L2 on its ramp (c1/c2 = 0.75 would not)", _text(200, 5), _text(200, 7)),
+    ("ratio 0.78: the method text is too short in characters", _text(200, 8), _text(200, 6)),
+    ("the method text has 2.5x the distinct words: L3 stops", _text(200, 5, distinct=40), _text(200, 5, distinct=100)),
+    ("the method text has 1.5x the distinct words: L3 pays a ramp, scoring goes on", _text(200, 5, distinct=60),
+     _text(200, 5, distinct=90)),
+    ("case does not count: 'Word' and 'word' are one unique word", _text(200, 5, distinct=49),
+     " ".join(w.capitalize() if i % 2 else w for i, w in enumerate(_text(200, 5, distinct=49).split()))),
+    ("the method text has a fifth of the distinct words: L3 stops", _text(200, 5, distinct=100), _text(200, 5, distinct=20)),
+]
+
+
+@exercise("09.stop_level")
+def check_stop_level(fn):
+    for why, c1, c2 in _CASES:
+        want, got = _reference(c1, c2), fn(c1, c2)
+        if got == want and isinstance(got, int):
+            continue
+        lv = arxiv_levels(c1, c2)
+        facts = (f"words {word_count(c1)} / {word_count(c2)}, chars {len(c1)} / {len(c2)} (ratio {len(c2) / len(c1):.2f}), "
+                 f"unique words {len(unique_words(c1))} / {len(unique_words(c2))}; arxiv_levels total {lv['total']:.3f}")
+        raise ExerciseFailed(f"{why}: the ladder stops at {want}, you returned {got!r} ({facts}). Check each gate in "
+                             "order: L1 both agents' whitespace words in [128, 256]; L2 r = chars(method) / "
+                             "chars(background) in [0.8, 1.5]; L3 u = unique lower-cased \\b\\w+\\b words, method / "
+                             "background, in [0.5, 1.7]; else 4.")

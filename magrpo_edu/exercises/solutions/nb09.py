@@ -1,0 +1,84 @@
+"""Notebook 09: solutions and typical mistakes."""
+import re
+
+from magrpo_edu.rewards.writing import unique_words
+
+
+def vocabulary_level(u):
+    if 0.7 <= u <= 1.3:
+        return 0.5
+    if 0.5 <= u < 0.7:
+        return 0.5 * ((u - 0.5) / (0.7 - 0.5))
+    if 1.3 < u <= 1.7:
+        return 0.5 * (1.0 - ((u - 1.3) / (1.7 - 1.3)))
+    return None
+
+
+def stop_level(c1, c2):
+    if not all(128 <= len(c.split()) <= 256 for c in (c1, c2)):
+        return 1                                   # L1: a text outside the word window, total 0
+    if not 0.8 <= len(c2) / len(c1) <= 1.5:
+        return 2                                   # L2: character ratio, total 0.5
+    u1 = len(unique_words(c1))
+    if not u1 or not 0.5 <= len(unique_words(c2)) / u1 <= 1.7:
+        return 3                                   # L3: unique-word ratio
+    return 4                                       # style is scored
+
+
+def _mistake_tldr_vocabulary(u):                   # TL;DR's L3: 0.5 for u >= 2, no upper edge
+    if u >= 2.0:
+        return 0.5
+    if u >= 1.3:
+        return 0.5 * (u - 1.3) / 0.7
+    return None
+
+
+def _mistake_one_sided(u):                         # the rising ramp only: many new words never stop scoring
+    if u >= 0.7:
+        return 0.5
+    if u >= 0.5:
+        return 0.5 * (u - 0.5) / 0.2
+    return None
+
+
+def _mistake_full_point(u):                        # forgot that L3 is worth 0.5, not 1
+    v = vocabulary_level(u)
+    return None if v is None else 2 * v
+
+
+def _mistake_zero_outside(u):                      # 0 instead of None: scoring would go on
+    v = vocabulary_level(u)
+    return 0.0 if v is None else v
+
+
+def _with(l1=None, l2=None, l3=None):
+    """stop_level with one gate replaced by a plausible wrong one."""
+    def fn(c1, c2):
+        if not (l1 or (lambda a, b: all(128 <= len(c.split()) <= 256 for c in (a, b))))(c1, c2):
+            return 1
+        if not (l2 or (lambda a, b: 0.8 <= len(b) / len(a) <= 1.5))(c1, c2):
+            return 2
+        if not (l3 or (lambda a, b: 0.5 <= len(unique_words(b)) / max(1, len(unique_words(a))) <= 1.7))(c1, c2):
+            return 3
+        return 4
+    return fn
+
+
+_words = re.compile(r"\b\w+\b")
+
+SOLUTIONS = {
+    "09.vocabulary_level": vocabulary_level,
+    "09.stop_level": stop_level,
+}
+
+MISTAKES = {
+    "09.vocabulary_level": [_mistake_tldr_vocabulary, _mistake_one_sided, _mistake_full_point, _mistake_zero_outside],
+    "09.stop_level": [
+        _with(l1=lambda a, b: 128 <= len(a.split()) <= 256),                                 # only the background's words
+        _with(l1=lambda a, b: all(128 <= len(_words.findall(c)) <= 256 for c in (a, b))),  # words by regex, not whitespace
+        _with(l1=lambda a, b: all(128 < len(c.split()) < 256 for c in (a, b))),             # the window's edges left out
+        _with(l2=lambda a, b: 0.8 <= len(a) / len(b) <= 1.5),                                # the ratio upside down
+        _with(l3=lambda a, b: len(unique_words(b)) / max(1, len(unique_words(a))) >= 1.3),   # TL;DR's L3 gate
+        _with(l3=lambda a, b: 0.5 <= len(set(b.split())) / max(1, len(set(a.split()))) <= 1.7),  # case-sensitive words
+    ],
+}

@@ -98,16 +98,26 @@ def _resolved_defaults() -> dict:
     from .experiment import run_defaults
     from .tasks.registry import TASKS
 
+    from .config import MAGRPOConfig
+
     table = {(name, kind): run_defaults(task, kind) for name, task in TASKS.items() for kind in AGENT_KINDS}
+    own = {f: MAGRPOConfig.__dataclass_fields__[f].default for d in table.values() for f in d}
     out = {}
-    for field in next(iter(table.values())):
-        values = {key: d[field] for key, d in table.items()}
+    for field in own:  # a field one task's recipe sets takes MAGRPOConfig's own default elsewhere
+        values = {key: d.get(field, own[field]) for key, d in table.items()}
         if len(set(values.values())) == 1:
             out[field] = f"{next(iter(values.values()))} for magrpo-edu train"
         elif all(values[(n, a)] == values[(n, AGENT_KINDS[0])] for n, a in values):  # depends on the task only
             out[field] = "the task's: " + ", ".join(f"{n} {values[(n, AGENT_KINDS[0])]}" for n in TASKS)
-        else:  # on the agents only
+        elif all(values[(n, a)] == values[(next(iter(TASKS)), a)] for n, a in values):  # on the agents only
             out[field] = ", ".join(f"{values[(next(iter(TASKS)), a)]} with --agents {a}" for a in AGENT_KINDS)
+        else:  # on both (a task's LoRA recipe, `Task.lora_recipe`)
+            per_task = []
+            for n in TASKS:
+                kinds = {a: values[(n, a)] for a in AGENT_KINDS}
+                per_task.append(f"{n} " + (str(kinds[AGENT_KINDS[0]]) if len(set(kinds.values())) == 1 else
+                                           " / ".join(f"{v} with --agents {a}" for a, v in kinds.items())))
+            out[field] = "the task's: " + ", ".join(per_task)
     return out
 
 

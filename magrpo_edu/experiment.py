@@ -78,10 +78,13 @@ def run_defaults(task: Task, agents: str) -> dict:
     """The MAGRPOConfig values that depend on the task or the agents, used where a run's settings leave
     the field out (every other default is MAGRPOConfig's own): the task's agents, completion budget
     and KL leash, its sampling (`Task.sampling`, else MAGRPOConfig's plain sampling), a learning rate per
-    agent kind (a LoRA adapter takes a larger step than a full copy) and the quick demo's step count."""
+    agent kind (a LoRA adapter takes a larger step than a full copy) and the quick demo's step count; for
+    LoRA agents, then the task's measured recipe (`Task.lora_recipe`: coding's G, problems per step,
+    learning rate and steps)."""
     plain = {f: MAGRPOConfig.__dataclass_fields__[f].default for f in ("temperature", "top_p", "top_k")}
     return dict(num_agents=task.num_agents, max_new_tokens=task.max_new_tokens, beta=task.beta,
-                **(plain | task.sampling), learning_rate=2e-3 if agents == "lora" else 5e-4, max_steps=DEMO_STEPS)
+                **(plain | task.sampling), learning_rate=2e-3 if agents == "lora" else 5e-4, max_steps=DEMO_STEPS,
+                ) | (task.lora_recipe if agents == "lora" else {})
 
 
 TASK_MODELS = {"coding": "tiny-code", "humaneval": "tiny-code"}

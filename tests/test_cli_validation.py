@@ -209,8 +209,11 @@ def test_help_shows_each_default_once_and_booleans_as_switches(capsys):
     assert "--overwrite [OVERWRITE]" not in text and "--progress [PROGRESS]" not in text
     assert "--num_generations N, --num-generations N, -G N" in text
     assert "(default: the task's: " in text and "length 48" in text and "arxiv 360" in text  # max_new_tokens
-    assert "0.002 with --agents lora, 0.0005 with --agents separate" in text  # learning_rate
-    assert "(default: 300 for magrpo-edu train)" in text  # max_steps, the quick demo's
+    # learning_rate: per agent kind, and the coding task's LoRA recipe (Task.lora_recipe)
+    assert "tldr 0.002 with --agents lora / 0.0005 with --agents separate" in text
+    assert "coding 0.001 with --agents lora / 0.0005 with --agents separate" in text
+    # max_steps: the quick demo's, and the coding recipe's five minutes with LoRA agents
+    assert "coding 170 with --agents lora / 300 with --agents separate, humaneval 300, length 300" in text
 
 
 def test_the_variants_reach_the_config(tmp_path):

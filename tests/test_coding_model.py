@@ -192,6 +192,23 @@ def test_the_coding_task_runs_on_tiny_code_unless_told_otherwise(tmp_path):
     assert plan_run(task="coding", model="tiny", out=str(tmp_path / "c"))["run"].model == "tiny"
 
 
+def test_the_coding_task_trains_lora_agents_with_its_measured_recipe(tmp_path):
+    """`magrpo-edu train --task coding` with LoRA agents takes the recipe of benchmarks/coding_collaboration.md
+    (G 8, two problems per step, lr 1e-3, 170 steps) where the command line leaves a value out; full copies,
+    the HumanEval task and every other task keep the package's defaults, and a given value wins."""
+    from magrpo_edu.experiment import plan_run
+
+    cfg = lambda out, **kw: plan_run(out=str(tmp_path / out), **kw)["config"]  # noqa: E731
+    c = cfg("a", task="coding")
+    assert (c.num_generations, c.prompts_per_step, c.learning_rate, c.max_steps) == (8, 2, 1e-3, 170)
+    assert (c.temperature, c.top_p, c.top_k) == (0.7, 0.9, 50)
+    for out, kw in (("b", dict(task="coding", agents="separate")), ("c", dict(task="humaneval")), ("d", dict(task="tldr"))):
+        c = cfg(out, **kw)
+        assert (c.num_generations, c.prompts_per_step, c.max_steps) == (4, 1, 300), kw
+    c = cfg("e", task="coding", num_generations=4, learning_rate=5e-4)
+    assert (c.num_generations, c.prompts_per_step, c.learning_rate) == (4, 2, 5e-4)
+
+
 def test_tiny_code_ships_with_its_card():
     import json
 

@@ -46,6 +46,11 @@ class Task:
     sampling: dict = field(default_factory=dict)
     """temperature / top_p / top_k of `magrpo-edu train` when not given (MAGRPOConfig's own defaults,
     plain sampling, where this leaves one out). The coding tasks sample as the authors' code does."""
+    lora_recipe: dict = field(default_factory=dict)
+    """Further MAGRPOConfig values of `magrpo-edu train` with LoRA agents when the run leaves them out:
+    the recipe measured for this task on its embedded model (coding: G = 8, two problems per step,
+    learning rate 1e-3, 170 steps, about five minutes on 2 cores; benchmarks/coding_collaboration.md).
+    Empty: the package's LoRA defaults."""
     transition: Optional[Callable[[], Callable]] = None
     """() -> a multi-turn transition (prompts, completions, histories, row) -> next prompts;
     None: the task has no second turn (--num_turns 1 only; no magrpo_2turn row in the table)."""

@@ -1,20 +1,24 @@
 """Coding collaboration learned on unseen families (issue 30, item 2): MAGRPO on `tiny-code`, 3 seeds.
 
-    OMP_NUM_THREADS=2 python scripts/coding_collaboration.py --seed 0     # one seed (~7 min on 2 cores), appends
-    OMP_NUM_THREADS=2 python scripts/coding_collaboration.py --seed 1     # to benchmarks/coding_collaboration.json
-    OMP_NUM_THREADS=2 python scripts/coding_collaboration.py --seed 2
+    # the recipe (the coding task's LoRA default, Task.lora_recipe): ~8 min a seed on 2 cores, appends to
+    # benchmarks/coding_collaboration.json
+    OMP_NUM_THREADS=2 python scripts/coding_collaboration.py --paper-sampling --lr 1e-3 --generations 8 --prompts-per-step 2 --eval-at 100 --seed 0
+    ... --seed 1, --seed 2
+    # the two-turn variant (level feedback, then a second answer), on its own footing: the untrained pair after the
+    # same feedback is its baseline
+    OMP_NUM_THREADS=2 python scripts/coding_collaboration.py --paper-sampling --turns 2 --lr 5e-4 --only-parallel --eval-at 100 --seed 0
     python scripts/coding_collaboration.py --report                        # writes benchmarks/coding_collaboration.md
 
-Per seed: two LoRA agents (r = 8, q/v) on the embedded `tiny-code` model; the untrained pair and the
-paper's prompt-level baselines (single, parallel, sequential, discussion: `baselines.run_method`)
-answer every held-out row (`load_coding("eval")`, 28 rows of 18 families never seen by the model or
-the training split) `--samples` times; MAGRPO trains on the training split (`load_coding("train")`)
-for `--steps` steps (G = 4, lr 2e-3, 64 new tokens, the package's defaults for LoRA agents, no KL:
-`magrpo-edu train --task coding` uses the same); then the trained pair answers the same rows with the
-same sampling seed. The sampling seed of every evaluation is the training seed, so the spread over
-seeds covers both the training run and the evaluation samples. Reported per method: the coding
-reward (max 4), PassOrNot@1 / @k, the cooperation rate and the share of samples earning each level;
-and each held-out family's first sample before and after, side by side, with its levels.
+Per seed: two agents on the embedded `tiny-code` model (`--team`: LoRA r = 8 on q/v by default); the untrained
+pair and the paper's prompt-level baselines (single, parallel, sequential, discussion: `baselines.run_method`)
+answer every held-out row (`load_coding("eval")`, 28 rows of 18 families never seen by the model or the training
+split) `--samples` times; MAGRPO trains on the training split (`load_coding("train")`) for at most `--steps` steps
+and `--budget` seconds of wall time (G = `--generations`, `--prompts-per-step` problems per optimiser step, 64 new
+tokens); then the trained pair answers the same rows with the same sampling seed. The sampling seed of every
+evaluation is the training seed, so the spread over seeds covers both the training run and the evaluation samples.
+Reported per method: the coding reward (max 4), PassOrNot@1 / @k, the cooperation rate and the share of samples
+earning each level; where the answers are lost, gate by gate; and each held-out family's first sample before and
+after, side by side, with its levels.
 """
 from __future__ import annotations
 
@@ -65,6 +69,8 @@ def one_seed(seed: int, steps: int, samples: int, model: str, turns: int, budget
     rows = load_coding("eval")
     t = time.time()
     table = {m: evaluate(m, agents, rows, samples, seed, sampling=sampling) for m in baselines}
+    if turns > 1:  # the untrained pair with the same second turn: the two-turn run's own footing
+        table["untrained_2turn"] = evaluate("magrpo_2turn", agents, rows, samples, seed, sampling=sampling)
     eval_s = time.time() - t
     cfg = MAGRPOConfig(num_agents=2, num_generations=generations, max_new_tokens=64, learning_rate=lr, beta=beta,
                        max_steps=steps, seed=seed, num_turns=turns, progress=False,
@@ -138,6 +144,10 @@ def report(path: Path = OUT) -> str:
                          f"{_ms([r['pass_or_not@' + str(g0['samples'])] for r in rs])} | "
                          f"{_ms([r['cooperation_rate'] for r in rs])} | {lvl('tests_any')} | {lvl('tests_all')} | "
                          f"{lvl('calls_aux')} | {lvl('not_thin_wrapper')} | {ne('reward')} | {ne('coop')} |")
+        if all("untrained_2turn" in r["table"] and "magrpo_2turn" in r["table"] for r in group):
+            g2 = [r["table"]["magrpo_2turn"]["reward"] - r["table"]["untrained_2turn"]["reward"] for r in group]
+            lines += ["", f"Two turns, trained pair after feedback minus the untrained pair after the same feedback: {_ms(g2)} "
+                      f"(per seed: {', '.join(f'{x:+.3f}' for x in g2)})."]
         gain = [r["table"]["magrpo"]["reward"] - r["table"]["parallel"]["reward"] for r in group]
         best = [max(r["table"][m]["reward"] for m in BASELINES if m in r["table"]) for r in group]
         lines += ["", f"Gain over the untrained pair (parallel): {_ms(gain)} (per seed: "

@@ -70,7 +70,7 @@ class MAGRPOConfig:
     deviation 11 derives both). 0.0 = the paper: no KL term and no reference forward pass. Needs
     agents with a reference (LoRA, or built with reference=True)."""
     max_steps: Optional[int] = _alias(100, "--steps")
-    """Optimiser steps (one training prompt each). None: use num_train_epochs instead."""
+    """Optimiser steps (prompts_per_step training prompts each; 1 in the paper). None: use num_train_epochs instead."""
     num_train_epochs: float = 1.0
     """Passes over the training set; used only when max_steps is None."""
     joint_mode: str = _alias("aligned", choices=JOINT_MODES)

@@ -22,7 +22,7 @@ Evaluation (one path for every run, `baselines.run_method`, as notebooks 03 and 
 hand-written held-out abstracts (`load_writing("arxiv", "eval")`), `--samples` joint answers each, sampling seed 0,
 after `--eval-at` steps and at the end; the untrained agents are the same for every run (LoRA starts as the base
 model) and are evaluated once. Besides the reward and its levels: where each joint answer STOPS on the reward's
-ladder (`stop_level`), each agent's word count against L1's window, naturalness and repetition
+ladder (`rewards.writing.arxiv_stop_level`), each agent's word count against L1's window, naturalness and repetition
 (`magrpo_edu.quality`), and the texts (all of them at the end, the first answer to the first `SHOW` abstracts on
 the way).
 """
@@ -40,14 +40,12 @@ from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents
 from magrpo_edu.baselines import run_method
 from magrpo_edu.models import load_model
 from magrpo_edu.progress import quiet_library_notices
-from magrpo_edu.rewards.writing import (arxiv_joint_reward, arxiv_length_level, arxiv_unique_level, unique_words,
-                                        word_count)
+from magrpo_edu.rewards.writing import ARXIV_WORDS, arxiv_joint_reward, arxiv_stop_level, word_count
 from magrpo_edu.tasks.writing import arxiv_formatters, load_writing
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "arxiv_expansion.json"
 SETTINGS = {"A": 0.0, "B": 0.1}   # name: beta
-WORDS = (128, 256)                # L1's window, each agent
 READING = ("<!-- reading -->", "<!-- /reading -->")   # a hand-written reading of the results, kept by --report
 SHOW = 3                          # abstracts whose first joint answer is kept at every evaluation
 HISTORY_KEYS = ("reward", "reward/structure", "reward/length_ratio", "reward/uniqueness", "reward/coherence",
@@ -56,31 +54,17 @@ HISTORY_KEYS = ("reward", "reward/structure", "reward/length_ratio", "reward/uni
                 "step_time")
 
 
-def stop_level(c1: str, c2: str) -> int:
-    """Where a joint answer stops on the arXiv reward's ladder: 1 = fails L1 (a text outside 128-256 words,
-    total 0), 2 = fails L2 (character ratio outside [0.8, 1.5], total 0.5), 3 = fails L3 (unique-word ratio
-    outside [0.5, 1.7]), 4 = reaches L4 (style is scored). The gates of `rewards.writing._levels`, in its order."""
-    if not all(WORDS[0] <= word_count(c) <= WORDS[1] for c in (c1, c2)):
-        return 1
-    if arxiv_length_level(len(c2) / len(c1)) is None:
-        return 2
-    u1 = len(unique_words(c1))
-    if not u1 or arxiv_unique_level(len(unique_words(c2)) / u1) is None:
-        return 3
-    return 4
-
-
 def ladder(texts: list[list[str]]) -> dict:
     """Per-level shares of the joint answers, and each agent's word counts against L1's window."""
-    stops = [stop_level(c1, c2) for c1, c2 in texts]
+    stops = [arxiv_stop_level(c1, c2) for c1, c2 in texts]
     n = len(texts)
     out = {f"stops_at_{k}": sum(s == k for s in stops) / n for k in (1, 2, 3)}
     out["reaches_style"] = sum(s == 4 for s in stops) / n
     for k in (0, 1):
         words = [word_count(t[k]) for t in texts]
         out[f"words{k + 1}"] = statistics.mean(words)
-        out[f"short{k + 1}"] = sum(w < WORDS[0] for w in words) / n
-        out[f"long{k + 1}"] = sum(w > WORDS[1] for w in words) / n
+        out[f"short{k + 1}"] = sum(w < ARXIV_WORDS[0] for w in words) / n
+        out[f"long{k + 1}"] = sum(w > ARXIV_WORDS[1] for w in words) / n
     return out
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..rewards.writing import arxiv_length_level, arxiv_levels, arxiv_unique_level, unique_words, word_count
+from ..rewards.writing import arxiv_levels, arxiv_stop_level, arxiv_unique_level, unique_words, word_count
 from . import ExerciseFailed, exercise
 
 _RATIOS = [0.3, 0.4999, 0.5, 0.6, 0.7, 1.0, 1.3, 1.5, 1.7, 1.7001, 2.0, 2.5, 4.0]
@@ -43,17 +43,6 @@ def _text(n_words: int, word_len: int = 5, distinct: int | None = None, start: i
     return " ".join(word(i % distinct) for i in range(n_words))
 
 
-def _reference(c1: str, c2: str) -> int:
-    if not all(128 <= word_count(c) <= 256 for c in (c1, c2)):
-        return 1
-    if arxiv_length_level(len(c2) / len(c1)) is None:
-        return 2
-    u1 = len(unique_words(c1))
-    if not u1 or arxiv_unique_level(len(unique_words(c2)) / u1) is None:
-        return 3
-    return 4
-
-
 # (why, background c1, method c2): each case probes one gate or one edge
 _CASES = [
     ("both texts in the window, same length and vocabulary", _text(200), _text(200, start=7)),
@@ -78,7 +67,7 @@ _CASES = [
 @exercise("09.stop_level")
 def check_stop_level(fn):
     for why, c1, c2 in _CASES:
-        want, got = _reference(c1, c2), fn(c1, c2)
+        want, got = arxiv_stop_level(c1, c2), fn(c1, c2)
         if got == want and isinstance(got, int):
             continue
         lv = arxiv_levels(c1, c2)

@@ -141,9 +141,29 @@ def tldr_levels(summary: str, detailed: str) -> dict:
     return _levels(summary, detailed, (8, 256), tldr_length_level, tldr_unique_level, detailed, 0.03)
 
 
+ARXIV_WORDS = (128, 256)
+"""arXiv L1's window: each agent's text must have this many whitespace-separated words."""
+
+
 def arxiv_levels(background: str, method: str) -> dict:
     """arXiv-expansion reward with the same breakdown as `tldr_levels`."""
-    return _levels(background, method, (128, 256), arxiv_length_level, arxiv_unique_level, background + method, 0.23)
+    return _levels(background, method, ARXIV_WORDS, arxiv_length_level, arxiv_unique_level, background + method, 0.23)
+
+
+def arxiv_stop_level(background: str, method: str) -> int:
+    """Where a joint answer stops on the arXiv reward's ladder (the gates of `_levels`, in its order):
+    1 = fails L1 (a text outside 128-256 words, total 0), 2 = fails L2 (character ratio outside
+    [0.8, 1.5], total 0.5), 3 = fails L3 (unique-word ratio outside [0.5, 1.7]), 4 = reaches L4 (style
+    is scored). Notebook 09's exercise 2 asks for it; scripts/arxiv_expansion.py counts it."""
+    lo, hi = ARXIV_WORDS
+    if not all(lo <= word_count(c) <= hi for c in (background, method)):
+        return 1
+    if arxiv_length_level(len(method) / len(background)) is None:
+        return 2
+    u1 = len(unique_words(background))
+    if not u1 or arxiv_unique_level(len(unique_words(method)) / u1) is None:
+        return 3
+    return 4
 
 
 def tldr_reward(summary: str, detailed: str) -> float:

@@ -33,7 +33,7 @@ import torch
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents, separate_agents  # noqa: E402
 from magrpo_edu.baselines import run_method  # noqa: E402
 from magrpo_edu.models import load_model  # noqa: E402
-from magrpo_edu.rewards.coding import coding_joint_reward, coding_levels, level_shares  # noqa: E402
+from magrpo_edu.rewards.coding import LEVEL_SHARES, coding_joint_reward, coding_levels, gate_shares, level_shares  # noqa: E402
 from magrpo_edu.tasks.coding import coding_formatters, composed_coding_rows, load_coding, without_empty_inputs  # noqa: E402
 from magrpo_edu.tasks.coding_task import CODING  # noqa: E402
 
@@ -188,21 +188,16 @@ def _chain(group: list[dict]) -> list[str]:
     level's share and its share among the answers that passed the gate before it. The reward is a chain
     (entry point defined -> parses -> >= 1 test passes -> the cooperation bonus), so a loss early in it
     costs everything after it."""
-    steps = (("entry point defined (with a return)", "main_defined", None), ("parses", "syntax", "main_defined"),
-             (">= 1 test passes", "tests_any", "syntax"), ("main calls aux (bonus +0.5)", "calls_aux", "tests_any"),
-             ("not a thin wrapper (bonus +1.0)", "not_thin_wrapper", "calls_aux"))
-    mean = lambda m, k: statistics.mean(r["table"][m]["levels"][k] for r in group)  # noqa: E731
     if not all("levels" in r["table"].get(m, {}) for r in group for m in ("parallel", "magrpo")):
         return []
+    mean = {m: {k: statistics.mean(r["table"][m]["levels"][k] for r in group) for k in LEVEL_SHARES}
+            for m in ("parallel", "magrpo")}
     out = ["Where the answers are lost, gate by gate (share of all answers, and in brackets the share of those that "
            "passed the gate before; mean over seeds):", "",
            "| gate | untrained pair | trained pair |", "|---|---|---|"]
-    for name, k, prev in steps:
-        cells = []
-        for m in ("parallel", "magrpo"):
-            share = mean(m, k)
-            cells.append(f"{share:.2f}" + ("" if prev is None else f" ({share / max(mean(m, prev), 1e-9):.2f})"))
-        out.append(f"| {name} | {cells[0]} | {cells[1]} |")
+    cell = lambda share, given: f"{share:.2f}" + ("" if given is None else f" ({given:.2f})")  # noqa: E731
+    for (name, *before), (_, *after) in zip(gate_shares(mean["parallel"]), gate_shares(mean["magrpo"])):
+        out.append(f"| {name} | {cell(*before)} | {cell(*after)} |")
     return out + [""]
 
 

@@ -313,3 +313,16 @@ def test_the_sandbox_run_memory_is_bounded():
     for k in range(3):
         runs.run([(f"x = {k}", ["assert x == %d" % k], None)], None)
     assert [key[0] for key in runs.results] == ["x = 1", "x = 2"]
+
+
+def test_gate_shares_follow_the_rewards_chain():
+    """`gate_shares`: each gate's share of all answers and among those that passed the gate before it, in the
+    order the reward stops (entry point, parse, a passed test, the two cooperation bonuses)."""
+    from magrpo_edu.rewards.coding import GATES, gate_shares
+
+    shares = dict(main_defined=0.8, syntax=0.6, tests_any=0.3, calls_aux=0.15, not_thin_wrapper=0.0)
+    rows = gate_shares(shares)
+    assert [r[0] for r in rows] == [g[0] for g in GATES]
+    assert [r[1] for r in rows] == [0.8, 0.6, 0.3, 0.15, 0.0]
+    assert rows[0][2] is None and [round(r[2], 6) for r in rows[1:]] == [0.75, 0.5, 0.5, 0.0]
+    assert gate_shares(dict(shares, calls_aux=0.0))[-1][2] == 0.0  # nothing passed the gate before: no division by 0

@@ -312,6 +312,20 @@ def level_shares(auxes: Sequence[str], mains: Sequence[str], rows: Sequence[dict
     return {k: round(v, 4) if isinstance(v, float) else v for k, v in out.items()}
 
 
+GATES = (("entry point defined (with a return)", "main_defined", None), ("parses", "syntax", "main_defined"),
+         (">= 1 test passes", "tests_any", "syntax"), ("main calls aux (bonus +0.5)", "calls_aux", "tests_any"),
+         ("not a thin wrapper (bonus +1.0)", "not_thin_wrapper", "calls_aux"))
+"""The reward's chain of gates, in order, as (name, level in `LEVEL_SHARES`, the level before it): a joint
+answer that fails one earns none of the levels after it."""
+
+
+def gate_shares(shares: dict) -> list[tuple[str, float, Optional[float]]]:
+    """Where a set of answers is lost, gate by gate: per `GATES` entry, (name, the share of all answers that
+    pass it, the share among those that passed the gate before, None for the first), from `level_shares`'s
+    output (or a mean of several)."""
+    return [(name, shares[k], None if prev is None else shares[k] / max(shares[prev], 1e-9)) for name, k, prev in GATES]
+
+
 def coding_joint_reward(completions: Sequence[Sequence[str]], row: dict, limits: Optional[SandboxLimits] = None) -> dict:
     """Trainer-facing joint reward: all joint actions' programs run in parallel in the sandbox.
     Returns {"total": [...], <level>: [...]} (levels logged as reward/<level>)."""

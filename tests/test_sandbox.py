@@ -818,3 +818,216 @@ def test_a_flood_of_result_lines_is_checked_within_the_time_limit():
     took = time.perf_counter() - t
     assert took < lim.timeout_s + JUDGE_GRACE_S + 1.5, f"the parent waited {took:.1f} s"
     assert r.passed == 0 and {a.status for a in r.asserts} <= {"failed", "timeout"}, r.asserts
+
+
+# ---- the third round: the trainer outlives every program, no forged verdict, no silent fallback ----------
+def _own_memory_cgroup():
+    """This process's own cgroup v1 memory folder, if it can hold a child with processes in it, else None."""
+    try:
+        own = [line.split(":", 2)[2].strip() for line in open("/proc/self/cgroup") if line.split(":")[1] == "memory"]
+    except (OSError, IndexError):
+        return None
+    path = Path("/sys/fs/cgroup/memory") / own[0].strip("/") if own else None
+    return path if path is not None and (path / "memory.limit_in_bytes").exists() and os.access(path, os.W_OK) else None
+
+
+OOM_TRAINER = r'''
+import os, sys, json
+cg = sys.argv[1]
+with open(cg + "/cgroup.procs", "w") as fh:
+    fh.write(str(os.getpid()))
+from magrpo_edu.sandbox import run_program, SandboxLimits
+usage = lambda: int(open(cg + "/memory.usage_in_bytes").read())
+held = bytearray(max(0, int(open(cg + "/memory.limit_in_bytes").read()) - usage() - 150 * 2 ** 20))
+for i in range(0, len(held), 4096):
+    held[i] = 1  # the trainer leaves 150 MB of its cgroup free
+prog = ("def grab(n):\n    chunks = []\n    for _ in range(n):\n        c = bytearray(10 * 2 ** 20)\n"
+        "        for i in range(0, len(c), 4096):\n            c[i] = 1\n        chunks.append(c)\n    return len(chunks)\n")
+r = run_program(prog, ["assert grab(22) == 22"], SandboxLimits(timeout_s=20, assert_timeout_s=15), entry_point="grab")
+print("TRAINER ALIVE", json.dumps([(a.status, a.error) for a in r.asserts]), flush=True)
+'''
+
+
+@needs_isolation
+@pytest.mark.skipif(_own_memory_cgroup() is None, reason="needs a writable cgroup v1 memory hierarchy at this process's "
+                    "own cgroup (root on cgroup v1, as CI and the development machine)")
+def test_the_oom_killer_takes_the_program_not_the_trainer():
+    """Third round, item 1: the program's cgroups sit under the trainer's; a trainer whose cgroup had 150 MB free
+    was itself killed when a program allocated 220 MB (under its own 512 MB limit). Every sandbox process is now
+    the OOM killer's first choice (oom_score_adj 1000), so the program dies and the trainer goes on."""
+    cg = _own_memory_cgroup() / f"magrpo-test-oom-{secrets.token_hex(4)}"
+    cg.mkdir()
+    try:
+        (cg / "memory.limit_in_bytes").write_text(str(700 * 2 ** 20))
+        p = subprocess.run([sys.executable, "-c", OOM_TRAINER, str(cg)], capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "OMP_NUM_THREADS": "1"})
+        assert p.returncode == 0 and "TRAINER ALIVE" in p.stdout, (p.returncode, p.stdout[-500:], p.stderr[-2000:])
+        assert '["not_run", "ProcessExited"]' in p.stdout, p.stdout  # the program was the one killed
+        assert int((cg / "memory.failcnt").read_text()) > 0  # the trainer's cgroup did run out of memory
+    finally:
+        for _ in range(100):
+            try:
+                cg.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
+
+
+CPU_HOG = ("import os, time\ndef busy(n, seconds):\n    r, w = os.pipe()\n    kids = []\n    for _ in range(n):\n"
+           "        pid = os.fork()\n        if pid == 0:\n            os.setsid()\n            t = time.time()\n"
+           "            while time.time() - t < seconds:\n                pass\n"
+           "            os.write(w, b'%.3f\\n' % time.process_time())\n            os._exit(0)\n        kids.append(pid)\n"
+           "    for k in kids:\n        os.waitpid(k, 0)\n    os.close(w)\n    data = b''\n    while True:\n"
+           "        c = os.read(r, 4096)\n        if not c:\n            break\n        data += c\n"
+           "    return round(sum(float(x) for x in data.split()), 2)\n")
+
+
+@pytest.mark.skipif(not isolation()["cpu_limit"].startswith("per program"), reason="no writable cpu cgroup here "
+                    "(isolation()['cpu_limit'] says so); CI runs as root with one")
+def test_one_run_gets_at_most_one_cpu():
+    """Third round, item 4: 12 busy children that each call setsid() cut another process to 12-15% of its
+    throughput. All the processes of a run now share one CPU's worth of time (a cpu cgroup): 4 busy children for
+    1.5 s use at most about 1.5 CPU-seconds together (2 idle cores gave 3)."""
+    lim = SandboxLimits(timeout_s=10, assert_timeout_s=6)
+    r = run_program(CPU_HOG, ["assert busy(4, 1.5) < 1.8"], lim, entry_point="busy")
+    assert r.passed == 1, r.asserts
+
+
+def test_no_key_passes_between_runs_through_the_kernel_keyring(sandbox_setting):
+    """Third round, item 6: every run's uid 65534 shared one user keyring, which outlives runs and trainers:
+    add_key in one run, KEYCTL_SEARCH + DESCRIBE in a later one read it back. add_key, request_key and keyctl
+    now fail with EPERM in every mode (the seccomp filter)."""
+    import platform
+
+    nrs = {"x86_64": (248, 250), "aarch64": (217, 219)}.get(platform.machine())
+    if nrs is None:
+        pytest.skip("the seccomp filter exists for x86_64 and aarch64 only (isolation()['user_namespaces'] says so)")
+    prog = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            f"def add():\n    k = libc.syscall({nrs[0]}, b'user', b'magrpo-covert', b'secret', 6, ctypes.c_long(-4))\n"
+            "    return k, ctypes.get_errno()\n"
+            f"def search():\n    k = libc.syscall({nrs[1]}, 10, ctypes.c_long(-4), b'user', b'magrpo-covert', 0)\n"
+            "    return k, ctypes.get_errno()\n")
+    first = run_program(prog, ["assert add() == (-1, 1)"], LIMITS, entry_point="add")
+    later = run_program(prog, ["assert search() == (-1, 1)"], LIMITS, entry_point="search")
+    assert first.passed == 1 and later.passed == 1, (first.asserts, later.asserts)
+    assert isolation()["keyring_isolated"]
+
+
+@needs_isolation
+def test_a_program_cannot_ptrace_its_harness_or_reach_io_uring():
+    """Third round, item 11: ptrace (a program could stop or steer the harness that times its asserts) fails
+    with EPERM; io_uring_setup with ENOSYS."""
+    prog = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+            "def attach():\n    return libc.ptrace(16, os.getppid(), 0, 0), ctypes.get_errno()\n"  # PTRACE_ATTACH
+            "def uring():\n    p = ctypes.create_string_buffer(120)\n    return libc.syscall(425, 8, p), ctypes.get_errno()\n")
+    r = run_program(prog, ["assert attach() == (-1, 1)", "assert uring() == (-1, 38)"], LIMITS, entry_point="attach")
+    assert r.asserts[0].passed, r.asserts[0]
+    r = run_program(prog, ["assert uring() == (-1, 38)"], LIMITS, entry_point="uring")
+    assert r.passed == 1, r.asserts
+
+
+def test_an_output_flood_stops_being_read_at_the_cap():
+    """Third round, item 8: output beyond max_output_bytes was read (and dropped) to the end: about 5 s of
+    trainer CPU per 10 s flood. The pipe is now closed at the cap; the flooder's writes fail."""
+    flood = ("import os\ndef f():\n    while True:\n        try:\n            os.write(1, b'x' * 65536)\n"
+             "        except OSError:\n            pass\n")
+    lim = SandboxLimits(timeout_s=5, assert_timeout_s=4)
+    cpu = time.process_time()
+    r = run_program(flood, ["assert f() == 1"], lim, entry_point="f")
+    spent = time.process_time() - cpu
+    assert r.output_truncated and len(r.output.encode()) <= lim.max_output_bytes and r.passed == 0
+    assert spent < 0.5, f"the trainer spent {spent:.2f} s of CPU on a flood it does not keep"
+
+
+def _fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc/self/fd")
+def test_a_machinery_failure_is_an_error_not_a_lower_reward(monkeypatch):
+    """Third round, item 9: a failed mkdtemp raised FileNotFoundError out of the reward and leaked 2 file
+    descriptors a call; EMFILE or a judge that could not start scored a correct answer 1.5 instead of 3.0,
+    silently. Each is now SandboxError (nothing is scored) and leaves no file descriptor behind."""
+    import tempfile as tf
+
+    from magrpo_edu.sandbox import SandboxError, harness
+    from magrpo_edu.rewards.coding import coding_joint_reward
+    from magrpo_edu.tasks.coding import load_coding
+
+    row = load_coding("eval")[0]
+    good = ([row["reference_aux"]], [row["reference_main"]])
+    assert coding_joint_reward(good, row)["total"] == [4.0]
+    before = _fds()
+
+    def no_folder(*a, **k):
+        raise FileNotFoundError(2, "No such file or directory", "/nonexistent")
+
+    def no_pipe():
+        raise OSError(24, "Too many open files")
+
+    for target, name, fake in ((tf, "mkdtemp", no_folder), (harness.os, "pipe", no_pipe),
+                               (harness, "_start_judge", lambda python: None)):
+        with monkeypatch.context() as m:
+            m.setattr(target, name, fake)
+            for _ in range(5):
+                with pytest.raises(SandboxError):
+                    coding_joint_reward(([row["reference_aux"].rstrip() + "\n    # %s" % secrets.token_hex(4)], good[1]), row)
+        assert _fds() == before, (name, _fds(), before)
+    assert not strays()
+
+
+def test_a_sandbox_that_cannot_start_is_an_error(monkeypatch):
+    """Third round, items 3 and 9: where the sandbox itself never started (here: its command fails at once),
+    run_program raises SandboxError with what it printed, instead of failing every assert."""
+    from magrpo_edu.sandbox import SandboxError, harness
+
+    real = harness._tie_to_trainer
+    monkeypatch.setattr(harness, "_tie_to_trainer", lambda cmd, death, cgroup: real(["false"], death, cgroup))
+    with pytest.raises(SandboxError, match="did not start"):
+        run_program("def f():\n    return 1\n", ["assert f() == 1"], LIMITS, entry_point="f")
+
+
+@pytest.mark.skipif(not ISOLATED, reason="namespaces mode is what a failed probe must not silently leave")
+def test_a_failed_probe_is_retried_then_fails_closed(monkeypatch):
+    """Third round, item 3: one failed probe (a 20 s timeout under load, say) was cached as the rlimits mode for
+    the rest of the run, silently: programs then ran as root and read the trainer's environment and the data.
+    The probe is now retried, and where namespaces can run but every probe fails, isolation() raises."""
+    from magrpo_edu.sandbox import SandboxError
+    iso_module = sys.modules["magrpo_edu.sandbox.isolation"]  # the module (the package exports the function)
+
+    real, calls = iso_module._probe_namespaces, []
+
+    def flaky():
+        calls.append(1)
+        return (None, "no answer within 20 s") if len(calls) == 1 else real()
+
+    try:
+        monkeypatch.setattr(iso_module, "_probe_namespaces", flaky)
+        isolation.cache_clear()
+        assert isolation()["mode"] == "linux-namespaces" and len(calls) == 2
+        monkeypatch.setattr(iso_module, "_probe_namespaces", lambda: (None, "no answer within 20 s"))
+        isolation.cache_clear()
+        for _ in range(2):  # not cached: each call tries again, and fails closed again
+            with pytest.raises(SandboxError, match="probe failed 3 times .*no answer within 20 s.*MAGRPO_EDU_SANDBOX=rlimits"):
+                isolation()
+        with pytest.raises(SandboxError):
+            run_program("def f():\n    return 1\n", ["assert f() == 1"], LIMITS, entry_point="f")
+    finally:
+        monkeypatch.undo()
+        isolation.cache_clear()
+    assert isolation()["mode"] == "linux-namespaces"
+
+
+@pytest.mark.skipif(not (hasattr(os, "geteuid") and os.geteuid() == 0), reason="the warning is about programs running as root")
+def test_running_programs_as_root_without_namespaces_is_said(monkeypatch):
+    iso_module = sys.modules["magrpo_edu.sandbox.isolation"]  # the module (the package exports the function)
+
+    monkeypatch.setenv("MAGRPO_EDU_SANDBOX", "rlimits")
+    monkeypatch.setattr(iso_module, "_WARNED", set())
+    isolation.cache_clear()
+    try:
+        with pytest.warns(RuntimeWarning, match="run as root with rlimits only"):
+            assert isolation()["mode"] == "rlimits" and isolation()["why_not_namespaces"] == "MAGRPO_EDU_SANDBOX=rlimits"
+    finally:
+        monkeypatch.undo()
+        isolation.cache_clear()

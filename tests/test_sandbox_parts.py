@@ -9,25 +9,54 @@ import pytest
 
 from magrpo_edu.sandbox import judge
 from magrpo_edu.sandbox.forgeproof import JUDGE_PATH, MAX_VALUE_DEPTH, _plan
-from magrpo_edu.sandbox.isolation import CLONE_NEWUSER, _cgroup_roots, _own_cgroups, _ProgramCgroup, userns_filter
+from magrpo_edu.sandbox.isolation import (CLONE_NEWUSER, SECCOMP_ALLOW, SECCOMP_ENOSYS, SECCOMP_EPERM, _cgroup_roots,
+                                          _own_cgroups, _ProgramCgroup, seccomp_filter)
 
 
-# ---- the seccomp filter (issue 28, item 2) ------------------------------------------------------------
-@pytest.mark.parametrize("machine, arch, unshare, clone", [("x86_64", 0xC000003E, 272, 56), ("aarch64", 0xC00000B7, 97, 220)])
-def test_the_user_namespace_filter_checks_the_abi_and_the_flags_of_unshare_and_clone(machine, arch, unshare, clone):
-    code = userns_filter(machine)
+# ---- the seccomp filter -------------------------------------------------------------------------------
+def run_filter(code: bytes, arch: int, nr: int, arg0: int = 0) -> int:
+    """What the classic-BPF program `code` returns for one syscall (a tiny interpreter of the four
+    instructions the filter uses), reading seccomp_data's arch (offset 4), nr (0) and args[0] (16)."""
     ins = [struct.unpack("<HBBI", code[i:i + 8]) for i in range(0, len(code), 8)]
-    ks = [k for _, _, _, k in ins]
-    assert arch in ks and unshare in ks and clone in ks and 435 in ks and CLONE_NEWUSER in ks
-    assert ins[-3:] == [(0x06, 0, 0, 0x7FFF0000), (0x06, 0, 0, 0x00050001), (0x06, 0, 0, 0x00050026)]  # allow, EPERM, ENOSYS
+    data = {0: nr, 4: arch, 16: arg0 & 0xFFFFFFFF}
+    pc, acc = 0, 0
+    while True:
+        op, jt, jf, k = ins[pc]
+        if op == 0x20:
+            acc, pc = data[k], pc + 1
+        elif op == 0x06:
+            return k
+        else:
+            taken = {0x15: acc == k, 0x35: acc >= k, 0x45: bool(acc & k)}[op]
+            pc = pc + 1 + (jt if taken else jf)
+
+
+@pytest.mark.parametrize("machine, arch, nrs", [
+    ("x86_64", 0xC000003E, dict(unshare=272, clone=56, clone3=435, add_key=248, request_key=249, keyctl=250, ptrace=101,
+                                read=0, fork=57)),
+    ("aarch64", 0xC00000B7, dict(unshare=97, clone=220, clone3=435, add_key=217, request_key=218, keyctl=219, ptrace=117,
+                                 read=63, fork=1079))])
+def test_the_seccomp_filter_refuses_user_namespaces_keyrings_ptrace_and_io_uring(machine, arch, nrs):
+    code = seccomp_filter(machine)
+    ins = [struct.unpack("<HBBI", code[i:i + 8]) for i in range(0, len(code), 8)]
+    assert ins[-3:] == [(0x06, 0, 0, SECCOMP_ALLOW), (0x06, 0, 0, SECCOMP_EPERM), (0x06, 0, 0, SECCOMP_ENOSYS)]
     for i, (op, jt, jf, _) in enumerate(ins):  # every jump lands inside the program
         if op & 0x07 == 0x05:
             assert i + 1 + max(jt, jf) < len(ins)
+    run = lambda nr, arg0=0, a=arch: run_filter(code, a, nr, arg0)  # noqa: E731
+    assert run(nrs["unshare"], CLONE_NEWUSER) == run(nrs["clone"], CLONE_NEWUSER | 0x11) == SECCOMP_EPERM
+    assert run(nrs["unshare"], 0x20000) == run(nrs["clone"], 0x11) == SECCOMP_ALLOW  # a mount namespace, a plain fork
+    assert run(nrs["clone3"]) == SECCOMP_ENOSYS and all(run(n) == SECCOMP_ENOSYS for n in (425, 426, 427))  # io_uring
+    assert all(run(nrs[k]) == SECCOMP_EPERM for k in ("add_key", "request_key", "keyctl", "ptrace"))
+    assert run(nrs["read"]) == run(nrs["fork"]) == SECCOMP_ALLOW
+    assert run(nrs["read"], a=0x40000003) == SECCOMP_EPERM  # another ABI (i386 / arm32)
+    if machine == "x86_64":
+        assert run(0x40000000 + 0) == SECCOMP_EPERM  # x32
 
 
-def test_the_user_namespace_filter_refuses_an_unknown_architecture_clearly():
+def test_the_seccomp_filter_refuses_an_unknown_architecture_clearly():
     with pytest.raises(ValueError, match="only x86_64 and aarch64"):
-        userns_filter("riscv64")
+        seccomp_filter("riscv64")
 
 
 # ---- where the run's cgroups are made -----------------------------------------------------------------
@@ -57,6 +86,23 @@ def test_cgroup_v2_uses_the_own_cgroup_when_it_delegates_the_controller_else_the
     assert (tmp_path / by_root[str(own)] / "memory.max").read_text() == str(123 * 2 ** 20)
     assert (tmp_path / by_root[str(fs)] / "pids.max").read_text() == "7"
     assert not (tmp_path / by_root[str(own)] / "memory.limit_in_bytes").exists()
+
+
+def test_a_run_gets_one_cpu_through_the_cpu_controller_on_v1_and_v2(tmp_path):
+    v1 = tmp_path / "v1"
+    make(v1 / "cpu", {"cgroup.procs": ""})
+    self_cgroup = tmp_path / "self"
+    self_cgroup.write_text("1:cpu:/\n0::/\n")
+    roots = _cgroup_roots(str(v1), str(self_cgroup))
+    assert roots == {"cpu": str(v1 / "cpu")}
+    cg = _ProgramCgroup(4, 2 ** 20, roots=roots, cpus=1.5)
+    assert (tmp_path / cg.paths[0] / "cpu.cfs_period_us").read_text() == "100000"
+    assert (tmp_path / cg.paths[0] / "cpu.cfs_quota_us").read_text() == "150000"
+    v2 = make(tmp_path / "v2", {"cgroup.procs": "", "cgroup.controllers": "cpu memory pids", "cgroup.subtree_control": "cpu"})
+    roots = _cgroup_roots(str(v2), str(self_cgroup))
+    assert roots == {"cpu": str(v2)}
+    cg = _ProgramCgroup(4, 2 ** 20, roots=roots)
+    assert (tmp_path / cg.paths[0] / "cpu.max").read_text() == "100000 100000"
 
 
 def test_cgroup_v1_uses_the_own_cgroup_of_each_hierarchy(tmp_path):

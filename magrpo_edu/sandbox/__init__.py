@@ -13,8 +13,15 @@ process. What still persists between asserts: files a program writes outside tho
 mode: wherever its user may write) and SysV message queues (namespaces mode, at most 1 MB). With:
 
   * limits: wall clock (per assert, enforced from outside the assert's process, and in total), CPU
-    time (per process), address space, open files, file size,
-    output size (stdout/stderr are read up to a cap, the rest discarded), no core dumps;
+    time (per process; and, where a cpu cgroup is writable, `SandboxLimits.cpus` CPUs' worth for all
+    the run's processes together), address space, open files, file size, output size (stdout/stderr
+    are read up to a cap, then the pipe is closed: the program's further writes fail), no core dumps;
+  * the trainer outlives every program: every sandbox process (and the judge) has oom_score_adj
+    1000, so where memory runs out (the trainer's own cgroup, the machine) the OOM killer takes a
+    program, never the trainer;
+  * a sandbox that cannot start, a failed probe of the namespaces mode, no file descriptor or
+    temporary folder left for a run, a judge that cannot start: `SandboxError`, never a silently lower
+    reward (nothing is learned about the program) and never a silent fallback to less isolation;
   * a minimal environment (no inherited variables, so no secrets), stdin closed, `python -I -S`
     (no site-packages, no user site, no PYTHON* variables);
   * the whole process group (and, where available, every process of its PID namespace and
@@ -46,6 +53,10 @@ checks the rlimits entries it can on Linux (limits, the trainer-death group kill
   one memory limit per program    memory cgroup     NO                NO             NO
     (all its processes, its tmpfs (v1 or v2) where
     pages)                        writable, else NO
+  one CPU per program (all its    cpu cgroup where  NO                NO             NO
+    processes together)           writable, else NO
+  OOM killer's victim             the program       the program       n/a            the program
+                                  (oom_score_adj)   (oom_score_adj)                  (oom_score_adj)
   user namespaces (a tmpfs of     refused (seccomp) refused (seccomp) n/a            refused (seccomp)
     its own) inside the sandbox   x86_64, aarch64   x86_64, aarch64                  x86_64, aarch64
   /tmp, /dev/shm, SysV shm        capped (tmpfs     the host's        the host's     the host's
@@ -62,7 +73,11 @@ checks the rlimits entries it can on Linux (limits, the trainer-death group kill
   program's uid / capabilities    65534 / none      the user / none   the user       0 / root's
   /proc/sys (kernel settings)     read-only         as the user       n/a            as root (writable
                                                     (read-only)                      unless mounted ro)
-  trainer's kernel keyrings       not reachable     the user's        n/a            root's
+  kernel keyrings (a channel      refused (seccomp) refused (seccomp) n/a            refused (seccomp)
+    between runs; the trainer's)  x86_64, aarch64   x86_64, aarch64                  x86_64, aarch64
+  ptrace, io_uring                refused (seccomp) refused (seccomp) n/a            refused (seccomp)
+                                  x86_64, aarch64   x86_64, aarch64                  x86_64, aarch64
+  stopping its harness (SIGSTOP)  possible: the per-assert timer stops; the run's total timeout still holds
   other processes                 invisible (PID    visible           visible        visible, killable
                                   namespace)
   processes (fork bomb)           pids cgroup cap   RLIMIT_NPROC      RLIMIT_NPROC   timeout only
@@ -80,13 +95,18 @@ checks the rlimits entries it can on Linux (limits, the trainer-death group kill
   (`sys.base_prefix`, with every site-packages/dist-packages under an empty read-only tmpfs) and
   /etc/ld.so.cache, a generated /etc/passwd, group and hosts; private tmpfs /tmp and /dev/shm; a
   /dev with null, zero, random, urandom; a fresh /proc (only the sandbox's processes) with
-  /proc/sys (and /proc/sysrq-trigger) read-only; a new empty session keyring. The host's root is
+  /proc/sys (and /proc/sysrq-trigger) read-only; a new empty session keyring (and then no keyring
+  syscall at all). The host's root is
   pivot_root'ed away and unmounted (chroot where pivot_root is refused), then the program runs as
   uid/gid 65534 with no groups, no capabilities and no_new_privs. Still visible: the contents of
   /usr and of the Python installation (system files), the kernel's version and /proc's global
   figures; out of scope: kernel exploits.
   (b)-(d) fall back to a plain child process with the limits above in a fresh temporary folder and
-  its own process group; root (d) is not bound by RLIMIT_NPROC.
+  its own process group; root (d) is not bound by RLIMIT_NPROC. Which mode a machine gets is decided
+  once per process by `isolation()`: where namespaces mode can run (Linux, root, unshare, setpriv and
+  timeout present, the kernel accepts the namespaces) its probe is tried 3 times and, if every try
+  fails, `SandboxError` is raised (nothing is cached: the next call tries again); programs run as root
+  in the rlimits mode only with a RuntimeWarning that says so, or where MAGRPO_EDU_SANDBOX=rlimits asks.
   Memory: RLIMIT_AS bounds each process, not their sum, and not tmpfs pages. Where a memory cgroup is
   writable (root on most Linux machines, CI included) every process of a program joins one with
   memory_mb, swap included, which the kernel also charges with the tmpfs pages they write; over it the
@@ -123,7 +143,8 @@ them. Limits of the guarantee: an assert the parent cannot evaluate alone (the e
 a value, e.g. `map(f, xs)`; a call whose arguments use a name the assert binds, e.g. a comprehension
 variable; a name outside the calls that is neither a safe builtin nor `math`, e.g. a helper of the
 program; an import) falls back to a verdict decided in the sandbox and is marked
-`AssertResult.checked_by == "sandbox"` (forgeable; host-decided ones say "host"); all calls of an
+`AssertResult.checked_by == "sandbox"` (forgeable; host-decided ones say "host"; `host_checked`
+tells which, and the coding reward counts only the host-decided ones); all calls of an
 assert are evaluated, in order, before it (no short-circuit); and in the rlimits modes the
 program runs as the trainer's user and could attack the trainer process directly. Without
 `entry_point` every verdict is decided in the sandbox (the old behaviour, kept for compatibility),
@@ -134,9 +155,9 @@ The package's parts: `isolation` (the namespaces root, the cgroups, the seccomp 
 asserts the host checks, and the judge's process) with `judge` (the judge itself, a script), `cleanup`
 (death with the trainer, leftovers of a killed one). Measurements: benchmarks/sandbox_overhead.md.
 """
-from .forgeproof import JUDGE_GRACE_S
+from .forgeproof import JUDGE_GRACE_S, host_checked
 from .harness import AssertResult, SandboxLimits, SandboxResult, default_workers, run_many, run_program
-from .isolation import isolation
+from .isolation import SandboxError, isolation
 
-__all__ = ["AssertResult", "SandboxLimits", "SandboxResult", "run_program", "run_many", "default_workers",
-           "isolation", "JUDGE_GRACE_S"]
+__all__ = ["AssertResult", "SandboxLimits", "SandboxResult", "SandboxError", "run_program", "run_many",
+           "default_workers", "isolation", "host_checked", "JUDGE_GRACE_S"]

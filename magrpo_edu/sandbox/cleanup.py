@@ -28,13 +28,21 @@ def _pdeathsig_tool() -> bool:
         return False
 
 
+# Shell code that makes the shell, and so every process it execs or forks (the sandbox, the judge), the OOM
+# killer's first choice (oom_score_adj 1000): where the trainer's cgroup, or the machine, runs out of memory,
+# a program dies, not the trainer. Raising one's own score needs no privilege; a program cannot lower it
+# again (that needs CAP_SYS_RESOURCE, which the sandbox's uid 65534 does not have).
+OOM_FIRST = "echo 1000 > /proc/self/oom_score_adj 2>/dev/null; "
+
+
 def _tie_to_trainer(cmd: list[str], death: int, cgroup: Optional["_ProgramCgroup"]) -> tuple[list[str], Optional[tuple]]:
     """`cmd` made to die with this process: PR_SET_PDEATHSIG=`death` on the first child (kept
     across the execs that follow), then a guard that gives up if this process died before that
-    (the fork-to-prctl race) and joins the run's cgroups first, so every descendant is counted.
+    (the fork-to-prctl race), makes itself the OOM killer's first choice (OOM_FIRST) and joins the
+    run's cgroups first, so every descendant is counted.
     Returns the command and, where `setpriv --pdeathsig` is missing, the preexec_fn arguments."""
     joins = cgroup.procs_files if cgroup is not None else []
-    guard = ["sh", "-c", '[ "$PPID" = "$0" ] || exit 111; n=$1; shift; while [ "$n" -gt 0 ]; do '
+    guard = ["sh", "-c", '[ "$PPID" = "$0" ] || exit 111; ' + OOM_FIRST + 'n=$1; shift; while [ "$n" -gt 0 ]; do '
              'echo $$ > "$1" || exit 112; shift; n=$((n - 1)); done; exec "$@"', str(os.getpid()), str(len(joins))] + joins
     if sys.platform != "linux":
         return cmd, None

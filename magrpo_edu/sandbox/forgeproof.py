@@ -11,6 +11,8 @@ import sys
 from dataclasses import dataclass
 from typing import Optional
 
+from .cleanup import OOM_FIRST
+
 MAX_VALUE_CHARS = 2 ** 20  # JSON of one assert's returned values
 MAX_VALUE_ITEMS = 100_000  # items (scalars + containers) in one assert's returned values
 MAX_VALUE_DEPTH = 64
@@ -125,6 +127,12 @@ def _plan(source: str, entry_point: Optional[str]) -> _Plan:
     return _Plan(source, "host", calls=calls, code=code)
 
 
+def host_checked(source: str, entry_point: str) -> bool:
+    """Is the assert `source` checked by the trusted judge outside the sandbox when `run_program` gets
+    `entry_point` (its verdict cannot be forged), rather than decided inside the sandbox (forgeable)?"""
+    return _plan(source, entry_point).kind != "sandbox"
+
+
 JUDGE_GRACE_S = 1.0  # the judge's time beyond what is left of the program's own time limit
 JUDGE_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "judge.py")  # run as a script, see its docstring
 
@@ -134,6 +142,8 @@ def _start_judge(python: str) -> Optional[subprocess.Popen]:
     cmd = [python, "-I", "-S", "-B", JUDGE_PATH]
     if sys.platform == "linux" and shutil.which("prlimit"):
         cmd = ["prlimit", f"--as={4 * 2 ** 30}", "--core=0", "--"] + cmd
+    if sys.platform == "linux":  # the OOM killer's first choice, as the sandbox is (cleanup.OOM_FIRST)
+        cmd = ["sh", "-c", OOM_FIRST + 'exec "$@"', "magrpo-judge"] + cmd
     try:
         return subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                 env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})

@@ -24,7 +24,7 @@ from typing import Optional, Sequence
 
 from .cleanup import _cleanup_stale, _kill_everything, _tie_to_trainer
 from .forgeproof import MAX_VALUE_CHARS, MAX_VALUE_DEPTH, MAX_VALUE_ITEMS, _judge, _plan, _start_judge, JUDGE_GRACE_S
-from .isolation import REFUSE_USERNS, _namespaced, _ProgramCgroup, _userns_filter_hex, isolation, resource
+from .isolation import REFUSE_SYSCALLS, SandboxError, _filter_hex, _namespaced, _ProgramCgroup, isolation, resource
 
 # The harness runs INSIDE the sandbox, as `python -I -S -c HARNESS` (the package's files are not there). It reads one JSON object from
 # stdin, compiles the program, then for each assert forks a fresh process (its own process group)
@@ -32,10 +32,11 @@ from .isolation import REFUSE_USERNS, _namespaced, _ProgramCgroup, _userns_filte
 # evaluates the shipped expressions and writes their values (forge-proof mode) or runs the assert
 # itself and writes its verdict (legacy mode), one line on the result pipe. The harness's process
 # runs no program code: it times each assert's process (SIGKILL to its group after
-# `assert_timeout`), writes a line of its own when that process timed out or died without one
+# `assert_timeout`; a program may SIGSTOP this process, which stops that timer but never the run's total
+# timeout, enforced from outside), writes a line of its own when that process timed out or died without one
 # (the parent keeps the first line of each assert), and before the next assert kills what the
 # program left (namespaces mode) and empties the folders in spec["wipe"]. In rlimits mode it first
-# installs the seccomp filter that refuses user namespaces (REFUSE_USERNS, see isolation.py).
+# installs the sandbox's seccomp filter (REFUSE_SYSCALLS, see isolation.py).
 HARNESS_BODY = r'''
 import sys, os, json, signal, builtins
 def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _vars=vars, _exc=BaseException,
@@ -48,11 +49,11 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
     spec = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     sys.stdin.close()
     os.close(0)
-    if spec.get("userns_filter"):  # rlimits mode (namespaces mode: SETUP installed it)
+    if spec.get("seccomp_filter"):  # rlimits mode (namespaces mode: SETUP installed it)
         try:
-            refuse_user_namespaces(spec["userns_filter"])
-        except OSError as e:
-            _os_write(spec["fd"], (_dumps({"load_error": "SandboxError", "message": _str(e), "tag": spec["tag"]}) + "\n").encode())
+            refuse_syscalls(spec["seccomp_filter"])
+        except OSError as e:  # no "started" line: the parent raises SandboxError with this text
+            sys.stderr.write("the harness could not install the seccomp filter: %s\n" % e)
             return
     if spec.get("cwd"):
         try:
@@ -61,6 +62,7 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
             pass
     fd, tag, per, limit = spec["fd"], spec["tag"], spec["assert_timeout"], spec["max_timeouts"]
     os.set_inheritable(fd, False)  # the program's own children do not get the result pipe
+    _os_write(fd, (_dumps({"started": 1, "tag": tag}) + "\n").encode())  # before any program code: the sandbox runs
     max_items, max_depth, max_chars = spec["max_items"], spec["max_depth"], spec["max_chars"]
     program, tests = spec["program"], spec["asserts"]
     snapshot = _dict(_vars(builtins))
@@ -211,7 +213,7 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
                 return {"index": i, "status": "failed", "error": _type(e).__name__, "message": _str(e)[:300]}
             except _exc:
                 return {"index": i, "status": "failed", "error": "Unprintable", "message": ""}
-    _signal(_ALRM, on_alarm)  # this process times each assert's process (which cannot undo that) and kills it
+    _signal(_ALRM, on_alarm)  # this process times each assert's process and kills it (SIGSTOP to it stops that timer)
     timeouts = 0
     for i, test in _enumerate(tests):
         if timeouts >= limit:
@@ -256,7 +258,7 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
             fresh_folders()
 _main()
 '''
-HARNESS = REFUSE_USERNS + HARNESS_BODY
+HARNESS = REFUSE_SYSCALLS + HARNESS_BODY
 
 
 @dataclass
@@ -266,6 +268,7 @@ class SandboxLimits:
     timeout_s: float = 10.0  # wall clock for the whole run (all asserts)
     assert_timeout_s: float = 3.0  # wall clock per assert (program + the assert's calls)
     cpu_s: int = 10  # CPU seconds of each process (RLIMIT_CPU): of each assert's process
+    cpus: float = 1.0  # CPUs' worth of time for all the run's processes together (a cpu cgroup, where writable)
     memory_mb: int = 512  # address space per process (RLIMIT_AS); namespaces mode with a memory cgroup: also the
     #                       memory of all the program's processes and the tmpfs pages they write, together
     max_processes: int = 16  # pids cgroup cap (namespaces mode) / RLIMIT_NPROC (fallback, non-root)
@@ -347,18 +350,29 @@ def _child_setup(death_signal: Optional[int], lim) -> None:
 
 
 def _read_capped(stream, cap: int, sink: list) -> None:
-    """Read `stream` to its end into sink = [bytearray, truncated], keeping `cap` bytes. The sink
-    fills as data comes, so what arrived is usable even if a stray process keeps the pipe open."""
+    """Read `stream` into sink = [bytearray, truncated] until its end or until `cap` bytes are kept,
+    then close it: a flood beyond the cap is never read (the writer's next write fails with EPIPE),
+    so it costs this process nothing. The sink fills as data comes, so what arrived is usable even if
+    a stray process keeps the pipe open."""
     kept = sink[0]
-    while True:
-        chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
-        if not chunk:
-            break
-        room = cap - len(kept)
-        if room > 0:
+    read = stream.read1 if hasattr(stream, "read1") else stream.read
+    try:
+        while True:
+            chunk = read(min(65536, cap - len(kept) + 1))  # one byte more than fits tells a flood from a fit
+            if not chunk:
+                break
+            room = cap - len(kept)
             kept += chunk[:room]
-        if len(chunk) > max(room, 0):
-            sink[1] = True
+            if len(chunk) > room:
+                sink[1] = True
+                break
+    except (OSError, ValueError):
+        pass  # closed under us at the end of the run
+    finally:
+        try:
+            stream.close()
+        except OSError:
+            pass
 
 
 def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLimits] = None, *,
@@ -376,13 +390,15 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
     _cleanup_stale()
     python = os.path.realpath(sys.executable)
     tag = secrets.token_hex(16)
-    r_fd, w_fd = os.pipe()
-    work = tempfile.mkdtemp(prefix=f"magrpo-sandbox-{os.getpid()}-")
+    try:
+        work = tempfile.mkdtemp(prefix=f"magrpo-sandbox-{os.getpid()}-")
+    except OSError as e:
+        raise SandboxError(f"the sandbox could not make its temporary folder in {tempfile.gettempdir()}: {e}") from e
     cgroup = None
     harness = [python, "-I", "-S", "-B", "-u", "-c", HARNESS, f"magrpo-sandbox-owner-{os.getpid()}"]  # who ran it, for `ps`
     if iso["mode"] == "linux-namespaces":
         try:
-            cgroup = _ProgramCgroup(limits.max_processes, limits.memory_mb * 2 ** 20)
+            cgroup = _ProgramCgroup(limits.max_processes, limits.memory_mb * 2 ** 20, cpus=limits.cpus)
         except OSError:
             cgroup = None
         cmd = _namespaced(harness, work, limits.max_file_mb, limits.timeout_s)
@@ -403,11 +419,17 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
     cmd, pre = _tie_to_trainer(cmd, death, cgroup)
     preexec = functools.partial(_child_setup, pre[0] if pre else None, lim) if (pre or lim) else None
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": home}
+    r_fd = w_fd = None
+    try:
+        r_fd, w_fd = os.pipe()
+    except OSError as e:
+        _undo(work, cgroup)
+        raise SandboxError(f"the sandbox could not make its result pipe: {e}") from e
     spec = json.dumps(dict(program=program, asserts=[p.harness_spec() for p in plans], fd=w_fd, tag=tag, cwd=cwd,
                            assert_timeout=limits.assert_timeout_s, max_timeouts=limits.max_timeouts,
                            own_group=iso["mode"] == "linux-namespaces",
                            wipe=["/tmp", "/dev/shm"] if iso["mode"] == "linux-namespaces" else [cwd],
-                           userns_filter=_userns_filter_hex() if iso["mode"] == "rlimits" else None,
+                           seccomp_filter=_filter_hex() if iso["mode"] == "rlimits" else None,
                            max_items=MAX_VALUE_ITEMS, max_depth=MAX_VALUE_DEPTH, max_chars=MAX_VALUE_CHARS)).encode()
     t0 = time.perf_counter()
     timed_out = False
@@ -416,24 +438,35 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
     try:
         proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=work, env=env,
                                 pass_fds=(w_fd,), start_new_session=True, preexec_fn=preexec)
-    except (OSError, subprocess.SubprocessError) as exc:
+    except (OSError, subprocess.SubprocessError) as e:
         os.close(r_fd), os.close(w_fd)
-        shutil.rmtree(work, ignore_errors=True)
-        if cgroup is not None:
-            cgroup.remove()
-        return SandboxResult([AssertResult(i, a, False, "not_run", "SandboxError", str(exc)) for i, a in enumerate(asserts)],
-                             mode=iso["mode"])
+        _undo(work, cgroup)
+        raise SandboxError(f"the sandbox could not start: {e}") from e
     os.close(w_fd)
     judge = _start_judge(python)
-    reader = threading.Thread(target=_read_capped, args=(proc.stdout, limits.max_output_bytes, out_sink), daemon=True)
-    reader.start()
 
     def read_results():
         with os.fdopen(r_fd, "rb") as fh:
             _read_capped(fh, 4 * 2 ** 20 + len(asserts) * (MAX_VALUE_CHARS + 1024), res_sink)  # a flood beyond is dropped
 
+    reader = threading.Thread(target=_read_capped, args=(proc.stdout, limits.max_output_bytes, out_sink), daemon=True)
     results_thread = threading.Thread(target=read_results, daemon=True)
-    results_thread.start()
+    try:
+        if judge is None:
+            raise SandboxError("the sandbox's judge (the process that checks the returned values) could not start")
+        reader.start()
+        results_thread.start()
+    except (RuntimeError, SandboxError) as e:  # RuntimeError: no thread could be started
+        _kill_everything(proc, cgroup)
+        if not results_thread.is_alive():
+            os.close(r_fd)
+        _undo(work, cgroup)
+        if judge is not None:
+            judge.kill()
+            judge.wait()
+        for stream in (proc.stdin, proc.stdout):
+            stream.close()
+        raise e if isinstance(e, SandboxError) else SandboxError(f"the sandbox could not start a thread: {e}") from e
     try:
         proc.stdin.write(spec)
         proc.stdin.close()
@@ -452,11 +485,26 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
         if cgroup is not None:
             cgroup.remove()
         shutil.rmtree(work, ignore_errors=True)
+    raw = bytes(res_sink[0])
+    started = (json.dumps({"started": 1, "tag": tag}) + "\n").encode()
+    if not raw.startswith(started):  # the harness wrote this before any program code ran: the sandbox never started
+        judge.kill()
+        judge.wait()
+        tail = bytes(out_sink[0]).decode("utf-8", "replace").strip()[-500:]
+        raise SandboxError(f"the sandbox did not start ({'no start within the run time limit of %ss' % limits.timeout_s if timed_out else 'exit code %s' % proc.returncode}); "
+                           f"no program code ran. What it printed: {tail or '(nothing)'}")
     budget = limits.timeout_s - (time.perf_counter() - t0) + JUDGE_GRACE_S  # the judge's time counts in the program's
-    verdicts, load_error, late = _judge(judge, plans, bytes(res_sink[0]), tag, budget)
+    verdicts, load_error, late = _judge(judge, plans, raw[len(started):], tag, budget)
     seconds = time.perf_counter() - t0
     output = (bytes(out_sink[0]), out_sink[1])
     return _collect(plans, verdicts, load_error, late, output, proc.returncode, timed_out, seconds, iso["mode"])
+
+
+def _undo(work: str, cgroup) -> None:
+    """Remove what a run made before its sandbox could start."""
+    shutil.rmtree(work, ignore_errors=True)
+    if cgroup is not None:
+        cgroup.remove()
 
 
 def _collect(plans, verdicts, load_error, judge_late, out_sink, code, timed_out, seconds, mode) -> SandboxResult:

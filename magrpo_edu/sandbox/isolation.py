@@ -17,6 +17,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+import warnings
 from typing import Optional
 
 try:
@@ -120,8 +121,8 @@ else:  # pivot_root refused (e.g. a ramfs root) or unknown here: chroot, the uid
     os.chroot(root)
 os.chdir("/tmp/work")
 os.environ["PWD"] = "/tmp/work"  # the shell that started us set the host's folder (with the trainer's pid) there
-if USERNS_FILTER is not None:  # inherited by every process from here on: the program cannot make a user namespace
-    refuse_user_namespaces(USERNS_FILTER)
+if SECCOMP_FILTER is not None:  # inherited by every process from here on (see REFUSE_SYSCALLS)
+    refuse_syscalls(SECCOMP_FILTER)
 os.execv(TIMEOUT, ["timeout", "-s", "KILL", total, SETPRIV, "--reuid=%d" % UID, "--regid=%d" % UID, "--clear-groups",
                    "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"] + cmd)
 """
@@ -132,17 +133,23 @@ _PIVOT_ROOT_NR = {"x86_64": 155, "amd64": 155, "aarch64": 41, "arm64": 41, "risc
 
 
 # --------------------------------------------------------------------------------------------------
-# No user namespaces inside the sandbox
+# What no program may ask the kernel for: user namespaces, keyrings, ptrace, io_uring
 # --------------------------------------------------------------------------------------------------
-# A user namespace would let a program mount a tmpfs of its own, whose pages only a memory cgroup
-# bounds. A seccomp filter (classic BPF on the syscall number, the ABI and the first argument) makes
-# unshare() and clone() with CLONE_NEWUSER fail with EPERM, and clone3() fail with ENOSYS (its flags
-# sit in memory a filter cannot read; libc then falls back to clone()); every syscall of another ABI
-# (i386 through int 0x80 or x32 on x86_64, arm32 on aarch64) fails with EPERM. It is installed before
-# any program code runs (by SETUP in namespaces mode, by the harness in rlimits mode) and every process
-# of the program inherits it. REFUSE_USERNS is the installing code, run in those processes.
-REFUSE_USERNS = r"""
-def refuse_user_namespaces(hex_program):
+# A seccomp filter (classic BPF on the syscall number, the ABI and the first argument):
+#   * user namespaces: unshare() and clone() with CLONE_NEWUSER fail with EPERM, clone3() with ENOSYS
+#     (its flags sit in memory a filter cannot read; libc then falls back to clone()). A user namespace
+#     would let a program mount a tmpfs of its own, whose pages only a memory cgroup bounds.
+#   * kernel keyrings: add_key, request_key and keyctl fail with EPERM. Every run's processes share
+#     uid 65534's user keyring, which outlives the run: a key added by one run could be read by any
+#     later one (a covert channel between runs, problems and trainers).
+#   * ptrace: EPERM (a program could stop or steer its harness, which times its asserts).
+#   * io_uring_setup/enter/register: ENOSYS (a large kernel surface no test program needs).
+#   * every syscall of another ABI (i386 through int 0x80 or x32 on x86_64, arm32 on aarch64): EPERM.
+# It is installed before any program code runs (by SETUP in namespaces mode, after it joined a new
+# session keyring; by the harness in rlimits mode) and every process of the program inherits it.
+# REFUSE_SYSCALLS is the installing code, run in those processes.
+REFUSE_SYSCALLS = r"""
+def refuse_syscalls(hex_program):
     import ctypes
     code = bytes.fromhex(hex_program)
     class Program(ctypes.Structure):  # struct sock_fprog
@@ -151,44 +158,55 @@ def refuse_user_namespaces(hex_program):
     if libc.prctl(38, ctypes.c_ulong(1), no, no, no) != 0 or libc.prctl(22, ctypes.c_ulong(2), ctypes.byref(prog), no, no) != 0:
         raise OSError(ctypes.get_errno(), "could not install the seccomp filter")  # PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP
 """
-# platform.machine(): (AUDIT_ARCH_*, unshare, clone, clone3) of its syscall table
-_SECCOMP_ABI = {"x86_64": (0xC000003E, 272, 56, 435), "amd64": (0xC000003E, 272, 56, 435),
-                "aarch64": (0xC00000B7, 97, 220, 435), "arm64": (0xC00000B7, 97, 220, 435)}
+# platform.machine(): AUDIT_ARCH_* and the syscall numbers the filter names, from the kernel's syscall tables
+_SECCOMP_ABI = {
+    "x86_64": dict(arch=0xC000003E, unshare=272, clone=56, clone3=435, add_key=248, request_key=249, keyctl=250,
+                   ptrace=101, io_uring=(425, 426, 427)),
+    "aarch64": dict(arch=0xC00000B7, unshare=97, clone=220, clone3=435, add_key=217, request_key=218, keyctl=219,
+                    ptrace=117, io_uring=(425, 426, 427)),
+}
+_SECCOMP_ABI["amd64"], _SECCOMP_ABI["arm64"] = _SECCOMP_ABI["x86_64"], _SECCOMP_ABI["aarch64"]
 CLONE_NEWUSER = 0x10000000
+SECCOMP_ALLOW, SECCOMP_EPERM, SECCOMP_ENOSYS = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38  # SECCOMP_RET_ERRNO | errno
 
 
-def userns_filter(machine: Optional[str] = None) -> bytes:
-    """The seccomp filter refusing user namespaces for `machine` (default: this one), as the bytes of a
-    struct sock_filter array. ValueError for an architecture without one (only x86_64 and aarch64)."""
+def seccomp_filter(machine: Optional[str] = None) -> bytes:
+    """The sandbox's seccomp filter for `machine` (default: this one), as the bytes of a struct
+    sock_filter array (see the comment above REFUSE_SYSCALLS for what it refuses). ValueError for an
+    architecture without one (only x86_64 and aarch64)."""
     machine = (machine or platform.machine()).lower()
     if machine not in _SECCOMP_ABI:
         raise ValueError(f"no seccomp filter for the {machine!r} architecture (only x86_64 and aarch64): user "
-                         "namespaces cannot be refused inside the sandbox here")
-    arch, unshare, clone, clone3 = _SECCOMP_ABI[machine]
+                         "namespaces, keyrings, ptrace and io_uring cannot be refused inside the sandbox here")
+    nr = _SECCOMP_ABI[machine]
     ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ/JGE/JSET|K, BPF_RET|K
-    allow, eperm, enosys = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38  # SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO | errno
-    program = [  # (code, jump if true, jump if false, k); jumps count the instructions skipped
-        (ld, 0, 0, 4),  # 0: seccomp_data.arch
-        (jeq, 0, 8, arch),  # 1: another ABI -> 10
-        (ld, 0, 0, 0),  # 2: seccomp_data.nr
-        (jge, 6, 0, 0x40000000),  # 3: x32 -> 10
-        (jeq, 6, 0, clone3),  # 4: -> 11
-        (jeq, 1, 0, unshare),  # 5: -> 7
-        (jeq, 0, 2, clone),  # 6: -> 7, else 9
-        (ld, 0, 0, 16),  # 7: the low 32 bits of args[0] (the flags; little-endian)
-        (jset, 1, 0, CLONE_NEWUSER),  # 8: -> 10, else 9
-        (ret, 0, 0, allow),  # 9
-        (ret, 0, 0, eperm),  # 10
-        (ret, 0, 0, enosys),  # 11
-    ]
-    return b"".join(struct.pack("<HBBI", *ins) for ins in program)
+    # (code, label if true, label if false, k): a label is where a jump goes, None the next instruction
+    program = [("ld", None, None, 4, ld),  # seccomp_data.arch
+               ("arch", None, "eperm", nr["arch"], jeq),  # another ABI
+               ("ld", None, None, 0, ld),  # seccomp_data.nr
+               ("x32", "eperm", None, 0x40000000, jge)]
+    program += [("nosys", "enosys", None, k, jeq) for k in (nr["clone3"],) + nr["io_uring"]]
+    program += [("refused", "eperm", None, nr[k], jeq) for k in ("add_key", "request_key", "keyctl", "ptrace")]
+    program += [("flags", "flags", None, nr["unshare"], jeq), ("flags", "flags", "allow", nr["clone"], jeq),
+                ("flags", None, None, 16, ld),  # label "flags": the low 32 bits of args[0] (little-endian)
+                ("newuser", "eperm", "allow", CLONE_NEWUSER, jset)]
+    labels = {"allow": len(program), "eperm": len(program) + 1, "enosys": len(program) + 2,
+              "flags": next(i for i, ins in enumerate(program) if ins[4] == ld and ins[3] == 16)}
+    out = []
+    for i, (_, true, false, k, code) in enumerate(program):
+        jt, jf = (0 if t is None else labels[t] - i - 1 for t in (true, false))
+        assert jt >= 0 and jf >= 0 and max(jt, jf) < 256, "a seccomp jump must go forward, at most 255 instructions"
+        out.append((code, jt, jf, k))
+    out += [(ret, 0, 0, SECCOMP_ALLOW), (ret, 0, 0, SECCOMP_EPERM), (ret, 0, 0, SECCOMP_ENOSYS)]
+    return b"".join(struct.pack("<HBBI", *ins) for ins in out)
 
 
-_USERNS_CHECK = REFUSE_USERNS + r"""
+_FILTER_CHECK = REFUSE_SYSCALLS + r"""
 import ctypes, os, subprocess, sys
-refuse_user_namespaces(sys.argv[1])
+refuse_syscalls(sys.argv[1])
 libc = ctypes.CDLL(None, use_errno=True)
 refused = libc.unshare(0x10000000) != 0 and ctypes.get_errno() == 1
+refused = refused and libc.syscall(ctypes.c_long(int(sys.argv[2])), 0, 0) != 0 and ctypes.get_errno() == 1  # keyctl
 pid = os.fork()
 if pid == 0:
     os._exit(7)
@@ -198,18 +216,19 @@ print("REFUSED" if refused and ok else "ALLOWED")
 
 
 @functools.lru_cache(maxsize=1)
-def _userns_filter_hex() -> Optional[str]:
-    """The filter to install (hex), or None where it does not work here: not Linux, another architecture,
-    or a kernel that refuses it (checked once in a child process: installed, then unshare(CLONE_NEWUSER)
-    must fail with EPERM while fork and subprocess still work)."""
+def _filter_hex() -> Optional[str]:
+    """The seccomp filter to install (hex), or None where it does not work here: not Linux, another
+    architecture, or a kernel that refuses it (checked once in a child process: installed, then
+    unshare(CLONE_NEWUSER) and keyctl must fail with EPERM while fork and subprocess still work)."""
     if sys.platform != "linux":
         return None
     try:
-        hex_program = userns_filter().hex()
+        hex_program = seccomp_filter().hex()
     except ValueError:
         return None
+    keyctl = str(_SECCOMP_ABI[platform.machine().lower()]["keyctl"])
     try:
-        r = subprocess.run([os.path.realpath(sys.executable), "-I", "-S", "-B", "-c", _USERNS_CHECK, hex_program],
+        r = subprocess.run([os.path.realpath(sys.executable), "-I", "-S", "-B", "-c", _FILTER_CHECK, hex_program, keyctl],
                            capture_output=True, timeout=20, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
     except (OSError, subprocess.SubprocessError):
         return None
@@ -228,9 +247,9 @@ def _setup_program() -> str:
             dirs.append(d)
     tools = {t: shutil.which(t, path="/usr/bin:/bin:/usr/sbin:/sbin") for t in ("timeout", "setpriv")}
     head = (f"LINKS, BINDS, HIDE, UID = {links!r}, {dirs + binds!r}, {hide!r}, {SANDBOX_UID}\n"
-            f"PIVOT_ROOT, KEYCTL, USERNS_FILTER = {_PIVOT_ROOT_NR!r}, {_KEYCTL_NR!r}, {_userns_filter_hex()!r}\n"
+            f"PIVOT_ROOT, KEYCTL, SECCOMP_FILTER = {_PIVOT_ROOT_NR!r}, {_KEYCTL_NR!r}, {_filter_hex()!r}\n"
             f"TIMEOUT, SETPRIV = {os.path.realpath(tools['timeout'] or 'timeout')!r}, {os.path.realpath(tools['setpriv'] or 'setpriv')!r}\n")
-    return head + REFUSE_USERNS + SETUP
+    return head + REFUSE_SYSCALLS + SETUP
 
 
 def _namespaced(cmd: list[str], root: str, tmp_mb: int, total_s: float) -> list[str]:
@@ -259,14 +278,42 @@ r["shm"] = os.access("/dev/shm", os.W_OK)
 import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 r["userns_refused"] = libc.unshare(0x10000000) != 0  # CLONE_NEWUSER
+r["keyctl_refused"] = KEYCTL is not None and libc.syscall(ctypes.c_long(KEYCTL), 0, 0) != 0 and ctypes.get_errno() == 1
 print("PROBE" + json.dumps(r))
 '''
 
 
-def _probe_namespaces() -> Optional[dict]:
-    """Run a probe through the whole namespaces sandbox; what it saw, or None if it cannot run."""
-    if sys.platform != "linux" or os.geteuid() != 0 or not all(shutil.which(t) for t in ("unshare", "setpriv", "timeout")):
-        return None
+class SandboxError(RuntimeError):
+    """The sandbox's own machinery failed (it could not start, its probe failed, the trainer ran out of
+    file descriptors, the judge could not start): nothing was learned about the program, so no reward is
+    given for it and the caller sees this error instead of a silently lower reward."""
+
+
+def _namespaces_tools() -> Optional[str]:
+    """Why namespaces mode cannot be tried here, or None if it can (Linux, root, unshare/setpriv/timeout)."""
+    if sys.platform != "linux":
+        return f"not Linux ({sys.platform})"
+    if os.geteuid() != 0:
+        return "not root (namespaces mode needs root; programs run as this user)"
+    missing = [t for t in ("unshare", "setpriv", "timeout") if not shutil.which(t)]
+    return f"missing {', '.join(missing)} (util-linux, coreutils)" if missing else None
+
+
+def _unshare_refused() -> Optional[str]:
+    """Why the kernel refuses the sandbox's namespaces (e.g. a container without CAP_SYS_ADMIN), or None
+    if an empty command runs in them."""
+    try:
+        r = subprocess.run(["unshare", "--fork", "--pid", "--net", "--mount", "--ipc", "--uts", "true"],
+                           capture_output=True, timeout=30, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+    except subprocess.TimeoutExpired:
+        return None  # slow, not refused: the probe decides
+    except OSError as e:
+        return f"unshare could not run: {e}"
+    return None if r.returncode == 0 else "unshare: " + r.stderr.decode("utf-8", "replace").strip()[-200:]
+
+
+def _probe_namespaces() -> tuple[Optional[dict], str]:
+    """Run a probe through the whole namespaces sandbox: (what it saw, "") or (None, why it could not)."""
     home = os.path.expanduser("~")
     try:
         in_home = [os.path.join(home, n) for n in sorted(os.listdir(home))[:20]]
@@ -278,22 +325,51 @@ def _probe_namespaces() -> Optional[dict]:
     host = [p for p in [os.path.abspath(__file__), os.getcwd(), "/etc/shadow", "/sys/fs/cgroup"] + in_home
             if p not in on_the_way and os.path.realpath(p) != "/" and
             not any(os.path.realpath(p) == d or os.path.realpath(p).startswith(d + "/") for d in shown)]
-    probe = "HOST = %r\n%s" % (host, _PROBE)
+    probe = "HOST, KEYCTL = %r, %r\n%s" % (host, _KEYCTL_NR, _PROBE)
     work = tempfile.mkdtemp(prefix=f"magrpo-sandbox-{os.getpid()}-")
     try:
-        cmd = _namespaced([os.path.realpath(sys.executable), "-I", "-S", "-c", probe], work, 1, 20)
-        r = subprocess.run(cmd, capture_output=True, timeout=20, cwd=work, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+        cmd = _namespaced([os.path.realpath(sys.executable), "-I", "-S", "-c", probe], work, 1, PROBE_TIMEOUT_S)
+        r = subprocess.run(cmd, capture_output=True, timeout=PROBE_TIMEOUT_S, cwd=work,
+                           env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
         out = r.stdout.decode("utf-8", "replace")
         if r.returncode != 0 or "PROBE" not in out:
-            return None
-        return json.loads(out.split("PROBE", 1)[1].strip().splitlines()[0])
-    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
-        return None
+            return None, f"exit code {r.returncode}: {(r.stderr.decode('utf-8', 'replace') or out).strip()[-300:]}"
+        return json.loads(out.split("PROBE", 1)[1].strip().splitlines()[0]), ""
+    except subprocess.TimeoutExpired:
+        return None, f"no answer within {PROBE_TIMEOUT_S} s"
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as e:
+        return None, f"{type(e).__name__}: {e}"
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
+PROBE_TIMEOUT_S = 20
+PROBE_TRIES = 3
+
+
+def _namespaces_probe() -> tuple[Optional[dict], str]:
+    """(the probe's view, "") in namespaces mode; (None, why) where this machine cannot have it, which
+    makes the rlimits mode. Raises SandboxError where it could have it but the probe failed every time
+    (PROBE_TRIES): it fails closed, never silently running programs with less isolation."""
+    if os.environ.get("MAGRPO_EDU_SANDBOX", "auto") == "rlimits":
+        return None, "MAGRPO_EDU_SANDBOX=rlimits"
+    why = _namespaces_tools() or _unshare_refused()
+    if why:
+        return None, why
+    fails = []
+    for _ in range(PROBE_TRIES):
+        probe, fail = _probe_namespaces()
+        if probe is not None:
+            return probe, ""
+        fails.append(fail)
+    raise SandboxError(f"the namespaces sandbox can run on this machine but its probe failed {PROBE_TRIES} times "
+                       f"({'; '.join(dict.fromkeys(fails))}); no program was run. If the machine is overloaded, "
+                       "try again; to run programs with rlimits only (they then run as this user and can read "
+                       "its files), set MAGRPO_EDU_SANDBOX=rlimits.")
+
+
 CGROUP_FS = "/sys/fs/cgroup"
+CONTROLLERS = ("pids", "memory", "cpu")  # the cgroup controllers a run uses, where writable
 
 
 def _own_cgroups(text: str) -> dict[str, str]:
@@ -309,7 +385,7 @@ def _own_cgroups(text: str) -> dict[str, str]:
 
 
 def _cgroup_parents(fs: str = CGROUP_FS, self_cgroup: str = "/proc/self/cgroup") -> dict[str, list[str]]:
-    """Where a throw-away cgroup of each controller ("pids", "memory") could be made, best first: this
+    """Where a throw-away cgroup of each controller ("pids", "memory", "cpu") could be made, best first: this
     process's own cgroup, then the hierarchy's root (cgroup v1: the controller's own hierarchy under `fs`;
     v2: `fs` itself)."""
     try:
@@ -317,7 +393,7 @@ def _cgroup_parents(fs: str = CGROUP_FS, self_cgroup: str = "/proc/self/cgroup")
     except OSError:
         own = {}
     out = {}
-    for controller in ("pids", "memory"):
+    for controller in CONTROLLERS:
         base = os.path.join(fs, controller)
         if not os.path.isfile(os.path.join(base, "cgroup.procs")):  # no v1 hierarchy of it: cgroup v2
             base, controller_key = fs, ""
@@ -329,7 +405,7 @@ def _cgroup_parents(fs: str = CGROUP_FS, self_cgroup: str = "/proc/self/cgroup")
 
 
 def _cgroup_roots(fs: str = CGROUP_FS, self_cgroup: str = "/proc/self/cgroup") -> dict[str, str]:
-    """The folder where a throw-away cgroup is made, by controller ("pids", "memory"): the first of
+    """The folder where a throw-away cgroup is made, by controller ("pids", "memory", "cpu"): the first of
     `_cgroup_parents` that is writable and lets its children use the controller (cgroup v1: any folder of
     the controller's hierarchy; v2: one whose cgroup.subtree_control enables it, which a cgroup holding
     processes, such as this process's own, cannot do on v2 except at the root). The environment variable
@@ -362,20 +438,28 @@ def _cgroup_root() -> Optional[str]:
     return _cgroup_roots().get("pids")
 
 
+CPU_PERIOD_US = 100_000  # the CFS period of a run's cpu cgroup; its quota is cpus x this
+
+
 class _ProgramCgroup:
     """The throw-away cgroup(s) of one run: every process of the program joins them before it runs.
     pids: at most `max_pids` processes. memory: all its processes together, and the tmpfs pages
     they write (the private /tmp and /dev/shm, or a tmpfs the program mounts in a user namespace of
     its own: the kernel charges tmpfs pages to the cgroup of the process that wrote them), at most
     `memory_bytes`, swap included (v1 memory.memsw.limit_in_bytes / v2 memory.swap.max = 0); over it
-    the kernel's OOM killer kills a process of the cgroup. On cgroup v1 one folder per controller's
-    hierarchy, on v2 one folder with both. Only the controllers this machine lets us write are used
+    the kernel's OOM killer kills a process of the cgroup (every sandbox process has oom_score_adj 1000,
+    so where the trainer's own cgroup runs out of memory the OOM killer takes a program, not the
+    trainer). cpu: all its processes together get at most `cpus` CPUs' worth of time (CFS quota: v1
+    cpu.cfs_quota_us / cpu.cfs_period_us, v2 cpu.max), so busy children cannot slow the rest of the
+    machine (the other programs of the batch, the trainer). On cgroup v1 one folder per controller's
+    hierarchy, on v2 one folder with all. Only the controllers this machine lets us write are used
     (`controllers`); OSError when none is."""
 
-    def __init__(self, max_pids: int, memory_bytes: int, roots: Optional[dict[str, str]] = None):
+    def __init__(self, max_pids: int, memory_bytes: int, roots: Optional[dict[str, str]] = None, cpus: float = 1.0):
         roots = _cgroup_roots() if roots is None else roots
         if not roots:
-            raise OSError("no writable pids or memory cgroup")
+            raise OSError("no writable pids, memory or cpu cgroup")
+        quota = max(1000, int(round(cpus * CPU_PERIOD_US)))
         name = f"magrpo-sandbox-{os.getpid()}-{secrets.token_hex(4)}"
         self.paths, self.controllers = [], sorted(roots)
         try:
@@ -394,6 +478,11 @@ class _ProgramCgroup:
                     self._write(path, "memory.max", memory_bytes)
                     if os.path.exists(os.path.join(path, "memory.swap.max")):
                         self._write(path, "memory.swap.max", 0)
+                if "cpu" in here and not _is_v2(root):
+                    self._write(path, "cpu.cfs_period_us", CPU_PERIOD_US)
+                    self._write(path, "cpu.cfs_quota_us", quota)
+                elif "cpu" in here:
+                    self._write(path, "cpu.max", f"{quota} {CPU_PERIOD_US}")
         except OSError:
             self.remove()
             raise
@@ -442,18 +531,28 @@ class _ProgramCgroup:
                     time.sleep(0.02)
 
 
+_WARNED: set = set()
+
+
 @functools.lru_cache(maxsize=1)
 def isolation() -> dict:
     """What `run_program` isolates on this machine (see the table in the module docstring). In
     namespaces mode the properties are those a probe program saw from inside the sandbox, and
-    `process_cap` / `memory_limit` those of a cgroup just made and removed: "memory_limit" is "per
-    program: memory cgroup ..." (one limit for all of a program's processes and its tmpfs pages),
-    "per process only (RLIMIT_AS): ..." (no writable memory cgroup, or the rlimits mode), or "none"
-    (macOS, Windows). "user_namespaces": "refused (seccomp filter)" or why not; "cgroups": where the
-    run's cgroups are made, by controller. Set the environment variable MAGRPO_EDU_SANDBOX=rlimits to
-    force the fallback, MAGRPO_EDU_SANDBOX_CGROUPS=none to pretend no cgroup is writable (e.g. to test
-    them; call `isolation.cache_clear()` after a change)."""
-    probe = None if os.environ.get("MAGRPO_EDU_SANDBOX", "auto") == "rlimits" else _probe_namespaces()
+    `process_cap` / `memory_limit` / `cpu_limit` those of a cgroup just made and removed:
+    "memory_limit" is "per program: memory cgroup ..." (one limit for all of a program's processes and
+    its tmpfs pages), "per process only (RLIMIT_AS): ..." (no writable memory cgroup, or the rlimits
+    mode), or "none" (macOS, Windows). "user_namespaces": "refused (seccomp filter)" or why not;
+    "cgroups": where the run's cgroups are made, by controller; "why_not_namespaces": why this machine
+    runs the rlimits mode ("" in namespaces mode).
+
+    The probe is tried up to PROBE_TRIES times; where namespaces mode can run here but every probe
+    failed, this raises SandboxError (and nothing is cached, so the next call tries again): it never
+    falls back silently. A machine that cannot have namespaces (not root, no unshare, a container that
+    refuses them) runs the rlimits mode with a RuntimeWarning when the program would then run as root.
+    Set the environment variable MAGRPO_EDU_SANDBOX=rlimits to force the fallback,
+    MAGRPO_EDU_SANDBOX_CGROUPS=none to pretend no cgroup is writable (e.g. to test them; call
+    `isolation.cache_clear()` after a change)."""
+    probe, why_not = _namespaces_probe()
     ns = probe is not None
     controllers: list[str] = []
     if ns:
@@ -465,13 +564,19 @@ def isolation() -> dict:
             controllers = []
     root = hasattr(os, "geteuid") and os.geteuid() == 0
     linux = sys.platform == "linux"
-    if _userns_filter_hex() is not None and (not ns or probe["userns_refused"]):
+    if not ns and root and why_not not in _WARNED:
+        _WARNED.add(why_not)
+        warnings.warn(f"magrpo_edu.sandbox: no namespaces sandbox here ({why_not}); generated programs run as root "
+                      "with rlimits only: they can read and write this machine's files and reach the network. Run "
+                      "untrusted code as an ordinary user or where unshare works (Linux, root).", RuntimeWarning,
+                      stacklevel=3)
+    if _filter_hex() is not None and (not ns or probe["userns_refused"]):
         userns = "refused (seccomp filter)"
     elif not linux:
         userns = "n/a"
     else:
         try:
-            userns_filter()
+            seccomp_filter()
             userns = "allowed: this kernel refused the seccomp filter"
         except ValueError as e:
             userns = f"allowed: {e}"
@@ -483,6 +588,7 @@ def isolation() -> dict:
                                       else " (the root: this process's own cgroup cannot hold it)")
     return dict(
         mode="linux-namespaces" if ns else "rlimits",
+        why_not_namespaces=why_not,
         network=ns and not probe["network"], pid_namespace=ns and probe["pids"] <= 3,
         read_only_filesystem=ns, private_tmp=ns,
         capabilities_dropped=ns and int(probe["caps"], 16) == 0,
@@ -491,7 +597,7 @@ def isolation() -> dict:
         host_sockets_unreachable=ns and not probe["host_paths_visible"],
         proc_sys_read_only=ns and not probe["proc_sys_writable"],
         private_dev_shm=ns and probe["shm"],
-        keyring_isolated=ns and _KEYCTL_NR is not None,
+        keyring_isolated=probe["keyctl_refused"] if ns else _filter_hex() is not None,
         kill_on_parent_death=("whole sandbox" if ns else "process group" if linux and shutil.which("timeout") else "no"),
         process_cap="pids cgroup" if "pids" in controllers else ("RLIMIT_NPROC" if not root and resource is not None
                                                                  else "none (timeout group kill only)"),
@@ -499,9 +605,11 @@ def isolation() -> dict:
                       if "memory" in controllers else "per process only (RLIMIT_AS): " +
                       ("no writable memory cgroup; /tmp, /dev/shm and SysV shared memory capped" if ns else "rlimits mode")
                       if resource is not None and linux else "none"),
+        cpu_limit=("per program: cpu cgroup (SandboxLimits.cpus of all its processes together) + RLIMIT_CPU per process"
+                   if "cpu" in controllers else "per process only (RLIMIT_CPU): a program's processes together may "
+                   "use every core" if resource is not None else "none"),
+        oom_victim=("the program (oom_score_adj 1000 on every sandbox process)" if linux else "n/a"),
         user_namespaces=userns,
         cgroups=cgroups,
         platform=sys.platform,
     )
-
-

@@ -5,14 +5,16 @@ Agent 1 writes a helper `aux`, agent 2 the entry-point function, which may call 
   extraction    markdown fences are removed; from agent 1's answer ONLY the function `aux` is taken,
                 from agent 2's answer ONLY the entry-point function (`extract_function`): every other
                 definition is dropped, so agent 2 cannot bring its own `aux` and agent 1 cannot bring
-                the entry point. A `def` may be indented (an answer indented by 4 spaces still scores).
+                the entry point (a main that binds `aux` or reflects on namespaces earns no
+                cooperation level: `rebinds_aux`); a function over MAX_FUNCTION_CHARS counts as absent. A `def` may be indented (an answer indented by 4 spaces still scores).
   combination   the problem's import lines + aux + main, joined by blank lines
   L1 structure  +0.4 if aux was extracted and its text contains `return` followed by whitespace
                 (optional: never stops scoring); +0.6 if the entry point was extracted and has such
                 a `return`, else STOP
   L2 syntax     +0.5 if the combined program parses, else STOP
   L3 tests      + passed / total over the check function's `assert` lines that mention `candidate`
-                (`tasks.coding.extract_asserts`; HumanEval's `assert True` lines are not tests),
+                (`tasks.coding.scored_asserts`; HumanEval's `assert True` lines are not tests, nor
+                are asserts only the sandbox could decide, whose verdict a program can forge),
                 each run separately in the sandbox (`magrpo_edu.sandbox`, never in this process);
                 stop running asserts after 3 timeouts; no tests at all: STOP
   cooperation   only if >= 1 test passed AND an `aux` was extracted (with or without a return):
@@ -32,7 +34,11 @@ find them; the notebooks show it): `return` and `aux(` are found in the function
 comment `# return x` counts as a return and a comment `# aux(x)` as a call; a one-line body such as
 `return sum(1 for c in s if aux(c))` is a "thin wrapper" although it does real work.
 
-Where we deviate from the authors' code, and why:
+Where we deviate from the authors' code, and why (docs/faithfulness.md has the table):
+  * asserts whose verdict only the sandbox can decide are not counted, and the cooperation levels
+    need a main that neither binds `aux` nor reflects on namespaces: a program must not be able to
+    forge a test or swap agent 1's aux for its own;
+  * an extracted function over MAX_FUNCTION_CHARS counts as absent, so every check stays bounded;
   * each assert runs in a fresh process with a fresh copy of the program (theirs: one `exec` of the
     program, then every assert in the same globals, in the trainer's own process): no state leaks
     between asserts and the trainer is safe from the program;
@@ -55,7 +61,7 @@ from dataclasses import astuple
 from typing import Optional, Sequence
 
 from ..sandbox import SandboxLimits, SandboxResult, run_many
-from ..tasks.coding import UNPARSEABLE, extract_asserts, import_lines
+from ..tasks.coding import UNPARSEABLE, import_lines, scored_asserts
 
 MAX_REWARD = 4.0
 SINGLE_AGENT_MAX = 2.1
@@ -91,11 +97,6 @@ def extract_function(text: str, name: str) -> str:
 def has_return(function_src: str) -> bool:
     """L1's "defined with a return": the text contains `return` followed by whitespace."""
     return re.search(r"return\s+", function_src) is not None
-
-
-def defines_with_return(code: str, name: str) -> bool:
-    """Does the answer define `name` (as `extract_function` finds it) with a `return` in its text?"""
-    return has_return(extract_function(code, name))
 
 
 def _body_lines(function_src: str) -> list[str]:
@@ -134,8 +135,49 @@ def is_thin_wrapper(main_code: str, entry_point: str) -> bool:
     if len(body) == 1:
         return body[0].startswith("return ") and "aux" in body[0]
     if len(body) == 2:
-        m = re.search(r"(\w+)\s*=\s*aux\s*\(", body[0])
+        m = _ASSIGNS_AUX.search(body[0])
         return bool(m) and body[1] == f"return {m.group(1)}"
+    return False
+
+
+# The authors' `(\w+)\s*=\s*aux\s*\(` tried from every position backtracks quadratically on a long word
+# (a 16,000-character identifier: 12 s). A match can only start where a word starts (from inside a word
+# the same word's end is reached), so the lookbehind gives the same first match and group in linear time.
+_ASSIGNS_AUX = re.compile(r"(?<!\w)(\w+)\s*=\s*aux\s*\(")
+
+
+_REFLECTION = frozenset("globals vars locals setattr delattr getattr exec eval compile __import__ breakpoint".split())
+_REFLECTIVE_ATTRIBUTES = frozenset("f_globals f_locals f_builtins f_back gi_frame cr_frame ag_frame tb_frame modules "
+                                   "get_referrers get_referents get_objects import_module".split())
+_REFLECTIVE_MODULES = frozenset("sys builtins inspect gc ctypes importlib types __main__".split())
+
+
+def rebinds_aux(main_code: str, entry_point: str) -> bool:
+    """Could the entry point call an `aux` other than agent 1's? True if its function binds the name
+    `aux` (an assignment, a parameter or default, a nested def, an import, `global`/`nonlocal`) or
+    reaches namespaces by reflection (`globals()`, `vars`, `setattr`, `exec`, a dunder name or
+    attribute such as `__globals__`, frame attributes such as `f_globals`, an import of sys, builtins,
+    inspect, gc, ctypes, importlib or types). Such a main earns no
+    cooperation levels: agent 2 could replace a useless aux with its own (`globals().update(aux=...)` in
+    a default argument scored 4.0 for a useless aux, 1.5 without it). A static rule on the text, linear in
+    its length; an entry point that does not parse rebinds nothing."""
+    try:
+        tree = ast.parse(extract_function(main_code, entry_point))
+    except UNPARSEABLE:
+        return False
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and (n.id in _REFLECTION or n.id.startswith("__") or
+                                        n.id == "aux" and not isinstance(n.ctx, ast.Load)):
+            return True
+        if isinstance(n, ast.Attribute) and (n.attr.startswith("__") or n.attr in _REFLECTIVE_ATTRIBUTES):
+            return True
+        if isinstance(n, ast.arg) and n.arg == "aux" or isinstance(n, (ast.Global, ast.Nonlocal)) and "aux" in n.names:
+            return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == "aux":
+            return True
+        if isinstance(n, ast.Import) and any(a.name.split(".")[0] in _REFLECTIVE_MODULES for a in n.names) or \
+                isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] in _REFLECTIVE_MODULES:
+            return True
     return False
 
 
@@ -207,12 +249,25 @@ def _total(lv: dict) -> float:
     return total
 
 
+MAX_FUNCTION_CHARS = 20_000
+"""An extracted function longer than this counts as not defined: every check the trainer runs on it
+(ast.parse: 4.8 s and 677 MB for a 2 MB main) then stays bounded. Generation limits (a few hundred
+tokens, about 4 characters each) never come near it."""
+
+
+def _functions(aux: str, main: str, entry_point: str, single: bool) -> tuple[str, str]:
+    """(aux, main) as the reward extracts them (`extract_function`, linear in the text); "" for one
+    longer than MAX_FUNCTION_CHARS."""
+    aux_f = "" if single else extract_function(aux, "aux")
+    main_f = extract_function(main, entry_point)
+    return tuple(f if len(f) <= MAX_FUNCTION_CHARS else "" for f in (aux_f, main_f))
+
+
 def _prepare(aux: str, main: str, problem: dict, single: bool) -> tuple[dict, str, str, Optional[str]]:
     """Levels 1-2 (no code runs): the levels so far, the extracted aux and main, and the program to
     test (None if scoring stopped before the tests)."""
     lv = _empty_levels()
-    aux_f = "" if single else extract_function(aux, "aux")
-    main_f = extract_function(main, problem["entry_point"])
+    aux_f, main_f = _functions(aux, main, problem["entry_point"], single)
     lv["aux_defined"] = 0.4 if aux_f and has_return(aux_f) else 0.0
     if not (main_f and has_return(main_f)):
         return lv, aux_f, main_f, None
@@ -230,13 +285,13 @@ def _score(aux: str, main: str, problem: dict, limits, result: Optional[SandboxR
     caller already has them (`coding_levels_many`), so nothing is extracted or parsed twice."""
     entry = problem["entry_point"]
     (lv, aux_f, main_f, program), asserts = prepared or (_prepare(aux, main, problem, single),
-                                                         extract_asserts(problem["test"], entry))
+                                                         scored_asserts(problem["test"], entry))
     if program is not None and asserts:
         if result is None:
             result = _RUNS.run([(program, asserts, entry)], limits)[0]
         lv["passed"], lv["total"] = result.passed, result.total
         lv["tests"] = result.passed / result.total
-        if not single and result.passed >= 1 and aux_f and calls_aux(main_f, entry):
+        if not single and result.passed >= 1 and aux_f and calls_aux(main_f, entry) and not rebinds_aux(main_f, entry):
             lv["calls_aux"] = 0.5
             if not is_thin_wrapper(main_f, entry):
                 lv["not_thin_wrapper"] = 1.0
@@ -274,7 +329,7 @@ def coding_levels_many(auxes: Sequence[str], mains: Sequence[str], rows: Sequenc
     """`coding_levels` (or, with `single=True`, `single_agent_levels` of `mains`) of many
     (aux, main, problem) triples; the programs that reach the tests (L3) all run in the sandbox in
     ONE parallel batch across the cores."""
-    prepared = [(_prepare(a, m, row, single), extract_asserts(row["test"], row["entry_point"]))
+    prepared = [(_prepare(a, m, row, single), scored_asserts(row["test"], row["entry_point"]))
                 for a, m, row in zip(auxes, mains, rows)]
     todo = [(j, (program, asserts, row["entry_point"]))
             for j, (((_, _, _, program), asserts), row) in enumerate(zip(prepared, rows)) if program is not None and asserts]
@@ -342,14 +397,14 @@ def level_feedback(aux: str, main: str, problem: dict, limits: Optional[SandboxL
     found, the syntax error with its line and column, "Tests: p/q passed" and the first failing
     assert with its error, cooperation notes; ends with "Revise your function."."""
     entry = problem["entry_point"]
-    aux_f, main_f = extract_function(aux, "aux"), extract_function(main, entry)
+    aux_f, main_f = _functions(aux, main, entry, single=False)
     lines = [f"aux: {'found' if aux_f and has_return(aux_f) else 'missing (define aux with a return)'}",
              f"{entry}: {'found' if main_f and has_return(main_f) else 'missing (define it with a return)'}"]
     program = combine(aux_f, main_f, problem)
     error = parse_error(program)
     lines.append(f"syntax: {error or 'OK'}")
     ok = error is None and bool(main_f) and has_return(main_f)
-    asserts = extract_asserts(problem["test"], entry)
+    asserts = scored_asserts(problem["test"], entry)
     if ok and asserts:
         r = _RUNS.run([(program, asserts, entry)], limits)[0]  # the reward's result where it has just run
         lines.append(f"Tests: {r.passed}/{r.total} passed")
@@ -359,10 +414,19 @@ def level_feedback(aux: str, main: str, problem: dict, limits: Optional[SandboxL
         if aux_f:
             if not calls_aux(main_f, entry):
                 lines.append(f"note: {entry} does not call aux")
+            elif rebinds_aux(main_f, entry):
+                lines.append(f"note: {entry} must call aux as agent 1 wrote it (no rebinding, no reflection)")
             elif is_thin_wrapper(main_f, entry):
                 lines.append(f"note: {entry} only wraps aux; give it real work")
     lines.append("Revise your function.")
-    return "\n".join("# " + line for line in lines)
+    return "\n".join("# " + one_line(line) for line in lines)
+
+
+def one_line(text: str) -> str:
+    """`text` on one line: every line break (\\n, \\r, and the others `str.splitlines` knows) becomes " / ",
+    so an exception message or an assert cannot start a line of its own in the next prompt (a forged
+    "# Tests: 4/4 passed")."""
+    return " / ".join(text.splitlines()) if text else text
 
 
 def feedback_transition(limits: Optional[SandboxLimits] = None):

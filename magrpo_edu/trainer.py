@@ -267,9 +267,9 @@ class MAGRPOTrainer:
     def _graceful_interrupt(self):
         """While training: the first SIGINT asks to stop after the current step, a second one stops now."""
         self._stop_requested = False
-        if threading.current_thread() is not threading.main_thread() or \
-                signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-            yield  # not ours to change (a thread, or someone else's handler): Ctrl-C stops at once
+        previous = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
+        if previous is not signal.default_int_handler:
+            yield  # not ours to change (a thread, SIGINT ignored, someone else's handler): left exactly as found
             return
 
         def handler(signum, frame):
@@ -284,7 +284,7 @@ class MAGRPOTrainer:
         try:
             yield
         finally:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGINT, previous)  # exactly what was there before
             self._stop_requested = False
 
     def _optimizer_steps(self) -> float:

@@ -184,9 +184,39 @@ def test_save_steps_checkpoints_periodically_and_at_the_end(team, rows, formatte
     assert back.checkpoint_dir == tmp_path / "ckpt" and back.config.save_steps == 2
 
 
+@pytest.fixture
+def sigint_as_in_a_terminal():
+    """SIGINT as Python sets it up in a terminal (KeyboardInterrupt), whatever this test process inherited:
+    started in the background (`nohup ... &`), a shell leaves SIGINT ignored. Put back afterwards."""
+    found = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, found)
+
+
+def sigint_default_in_child():
+    """preexec_fn: the child starts with SIGINT's default disposition, so its Python turns it into
+    KeyboardInterrupt (an inherited SIG_IGN would be kept, and Ctrl-C would do nothing)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.slow
-def test_ctrl_c_finishes_the_step_and_resume_is_exact(team, rows, formatters, tmp_path):
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the situation of a terminal run
+def test_training_leaves_sigint_exactly_as_it_found_it(team, rows, formatters):
+    """Ignored (a background job), KeyboardInterrupt (a terminal), or someone's own handler: after train()
+    SIGINT's handler is the one it found."""
+    def own(signum, frame):
+        pass
+
+    for found in (signal.SIG_IGN, signal.default_int_handler, own):
+        before = signal.signal(signal.SIGINT, found)
+        try:
+            MAGRPOTrainer(team(), length_gap, formatters, rows, cfg(max_steps=1)).train()
+            assert signal.getsignal(signal.SIGINT) is found
+        finally:
+            signal.signal(signal.SIGINT, before)
+
+
+@pytest.mark.slow
+def test_ctrl_c_finishes_the_step_and_resume_is_exact(team, rows, formatters, tmp_path, sigint_as_in_a_terminal):
     c = dict(max_steps=5, logging_steps=2)
     full = MAGRPOTrainer(team(), length_gap, formatters, rows, cfg(**c))
     full.train()
@@ -313,7 +343,8 @@ def test_cli_sigkill_and_ctrl_c_then_resume_match_an_uninterrupted_run(tmp_path)
     killed_at = checkpoint_info(cut / "checkpoint")["step"]  # it may have saved once more before the kill
     assert killed_at < 6 and not (cut / "results.json").exists()  # it was killed mid-run
 
-    p = subprocess.Popen(_cli("--resume", str(cut), "--no-progress"), stderr=subprocess.PIPE, text=True, env=env)
+    p = subprocess.Popen(_cli("--resume", str(cut), "--no-progress"), stderr=subprocess.PIPE, text=True, env=env,
+                         preexec_fn=sigint_default_in_child)
     _wait_for_checkpoint(p, cut / "checkpoint", killed_at + 1)
     p.send_signal(signal.SIGINT)
     err = p.communicate(timeout=600)[1]

@@ -193,7 +193,7 @@ def test_the_coding_task_runs_on_tiny_code_unless_told_otherwise(tmp_path):
 
 
 def test_the_coding_task_trains_lora_agents_with_its_measured_recipe(tmp_path):
-    """`magrpo-edu train --task coding` with LoRA agents takes the recipe of benchmarks/coding_collaboration.md
+    """`magrpo-edu train --task coding` with LoRA agents takes the recipe of experiments/coding_collaboration.md
     (G 8, two problems per step, lr 1e-3, 170 steps) where the command line leaves a value out; full copies,
     the HumanEval task and every other task keep the package's defaults, and a given value wins."""
     from magrpo_edu.experiment import plan_run

@@ -12,11 +12,11 @@ sampled in one batched generate call), 16 new tokens, learning rate 5e-3, 100 st
 Measured on an AVX2-only AMD EPYC, one thread (last 20 steps minus first 20, per seed):
     seeds 0-5, native kernels:             +0.36 +0.41 +0.15 +0.50 +0.26 +0.26   (mean of 0-2: +0.31)
     seed 0, ATEN_CPU_CAPABILITY=default:  +0.36
-    (scripts/float_paths.py --tests-only: passed on native, avx2 and default kernels)
+    (tools/float_paths.py --tests-only: passed on native, avx2 and default kernels)
 The test asks for a mean of +0.15 over seeds 0-2; the per-seed spread (sd ~0.12) puts that about
 two standard errors of a three-seed mean below what is seen.
 
-It fails when learning is broken (`python scripts/float_paths.py --tests-only --break flip` /
+It fails when learning is broken (`python tools/float_paths.py --tests-only --break flip` /
 `--break zero`, which negate or zero the advantages inside the training loss): see the docstring of
 `test_two_agents_learn_a_length_ratio_collaboration` for those numbers.
 
@@ -55,7 +55,7 @@ def gain(seed: int) -> tuple[float, float]:
 def test_two_agents_learn_a_length_ratio_collaboration():
     """Mean over seeds 0-2 of (last 20 steps - first 20 steps) > 0.15 (about 2 minutes on 2 cores).
 
-    Broken on purpose (scripts/float_paths.py --tests-only --break ..., AVX2 EPYC), the test fails:
+    Broken on purpose (tools/float_paths.py --tests-only --break ..., AVX2 EPYC), the test fails:
     flip (advantages negated in the loss): seeds 0-2 -0.258 -0.225 -0.151 (native and no-SIMD kernels alike);
     zero (advantages zeroed, i.e. no update): +0.032 +0.003 +0.030. Unbroken, it passed on the native,
     avx2 and default (no-SIMD) paths."""

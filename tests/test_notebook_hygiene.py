@@ -17,7 +17,7 @@ def test_there_are_notebooks():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_hygiene(path):
     nb = json.loads(path.read_text())
-    assert "widgets" not in nb.get("metadata", {}), "strip metadata.widgets: python scripts/nbtools.py strip " + path.name
+    assert "widgets" not in nb.get("metadata", {}), "strip metadata.widgets: python tools/nbtools.py strip " + path.name
     assert not re.search(r"(/home/|/root/|/Users/|/work/|/tmp/)", json.dumps(nb)), "an absolute path is saved in the notebook"
     code = [("".join(c["source"])) for c in nb["cells"] if c["cell_type"] == "code"]
     assert 'if "google.colab" in sys.modules' in code[0], "the first code cell must be the guarded Colab install"

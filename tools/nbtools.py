@@ -1,6 +1,6 @@
 """Small helpers for writing and cleaning the notebooks (used by the maintainers, not at run time).
 
-    python scripts/nbtools.py strip notebooks/*.ipynb    # drop widget state and local paths before committing
+    python tools/nbtools.py strip notebooks/*.ipynb    # drop widget state and local paths before committing
 """
 from __future__ import annotations
 

@@ -1,13 +1,13 @@
 """Coding collaboration learned on unseen families (issue 30, item 2): MAGRPO on `tiny-code`, 3 seeds.
 
     # the recipe (the coding task's LoRA default, Task.lora_recipe): ~8 min a seed on 2 cores, appends to
-    # benchmarks/coding_collaboration.json
-    OMP_NUM_THREADS=2 python scripts/coding_collaboration.py --paper-sampling --lr 1e-3 --generations 8 --prompts-per-step 2 --eval-at 100 --seed 0
+    # experiments/coding_collaboration.json
+    OMP_NUM_THREADS=2 python experiments/coding_collaboration.py --paper-sampling --lr 1e-3 --generations 8 --prompts-per-step 2 --eval-at 100 --seed 0
     ... --seed 1, --seed 2
     # the two-turn variant (level feedback, then a second answer), on its own footing: the untrained pair after the
     # same feedback is its baseline
-    OMP_NUM_THREADS=2 python scripts/coding_collaboration.py --paper-sampling --turns 2 --lr 5e-4 --only-parallel --eval-at 100 --seed 0
-    python scripts/coding_collaboration.py --report                        # writes benchmarks/coding_collaboration.md
+    OMP_NUM_THREADS=2 python experiments/coding_collaboration.py --paper-sampling --turns 2 --lr 5e-4 --only-parallel --eval-at 100 --seed 0
+    python experiments/coding_collaboration.py --report                        # writes experiments/coding_collaboration.md
 
 Per seed: two agents on the embedded `tiny-code` model (`--team`: LoRA r = 8 on q/v by default); the untrained
 pair and the paper's prompt-level baselines (single, parallel, sequential, discussion: `baselines.run_method`)
@@ -38,7 +38,7 @@ from magrpo_edu.tasks.coding import coding_formatters, composed_coding_rows, loa
 from magrpo_edu.tasks.coding_task import CODING  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "benchmarks" / "coding_collaboration.json"
+OUT = ROOT / "experiments" / "coding_collaboration.json"
 BASELINES = ("single", "parallel", "sequential", "discussion")
 
 
@@ -254,7 +254,7 @@ def main() -> None:
     if a.report:
         md = report(out)
         out.with_suffix(".md").write_text("# Coding collaboration on held-out families (issue 30)\n\n"
-                                          "Made by `scripts/coding_collaboration.py`; mean ± std over seeds.\n\n" + md)
+                                          "Made by `experiments/coding_collaboration.py`; mean ± std over seeds.\n\n" + md)
         print(md)
         return
     res = one_seed(a.seed, a.steps, a.samples, a.model, a.turns, a.budget, a.lr, a.beta, a.generations,

@@ -2,9 +2,9 @@
 
     pip install playwright            # the Python driver only; no browser download is needed:
     apt-get install chromium          # (or any Chromium/Chrome; pass --chromium PATH)
-    python scripts/browser_check.py                     # all notebooks: static render check
-    python scripts/browser_check.py --run 00_quickstart # also Run All in the browser and move the explorer
-    python scripts/browser_check.py --notebooks --explorers  # only the explorers, on a small built notebook
+    python tools/browser_check.py                     # all notebooks: static render check
+    python tools/browser_check.py --run 00_quickstart # also Run All in the browser and move the explorer
+    python tools/browser_check.py --notebooks --explorers  # only the explorers, on a small built notebook
 
 For each notebook (a copy in a temporary folder, opened by a JupyterLab server started here):
   * static: waits for the notebook to render and counts the images in the output areas against the

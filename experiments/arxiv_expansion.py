@@ -1,9 +1,9 @@
 """The paper's arXiv-expansion task (issue 31 item 6): MAGRPO with beta = 0 (the paper) and with a k3 KL leash.
 
-    OMP_NUM_THREADS=2 python scripts/arxiv_expansion.py --seed 0     # one seed, both settings (~7.5 min on 2 cores),
-    OMP_NUM_THREADS=2 python scripts/arxiv_expansion.py --seed 1     # appended to benchmarks/arxiv_expansion.json
-    OMP_NUM_THREADS=2 python scripts/arxiv_expansion.py --seed 2
-    python scripts/arxiv_expansion.py --report                        # writes benchmarks/arxiv_expansion.md
+    OMP_NUM_THREADS=2 python experiments/arxiv_expansion.py --seed 0     # one seed, both settings (~7.5 min on 2 cores),
+    OMP_NUM_THREADS=2 python experiments/arxiv_expansion.py --seed 1     # appended to experiments/arxiv_expansion.json
+    OMP_NUM_THREADS=2 python experiments/arxiv_expansion.py --seed 2
+    python experiments/arxiv_expansion.py --report                        # writes experiments/arxiv_expansion.md
 
 The task (Liu, Liang, Lyu, Amato, arXiv 2508.04652, its second writing experiment): agent 1 expands an abstract
 into background and motivation, agent 2 into methodology and implications; the joint reward is the authors'
@@ -44,7 +44,7 @@ from magrpo_edu.rewards.writing import ARXIV_WORDS, arxiv_joint_reward, arxiv_st
 from magrpo_edu.tasks.writing import arxiv_formatters, load_writing
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "benchmarks" / "arxiv_expansion.json"
+OUT = ROOT / "experiments" / "arxiv_expansion.json"
 SETTINGS = {"A": 0.0, "B": 0.1}   # name: beta
 READING = ("<!-- reading -->", "<!-- /reading -->")   # a hand-written reading of the results, kept by --report
 SHOW = 3                          # abstracts whose first joint answer is kept at every evaluation
@@ -178,7 +178,7 @@ def main() -> None:
         old = path.read_text() if path.exists() else ""
         reading = old[old.find(READING[0]):old.find(READING[1]) + len(READING[1])] if READING[1] in old else ""
         path.write_text("# The arXiv-expansion task: beta = 0 (the paper) vs a k3 KL leash\n\n"
-                        "Made by `scripts/arxiv_expansion.py --report` from `arxiv_expansion.json` (the reading between "
+                        "Made by `experiments/arxiv_expansion.py --report` from `arxiv_expansion.json` (the reading between "
                         "the markers is written by hand and kept when the report is made again).\n\n"
                         + (reading + "\n\n" if reading else "") + md)
         print(md)

@@ -5,13 +5,13 @@ AVX2, or plain SSE code) changes the last bits, the sampled tokens a few steps l
 on the whole trajectory. A claim that something learned must hold on all of them, so before a change
 to training, sampling or a claim lands, run:
 
-    python scripts/float_paths.py                       # learning tests + the notebooks that claim learning
-    python scripts/float_paths.py --paths default        # one path
-    python scripts/float_paths.py --threads 1            # with OMP_NUM_THREADS=1 as well
-    python scripts/float_paths.py --break flip           # the claims must FAIL: every policy-gradient step reversed
-    python scripts/float_paths.py --break zero           # the claims must FAIL: no gradient reaches the agents
-    python scripts/float_paths.py --tests-only           # skip the notebooks (about 3 minutes a path)
-    python scripts/float_paths.py --notebooks-only       # skip the learning tests
+    python tools/float_paths.py                       # learning tests + the notebooks that claim learning
+    python tools/float_paths.py --paths default        # one path
+    python tools/float_paths.py --threads 1            # with OMP_NUM_THREADS=1 as well
+    python tools/float_paths.py --break flip           # the claims must FAIL: every policy-gradient step reversed
+    python tools/float_paths.py --break zero           # the claims must FAIL: no gradient reaches the agents
+    python tools/float_paths.py --tests-only           # skip the notebooks (about 3 minutes a path)
+    python tools/float_paths.py --notebooks-only       # skip the learning tests
 
 The paths (set for the whole pytest process and the notebooks' kernels):
     native   whatever torch picks on this CPU (AVX-512 where the CPU has it)
@@ -53,7 +53,7 @@ CLAIM_NOTEBOOKS = ["00_quickstart", "01_grpo_from_scratch", "02_from_grpo_to_mag
 """The notebooks that assert that training raised a reward (07 reads a saved run; 09's live steps claim nothing)."""
 
 SABOTAGE = '''
-"""Installed by scripts/float_paths.py --break: reverses (flip) or zeroes (zero) the advantages in the
+"""Installed by tools/float_paths.py --break: reverses (flip) or zeroes (zero) the advantages in the
 loss training uses, after magrpo_edu has been imported, so that the learning claims must fail."""
 import importlib.abc, os, sys
 

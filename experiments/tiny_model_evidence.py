@@ -1,6 +1,6 @@
 """Evidence that the embedded tiny model serves MAGRPO, written into its model card.
 
-    python scripts/tiny_model_evidence.py            # ~3 minutes per task on 2 cores
+    python experiments/tiny_model_evidence.py            # ~3 minutes per task on 2 cores
 
 For each writing task: samples of both agents on a held-out prompt, the untrained two-agent joint
 reward on held-out prompts, and the reward after a short MAGRPO run (same held-out prompts, same
@@ -72,7 +72,7 @@ def main():
         results[task] = run(task, steps, n, **FINAL_EVAL.get(task, {}))
         print(task, results[task]["before"]["eval/reward"], "->", results[task]["after"]["eval/reward"], flush=True)
         out.write_text(json.dumps(results, indent=1))
-    from tiny_model_card import write_card  # noqa: E402  (scripts/ is on sys.path when run as a script)
+    from tiny_model_card import write_card  # noqa: E402  (experiments/ is on sys.path when run as a script)
 
     write_card()
 

@@ -1,0 +1,119 @@
+"""Every figure the README quotes comes from a saved file, and says which.
+
+FIGURES maps each figure of the README to the file it comes from and the exact text there that holds
+it: a results file (Markdown) or a notebook's SAVED OUTPUTS (what the notebook printed when it ran, not
+its code or its markdown). The tests check that each snippet is in its source and holds the figure, that
+each listed figure is still quoted by the README, and that every decimal number in the README is listed
+(or is one of the few numbers that are not results: a version, an identifier, a setting).
+
+A new figure in the README needs a row here naming where it comes from; a figure that changes in its
+source (a notebook re-executed, an experiment re-run) fails here until the README follows.
+Whole numbers (steps, seeds, rows, notebook numbers) are settings and are not checked, except the
+measured ones listed below. Fast: reads files, trains nothing.
+"""
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+
+DEMO = "experiments/runs/length-demo/results.md"           # the saved run of `magrpo-edu train`, seed 0
+SMOLLM2 = "magrpo_edu/models/smollm2_tldr/README.md"        # the SmolLM2-135M run's card
+CODING = "experiments/coding_collaboration.md"               # tiny-code, 3 seeds of the coding recipe
+NB06 = "notebooks/06_variants.ipynb"
+NB08 = "notebooks/08_reward_hacking.ipynb"
+
+# (figure as the README writes it, source file, the text in the source that holds it)
+FIGURES = [
+    # the quick start's run (README "What you will see")
+    ("0.407", DEMO, "| untrained | 0.407 |"),
+    ("0.578", DEMO, "| MAGRPO, step 150 | 0.578 |"),
+    ("0.711", DEMO, "| MAGRPO, step 300 | 0.711 |"),
+    ("222", DEMO, "training took 222 s"),
+    ("0.05", DEMO, "beta=0.05"),
+    # a real model
+    ("0.89", SMOLLM2, "(0.89 -> 2.46 of 2.98"),
+    ("2.46", SMOLLM2, "(0.89 -> 2.46 of 2.98"),
+    ("2.98", SMOLLM2, "(0.89 -> 2.46 of 2.98"),
+    # coding on unseen families: untrained pair (parallel) and trained pair, mean over 3 seeds
+    ("2.252", CODING, "| parallel | 2.252 ± 0.144 | 0.155 ± 0.034 | 0.298 ± 0.061 | 0.449 ± 0.059 |"),
+    ("0.449", CODING, "| parallel | 2.252 ± 0.144 | 0.155 ± 0.034 | 0.298 ± 0.061 | 0.449 ± 0.059 |"),
+    ("2.895", CODING, "| magrpo | 2.895 ± 0.025 | 0.286 ± 0.087 | 0.500 ± 0.051 | 0.750 ± 0.026 |"),
+    ("0.750", CODING, "| magrpo | 2.895 ± 0.025 | 0.286 ± 0.087 | 0.500 ± 0.051 | 0.750 ± 0.026 |"),
+    # reward hacking, notebook 08's summary line
+    ("1.054", NB08, "held-out reward, mean of 3 seeds: untrained 1.054, A 1.310, B 1.056"),
+    ("1.310", NB08, "held-out reward, mean of 3 seeds: untrained 1.054, A 1.310, B 1.056"),
+    ("1.056", NB08, "held-out reward, mean of 3 seeds: untrained 1.054, A 1.310, B 1.056"),
+    ("0.62", NB08, "least natural agent: untrained 0.62, A 2.80, B 1.30 nats/token"),
+    ("2.80", NB08, "least natural agent: untrained 0.62, A 2.80, B 1.30 nats/token"),
+    ("1.30", NB08, "least natural agent: untrained 0.62, A 2.80, B 1.30 nats/token"),
+    # the variants, notebook 06's table (mean ± std over 3 seeds)
+    ("0.440", NB06, "| untrained | 0.440 |"),
+    ("0.609", NB06, "| MAGRPO | 0.609 ± 0.048 |"),
+    ("0.048", NB06, "| MAGRPO | 0.609 ± 0.048 |"),
+    ("0.552", NB06, "| MAGRPO, cross | 0.552 ± 0.029 |"),
+    ("0.524", NB06, "| MAREINFORCE | 0.524 ± 0.071 |"),
+    ("0.492", NB06, "| MAReMax | 0.492 ± 0.062 |"),
+]
+
+# Decimal numbers in the README that are not results.
+NOT_FIGURES = {
+    "2508.04652": "the paper's arXiv identifier",
+    "3.10": "the lowest Python version",
+    "2.13.0": "the torch version CI pins",
+}
+
+DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?:\.\d+)*(?![\w.]*\w)")  # 0.407, 2.13.0; not Qwen2.5 or 0.5B
+
+
+def number(figure: str) -> re.Pattern:
+    """The figure as a whole number in a text: 0.62 matches '0.62' but not '0.621' or '10.62'."""
+    return re.compile(r"(?<![\d.])" + re.escape(figure) + r"(?!\d)")
+
+
+def saved_outputs(path: Path) -> str:
+    """What a notebook printed and displayed when it ran (streams, text, markdown, html), not its cells."""
+    parts = []
+    for cell in json.loads(path.read_text())["cells"]:
+        for out in cell.get("outputs", []):
+            parts.append("".join(out.get("text", "")))
+            for kind in ("text/plain", "text/markdown", "text/html"):
+                parts.append("".join(out.get("data", {}).get(kind, "")))
+    return "\n".join(parts)
+
+
+def source_text(name: str) -> str:
+    path = ROOT / name
+    return saved_outputs(path) if path.suffix == ".ipynb" else path.read_text()
+
+
+@pytest.mark.parametrize("figure,source,snippet", FIGURES, ids=[f"{f}@{Path(s).name}" for f, s, _ in FIGURES])
+def test_each_figure_is_in_its_source(figure, source, snippet):
+    assert number(figure).search(snippet), f"the snippet for {figure} does not hold it: {snippet!r}"
+    assert snippet in source_text(source), (
+        f"{source} no longer says {snippet!r}: the README's {figure} must follow its source")
+
+
+def test_each_listed_figure_is_still_quoted():
+    stale = [f for f, _, _ in FIGURES if not number(f).search(README)]
+    assert not stale, f"listed here but no longer in the README (remove their rows): {stale}"
+
+
+def test_every_decimal_in_the_readme_has_a_source():
+    listed = {f for f, _, _ in FIGURES} | set(NOT_FIGURES)
+    unlisted = sorted({m.group() for m in DECIMAL.finditer(README)} - listed)
+    assert not unlisted, (f"decimal figures in the README with no source in tests/test_readme_figures.py: {unlisted}; "
+                          "add each with the saved file (results file or notebook output) it comes from")
+
+
+def test_the_check_itself_refuses_what_it_should():
+    assert number("0.62").search("untrained 0.62, A") and not number("0.62").search("0.621") \
+        and not number("0.62").search("10.62")
+    found = {m.group() for m in DECIMAL.finditer("Qwen2.5-0.5B, torch==2.13.0, 0.407 -> 0.711 (of 1).")}
+    assert found == {"2.13.0", "0.407", "0.711"}
+    markdown = "".join("".join(c["source"]) for c in json.loads((ROOT / NB06).read_text())["cells"])
+    assert "suggestive, not settled" in markdown and "suggestive, not settled" not in saved_outputs(ROOT / NB06), \
+        "a notebook's source is what it printed, not its markdown"

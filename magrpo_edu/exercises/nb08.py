@@ -95,6 +95,7 @@ _CASES = [
     (_TABLE_UNTRAINED, _row(1.180, 1.21, 1.01, 0.002, 0.004), False,
      "the notebook's run B, seed 0: naturalness 1.21 is above 1 nat, but it rose by only 0.72; the rule is on the change"),
     (_TABLE_UNTRAINED, _row(1.020, 1.42, 1.04, 0.000, 0.009), False, "the notebook's run B, seed 1: the reward fell"),
+    (_TABLE_UNTRAINED, _row(0.968, 1.11, 1.26, 0.004, 0.002), False, "the notebook's run B, seed 2: the reward fell"),
     # a base model that is already far from 0 nats: the level says nothing, the change does
     (_row(1.0, 2.5, 2.5, 0.0, 0.0), _row(1.5, 2.9, 3.2, 0.0, 0.0), False,
      "both naturalness values are above 1 nat before AND after training; they rose by only 0.4 and 0.7"),

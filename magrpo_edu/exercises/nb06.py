@@ -56,7 +56,7 @@ def check_loss_with_kl(fn):
                 wrong_dir = policy_loss((logp * mask).sum(-1), A) + beta * ((torch.exp(d) - d - 1) * mask).sum(-1).mean()
                 if torch.allclose(got.detach().reshape(()), wrong_dir, atol=1e-5):
                     raise ExerciseFailed("your k3 term has the log-ratio the wrong way round: TRL's is "
-                                         "exp(ref - logp) - (ref - logp) - 1, with r_t = pi_ref / pi.")
+                                         "exp(d) - d - 1 with d = ref_logp - token_logp (e^d = pi_ref / pi).")
                 raise ExerciseFailed(f"with beta = {beta} the loss is {want.item():.5f}, you returned "
                                      f"{got.detach().reshape(()).item():.5f} (the KL is summed over each completion's "
                                      "real tokens and averaged over the G samples, like the policy term).")

@@ -39,10 +39,11 @@ def check_k3(fn):
         if torch.allclose(got.float(), logp - ref, atol=1e-5):
             raise ExerciseFailed(f"some of your per-token estimates are negative ({_fmt(got[got < 0][:3])}...): that is "
                                  "k1 = log pi - log pi_ref, unbiased but of either sign, so a batch can report a negative "
-                                 "KL. k3 adds r - 1 (r = pi_ref / pi), which has mean 0 and makes every term >= 0.")
-        raise ExerciseFailed(f"some of your per-token estimates are negative ({_fmt(got[got < 0][:3])}...); k3 = r - log r "
-                             "- 1 with r = pi_ref / pi is never negative, because log r <= r - 1 for every r > 0. Both "
-                             "parts are needed: -log r alone is k1, r - 1 alone has mean 0.")
+                                 "KL. k3 adds e^d - 1 (d = log pi_ref - log pi, e^d = pi_ref / pi), which has mean 0 and "
+                                 "makes every term >= 0.")
+        raise ExerciseFailed(f"some of your per-token estimates are negative ({_fmt(got[got < 0][:3])}...); k3 = e^d - d "
+                             "- 1 with d = log pi_ref - log pi is never negative, because e^d >= 1 + d for every d. Both "
+                             "parts are needed: -d alone is k1, e^d - 1 alone has mean 0.")
     if not torch.allclose(got.float(), want, atol=1e-5, rtol=1e-5):
         # 2. say what the answer estimates instead, exactly, on a small vocabulary
         for lp, lr in _vocabularies():
@@ -52,8 +53,9 @@ def check_k3(fn):
             if not math.isclose(mean, kl_fwd, rel_tol=1e-6, abs_tol=1e-9):
                 raise ExerciseFailed(
                     f"averaged over tokens drawn from pi (exactly, on a 6-token vocabulary) your estimate is "
-                    f"{mean:.4f}, but KL(pi || pi_ref) = {kl_fwd:.4f}: it is biased. k3 uses r = pi_ref / pi, "
-                    "the ratio whose mean under pi is 1: k3 = r - log r - 1 = exp(ref - logp) - (ref - logp) - 1.")
+                    f"{mean:.4f}, but KL(pi || pi_ref) = {kl_fwd:.4f}: it is biased. k3 uses e^d = pi_ref / pi "
+                    "(d = ref_logp - logp), the ratio whose mean under pi is 1: k3 = e^d - d - 1 = "
+                    "exp(ref_logp - logp) - (ref_logp - logp) - 1.")
         raise ExerciseFailed(f"for log pi {_fmt(logp[0])} and log pi_ref {_fmt(ref[0])} the k3 terms are "
                              f"{_fmt(want[0])}, you returned {_fmt(got[0])}.")
     # 3. unbiased and zero at pi = pi_ref, checked exactly (float64)

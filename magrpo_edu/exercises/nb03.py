@@ -54,8 +54,8 @@ def check_coherence_T(fn):
         if isinstance(got, (int, float)) and _t_of(text) != want and math.isclose(got, _t_of(text), abs_tol=1e-9):
             raise ExerciseFailed(f"T({text!r}) is {want:.2f}, you returned {got!r}: lower-case the text before matching "
                                  "('However' at the start of a sentence is the contrast word 'however').")
-        raise ExerciseFailed(f"T({text!r}) is {want:.2f} (k = categories found, each counted once: "
-                             f"T = 0 if k = 0 else min(0.4 + 0.05 (k - 1), 1.0)); you returned {got!r}.")
+        raise ExerciseFailed(f"T({text!r}) is {want:.2f} (kappa = the number of categories found, each counted once: "
+                             f"T = 0 if kappa = 0 else min(0.4 + 0.05 (kappa - 1), 1.0)); you returned {got!r}.")
 
 
 _NATURAL = [("My roommate never cleans the kitchen at all",

@@ -1,5 +1,5 @@
 """Checks of notebook 01's exercises (GRPO from scratch): the masked sum of a completion's token
-log-probs, the leave-one-out baseline, and GRPO's 1/|o| length-normalised loss."""
+log-probs, the leave-one-out baseline, and GRPO's 1/|a| length-normalised loss."""
 from __future__ import annotations
 
 import torch

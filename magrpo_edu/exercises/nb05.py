@@ -35,6 +35,13 @@ def _discount_all(node, gamma):
     return gamma * R if node.children else R
 
 
+def _by_depth(node, gamma):
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma ** child.depth * _by_depth(child, gamma).mean()
+    return R
+
+
 def _sum_children(node, gamma):
     R = node.rewards.clone()
     for j, child in node.children.items():
@@ -84,6 +91,9 @@ def check_discounted_returns(fn):
             hint = ""
             if tree.children and torch.allclose(got.float(), _discount_all(tree, gamma), atol=1e-5) and gamma != 1.0:
                 hint = " You discounted the joint action's own reward too: only the next turn's part is multiplied by gamma."
+            elif gamma != 1.0 and torch.allclose(got.float(), _by_depth(tree, gamma), atol=1e-5):
+                hint = (" You discounted by gamma ** depth inside the recursion: the recursion already multiplies each "
+                        "further turn by one more gamma, so use gamma itself at every level.")
             elif tree.children and any(len(c.rewards) > 1 for c in tree.children.values()) and torch.allclose(
                     got.float(), _sum_children(tree, gamma), atol=1e-5):
                 hint = " You SUMMED the child's returns; R_j adds gamma times their MEAN (one child node, G joint actions)."

@@ -78,6 +78,13 @@ def _one_mean_for_the_level(node, gamma):         # every joint action gets the 
     return R
 
 
+def _discount_by_depth(node, gamma):             # gamma ** depth on top of the recursion: turn 3 counted as gamma**3
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma ** child.depth * _discount_by_depth(child, gamma).mean()
+    return R
+
+
 def _discounted_returns_iterative(node, gamma):
     """Bottom-up without recursion: the deepest nodes first."""
     order, stack = [], [node]
@@ -111,7 +118,7 @@ SOLUTIONS = {
 
 MISTAKES = {
     "05.discounted_returns": [_undiscounted, _child_rewards, _in_place, _discount_everything, _sum_of_children,
-                              _max_of_children, _children_in_place, _one_mean_for_the_level],
+                              _max_of_children, _children_in_place, _one_mean_for_the_level, _discount_by_depth],
     "05.early_termination_threshold": [
         lambda means, budget: sorted(means)[budget - 1] if budget else min(means) - 1,   # ties: one more group expanded
         lambda means, budget: sorted(means)[min(budget, len(means) - 1)],                # cut at ">= t": one group too many

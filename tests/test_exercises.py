@@ -1,5 +1,6 @@
 """Every notebook exercise can fail: its check refuses the notebook's own stub and every listed
-mistake, and accepts the reference solution (magrpo_edu.exercises explains the layout)."""
+mistake, and accepts the reference solution and every listed correct variant (magrpo_edu.exercises
+explains the layout)."""
 import ast
 import json
 from pathlib import Path
@@ -59,10 +60,13 @@ def test_the_stub_fails_the_mistakes_fail_and_the_solution_passes(nb, name, src,
         ex.check(name, stub)
     wrong = ex.mistakes(name)
     assert wrong, f"list at least one plausible mistake for {name} in exercises/solutions"
-    for answer in wrong:
-        with pytest.raises(ex.ExerciseFailed):
+    for k, answer in enumerate(wrong):
+        with pytest.raises(ex.ExerciseFailed) as refused:
             ex.check(name, answer)
+        assert len(str(refused.value)) > 40, f"{name}, mistake {k}: say what is wrong, not only 'wrong'"
     assert ex.check(name, ex.solution(name)) is ex.solution(name)
+    for answer in ex.variants(name):                     # other correct answers: a check must not refuse them
+        assert ex.check(name, answer) is answer
     monkeypatch.setenv("MAGRPO_EDU_SOLUTIONS", "1")      # what CI runs the notebooks with
     assert ex.check(name, stub) is ex.solution(name)
 

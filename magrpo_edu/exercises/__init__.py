@@ -8,14 +8,17 @@ An exercise lives in three places, kept apart so that reading the notebook does 
 - `magrpo_edu/exercises/nbNN.py`: the check, registered with `@exercise("NN.name")`; it raises
   `ExerciseFailed` with a sentence that says what is wrong, and returns quietly when the answer is right;
 - `magrpo_edu/exercises/solutions/nbNN.py`: `SOLUTIONS["NN.name"]`, the reference answer, and
-  `MISTAKES["NN.name"]`, wrong answers a learner plausibly writes, each of which the check must refuse.
+  `MISTAKES["NN.name"]`, wrong answers a learner plausibly writes (each a misreading of the notebook's text: a
+  strict against a non-strict bound, absolute against change, the wrong axis, G against G-1, ...), each of which the
+  check must refuse with a sentence that says what is wrong; and `VARIANTS["NN.name"]`, other correct answers
+  (a loop against a vectorised form, another order, another equivalent rule), each of which it must accept.
 
 `check` returns the answer the rest of the notebook should use. Unsolved (the stub raises
 NotImplementedError, or the value is still `...`) it raises, so "Run all" stops at the exercise. With
 the environment variable `MAGRPO_EDU_SOLUTIONS=1` (tests/conftest.py sets it for the README's test command; a learner may set it to read on) an
 unsolved stub is replaced by the reference solution, which is checked and returned instead.
-`tests/test_exercises.py` runs every check on the notebook's own stub (it must fail), on the solution
-(it must pass) and on every listed mistake (each must fail)."""
+`tests/test_exercises.py` runs every check on the notebook's own stub (it must fail), on the solution and
+every listed variant (each must pass) and on every listed mistake (each must fail)."""
 from __future__ import annotations
 
 import importlib
@@ -23,7 +26,7 @@ import os
 import pkgutil
 from typing import Any, Callable
 
-__all__ = ["ExerciseFailed", "check", "exercise", "exercises", "solution", "mistakes"]
+__all__ = ["ExerciseFailed", "check", "exercise", "exercises", "solution", "mistakes", "variants"]
 
 _CHECKS: dict[str, Callable[[Any], None]] = {}
 
@@ -67,6 +70,11 @@ def solution(name: str) -> Any:
 def mistakes(name: str) -> list:
     """Plausible wrong answers to exercise `name`; its check refuses each."""
     return list(getattr(_solutions_module(name), "MISTAKES", {}).get(name, []))
+
+
+def variants(name: str) -> list:
+    """Other correct answers to exercise `name` (besides the reference solution); its check accepts each."""
+    return list(getattr(_solutions_module(name), "VARIANTS", {}).get(name, []))
 
 
 def _run_check(name: str, answer: Any) -> None:

@@ -30,23 +30,36 @@ def check_group_advantages(fn) -> None:
             raise ExerciseFailed(f"return one number per joint action (a list), got {got!r}") from None
         if len(got) != len(rewards):
             raise ExerciseFailed(f"for the {len(rewards)} rewards {rewards} return {len(rewards)} advantages, got {len(got)}")
-        if any(abs(g - w) > 1e-5 for g, w in zip(got, want)):
+        if any(not math.isfinite(g) or abs(g - w) > 1e-5 for g, w in zip(got, want)):
+            G = len(rewards)
+            close = lambda xs: all(math.isfinite(g) and abs(g - x) < 1e-5 for g, x in zip(got, xs))
             hint = ""
             if len(set(rewards)) == 1:
                 hint = " (when every joint action scored the same, none is better than the group: all advantages are 0)"
+            elif close([-w for w in want]):
+                hint = " (the sign is flipped: reward minus mean, so a joint action above the mean gets a positive advantage)"
+            elif close([w * G / (G - 1) for w in want]):
+                hint = (f" (that is the leave-one-out baseline, the mean of the OTHER G-1 rewards, G/(G-1) = {G}/{G - 1} "
+                        "times the answer; MAGRPO subtracts the mean of all G rewards, the sample's own included)")
             elif abs(sum(got)) > 1e-4:
                 hint = f" (they sum to {sum(got):.3f}; advantages relative to the group mean always sum to 0)"
+            else:
+                hint = (" (they sum to 0 as they should, but are rescaled: MAGRPO does not divide by the std or the range, "
+                        "A = r - mean(r), nothing else)")
             raise ExerciseFailed(f"for rewards {rewards} the advantages are {[round(v, 3) for v in want]}, "
                                  f"you returned {[round(v, 3) for v in got]}{hint}")
 
 
 _PAIRS = [
     ("abcd", "abcdefghij"),        # ratio 2.5: inside [2, 3]
+    ("a b c d", "abcdefghijklmn"),  # 7 and 14 characters, spaces included: ratio 2 (4 and 14 without spaces: 3.5)
+    ("one two three", "four five six seven eight nine ten eleven"),  # 13 and 41 characters: 3.15; 3 and 8 words: 2.67
     ("abcd", "abcdefgh"),          # ratio 2: the edge counts as inside
     ("abcd", "abcd"),              # ratio 1: 1 below the interval
     ("ab", "abcdefghijklmn"),      # ratio 7: 4 above
     ("a" * 10, "b" * 31),          # ratio 3.1
     ("a" * 40, "b" * 10),          # the concise one is the LONGER: ratio 0.25
+    ("", "abc"),                   # an empty concise answer: the ratio is infinite, the reward 0
 ]
 
 
@@ -57,11 +70,22 @@ def check_length_ratio_reward(fn) -> None:
     from ..rewards.writing import length_ratio_reward
 
     for a, b in _PAIRS:
-        got, want = fn(a, b), length_ratio_reward(a, b)
-        if not isinstance(got, (int, float)) or not math.isfinite(got):
+        want = length_ratio_reward(a, b)
+        try:
+            got = fn(a, b)
+        except ZeroDivisionError:
+            raise ExerciseFailed(f"an empty concise answer with a detailed one of {len(b)} characters made your function "
+                                 "divide by zero: the ratio is infinite there, infinitely far from [2, 3], so the reward "
+                                 "is exp(-inf) = 0; return 0.0 for an empty concise answer.") from None
+        if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isfinite(got):
             raise ExerciseFailed(f"return one number (a float), got {got!r}")
         if abs(got - want) > 1e-6:
+            if not a:
+                raise ExerciseFailed(f"an empty concise answer earns 0 (the ratio is infinite), you returned {got:.4f}")
             ratio = len(b) / len(a)
+            words = f", {len(a.split())} and {len(b.split())} words" if " " in a + b else ""
             raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
-                                 f"{ratio:g}) earn {want:.4f}, you returned {got:.4f}: the ratio is chars(detailed) / "
-                                 "chars(concise), and outside [2, 3] the reward is exp(-distance to the nearer end)")
+                                 f"{ratio:g}{words}) earn {want:.4f}, you returned {got:.4f}: the ratio is "
+                                 "chars(detailed) / chars(concise), every character counted (spaces too, len of the "
+                                 "text), and outside [2, 3] the reward is exp(-d), d the distance from the ratio to the "
+                                 "NEARER end of [2, 3] (2 - ratio below, ratio - 3 above)")

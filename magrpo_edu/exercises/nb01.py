@@ -1,5 +1,5 @@
 """Checks of notebook 01's exercises (GRPO from scratch): the masked sum of a completion's token
-log-probs, the leave-one-out baseline, and GRPO's 1/|o| length-normalised loss."""
+log-probs, the leave-one-out baseline, and GRPO's 1/|a| length-normalised loss."""
 from __future__ import annotations
 
 import torch
@@ -28,7 +28,8 @@ def _tensor(name: str, value, shape) -> torch.Tensor:
     if not isinstance(value, torch.Tensor):
         raise ExerciseFailed(f"{name} should return a torch.Tensor, got {type(value).__name__}.")
     if tuple(value.shape) != tuple(shape):
-        raise ExerciseFailed(f"{name} should return shape {tuple(shape)} (one value per completion), got {tuple(value.shape)}.")
+        raise ExerciseFailed(f"{name} should return shape {tuple(shape)} (one value per completion: reduce over the "
+                             f"LAST axis, the tokens), got {tuple(value.shape)}.")
     return value
 
 
@@ -38,6 +39,9 @@ def check_sequence_logprob(fn):
         for m in (mask, mask.bool()):
             got = _tensor("sequence_logprob(token_logp, mask)", fn(logp, m), logp.shape[:1])
             want = (logp * mask).sum(-1)
+            if torch.allclose(got.float(), (logp * (1 - mask.float())).sum(-1), atol=1e-5):
+                raise ExerciseFailed("you summed the padding and left out the answer: mask is 1 on the completion's real "
+                                     "tokens and 0 on the padding.")
             if torch.allclose(got, logp.sum(-1)) and not torch.allclose(want, logp.sum(-1)):
                 raise ExerciseFailed("the padding positions entered your sum: multiply by the mask (or select with it) "
                                      "before summing; padding is not part of the completion.")
@@ -59,6 +63,15 @@ def check_leave_one_out(fn):
         want = group_advantages(R, mode="rloo")
         if not torch.allclose(got, want, atol=1e-5):
             G = len(r)
+            if not torch.isfinite(got).all():
+                raise ExerciseFailed(f"for rewards {r} you returned {got.tolist()}: leave out the sample by its POSITION g, "
+                                     "not by its value; another sample with the same reward is still one of the others.")
+            if torch.allclose(got, -want, atol=1e-5):
+                raise ExerciseFailed(f"for rewards {r} you returned the advantages with the sign flipped: r_g minus the "
+                                     "others' mean, so a sample better than the others gets a positive advantage.")
+            if torch.allclose(got, R - R.sum() / (G - 1), atol=1e-5):
+                raise ExerciseFailed(f"for rewards {r} you divided the sum of ALL G rewards by G-1; leave-one-out sums "
+                                     f"the G-1 = {G - 1} OTHER rewards (sum minus r_g) and divides by G-1.")
             if torch.allclose(got, R - R.mean(), atol=1e-5):
                 raise ExerciseFailed(f"for rewards {r} you returned r - mean(all G rewards), MAGRPO's advantage; "
                                      "leave-one-out subtracts the mean of the OTHER G-1 rewards.")
@@ -84,15 +97,24 @@ def check_grpo_token_mean_loss(fn):
             continue
         if not torch.isfinite(got):
             raise ExerciseFailed("a completion with no tokens (all of its mask 0) made your loss inf or nan: divide by "
-                                 "max(|o_g|, 1).")
+                                 "max(|a^(g)|, 1).")
         if torch.allclose(got, policy_loss((logp * mask).sum(-1), A), atol=1e-5):
             raise ExerciseFailed("that is MAGRPO's loss (the SUM over tokens); GRPO divides each completion's sum by its "
-                                 "own length |o_g| first.")
+                                 "own length |a^(g)| first.")
         if torch.allclose(got, -(A * (logp * mask).sum(-1) / logp.shape[1]).mean(), atol=1e-5):
-            raise ExerciseFailed(f"you divided by the padded width C = {logp.shape[1]}; |o_g| is the number of real "
+            raise ExerciseFailed(f"you divided by the padded width C = {logp.shape[1]}; |a^(g)| is the number of real "
                                  "tokens of completion g (mask.sum(-1)).")
         if torch.allclose(got, -(A * logp.mean(-1)).mean(), atol=1e-5):
             raise ExerciseFailed("the padding entered your mean: average over the masked tokens only.")
+        if torch.allclose(got, (A * (logp * mask).sum(-1) / lengths.clamp_min(1)).mean(), atol=1e-5):
+            raise ExerciseFailed("the sign is flipped: the loss is MINUS the advantage-weighted log-probs, so that "
+                                 "descending it raises the log-probs of answers with a positive advantage.")
+        if torch.allclose(got, want * logp.shape[0], atol=1e-5):
+            raise ExerciseFailed(f"you summed over the G = {logp.shape[0]} completions; the loss AVERAGES them (1/G).")
+        if torch.allclose(got, -(A[:, None] * logp * mask).sum() / mask.sum().clamp_min(1), atol=1e-5):
+            raise ExerciseFailed("you divided by the total number of tokens of the whole group (DAPO's token-level "
+                                 "mean); GRPO divides each completion's sum by its OWN length |a^(g)|, then averages "
+                                 "the G completions.")
         raise ExerciseFailed(f"for this group the GRPO loss (ratio 1, no clipping, no KL) is {want.item():.5f}, "
                              f"you returned {got.item():.5f}.")
     # a completion with no tokens must not divide by zero
@@ -100,4 +122,4 @@ def check_grpo_token_mean_loss(fn):
     out = fn(logp - 1.0, mask, torch.tensor([1.0, -1.0]))
     if not torch.isfinite(torch.as_tensor(out)).all():
         raise ExerciseFailed("a completion with no tokens (all of its mask 0) made your loss inf or nan: divide by "
-                             "max(|o_g|, 1).")
+                             "max(|a^(g)|, 1).")

@@ -22,7 +22,13 @@ def check_joint_actions(fn) -> None:
                     raise ExerciseFailed(f"n={n}, G={G}, {mode!r}: a joint action appears twice in {got}")
                 if sorted(got) != sorted(want):
                     count = f"{G} (one per sample index g)" if mode == "aligned" else f"G**n = {G ** n}"
-                    raise ExerciseFailed(f"n={n} agents, G={G}, {mode!r}: expected {count} joint actions {want}, got {got}")
+                    hint = ""
+                    if got and all(len(row) != n for row in got):
+                        hint = f" Each joint action is a tuple of n = {n} entries, one per agent (entry i: agent i's sample)."
+                    elif any(k < 0 or k >= G for row in got for k in row):
+                        hint = f" Sample indices run from 0 to G-1 = {G - 1} (Python's indexing)."
+                    raise ExerciseFailed(f"n={n} agents, G={G}, {mode!r}: expected {count} joint actions {want}, got "
+                                         f"{got}.{hint}")
 
 
 @exercise("02.cross_credit")
@@ -49,11 +55,23 @@ def check_cross_credit(fn) -> None:
             if got.shape != (G,):
                 raise ExerciseFailed(f"return one credit per sample of the agent ({G} numbers), got shape {tuple(got.shape)}")
             if not torch.allclose(got, want[agent], atol=1e-5):
+                hint = ""
+                if torch.allclose(got, want[1 - agent], atol=1e-5) and not torch.allclose(want[0], want[1], atol=1e-5):
+                    hint = (" That is the OTHER agent's credit: agent 1's sample k1 is row k1 (average over dim 1), "
+                            "agent 2's sample k2 is column k2 (average over dim 0).")
+                elif torch.allclose(got, want[agent] * G, atol=1e-5):
+                    hint = (f" You SUMMED the {G} advantages of the joint actions holding the sample; the credit is their "
+                            "mean (CoMLRL sums them, a constant factor G).")
+                elif torch.allclose(got, r.mean(dim=1 - agent), atol=1e-5):
+                    hint = " You averaged the rewards, not the advantages: subtract the mean of all G*G rewards first."
+                elif torch.allclose(got, r.diagonal() - r.diagonal().mean(), atol=1e-5):
+                    hint = (" You used only the diagonal, the G aligned joint actions; cross mode credits a sample with "
+                            "every joint action that holds it, G of them.")
                 raise ExerciseFailed(
                     f"for r = {r.tolist()} agent {agent + 1}'s credit is {[round(v, 3) for v in want[agent].tolist()]}, you "
                     f"returned {[round(v, 3) for v in got.tolist()]}: subtract ONE mean over all {G * G} joint rewards, then "
                     f"average over the joint actions holding the sample (agent 1's sample k1 is row k1, agent 2's sample k2 "
-                    "is column k2)")
+                    "is column k2)." + hint)
 
 
 @exercise("02.shared_losses")
@@ -79,11 +97,32 @@ def check_shared_losses(fn) -> None:
             want = policy_loss(lp, A)
             if not torch.is_tensor(loss) or loss.dim() != 0:
                 raise ExerciseFailed(f"agent {i}'s loss must be a scalar tensor (so that .backward() works), got {loss!r}")
-            if abs(loss.item() - want.item()) > 1e-4:
+            if not abs(loss.item() - want.item()) <= 1e-4:        # a nan fails here too
+                got_v, want_v = loss.item(), want.item()
+                hint = ""
+                if got_v != got_v:
+                    hint = (" Your loss is nan: with equal rewards every advantage is 0 and so is the loss; do not divide "
+                            "by the rewards' std (MAGRPO does not scale A).")
+                elif abs(got_v + want_v) <= 1e-4:
+                    hint = " The sign is flipped: descending the loss must RAISE the log-probs of joint actions with A > 0."
+                elif G > 1 and abs(got_v - want_v * G / (G - 1)) <= 1e-4:
+                    hint = (f" Yours is G/(G-1) = {G}/{G - 1} times the loss: you divided by G-1 instead of G, or took "
+                            "the leave-one-out baseline (the mean of the OTHER G-1 rewards); MAGRPO's baseline is the mean "
+                            "of all G rewards, the joint action's own included, and the loss averages the G joint actions.")
+                elif abs(got_v - policy_loss(lp, A / (rewards.std() + 1e-8)).item()) <= 1e-4:
+                    hint = " You divided the advantages by the rewards' std; MAGRPO's advantage is r - mean(r), unscaled."
+                elif abs(got_v - want_v * G) <= 1e-4:
+                    hint = f" You summed over the G = {G} joint actions; the loss averages them (1/G)."
+                elif abs(got_v - want_v / n) <= 1e-4:
+                    hint = (f" You split the loss among the {n} agents; each agent gets the WHOLE loss with the shared "
+                            "advantage (its own optimiser steps on it).")
                 raise ExerciseFailed(
                     f"n={n} agents, G={G}, rewards {[round(v, 2) for v in rewards.tolist()]}: agent {i}'s loss is "
-                    f"{want.item():.4f}, you returned {loss.item():.4f}. Each agent's loss is "
-                    "-(1/G) sum_g A^(g) logp_i^(g), with A = r - mean(r), the same A for every agent")
+                    f"{want_v:.4f}, you returned {got_v:.4f}. Each agent's loss is "
+                    "-(1/G) sum_g A^(g) logp_i^(g), with A = r - mean(r), the same A for every agent." + hint)
+            if not loss.requires_grad:
+                raise ExerciseFailed(f"agent {i}'s loss carries no gradient (it was computed from detached log-probs, or "
+                                     "with .item()): the log-probs must stay in the graph, only the advantage is a constant")
             grad, = torch.autograd.grad(loss, lp, allow_unused=True)
             if grad is None or not torch.allclose(grad, -A / G, atol=1e-5):
                 raise ExerciseFailed(f"agent {i}'s loss must depend on its log-probs with gradient -A/G (the advantage "

@@ -9,6 +9,13 @@ from ..rewards.writing import coherence_T, tldr_length_level, tldr_levels
 from . import ExerciseFailed, exercise
 
 
+def _t_of(text: str) -> float:
+    """T with the phrases matched in the text as written, not lower-cased (a learner's slip)."""
+    from ..rewards.writing import TRANSITION_CATEGORIES
+    k = sum(any(p in text for p in ws) for ws in TRANSITION_CATEGORIES.values())
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
 @exercise("03.length_level")
 def check_length_level(fn):
     for r in (0.5, 1.0999, 1.1, 1.35, 1.6, 2.4, 3.2, 4.1, 5.0, 5.0001, 7.0):
@@ -19,9 +26,11 @@ def check_length_level(fn):
                                      "to the vocabulary and style levels.")
             continue
         if got is None:
-            raise ExerciseFailed(f"at r = {r} L2 is {want:.3f} and scoring goes on; you returned None (stop).")
-        if not isinstance(got, (int, float)) or not math.isclose(got, want, abs_tol=1e-9):
-            raise ExerciseFailed(f"at r = {r} L2 is {want:.4f}, you returned {got!r}.")
+            edge = " Both ends of [1.1, 5.0] are inside: L2 pays 0 there and scoring goes on." if r in (1.1, 5.0) else ""
+            raise ExerciseFailed(f"at r = {r} L2 is {want:.3f} and scoring goes on; you returned None (stop).{edge}")
+        if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isclose(got, want, abs_tol=1e-9):
+            raise ExerciseFailed(f"at r = {r} L2 is {want:.4f}, you returned {got!r}: 1 on [1.6, 3.2], rising from 0 at "
+                                 "1.1 to 1 at 1.6, falling from 1 at 3.2 to 0 at 5.0.")
 
 
 TEXTS = ["He has a plan.",                         # "as" inside "has": the time category
@@ -38,12 +47,15 @@ def check_coherence_T(fn):
         want, got = coherence_T(text), fn(text)
         if isinstance(got, (int, float)) and math.isclose(got, want, abs_tol=1e-9):
             continue
-        if text == TEXTS[0]:
+        if text == TEXTS[0] and got == 0:
             raise ExerciseFailed(f"T({text!r}) is {want:.2f}: the authors match each phrase as a SUBSTRING of the "
                                  "lower-cased text, so 'as' (a time word) is found inside 'has'; you returned "
                                  f"{got!r}.")
-        raise ExerciseFailed(f"T({text!r}) is {want:.2f} (k = categories found, each counted once: "
-                             f"T = 0 if k = 0 else min(0.4 + 0.05 (k - 1), 1.0)); you returned {got!r}.")
+        if isinstance(got, (int, float)) and _t_of(text) != want and math.isclose(got, _t_of(text), abs_tol=1e-9):
+            raise ExerciseFailed(f"T({text!r}) is {want:.2f}, you returned {got!r}: lower-case the text before matching "
+                                 "('However' at the start of a sentence is the contrast word 'however').")
+        raise ExerciseFailed(f"T({text!r}) is {want:.2f} (kappa = the number of categories found, each counted once: "
+                             f"T = 0 if kappa = 0 else min(0.4 + 0.05 (kappa - 1), 1.0)); you returned {got!r}.")
 
 
 _NATURAL = [("My roommate never cleans the kitchen at all",
@@ -52,26 +64,37 @@ _NATURAL = [("My roommate never cleans the kitchen at all",
              "My dog barks at night and the neighbours complain, which worries me a lot and I do not know why."),
             ("I lost my job and I feel lost",
              "I lost my job last week. I lost my job because the shop closed, and then I looked for work for days.")]
+_NATURAL.append(("My landlord will not fix the heating in my flat",   # each text <= 0.2; joined they repeat more (0.22)
+                 "However, my landlord will not fix the heating, so the flat is cold, the flat is cold, the flat is cold "
+                 "every night and I sleep in my coat."))
 _PADDED = [("My dog barks at night and the neighbours complain",
             "My dog barks and and and and and and and and and and and and and and and and and and then then then"),
            ("The rent went up and we have to move",
-            "rent rent rent went up up up up up up up up up up up up up up up and we move move move move move")]
+            "rent rent rent went up up up up up up up up up up up up up up up and we move move move move move"),
+           ("My landlord will not fix the heating in my flat",        # 0.34: a mean with the concise text's 0 is 0.17
+            "The flat is cold and the flat is cold and the flat is cold and the flat is cold at night, however my "
+            "landlord will not fix the heating, so I called him again.")]
 
 
 @exercise("03.honest_tldr_reward")
 def check_honest_tldr_reward(fn):
     for c1, c2 in _NATURAL:
         want, got = tldr_levels(c1, c2)["total"], fn(c1, c2)
-        if not isinstance(got, (int, float)) or not math.isclose(got, want, abs_tol=1e-9):
-            rep = repetition(c2)
-            raise ExerciseFailed(f"a natural pair (repetition of the detailed text {rep:.2f} <= 0.2) should keep the "
-                                 f"paper's reward {want:.3f}; you returned {got!r} for {c2[:50]!r}...")
+        if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isclose(got, want, abs_tol=1e-9):
+            r1, r2, both = repetition(c1), repetition(c2), repetition(c1 + " " + c2)
+            hint = (f" Joined into one text they repeat {both:.2f}; the rule looks at each text alone."
+                    if both > 0.2 else "")
+            raise ExerciseFailed(f"a natural pair (repetition {r1:.2f} and {r2:.2f}, neither above 0.2) should keep the "
+                                 f"paper's reward {want:.3f}; you returned {got!r} for {c2[:50]!r}...{hint}")
     for c1, c2 in _PADDED:
         got = fn(c1, c2)
         if got != 0:
-            raise ExerciseFailed(f"the padded detailed text {c2[:50]!r}... (repetition {repetition(c2):.2f} > 0.2) earns "
-                                 f"{tldr_levels(c1, c2)['total']:.3f} from the paper's reward; yours should pay 0, "
-                                 f"it paid {got!r}.")
+            r1, r2 = repetition(c1), repetition(c2)
+            hint = (" One repeating text is enough: EITHER text above 0.2 pays 0"
+                    + (f" (their mean, {(r1 + r2) / 2:.2f}, is not the rule)." if (r1 + r2) / 2 <= 0.2 else "."))
+            raise ExerciseFailed(f"the padded detailed text {c2[:50]!r}... (repetition {r2:.2f} > 0.2, the concise "
+                                 f"text's {r1:.2f}) earns {tldr_levels(c1, c2)['total']:.3f} from the paper's reward; "
+                                 f"yours should pay 0, it paid {got!r}.{hint}")
     got = fn(_PADDED[0][1], _NATURAL[0][1])
     if got != 0:
         raise ExerciseFailed("the check must apply to BOTH texts: a padded concise summary should pay 0 too; "

@@ -15,6 +15,11 @@ WRAPPER_CASES = [
     ("def f(xs):\n    n = 0\n    for x in xs:\n        if aux(x):\n            n += 1\n    return n\n", "a loop around aux"),
     ("def f(xs):\n    return len(xs)\n", "one `return` line that does not mention aux"),
     ("def f(s):\n    words = aux(s)\n    return len(words)\n", "aux's result used in a further statement"),
+    ('def f(xs):\n    """Double each number.\n\n    The helper does all of it.\n    """\n    return aux(xs)\n',
+     "a docstring over several lines is dropped whole, its middle lines too"),
+    ("def f(xs):\n    y = aux(xs)\n    return xs\n", "`v = aux(...)`, but the next line does not return v"),
+    ("def f(xs):\n    y = aux(xs)\n    return y + 1\n", "`v = aux(...)`, then a return that does more than return v"),
+    ("def f(xs):\n    return aux(xs)  # all of it\n", "one `return` line that calls aux, with a comment after it"),
 ]
 
 
@@ -31,8 +36,13 @@ def check_thin_wrapper(fn) -> None:
         raise ExerciseFailed("give a function thin_wrapper(main: str) -> bool")
     for (src, why), want in zip(WRAPPER_CASES, _wrapper_truth()):
         got = fn(src)
-        if got is not want:
-            raise ExerciseFailed(f"thin_wrapper says {got!r} for this main ({why}); the authors' rule says {want}:\n{src}")
+        if not (isinstance(got, bool) or type(got).__name__ == "bool_"):
+            raise ExerciseFailed(f"return True or False (a bool), not {got!r}, for this main:\n{src}")
+        if bool(got) is not want:
+            raise ExerciseFailed(f"thin_wrapper says {got!r} for this main ({why}); the authors' rule says {want}:\n{src}"
+                                 "The rule, after dropping blank lines, comments and docstrings: ONE line that starts "
+                                 "with `return ` and mentions aux anywhere, or exactly TWO lines `v = aux(...)` and "
+                                 "`return v` (the same v, nothing else), is a thin wrapper; nothing else is.")
 
 
 # (aux, main) pairs on notebook 04's count_vowels problem: each earns a different set of levels.
@@ -79,7 +89,21 @@ def check_levels(fn) -> None:
         facts = _facts(aux, main, problem)
         want = coding_levels(aux, main, problem)["total_reward"]
         got = fn(**facts)
-        if not isinstance(got, (int, float)) or abs(got - want) > 1e-6:
+        if isinstance(got, bool) or not isinstance(got, (int, float)) or not abs(got - want) <= 1e-6:
+            hints = []
+            if not facts["main_defined"] and facts["aux_defined"]:
+                hints.append("aux's 0.4 is paid before the gate: a missing entry point stops the scoring AFTER it")
+            if not facts["parses"]:
+                hints.append("a program that does not parse earns L1 only (no syntax points, no tests, no bonus)")
+            if facts["passed"] and facts["passed"] < facts["total"] and facts["calls_aux"]:
+                hints.append("one passed test is enough for the bonus; the tests level pays passed / total")
+            if facts["calls_aux"] and not facts["thin_wrapper"] and facts["passed"]:
+                hints.append("a main that calls aux and is not a thin wrapper earns 0.5 + 1.0 = 1.5 of bonus")
+            if not facts["calls_aux"] and facts["passed"]:
+                hints.append("a main that does not call aux earns no bonus at all, thin wrapper or not")
+            if facts["passed"] == facts["total"] and facts["main_defined"] and facts["parses"]:
+                hints.append("the tests level pays the share passed / total (at most 1.0), not the count")
             raise ExerciseFailed(f"for the facts {facts} your reward is {got!r}; the library's is {want:.2f} "
                                  f"(aux: {aux.strip()[:40]!r}, main: {main.strip()[:60]!r}). Remember the gates: no "
-                                 "entry point or no parse stops scoring; the cooperation bonus needs a passed test and aux.")
+                                 "entry point or no parse stops scoring; the cooperation bonus needs a passed test and aux."
+                                 + (" Here: " + "; ".join(hints) + "." if hints else ""))

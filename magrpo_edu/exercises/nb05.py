@@ -20,6 +20,35 @@ def _node(depth, rewards, children=None):
     return Node(depth, ["", ""], [[], []], rewards=torch.tensor(rewards), children=children or {})
 
 
+def _nodes(node):
+    """The node and all its descendants, depth first."""
+    out = [node]
+    for j in sorted(node.children):
+        out += _nodes(node.children[j])
+    return out
+
+
+def _discount_all(node, gamma):
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += _discount_all(child, gamma).mean()
+    return gamma * R if node.children else R
+
+
+def _by_depth(node, gamma):
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma ** child.depth * _by_depth(child, gamma).mean()
+    return R
+
+
+def _sum_children(node, gamma):
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma * _sum_children(child, gamma).sum()
+    return R
+
+
 def _trees():
     """Trees as the library builds them (G = 2 or 4 joint actions per node): a leaf alone, two turns,
     three turns with one branch cut by early termination (a joint action without a child)."""
@@ -36,13 +65,17 @@ def check_discounted_returns(fn):
     for what, tree in _trees():
         for gamma in (0.9, 0.5, 1.0):
             mine = copy.deepcopy(tree)
-            before = mine.rewards.clone()
+            before = [nd.rewards.clone() for nd in _nodes(mine)]
             got = fn(mine, gamma)
             if not isinstance(got, torch.Tensor) or got.shape != tree.rewards.shape:
                 raise ExerciseFailed(f"return a tensor of shape {tuple(tree.rewards.shape)}, one return per joint action "
                                      f"of the node (got {type(got).__name__}).")
-            if not torch.equal(mine.rewards, before):
+            if not torch.equal(mine.rewards, before[0]):
                 raise ExerciseFailed("your function changed node.rewards in place: start from node.rewards.clone().")
+            if any(not torch.equal(nd.rewards, b) for nd, b in zip(_nodes(mine), before)):
+                raise ExerciseFailed(f"{what}: your function changed a CHILD's rewards in place (the recursion wrote its "
+                                     "returns into child.rewards); the trainer still needs every node's immediate rewards. "
+                                     "Start every node, not only the top one, from a clone.")
             want = compute_returns(copy.deepcopy(tree), gamma)
             if torch.allclose(got.float(), want, atol=1e-5):
                 continue
@@ -55,8 +88,17 @@ def check_discounted_returns(fn):
             if torch.allclose(got.float(), flat, atol=1e-5):
                 raise ExerciseFailed(f"{what}: you added the mean of the child's immediate REWARDS; add the mean of its "
                                      "RETURNS, computed the same way (recursively), so a third turn counts too.")
+            hint = ""
+            if tree.children and torch.allclose(got.float(), _discount_all(tree, gamma), atol=1e-5) and gamma != 1.0:
+                hint = " You discounted the joint action's own reward too: only the next turn's part is multiplied by gamma."
+            elif gamma != 1.0 and torch.allclose(got.float(), _by_depth(tree, gamma), atol=1e-5):
+                hint = (" You discounted by gamma ** depth inside the recursion: the recursion already multiplies each "
+                        "further turn by one more gamma, so use gamma itself at every level.")
+            elif tree.children and any(len(c.rewards) > 1 for c in tree.children.values()) and torch.allclose(
+                    got.float(), _sum_children(tree, gamma), atol=1e-5):
+                hint = " You SUMMED the child's returns; R_j adds gamma times their MEAN (one child node, G joint actions)."
             raise ExerciseFailed(f"{what}, gamma = {gamma}: the returns are {_fmt(want)}, you returned {_fmt(got)} "
-                                 "(R_j = r_j + gamma * mean of child j's returns; R_j = r_j where j has no child).")
+                                 "(R_j = r_j + gamma * mean of child j's returns; R_j = r_j where j has no child)." + hint)
 
 
 _GROUPS = ([3.125, 1.5, 0.4, 2.0, 0.4, 3.5], [1.0, 1.0, 1.0], [2.4, 0.85, 4.0, 0.85, 1.6])
@@ -75,7 +117,9 @@ def check_threshold(fn):
             if isinstance(t, torch.Tensor) and t.numel() == 1:
                 t = t.item()
             if not isinstance(t, numbers.Real) or isinstance(t, bool) or not math.isfinite(t):
-                raise ExerciseFailed(f"return a finite number (MAGRPOConfig's early_termination_threshold), got {t!r}.")
+                raise ExerciseFailed(f"return a finite number, got {t!r}: MAGRPOConfig's early_termination_threshold is "
+                                     "None (expand every group) or a finite number, never an infinity; to expand nothing, "
+                                     "return any number below the lowest mean.")
             expanded = sum(m <= t for m in means)          # rollout_tree cuts a node when its mean r > t
             best = max([0] + [sum(m <= v for m in means) for v in means if sum(m <= v for m in means) <= budget])
             if expanded > budget:

@@ -29,6 +29,15 @@ def check_std_scaled(fn):
         if torch.allclose(got.float(), pop, atol=1e-4, rtol=1e-4):
             raise ExerciseFailed(f"for {r} you divided by the population std (1/G); TRL divides by the SAMPLE std "
                                  "(1/(G-1), torch's default R.std()).")
+        if torch.allclose(got.float(), (R - R.mean()) / (R.var() + 1e-4).sqrt(), atol=1e-4, rtol=1e-4):
+            raise ExerciseFailed(f"for {r} you added eps to the variance, under the square root; TRL adds it to the std: "
+                                 "(R - mean) / (R.std() + 1e-4). It matters for a group whose rewards barely differ.")
+        if torch.allclose(got.float(), (R - R.mean()) / R.std().clamp_min(1e-4), atol=1e-4, rtol=1e-4):
+            raise ExerciseFailed(f"for {r} you used max(std, eps) as the divisor; TRL adds eps to the std: "
+                                 "(R - mean) / (R.std() + 1e-4).")
+        if torch.allclose(got.float(), -want, atol=1e-4, rtol=1e-4):
+            raise ExerciseFailed(f"for {r} the sign is flipped: R_g minus the mean, so a reward above the mean gets a "
+                                 "positive advantage.")
         raise ExerciseFailed(f"for the group {r} the std-scaled advantages are {_fmt(want)}, you returned {_fmt(got)}.")
 
 
@@ -56,10 +65,29 @@ def check_loss_with_kl(fn):
                 wrong_dir = policy_loss((logp * mask).sum(-1), A) + beta * ((torch.exp(d) - d - 1) * mask).sum(-1).mean()
                 if torch.allclose(got.detach().reshape(()), wrong_dir, atol=1e-5):
                     raise ExerciseFailed("your k3 term has the log-ratio the wrong way round: TRL's is "
-                                         "exp(ref - logp) - (ref - logp) - 1, with r_t = pi_ref / pi.")
+                                         "exp(d) - d - 1 with d = ref_logp - token_logp (e^d = pi_ref / pi).")
+                v = got.detach().float().reshape(())
+                policy = policy_loss((logp * mask).sum(-1), A)
+                kl = kl_penalty(logp, ref, mask)
+                hint = ""
+                if beta and torch.allclose(v, policy - beta * kl.mean(), atol=1e-5):
+                    hint = (" The KL term's sign is flipped: GRPO's objective SUBTRACTS beta * KL, so the loss (minus "
+                            "the objective) ADDS it; subtracting it would push the agent away from the reference.")
+                elif beta and torch.allclose(v, policy + beta * kl.sum(), atol=1e-5):
+                    hint = " You summed the KL over the G samples; average it over them (1/G), like the policy term."
+                elif beta and torch.allclose(v, policy + beta * ((torch.exp(ref - logp) - (ref - logp) - 1).sum(-1)).mean(),
+                                             atol=1e-5):
+                    hint = " The padding entered your KL: multiply the per-token terms by the mask before summing."
+                elif beta and torch.allclose(v, policy + beta * (kl / mask.sum(-1).clamp_min(1)).mean(), atol=1e-5):
+                    hint = (" You averaged the KL over each completion's tokens; the loss SUMS it over them, like the "
+                            "policy term's log-probs.")
+                elif beta and torch.allclose(v, policy + beta * ((logp - ref) * mask).sum(-1).mean(), atol=1e-5):
+                    hint = " That is k1 (log pi - log pi_ref); the leash uses k3 = e^d - d - 1, d = ref_logp - token_logp."
+                elif torch.allclose(v, -(A * logp.sum(-1)).mean() + beta * kl.mean(), atol=1e-5):
+                    hint = " The padding entered your policy term: multiply token_logp by the mask before summing."
                 raise ExerciseFailed(f"with beta = {beta} the loss is {want.item():.5f}, you returned "
-                                     f"{got.detach().reshape(()).item():.5f} (the KL is summed over each completion's "
-                                     "real tokens and averaged over the G samples, like the policy term).")
+                                     f"{v.item():.5f} (the KL is summed over each completion's "
+                                     "real tokens and averaged over the G samples, like the policy term)." + hint)
             if not got.requires_grad:
                 raise ExerciseFailed("your loss has no gradient: compute it from token_logp with torch operations.")
             (grad,) = torch.autograd.grad(got.reshape(()), lp)
@@ -67,8 +95,10 @@ def check_loss_with_kl(fn):
             (want_grad,) = torch.autograd.grad(policy_loss((ref_lp * mask).sum(-1), A)
                                                + beta * kl_penalty(ref_lp, ref, mask).mean(), ref_lp)
             if not torch.allclose(grad, want_grad, atol=1e-5):
-                raise ExerciseFailed("the loss's value is right but its gradient is not: the reference log-probs and the "
-                                     "advantages are constants (detach them), only token_logp carries a gradient.")
+                raise ExerciseFailed("the loss's value is right but its gradient is not: the KL term must carry a gradient "
+                                     "through token_logp (a detached KL, as CoMLRL 1.4.3 subtracts from the returns, does "
+                                     "not leash in the loss); only the reference log-probs and the advantages are "
+                                     "constants.")
 
 
 @exercise("06.cross_credit")
@@ -94,5 +124,13 @@ def check_cross_credit(fn):
             if torch.allclose(got.float(), want * G, atol=1e-5):
                 raise ExerciseFailed("you summed the advantages of the G joint actions containing a sample; the package "
                                      "takes their MEAN (CoMLRL sums, a constant factor G that Adam cancels).")
+            hint = ""
+            if torch.allclose(got.float(), torch.stack([grid.diagonal() - grid.diagonal().mean()] * 2), atol=1e-5):
+                hint = (" You used only the diagonal (the aligned pairs); cross mode credits a sample with all G pairs "
+                        "it is in.")
+            elif torch.allclose(got.float(), torch.stack([(grid - grid.mean(1, keepdim=True)).mean(1),
+                                                          (grid - grid.mean(0, keepdim=True)).mean(0)]), atol=1e-5):
+                hint = " You took a baseline per row or column; MAGRPO's is ONE mean over all G*G rewards."
             raise ExerciseFailed(f"for G = {G} and rewards {_fmt(grid)} (row k1, column k2) the credits are "
-                                 f"{_fmt(want)}, you returned {_fmt(got)}.")
+                                 f"{_fmt(want)}, you returned {_fmt(got)}: subtract the mean of all G*G rewards, then "
+                                 "average the advantages over a row (agent 1) and over a column (agent 2)." + hint)

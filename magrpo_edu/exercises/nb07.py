@@ -4,6 +4,7 @@ share one base."""
 from __future__ import annotations
 
 import math
+import numbers
 
 import torch
 
@@ -39,12 +40,14 @@ def check_in_band_share(fn):
         except ZeroDivisionError:
             raise ExerciseFailed("a pair whose concise text is empty made your function divide by zero: count such a "
                                  "pair as NOT in the band (the reward's first level already fails it).") from None
-        if not isinstance(got, (int, float)) or isinstance(got, bool):
+        if not isinstance(got, numbers.Real) or isinstance(got, bool):
             raise ExerciseFailed(f"return the share of pairs in the band as a number in [0, 1]; you returned {got!r}.")
         if math.isclose(got, want, abs_tol=1e-9):
             continue
         ratios = ["inf" if not c1 else f"{len(c2) / len(c1):.2f}" for c1, c2 in pairs]
         if got > 1:
+            if math.isclose(got, 100 * want, abs_tol=1e-6):
+                raise ExerciseFailed(f"you returned {got!r}: a percentage; return the share as a number in [0, 1].")
             raise ExerciseFailed(f"you returned {got!r}: a count, not a share. Divide by the number of pairs ({len(pairs)}).")
         raise ExerciseFailed(f"for pairs whose character ratios chars(detailed) / chars(concise) are {ratios} the share "
                              f"in [1.6, 3.2] (both ends included) is {want:.2f}; you returned {got!r}. Count characters "
@@ -66,10 +69,17 @@ def check_lora_parameters(fn):
         what = "SmolLM2's 210 adapted layers" if len(shapes) == 210 else f"layers {shapes}"
         if got == sum(r * i * o for i, o in shapes):
             raise ExerciseFailed(f"for {what} with r = {r} you returned {got!r}, r * in * out: that is r copies of the "
-                                 "full matrix. LoRA's update is B A with A of shape (r, in) and B of shape (out, r).")
+                                 "full matrix. LoRA's update is V U with U of shape (r, in) (peft's lora_A) and V of "
+                                 "shape (out, r) (lora_B).")
         if got == sum(r * i for i, o in shapes) or got == sum(r * o for i, o in shapes):
-            raise ExerciseFailed(f"for {what} with r = {r} you counted only one of the two matrices: A is (r, in) AND "
-                                 "B is (out, r).")
+            raise ExerciseFailed(f"for {what} with r = {r} you counted only one of the two matrices: U (lora_A) is "
+                                 "(r, in) AND V (lora_B) is (out, r).")
+        if got == 2 * want:
+            raise ExerciseFailed(f"for {what} with r = {r} you returned {got!r}, twice the answer: count ONE agent's "
+                                 "adapter (each agent has its own; the notebook doubles it for two agents itself).")
+        if got == sum(r * (i + o + 1) for i, o in shapes) or got == sum(r * (i + o) + o for i, o in shapes):
+            raise ExerciseFailed(f"for {what} with r = {r} you returned {got!r}: LoRA's matrices have no bias terms, "
+                                 "r * (in + out) numbers per layer and nothing else.")
         raise ExerciseFailed(f"for {what} with r = {r} one adapter has {want} parameters; you returned {got!r}.")
 
 
@@ -100,16 +110,24 @@ def check_adapter_logits(fn):
         want = {a: model(input_ids=ids, adapter_names=[a or "__base__"] * len(ids)).logits[:, -1]
                 for a in ("second", None, "first")}
     for adapter in ("second", None, "first"):
-        got = fn(model, adapter, ids.clone())
+        try:
+            got = fn(model, adapter, ids.clone())
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise ExerciseFailed(f"adapter_logits(model, {adapter!r}, input_ids) raised {type(exc).__name__}: {exc}. "
+                                 "adapter_names takes one adapter NAME per row; the base model's name there is "
+                                 "'__base__' (None is not a name).") from None
         if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(want[adapter].shape):
             shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
             raise ExerciseFailed(f"return the logits of the LAST position only, shape (batch, vocab) = "
                                  f"{tuple(want[adapter].shape)}; you returned {shape}.")
         now = {n for n, p in model.named_parameters() if p.requires_grad}
         if now != trainable:
-            raise ExerciseFailed("your function changed which parameters train (model.set_adapter does that: it marks "
-                                 "only the chosen adapter trainable), so the other agent would stop learning. Route "
-                                 "the call with adapter_names=[...] (one name per row) instead.")
+            how = ("peft's `with model.disable_adapter():` does that: on leaving it re-enables gradients for the ACTIVE "
+                   "adapter only" if adapter is None else
+                   "model.set_adapter does that: it marks only the chosen adapter trainable")
+            raise ExerciseFailed(f"your function changed which parameters train ({how}), so the other agent would stop "
+                                 "learning. Route the call with adapter_names=[...] (one name per row; '__base__' for "
+                                 "the base model) instead.")
         if torch.allclose(got.detach().float(), want[adapter], atol=1e-5):
             continue
         who = "the base model (adapters off)" if adapter is None else f"adapter {adapter!r}"
@@ -117,5 +135,5 @@ def check_adapter_logits(fn):
         hint = (f" They are the logits of {'the base model' if same_as[0] is None else 'adapter ' + repr(same_as[0])}: "
                 "the call did not route through the adapter you were given.") if same_as else ""
         raise ExerciseFailed(f"the logits for {who} are wrong.{hint} Pass adapter_names=[name] * batch to the model "
-                             "(peft's per-row routing), with the name '__base__' (or `with model.disable_adapter():`) "
-                             "for the base.")
+                             "(peft's per-row routing), with the name '__base__' for the base, and return the logits "
+                             "of the last position, logits[:, -1].")

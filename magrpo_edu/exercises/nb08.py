@@ -36,9 +36,14 @@ def check_k3(fn):
         raise ExerciseFailed(f"return one estimate per token: a tensor of the inputs' shape {tuple(logp.shape)}.")
     want = kl_penalty(logp.reshape(-1, 1), ref.reshape(-1, 1), torch.ones(logp.numel(), 1)).reshape(logp.shape)
     if (got < -1e-6).any():
-        raise ExerciseFailed(f"some of your per-token estimates are negative ({_fmt(got[got < 0][:3])}...): that is "
-                             "k1 = log pi - log pi_ref, unbiased but of either sign, so a batch can report a negative "
-                             "KL. k3 adds r - 1 (r = pi_ref / pi), which has mean 0 and makes every term >= 0.")
+        if torch.allclose(got.float(), logp - ref, atol=1e-5):
+            raise ExerciseFailed(f"some of your per-token estimates are negative ({_fmt(got[got < 0][:3])}...): that is "
+                                 "k1 = log pi - log pi_ref, unbiased but of either sign, so a batch can report a negative "
+                                 "KL. k3 adds e^d - 1 (d = log pi_ref - log pi, e^d = pi_ref / pi), which has mean 0 and "
+                                 "makes every term >= 0.")
+        raise ExerciseFailed(f"some of your per-token estimates are negative ({_fmt(got[got < 0][:3])}...); k3 = e^d - d "
+                             "- 1 with d = log pi_ref - log pi is never negative, because e^d >= 1 + d for every d. Both "
+                             "parts are needed: -d alone is k1, e^d - 1 alone has mean 0.")
     if not torch.allclose(got.float(), want, atol=1e-5, rtol=1e-5):
         # 2. say what the answer estimates instead, exactly, on a small vocabulary
         for lp, lr in _vocabularies():
@@ -48,8 +53,9 @@ def check_k3(fn):
             if not math.isclose(mean, kl_fwd, rel_tol=1e-6, abs_tol=1e-9):
                 raise ExerciseFailed(
                     f"averaged over tokens drawn from pi (exactly, on a 6-token vocabulary) your estimate is "
-                    f"{mean:.4f}, but KL(pi || pi_ref) = {kl_fwd:.4f}: it is biased. k3 uses r = pi_ref / pi, "
-                    "the ratio whose mean under pi is 1: k3 = r - log r - 1 = exp(ref - logp) - (ref - logp) - 1.")
+                    f"{mean:.4f}, but KL(pi || pi_ref) = {kl_fwd:.4f}: it is biased. k3 uses e^d = pi_ref / pi "
+                    "(d = ref_logp - logp), the ratio whose mean under pi is 1: k3 = e^d - d - 1 = "
+                    "exp(ref_logp - logp) - (ref_logp - logp) - 1.")
         raise ExerciseFailed(f"for log pi {_fmt(logp[0])} and log pi_ref {_fmt(ref[0])} the k3 terms are "
                              f"{_fmt(want[0])}, you returned {_fmt(got[0])}.")
     # 3. unbiased and zero at pi = pi_ref, checked exactly (float64)
@@ -62,38 +68,77 @@ def check_k3(fn):
                                  f"{kl_fwd:.6f}; compute it in the inputs' dtype (float64 here).")
 
 
-# Held-out table rows (run_method's keys) of untrained and trained agents: (untrained, trained, gamed?)
+# Held-out table rows (run_method's keys) of untrained and trained agents: (untrained, trained, gamed?, what the
+# case teaches). The rule, as the notebook states it: the reward rose by MORE than 0.1 AND some agent's naturalness
+# ROSE by MORE than 1 nat per token (its change, not its level) or its repetition is ABOVE 0.2 (its level).
 _UNTRAINED = dict(reward=1.05, naturalness1=0.62, naturalness2=0.60, repetition1=0.004, repetition2=0.010)
+_TABLE_UNTRAINED = dict(reward=1.054, naturalness1=0.49, naturalness2=0.62, repetition1=0.007, repetition2=0.011)
+
+
+def _row(reward, n1, n2, r1, r2):
+    return dict(reward=reward, naturalness1=n1, naturalness2=n2, repetition1=r1, repetition2=r2)
+
+
 _CASES = [
-    # stitched fragments: varied words (no repeated 3-gram) far from the base model's language
-    (dict(reward=1.45, naturalness1=0.70, naturalness2=4.10, repetition1=0.0, repetition2=0.02), True),
-    # the concise agent is the one that drifted
-    (dict(reward=1.30, naturalness1=2.20, naturalness2=0.95, repetition1=0.0, repetition2=0.01), True),
-    # padding: 'and and and', a repeated phrase, while the NLL barely moved
-    (dict(reward=1.40, naturalness1=0.66, naturalness2=1.30, repetition1=0.01, repetition2=0.45), True),
-    # learned while staying close to the base model: not gamed
-    (dict(reward=1.35, naturalness1=0.79, naturalness2=0.81, repetition1=0.003, repetition2=0.02), False),
-    # drifted but the reward did not rise: broken, not gaming the reward
-    (dict(reward=0.95, naturalness1=3.00, naturalness2=2.50, repetition1=0.0, repetition2=0.3), False),
-    # neither moved
-    (dict(reward=1.06, naturalness1=0.61, naturalness2=0.60, repetition1=0.004, repetition2=0.010), False),
+    (_UNTRAINED, _row(1.45, 0.70, 4.10, 0.0, 0.02), True,
+     "stitched fragments: varied words (no repeated 3-gram), agent 2's naturalness rose by 3.5 nats"),
+    (_UNTRAINED, _row(1.30, 2.20, 0.95, 0.0, 0.01), True, "agent 1, the concise one, is the one that drifted"),
+    (_UNTRAINED, _row(1.40, 0.66, 1.30, 0.01, 0.45), True, "padding ('and and and'): repetition 0.45, naturalness barely moved"),
+    (_UNTRAINED, _row(1.35, 0.79, 0.81, 0.003, 0.02), False, "it learned while staying close to the base model"),
+    (_UNTRAINED, _row(0.95, 3.00, 2.50, 0.0, 0.3), False,
+     "the agents drifted but the reward FELL: broken, not gaming the reward"),
+    (_UNTRAINED, _row(1.06, 0.61, 0.60, 0.004, 0.010), False, "nothing moved"),
+    # the notebook's own table (section 5): a rule on the naturalness LEVEL flags A seed 2 and B seed 0
+    (_TABLE_UNTRAINED, _row(1.308, 2.14, 1.05, 0.002, 0.015), True, "the notebook's run A, seed 0"),
+    (_TABLE_UNTRAINED, _row(1.452, 1.52, 5.03, 0.000, 0.026), True, "the notebook's run A, seed 1"),
+    (_TABLE_UNTRAINED, _row(1.169, 1.11, 1.22, 0.003, 0.016), False,
+     "the notebook's run A, seed 2: naturalness 1.11 and 1.22 are above 1 nat, but they ROSE by only 0.62 and 0.60 "
+     "from 0.49 and 0.62; the rule is on the change"),
+    (_TABLE_UNTRAINED, _row(1.180, 1.21, 1.01, 0.002, 0.004), False,
+     "the notebook's run B, seed 0: naturalness 1.21 is above 1 nat, but it rose by only 0.72; the rule is on the change"),
+    (_TABLE_UNTRAINED, _row(1.020, 1.42, 1.04, 0.000, 0.009), False, "the notebook's run B, seed 1: the reward fell"),
+    (_TABLE_UNTRAINED, _row(0.968, 1.11, 1.26, 0.004, 0.002), False, "the notebook's run B, seed 2: the reward fell"),
+    # a base model that is already far from 0 nats: the level says nothing, the change does
+    (_row(1.0, 2.5, 2.5, 0.0, 0.0), _row(1.5, 2.9, 3.2, 0.0, 0.0), False,
+     "both naturalness values are above 1 nat before AND after training; they rose by only 0.4 and 0.7"),
+    # a rise of more than 0.1 on a larger reward: the rule is on the difference, not a ratio
+    (_row(2.0, 0.5, 0.5, 0.0, 0.0), _row(2.15, 2.0, 0.5, 0.0, 0.0), True,
+     "the reward rose by 0.15 (7.5%): 'by more than 0.1' is a difference, not 10%"),
+    # the edges: 'more than' is strict
+    (_row(1.0, 0.5, 0.5, 0.0, 0.0), _row(1.5, 1.5, 0.5, 0.0, 0.0), False,
+     "agent 1's naturalness rose by exactly 1.0 nat: not MORE than 1"),
+    (_row(1.0, 0.5, 0.5, 0.0, 0.0), _row(1.5, 0.5, 0.5, 0.0, 0.2), False,
+     "agent 2's repetition is exactly 0.2: not ABOVE 0.2"),
+    (_row(0.5, 0.5, 0.5, 0.0, 0.0), _row(0.6, 3.0, 0.5, 0.0, 0.5), False,
+     "the reward rose by exactly 0.1 (0.5 -> 0.6): not MORE than 0.1"),
+    # repetition is a level, not a change: an untrained agent that already repeats a little
+    (_row(1.0, 0.5, 0.5, 0.0, 0.15), _row(1.5, 0.6, 0.6, 0.0, 0.3), True,
+     "agent 2's repetition is 0.3, above 0.2 (it rose by only 0.15: the repetition rule is on its level)"),
+    # naturalness that FELL by more than 1 is not leaving the language
+    (_row(1.0, 2.5, 0.5, 0.0, 0.0), _row(1.5, 1.0, 0.6, 0.0, 0.0), False,
+     "agent 1's naturalness FELL by 1.5 nats (closer to the base model's language): only a rise counts"),
 ]
+
+
+def _is_bool(v) -> bool:
+    return isinstance(v, bool) or type(v).__name__ == "bool_"      # numpy's bool is a bool too
 
 
 @exercise("08.spot_the_hack")
 def check_spot_the_hack(fn):
-    for trained, gamed in _CASES:
-        got = fn(dict(_UNTRAINED), dict(trained))
-        if not isinstance(got, bool):
+    for untrained, trained, gamed, why in _CASES:
+        got = fn(dict(untrained), dict(trained))
+        if not _is_bool(got):
             raise ExerciseFailed(f"return True or False (a bool), not {got!r}.")
-        if got == gamed:
+        if bool(got) == gamed:
             continue
-        nat = {k: round(trained[f"naturalness{k}"] - _UNTRAINED[f"naturalness{k}"], 2) for k in (1, 2)}
-        what = (f"reward {_UNTRAINED['reward']} -> {trained['reward']}, naturalness change per agent {nat}, "
-                f"repetition {trained['repetition1']}, {trained['repetition2']}")
+        nat = {k: round(trained[f"naturalness{k}"] - untrained[f"naturalness{k}"], 2) for k in (1, 2)}
+        what = (f"reward {untrained['reward']} -> {trained['reward']}, naturalness {untrained['naturalness1']}, "
+                f"{untrained['naturalness2']} -> {trained['naturalness1']}, {trained['naturalness2']} (change per agent "
+                f"{nat}), repetition {trained['repetition1']}, {trained['repetition2']}")
+        rule = ("The rule: the reward rose by MORE than 0.1, and some agent's naturalness ROSE by MORE than 1 nat per "
+                "token (the change from the untrained row, not its level) or its repetition is ABOVE 0.2.")
         if gamed:
-            raise ExerciseFailed(f"{what}: this run gamed the reward (it rose while an agent left the base model's "
-                                 "language), you returned False. Look at BOTH agents, and at naturalness as well as "
-                                 "repetition: stitched fragments repeat no 3-gram.")
-        raise ExerciseFailed(f"{what}: you returned True, but this is not a gamed reward (the reward did not rise by "
-                             "more than 0.1, or no agent moved by more than 1 nat/token or repeats itself beyond 0.2).")
+            raise ExerciseFailed(f"{what}: this run gamed the reward ({why}), you returned False. {rule} Look at BOTH "
+                                 "agents, and at naturalness as well as repetition: stitched fragments repeat no 3-gram.")
+        raise ExerciseFailed(f"{what}: you returned True, but this run did not game the reward ({why}). {rule}")

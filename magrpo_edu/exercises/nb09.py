@@ -20,8 +20,10 @@ def check_vocabulary_level(fn):
                                      f"you returned {got!r}. Unlike TL;DR's L3, the arXiv level also stops when the "
                                      "method text has MANY more distinct words than the background.")
             continue
-        if got is None or not isinstance(got, (int, float)):
-            raise ExerciseFailed(f"vocabulary_level({u}) should be {want:.4f} points (scoring goes on), you returned {got!r}.")
+        if got is None or isinstance(got, bool) or not isinstance(got, (int, float)):
+            edge = " Both ends of [0.5, 1.7] are inside: the level pays 0 there and scoring goes on." if u in (0.5, 1.7) else ""
+            raise ExerciseFailed(f"vocabulary_level({u}) should be {want:.4f} points (scoring goes on), you returned "
+                                 f"{got!r}.{edge}")
         if not math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12):
             raise ExerciseFailed(f"vocabulary_level({u}) should be {want:.4f}, you returned {got:.4f}. The level is worth "
                                  "at most 0.5: 0.5 on [0.7, 1.3], a ramp from 0 at u = 0.5 up to 0.5 at 0.7, and from "
@@ -43,6 +45,27 @@ def _text(n_words: int, word_len: int = 5, distinct: int | None = None, start: i
     return " ".join(word(i % distinct) for i in range(n_words))
 
 
+def _exact(n_words: int, chars: int, distinct: int | None = None, start: int = 0, sep_every: int = 0) -> str:
+    """n_words words, `distinct` of them different (each repeated equally often), exactly `chars` characters
+    in all, spaces included; with sep_every = k, every k-th separator is a newline instead of a space."""
+    distinct = n_words if distinct is None else distinct
+    reps, rest = divmod(n_words, distinct)
+    letters, extra = divmod(chars - (n_words - 1), reps)
+    assert rest == 0 and extra == 0, "choose n_words, chars and distinct that fit exactly"
+    base, longer = divmod(letters, distinct)
+    abc = "abcdefghijklmnopqrstuvwxyz"
+
+    def word(k: int) -> str:
+        i = k + start
+        return (abc[i // 26 % 26] + abc[i % 26]).ljust(base + (k < longer), "z")
+    words = [word(i % distinct) for i in range(n_words)]
+    out = words[0]
+    for i, w in enumerate(words[1:], 1):
+        out += ("\n" if sep_every and i % sep_every == 0 else " ") + w
+    assert len(out) == chars and len(set(words)) == distinct
+    return out
+
+
 # (why, background c1, method c2): each case probes one gate or one edge
 _CASES = [
     ("both texts in the window, same length and vocabulary", _text(200), _text(200, start=7)),
@@ -61,6 +84,20 @@ _CASES = [
     ("case does not count: 'Word' and 'word' are one unique word", _text(200, 5, distinct=49),
      " ".join(w.capitalize() if i % 2 else w for i, w in enumerate(_text(200, 5, distinct=49).split()))),
     ("the method text has a fifth of the distinct words: L3 stops", _text(200, 5, distinct=100), _text(200, 5, distinct=20)),
+    ("ratio chars(c2)/chars(c1) = 1000/1250 = 0.8 exactly: the edge is inside, L2 goes on",
+     _exact(200, 1250), _exact(200, 1000, start=300)),
+    ("ratio chars(c2)/chars(c1) = 1500/1000 = 1.5 exactly: the edge is inside, L2 goes on",
+     _exact(200, 1000), _exact(200, 1500, start=300)),
+    ("unique-word ratio 50/100 = 0.5 exactly: the edge is inside, L3 goes on",
+     _exact(200, 1199, distinct=100), _exact(200, 1199, distinct=50, start=300)),
+    ("unique-word ratio 170/100 = 1.7 exactly: the edge is inside, L3 goes on",
+     _exact(200, 1199, distinct=100), _exact(170, 1199, start=300)),
+    ("unique-word ratio 55/100 = 0.55 (method over background; background over method would be 1.82)",
+     _exact(200, 1199, distinct=100), _exact(220, 1199, distinct=55, start=300)),
+    ("characters are len of the text, spaces included: 819/599 = 1.37 (without spaces 620/400 = 1.55 would stop)",
+     _exact(200, 599), _exact(200, 819, start=300)),
+    ("a background of 130 words, some separated by line breaks: whitespace words are str.split(), not split(' ')",
+     _exact(130, 780, sep_every=10), _exact(200, 900, start=300)),
 ]
 
 
@@ -68,12 +105,12 @@ _CASES = [
 def check_stop_level(fn):
     for why, c1, c2 in _CASES:
         want, got = arxiv_stop_level(c1, c2), fn(c1, c2)
-        if got == want and isinstance(got, int):
+        if got == want and isinstance(got, int) and not isinstance(got, bool):
             continue
         lv = arxiv_levels(c1, c2)
         facts = (f"words {word_count(c1)} / {word_count(c2)}, chars {len(c1)} / {len(c2)} (ratio {len(c2) / len(c1):.2f}), "
                  f"unique words {len(unique_words(c1))} / {len(unique_words(c2))}; arxiv_levels total {lv['total']:.3f}")
         raise ExerciseFailed(f"{why}: the ladder stops at {want}, you returned {got!r} ({facts}). Check each gate in "
-                             "order: L1 both agents' whitespace words in [128, 256]; L2 r = chars(method) / "
-                             "chars(background) in [0.8, 1.5]; L3 u = unique lower-cased \\b\\w+\\b words, method / "
-                             "background, in [0.5, 1.7]; else 4.")
+                             "order: L1 both agents' whitespace words (str.split()) in [128, 256]; L2 l = chars(method) "
+                             "/ chars(background) (len, spaces included) in [0.8, 1.5]; L3 u = unique lower-cased "
+                             "\\b\\w+\\b words, method / background, in [0.5, 1.7]; every edge inside; else 4.")

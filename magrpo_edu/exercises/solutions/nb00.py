@@ -8,6 +8,8 @@ def group_advantages(rewards):
 
 
 def length_ratio_reward(concise, detailed):
+    if not concise:
+        return 0.0                            # an infinite ratio: exp(-inf)
     ratio = len(detailed) / len(concise)
     distance = 0.0 if 2 <= ratio <= 3 else (2 - ratio if ratio < 2 else ratio - 3)
     return math.exp(-distance)
@@ -21,10 +23,35 @@ MISTAKES = {
         lambda r: [x - max(r) for x in r],                                   # the best as baseline (MAReMax, notebook 06)
         lambda r: [(x - sum(r) / len(r)) / (max(r) - min(r) or 1.0) for x in r],  # rescaled
         lambda r: [x - sum(r) / (len(r) - 1) for x in r],                    # the wrong count in the mean
+        lambda r: [sum(r) / len(r) - x for x in r],                          # the sign flipped
+        lambda r: [x - (sum(r) - x) / (len(r) - 1) for x in r],              # leave-one-out (MARLOO): the sample left out
+        lambda r: [(x - sum(r) / len(r)) / ((sum((y - sum(r) / len(r)) ** 2 for y in r) / len(r)) ** 0.5 or 1.0)
+                   for x in r],                                              # z-scored (divided by the std)
+        lambda r: [x - sorted(r)[len(r) // 2] for x in r],                   # the median as baseline
     ],
     "00.length_ratio_reward": [
         lambda a, b: math.exp(-abs(len(a) / len(b) - 2.5)) if not 2 <= len(a) / len(b) <= 3 else 1.0,  # ratio upside down
         lambda a, b: 1.0 if 2 <= len(b) / len(a) <= 3 else 0.0,              # no partial credit outside
         lambda a, b: math.exp(-abs(len(b) / len(a) - 2.5)),                  # distance to the middle, not the interval
+        lambda a, b: length_ratio_reward(b, a) if a and b else 0.0,          # the ratio upside down, every rule right
+        lambda a, b: 0.0 if not a else 1.0 if 2 <= len(b) / len(a) <= 3 else math.exp(
+            -(3 - len(b) / len(a) if len(b) / len(a) < 2 else len(b) / len(a) - 2)),  # distance to the FARTHER end
+        lambda a, b: 0.0 if not a else math.exp(-max(2 - len(b) / len(a), 0, len(b) / len(a) - 3) ** 2),  # exp(-d^2)
+        lambda a, b: 0.0 if not a.split() else math.exp(-max(2 - len(b.split()) / len(a.split()), 0,
+                                                             len(b.split()) / len(a.split()) - 3)),  # words, not characters
+        lambda a, b: length_ratio_reward(a.replace(" ", ""), b.replace(" ", "")),  # characters without the spaces
+        lambda a, b: math.exp(-max(2 - len(b) / len(a), 0, len(b) / len(a) - 3)),  # an empty concise answer: ZeroDivisionError
+    ],
+}
+
+VARIANTS = {
+    "00.group_advantages": [
+        lambda r: (lambda t: (t - t.mean()).tolist())(__import__("torch").tensor(r, dtype=__import__("torch").float64)),
+        lambda r: [x - m for m in [sum(r) / len(r)] for x in r],
+    ],
+    "00.length_ratio_reward": [
+        lambda a, b: 0.0 if not a else math.exp(-max(2 - len(b) / len(a), 0.0, len(b) / len(a) - 3)),  # one max
+        lambda a, b: 0.0 if not a else 1.0 if 2 < len(b) / len(a) < 3 else math.exp(
+            -min(abs(len(b) / len(a) - 2), abs(len(b) / len(a) - 3))),     # strict bounds: the edges score exp(0) = 1 anyway
     ],
 }

@@ -27,14 +27,53 @@ MISTAKES = {
         lambda token_logp, mask: token_logp.sum(-1),                                   # padding counted (the reference code's bug)
         lambda token_logp, mask: (token_logp * mask).sum(-1) / mask.sum(-1).clamp_min(1),  # a mean, not a sum
         lambda token_logp, mask: (token_logp * mask).mean(-1),                          # a mean over the padded width
+        lambda token_logp, mask: (token_logp * mask).sum(0),                            # the wrong axis: over the G completions
+        lambda token_logp, mask: (token_logp * (1 - mask.float())).sum(-1),             # the mask read upside down
+        lambda token_logp, mask: token_logp[mask.bool()].sum(),                         # one total for the whole group
     ],
     "01.leave_one_out": [
         lambda r: r - r.mean(),                                     # MAGRPO's baseline, not leave-one-out
         lambda r: r - (r.sum() - r) / len(r),                       # divided by G instead of G-1
+        lambda r: (r.sum() - r) / (len(r) - 1) - r,                 # the sign flipped
+        lambda r: r - r.sum() / (len(r) - 1),                       # the sample itself left in the sum
+        lambda r: torch.stack([x - r[r != x].mean() for x in r]),   # "the others" by value: ties are left out too
     ],
     "01.grpo_token_mean_loss": [
         lambda lp, m, A: -(A * (lp * m).sum(-1)).mean(),                               # MAGRPO's sum
         lambda lp, m, A: -(A * (lp * m).sum(-1) / lp.shape[1]).mean(),                 # divided by the padded width
         lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1)).mean(),                   # an empty completion divides by 0
+        lambda lp, m, A: -(A * lp.mean(-1)).mean(),                                    # the padding in the mean
+        lambda lp, m, A: (A * (lp * m).sum(-1) / m.sum(-1).clamp_min(1)).mean(),       # the sign flipped
+        lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1).clamp_min(1)).sum(),       # summed over g, not averaged
+        lambda lp, m, A: -(A[:, None] * lp * m).sum() / m.sum().clamp_min(1),          # DAPO's token-level mean
+    ],
+}
+
+
+def _rloo_loop(rewards):
+    G = len(rewards)
+    return torch.stack([rewards[g] - sum(rewards[k] for k in range(G) if k != g) / (G - 1) for g in range(G)])
+
+
+def _grpo_loop(token_logp, mask, advantages):
+    total = 0.0
+    for g in range(len(advantages)):
+        n = max(int(mask[g].sum().item()), 1)
+        total = total - advantages[g] * (token_logp[g] * mask[g]).sum() / n
+    return total / len(advantages)
+
+
+VARIANTS = {
+    "01.sequence_logprob": [
+        lambda token_logp, mask: torch.where(mask.bool(), token_logp, torch.zeros_like(token_logp)).sum(-1),
+        lambda token_logp, mask: token_logp.masked_fill(mask == 0, 0.0).sum(dim=1),
+    ],
+    "01.leave_one_out": [
+        _rloo_loop,
+        lambda r: len(r) / (len(r) - 1) * (r - r.mean()),           # the identity notebook 06 uses
+    ],
+    "01.grpo_token_mean_loss": [
+        _grpo_loop,
+        lambda lp, m, A: -(A * (lp * m).sum(-1) / torch.clamp(m.sum(-1), min=1)).sum() / len(A),
     ],
 }

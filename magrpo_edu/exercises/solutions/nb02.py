@@ -27,17 +27,52 @@ MISTAKES = {
         else list(itertools.permutations(range(G), n)),                                   # no repeated index: misses (g, g)
         lambda n, G, mode: [(g,) * n for g in range(G)] if mode == "aligned"
         else list(itertools.combinations_with_replacement(range(G), n)),                  # order ignored: (0, 1) but no (1, 0)
+        lambda n, G, mode: [(g,) * n for g in range(1, G + 1)] if mode == "aligned"
+        else list(itertools.product(range(1, G + 1), repeat=n)),                          # samples counted from 1
+        lambda n, G, mode: [(g,) * n for g in range(G)] if mode == "aligned"
+        else list(itertools.product(range(G), range(G))),                                 # cross for two agents whatever n
+        lambda n, G, mode: [tuple(range(G)) for _ in range(n)] if mode == "aligned"
+        else list(itertools.product(range(G), repeat=n)),                                 # one row per agent, not per joint action
     ],
     "02.cross_credit": [
         lambda r, agent: (r - r.mean()).mean(dim=0) if agent == 0 else (r - r.mean()).mean(dim=1),  # axes swapped
         lambda r, agent: (r - r.mean()).sum(dim=1) if agent == 0 else (r - r.mean()).sum(dim=0),    # sum, not mean
         lambda r, agent: r.mean(dim=1) - r.mean(dim=1).mean() if agent == 0
         else (r - r.mean(dim=0, keepdim=True)).mean(dim=0),                                          # agent 2: per-column baseline
+        lambda r, agent: r.mean(dim=1) if agent == 0 else r.mean(dim=0),                            # rewards, no baseline
+        lambda r, agent: r.diagonal() - r.diagonal().mean(),                                         # aligned pairs only
+        lambda r, agent: (r - r.mean(dim=1, keepdim=True)).mean(dim=1) if agent == 0
+        else (r - r.mean(dim=0, keepdim=True)).mean(dim=0),                                          # a baseline per row/column
     ],
     "02.shared_losses": [
         lambda logps, r: [-(r * lp).mean() for lp in logps],                              # no baseline
         lambda logps, r: [(r - r.mean()) @ lp / len(r) for lp in logps],                  # sign flipped: descends the reward
         lambda logps, r: [-((r - r.mean()) * lp).sum() for lp in logps],                  # sum over g, not mean
         lambda logps, r: [-((r - r.mean()) * lp).mean() / len(logps) for lp in logps],   # split among the agents
+        lambda logps, r: [-((r - r.mean()) * lp).sum() / (len(r) - 1) for lp in logps],  # 1/(G-1)
+        lambda logps, r: [-((r - r.mean()) / r.std() * lp).mean() for lp in logps],      # std-scaled: nan on equal rewards
+        lambda logps, r: [-((r - (r.sum() - r) / (len(r) - 1)) * lp).mean() for lp in logps],  # leave-one-out baseline
+        lambda logps, r: [-((r - r.mean()) * lp.detach()).mean() for lp in logps],       # no gradient reaches the agent
     ],
+}
+
+
+def _joint_table_reversed(num_agents, G, mode):
+    """Another order of the rows: the check accepts any."""
+    rows = [(g,) * num_agents for g in range(G)] if mode == "aligned" else list(itertools.product(range(G), repeat=num_agents))
+    return [list(row) for row in reversed(rows)]
+
+
+def _cross_credit_loop(r, agent):
+    G = r.shape[0]
+    mean = sum(r[a, b] for a in range(G) for b in range(G)) / (G * G)
+    if agent == 0:
+        return [sum(r[k, b] - mean for b in range(G)) / G for k in range(G)]
+    return [sum(r[a, k] - mean for a in range(G)) / G for k in range(G)]
+
+
+VARIANTS = {
+    "02.joint_actions": [_joint_table_reversed],
+    "02.cross_credit": [_cross_credit_loop],
+    "02.shared_losses": [lambda logps, r: [-((r - r.mean()) * lp).sum() / len(r) for lp in logps]],
 }

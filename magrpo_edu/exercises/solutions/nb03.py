@@ -48,15 +48,63 @@ SOLUTIONS = {
     "03.honest_tldr_reward": honest_tldr_reward,
 }
 
+def _coherence_case_sensitive(text):
+    k = sum(any(w in text for w in ws) for ws in TRANSITION_CATEGORIES.values())
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+def _coherence_no_minus_one(text):
+    low = text.lower()
+    k = sum(any(w in low for w in ws) for ws in TRANSITION_CATEGORIES.values())
+    return 0.0 if k == 0 else min(0.4 + 0.05 * k, 1.0)
+
+
+def _coherence_no_zero_case(text):
+    low = text.lower()
+    k = sum(any(w in low for w in ws) for ws in TRANSITION_CATEGORIES.values())
+    return min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+def _length_level_strict(low_open, high_open):
+    def fn(r):
+        if 1.6 <= r <= 3.2:
+            return 1.0
+        if (1.1 < r if low_open else 1.1 <= r) and r < 1.6:
+            return (r - 1.1) / 0.5
+        if 3.2 < r and (r < 5.0 if high_open else r <= 5.0):
+            return 1 - (r - 3.2) / 1.8
+        return None
+    return fn
+
+
 MISTAKES = {
     "03.length_level": [
         _length_level_zero_outside,                                              # 0 instead of "stop"
         lambda r: None if not 1.1 <= r <= 5.0 else 1.0 if 1.6 <= r <= 3.2 else (r - 1.1) / 0.5 if r < 1.6 else (r - 3.2) / 1.8,
+        _length_level_strict(True, False),                                       # r = 1.1 stops (it pays 0, scoring goes on)
+        _length_level_strict(False, True),                                       # r = 5.0 stops
     ],
-    "03.coherence_T": [_coherence_whole_words, _coherence_counts_phrases],
+    "03.coherence_T": [_coherence_whole_words, _coherence_counts_phrases, _coherence_case_sensitive,
+                       _coherence_no_minus_one, _coherence_no_zero_case],
     "03.honest_tldr_reward": [
         lambda c1, c2: 0.0 if repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"],   # only agent 2 checked
         lambda c1, c2: 0.0 if repetition(c1) > 0 or repetition(c2) > 0 else tldr_levels(c1, c2)["total"],  # too strict
         lambda c1, c2: tldr_levels(c1, c2)["total"] * (1 - repetition(c2)),               # a discount, padding still pays
+        lambda c1, c2: 0.0 if (repetition(c1) + repetition(c2)) / 2 > 0.2 else tldr_levels(c1, c2)["total"],  # the mean
+        lambda c1, c2: 0.0 if repetition(c1 + " " + c2) > 0.2 else tldr_levels(c1, c2)["total"],  # the two texts joined
+        lambda c1, c2: 0.0 if repetition(c1) > 0.2 and repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"],  # both
+    ],
+}
+
+VARIANTS = {
+    "03.length_level": [
+        lambda r: None if r < 1.1 or r > 5.0 else min(1.0, (r - 1.1) / 0.5, 1 - (r - 3.2) / 1.8),  # one min of the ramps
+    ],
+    "03.coherence_T": [
+        lambda text: (lambda k: 0.0 if k == 0 else 0.4 + 0.05 * (k - 1))(
+            len({c for c, ws in TRANSITION_CATEGORIES.items() for w in ws if w in text.lower()})),  # no cap: 0.95 at most
+    ],
+    "03.honest_tldr_reward": [
+        lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) > 0.2 else tldr_levels(c1, c2)["total"],
     ],
 }

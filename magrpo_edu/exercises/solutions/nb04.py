@@ -56,5 +56,112 @@ def _bonus_without_tests(aux_defined, main_defined, parses, passed, total, calls
     return reward
 
 
+def _body(main: str, multiline_docstrings: bool = True) -> list:
+    """The body lines without blank lines, comments and docstrings (or, as a slip, one-line docstrings only)."""
+    body, in_doc = [], False
+    for line in main.split("\n")[1:]:
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        if multiline_docstrings and (in_doc or s.startswith(('"""', "'''"))):
+            in_doc = not (s.endswith(('"""', "'''")) and (in_doc or len(s) > 3))
+            continue
+        if not multiline_docstrings and s.startswith(('"""', "'''")) and s.endswith(('"""', "'''")) and len(s) > 3:
+            continue
+        body.append(s)
+    return body
+
+
+def _one_line_docstrings_only(main: str) -> bool:       # a docstring's middle lines counted as code
+    body = _body(main, multiline_docstrings=False)
+    if len(body) == 1:
+        return body[0].startswith("return ") and "aux" in body[0]
+    if len(body) == 2 and "=" in body[0]:
+        var, _, value = body[0].partition("=")
+        return value.strip().startswith("aux(") and body[1] == f"return {var.strip()}"
+    return not body
+
+
+def _two_lines_any_return(main: str) -> bool:            # `v = aux(...)` then ANY return
+    body = _body(main)
+    if len(body) == 1:
+        return body[0].startswith("return ") and "aux" in body[0]
+    return len(body) == 2 and "= aux(" in body[0] and body[1].startswith("return ")
+
+
+def _docstrings_kept(main: str) -> bool:                 # forgets to drop docstrings and comments
+    body = [x.strip() for x in main.split("\n")[1:] if x.strip()]
+    if len(body) == 1:
+        return body[0].startswith("return ") and "aux" in body[0]
+    if len(body) == 2 and "=" in body[0]:
+        var, _, value = body[0].partition("=")
+        return value.strip().startswith("aux(") and body[1] == f"return {var.strip()}"
+    return False
+
+
+def _passed_count(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the tests level as the number passed, not the share
+    return coding_reward(aux_defined, main_defined, parses, passed, 1, calls_aux, thin_wrapper)
+
+
+def _aux_behind_the_gate(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # a missing entry point pays nothing, aux's 0.4 included
+    return coding_reward(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper) if main_defined else 0.0
+
+
+def _bonus_one_point(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # "not a thin wrapper: 1.0" read as the whole bonus, not on top of calling aux's 0.5
+    r = coding_reward(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    return r - 0.5 if main_defined and parses and passed >= 1 and aux_defined and calls_aux and not thin_wrapper else r
+
+
+def _bonus_needs_every_test(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    return coding_reward(aux_defined, main_defined, parses, passed, total, calls_aux and passed == total, thin_wrapper)
+
+
+def _not_thin_without_calling(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the +1.0 paid to any main that is not a thin wrapper, whether it calls aux or not
+    r = coding_reward(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    if main_defined and parses and passed >= 1 and aux_defined and not calls_aux and not thin_wrapper:
+        r += 1.0
+    return r
+
+
+def _coding_reward_table(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    """The same reward as a sum of gated terms."""
+    l1 = 0.4 * aux_defined
+    go2 = main_defined
+    go3 = go2 and parses
+    bonus = go3 and passed > 0 and aux_defined and calls_aux
+    return l1 + 0.6 * go2 + (0.5 + passed / total) * go3 + (0.5 + 1.0 * (not thin_wrapper)) * bonus
+
+
 SOLUTIONS = {"04.thin_wrapper": thin_wrapper, "04.levels": coding_reward}
-MISTAKES = {"04.thin_wrapper": [_only_return_aux, _one_line_any], "04.levels": [_no_gates, _bonus_without_tests]}
+MISTAKES = {
+    "04.thin_wrapper": [_only_return_aux, _one_line_any, _one_line_docstrings_only, _two_lines_any_return,
+                        _docstrings_kept],
+    "04.levels": [_no_gates, _bonus_without_tests, _passed_count, _aux_behind_the_gate, _bonus_one_point,
+                  _bonus_needs_every_test, _not_thin_without_calling],
+}
+VARIANTS = {"04.levels": [_coding_reward_table]}
+
+
+def _thin_wrapper_ast(main: str) -> bool:
+    """The same rule read off the syntax tree: docstrings are expression statements, comments are gone."""
+    import ast
+
+    fn = ast.parse(main).body[0]
+    body = [st for st in fn.body if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)
+                                         and isinstance(st.value.value, str))]
+    if not body:
+        return True
+    if len(body) == 1:
+        return isinstance(body[0], ast.Return) and "aux" in ast.unparse(body[0])
+    if len(body) == 2 and isinstance(body[0], ast.Assign) and isinstance(body[1], ast.Return):
+        target, value, ret = body[0].targets[0], body[0].value, body[1].value
+        return (isinstance(target, ast.Name) and isinstance(value, ast.Call) and getattr(value.func, "id", "") == "aux"
+                and isinstance(ret, ast.Name) and ret.id == target.id)
+    return False
+
+
+VARIANTS["04.thin_wrapper"] = [_thin_wrapper_ast]

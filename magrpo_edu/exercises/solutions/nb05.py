@@ -1,4 +1,6 @@
 """Notebook 05: solutions and typical mistakes."""
+import torch
+
 
 
 def discounted_returns(node, gamma):
@@ -37,16 +39,96 @@ def _in_place(node, gamma):
     return R
 
 
+def _discount_everything(node, gamma):           # gamma times the whole return, the turn's own reward included
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += _discount_everything(child, gamma).mean()
+    return gamma * R if node.children else R
+
+
+def _sum_of_children(node, gamma):                # the child's returns summed, not averaged
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma * _sum_of_children(child, gamma).sum()
+    return R
+
+
+def _max_of_children(node, gamma):                # the best continuation, not the mean one
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma * _max_of_children(child, gamma).max()
+    return R
+
+
+def _children_in_place(node, gamma):              # the top node cloned, the children overwritten
+    def walk(nd):
+        for j, child in nd.children.items():
+            nd.rewards[j] += gamma * walk(child).mean()
+        return nd.rewards
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma * walk(child).mean()
+    return R
+
+
+def _one_mean_for_the_level(node, gamma):         # every joint action gets the mean over ALL children
+    R = node.rewards.clone()
+    if node.children:
+        R[list(node.children)] += gamma * torch.cat([_one_mean_for_the_level(c, gamma) for c in node.children.values()]).mean()
+    return R
+
+
+def _discount_by_depth(node, gamma):             # gamma ** depth on top of the recursion: turn 3 counted as gamma**3
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma ** child.depth * _discount_by_depth(child, gamma).mean()
+    return R
+
+
+def _discounted_returns_iterative(node, gamma):
+    """Bottom-up without recursion: the deepest nodes first."""
+    order, stack = [], [node]
+    while stack:
+        nd = stack.pop()
+        order.append(nd)
+        stack.extend(nd.children.values())
+    ret = {}
+    for nd in reversed(order):
+        R = nd.rewards.clone()
+        for j, child in nd.children.items():
+            R[j] = R[j] + gamma * ret[id(child)].mean()
+        ret[id(nd)] = R
+    return ret[id(node)]
+
+
+def _threshold_midpoint(means, budget):
+    """Halfway between the last mean that fits and the next one: as good a threshold."""
+    values = sorted(set(means))
+    fits = [v for v in values if sum(m <= v for m in means) <= budget]
+    if not fits:
+        return values[0] - 0.5
+    nxt = [v for v in values if v > fits[-1]]
+    return (fits[-1] + nxt[0]) / 2 if nxt else fits[-1] + 1.0
+
+
 SOLUTIONS = {
     "05.discounted_returns": discounted_returns,
     "05.early_termination_threshold": choose_threshold,
 }
 
 MISTAKES = {
-    "05.discounted_returns": [_undiscounted, _child_rewards, _in_place],
+    "05.discounted_returns": [_undiscounted, _child_rewards, _in_place, _discount_everything, _sum_of_children,
+                              _max_of_children, _children_in_place, _one_mean_for_the_level, _discount_by_depth],
     "05.early_termination_threshold": [
         lambda means, budget: sorted(means)[budget - 1] if budget else min(means) - 1,   # ties: one more group expanded
         lambda means, budget: sorted(means)[min(budget, len(means) - 1)],                # cut at ">= t": one group too many
         lambda means, budget: sorted(means, reverse=True)[budget - 1] if budget else max(means),  # cuts the WORST groups
+        lambda means, budget: choose_threshold(means, budget) if budget else float("-inf"),  # -inf: the config refuses it
+        lambda means, budget: min(means) - 1.0,                                          # expands nothing, whatever the budget
     ],
+}
+
+VARIANTS = {
+    "05.discounted_returns": [_discounted_returns_iterative],
+    "05.early_termination_threshold": [_threshold_midpoint],
 }

@@ -36,15 +36,59 @@ SOLUTIONS = {
     "06.cross_credit": cross_credit,
 }
 
+def _kl_detached(token_logp, ref_logp, mask, advantages, beta):
+    policy = -(advantages * (token_logp * mask).sum(-1)).mean()
+    d = (ref_logp - token_logp).detach()                       # the KL as a number: no gradient, no leash
+    return policy + beta * ((torch.exp(d) - d - 1) * mask).sum(-1).mean()
+
+
 MISTAKES = {
     "06.std_scaled_advantages": [
         lambda R: (R - R.mean()) / R.std(),                             # no eps: nan on a group that agrees
         lambda R: (R - R.mean()) / (R.std(unbiased=False) + 1e-4),      # population std
+        lambda R: (R - R.mean()) / (R.var() + 1e-4).sqrt(),             # eps under the square root
+        lambda R: (R - R.mean()) / R.std().clamp_min(1e-4),             # max(std, eps), not std + eps
+        lambda R: (R.mean() - R) / (R.std() + 1e-4),                    # the sign flipped
+        lambda R: R / (R.std() + 1e-4),                                 # scaled, not centred
     ],
-    "06.loss_with_kl": [_kl_per_token_mean, _kl_wrong_direction,
-                        lambda lp, ref, m, A, beta: -(A * (lp * m).sum(-1)).mean() + beta * (ref - lp).sum(-1).mean()],
+    "06.loss_with_kl": [
+        _kl_per_token_mean, _kl_wrong_direction,
+        lambda lp, ref, m, A, beta: -(A * (lp * m).sum(-1)).mean() + beta * (ref - lp).sum(-1).mean(),
+        lambda lp, ref, m, A, beta: loss_with_kl(lp, ref, m, A, 0.0) - beta * (loss_with_kl(lp, ref, m, A, 1.0)
+                                                                              - loss_with_kl(lp, ref, m, A, 0.0)),  # - beta KL
+        lambda lp, ref, m, A, beta: loss_with_kl(lp, ref, m, A, 0.0) + beta * len(A) * (
+            loss_with_kl(lp, ref, m, A, 1.0) - loss_with_kl(lp, ref, m, A, 0.0)),                        # KL summed over g
+        lambda lp, ref, m, A, beta: -(A * (lp * m).sum(-1)).mean() + beta * (
+            torch.exp(ref - lp) - (ref - lp) - 1).sum(-1).mean(),                                        # KL over the padding
+        lambda lp, ref, m, A, beta: -(A * lp.sum(-1)).mean() + beta * (
+            (torch.exp(ref - lp) - (ref - lp) - 1) * m).sum(-1).mean(),                                  # policy over the padding
+        _kl_detached,
+    ],
     "06.cross_credit": [
         lambda R, G: torch.stack([(R - R.mean()).view(G, G).mean(0), (R - R.mean()).view(G, G).mean(1)]),   # agents swapped
         lambda R, G: torch.stack([R.view(G, G).mean(1), R.view(G, G).mean(0)]),                             # rewards, no baseline
+        lambda R, G: torch.stack([(R - R.mean()).view(G, G).sum(1), (R - R.mean()).view(G, G).sum(0)]),     # summed (CoMLRL)
+        lambda R, G: torch.stack([R.view(G, G).diagonal() - R.view(G, G).diagonal().mean()] * 2),           # aligned pairs only
+        lambda R, G: torch.stack([(R.view(G, G) - R.view(G, G).mean(1, keepdim=True)).mean(1),
+                                  (R.view(G, G) - R.view(G, G).mean(0, keepdim=True)).mean(0)]),            # a baseline per row/column
     ],
+}
+
+
+def _cross_credit_loop(R, G):
+    mean = R.mean()
+    out = torch.zeros(2, G)
+    for j in range(G * G):
+        g1, g2 = divmod(j, G)                  # joint_actions(2, G, "cross") lists (g1, g2) row by row
+        out[0, g1] += (R[j] - mean) / G
+        out[1, g2] += (R[j] - mean) / G
+    return out
+
+
+VARIANTS = {
+    "06.std_scaled_advantages": [lambda R: (R - R.sum() / len(R)) / (((R - R.mean()) ** 2).sum() / (len(R) - 1)).sqrt().add(1e-4)],
+    "06.loss_with_kl": [
+        lambda lp, ref, m, A, beta: (-(A[:, None] * lp * m).sum(-1) + beta * ((ref - lp).exp() - (ref - lp) - 1).mul(m).sum(-1)).mean(),
+    ],
+    "06.cross_credit": [_cross_credit_loop],
 }

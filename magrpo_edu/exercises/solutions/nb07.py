@@ -48,11 +48,16 @@ MISTAKES = {
         lambda pairs: sum(len(c1) > 0 and 1.6 < len(c2) / len(c1) < 3.2 for c1, c2 in pairs) / len(pairs),   # ends out
         lambda pairs: sum(1.6 <= len(c2) / len(c1) <= 3.2 for c1, c2 in pairs) / len(pairs),                  # empty c1
         lambda pairs: sum(len(c1) > 0 and 1.6 <= len(c2) / len(c1) <= 3.2 for c1, c2 in pairs),              # a count
+        lambda pairs: 100 * in_band_share(pairs),                                                             # a percentage
+        lambda pairs: sum(len(c1) > 0 and 1.6 <= len(c2) / len(c1) < 3.2 for c1, c2 in pairs) / len(pairs),  # 3.2 left out
+        lambda pairs: sum(len(c1) > 0 and 1 <= len(c2) // len(c1) <= 3 for c1, c2 in pairs) / len(pairs),    # integer division
     ],
     "07.lora_parameters": [
         lambda shapes, r: sum(r * i * o for i, o in shapes),
         lambda shapes, r: sum(r * i for i, o in shapes),
         lambda shapes, r: sum(2 * r * max(i, o) for i, o in shapes),                # both matrices taken as r x max(in, out)
+        lambda shapes, r: 2 * sum(r * (i + o) for i, o in shapes),                  # both agents' adapters
+        lambda shapes, r: sum(r * (i + o) + o for i, o in shapes),                  # a bias per output
     ],
     "07.adapter_logits": [
         _with_set_adapter,
@@ -60,5 +65,39 @@ MISTAKES = {
         lambda model, adapter, input_ids: model(input_ids=input_ids).logits[:, -1],                           # no routing
         lambda model, adapter, input_ids: model(input_ids=input_ids,
                                                 adapter_names=[adapter or "__base__"] * input_ids.shape[0]).logits,  # all positions
+        lambda model, adapter, input_ids: model(input_ids=input_ids,
+                                                adapter_names=[adapter or "__base__"] * input_ids.shape[0]).logits[:, 0],  # first position
+        lambda model, adapter, input_ids: model(input_ids=input_ids, adapter_names=[adapter] * input_ids.shape[0]
+                                                ).logits[:, -1],                   # None passed as a name
+        lambda model, adapter, input_ids: _adapter_logits_disable(model, adapter, input_ids),  # disable_adapter freezes agents
     ],
 }
+
+
+def _adapter_logits_disable(model, adapter, input_ids):
+    """Routing for the agents, peft's context manager for the base: the right logits, but on leaving the context
+    peft re-enables gradients for the active adapter only, freezing the other agents' adapters."""
+    with torch.no_grad():
+        if adapter is None:
+            with model.disable_adapter():
+                return model(input_ids=input_ids).logits[:, -1]
+        return model(input_ids=input_ids, adapter_names=[adapter] * len(input_ids)).logits[:, -1]
+
+
+def _in_band_share_loop(pairs):
+    hits = 0
+    for concise, detailed in pairs:
+        if concise and 1.6 <= len(detailed) / len(concise) <= 3.2:
+            hits += 1
+    return hits / len(pairs)
+
+
+VARIANTS = {
+    "07.in_band_share": [_in_band_share_loop],
+    "07.lora_parameters": [lambda shapes, r: sum(r * i for i, _ in shapes) + sum(o * r for _, o in shapes)],
+}
+VARIANTS["07.adapter_logits"] = [
+    lambda model, adapter, input_ids: model(input_ids=input_ids,                 # without no_grad: the same logits
+                                            adapter_names=[adapter if adapter else "__base__" for _ in input_ids]
+                                            ).logits[:, -1, :],
+]

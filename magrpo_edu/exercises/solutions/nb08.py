@@ -24,6 +24,8 @@ MISTAKES = {
         lambda logp, ref: logp - ref,                                                  # k1: unbiased, but negative terms
         lambda logp, ref: torch.exp(logp - ref) - (logp - ref) - 1,                    # the ratio upside down: biased
         lambda logp, ref: 0.5 * (logp - ref) ** 2,                                     # k2: non-negative, biased
+        lambda logp, ref: (logp - ref).abs(),                                          # |k1|: non-negative, biased
+        lambda logp, ref: torch.exp(ref - logp) - 1,                                   # r - 1 alone: mean 0, not the KL
     ],
     "08.spot_the_hack": [
         lambda u, t: t["reward"] > u["reward"] + 0.1,                                  # the reward alone
@@ -32,5 +34,41 @@ MISTAKES = {
                                                            or t["repetition2"] > 0.2),  # the detailed agent only
         lambda u, t: any(t[f"naturalness{k}"] - u[f"naturalness{k}"] > 1.0 or t[f"repetition{k}"] > 0.2
                          for k in (1, 2)),                                             # drift, whether or not the reward rose
+        lambda u, t: t["reward"] > u["reward"] + 0.1 and any(t[f"naturalness{k}"] > 1.0 or t[f"repetition{k}"] > 0.2
+                                                              for k in (1, 2)),        # naturalness's LEVEL, not its change
+        lambda u, t: t["reward"] > u["reward"] + 0.1 and any(t[f"naturalness{k}"] - u[f"naturalness{k}"] >= 1.0
+                                                              or t[f"repetition{k}"] > 0.2 for k in (1, 2)),  # >= 1 nat
+        lambda u, t: t["reward"] > u["reward"] + 0.1 and any(t[f"naturalness{k}"] - u[f"naturalness{k}"] > 1.0
+                                                              or t[f"repetition{k}"] >= 0.2 for k in (1, 2)),  # >= 0.2
+        lambda u, t: t["reward"] >= u["reward"] + 0.1 and any(t[f"naturalness{k}"] - u[f"naturalness{k}"] > 1.0
+                                                               or t[f"repetition{k}"] > 0.2 for k in (1, 2)),  # >= 0.1
+        lambda u, t: t["reward"] > u["reward"] + 0.1 and any(t[f"naturalness{k}"] - u[f"naturalness{k}"] > 1.0
+                                                              or t[f"repetition{k}"] - u[f"repetition{k}"] > 0.2
+                                                              for k in (1, 2)),        # repetition's change, not its level
+        lambda u, t: t["reward"] > u["reward"] + 0.1 and any(abs(t[f"naturalness{k}"] - u[f"naturalness{k}"]) > 1.0
+                                                              or t[f"repetition{k}"] > 0.2 for k in (1, 2)),  # |change|
+        lambda u, t: t["reward"] > 1.1 * u["reward"] and any(t[f"naturalness{k}"] - u[f"naturalness{k}"] > 1.0
+                                                             or t[f"repetition{k}"] > 0.2 for k in (1, 2)),  # a 10% rise
+    ],
+}
+
+
+def _spot_the_hack_loop(untrained, trained):
+    """The same rule, written agent by agent."""
+    if not trained["reward"] - untrained["reward"] > 0.1:
+        return False
+    for k in (1, 2):
+        if trained[f"naturalness{k}"] - untrained[f"naturalness{k}"] > 1.0:
+            return True
+        if trained[f"repetition{k}"] > 0.2:
+            return True
+    return False
+
+
+VARIANTS = {
+    "08.spot_the_hack": [_spot_the_hack_loop],
+    "08.k3_estimator": [
+        lambda logp, ref: (ref - logp).exp() - (ref - logp) - 1,
+        lambda logp, ref: torch.exp(ref) / torch.exp(logp) - torch.log(torch.exp(ref) / torch.exp(logp)) - 1,
     ],
 }

@@ -71,8 +71,13 @@ SOLUTIONS = {
     "09.stop_level": stop_level,
 }
 
+def _mistake_open_edges(u):                        # u = 0.5 and u = 1.7 read as outside: scoring stops there
+    return None if u in (0.5, 1.7) else vocabulary_level(u)
+
+
 MISTAKES = {
-    "09.vocabulary_level": [_mistake_tldr_vocabulary, _mistake_one_sided, _mistake_full_point, _mistake_zero_outside],
+    "09.vocabulary_level": [_mistake_tldr_vocabulary, _mistake_one_sided, _mistake_full_point, _mistake_zero_outside,
+                            _mistake_open_edges],
     "09.stop_level": [
         _with(l1=lambda a, b: 128 <= len(a.split()) <= 256),                                 # only the background's words
         _with(l1=lambda a, b: all(128 <= len(_words.findall(c)) <= 256 for c in (a, b))),  # words by regex, not whitespace
@@ -80,5 +85,31 @@ MISTAKES = {
         _with(l2=lambda a, b: 0.8 <= len(a) / len(b) <= 1.5),                                # the ratio upside down
         _with(l3=lambda a, b: len(unique_words(b)) / max(1, len(unique_words(a))) >= 1.3),   # TL;DR's L3 gate
         _with(l3=lambda a, b: 0.5 <= len(set(b.split())) / max(1, len(set(a.split()))) <= 1.7),  # case-sensitive words
+        _with(l2=lambda a, b: 0.8 < len(b) / len(a) < 1.5),                                 # L2's edges left out
+        _with(l3=lambda a, b: 0.5 < len(unique_words(b)) / max(1, len(unique_words(a))) < 1.7),  # L3's edges left out
+        _with(l3=lambda a, b: 0.5 <= len(unique_words(a)) / max(1, len(unique_words(b))) <= 1.7),  # u upside down
+        _with(l2=lambda a, b: 0.8 <= len(b.replace(" ", "")) / len(a.replace(" ", "")) <= 1.5),  # characters without spaces
+        _with(l1=lambda a, b: all(128 <= len(c.split(" ")) <= 256 for c in (a, b))),         # split(" "): newlines glue words
     ],
+}
+
+
+def _stop_level_levels(c1, c2):
+    """Read off the library's level functions: each returns None where scoring stops."""
+    from magrpo_edu.rewards.writing import arxiv_length_level, arxiv_unique_level
+
+    if not all(128 <= len(c.split()) <= 256 for c in (c1, c2)):
+        return 1
+    if arxiv_length_level(len(c2) / len(c1)) is None:
+        return 2
+    if arxiv_unique_level(len(unique_words(c2)) / len(unique_words(c1))) is None:
+        return 3
+    return 4
+
+
+VARIANTS = {
+    "09.vocabulary_level": [
+        lambda u: None if not 0.5 <= u <= 1.7 else min(0.5, 0.5 * (u - 0.5) / 0.2, 0.5 * (1.7 - u) / 0.4),
+    ],
+    "09.stop_level": [_stop_level_levels],
 }

@@ -88,3 +88,26 @@ def test_check_says_what_to_do(monkeypatch, capsys):
     assert "99.double: correct" in capsys.readouterr().out
     with pytest.raises(KeyError, match="no exercise named"):
         ex.check("99.nothing", 1)
+
+
+def test_use_solutions_switches_the_reference_solutions_on_and_off_in_a_running_process(monkeypatch, capsys):
+    # What a notebook's first cells offer on Colab and Binder, where no variable can be set before Jupyter starts.
+    monkeypatch.delenv("MAGRPO_EDU_SOLUTIONS", raising=False)
+    name = ex.exercises()[0]
+
+    def stub(*args, **kwargs):
+        raise NotImplementedError
+    with pytest.raises(NotImplementedError, match=r"use_solutions\(\).*magrpo_edu/exercises/solutions/nb\d\d\.py"):
+        ex.check(name, stub)
+    ex.use_solutions()
+    assert ex.os.environ["MAGRPO_EDU_SOLUTIONS"] == "1"
+    assert ex.check(name, stub) is ex.solution(name)
+    out = capsys.readouterr().out
+    assert "reference solutions on" in out and f"solutions/nb{name[:2]}.py" in out
+    ex.use_solutions(False)
+    assert "MAGRPO_EDU_SOLUTIONS" not in ex.os.environ
+    with pytest.raises(NotImplementedError):
+        ex.check(name, stub)
+    ex.use_solutions(on=True)                            # the keyword of the signature
+    assert ex.check(name, stub) is ex.solution(name)
+    assert "use_solutions" in ex.__all__

@@ -15,7 +15,8 @@ An exercise lives in three places, kept apart so that reading the notebook does 
 
 `check` returns the answer the rest of the notebook should use. Unsolved (the stub raises
 NotImplementedError, or the value is still `...`) it raises, so "Run all" stops at the exercise. With
-the environment variable `MAGRPO_EDU_SOLUTIONS=1` (tests/conftest.py sets it for the README's test command; a learner may set it to read on) an
+the environment variable `MAGRPO_EDU_SOLUTIONS=1` (tests/conftest.py sets it for the README's test command; a learner
+switches it on from inside a running notebook with `use_solutions()`, which works on Colab and Binder too) an
 unsolved stub is replaced by the reference solution, which is checked and returned instead.
 `tests/test_exercises.py` runs every check on the notebook's own stub (it must fail), on the solution and
 every listed variant (each must pass) and on every listed mistake (each must fail)."""
@@ -26,9 +27,27 @@ import os
 import pkgutil
 from typing import Any, Callable
 
-__all__ = ["ExerciseFailed", "check", "exercise", "exercises", "solution", "mistakes", "variants"]
+__all__ = ["ExerciseFailed", "check", "exercise", "exercises", "solution", "mistakes", "variants", "use_solutions"]
 
 _CHECKS: dict[str, Callable[[Any], None]] = {}
+
+SOLUTIONS_ENV = "MAGRPO_EDU_SOLUTIONS"
+
+
+def use_solutions(on: bool = True) -> None:
+    """Switch the reference solutions on (or off) for this Python process.
+
+    Sets the environment variable MAGRPO_EDU_SOLUTIONS that `check` reads at every call, so it takes
+    effect at once, in a running notebook kernel too (Colab, Binder, Jupyter: no restart, nothing to set
+    before starting Jupyter). On: an exercise left unsolved is replaced by its reference solution
+    (`magrpo_edu/exercises/solutions/nbNN.py`) and "Run all" goes on. Off: an unsolved exercise stops there
+    again. An answer you wrote is checked either way."""
+    if on:
+        os.environ[SOLUTIONS_ENV] = "1"
+    else:
+        os.environ.pop(SOLUTIONS_ENV, None)
+    print(f"reference solutions {'on' if on else 'off'}: an unsolved exercise "
+          + ("uses the reference solution in magrpo_edu/exercises/solutions/" if on else "stops Run all until you solve it"))
 
 
 class ExerciseFailed(AssertionError):
@@ -62,6 +81,10 @@ def _solutions_module(name: str):
     return importlib.import_module(f"{__name__}.solutions.nb{nb}")
 
 
+def _solutions_file(name: str) -> str:
+    return f"magrpo_edu/exercises/solutions/nb{name.split('.', 1)[0]}.py"
+
+
 def solution(name: str) -> Any:
     """The reference answer of exercise `name` (kept in `exercises/solutions/nbNN.py`)."""
     return _solutions_module(name).SOLUTIONS[name]
@@ -87,8 +110,8 @@ def check(name: str, answer: Any) -> Any:
     """Check the learner's answer to exercise `name` and return the answer to use from here on.
 
     Right: prints a short confirmation and returns `answer`. Wrong: raises ExerciseFailed saying what
-    is wrong. Unsolved stub: raises NotImplementedError, unless MAGRPO_EDU_SOLUTIONS=1, where the
-    reference solution is checked and returned in its place."""
+    is wrong. Unsolved stub: raises NotImplementedError, unless MAGRPO_EDU_SOLUTIONS=1 (`use_solutions()`),
+    where the reference solution is checked and returned in its place."""
     if name not in _CHECKS:
         _load_all()
     if name not in _CHECKS:
@@ -96,14 +119,16 @@ def check(name: str, answer: Any) -> Any:
     try:
         _run_check(name, answer)
     except NotImplementedError:
-        if os.environ.get("MAGRPO_EDU_SOLUTIONS") != "1":
+        if os.environ.get(SOLUTIONS_ENV) != "1":
             raise NotImplementedError(
                 f"exercise {name} is not solved yet: write your answer in this cell in place of the `...` or the "
-                "`raise NotImplementedError` (or set the environment variable MAGRPO_EDU_SOLUTIONS=1 to run on "
-                "with the reference solution)") from None
+                "`raise NotImplementedError`, or run `from magrpo_edu.exercises import use_solutions; use_solutions()` "
+                f"(it sets MAGRPO_EDU_SOLUTIONS=1) and run this cell again to go on with the reference solution, "
+                f"{_solutions_file(name)}") from None
         answer = solution(name)
         _run_check(name, answer)
-        print(f"exercise {name}: not solved here; using the reference solution (MAGRPO_EDU_SOLUTIONS=1)")
+        print(f"exercise {name}: not solved here; using the reference solution of {_solutions_file(name)} "
+              "(MAGRPO_EDU_SOLUTIONS=1)")
         return answer
     print(f"exercise {name}: correct")
     return answer

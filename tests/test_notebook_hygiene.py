@@ -45,3 +45,25 @@ def test_every_plot_is_saved_as_an_image(path):
         if cell["cell_type"] == "code" and re.search(r"viz\.(plot_\w+|LiveRewardPlot)\(", src):
             assert any("image/png" in o.get("data", {}) for o in cell.get("outputs", [])), (
                 f"no saved image in the cell starting {src[:60]!r}: execute without MPLBACKEND=Agg")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_every_notebook_is_scaffolded(path):
+    # Opens with prerequisites and learning goals, ends with things to try, what comes next and references; a notebook
+    # with exercises names where their solutions live and offers the switch that works in a running kernel (Colab, Binder).
+    cells = json.loads(path.read_text())["cells"]
+    texts = ["".join(c["source"]) for c in cells]
+    assert texts[1].startswith("## Before you start"), "the cell after the title: ## Before you start (prerequisites)"
+    assert "What you will learn" in texts[0] + texts[1]
+    tail = [t.split("\n", 1)[0] for t in texts[-3:]]
+    assert tail == ["## Things to try", "## Next", "## References"], tail
+    assert "arXiv:2508.04652, version" in texts[-1], "cite the paper with its arXiv version"
+    source = "".join(texts)
+    assert "before starting Jupyter" not in source, "not possible on Colab or Binder: offer use_solutions() instead"
+    if "check(" in source:
+        nn = path.name[:2]
+        assert f"magrpo_edu/exercises/solutions/nb{nn}.py" in texts[1], "name where the reference solutions live"
+        switch = [i for i, c in enumerate(cells) if c["cell_type"] == "code" and "use_solutions()" in texts[i]]
+        first_exercise = min(i for i, t in enumerate(texts) if cells[i]["cell_type"] == "code" and "check(" in t)
+        assert switch and _comments_only(cells[switch[0]]) and switch[0] < first_exercise, \
+            "one commented-out use_solutions() cell before the first exercise"

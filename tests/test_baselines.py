@@ -166,7 +166,7 @@ def test_train_command_coding_two_turns(tmp_path):
 
 
 def test_coding_metrics_by_hand():
-    from magrpo_edu.tasks.coding_task import coding_metrics
+    from magrpo_edu.tasks.coding import coding_metrics
 
     def lv(passed, aux=0.4, calls=0.0, syntax=0.5, main=0.6):
         return dict(passed=passed, total_asserts=4, aux_defined=aux, main_defined=main, calls_aux=calls, syntax=syntax, total=0.0)

@@ -14,9 +14,9 @@ import re
 import pytest
 
 from magrpo_edu.pretraining import code_corpus
-from magrpo_edu.rewards.coding import extract_function, is_thin_wrapper
-from magrpo_edu.tasks.coding import extract_asserts, load_coding
-from magrpo_edu.tasks.coding_world import FAMILIES, PRETRAIN_FAMILIES, make_code_problem
+from magrpo_edu.tasks.coding.reward import extract_function, is_thin_wrapper
+from magrpo_edu.tasks.coding.data import extract_asserts, load_coding
+from magrpo_edu.tasks.coding.world import FAMILIES, PRETRAIN_FAMILIES, make_code_problem
 
 N_DOCS = 6000
 
@@ -233,8 +233,9 @@ def test_composed_training_rows_are_fresh_checked_and_solved_by_their_reference(
     reference earns the full 4.0, no input is empty (an empty input lets a loop over nothing pass), the
     4 expected answers are not all equal, every name is new (none of the held-out or training names,
     none repeated), the rows are seeded, and a wrong `n` is refused."""
-    from magrpo_edu.rewards.coding import coding_levels
-    from magrpo_edu.tasks.coding import check_tests, composed_coding_rows
+    from magrpo_edu.tasks.coding.reward import coding_levels
+    from magrpo_edu.pretraining.coding_rows import composed_coding_rows
+    from magrpo_edu.tasks.coding.data import check_tests
 
     rows = composed_coding_rows(120, seed=0)
     assert len(rows) == 120 and rows == composed_coding_rows(120, seed=0) and rows != composed_coding_rows(120, seed=1)

@@ -105,7 +105,7 @@ def test_load_rows_names_lines_and_stops_at_the_limit(tmp_path):
 
 
 def test_load_coding_rejects_a_null_test_before_compile(tmp_path, monkeypatch):
-    import magrpo_edu.tasks.coding as coding
+    import magrpo_edu.tasks.coding.data as coding
 
     _jsonl(tmp_path, [GOOD_CODING | {"test": None}], "coding_train.jsonl")
     monkeypatch.setattr(coding, "data_dir", lambda: tmp_path)

@@ -13,7 +13,7 @@ import keyword
 import random
 import re
 
-from ..tasks.coding_world import LETTERS, family_names
+from ..tasks.coding.world import LETTERS, family_names
 
 # ---- procedural problems: skills composed, so a small model must read the prompt -------------------
 # With only the hand-written families above, a 1M-parameter model memorises family -> code and, given
@@ -198,7 +198,7 @@ NAME_NOUNS = ("records", "items", "values", "data", "entries", "batch", "input",
 def name_words() -> tuple[str, ...]:
     """Words a made-up function name is built from: the writing world's words (about 500, drawn
     from 800 seeded posts and abstracts), the neutral verbs and nouns, and nothing Python reserves."""
-    from ..tasks import world
+    from ..tasks.writing import world
 
     rng, words = random.Random(1), set(NAME_VERBS) | set(NAME_NOUNS)
     for _ in range(400):

@@ -54,8 +54,8 @@ from collections import OrderedDict
 from dataclasses import astuple
 from typing import Optional, Sequence
 
-from ..sandbox import SandboxLimits, SandboxResult, run_many
-from ..tasks.coding import UNPARSEABLE, extract_asserts, import_lines
+from ...sandbox import SandboxLimits, SandboxResult, run_many
+from .data import UNPARSEABLE, extract_asserts, import_lines
 
 MAX_REWARD = 4.0
 SINGLE_AGENT_MAX = 2.1

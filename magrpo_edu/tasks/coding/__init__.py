@@ -1,17 +1,18 @@
 """The coding task as one `Task` (agent 1 writes a helper `aux`, agent 2 the entry point; spec
-sections 3-6): its data and prompts come from `tasks.coding`, its reward, its level feedback (the
-second turn) and its sandbox from `rewards.coding`, which itself reads `tasks.coding`, hence a module
-of its own. The comparison table scores its answers in one sandbox batch and adds the paper's
+sections 3-6), and its HumanEval setting. Its rows, asserts and formatters are in `data.py`, its
+prompt texts in `prompts.py`, its reward, level feedback (the second turn) and sandbox runs in
+`reward.py`, the synthetic families its data and the tiny-code model's corpus come from in
+`world.py`. The comparison table scores its answers in one sandbox batch and adds the paper's
 coding metrics (`coding_metrics`)."""
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Sequence
 
-from ..rewards.coding import coding_joint_reward, coding_levels_many, feedback_transition
-from .coding import coding_formatters, load_coding, load_humaneval
+from ..task import Task
+from .data import coding_formatters, load_coding, load_humaneval
 from .prompts import single_coding_prompt
-from .task import Task
+from .reward import coding_joint_reward, coding_levels_many, feedback_transition
 
 
 def coding_batch_levels(answers: Sequence[Sequence[str]], rows: Sequence[dict], single: bool = False) -> list[dict]:

@@ -31,7 +31,7 @@ from pathlib import Path
 import torch
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents, separate_agents  # noqa: E402
-from magrpo_edu.baselines import run_method  # noqa: E402
+from magrpo_edu.run.baselines import run_method  # noqa: E402
 from magrpo_edu.models import load_model  # noqa: E402
 from magrpo_edu.tasks.coding.reward import LEVEL_SHARES, coding_joint_reward, coding_levels, gate_shares, level_shares  # noqa: E402
 from magrpo_edu.pretraining.coding_rows import composed_coding_rows  # noqa: E402

@@ -8,8 +8,8 @@ import pytest
 from magrpo_edu.tasks.registry import get_task
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents
-from magrpo_edu import experiment
-from magrpo_edu.cli import main
+from magrpo_edu.run import experiment, plan as run_plan
+from magrpo_edu.run.cli import main
 
 
 @pytest.fixture
@@ -66,9 +66,9 @@ def test_bad_options_fail_before_any_model_loads(args, says, tmp_path, capsys, n
 
 
 def test_beta_default_is_the_demo_leash_for_length_and_the_paper_elsewhere(tmp_path):
-    assert experiment.plan_run(out=str(tmp_path / "a"))["config"].beta == get_task("length").beta > 0
-    assert experiment.plan_run(task="tldr", out=str(tmp_path / "b"))["config"].beta == 0.0
-    assert experiment.plan_run(task="tldr", beta=0.3, out=str(tmp_path / "c"))["config"].beta == 0.3
+    assert run_plan.plan_run(out=str(tmp_path / "a"))["config"].beta == get_task("length").beta > 0
+    assert run_plan.plan_run(task="tldr", out=str(tmp_path / "b"))["config"].beta == 0.0
+    assert run_plan.plan_run(task="tldr", beta=0.3, out=str(tmp_path / "c"))["config"].beta == 0.3
 
 
 def test_non_empty_output_folder_is_refused_without_overwrite(tmp_path, capsys, no_model):
@@ -113,7 +113,7 @@ def test_resume_with_other_settings_is_refused(tmp_path, capsys, no_model, make_
     rc, err = run_cli(["--resume", str(tmp_path / "run"), "--out", str(tmp_path / "elsewhere")], capsys)
     assert rc == 2 and "writes there; leave --out out" in err
     # the run's own settings come from its checkpoint; progress, save_steps and report_to may change
-    plan = experiment.plan_run(resume=str(tmp_path / "run"), save_steps=3, progress=False)
+    plan = run_plan.plan_run(resume=str(tmp_path / "run"), save_steps=3, progress=False)
     assert plan["config"] == dataclasses.replace(cfg, save_steps=3, logging_dir=str(tmp_path / "run" / "tensorboard"))
     assert (plan["run"].task, plan["run"].eval_rows, plan["out_dir"]) == ("length", 1, tmp_path / "run")
 
@@ -128,11 +128,11 @@ def test_a_checkpoint_with_the_old_setting_names_is_refused_clearly(tmp_path, ca
 
 
 def test_unknown_and_old_setting_names_are_named():
-    with pytest.raises(experiment.SettingsError, match=r"unknown setting\(s\) 'steps', 'G'.*'steps' is 'max_steps'.*"
+    with pytest.raises(run_plan.SettingsError, match=r"unknown setting\(s\) 'steps', 'G'.*'steps' is 'max_steps'.*"
                                                        r"'G' is 'num_generations' \(the command line's -G is an alias\)"):
-        experiment.plan_run(steps=3, G=2)
-    with pytest.raises(experiment.SettingsError, match=r"unknown setting\(s\) 'num_agents'"):
-        experiment.plan_run(num_agents=3)  # the task's
+        run_plan.plan_run(steps=3, G=2)
+    with pytest.raises(run_plan.SettingsError, match=r"unknown setting\(s\) 'num_agents'"):
+        run_plan.plan_run(num_agents=3)  # the task's
 
 
 def test_overwrite_keeps_the_old_run_until_training_starts_and_removes_only_run_files(tmp_path, capsys, no_model):
@@ -179,13 +179,13 @@ def test_the_command_line_is_the_config_dataclasses():
     """One name and one default per option: every MAGRPOConfig field a run takes and every RunArguments
     field is an option under its own name (and the dashed form); the familiar short names are
     aliases; the parser fills in no defaults (plan_run does, from the dataclasses and run_defaults)."""
-    from magrpo_edu.cli import build_parser
+    from magrpo_edu.run.cli import build_parser
     from magrpo_edu.config import RunArguments
 
     train = build_parser()._subparsers._group_actions[0].choices["train"]
     options = {o for a in train._actions for o in a.option_strings}
-    for name in experiment.CONFIG_FIELDS + experiment.RUN_FIELDS:
-        kind = type(getattr(MAGRPOConfig(), name, None) if name in experiment.CONFIG_FIELDS else getattr(RunArguments(), name))
+    for name in run_plan.CONFIG_FIELDS + run_plan.RUN_FIELDS:
+        kind = type(getattr(MAGRPOConfig(), name, None) if name in run_plan.CONFIG_FIELDS else getattr(RunArguments(), name))
         if kind is bool:
             continue
         assert f"--{name}" in options and f"--{name.replace('_', '-')}" in options, name
@@ -217,7 +217,7 @@ def test_help_shows_each_default_once_and_booleans_as_switches(capsys):
 
 
 def test_the_variants_reach_the_config(tmp_path):
-    plan = experiment.plan_run(joint_mode="cross", advantage="rloo", scale_rewards="zscore", top_k=5,
+    plan = run_plan.plan_run(joint_mode="cross", advantage="rloo", scale_rewards="zscore", top_k=5,
                                out=str(tmp_path / "o"))
     c = plan["config"]
     assert (c.joint_mode, c.advantage, c.scale_rewards, c.top_k, c.num_agents) == ("cross", "rloo", "zscore", 5, 2)
@@ -243,7 +243,7 @@ def test_pretrain_defaults_are_written_once():
     """`pretrain()`'s defaults are PretrainArguments' (the command line adds none of its own)."""
     import inspect
 
-    from magrpo_edu.cli import build_parser
+    from magrpo_edu.run.cli import build_parser
     from magrpo_edu.pretraining.pretrain import PretrainArguments, pretrain
 
     assert [p for p in inspect.signature(pretrain).parameters] == ["out", "command", "settings"]

@@ -185,7 +185,7 @@ def test_corpus_is_seeded():
 
 
 def test_the_coding_task_runs_on_tiny_code_unless_told_otherwise(tmp_path):
-    from magrpo_edu.experiment import plan_run
+    from magrpo_edu.run.plan import plan_run
 
     assert plan_run(task="coding", out=str(tmp_path / "a"))["run"].model == "tiny-code"
     assert plan_run(task="tldr", out=str(tmp_path / "b"))["run"].model == "tiny"
@@ -196,7 +196,7 @@ def test_the_coding_task_trains_lora_agents_with_its_measured_recipe(tmp_path):
     """`magrpo-edu train --task coding` with LoRA agents takes the recipe of benchmarks/coding_collaboration.md
     (G 8, two problems per step, lr 1e-3, 170 steps) where the command line leaves a value out; full copies,
     the HumanEval task and every other task keep the package's defaults, and a given value wins."""
-    from magrpo_edu.experiment import plan_run
+    from magrpo_edu.run.plan import plan_run
 
     cfg = lambda out, **kw: plan_run(out=str(tmp_path / out), **kw)["config"]  # noqa: E731
     c = cfg("a", task="coding")

@@ -42,7 +42,7 @@ def test_tiny_model_card_reports_the_run():
 @pytest.mark.slow
 def test_pretrain_cli_few_steps(tmp_path):
     out = tmp_path / "tiny"
-    r = subprocess.run([sys.executable, "-m", "magrpo_edu.cli", "pretrain", "--out", str(out), "--docs", "300", "--vocab", "300",
+    r = subprocess.run([sys.executable, "-m", "magrpo_edu.run.cli", "pretrain", "--out", str(out), "--docs", "300", "--vocab", "300",
                         "--block", "64", "--batch-size", "4", "--max-steps", "3", "--anneal-steps", "2", "--cooldown-steps", "2", "--layers", "2",
                         "--width", "64", "--no-progress"],
                        capture_output=True, text=True, timeout=600)

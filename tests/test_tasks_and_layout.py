@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, separate_agents
-from magrpo_edu.cli import build_parser
-from magrpo_edu.experiment import SettingsError, plan_run, run_training
+from magrpo_edu.run.cli import build_parser
+from magrpo_edu.run.plan import SettingsError, plan_run
+from magrpo_edu.run.experiment import run_training
 from magrpo_edu.tasks.registry import TASKS, Task, get_task
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -41,6 +41,8 @@ class Task:
     every program in one sandbox batch); `single` is True for the single-model baseline's answers."""
     num_agents: int = 2
     """n, the agents that collaborate (one formatter each)."""
+    model: str = "tiny"
+    """The model of `magrpo-edu train` when --model is not given: 'tiny' (embedded), 'tiny-code', a hub id or a path."""
     beta: float = 0.0
     """KL leash of `magrpo-edu train` when --beta is not given (0 = the paper)."""
     sampling: dict = field(default_factory=dict)

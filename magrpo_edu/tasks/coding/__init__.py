@@ -12,7 +12,12 @@ from typing import Sequence
 from ..task import Task
 from .data import coding_formatters, load_coding, load_humaneval
 from .prompts import single_coding_prompt
-from .reward import coding_joint_reward, coding_levels_many, feedback_transition
+from .reward import LEVELS, coding_joint_reward, coding_levels_many, feedback_transition
+
+LEVEL_MAX = dict(zip(LEVELS, (0.4, 0.6, 0.5, 1.0, 0.5, 1.0, -0.5)))
+"""What each of the reward's levels (`reward.LEVELS`, spec section 8) earns at most; `aux_result_ignored`
+is a deduction, `tests` the share of the problem's asserts passed (the reference solutions earn every
+positive one: tests/test_viz.py)."""
 
 
 def coding_batch_levels(answers: Sequence[Sequence[str]], rows: Sequence[dict], single: bool = False) -> list[dict]:
@@ -54,12 +59,13 @@ def coding_metrics(levels_per_problem: Sequence[Sequence[dict]], ks: Sequence[in
 CODING = Task(
     "coding", "helper aux + main function, scored by running tests in the sandbox", load_coding,
     lambda tokenizer=None: coding_formatters(), coding_joint_reward, max_reward=4.0, max_new_tokens=64,
-    prompt_field="prompt", batch_levels=coding_batch_levels, transition=feedback_transition, table_samples=10,
+    prompt_field="prompt", batch_levels=coding_batch_levels, model="tiny-code", transition=feedback_transition, table_samples=10,
     single_prompt=lambda row, tokenizer=None: single_coding_prompt(row["prompt"]),
     single_parts=lambda answer: ["", answer],  # one answer: the entry point alone, no aux
     table_metrics=coding_metrics, headline="pass_or_not@1", sampling=dict(temperature=0.7, top_p=0.9, top_k=50),
     lora_recipe=dict(num_generations=8, prompts_per_step=2, learning_rate=1e-3, max_steps=170))
-"""The single-model baseline writes the entry point alone and is scored as the authors' single-agent
+"""Its model is `tiny` trained further on helper/main programs (magrpo_edu/models/tiny-code/README.md).
+The single-model baseline writes the entry point alone and is scored as the authors' single-agent
 baseline (no aux, no cooperation credit: max 2.1 of the 4.0). Sampling is the authors' (temperature 0.7,
 top-p 0.9, top-k 50; spec section 4): on the held-out families it is what lets the embedded tiny-code
 model copy an unseen entry point's name (untrained reward 1.6 at temperature 1 against 2.3;

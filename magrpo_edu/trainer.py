@@ -24,16 +24,10 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
-import glob
 import json
 import math
-import os
-import pickle
-import random
-import shutil
 import signal
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -74,6 +68,56 @@ class TrainerCallback:
         pass
 
 
+def _check_arguments(agents, reward_fn, formatters, train_dataset, c: MAGRPOConfig, transition, checkpoint_dir) -> None:
+    """What `MAGRPOTrainer` refuses before it builds anything: each mistake named, with what to give instead."""
+    if len(agents) != c.num_agents:
+        raise ValueError(f"MAGRPOTrainer got {len(agents)} agents but config.num_agents={c.num_agents}.")
+    if len(formatters) != c.num_agents:
+        raise ValueError(f"MAGRPOTrainer got {len(formatters)} formatters for {c.num_agents} agents; "
+                         "give one formatter (row -> prompt) per agent.")
+    if not callable(reward_fn):
+        raise ValueError(f"reward_fn must be callable, got {type(reward_fn).__name__}.")
+    if train_dataset is None or len(train_dataset) == 0:
+        raise ValueError("train_dataset is empty: give at least one row.")
+    if c.num_turns > 1 and transition is None:
+        raise ValueError(f"config.num_turns={c.num_turns} needs transition=..., a function "
+                         "(prompts, completions, histories) -> next prompt per agent.")
+    if c.save_steps is not None and checkpoint_dir is None:
+        raise ValueError(f"config.save_steps={c.save_steps} needs checkpoint_dir=..., the folder to save "
+                         "checkpoints into (or set save_steps=None and call trainer.save() yourself).")
+    if c.beta > 0:
+        missing = [a.name for a in agents if not has_reference(a)]
+        if missing:
+            raise ValueError(f"config.beta={c.beta} needs a frozen reference model for every agent, and agent(s) "
+                             f"{missing} have none: build them with separate_agents/heterogeneous_agents "
+                             "(reference=True) or lora_agents, or set agent.reference = frozen_copy(model).")
+
+
+@contextlib.contextmanager
+def _stop_after_the_step(trainer):
+    """While `trainer` trains: the first SIGINT asks to stop after the current step, a second one stops now."""
+    trainer._stop_requested = False
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield  # not ours to change (a thread, or someone else's handler): Ctrl-C stops at once
+        return
+
+    def handler(signum, frame):
+        if trainer._stop_requested:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            raise KeyboardInterrupt
+        trainer._stop_requested = True
+        print(f"\nCtrl-C: finishing step {trainer.step + 1}, then stopping (press Ctrl-C again to stop at once).",
+              file=sys.stderr, flush=True)
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        trainer._stop_requested = False
+
+
 class MAGRPOTrainer:
     """Train n agents with MAGRPO on a joint reward.
 
@@ -94,27 +138,7 @@ class MAGRPOTrainer:
                  eval_at: Sequence[int] = ()):
         self.config = config or MAGRPOConfig(num_agents=len(agents))
         c = self.config
-        if len(agents) != c.num_agents:
-            raise ValueError(f"MAGRPOTrainer got {len(agents)} agents but config.num_agents={c.num_agents}.")
-        if len(formatters) != c.num_agents:
-            raise ValueError(f"MAGRPOTrainer got {len(formatters)} formatters for {c.num_agents} agents; "
-                             "give one formatter (row -> prompt) per agent.")
-        if not callable(reward_fn):
-            raise ValueError(f"reward_fn must be callable, got {type(reward_fn).__name__}.")
-        if train_dataset is None or len(train_dataset) == 0:
-            raise ValueError("train_dataset is empty: give at least one row.")
-        if c.num_turns > 1 and transition is None:
-            raise ValueError(f"config.num_turns={c.num_turns} needs transition=..., a function "
-                             "(prompts, completions, histories) -> next prompt per agent.")
-        if c.save_steps is not None and checkpoint_dir is None:
-            raise ValueError(f"config.save_steps={c.save_steps} needs checkpoint_dir=..., the folder to save "
-                             "checkpoints into (or set save_steps=None and call trainer.save() yourself).")
-        if c.beta > 0:
-            missing = [a.name for a in agents if not has_reference(a)]
-            if missing:
-                raise ValueError(f"config.beta={c.beta} needs a frozen reference model for every agent, and agent(s) "
-                                 f"{missing} have none: build them with separate_agents/heterogeneous_agents "
-                                 "(reference=True) or lora_agents, or set agent.reference = frozen_copy(model).")
+        _check_arguments(agents, reward_fn, formatters, train_dataset, c, transition, checkpoint_dir)
         team_policy(agents)  # one policy for the whole team (steps 2 and 6), or a clear error now
         self.agents, self.reward_fn, self.formatters = list(agents), reward_fn, list(formatters)
         self.train_dataset, self.eval_dataset = train_dataset, eval_dataset
@@ -209,7 +233,7 @@ class MAGRPOTrainer:
         bar = progress_bar(total=self.total_steps, initial=self.step, desc="MAGRPO", dynamic_ncols=True,
                    disable=not c.progress or not distributed.is_main_process())
         try:
-            with self._graceful_interrupt():
+            with _stop_after_the_step(self):
                 while self.step < self.total_steps:
                     rec = self.training_step()
                     bar.update(1)
@@ -221,30 +245,6 @@ class MAGRPOTrainer:
             bar.close()
             self._call("on_train_end")
         return self.history
-
-    @contextlib.contextmanager
-    def _graceful_interrupt(self):
-        """While training: the first SIGINT asks to stop after the current step, a second one stops now."""
-        self._stop_requested = False
-        if threading.current_thread() is not threading.main_thread() or \
-                signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-            yield  # not ours to change (a thread, or someone else's handler): Ctrl-C stops at once
-            return
-
-        def handler(signum, frame):
-            if self._stop_requested:
-                signal.signal(signal.SIGINT, signal.default_int_handler)
-                raise KeyboardInterrupt
-            self._stop_requested = True
-            print(f"\nCtrl-C: finishing step {self.step + 1}, then stopping (press Ctrl-C again to stop at once).",
-                  file=sys.stderr, flush=True)
-
-        signal.signal(signal.SIGINT, handler)
-        try:
-            yield
-        finally:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            self._stop_requested = False
 
     def _optimizer_steps(self) -> float:
         return sum(float(st["step"]) for o in self.optimizers for st in o.state.values() if "step" in st)

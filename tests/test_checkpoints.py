@@ -346,7 +346,7 @@ def test_cli_sigkill_and_ctrl_c_then_resume_match_an_uninterrupted_run(tmp_path)
 def test_cli_error_during_training_keeps_a_checkpoint_and_the_history(tmp_path, monkeypatch, capsys):
     import json
 
-    from magrpo_edu.run import experiment, plan as run_plan
+    from magrpo_edu.run import experiment
     from magrpo_edu.run.cli import main
 
     class FailsAtStep3(MAGRPOTrainer):
@@ -368,7 +368,7 @@ def test_cli_error_during_training_keeps_a_checkpoint_and_the_history(tmp_path, 
 
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
-    from magrpo_edu.run import experiment, plan as run_plan
+    from magrpo_edu.run import experiment
 
     out = tmp_path_factory.mktemp("finished") / "run"
     experiment.run_training(task="length", max_steps=2, num_generations=2, max_new_tokens=8, eval_rows=1, save_steps=1, out=str(out),
@@ -387,7 +387,7 @@ def test_every_damaged_checkpoint_is_one_line_naming_the_file_and_exit_2(damage,
     """Issue 28, item 6: resume and eval both name the damaged file in one line, exit 2, before any model loads."""
     import shutil
 
-    from magrpo_edu.run import experiment, plan as run_plan
+    from magrpo_edu.run import experiment
     from magrpo_edu.run.cli import main
 
     name, cut = damage

@@ -50,6 +50,8 @@ def run_cli(args, capsys):
     (["--advantage", "median"], r"argument --advantage: invalid choice: 'median'"),
     (["--steps", "ten"], r"argument --max_steps/--max-steps/--steps: invalid int value: 'ten' \(see magrpo-edu train --help\)"),
     (["--no-such-option"], r"unrecognized arguments: --no-such-option"),
+    (["--num-generation", "4"], r"unrecognized arguments: --num-generation 4"),  # no prefix matching
+    (["--learning", "0.1"], r"unrecognized arguments: --learning 0.1"),
     (["--task", "summarise"], r"argument --task: invalid choice: 'summarise'"),
     (["--device", "nonsense"], r"--device 'nonsense' is not a device torch knows"),
     (["--resume", "{tmp}/nothing-here"], r"nothing to resume in .*nothing-here"),
@@ -250,3 +252,50 @@ def test_pretrain_defaults_are_written_once():
     parsed = vars(build_parser().parse_args(["pretrain", "--out", "o", "--docs", "5", "--width", "64"]))
     assert {k: v for k, v in parsed.items() if k not in ("func", "command")} == dict(out="o", num_docs=5, hidden_size=64)
     assert PretrainArguments(out="o").max_steps == 1600  # the shipped run's
+
+
+def test_no_parser_takes_an_abbreviation(capsys):
+    """argparse would take `--num-generation 4` for --num-generations and start a full run: every parser and
+    subparser of the command line refuses a prefix instead."""
+    from magrpo_edu.run.cli import build_parser
+
+    parser = build_parser()
+    subparsers = parser._subparsers._group_actions[0].choices
+    assert not parser.allow_abbrev and subparsers and all(not p.allow_abbrev for p in subparsers.values())
+    assert main(["eval", "--checkpoin", "x"]) == 2  # not taken for --checkpoint
+    assert "the following arguments are required: --checkpoint" in capsys.readouterr().err
+    assert main(["pretrain", "--out", "x", "--max-step", "3"]) == 2
+    assert "unrecognized arguments: --max-step 3" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_sigterm_stops_a_run_as_ctrl_c_does_and_leaves_no_empty_folder(tmp_path):
+    """A run stopped with SIGTERM (a scheduler, `kill`) once its output folder exists: the step finishes,
+    a checkpoint and the history so far are saved there, and the command exits with 130, never leaving
+    an empty runs/<task>/ behind."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "magrpo_edu.run.cli", "train", "--task", "length", "--steps", "500",
+                             "-G", "2", "--max-new-tokens", "8", "--eval-rows", "1", "--no-progress", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.time() + 240
+        while not out.is_dir() and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.2)  # the folder appears when the untrained agents and the baselines are evaluated
+        assert out.is_dir(), "the run never created its output folder"
+        time.sleep(1.0)  # a step or two into training
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr[-2000:]
+    assert "interrupted" in stderr and "Continue with: magrpo-edu train --resume" in stderr
+    step = json.loads((out / "checkpoint" / "trainer_state.json").read_text())["step"]
+    history = json.loads((out / "history.json").read_text())
+    assert 0 <= step < 500 and len(history) == step

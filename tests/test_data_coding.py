@@ -129,7 +129,7 @@ def test_packaged_coding_rows_are_checked_before_any_model_loads(test, says, tmp
     import json
     import shutil
 
-    from magrpo_edu.run import experiment, plan as run_plan
+    from magrpo_edu.run import experiment
     from magrpo_edu.run.cli import main
     from magrpo_edu.resources import data_dir
     from magrpo_edu.tasks.coding import data as coding

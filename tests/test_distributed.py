@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, distributed, lora_agents
-from magrpo_edu.run import experiment, plan as run_plan
+from magrpo_edu.run import plan as run_plan
 from magrpo_edu.algorithm import agent_losses, assign_advantages, rollout, seed_rngs
 from magrpo_edu.sandbox import default_workers
 

@@ -228,7 +228,7 @@ def test_the_variants_reach_the_config(tmp_path):
 @pytest.mark.parametrize("args, says", [
     (["--docs", "3"], r"the following arguments are required: --out \(see magrpo-edu pretrain --help\)"),
     (["--out", "{tmp}/p", "--docs", "0"], r"num_docs=0 is not allowed.*\(set with --num-docs\)"),
-    (["--out", "{tmp}/p", "--lr", "-1"], r"lr=-1.0 is not allowed"),
+    (["--out", "{tmp}/p", "--lr", "-1"], r"learning_rate=-1.0 is not allowed.*\(set with --learning-rate\)"),
     (["--out", "{tmp}/p", "--cooldown-coding-share", "0.7"], r"cooldown_arxiv_share=0.4 is not allowed: .* at most 1 - "
                                                               r"cooldown_coding_share = 0.3 "),
     (["--out", "{tmp}/p", "--width", "x"], r"argument --hidden_size/--hidden-size/--width: invalid int value: 'x'"),

@@ -61,7 +61,7 @@ def test_offline_smollm2_does_not_wait_for_the_hub(monkeypatch, tmp_path):
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
-    monkeypatch.setattr(models, "_REACHABLE", {})
+    monkeypatch.setattr(models.hub, "_REACHABLE", {})
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there: no answer
     monkeypatch.setenv("MAGRPO_EDU_CACHE", str(tmp_path))
     asked = []
@@ -69,8 +69,8 @@ def test_offline_smollm2_does_not_wait_for_the_hub(monkeypatch, tmp_path):
     def fake(path_or_id, dtype=None, **kw):
         asked.append((path_or_id, kw.get("local_files_only")))
         raise OSError("not in the local cache")
-    monkeypatch.setattr(models, "_from_pretrained", fake)
-    monkeypatch.setattr(models, "smollm2_gguf_path", lambda: None)
+    monkeypatch.setattr(models.loading, "from_pretrained", fake)
+    monkeypatch.setattr(models.smollm2, "smollm2_gguf_path", lambda: None)
     t = time.time()
     with pytest.raises(models.ModelNotAvailableError, match="hub: unreachable"):
         models.load_model("smollm2-135m")

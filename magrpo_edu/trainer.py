@@ -1,23 +1,24 @@
 """`MAGRPOTrainer`: the loop around the steps of `magrpo_edu.algorithm`, plus the plumbing a real run needs.
 
 Plumbing only (the algorithm lives in `magrpo_edu.algorithm`: a training step calls
-`algorithm.magrpo_step`, steps 2-7, with this trainer's prompts): data order and seeding, one AdamW
+`algorithm.magrpo_step`, steps 1-7, with this trainer's rows and seed): data order and seeding, one AdamW
 per agent, several prompts per step (`config.prompts_per_step`, gradient accumulation) and data
 parallel over processes (`magrpo_edu.distributed`, launched with torchrun; its gradient reduction
 is magrpo_step's `reduce_gradients` hook), the history of logged metrics, a bounded log of
 samples for the notebooks' explorers, callbacks, run tracking (`config.report_to`,
-`magrpo_edu.tracking`), a progress bar, evaluation, and checkpoints that resume exactly.
+`magrpo_edu.tracking`), a progress bar, evaluation and its schedule (`config.eval_steps` and
+`eval_at`, `evaluation_due`), and checkpoints that resume exactly.
 
 Each step's record (the logged metrics and their glossary) is made in `magrpo_edu.records`;
 checkpoints are written and read in `magrpo_edu.checkpoints`.
 
 Checkpoints and resume (`save`, `load`, `load_checkpoint`, `config.save_steps`): resuming reproduces
 the uninterrupted run's weights and history exactly (`checkpoints` has the layout).
-  With config.save_steps and checkpoint_dir=..., the trainer saves every save_steps steps and
-  after the last step, when the step is completely recorded (after on_log and on_step_end).
-  Ctrl-C during `train()` (main thread): the current step is finished, then KeyboardInterrupt is
-  raised with the trainer at a step boundary, ready to `save`; a second Ctrl-C stops at once, and
-  if that lands inside an optimiser update, `save` refuses (the weights are between two steps).
+With config.save_steps and checkpoint_dir=..., the trainer saves every save_steps steps and
+after the last step, when the step is completely recorded (after on_log and on_step_end).
+Ctrl-C during `train()` (main thread): the current step is finished, then KeyboardInterrupt is
+raised with the trainer at a step boundary, ready to `save`; a second Ctrl-C stops at once, and
+if that lands inside an optimiser update, `save` refuses (the weights are between two steps).
 """
 from __future__ import annotations
 
@@ -126,6 +127,7 @@ class MAGRPOTrainer:
     formatters    one callable per agent: row -> that agent's prompt
     train_dataset a sequence of rows (dicts)
     checkpoint_dir  where `config.save_steps` checkpoints go (needed when save_steps is set)
+    eval_at       steps after which to evaluate on eval_dataset besides every config.eval_steps (not the last)
 
     `metadata` (a JSON-able dict, empty by default) is saved with every checkpoint and restored by
     `load_checkpoint`; `magrpo-edu train` keeps its run settings and pre-training evaluation there.
@@ -313,7 +315,7 @@ class MAGRPOTrainer:
         """Mean joint reward (and components) of the current agents on `dataset` (default: eval set).
 
         Samples `num_generations` aligned joint actions per row with the training sampling settings
-        and scores the FIRST turn only (multi-turn evaluation: `baselines.run_method("magrpo_2turn")`);
+        and scores the FIRST turn only (multi-turn evaluation: `run.baselines.run_method("magrpo_2turn")`);
         the global RNG is restored afterwards, so evaluating never changes a training run.
         `progress`: a tqdm bar over the rows (the command line shows one; off by default).
         Beside the reward, each agent's text quality (`magrpo_edu.quality`) over all its sampled

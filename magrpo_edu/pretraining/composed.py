@@ -3,7 +3,7 @@
 An item kind (numbers, characters, words, 1..n), a predicate or transform of one item (what `aux`
 computes) and an aggregation (what main does with aux), each with its own docstring phrase; plus the
 neutral names (`tally_records`) the corpus renames many problems to. The problems have the fields of
-`magrpo_edu.tasks.coding_world.make_code_problem`; the coding task's data never uses them.
+`magrpo_edu.tasks.coding.world.make_code_problem`; the coding task's data never uses them.
 """
 from __future__ import annotations
 

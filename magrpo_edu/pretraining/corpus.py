@@ -7,7 +7,7 @@ What it writes (each document ends with the model's EOS token at tokenisation ti
     random length.
   * coding documents: a problem prompt, an agent instruction, and a helper or main function; some
     main functions call the helper, some re-implement it, some are buggy. Half the problems are the
-    hand-written families of `tasks.coding_world`, half are composed from parts (an aggregation and
+    hand-written families of `tasks.coding.world`, half are composed from parts (an aggregation and
     an item predicate or transform, with many names), so that the model learns to read the prompt's
     signature and docstring rather than recall a family (the held-out families are never drawn);
     for the same reason most functions appear under a neutral name (`scan_records`).

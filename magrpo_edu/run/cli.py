@@ -63,7 +63,7 @@ def add_dataclass_arguments(parser, cls, skip=(), defaults: Optional[dict] = Non
     from the field's docstring (`config.field_help`) and the default from the dataclass, or from
     `defaults` (a text) where the run resolves it. A bool field is a switch: --overwrite when it is
     off by default, --no-progress when it is on. Defaults are not filled in: the namespace holds only
-    what the command line gave (`experiment.plan_run` fills the rest)."""
+    what the command line gave (`plan.plan_run` fills the rest)."""
     from ..config import field_help
 
     group = parser.add_argument_group(title) if title else parser

@@ -279,6 +279,16 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _terminate(signum, frame) -> None:
+    """SIGTERM: what Ctrl-C does now (during training the trainer's handler finishes the step first); where
+    Ctrl-C is ignored (a job started with nohup), stop at once."""
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+    else:
+        raise KeyboardInterrupt("terminated")
+
+
 def main(argv=None) -> int:
     """Run one command; returns the exit status: 0 done, 2 a mistake in the options or settings
     (one line `magrpo-edu: error: ...` on stderr, nothing written), 130 interrupted by Ctrl-C or
@@ -296,7 +306,7 @@ def main(argv=None) -> int:
     if ours:
         # SIGTERM (a scheduler's or `kill`'s stop) stops a run as Ctrl-C does: the step finishes, and a
         # checkpoint and the history so far are saved, never an empty output folder.
-        before = signal.signal(signal.SIGTERM, lambda signum, frame: signal.raise_signal(signal.SIGINT))
+        before = signal.signal(signal.SIGTERM, _terminate)
     try:
         return args.func(args)
     except KeyboardInterrupt:

@@ -28,7 +28,7 @@ import torch
 
 
 def train(out: str, flags: list[str]) -> int:
-    from magrpo_edu.cli import main
+    from magrpo_edu.run.cli import main
 
     torch.cuda.reset_peak_memory_stats()
     t = time.time()

@@ -37,10 +37,10 @@ from pathlib import Path
 import torch
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents
-from magrpo_edu.baselines import run_method
+from magrpo_edu.run.baselines import run_method
 from magrpo_edu.models import load_model
 from magrpo_edu.progress import quiet_library_notices
-from magrpo_edu.rewards.writing import ARXIV_WORDS, arxiv_joint_reward, arxiv_stop_level, word_count
+from magrpo_edu.tasks.writing.reward import ARXIV_WORDS, arxiv_joint_reward, arxiv_stop_level, word_count
 from magrpo_edu.tasks.writing import arxiv_formatters, load_writing
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -31,11 +31,12 @@ from pathlib import Path
 import torch
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents, separate_agents  # noqa: E402
-from magrpo_edu.baselines import run_method  # noqa: E402
+from magrpo_edu.run.baselines import run_method  # noqa: E402
 from magrpo_edu.models import load_model  # noqa: E402
-from magrpo_edu.rewards.coding import LEVEL_SHARES, coding_joint_reward, coding_levels, gate_shares, level_shares  # noqa: E402
-from magrpo_edu.tasks.coding import coding_formatters, composed_coding_rows, load_coding, without_empty_inputs  # noqa: E402
-from magrpo_edu.tasks.coding_task import CODING  # noqa: E402
+from magrpo_edu.tasks.coding.reward import LEVEL_SHARES, coding_joint_reward, coding_levels, gate_shares, level_shares  # noqa: E402
+from magrpo_edu.pretraining.coding_rows import composed_coding_rows  # noqa: E402
+from magrpo_edu.tasks.coding.data import coding_formatters, load_coding, without_empty_inputs  # noqa: E402
+from magrpo_edu.tasks.coding import CODING  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "experiments" / "coding_collaboration.json"
@@ -109,7 +110,7 @@ def build_team(team: str, base, tok):
 
 
 def _transition():
-    from magrpo_edu.rewards.coding import feedback_transition
+    from magrpo_edu.tasks.coding.reward import feedback_transition
 
     return feedback_transition()
 

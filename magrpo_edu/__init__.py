@@ -2,9 +2,12 @@
 
 Liu, Liang, Lyu, Amato, "LLM Collaboration With Multi-Agent Reinforcement Learning",
 arXiv 2508.04652 (AAAI 2026). Start with `magrpo_edu.algorithm` (the paper's steps) and the
-notebooks; `magrpo-edu train` runs the main job.
+notebooks; `magrpo-edu train` runs the main job, and so does Python:
+
+    from magrpo_edu import run_training
+    results = run_training(task="tldr", max_steps=300, out="runs/tldr")   # any registered task
 """
-__version__ = "0.1.0"
+from ._version import __version__
 
 import warnings
 
@@ -17,8 +20,10 @@ from .algorithm import (RewardFunctionError, group_advantages, joint_actions, ma
                         policy_loss)
 from .config import MAGRPOConfig  # noqa: E402
 from .quality import mean_repetition, naturalness, repetition  # noqa: E402
+from .run.experiment import run_eval, run_training  # noqa: E402
 from .trainer import MAGRPOTrainer, TrainerCallback  # noqa: E402
 
 __all__ = ["__version__", "Agent", "lora_agents", "load_lora_agents", "separate_agents", "heterogeneous_agents", "MAGRPOConfig",
            "MAGRPOTrainer", "TrainerCallback", "group_advantages", "joint_actions", "magrpo_step",
-           "policy_loss", "RewardFunctionError", "repetition", "mean_repetition", "naturalness"]
+           "policy_loss", "RewardFunctionError", "repetition", "mean_repetition", "naturalness", "run_training",
+           "run_eval"]

@@ -12,15 +12,15 @@ One training step on one task x (the paper uses one prompt per optimiser step):
                   (+ an optional KL leash, config.beta > 0, off in the paper: deviation 11)
     7. update     one optimiser step per agent
 
-This module reads in that order. Step 1 is the trainer's (each agent's formatter). Step 2 and the
-log-probs of step 6 are the team's policy, chosen when the agents were built (`agents.team_policy`;
+This module reads in that order: step 1 (`format_prompts`, each agent's formatter on the row; `seed_rngs`
+seeds the sampling). Step 2 and the log-probs of step 6 are the team's policy, chosen when the agents were built (`agents.team_policy`;
 `magrpo_edu.policy`): `policy.sample` (G responses per agent), `policy.logprobs` (the sums of the
 token log-probs) and `policy.reference_logprobs` (the frozen model's, for the KL leash); this module
 calls only those three, whichever policy it is. Here come step 3 (`joint_actions`), 4
 (`joint_rewards`), 5 (`group_advantages`, `credit_samples`), 6 (`policy_loss`, `kl_penalty`,
 `agent_losses`, and its backward pass `accumulate_gradients`); then single-turn MAGRPO, steps 2-5
 one after the other (`single_turn_rollout`); then the multi-turn rollout tree; then `magrpo_step`,
-steps 2-7 and the optimiser step: the step `MAGRPOTrainer.training_step` takes.
+steps 1-7 on the step's rows: the step `MAGRPOTrainer.training_step` takes.
 
 Multi-turn (spec section 3, "current" version): a rollout tree. At each node every agent samples G;
 each joint action j gets a child node whose prompts come from `transition(...)`; the return is
@@ -29,97 +29,20 @@ siblings; a node's children are not expanded when its siblings' mean reward exce
 `early_termination_threshold`. A single-turn step is the tree's root alone: `single_turn_rollout`
 returns the same `Rollout`, with one node, so steps 6-7 and the trainer take either.
 
-Where we deviate, and why
--------------------------
-(`docs/faithfulness.md` has the same list as a table, with the rewards' and baselines' deviations.)
-From the paper / the authors' reference code (CoMLRL 1.4.3 and their experiment scripts):
-  1. Padding and everything after the first EOS are MASKED out of sum_t log pi. The reference code
-     lets padding tokens enter the loss; that is a bug, not part of the method.
-  2. Cross mode: we compute the advantages over the J = G**n joint rewards, then credit agent i's
-     k-th sample with the MEAN of the advantages of the G**(n-1) joint actions that contain it.
-     The reference SUMS the returns of those joint actions and takes the advantage among the G
-     sums. With advantage "mean" or "none" and no std scaling the two differ only by the constant
-     G**(n-1) (an effective learning rate); with "rloo" by G**(n-1) * (G/(G-1)) / (J/(J-1)). They
-     are NOT proportional with "max" (our baseline is the best single joint reward, theirs the
-     best sum) nor with any std scaling (our std is over J joint rewards, theirs over G sums).
-  3. Multi-turn uses the rollout tree with a user transition function (the current CoMLRL design),
-     not the paper-era external expert LLM with per-turn loss weights [1.2, 0.8]. An agent's loss
-     averages its (1/G) sum_g A log pi terms over all tree nodes it acted in and takes ONE optimiser
-     step per prompt; the reference takes one optimiser step per tree node. Returns are DISCOUNTED,
-     R_j = r_j + gamma * mean(children's returns) with gamma = config.discount = 0.9, as the paper
-     (spec section 3) writes them; CoMLRL 1.4.3 does not discount: its returns are r_j + the mean of
-     the children's returns, and its `discount` field is never read (issue 35's reading of it).
-     With gamma = 1 (`MAGRPOConfig(discount=1.0)`) ours are CoMLRL's.
-  4. Std scaling of advantages is an option, off by default (the paper does not divide by the std).
-     Two formulas, by name: `scale_rewards="group"` is TRL's, (R - baseline) / (sample std of the
-     group's R + 1e-4); `scale_rewards="zscore"` is CoMLRL 1.4.3's, applied AFTER the baseline:
-     (A - mean A) / max(population std of A, 1e-6). The [-10, 10] clamp of paper-era code is kept.
-  5. Generated code is run in a sandboxed subprocess by the coding reward, never with in-process
-     `exec` (that lives in `magrpo_edu.rewards`, not here); the sandbox caps a whole run at 10 s
-     and each assert at 3 s (the reference: 10 s per assert, no total cap).
-  6. Defaults are sized for a laptop CPU, not the paper's GPUs: one LoRA adapter per agent on a
-     shared frozen base (paper: full fine-tuning of separate copies; `separate_agents` does that),
-     learning rate 1e-3 (paper 5e-6 / 1e-5), max_new_tokens 32 (paper 256), temperature 1.0, top_p
-     1.0, top_k 0 (paper's scripts 0.7 / 0.9 / 50), weight_decay 0.0 (the reference uses AdamW's
-     default 0.01; 0 keeps the update exactly the paper's loss). All are MAGRPOConfig fields.
-  7. The prompts are this project's own short raw strings (`magrpo_edu.tasks.prompts`), not the
-     authors' longer instructions; like the paper, no chat template.
-From TRL's GRPOTrainer:
-  8. No importance ratio, no PPO clipping, and by default no KL term (beta = 0, see 11): the update
-     is on-policy, one gradient step per batch of samples, exactly the paper's loss. TRL's defaults (ratio-clipped
-     objective, token-level normalisation, scale_rewards="group") are not used.
-  9. Sum of token log-probs per completion (no length normalisation), averaged over the G samples;
-     TRL normalises by the number of tokens.
+Where we deviate (each one line here; the reasons, the numbers and the rewards' and baselines'
+deviations are in docs/faithfulness.md, "The algorithm"):
+  1. Padding and everything after the first EOS are masked out of sum_t log pi.
+  2. Cross mode credits agent i's sample with the mean advantage of the joint actions that contain it.
+  3. Multi-turn is the rollout tree with a transition function; returns are discounted (gamma = 0.9).
+  4. Std scaling of advantages is an option, off by default ("group": TRL's; "zscore": CoMLRL's).
+  5. Generated code runs in a sandboxed subprocess (tasks/coding/reward.py), never in this process.
+  6. The defaults are sized for a laptop CPU (LoRA on one frozen base, small budgets); all are config fields.
+  7. The prompts are this project's own short raw strings (each task's prompts.py).
+  8. No importance ratio, no clipping, no KL by default: on-policy, one gradient step per batch (TRL differs).
+  9. Log-probs are summed over a completion's tokens, not averaged (TRL averages).
  10. Each agent has its own optimiser; agents never see each other's responses during a step.
- 11. KL leash (`config.beta`, TRL's name; the paper has beta = 0 and the trainer never adds it by
-     default). With beta > 0 agent i's loss is
-         L_i = (1/G) sum_g [ -A^(g) sum_t log pi_i(a_t^(g)) + beta sum_t kl_t^(g) ],
-         kl_t = r_t - log r_t - 1,  r_t = pi_ref(a_t) / pi_i(a_t) = exp(ref_t - logp_t)       (k3),
-     ref_t = log pi_ref(a_t | ...) under the frozen untrained model, computed without gradient
-     (LoRA agents: the base with the adapters off; full models: `Agent.reference`), at the
-     temperature the tokens were sampled at and never truncated (`policy.reference_logprobs`:
-     at the first step pi_i = pi_ref and the KL is 0, as in TRL, which divides both by the
-     temperature; a top-k / top-p reference would be -inf outside its own kept set).
-     What the leash does, per position (prefix fixed, a ~ pi_i, S = the tokens pi_i can draw,
-     Z = sum_{a in S} pi_ref(a), sums over S):
-       value:    E[kl] = Z - E[log r] - 1 = KL(pi_i || pi_ref) - (1 - Z): without bias when the
-                 sampler is not truncated (top_k 0, top_p 1: S is the whole vocabulary, Z = 1);
-                 with top-k / top-p, biased low by 1 - Z per token. At the first step pi_i is
-                 pi_ref / Z on S, so r = Z for every drawn token and kl_t = Z - log Z - 1 > 0,
-                 not 0; its per-sample gradient (1 - Z) grad log pi_i(a_t) is 0 only in expectation;
-       gradient: d kl / d log pi_i(a) = 1 - r(a), so E[grad kl] = sum_a pi_i (1 - pi_ref/pi_i) grad log pi_i
-                 = grad sum_a pi_i - sum_a pi_ref grad log pi_i = grad KL(pi_ref || pi_i),
-     the OTHER direction: the loss pulls pi_i towards covering what pi_ref covers (mass-covering),
-     while the logged number measures KL(pi_i || pi_ref). The two gradients agree to first order
-     near pi_ref only (on notebook 08's 6-way categorical their cosine is 0.9998 at a logit shift
-     of 0.1, 0.97 at 1 and 0.88 at 2; it checks both identities exactly, and so does
-     tests/test_quality_kl.py). The prefixes come from pi_i and are not
-     differentiated, so even per sequence it is a sum of per-position terms. TRL's k3 term (and its
-     loss) behaves the same. Like the policy term, the KL is SUMMED over a completion's tokens and
-     averaged over the G samples. TRL adds beta * kl_t to each token's loss and AVERAGES over
-     tokens, for the policy term as well (see deviation 9). Within one completion the two terms
-     keep the same ratio in both, so a given beta balances reward against leash the same way; only
-     the scale of the whole loss differs (by the token count T). CoMLRL 1.4.3 puts its KL into the
-     REWARD instead: a detached sequence-level k3 subtracted from the returns before the advantage,
-     so the leash acts through the advantage (no gradient of its own) and is shared by the group
-     baseline (issue 35's reading of it). Logged as kl/<agent> and kl (mean per-token KL, TRL's metric).
- 12. Step 6 scores each token under the distribution step 2 drew it from: the logits through
-     transformers' own TemperatureLogitsWarper, TopKLogitsWarper and TopPLogitsWarper, in
-     generate's order, with the settings recorded on the `Completions` (the config's, or an agent's
-     own `generation_kwargs`; `policy.sampled_token_logprobs`), on the plain and the fast path. The
-     loss is then the policy gradient of the sampler itself. TRL divides the logits by the
-     temperature and leaves top-k / top-p out of its loss; scoring at temperature 1 (this package
-     before issue 35) is off by up to 5.9 nats per 48-token completion at temperature 0.5 on the
-     tiny model (mean 1.4), and temperature alone (TRL's choice) still by up to 0.88 (mean 0.40) at
-     the paper's 0.7 / 50 / 0.9. Cost of the exact cut, on one thread, 8 x 128 positions x 49,152
-     tokens (SmolLM2's vocabulary), forward + backward of the log-probs: 0.50 s raw, 0.76 s with the
-     temperature, 1.6 s with top-k 50, 3.7 s with top-p 0.9 as well (top-p sorts the vocabulary at
-     every position; the cut is computed without gradient, so the sort keeps no graph); nothing at the defaults (temperature 1, top-k 0, top-p 1: no warper runs, the
-     numbers are bit for bit those of the raw log_softmax). The kept set is recomputed in the loss's
-     float order, not generate's: a sampled token that falls outside it by rounding is put back.
-     Other logits processors that an agent's `generation_kwargs` may switch on (min_new_tokens,
-     repetition_penalty, min_p, typical_p, ...) are NOT reproduced in the loss; with them the
-     log-probs are not the sampler's.
+ 11. An optional KL leash, config.beta (k3 estimator, summed over tokens; its gradient is KL(pi_ref || pi_i)'s).
+ 12. Step 6 scores each token under the distribution step 2 drew it from (temperature, top-k, top-p).
 """
 from __future__ import annotations
 
@@ -127,12 +50,41 @@ import inspect
 import itertools
 import numbers
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+import random
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import torch
 
 from .agents import Agent, team_policy
 from .policy import Completions, sampling_settings
+
+
+# ==================================================================================================
+# Step 1: prompts
+# ==================================================================================================
+
+
+def format_prompts(formatters: Sequence[Callable], row: Any, where: str = "row") -> list[str]:
+    """Step 1: o_i = formatter_i(x), one prompt per agent. `where` names the row in errors ("train row 3")."""
+    prompts = []
+    for i, fmt in enumerate(formatters):
+        try:
+            p = fmt(row)
+        except Exception as exc:
+            raise ValueError(f"formatter {i} ({getattr(fmt, '__name__', fmt)}) failed on {where} "
+                             f"({type(exc).__name__}: {exc}); the row is {str(row)[:200]!r}. Check that every "
+                             "row has the fields the formatter reads.") from exc
+        if not isinstance(p, str) or not p:
+            raise ValueError(f"formatter {i} returned {type(p).__name__} {p!r:.80} for {where}; "
+                             "it must return a non-empty prompt string.")
+        prompts.append(p)
+    return prompts
+
+
+def seed_rngs(seed: int) -> None:
+    """Seed torch's and Python's generators, so what step 2 samples depends on `seed` alone."""
+    torch.manual_seed(seed % 2**64)  # torch takes seeds modulo 2**64; reducing first keeps big seeds in range
+    random.seed(seed)
 
 
 # ==================================================================================================
@@ -574,28 +526,33 @@ def rollout(agents: Sequence[Agent], prompts: Sequence[str], row: Any, reward_fn
     return ro
 
 
-def magrpo_step(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimizer],
-                tasks: Iterable[tuple[Sequence[str], Any]], reward_fn: Callable, config,
+def magrpo_step(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimizer], formatters: Sequence[Callable],
+                rows: Sequence[Any], reward_fn: Callable, config, seed: Optional[int] = None,
                 transition: Optional[Callable] = None,
-                reduce_gradients: Optional[Callable[[Sequence[Agent]], None]] = None
-                ) -> list[tuple[Rollout, list[float]]]:
-    """One optimiser step of MAGRPO: steps 2-6 on each task, then step 7. Returns, per task, its
-    rollout and the agents' losses.
+                reduce_gradients: Optional[Callable[[Sequence[Agent]], None]] = None,
+                where: Optional[Sequence[str]] = None) -> list[tuple[Rollout, list[float]]]:
+    """One optimiser step of MAGRPO on the step's rows: steps 1-6 on each row, then step 7. Returns, per
+    row, its rollout and the agents' losses.
 
-    `tasks`: (prompts, row) pairs, each agent's prompt o_i (step 1) and the dataset row x the reward
-    reads; the paper takes one per step: `magrpo_step(agents, optimizers, [(prompts, row)], ...)`.
-    With config.prompts_per_step = P tasks each adds 1/P of its gradients (`accumulate_gradients`),
-    so the step follows the mean of their losses. `reduce_gradients(agents)`, when given, runs after
-    the last backward pass and before the optimiser steps: data parallel sums the gradients over the
-    processes there (`distributed.all_reduce_gradients`; each process then passes its P / W tasks).
-    `MAGRPOTrainer.training_step` is this function with the trainer's data order and seeding."""
-    if reduce_gradients is None and hasattr(tasks, "__len__") and len(tasks) != config.prompts_per_step:
-        raise ValueError(f"magrpo_step got {len(tasks)} tasks but config.prompts_per_step={config.prompts_per_step}: each "
-                         "task's gradient is weighted 1/prompts_per_step, so give that many tasks (or set the config's).")
+    `rows`: the dataset rows x of the step; the paper takes one per step:
+    `magrpo_step(agents, optimizers, formatters, [row], reward_fn, config)`. For each row: step 1
+    (`format_prompts`), then, when `seed` is given, the generators are seeded with seed + k (k: the
+    row's place in `rows`) so its samples depend on that alone, then steps 2-5 (`rollout`) and step
+    6's backward pass. With config.prompts_per_step = P rows each adds 1/P of its gradients
+    (`accumulate_gradients`), so the step follows the mean of their losses. `reduce_gradients(agents)`,
+    when given, runs after the last backward pass and before the optimiser steps: data parallel sums
+    the gradients over the processes there (`distributed.all_reduce_gradients`; each process then
+    passes its P / W rows). `where`: one name per row for errors ("train row 3")."""
+    if reduce_gradients is None and len(rows) != config.prompts_per_step:
+        raise ValueError(f"magrpo_step got {len(rows)} rows but config.prompts_per_step={config.prompts_per_step}: each "
+                         "row's gradient is weighted 1/prompts_per_step, so give that many rows (or set the config's).")
     for opt in optimizers:
         opt.zero_grad(set_to_none=True)
     done = []
-    for prompts, row in tasks:
+    for k, row in enumerate(rows):
+        prompts = format_prompts(formatters, row, where[k] if where is not None else f"row {k} of the step")  # step 1
+        if seed is not None:
+            seed_rngs(seed + k)
         ro = rollout(agents, prompts, row, reward_fn, config, transition)  # steps 2-5
         losses = accumulate_gradients(agents, ro, config.beta, 1.0 / config.prompts_per_step)  # step 6, backward
         done.append((ro, losses))

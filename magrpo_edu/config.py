@@ -226,13 +226,13 @@ class MAGRPOConfig:
 
 @dataclass
 class RunArguments:
-    """The settings of a `magrpo-edu train` run (`experiment.run_training`) that are not the algorithm's
+    """The settings of a `magrpo-edu train` run (`run.experiment.run_training`) that are not the algorithm's
     (those are `MAGRPOConfig`'s): what to train, on what, and where the results go."""
 
     task: str = "length"
     """The task (a registered `Task`, tasks/registry.py)."""
-    model: str = "tiny"
-    """'tiny' (embedded), 'smollm2-135m', a hub id or a local path."""
+    model: Optional[str] = None
+    """'tiny' (embedded), 'tiny-code', 'smollm2-135m', a hub id or a local path; None: the task's (`Task.model`)."""
     agents: str = _alias("lora", choices=AGENT_KINDS)
     """'lora': one frozen base shared by the agents, one LoRA adapter each; 'separate': full copies."""
     eval_rows: int = 20

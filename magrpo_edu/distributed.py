@@ -4,7 +4,7 @@ Launch any script or the CLI with `torchrun` (on GPUs `accelerate launch --multi
 processes the same way, through torchrun's launcher, with the same environment variables; only
 torchrun on CPU has been tested here):
 
-    torchrun --nproc_per_node=2 -m magrpo_edu.cli train --task tldr --steps 4 --prompts-per-step 2
+    torchrun --nproc_per_node=2 -m magrpo_edu.run.cli train --task tldr --steps 4 --prompts-per-step 2
 
 What each process (rank) does in one optimiser step, with P = config.prompts_per_step prompts per
 step over all W processes (P must be a multiple of W):

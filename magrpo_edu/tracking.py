@@ -14,7 +14,7 @@ Where we deviate from TRL / transformers' integrations, and why: those callbacks
 Trainer's state and arguments, which `MAGRPOTrainer` does not have, so the three small adapters
 below call the trackers' public APIs directly (`torch.utils.tensorboard.SummaryWriter`,
 `wandb.init/log/finish`, `trackio.init/log/finish`). The metric names are ours (TRL's where TRL has
-one, see magrpo_edu.trainer), without TRL's "train/" prefix.
+one, see magrpo_edu.records), without TRL's "train/" prefix.
 """
 from __future__ import annotations
 

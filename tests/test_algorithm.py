@@ -142,7 +142,7 @@ def test_two_turn_returns_are_discounted_by_hand(make_model, small_tokenizer):
 
 
 def test_magrpo_step_is_one_sgd_step_on_the_hand_loss(make_model, small_tokenizer):
-    # Steps 2-7 at temperature 0.5 against a reference built here: the hand advantages, each agent's
+    # Steps 1-7 at temperature 0.5 against a reference built here: the hand advantages, each agent's
     # loss -(1/G) sum_g A_g sum_t log p(a_t) with log p from one forward per row (no padding) at
     # logits / 0.5, its gradient, and w - lr * grad. A wrong sign, a missing temperature or another
     # normalisation moves the weights elsewhere; and the step raises the advantage-weighted log-prob.
@@ -155,7 +155,7 @@ def test_magrpo_step_is_one_sgd_step_on_the_hand_loss(make_model, small_tokenize
     before = two_distinct_lora_agents(make_model(), small_tokenizer, seed=9)  # the same weights, never stepped
     opts = [torch.optim.SGD(a.trainable_parameters(), lr=lr) for a in agents]
     torch.manual_seed(10)
-    [(ro, losses)] = magrpo_step(agents, opts, [(prompts, {})], _length_reward, cfg)
+    [(ro, losses)] = magrpo_step(agents, opts, [lambda row, p=p: p for p in prompts], [{}], _length_reward, cfg)
     _, _, credit = _hand_advantages(*ro.root.completions)
     assert max(abs(x) for c in credit for x in c) > 0.1  # some sample above or below the baseline: the step moves
     for i, (a, b) in enumerate(zip(agents, before)):

@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from magrpo_edu import baselines, lora_agents
+from magrpo_edu import lora_agents
+from magrpo_edu.run import baselines
 from magrpo_edu.tasks.writing import in_distribution_row, load_writing, tldr_formatters
 
 ROWS = [{"id": "a", "post": "My cat scratches the sofa every day and I do not know what to do."}]
@@ -127,7 +128,7 @@ def test_unknown_method():
 @pytest.mark.slow
 def test_train_command_end_to_end(tmp_path):
     out = tmp_path / "run"
-    r = subprocess.run([sys.executable, "-m", "magrpo_edu.cli", "train", "--task", "tldr", "--steps", "3", "--eval-rows", "2",
+    r = subprocess.run([sys.executable, "-m", "magrpo_edu.run.cli", "train", "--task", "tldr", "--steps", "3", "--eval-rows", "2",
                         "--max-new-tokens", "16", "--out", str(out), "--no-progress"], capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "past_key_values" not in r.stderr  # the libraries' deprecation notice a user cannot act on is quieted
@@ -154,7 +155,7 @@ def test_train_command_end_to_end(tmp_path):
 @pytest.mark.slow
 def test_train_command_coding_two_turns(tmp_path):
     out = tmp_path / "coding"
-    r = subprocess.run([sys.executable, "-m", "magrpo_edu.cli", "train", "--task", "coding", "--turns", "2", "--steps", "2",
+    r = subprocess.run([sys.executable, "-m", "magrpo_edu.run.cli", "train", "--task", "coding", "--turns", "2", "--steps", "2",
                         "--eval-rows", "2", "--max-new-tokens", "16", "-G", "2", "--out", str(out), "--no-progress"],
                        capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-3000:]
@@ -166,7 +167,7 @@ def test_train_command_coding_two_turns(tmp_path):
 
 
 def test_coding_metrics_by_hand():
-    from magrpo_edu.tasks.coding_task import coding_metrics
+    from magrpo_edu.tasks.coding import coding_metrics
 
     def lv(passed, aux=0.4, calls=0.0, syntax=0.5, main=0.6):
         return dict(passed=passed, total_asserts=4, aux_defined=aux, main_defined=main, calls_aux=calls, syntax=syntax, total=0.0)

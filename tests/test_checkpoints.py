@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from magrpo_edu import MAGRPOTrainer, TrainerCallback, lora_agents
-from magrpo_edu.trainer import checkpoint_info
+from magrpo_edu.checkpoints import checkpoint_info
 from conftest import cfg, length_gap  # shared test helpers: tests/conftest.py
 
 
@@ -304,7 +304,7 @@ def test_max_new_tokens_beyond_the_context_is_refused_at_construction(team, rows
 def _cli(*args):
     import sys
 
-    return [sys.executable, "-m", "magrpo_edu.cli", "train", *args]
+    return [sys.executable, "-m", "magrpo_edu.run.cli", "train", *args]
 
 
 def _wait_for_checkpoint(proc, ckpt, at_least, timeout=600):
@@ -377,8 +377,8 @@ def test_cli_sigkill_and_ctrl_c_then_resume_match_an_uninterrupted_run(tmp_path)
 def test_cli_error_during_training_keeps_a_checkpoint_and_the_history(tmp_path, monkeypatch, capsys):
     import json
 
-    from magrpo_edu import experiment
-    from magrpo_edu.cli import main
+    from magrpo_edu.run import experiment
+    from magrpo_edu.run.cli import main
 
     class FailsAtStep3(MAGRPOTrainer):
         def training_step(self):
@@ -399,7 +399,7 @@ def test_cli_error_during_training_keeps_a_checkpoint_and_the_history(tmp_path, 
 
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
-    from magrpo_edu import experiment
+    from magrpo_edu.run import experiment
 
     out = tmp_path_factory.mktemp("finished") / "run"
     experiment.run_training(task="length", max_steps=2, num_generations=2, max_new_tokens=8, eval_rows=1, save_steps=1, out=str(out),
@@ -418,8 +418,8 @@ def test_every_damaged_checkpoint_is_one_line_naming_the_file_and_exit_2(damage,
     """Issue 28, item 6: resume and eval both name the damaged file in one line, exit 2, before any model loads."""
     import shutil
 
-    from magrpo_edu import experiment
-    from magrpo_edu.cli import main
+    from magrpo_edu.run import experiment
+    from magrpo_edu.run.cli import main
 
     name, cut = damage
     run = tmp_path / "run"

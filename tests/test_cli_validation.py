@@ -8,8 +8,8 @@ import pytest
 from magrpo_edu.tasks.registry import get_task
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents
-from magrpo_edu import experiment
-from magrpo_edu.cli import main
+from magrpo_edu.run import experiment, plan as run_plan
+from magrpo_edu.run.cli import main
 
 
 @pytest.fixture
@@ -50,6 +50,8 @@ def run_cli(args, capsys):
     (["--advantage", "median"], r"argument --advantage: invalid choice: 'median'"),
     (["--steps", "ten"], r"argument --max_steps/--max-steps/--steps: invalid int value: 'ten' \(see magrpo-edu train --help\)"),
     (["--no-such-option"], r"unrecognized arguments: --no-such-option"),
+    (["--num-generation", "4"], r"unrecognized arguments: --num-generation 4"),  # no prefix matching
+    (["--learning", "0.1"], r"unrecognized arguments: --learning 0.1"),
     (["--task", "summarise"], r"argument --task: invalid choice: 'summarise'"),
     (["--device", "nonsense"], r"--device 'nonsense' is not a device torch knows"),
     (["--resume", "{tmp}/nothing-here"], r"nothing to resume in .*nothing-here"),
@@ -66,9 +68,9 @@ def test_bad_options_fail_before_any_model_loads(args, says, tmp_path, capsys, n
 
 
 def test_beta_default_is_the_demo_leash_for_length_and_the_paper_elsewhere(tmp_path):
-    assert experiment.plan_run(out=str(tmp_path / "a"))["config"].beta == get_task("length").beta > 0
-    assert experiment.plan_run(task="tldr", out=str(tmp_path / "b"))["config"].beta == 0.0
-    assert experiment.plan_run(task="tldr", beta=0.3, out=str(tmp_path / "c"))["config"].beta == 0.3
+    assert run_plan.plan_run(out=str(tmp_path / "a"))["config"].beta == get_task("length").beta > 0
+    assert run_plan.plan_run(task="tldr", out=str(tmp_path / "b"))["config"].beta == 0.0
+    assert run_plan.plan_run(task="tldr", beta=0.3, out=str(tmp_path / "c"))["config"].beta == 0.3
 
 
 def test_non_empty_output_folder_is_refused_without_overwrite(tmp_path, capsys, no_model):
@@ -113,7 +115,7 @@ def test_resume_with_other_settings_is_refused(tmp_path, capsys, no_model, make_
     rc, err = run_cli(["--resume", str(tmp_path / "run"), "--out", str(tmp_path / "elsewhere")], capsys)
     assert rc == 2 and "writes there; leave --out out" in err
     # the run's own settings come from its checkpoint; progress, save_steps and report_to may change
-    plan = experiment.plan_run(resume=str(tmp_path / "run"), save_steps=3, progress=False)
+    plan = run_plan.plan_run(resume=str(tmp_path / "run"), save_steps=3, progress=False)
     assert plan["config"] == dataclasses.replace(cfg, save_steps=3, logging_dir=str(tmp_path / "run" / "tensorboard"))
     assert (plan["run"].task, plan["run"].eval_rows, plan["out_dir"]) == ("length", 1, tmp_path / "run")
 
@@ -128,11 +130,11 @@ def test_a_checkpoint_with_the_old_setting_names_is_refused_clearly(tmp_path, ca
 
 
 def test_unknown_and_old_setting_names_are_named():
-    with pytest.raises(experiment.SettingsError, match=r"unknown setting\(s\) 'steps', 'G'.*'steps' is 'max_steps'.*"
+    with pytest.raises(run_plan.SettingsError, match=r"unknown setting\(s\) 'steps', 'G'.*'steps' is 'max_steps'.*"
                                                        r"'G' is 'num_generations' \(the command line's -G is an alias\)"):
-        experiment.plan_run(steps=3, G=2)
-    with pytest.raises(experiment.SettingsError, match=r"unknown setting\(s\) 'num_agents'"):
-        experiment.plan_run(num_agents=3)  # the task's
+        run_plan.plan_run(steps=3, G=2)
+    with pytest.raises(run_plan.SettingsError, match=r"unknown setting\(s\) 'num_agents'"):
+        run_plan.plan_run(num_agents=3)  # the task's
 
 
 def test_overwrite_keeps_the_old_run_until_training_starts_and_removes_only_run_files(tmp_path, capsys, no_model):
@@ -179,13 +181,13 @@ def test_the_command_line_is_the_config_dataclasses():
     """One name and one default per option: every MAGRPOConfig field a run takes and every RunArguments
     field is an option under its own name (and the dashed form); the familiar short names are
     aliases; the parser fills in no defaults (plan_run does, from the dataclasses and run_defaults)."""
-    from magrpo_edu.cli import build_parser
+    from magrpo_edu.run.cli import build_parser
     from magrpo_edu.config import RunArguments
 
     train = build_parser()._subparsers._group_actions[0].choices["train"]
     options = {o for a in train._actions for o in a.option_strings}
-    for name in experiment.CONFIG_FIELDS + experiment.RUN_FIELDS:
-        kind = type(getattr(MAGRPOConfig(), name, None) if name in experiment.CONFIG_FIELDS else getattr(RunArguments(), name))
+    for name in run_plan.CONFIG_FIELDS + run_plan.RUN_FIELDS:
+        kind = type(getattr(MAGRPOConfig(), name, None) if name in run_plan.CONFIG_FIELDS else getattr(RunArguments(), name))
         if kind is bool:
             continue
         assert f"--{name}" in options and f"--{name.replace('_', '-')}" in options, name
@@ -217,7 +219,7 @@ def test_help_shows_each_default_once_and_booleans_as_switches(capsys):
 
 
 def test_the_variants_reach_the_config(tmp_path):
-    plan = experiment.plan_run(joint_mode="cross", advantage="rloo", scale_rewards="zscore", top_k=5,
+    plan = run_plan.plan_run(joint_mode="cross", advantage="rloo", scale_rewards="zscore", top_k=5,
                                out=str(tmp_path / "o"))
     c = plan["config"]
     assert (c.joint_mode, c.advantage, c.scale_rewards, c.top_k, c.num_agents) == ("cross", "rloo", "zscore", 5, 2)
@@ -226,7 +228,7 @@ def test_the_variants_reach_the_config(tmp_path):
 @pytest.mark.parametrize("args, says", [
     (["--docs", "3"], r"the following arguments are required: --out \(see magrpo-edu pretrain --help\)"),
     (["--out", "{tmp}/p", "--docs", "0"], r"num_docs=0 is not allowed.*\(set with --num-docs\)"),
-    (["--out", "{tmp}/p", "--lr", "-1"], r"lr=-1.0 is not allowed"),
+    (["--out", "{tmp}/p", "--lr", "-1"], r"learning_rate=-1.0 is not allowed.*\(set with --learning-rate\)"),
     (["--out", "{tmp}/p", "--cooldown-coding-share", "0.7"], r"cooldown_arxiv_share=0.4 is not allowed: .* at most 1 - "
                                                               r"cooldown_coding_share = 0.3 "),
     (["--out", "{tmp}/p", "--width", "x"], r"argument --hidden_size/--hidden-size/--width: invalid int value: 'x'"),
@@ -243,10 +245,63 @@ def test_pretrain_defaults_are_written_once():
     """`pretrain()`'s defaults are PretrainArguments' (the command line adds none of its own)."""
     import inspect
 
-    from magrpo_edu.cli import build_parser
+    from magrpo_edu.run.cli import build_parser
     from magrpo_edu.pretraining.pretrain import PretrainArguments, pretrain
 
     assert [p for p in inspect.signature(pretrain).parameters] == ["out", "command", "settings"]
     parsed = vars(build_parser().parse_args(["pretrain", "--out", "o", "--docs", "5", "--width", "64"]))
     assert {k: v for k, v in parsed.items() if k not in ("func", "command")} == dict(out="o", num_docs=5, hidden_size=64)
     assert PretrainArguments(out="o").max_steps == 1600  # the shipped run's
+
+
+def test_no_parser_takes_an_abbreviation(capsys):
+    """argparse would take `--num-generation 4` for --num-generations and start a full run: every parser and
+    subparser of the command line refuses a prefix instead."""
+    from magrpo_edu.run.cli import build_parser
+
+    parser = build_parser()
+    subparsers = parser._subparsers._group_actions[0].choices
+    assert not parser.allow_abbrev and subparsers and all(not p.allow_abbrev for p in subparsers.values())
+    assert main(["eval", "--checkpoin", "x"]) == 2  # not taken for --checkpoint
+    assert "the following arguments are required: --checkpoint" in capsys.readouterr().err
+    assert main(["pretrain", "--out", "x", "--max-step", "3"]) == 2
+    assert "unrecognized arguments: --max-step 3" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sigint", ["default", "ignored"])
+def test_sigterm_stops_a_run_as_ctrl_c_does_and_leaves_no_empty_folder(sigint, tmp_path):
+    """A run stopped with SIGTERM (a scheduler, `kill`) once its output folder exists: as Ctrl-C, the step
+    finishes and a checkpoint and the history so far are saved there, and the command exits with 130;
+    where Ctrl-C is ignored (a job started with nohup) it stops at once and still saves what it has.
+    Never an empty runs/<task>/ left behind."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "run"
+    disposition = signal.SIG_DFL if sigint == "default" else signal.SIG_IGN
+    proc = subprocess.Popen([sys.executable, "-m", "magrpo_edu.run.cli", "train", "--task", "length", "--steps", "500",
+                             "-G", "2", "--max-new-tokens", "8", "--eval-rows", "1", "--no-progress", "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, disposition))
+    try:
+        deadline = time.time() + 240
+        while not out.is_dir() and proc.poll() is None and time.time() < deadline:
+            time.sleep(0.2)  # the folder appears when the untrained agents and the baselines are evaluated
+        assert out.is_dir(), "the run never created its output folder"
+        time.sleep(1.0)  # a step or two into training
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr[-2000:]
+    assert "magrpo-edu: interrupted" in stderr and any(out.iterdir())
+    history = json.loads((out / "history.json").read_text())
+    if sigint == "default":  # the step was finished: a checkpoint at it, to resume from
+        assert "Continue with: magrpo-edu train --resume" in stderr
+        step = json.loads((out / "checkpoint" / "trainer_state.json").read_text())["step"]
+        assert 0 <= step < 500 and len(history) == step

@@ -14,9 +14,9 @@ import re
 import pytest
 
 from magrpo_edu.pretraining import code_corpus
-from magrpo_edu.rewards.coding import extract_function, is_thin_wrapper
-from magrpo_edu.tasks.coding import extract_asserts, load_coding
-from magrpo_edu.tasks.coding_world import FAMILIES, PRETRAIN_FAMILIES, make_code_problem
+from magrpo_edu.tasks.coding.reward import extract_function, is_thin_wrapper
+from magrpo_edu.tasks.coding.data import extract_asserts, load_coding
+from magrpo_edu.tasks.coding.world import FAMILIES, PRETRAIN_FAMILIES, make_code_problem
 
 N_DOCS = 6000
 
@@ -185,7 +185,7 @@ def test_corpus_is_seeded():
 
 
 def test_the_coding_task_runs_on_tiny_code_unless_told_otherwise(tmp_path):
-    from magrpo_edu.experiment import plan_run
+    from magrpo_edu.run.plan import plan_run
 
     assert plan_run(task="coding", out=str(tmp_path / "a"))["run"].model == "tiny-code"
     assert plan_run(task="tldr", out=str(tmp_path / "b"))["run"].model == "tiny"
@@ -196,7 +196,7 @@ def test_the_coding_task_trains_lora_agents_with_its_measured_recipe(tmp_path):
     """`magrpo-edu train --task coding` with LoRA agents takes the recipe of experiments/coding_collaboration.md
     (G 8, two problems per step, lr 1e-3, 170 steps) where the command line leaves a value out; full copies,
     the HumanEval task and every other task keep the package's defaults, and a given value wins."""
-    from magrpo_edu.experiment import plan_run
+    from magrpo_edu.run.plan import plan_run
 
     cfg = lambda out, **kw: plan_run(out=str(tmp_path / out), **kw)["config"]  # noqa: E731
     c = cfg("a", task="coding")
@@ -233,8 +233,9 @@ def test_composed_training_rows_are_fresh_checked_and_solved_by_their_reference(
     reference earns the full 4.0, no input is empty (an empty input lets a loop over nothing pass), the
     4 expected answers are not all equal, every name is new (none of the held-out or training names,
     none repeated), the rows are seeded, and a wrong `n` is refused."""
-    from magrpo_edu.rewards.coding import coding_levels
-    from magrpo_edu.tasks.coding import check_tests, composed_coding_rows
+    from magrpo_edu.tasks.coding.reward import coding_levels
+    from magrpo_edu.pretraining.coding_rows import composed_coding_rows
+    from magrpo_edu.tasks.coding.data import check_tests
 
     rows = composed_coding_rows(120, seed=0)
     assert len(rows) == 120 and rows == composed_coding_rows(120, seed=0) and rows != composed_coding_rows(120, seed=1)

@@ -55,7 +55,7 @@ def _step(agents, monkeypatch, given=None):
     opts = [torch.optim.SGD(a.trainable_parameters(), lr=1e-3) for a in agents]
     config = MAGRPOConfig(num_generations=3, max_new_tokens=6, beta=0.1)
     torch.manual_seed(12)
-    [(ro, losses)] = magrpo_step(agents, opts, [(PROMPTS, {})], reward, config)
+    [(ro, losses)] = magrpo_step(agents, opts, [lambda row, p=p: p for p in PROMPTS], [{}], reward, config)
     monkeypatch.undo()
     params = [p for a in agents for p in a.trainable_parameters()]
     return ro, losses, [(p.detach() - p0).cpu() for p, p0 in zip(params, start)]
@@ -129,7 +129,7 @@ def test_a_training_step_with_the_plain_policy_matches_the_fast_one_on_cuda(make
         opts = [torch.optim.SGD(a.trainable_parameters(), lr=1e-3) for a in agents]
         config = MAGRPOConfig(num_generations=3, max_new_tokens=5, beta=0.1, batch_agents=False)
         torch.manual_seed(12)
-        [(ro, losses)] = magrpo_step(agents, opts, [(PROMPTS, {})], reward, config)
+        [(ro, losses)] = magrpo_step(agents, opts, [lambda row, p=p: p for p in PROMPTS], [{}], reward, config)
         return ro, losses, [p.detach() - p0 for p, p0 in zip((p for a in agents for p in a.trainable_parameters()), start)]
 
     ro_f, loss_f, w_f = step(FastPolicy())

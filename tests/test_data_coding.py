@@ -6,8 +6,8 @@ import json
 import pytest
 
 from magrpo_edu.sandbox import run_many
-from magrpo_edu.tasks.coding import extract_asserts, load_coding, load_coding_hub, make_coding_data
-from magrpo_edu.tasks.coding_world import FAMILIES, PRETRAIN_FAMILIES
+from magrpo_edu.tasks.coding.data import extract_asserts, load_coding, load_coding_hub, make_coding_data
+from magrpo_edu.tasks.coding.world import FAMILIES, PRETRAIN_FAMILIES
 
 
 def test_size_format_and_split():
@@ -52,7 +52,7 @@ def test_composed_problems_are_correct_and_never_a_held_out_family():
     import random
 
     from magrpo_edu.pretraining.composed import HELD_OUT_COMPOSITIONS, _COMPOSITIONS, make_composed_problem
-    from magrpo_edu.tasks.coding_world import family_names
+    from magrpo_edu.tasks.coding.world import family_names
 
     assert len(_COMPOSITIONS) > 150
     drawn, names = set(), set()
@@ -75,7 +75,7 @@ def test_composed_problems_are_correct_and_never_a_held_out_family():
 def test_corpus_never_shows_a_held_out_family():
     # The held-out families are held out of the pretraining corpus too: no entry point of theirs appears.
     from magrpo_edu.pretraining.corpus import documents
-    from magrpo_edu.tasks.coding_world import FAMILIES, PRETRAIN_FAMILIES
+    from magrpo_edu.tasks.coding.world import FAMILIES, PRETRAIN_FAMILIES
 
     text = "\n".join(documents(0, 3000))
     assert all(f"def {fam[0]}(" not in text for fam in FAMILIES[PRETRAIN_FAMILIES:])
@@ -130,10 +130,10 @@ def test_packaged_coding_rows_are_checked_before_any_model_loads(test, says, tmp
     import json
     import shutil
 
-    from magrpo_edu import experiment
-    from magrpo_edu.cli import main
+    from magrpo_edu.run import experiment
+    from magrpo_edu.run.cli import main
     from magrpo_edu.resources import data_dir
-    from magrpo_edu.tasks import coding
+    from magrpo_edu.tasks.coding import data as coding
 
     for f in data_dir().glob("*.jsonl"):
         shutil.copy(f, tmp_path / f.name)
@@ -152,8 +152,8 @@ def test_without_empty_inputs_drops_exactly_the_tests_a_loop_over_nothing_passes
     """Every held-out problem tests one empty input; `without_empty_inputs` drops that assert and no other,
     the reference still passes all that remain, and a wrong main that loops over its input then passes
     nothing: the cooperation bonus it earned on the full test (>= 1 passed) is gone."""
-    from magrpo_edu.rewards.coding import coding_levels
-    from magrpo_edu.tasks.coding import without_empty_inputs
+    from magrpo_edu.tasks.coding.reward import coding_levels
+    from magrpo_edu.tasks.coding.data import without_empty_inputs
 
     for r in load_coding("eval"):
         full, kept = extract_asserts(r["test"], r["entry_point"]), extract_asserts(without_empty_inputs(r)["test"], r["entry_point"])

@@ -5,7 +5,7 @@ import random
 import pytest
 
 from magrpo_edu.resources import read_jsonl
-from magrpo_edu.tasks import world
+from magrpo_edu.tasks.writing import world
 from magrpo_edu.tasks.writing import arxiv_formatters, load_writing, make_writing_data, tldr_formatters
 
 

@@ -13,8 +13,9 @@ import sys
 import pytest
 import torch
 
-from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, distributed, experiment, lora_agents
-from magrpo_edu.algorithm import agent_losses, assign_advantages, rollout
+from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, distributed, lora_agents
+from magrpo_edu.run import plan as run_plan
+from magrpo_edu.algorithm import agent_losses, assign_advantages, rollout, seed_rngs
 from magrpo_edu.sandbox import default_workers
 
 RUN = ["train", "--task", "length", "--steps", "3", "-G", "2", "--max-new-tokens", "12", "--eval-rows", "1",
@@ -40,11 +41,11 @@ def _weights(run_dir):
 @pytest.mark.slow
 def test_two_gloo_processes_train_like_one_process_with_two_prompts_per_step(tmp_path):
     one, two = tmp_path / "one", tmp_path / "two"
-    r1 = subprocess.run([sys.executable, "-m", "magrpo_edu.cli", *RUN, "--out", str(one), "--report-to", "tensorboard"],
+    r1 = subprocess.run([sys.executable, "-m", "magrpo_edu.run.cli", *RUN, "--out", str(one), "--report-to", "tensorboard"],
                         capture_output=True, text=True, env=_env(), timeout=600)
     assert r1.returncode == 0, r1.stderr[-3000:]
     r2 = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--master_addr=127.0.0.1",
-                         f"--master_port={_free_port()}", "-m", "magrpo_edu.cli", *RUN, "--out", str(two)],
+                         f"--master_port={_free_port()}", "-m", "magrpo_edu.run.cli", *RUN, "--out", str(two)],
                         capture_output=True, text=True, env=_env(), timeout=600)
     assert r2.returncode == 0, r2.stderr[-3000:]
     assert r2.stdout.count("Wrote history") == 1  # only rank 0 reports and writes
@@ -82,7 +83,7 @@ def test_prompts_per_step_accumulates_the_mean_of_the_prompts_gradients(make_mod
     expected = [[torch.zeros_like(p) for p in a.trainable_parameters()] for a in agents]
     for prompt in tr.prompt_indices(0):  # the same computation, by hand
         idx = tr.row_index(prompt)
-        tr._seed_prompt(prompt)
+        seed_rngs(tr.prompt_seed(prompt))
         ro = rollout(agents, [f(rows[idx]) for f in formatters], rows[idx], reward, cfg)
         assign_advantages(ro, cfg)
         losses = agent_losses(agents, ro)  # one graph (the agents share a forward); their parameters are disjoint
@@ -118,9 +119,9 @@ def test_epochs_count_prompts_not_steps(make_model, small_tokenizer, rows, forma
 def test_a_prompt_count_the_processes_cannot_share_is_refused_before_any_model_loads(tmp_path, monkeypatch):
     monkeypatch.setenv("WORLD_SIZE", "2")
     monkeypatch.setenv("RANK", "1")
-    with pytest.raises(experiment.SettingsError, match=r"--prompts-per-step 3 with 2 processes.*multiple of 2"):
-        experiment.plan_run(prompts_per_step=3, out=str(tmp_path / "o"))
-    plan = experiment.plan_run(prompts_per_step=2, out=str(tmp_path / "o"))
+    with pytest.raises(run_plan.SettingsError, match=r"--prompts-per-step 3 with 2 processes.*multiple of 2"):
+        run_plan.plan_run(prompts_per_step=3, out=str(tmp_path / "o"))
+    plan = run_plan.plan_run(prompts_per_step=2, out=str(tmp_path / "o"))
     assert plan["config"].prompts_per_step == 2
 
 
@@ -141,15 +142,15 @@ def test_each_process_takes_its_own_gpu(monkeypatch):
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
     monkeypatch.setenv("WORLD_SIZE", "2")
     monkeypatch.setenv("LOCAL_RANK", "1")
-    assert experiment._check_device(None) == "cuda:1" and experiment._check_device("cuda") == "cuda:1"
-    assert experiment._check_device("cpu") == "cpu"
-    with pytest.raises(experiment.SettingsError, match=r"--device cuda:0: under torchrun each process takes its own GPU"):
-        experiment._check_device("cuda:0")
+    assert run_plan.check_device(None) == "cuda:1" and run_plan.check_device("cuda") == "cuda:1"
+    assert run_plan.check_device("cpu") == "cpu"
+    with pytest.raises(run_plan.SettingsError, match=r"--device cuda:0: under torchrun each process takes its own GPU"):
+        run_plan.check_device("cuda:0")
     # more processes than GPUs (torchrun --nproc_per_node=2 on a one-GPU machine, seen on an H100): said before a model loads
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
-    with pytest.raises(experiment.SettingsError, match=r"more processes on this machine \(2\) than it has GPUs \(1\).*--nproc_per_node=1"):
-        experiment._check_device(None)
+    with pytest.raises(run_plan.SettingsError, match=r"more processes on this machine \(2\) than it has GPUs \(1\).*--nproc_per_node=1"):
+        run_plan.check_device(None)
 
 
 def test_gradients_are_reduced_in_buckets(monkeypatch):

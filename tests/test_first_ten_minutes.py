@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from magrpo_edu import experiment, threads, viz
+from magrpo_edu import threads, viz
+from magrpo_edu.run import experiment, plan as run_plan
 
 
 def test_threads_respect_omp_num_threads_then_the_free_cores(monkeypatch):
@@ -31,16 +32,16 @@ def test_usable_cores_reads_the_affinity():
 def test_the_plan_is_printed_and_a_second_run_goes_beside_the_first(tmp_path, monkeypatch, capsys):
     """No --out: runs/<task> when free, else runs/<task>-2, ...; the plan names phases, steps and folder."""
     monkeypatch.chdir(tmp_path)
-    first = experiment.plan_run(task="length", max_steps=3)
+    first = run_plan.plan_run(task="length", max_steps=3)
     assert first["out_dir"] == Path("runs/length")
     Path("runs/length").mkdir(parents=True)
     (Path("runs/length") / "results.md").write_text("an earlier run")
-    second = experiment.plan_run(task="length", max_steps=3)
+    second = run_plan.plan_run(task="length", max_steps=3)
     assert second["out_dir"] == Path("runs/length-2")
     text = experiment.describe_plan(second)
     assert "results go to runs/length-2/" in text and "train 3 MAGRPO steps" in text and "baselines" in text
-    with pytest.raises(experiment.SettingsError, match=r"is not empty .* --out runs/length-2, which is free"):
-        experiment.plan_run(task="length", max_steps=3, out="runs/length")
+    with pytest.raises(run_plan.SettingsError, match=r"is not empty .* --out runs/length-2, which is free"):
+        run_plan.plan_run(task="length", max_steps=3, out="runs/length")
 
 
 def test_components_figure_only_when_there_are_components_and_the_band_stays_in_range():
@@ -60,7 +61,7 @@ def test_offline_smollm2_does_not_wait_for_the_hub(monkeypatch, tmp_path):
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
-    monkeypatch.setattr(models, "_REACHABLE", {})
+    monkeypatch.setattr(models.hub, "_REACHABLE", {})
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens there: no answer
     monkeypatch.setenv("MAGRPO_EDU_CACHE", str(tmp_path))
     asked = []
@@ -68,8 +69,8 @@ def test_offline_smollm2_does_not_wait_for_the_hub(monkeypatch, tmp_path):
     def fake(path_or_id, dtype=None, **kw):
         asked.append((path_or_id, kw.get("local_files_only")))
         raise OSError("not in the local cache")
-    monkeypatch.setattr(models, "_from_pretrained", fake)
-    monkeypatch.setattr(models, "smollm2_gguf_path", lambda: None)
+    monkeypatch.setattr(models.loading, "from_pretrained", fake)
+    monkeypatch.setattr(models.smollm2, "smollm2_gguf_path", lambda: None)
     t = time.time()
     with pytest.raises(models.ModelNotAvailableError, match="hub: unreachable"):
         models.load_model("smollm2-135m")
@@ -77,38 +78,28 @@ def test_offline_smollm2_does_not_wait_for_the_hub(monkeypatch, tmp_path):
     assert asked == [(models.SMOLLM2_ID, True)]  # the local cache only, never the hub
 
 
-def test_a_trained_result_halfway_is_planned_printed_and_plotted(tmp_path, capsys):
+def test_a_trained_result_halfway_is_planned_and_printed(tmp_path, capsys):
     """The first trained result comes halfway through training (the quick start's within 3 minutes on 2
-    cores): planned, announced in the plan, printed by itself, and drawn on the reward figure."""
-    plan = experiment.plan_run(task="length", max_steps=300, out=str(tmp_path / "run"))
+    cores): planned, announced in the plan, printed by itself."""
+    plan = run_plan.plan_run(task="length", max_steps=300, out=str(tmp_path / "run"))
     assert plan["halfway"] == 150 and plan["config"].eval_steps is None  # not again at the last step
     assert "evaluating the agents once at step 150" in experiment.describe_plan(plan)
-    assert experiment.halfway(3) is None and experiment.halfway(7) == 3
+    assert run_plan.halfway(3) is None and run_plan.halfway(7) == 3
 
-    class FakeTrainer:
-        def __init__(self):
-            self.step, self.total_steps, self.eval_history, self.logged = 0, 300, [], []
+    from magrpo_edu.run.experiment import _Announce
 
-        def evaluate(self):
-            return {"eval/reward": 0.578, "eval/rows": 20}
+    class Trainer:  # what the announcement reads of the trainer
+        step, total_steps = 150, 300
 
-        def log_eval(self, ev):
-            self.logged.append(ev)
-
-    t, clock = FakeTrainer(), experiment._TrainClock(0.0)
-    halfway = experiment._Halfway(150, {"eval/reward": 0.407}, clock)
-    for step in (149, 150, 151, 300):
+    announce, t = _Announce({"eval/reward": 0.407}), Trainer()
+    for step in (0, 150, 300):  # before training, halfway, after the last step: only halfway is news
         t.step = step
-        halfway.on_step_end(t, {})
+        announce.on_evaluate(t, {"eval/reward": 0.578, "eval/rows": 20})
     out = capsys.readouterr().out
     assert "Step 150 of 300: held-out joint reward 0.578 (untrained 0.407) on 20 rows" in out and out.count("Step") == 1
-    assert t.eval_history == [{"step": 150, "eval/reward": 0.578, "eval/rows": 20}] and len(t.logged) == 1
-    assert clock.excluded > 0  # the evaluation's time is not training time
-    resumed = FakeTrainer()  # stopped at 150 before the evaluation, resumed: it runs at the next step instead
-    resumed.step = 151
-    experiment._Halfway(150, None).on_step_end(resumed, {})
-    assert [ev["step"] for ev in resumed.eval_history] == [151]
 
+
+def test_the_halfway_result_is_drawn_on_the_reward_figure():
     hist = [{"step": s, "reward": 0.5, "reward_std": 0.1, "reward_min": 0.3, "reward_max": 0.7} for s in range(1, 11)]
     evals = [{"step": 0, "eval/reward": 0.4}, {"step": 5, "eval/reward": 0.55}, {"step": 10, "eval/reward": 0.7}]
     fig = viz.plot_rewards(hist, evals=evals)

@@ -8,7 +8,7 @@ import pytest
 from magrpo_edu.resources import read_jsonl
 from magrpo_edu.tasks.writing import load_arxiv_hub, load_tldr_hub, tldr_formatters
 
-CODING = ("task_id", "prompt", "entry_point", "test")  # what tasks/coding.py's load_coding requires
+CODING = ("task_id", "prompt", "entry_point", "test")  # what tasks/coding/data.py's load_coding requires
 GOOD_CODING = {"task_id": "t/1", "prompt": "def f(x):\n    pass\n", "entry_point": "f",
                "test": "def check(candidate):\n    assert candidate(1) == 1\n"}
 
@@ -105,7 +105,7 @@ def test_load_rows_names_lines_and_stops_at_the_limit(tmp_path):
 
 
 def test_load_coding_rejects_a_null_test_before_compile(tmp_path, monkeypatch):
-    import magrpo_edu.tasks.coding as coding
+    import magrpo_edu.tasks.coding.data as coding
 
     _jsonl(tmp_path, [GOOD_CODING | {"test": None}], "coding_train.jsonl")
     monkeypatch.setattr(coding, "data_dir", lambda: tmp_path)

@@ -4,7 +4,7 @@ gains nothing. They run in the sandbox (subprocesses: the slow lane)."""
 import pytest
 
 from magrpo_edu.sandbox import SandboxLimits, run_program
-from magrpo_edu.tasks.coding import extract_asserts
+from magrpo_edu.tasks.coding.data import extract_asserts
 
 pytestmark = pytest.mark.slow
 LIMITS = SandboxLimits(timeout_s=20, assert_timeout_s=5)

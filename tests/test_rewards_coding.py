@@ -5,10 +5,10 @@ import pytest
 
 from magrpo_edu.rewards import coding_levels as exported_levels, coding_reward as exported_reward
 from magrpo_edu.rewards import single_agent_coding_reward as exported_single
-from magrpo_edu.rewards.coding import (LEVELS, SINGLE_AGENT_MAX, calls_aux, coding_joint_reward, coding_levels,
+from magrpo_edu.tasks.coding.reward import (LEVELS, SINGLE_AGENT_MAX, calls_aux, coding_joint_reward, coding_levels,
                                        coding_levels_many, coding_reward, extract_function, ignores_aux_result,
                                        is_thin_wrapper, single_agent_coding_reward)
-from magrpo_edu.tasks.coding import extract_asserts, import_lines, load_coding
+from magrpo_edu.tasks.coding.data import extract_asserts, import_lines, load_coding
 
 P = next(r for r in load_coding("train") if r["entry_point"] == "count_vowels")
 AUX = "def aux(c):\n    return c.lower() in 'aeiou'\n"
@@ -201,7 +201,7 @@ def test_batch_equals_one_by_one():
 
 
 def test_level_shares_counts_each_level_and_the_groups_that_teach_nothing():
-    from magrpo_edu.rewards.coding import level_shares
+    from magrpo_edu.tasks.coding.reward import level_shares
 
     auxes, mains = [AUX, AUX_WRONG, "", AUX] + [AUX] * 4, [MAIN_COOP, AUX + MAIN_COOP, MAIN_ALONE, MAIN_HALF] + [MAIN_COOP] * 4
     levels = coding_levels_many(auxes, mains, [P] * 8)
@@ -224,7 +224,7 @@ def test_every_reference_solution_earns_the_maximum():
 
 
 def test_level_feedback_names_what_is_wrong():
-    from magrpo_edu.rewards.coding import level_feedback
+    from magrpo_edu.tasks.coding.reward import level_feedback
 
     fb = level_feedback(AUX, MAIN_HALF, P)
     assert "aux: found" in fb and "syntax: OK" in fb and "Tests: 3/4 passed" in fb
@@ -237,7 +237,7 @@ def test_level_feedback_names_what_is_wrong():
 
 def test_feedback_transition_in_a_two_turn_run(make_model, small_tokenizer):
     from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents
-    from magrpo_edu.rewards.coding import feedback_transition
+    from magrpo_edu.tasks.coding.reward import feedback_transition
     from magrpo_edu.tasks.coding import coding_formatters
 
     seen = []
@@ -262,7 +262,7 @@ def test_feedback_transition_in_a_two_turn_run(make_model, small_tokenizer):
                                   "return 1\x00"])                       # a null byte: ValueError
 def test_no_completion_text_can_raise_out_of_the_reward(body):
     """Any text an agent writes scores (0 at the syntax level) and never stops a run (issue 28, item 3)."""
-    from magrpo_edu.rewards.coding import coding_joint_reward, coding_levels, level_feedback
+    from magrpo_edu.tasks.coding.reward import coding_joint_reward, coding_levels, level_feedback
     from magrpo_edu.tasks.coding import load_coding
 
     p = load_coding("eval")[0]
@@ -279,8 +279,8 @@ def test_the_feedback_reuses_the_rewards_sandbox_results(monkeypatch):
     """Issue 29, item 4: the 2-turn transition ran every program again after the reward had run it. Now
     the feedback gets the reward's result for the same (aux, main, row), and a batch runs each distinct
     program once; the scores and the feedback text are those of a fresh run."""
-    from magrpo_edu.rewards import coding
-    from magrpo_edu.rewards.coding import feedback_transition, level_feedback
+    from magrpo_edu.tasks.coding import reward as coding
+    from magrpo_edu.tasks.coding.reward import feedback_transition, level_feedback
 
     auxes, mains = [AUX, AUX, AUX_WRONG, AUX], [MAIN_COOP, MAIN_COOP, MAIN_COOP, MAIN_HALF]
     fresh = coding_joint_reward([auxes, mains], P)
@@ -307,7 +307,7 @@ def test_the_feedback_reuses_the_rewards_sandbox_results(monkeypatch):
 
 
 def test_the_sandbox_run_memory_is_bounded():
-    from magrpo_edu.rewards.coding import _SandboxRuns
+    from magrpo_edu.tasks.coding.reward import _SandboxRuns
 
     runs = _SandboxRuns(size=2)
     for k in range(3):
@@ -318,7 +318,7 @@ def test_the_sandbox_run_memory_is_bounded():
 def test_gate_shares_follow_the_rewards_chain():
     """`gate_shares`: each gate's share of all answers and among those that passed the gate before it, in the
     order the reward stops (entry point, parse, a passed test, the two cooperation bonuses)."""
-    from magrpo_edu.rewards.coding import GATES, gate_shares
+    from magrpo_edu.tasks.coding.reward import GATES, gate_shares
 
     shares = dict(main_defined=0.8, syntax=0.6, tests_any=0.3, calls_aux=0.15, not_thin_wrapper=0.0)
     rows = gate_shares(shares)

@@ -10,7 +10,7 @@ import pytest
 
 from magrpo_edu.rewards import (arxiv_levels, arxiv_reward, coherence_T, jaccard, length_ratio_reward,
                                 tldr_joint_reward, tldr_levels, tldr_reward, transition_categories)
-from magrpo_edu.rewards.writing import (STOPWORDS, TRANSITION_CATEGORIES, arxiv_length_level, arxiv_unique_level,
+from magrpo_edu.tasks.writing.reward import (STOPWORDS, TRANSITION_CATEGORIES, arxiv_length_level, arxiv_unique_level,
                                         tldr_length_level, tldr_unique_level)
 
 SPEC_LISTS = Path(__file__).resolve().parents[2] / "shared" / "reference" / "reward-word-lists.json"

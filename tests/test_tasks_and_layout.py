@@ -1,5 +1,6 @@
 """The task registry (tasks/registry.py), the worked "count to ten" example of docs/architecture.md,
-and the package's layout: no module imports another that imports it back."""
+training any task from Python, and the package's layout: no module imports another that imports it
+back, and no import runs back up a layer."""
 import ast
 import json
 import re
@@ -8,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, separate_agents
-from magrpo_edu.cli import build_parser
-from magrpo_edu.experiment import SettingsError, plan_run, run_training
+from magrpo_edu.run.cli import build_parser
+from magrpo_edu.run.plan import SettingsError, plan_run
+from magrpo_edu.run.experiment import run_training
 from magrpo_edu.tasks.registry import TASKS, Task, get_task
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -192,6 +194,64 @@ def test_no_module_imports_another_that_imports_it_back():
     for m in sorted(graph):
         if m not in state:
             visit(m, [m])
+
+
+LAYERS = [  # bottom up: a module may import only from its own layer or the ones below it
+    ("plumbing", ["magrpo_edu._version", "magrpo_edu.config", "magrpo_edu.progress", "magrpo_edu.threads",
+                  "magrpo_edu.resources", "magrpo_edu.distributed", "magrpo_edu.tracking", "magrpo_edu.sandbox"]),
+    ("models and policies", ["magrpo_edu.models", "magrpo_edu.policy", "magrpo_edu.fast_path", "magrpo_edu.agents",
+                             "magrpo_edu.quality"]),
+    ("tasks", ["magrpo_edu.tasks", "magrpo_edu.rewards"]),
+    ("algorithm", ["magrpo_edu.algorithm"]),
+    ("trainer", ["magrpo_edu.records", "magrpo_edu.checkpoints", "magrpo_edu.trainer"]),
+    ("pretraining", ["magrpo_edu.pretraining"]),
+    ("run", ["magrpo_edu.run", "magrpo_edu.viz", "magrpo_edu.exercises"]),
+]
+
+
+def _layer(module: str) -> int:
+    if module == "magrpo_edu":  # the package's face hands names on from every layer
+        return len(LAYERS)
+    return next(i for i, (_, prefixes) in enumerate(LAYERS) for p in prefixes if module == p or module.startswith(p + "."))
+
+
+def test_no_import_runs_back_up_a_layer():
+    """The layers of docs/architecture.md: one step's data flows down them and comes back; a lower layer
+    never imports a higher one (the algorithm knows no task, a task no trainer, nothing below the run
+    its plumbing), and one task never imports another."""
+    graph = _import_graph()
+    ups = [f"{m} -> {d}" for m, deps in graph.items() for d in deps if _layer(d) > _layer(m)]
+    assert not ups, "imports that run back up a layer: " + "; ".join(sorted(ups))
+    tasks = {m.split(".")[2] for m in graph if m.startswith("magrpo_edu.tasks.") and m.count(".") >= 3}
+    assert {"coding", "writing"} <= tasks
+    across = [f"{m} -> {d}" for m, deps in graph.items() for d in deps
+              if m.startswith("magrpo_edu.tasks.") and d.startswith("magrpo_edu.tasks.")
+              and m.split(".")[2] in tasks and d.split(".")[2] in tasks and m.split(".")[2] != d.split(".")[2]]
+    assert not across, "a task imports another: " + "; ".join(across)
+
+
+def test_any_registered_task_trains_from_python_as_the_package_documents(tmp_path):
+    """The package's documented Python way, `from magrpo_edu import run_training`, for a registered task:
+    two steps, the plan, the table and the files of `magrpo-edu train`."""
+    import magrpo_edu
+    from magrpo_edu import run_training as documented
+
+    assert "from magrpo_edu import run_training" in magrpo_edu.__doc__ and documented is run_training
+    out = tmp_path / "tldr"
+    results = documented(task="tldr", max_steps=2, num_generations=2, max_new_tokens=8, eval_rows=1, out=str(out),
+                         progress=False)
+    assert results["task"] == "tldr" and results["steps"] == 2 and results["model"] == get_task("tldr").model
+    assert len(json.loads((out / "history.json").read_text())) == 2 and (out / "results.md").is_file()
+    assert [r["method"] for r in results["comparison"]][-1] == "magrpo"
+
+
+def test_the_length_task_reads_the_tldr_posts():
+    from magrpo_edu.tasks.writing import load_writing
+
+    assert load_writing("length") == load_writing("tldr") == get_task("length").load("train")
+    assert load_writing("length", "eval") == get_task("length").load("eval")
+    with pytest.raises(ValueError, match="unknown writing task 'poems'; choose one of length, tldr, arxiv"):
+        load_writing("poems")
 
 
 def test_an_agent_without_trainable_parameters_is_named(make_model, small_tokenizer, rows, formatters):

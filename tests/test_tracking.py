@@ -12,7 +12,7 @@ import types
 import pytest
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents
-from magrpo_edu.cli import main
+from magrpo_edu.run.cli import main
 from magrpo_edu import tracking
 from magrpo_edu.tracking import TrackerNotInstalledError, make_callbacks
 
@@ -90,7 +90,7 @@ def test_a_missing_tracker_package_is_named_before_any_model_loads(monkeypatch, 
     monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "wandb" else real(n, *a))
     with pytest.raises(TrackerNotInstalledError, match=r"report_to='wandb' needs the 'wandb' package.*pip install wandb"):
         make_callbacks(MAGRPOConfig(report_to="wandb"))
-    from magrpo_edu import experiment
+    from magrpo_edu.run import experiment
 
     monkeypatch.setattr(experiment, "load_model", lambda *a, **k: pytest.fail("a model loaded before the check"))
     rc = main(["train", "--out", str(tmp_path / "o"), "--report-to", "wandb"])

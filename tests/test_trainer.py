@@ -240,13 +240,8 @@ def test_the_trainers_step_is_the_algorithms_step(pol, make_model, small_tokeniz
     opts = [torch.optim.AdamW(a.trainable_parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
             for a in agents]
     for step, rec in enumerate(tr.history):
-        def tasks():
-            for p in (2 * step, 2 * step + 1):  # the step's prompts, each sampled from its own seed
-                row = rows[tr.row_index(p)]
-                torch.manual_seed(cfg.seed * 1_000_003 + p)
-                yield [f(row) for f in formatters], row
-
-        done = magrpo_step(agents, opts, tasks(), reward, cfg)
+        step_rows = [rows[tr.row_index(p)] for p in (2 * step, 2 * step + 1)]  # the step's prompts
+        done = magrpo_step(agents, opts, formatters, step_rows, reward, cfg, seed=cfg.seed * 1_000_003 + 2 * step)
         assert rec["reward"] == sum(ro.root.rewards.mean().item() for ro, _ in done) / 2
         for i, a in enumerate(agents):
             assert rec[f"loss/{a.name}"] == sum(losses[i] for _, losses in done) / 2
@@ -254,5 +249,28 @@ def test_the_trainers_step_is_the_algorithms_step(pol, make_model, small_tokeniz
     assert tr.history[-1]["kl"] > 0
     for a, b in zip(tr.agents, agents):
         assert all(torch.equal(x, y) for x, y in zip(a.trainable_parameters(), b.trainable_parameters()))
-    with pytest.raises(ValueError, match="magrpo_step got 1 tasks but config.prompts_per_step=2"):
-        magrpo_step(agents, opts, [(["a", "b"], {})], reward, cfg)
+    with pytest.raises(ValueError, match="magrpo_step got 1 rows but config.prompts_per_step=2"):
+        magrpo_step(agents, opts, formatters, [rows[0]], reward, cfg)
+
+
+def test_the_trainer_schedules_every_evaluation_itself(make_model, small_tokenizer, rows, formatters):
+    """eval_at (the run's halfway evaluation) and eval_steps are both the trainer's schedule: each due step
+    is evaluated once, inside the step, and the last step is left to the caller's final evaluation. The
+    evaluation forks the RNG, so training goes on exactly as without it."""
+    def reward(c, row):
+        return [float(len(a)) - 0.5 * len(b) for a, b in zip(*c)]
+
+    def run(**kw):
+        cfg = MAGRPOConfig(num_generations=2, max_new_tokens=4, max_steps=4, progress=False, seed=3, **kw.pop("cfg", {}))
+        tr = MAGRPOTrainer(lora_agents(make_model(), 2, tokenizer=small_tokenizer), reward, formatters, rows, cfg,
+                           eval_dataset=rows[:2], **kw)
+        tr.train()
+        return tr
+
+    plain, halfway = run(), run(eval_at=[2, 4])
+    assert [ev["step"] for ev in plain.eval_history] == [] and [ev["step"] for ev in halfway.eval_history] == [2]
+    assert halfway.evaluation_due(2) and not halfway.evaluation_due(3) and not halfway.evaluation_due(4)
+    assert [h["reward"] for h in halfway.history] == [h["reward"] for h in plain.history]
+    assert halfway.eval_seconds > 0 and plain.eval_seconds == 0
+    both = run(eval_at=[2], cfg=dict(eval_steps=2))
+    assert [ev["step"] for ev in both.eval_history] == [2, 4]  # step 2 once, not twice

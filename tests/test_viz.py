@@ -150,7 +150,7 @@ def test_coding_explorer_shows_each_joint_actions_levels_and_code():
 
 
 def test_coding_level_names_are_the_rewards():
-    from magrpo_edu.rewards.coding import LEVELS
+    from magrpo_edu.tasks.coding.reward import LEVELS
 
     assert tuple(viz.CODING_LEVEL_MAX) == LEVELS
 

@@ -67,7 +67,7 @@ _PAIRS = [
 def check_length_ratio_reward(fn) -> None:
     """`fn(concise, detailed) -> float`: 1 if chars(detailed)/chars(concise) is in [2, 3], else
     exp(-distance to the interval)."""
-    from ..rewards.writing import length_ratio_reward
+    from ..tasks.writing.reward import length_ratio_reward
 
     for a, b in _PAIRS:
         want = length_ratio_reward(a, b)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from ..quality import repetition
-from ..rewards.writing import coherence_T, tldr_length_level, tldr_levels
+from ..tasks.writing.reward import coherence_T, tldr_length_level, tldr_levels
 from . import ExerciseFailed, exercise
 
 

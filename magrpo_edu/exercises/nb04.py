@@ -24,7 +24,7 @@ WRAPPER_CASES = [
 
 
 def _wrapper_truth() -> list[bool]:
-    from ..rewards.coding import is_thin_wrapper
+    from ..tasks.coding.reward import is_thin_wrapper
 
     return [is_thin_wrapper(src, "f") for src, _ in WRAPPER_CASES]
 
@@ -60,9 +60,9 @@ LEVEL_CASES = [
 
 def _facts(aux: str, main: str, problem: dict) -> dict:
     """What a reader can see of one pair, the inputs of the learner's function."""
-    from ..rewards.coding import calls_aux, combine, extract_function, has_return, is_thin_wrapper, parse_error
+    from ..tasks.coding.reward import calls_aux, combine, extract_function, has_return, is_thin_wrapper, parse_error
     from ..sandbox import run_program
-    from ..tasks.coding import extract_asserts
+    from ..tasks.coding.data import extract_asserts
 
     entry = problem["entry_point"]
     aux_f, main_f = extract_function(aux, "aux"), extract_function(main, entry)
@@ -81,7 +81,7 @@ def check_levels(fn) -> None:
     if not callable(fn):
         raise ExerciseFailed("give a function coding_reward(aux_defined, main_defined, parses, passed, total, calls_aux, "
                              "thin_wrapper) -> float")
-    from ..rewards.coding import coding_levels
+    from ..tasks.coding.reward import coding_levels
     from ..tasks.coding import load_coding
 
     problem = next(r for r in load_coding("train") if r["entry_point"] == "count_vowels")

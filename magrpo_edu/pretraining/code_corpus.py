@@ -33,7 +33,7 @@ level of the reward and a group of G pairs differs in reward, which is what MAGR
 which combination to settle on (an item-level helper and a cooperating multi-line main: 4.0) is
 what the agents must learn together.
 
-Held out: the coding task's evaluation families (`tasks.coding_world.FAMILIES[PRETRAIN_FAMILIES:]`)
+Held out: the coding task's evaluation families (`tasks.coding.world.FAMILIES[PRETRAIN_FAMILIES:]`)
 are never composed here (`HELD_OUT`: the aggregation + item test pairs they are made of, by
 behaviour, not only by name); their names, docstrings and assert lines never appear, and no
 corpus program solves one of them. `tests/test_coding_model.py` checks all of this by running
@@ -45,8 +45,8 @@ import random
 import re
 from typing import Iterator
 
-from ..tasks.coding_world import LETTERS, family_names
-from ..tasks.prompts import coding_prompt
+from ..tasks.coding.world import LETTERS, family_names
+from ..tasks.coding.prompts import coding_prompt
 from .composed import random_entry_name
 
 # ---- item kinds -------------------------------------------------------------------------------------

@@ -7,9 +7,9 @@ Steps (continued pretraining, as a base model is adapted to code before it is fi
 1. load the shipped `tiny` model and its tokenizer (the tokenizer does not change: its BPE already
    holds the code tokens, and the copy of names `tiny` learned carries over);
 2. `code_corpus.code_documents(seed)` writes the coding corpus (seeded; never filtered by a reward);
-3. `steps` AdamW steps on batches of `docs_per_step` whole documents, padded per batch (no packing),
+3. `max_steps` AdamW steps on batches of `docs_per_step` whole documents, padded per batch (no packing),
    so that every document starts at position 0 as an agent's prompt does; the learning rate warms up
-   over 20 steps, then follows a cosine from `lr` down to a tenth of it; gradients clipped to 1;
+   over 20 steps, then follows a cosine from `learning_rate` down to a tenth of it; gradients clipped to 1;
 4. model + tokenizer are written with `save_pretrained` (safetensors) with loss.csv / loss.png and a
    summary (code_pretrain_summary.json: the command, wall time, losses, the machine).
 
@@ -26,7 +26,7 @@ import platform
 import random
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -44,14 +44,14 @@ class CodePretrainArguments:
     """Folder to write the model, tokenizer, loss curve and summary to."""
     base: str = "tiny"
     """The model to start from (a registry name or a folder; the shipped run starts from 'tiny')."""
-    steps: int = 900
+    max_steps: int = field(default=900, metadata=dict(aliases=("--steps",)))
     """AdamW steps (step 3)."""
     num_docs: int = 24000
-    """Corpus documents (step 2); steps * docs_per_step are drawn from them in a seeded order."""
+    """Corpus documents (step 2); max_steps * docs_per_step are drawn from them in a seeded order."""
     docs_per_step: int = 16
     """Documents per step (one padded batch)."""
-    lr: float = 1e-3
-    """Peak learning rate (a cosine down to lr / 10)."""
+    learning_rate: float = field(default=1e-3, metadata=dict(aliases=("--lr",)))
+    """Peak learning rate (a cosine down to a tenth of it)."""
     max_len: int = 256
     """Longest document in tokens (longer ones are cut; the corpus has none that long)."""
     minutes: Optional[float] = None
@@ -64,7 +64,8 @@ class CodePretrainArguments:
     """Show a progress bar."""
 
     def __post_init__(self) -> None:
-        check_settings(self, positive_ints=("steps", "num_docs", "docs_per_step", "max_len"), positive_numbers=("lr",))
+        check_settings(self, positive_ints=("max_steps", "num_docs", "docs_per_step", "max_len"),
+                       positive_numbers=("learning_rate",))
 
 
 def code_batches(tokenizer, docs: list[str], steps: int, docs_per_step: int, seed: int):
@@ -97,13 +98,13 @@ def pretrain_code(out: str | Path, command: str | None = None, **settings) -> di
     model, tok = load_model(a.base, dtype=torch.float32, device=device)
     docs = list(code_documents(seed=a.seed, n=a.num_docs))
     tok.padding_side = "right"
-    opt = torch.optim.AdamW(model.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.1)
+    opt = torch.optim.AdamW(model.parameters(), lr=a.learning_rate, betas=(0.9, 0.95), weight_decay=0.1)
     sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / 20) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(s, a.steps) / a.steps))))
+        opt, lambda s: min(1.0, (s + 1) / 20) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(s, a.max_steps) / a.max_steps))))
     losses: list[float] = []
     model.train()
     deadline = None if a.minutes is None else t0 + 60 * a.minutes
-    bar = tqdm(code_batches(tok, docs, a.steps, a.docs_per_step, a.seed), total=a.steps, desc="pretrain-code",
+    bar = tqdm(code_batches(tok, docs, a.max_steps, a.docs_per_step, a.seed), total=a.max_steps, desc="pretrain-code",
                disable=not a.progress)
     for batch in bar:
         enc = tok([tok.bos_token + d + tok.eos_token for d in batch], return_tensors="pt", padding=True, truncation=True,
@@ -126,8 +127,8 @@ def pretrain_code(out: str | Path, command: str | None = None, **settings) -> di
         fh.write("step,loss\n" + "".join(f"{s},{v:.5f}\n" for s, v in enumerate(losses)))
     _plot(losses, out / "loss.png")
     n_tokens = sum(len(x) for x in tok(docs[: min(len(docs), 2000)])["input_ids"]) / min(len(docs), 2000)
-    summary = dict(base=a.base, params=sum(p.numel() for p in model.parameters()), steps=len(losses), max_steps=a.steps,
-                   docs_per_step=a.docs_per_step, lr=a.lr, corpus_docs=a.num_docs,
+    summary = dict(base=a.base, params=sum(p.numel() for p in model.parameters()), steps=len(losses), max_steps=a.max_steps,
+                   docs_per_step=a.docs_per_step, lr=a.learning_rate, corpus_docs=a.num_docs,
                    mean_doc_tokens=round(n_tokens, 1), docs_seen=len(losses) * a.docs_per_step,
                    first_loss_mean_first_20=round(sum(losses[:20]) / max(1, len(losses[:20])), 4),
                    final_loss_mean_last_50=round(_mean_last(losses), 4), wall_s=round(wall, 1), seed=a.seed,

@@ -3,7 +3,7 @@
 An item kind (numbers, characters, words, 1..n), a predicate or transform of one item (what `aux`
 computes) and an aggregation (what main does with aux), each with its own docstring phrase; plus the
 neutral names (`tally_records`) the corpus renames many problems to. The problems have the fields of
-`magrpo_edu.tasks.coding_world.make_code_problem`; the coding task's data never uses them.
+`magrpo_edu.tasks.coding.world.make_code_problem`; the coding task's data never uses them.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import keyword
 import random
 import re
 
-from ..tasks.coding_world import LETTERS, family_names
+from ..tasks.coding.world import LETTERS, family_names
 
 # ---- procedural problems: skills composed, so a small model must read the prompt -------------------
 # With only the hand-written families above, a 1M-parameter model memorises family -> code and, given
@@ -198,7 +198,7 @@ NAME_NOUNS = ("records", "items", "values", "data", "entries", "batch", "input",
 def name_words() -> tuple[str, ...]:
     """Words a made-up function name is built from: the writing world's words (about 500, drawn
     from 800 seeded posts and abstracts), the neutral verbs and nouns, and nothing Python reserves."""
-    from ..tasks import world
+    from ..tasks.writing import world
 
     rng, words = random.Random(1), set(NAME_VERBS) | set(NAME_NOUNS)
     for _ in range(400):

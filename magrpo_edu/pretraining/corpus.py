@@ -7,7 +7,7 @@ What it writes (each document ends with the model's EOS token at tokenisation ti
     random length.
   * coding documents: a problem prompt, an agent instruction, and a helper or main function; some
     main functions call the helper, some re-implement it, some are buggy. Half the problems are the
-    hand-written families of `tasks.coding_world`, half are composed from parts (an aggregation and
+    hand-written families of `tasks.coding.world`, half are composed from parts (an aggregation and
     an item predicate or transform, with many names), so that the model learns to read the prompt's
     signature and docstring rather than recall a family (the held-out families are never drawn);
     for the same reason most functions appear under a neutral name (`scan_records`).
@@ -24,9 +24,10 @@ from __future__ import annotations
 import random
 from typing import Iterator
 
-from ..tasks import world
-from ..tasks.coding_world import make_code_problem
-from ..tasks.prompts import arxiv_prompt, coding_prompt, tldr_prompt
+from ..tasks.writing import world
+from ..tasks.coding.world import make_code_problem
+from ..tasks.coding.prompts import coding_prompt
+from ..tasks.writing.prompts import arxiv_prompt, tldr_prompt
 from .composed import make_composed_problem, random_entry_name, renamed
 
 TRANSITIONS = ["However,", "As a result,", "For example,", "In addition,", "Because of this,",
@@ -139,7 +140,7 @@ def code_problem(rng: random.Random) -> dict:
 
 def tested_code(p: dict) -> str:
     """aux, the main function that calls it, and its examples as `assert name(args) == value` lines."""
-    from ..tasks.coding import problem_row
+    from ..tasks.coding.data import problem_row
 
     checks = problem_row(p, "")["test"].splitlines()[1:]  # drop `def check(candidate):`
     return p["aux"] + "\n" + p["main_calls_aux"] + "\n" + "\n".join(

@@ -222,7 +222,7 @@ class PretrainArguments:
     """Tokens per training row (a whole arXiv document fits in one)."""
     batch_size: int = 6
     """Rows per step (steps 4 and 6)."""
-    lr: float = 3e-3
+    learning_rate: float = field(default=3e-3, metadata=dict(aliases=("--lr",)))
     """Peak learning rate of the main steps (step 4)."""
     max_steps: int = 1600
     """Main (packed, cosine-schedule) steps (step 4)."""
@@ -251,7 +251,7 @@ class PretrainArguments:
 
     def __post_init__(self) -> None:
         check_settings(self, positive_ints=("num_docs", "vocab_size", "layers", "hidden_size", "block", "batch_size", "max_steps"),
-                       positive_numbers=("lr", "anneal_lr", "cooldown_lr"))
+                       positive_numbers=("learning_rate", "anneal_lr", "cooldown_lr"))
         bad = _refusal(self)
         for name in ("anneal_steps", "cooldown_steps"):
             v = getattr(self, name)
@@ -296,7 +296,7 @@ def pretrain(out: str | Path, command: str | None = None, **settings) -> dict:
     only (steps 5 and 6 always run their `anneal_steps` and `cooldown_steps`)."""
     a = PretrainArguments(out=str(out), **settings)
     num_docs, vocab_size, block, batch_size, lr, max_steps, minutes, seed, device, progress = (
-        a.num_docs, a.vocab_size, a.block, a.batch_size, a.lr, a.max_steps, a.minutes, a.seed, a.device, a.progress)
+        a.num_docs, a.vocab_size, a.block, a.batch_size, a.learning_rate, a.max_steps, a.minutes, a.seed, a.device, a.progress)
     anneal_steps, anneal_lr, anneal_coding_share = a.anneal_steps, a.anneal_lr, a.anneal_coding_share
     cooldown_steps, cooldown_lr, cooldown_coding_share, cooldown_arxiv_share = (
         a.cooldown_steps, a.cooldown_lr, a.cooldown_coding_share, a.cooldown_arxiv_share)

@@ -1,11 +1,12 @@
-"""Every task in one registry, found where it is defined: a module of this package (`magrpo_edu/tasks/`)
-that makes a `Task` at module level registers it, with nothing else to edit.
+"""Every task in one registry, found where it is defined: a module or a folder of this package
+(`magrpo_edu/tasks/coding/`, `tasks/writing/`) that makes a `Task` at module level (a folder: in its
+`__init__.py`) registers it, with nothing else to edit.
 
     from magrpo_edu.tasks.registry import get_task
     task = get_task("tldr")
     reward, formatters, train_rows, eval_rows = task.setup(tokenizer)
 
-Adding a task is one file: in the package (found by `discover`) or anywhere in your own code
+Adding a task is one folder (or one file): in the package (found by `discover`) or anywhere in your own code
 (`register(Task(...))`); `docs/architecture.md` walks through a toy example, "two agents count to
 ten". An unknown name is an error that lists the known ones.
 """
@@ -31,8 +32,8 @@ def register(task: Task) -> Task:
 
 
 def discover(package: str = __package__) -> list[Task]:
-    """Import every module of `package` (by default this one, magrpo_edu.tasks) and register each
-    `Task` one of them holds at module level; returns those found, in module-name order."""
+    """Import every module and subpackage of `package` (by default this one, magrpo_edu.tasks) and register
+    each `Task` one of them holds at module level; returns those found, in module-name order."""
     found = []
     for info in sorted(pkgutil.iter_modules(importlib.import_module(package).__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{package}.{info.name}")

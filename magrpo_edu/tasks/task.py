@@ -1,9 +1,10 @@
 """`Task`: everything about one collaboration task in one record (its data, its agents' prompts,
 its joint reward, how the comparison table scores it, its single-model baseline, its transition).
 
-The trainer, the baselines (`baselines.run_method`), the experiment (`magrpo-edu train`) and the
-command line take a `Task` and ask it, never a task's name: adding a task is one file that makes
-one of these (`tasks/registry.py` finds it; `docs/architecture.md`, "Adding a task").
+The trainer, the baselines (`run.baselines.run_method`), the experiment (`magrpo-edu train`) and the
+command line take a `Task` and ask it, never a task's name: adding a task is one folder of
+`tasks/` (or one file) that makes one of these (`tasks/registry.py` finds it; `docs/architecture.md`,
+"Adding a task"). Every task-dependent default of a run lives here.
 """
 from __future__ import annotations
 
@@ -41,6 +42,8 @@ class Task:
     every program in one sandbox batch); `single` is True for the single-model baseline's answers."""
     num_agents: int = 2
     """n, the agents that collaborate (one formatter each)."""
+    model: str = "tiny"
+    """The model of `magrpo-edu train` when --model is not given: 'tiny' (embedded), 'tiny-code', a hub id or a path."""
     beta: float = 0.0
     """KL leash of `magrpo-edu train` when --beta is not given (0 = the paper)."""
     sampling: dict = field(default_factory=dict)
@@ -49,7 +52,7 @@ class Task:
     lora_recipe: dict = field(default_factory=dict)
     """Further MAGRPOConfig values of `magrpo-edu train` with LoRA agents when the run leaves them out:
     the recipe measured for this task on its embedded model (coding: G = 8, two problems per step,
-    learning rate 1e-3, 170 steps, about five minutes on 2 cores; benchmarks/coding_collaboration.md).
+    learning rate 1e-3, 170 steps, about five minutes on 2 cores; experiments/coding_collaboration.md).
     Empty: the package's LoRA defaults."""
     transition: Optional[Callable[[], Callable]] = None
     """() -> a multi-turn transition (prompts, completions, histories, row) -> next prompts;

@@ -1,6 +1,6 @@
 """Notebook 03: solutions and typical mistakes."""
 from magrpo_edu.quality import repetition
-from magrpo_edu.rewards.writing import TRANSITION_CATEGORIES, tldr_levels
+from magrpo_edu.tasks.writing.reward import TRANSITION_CATEGORIES, tldr_levels
 
 
 def length_level(r):

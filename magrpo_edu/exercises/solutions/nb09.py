@@ -1,7 +1,7 @@
 """Notebook 09: solutions and typical mistakes."""
 import re
 
-from magrpo_edu.rewards.writing import unique_words
+from magrpo_edu.tasks.writing.reward import unique_words
 
 
 def vocabulary_level(u):

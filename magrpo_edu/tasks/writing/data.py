@@ -1,16 +1,13 @@
-"""The writing tasks: TL;DR summarisation and arXiv abstract expansion (spec sections 4-5).
+"""The writing tasks' data and formatters: TL;DR summarisation and arXiv abstract expansion (spec sections 4-5).
 
 Row formats (the same for our synthetic files and the real datasets' loaders):
     TL;DR:  {"id", "post", "source"}        agent 1 writes a concise summary, agent 2 a detailed one
     arXiv:  {"id", "abstract", "source"}    agent 1 writes background/motivation, agent 2 method/implications
 
-The three writing tasks (`Task` records at the end): "length" (the quick demo: agent 2 writes 2-3x
-as much as agent 1, on the TL;DR posts), "tldr" and "arxiv" (the paper's).
-
-Data: `data/tldr_{train,eval}.jsonl` and `data/arxiv_{train,eval}.jsonl`. The train splits come from
-the seeded generator in `magrpo_edu.tasks.world` (`make_writing_data`, seed 0, 500 rows each); the
-eval splits were written by hand (30 posts, 20 abstracts), unlike the generator's templates, to
-measure generalisation.
+Data: `data/tldr_{train,eval}.jsonl` and `data/arxiv_{train,eval}.jsonl` (the "length" task reads
+TL;DR's). The train splits come from the seeded generator in `world.py` (`make_writing_data`, seed 0,
+500 rows each); the eval splits were written by hand (30 posts, 20 abstracts), unlike the
+generator's templates, to measure generalisation.
 The real datasets (trl-lib/tldr; arXiv abstracts) load through `datasets` when online, or from a
 local JSON Lines file offline.
 
@@ -25,25 +22,25 @@ import random
 from pathlib import Path
 from typing import Callable
 
-from ..resources import check_row, data_dir, load_rows, read_jsonl, write_jsonl
-from ..rewards.writing import (arxiv_joint_reward, arxiv_levels, length_ratio_joint_reward, length_ratio_reward,
-                               tldr_joint_reward, tldr_levels)
+from ...resources import check_row, data_dir, load_rows, read_jsonl, write_jsonl
+from ..prompts import chat_prompt, with_other
 from . import world
-from .prompts import (ARXIV_INSTRUCTIONS, ARXIV_SINGLE_INSTRUCTION, TLDR_INSTRUCTIONS, TLDR_SINGLE_INSTRUCTION,
-                      arxiv_prompt, chat_prompt, single_writing_prompt, tldr_prompt, with_other)
-from .task import Task
+from .prompts import ARXIV_INSTRUCTIONS, TLDR_INSTRUCTIONS, arxiv_prompt, tldr_prompt
 
 TASK_FIELDS = {"tldr": "post", "arxiv": "abstract"}
 """The writing datasets and the row field that holds each one's input text."""
+DATASET_OF = {"length": "tldr", "tldr": "tldr", "arxiv": "arxiv"}
+"""The dataset each writing task reads (the length demo writes about the TL;DR posts)."""
 
 
 def load_writing(task: str, split: str = "train") -> list[dict]:
-    """Rows of one of the package's writing datasets: task 'tldr'|'arxiv', split 'train'|'eval'."""
-    if task not in TASK_FIELDS:
-        raise ValueError(f"unknown writing task {task!r}; choose 'tldr' or 'arxiv'.")
+    """Rows of a writing task: task 'length'|'tldr'|'arxiv' (length reads TL;DR's posts), split 'train'|'eval'."""
+    if task not in DATASET_OF:
+        raise ValueError(f"unknown writing task {task!r}; choose one of {', '.join(DATASET_OF)}.")
     if split not in ("train", "eval"):
         raise ValueError(f"unknown split {split!r}; choose 'train' or 'eval'.")
-    return read_jsonl(data_dir() / f"{task}_{split}.jsonl", required=("id", TASK_FIELDS[task]))
+    dataset = DATASET_OF[task]
+    return read_jsonl(data_dir() / f"{dataset}_{split}.jsonl", required=("id", TASK_FIELDS[dataset]))
 
 
 def make_writing_data(out_dir: str | Path, n_train: int = 500, seed: int = 0) -> dict:
@@ -137,36 +134,3 @@ def load_arxiv_hub(path: str, split: str = "train", limit: int | None = 1000, fi
     for i, (where, r) in enumerate(_hub_rows(path, split, limit, required=(field,), **kw)):
         rows.append({"id": f"arxiv-hub-{i}", "abstract": r[field], "source": str(path)})
     return rows
-
-
-# ---- the writing tasks ------------------------------------------------------------------------------
-def _tldr_single(row: dict, tokenizer=None) -> str:
-    return single_writing_prompt(TLDR_SINGLE_INSTRUCTION, "Post", row["post"], tokenizer)
-
-
-def _arxiv_single(row: dict, tokenizer=None) -> str:
-    return single_writing_prompt(ARXIV_SINGLE_INSTRUCTION, "Abstract", row["abstract"], tokenizer)
-
-
-def _length_levels(first: str, second: str) -> dict:
-    return {"total": length_ratio_reward(first, second)}
-
-
-LENGTH = Task(
-    "length", "agent 2 writes 2-3x as much as agent 1 (the quick demo)", lambda split: load_writing("tldr", split),
-    tldr_formatters, length_ratio_joint_reward, max_reward=1.0, max_new_tokens=48, prompt_field="post",
-    levels=_length_levels, beta=0.05, single_prompt=_tldr_single, in_distribution=lambda: in_distribution_row("tldr"))
-"""The quick demo, on the TL;DR posts. It trains with a small KL leash because its reward pays for
-characters (without it agent 2 learns to pad)."""
-
-TLDR = Task(
-    "tldr", "the paper's TL;DR task: a concise and a detailed summary of a post", lambda split: load_writing("tldr", split),
-    tldr_formatters, tldr_joint_reward, max_reward=2.98, max_new_tokens=48, prompt_field="post", levels=tldr_levels,
-    single_prompt=_tldr_single, in_distribution=lambda: in_distribution_row("tldr"))
-
-ARXIV = Task(
-    "arxiv", "the paper's arXiv task: background and method from an abstract", lambda split: load_writing("arxiv", split),
-    arxiv_formatters, arxiv_joint_reward, max_reward=3.0, max_new_tokens=360, prompt_field="abstract",
-    levels=arxiv_levels, single_prompt=_arxiv_single, in_distribution=lambda: in_distribution_row("arxiv"))
-"""The arXiv reward's first level needs 128-256 words from each agent (about 1.2 tokens per word
-for the tiny model), hence its budget."""

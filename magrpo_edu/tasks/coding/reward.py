@@ -60,8 +60,8 @@ from collections import OrderedDict
 from dataclasses import astuple
 from typing import Optional, Sequence
 
-from ..sandbox import SandboxLimits, SandboxResult, run_many
-from ..tasks.coding import UNPARSEABLE, import_lines, scored_asserts
+from ...sandbox import SandboxLimits, SandboxResult, run_many
+from .data import UNPARSEABLE, import_lines, scored_asserts
 
 MAX_REWARD = 4.0
 SINGLE_AGENT_MAX = 2.1

@@ -1,17 +1,23 @@
 """The coding task as one `Task` (agent 1 writes a helper `aux`, agent 2 the entry point; spec
-sections 3-6): its data and prompts come from `tasks.coding`, its reward, its level feedback (the
-second turn) and its sandbox from `rewards.coding`, which itself reads `tasks.coding`, hence a module
-of its own. The comparison table scores its answers in one sandbox batch and adds the paper's
+sections 3-6), and its HumanEval setting. Its rows, asserts and formatters are in `data.py`, its
+prompt texts in `prompts.py`, its reward, level feedback (the second turn) and sandbox runs in
+`reward.py`, the synthetic families its data and the tiny-code model's corpus come from in
+`world.py`. The comparison table scores its answers in one sandbox batch and adds the paper's
 coding metrics (`coding_metrics`)."""
 from __future__ import annotations
 
 from dataclasses import replace
 from typing import Sequence
 
-from ..rewards.coding import coding_joint_reward, coding_levels_many, feedback_transition
-from .coding import coding_formatters, load_coding, load_humaneval
+from ..task import Task
+from .data import coding_formatters, load_coding, load_humaneval
 from .prompts import single_coding_prompt
-from .task import Task
+from .reward import LEVELS, coding_joint_reward, coding_levels_many, feedback_transition
+
+LEVEL_MAX = dict(zip(LEVELS, (0.4, 0.6, 0.5, 1.0, 0.5, 1.0, -0.5)))
+"""What each of the reward's levels (`reward.LEVELS`, spec section 8) earns at most; `aux_result_ignored`
+is a deduction, `tests` the share of the problem's asserts passed (the reference solutions earn every
+positive one: tests/test_viz.py)."""
 
 
 def coding_batch_levels(answers: Sequence[Sequence[str]], rows: Sequence[dict], single: bool = False) -> list[dict]:
@@ -53,18 +59,19 @@ def coding_metrics(levels_per_problem: Sequence[Sequence[dict]], ks: Sequence[in
 CODING = Task(
     "coding", "helper aux + main function, scored by running tests in the sandbox", load_coding,
     lambda tokenizer=None: coding_formatters(), coding_joint_reward, max_reward=4.0, max_new_tokens=64,
-    prompt_field="prompt", batch_levels=coding_batch_levels, transition=feedback_transition, table_samples=10,
+    prompt_field="prompt", batch_levels=coding_batch_levels, model="tiny-code", transition=feedback_transition, table_samples=10,
     single_prompt=lambda row, tokenizer=None: single_coding_prompt(row["prompt"]),
     single_parts=lambda answer: ["", answer],  # one answer: the entry point alone, no aux
     table_metrics=coding_metrics, headline="pass_or_not@1", sampling=dict(temperature=0.7, top_p=0.9, top_k=50),
     lora_recipe=dict(num_generations=8, prompts_per_step=2, learning_rate=1e-3, max_steps=170))
-"""The single-model baseline writes the entry point alone and is scored as the authors' single-agent
+"""Its model is `tiny` trained further on helper/main programs (magrpo_edu/models/tiny-code/README.md).
+The single-model baseline writes the entry point alone and is scored as the authors' single-agent
 baseline (no aux, no cooperation credit: max 2.1 of the 4.0). Sampling is the authors' (temperature 0.7,
 top-p 0.9, top-k 50; spec section 4): on the held-out families it is what lets the embedded tiny-code
 model copy an unseen entry point's name (untrained reward 1.6 at temperature 1 against 2.3;
-benchmarks/coding_collaboration.md). LoRA runs train with the recipe measured on tiny-code: G = 8, two
+experiments/coding_collaboration.md). LoRA runs train with the recipe measured on tiny-code: G = 8, two
 problems per optimiser step (the paper takes one), learning rate 1e-3, 170 steps (five minutes on 2 cores:
-held-out reward 2.25 -> 2.90 of 4 over 3 seeds, benchmarks/coding_collaboration.md)."""
+held-out reward 2.25 -> 2.90 of 4 over 3 seeds, experiments/coding_collaboration.md)."""
 
 
 def load_humaneval_split(split: str = "train") -> list[dict]:

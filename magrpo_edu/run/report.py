@@ -1,0 +1,146 @@
+"""A run's report: history, samples, plots, results.json and results.md in its output folder."""
+from __future__ import annotations
+
+import csv
+import json
+import platform
+import time
+from pathlib import Path
+
+import torch
+
+from .. import distributed
+from .._version import __version__
+from ..tasks.registry import Task
+from .baselines import markdown_table
+
+
+def write_history(history: list[dict], path: Path) -> None:
+    keys = sorted({k for h in history for k in h}, key=lambda k: (k != "step", k))
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=keys)
+        w.writeheader()
+        w.writerows(history)
+
+
+def write_run_history(trainer, out_dir: Path) -> None:
+    """history.json, history.csv and samples.json (the last 20 logged groups) of a trainer into out_dir."""
+    (out_dir / "history.json").write_text(json.dumps(trainer.history, indent=1))
+    write_history(trainer.history, out_dir / "history.csv")
+    (out_dir / "samples.json").write_text(json.dumps(list(trainer.samples)[-20:], indent=1))
+
+
+def before_after_examples(table, rows, samples: int, task: Task, n: int = 3) -> list[dict]:
+    """The first `n` rows' first samples from the untrained (parallel) and trained (magrpo) table rows
+    that kept their texts: what results.md shows next to the numbers."""
+    by = {r["method"]: r for r in table if "texts" in r}
+    if "parallel" not in by or "magrpo" not in by:
+        return []
+    field = task.prompt_field
+    out = []
+    for k, row in enumerate(rows[:n]):
+        j = k * samples
+        out.append(dict(id=str(row.get("id", k)), input=str(row.get(field, "")), before=by["parallel"]["texts"][j],
+                        after=by["magrpo"]["texts"][j], reward_before=by["parallel"]["pair_rewards"][j],
+                        reward_after=by["magrpo"]["pair_rewards"][j]))
+    return out
+
+
+def report_run(run, after: dict, table: list, train_s: float) -> dict:
+    """Report: history, samples, plots, results.json and results.md (with the agents' texts before and
+    after) into the output folder; prints results.md and returns the results."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from . import figures as viz
+
+    plan, r, c, t, trainer, team = run.plan, run.plan["run"], run.plan["config"], run.task, run.trainer, run.team
+    task, out_dir, before = r.task, plan["out_dir"], run.before
+    G, steps, lr, max_new_tokens, seed = c.num_generations, c.max_steps, c.learning_rate, c.max_new_tokens, c.seed
+    prompts_per_step, samples = c.prompts_per_step, t.table_samples
+    write_run_history(trainer, out_dir)
+    during = [ev for ev in trainer.eval_history if ev["step"] < trainer.step]  # the halfway evaluation
+    evals = [dict(before, step=0)] + during + [dict(after, step=trainer.step)]  # held-out: untrained, halfway, trained
+    for name, fig in (("reward", viz.plot_rewards(trainer.history, title=f"{task}: joint reward per step", evals=evals)),
+                      ("components", viz.plot_components(trainer.history)), ("agents", viz.plot_agents(trainer.history))):
+        if fig is None:  # e.g. no reward components: no empty figure
+            continue
+        fig.savefig(out_dir / f"{name}.png", dpi=100)
+        matplotlib.pyplot.close(fig)
+    if any(k.startswith("pass_or_not@") for k in table[0]):  # coding's table metrics
+        fig = viz.plot_pass_at_k(table, title=f"{task}: PassOrNot@k (solid) and Accuracy@k (dashed), held-out rows")
+        fig.savefig(out_dir / "pass_at_k.png", dpi=100)
+        matplotlib.pyplot.close(fig)
+    metric = t.headline
+    fig = viz.plot_comparison(table, metric, title=f"{task}: baselines vs MAGRPO ({metric})")
+    fig.savefig(out_dir / "comparison.png", dpi=100)
+    matplotlib.pyplot.close(fig)
+    first = trainer.history[: max(1, len(trainer.history) // 10)]
+    last = trainer.history[-max(1, len(trainer.history) // 10):]
+    examples = before_after_examples(table, run.rows, samples, t)
+    table = [{k: v for k, v in row.items() if k not in ("texts", "pair_rewards")} for row in table]
+    in_dist = None  # tasks with Task.in_distribution (writing): one row of the training data's own world, beside the held-out ones
+    if run.in_dist_before is not None and run.in_dist_after is not None:
+        b, a = run.in_dist_before, run.in_dist_after
+        in_dist = dict(id=b["row"]["id"], input=b["row"][t.prompt_field], before=b["text"], after=a["text"],
+                       reward_before=b["reward"], reward_after=a["reward"])
+    results = dict(task=task, model=r.model, agents=r.agents, steps=steps, num_generations=G, max_new_tokens=max_new_tokens,
+                   learning_rate=lr, beta=c.beta, prompts_per_step=prompts_per_step,
+                   processes=distributed.world_size(), seed=seed, device=plan["device"], save_steps=c.save_steps,
+                   resumed_at_steps=run.resumed_at, train_seconds=round(train_s, 1),
+                   total_seconds=round(time.time() - run.t0, 1), eval_rows=before["eval/rows"],
+                   eval_before=before, eval_after=after, comparison=table, examples=examples,
+                   train_reward_first_10pct=sum(h["reward"] for h in first) / len(first),
+                   train_reward_last_10pct=sum(h["reward"] for h in last) / len(last),
+                   in_distribution_example=in_dist, eval_during_training=trainer.eval_history,
+                   versions=dict(magrpo_edu=__version__, torch=torch.__version__, python=platform.python_version()))
+    (out_dir / "results.json").write_text(json.dumps(results, indent=2))
+    comp = sorted(k for k in after if k.startswith("eval/reward/"))
+    lines = [f"# {task}: MAGRPO on `{r.model}` ({r.agents} agents)", "",
+             f"{steps} steps, G={G}, lr={lr}, beta={c.beta}, {max_new_tokens} new tokens, seed {seed}, {plan['device']}"
+             + (f", {prompts_per_step} prompts per step" if prompts_per_step > 1 else "")
+             + (f" over {distributed.world_size()} processes" if distributed.world_size() > 1 else "") + "; "
+             f"training took {train_s:.0f} s. Evaluated on {before['eval/rows']} held-out rows, "
+             f"{G} joint samples each, same sampling seed before and after.", "",
+             "| | mean joint reward |" + "".join(f" {k.split('/')[-1]} |" for k in comp),
+             "|---|---|" + "---|" * len(comp),
+             f"| untrained | {before['eval/reward']:.3f} |" + "".join(f" {before[k]:.3f} |" for k in comp)]
+    lines += [f"| MAGRPO, step {ev['step']} | {ev['eval/reward']:.3f} |" + "".join(f" {ev.get(k, float('nan')):.3f} |" for k in comp)
+              for ev in during]
+    lines += [f"| MAGRPO, step {trainer.step} | {after['eval/reward']:.3f} |" + "".join(f" {after[k]:.3f} |" for k in comp)]
+    lines += ["", "Text quality of the same samples (`magrpo_edu.quality`): repetition = share of repeated word 3-grams; "
+              "naturalness = mean per-token NLL under the untrained model (lower = closer to its language; a gamed "
+              "text such as `w w w` scores several nats more).", "",
+              "| | " + " | ".join(f"{m} {a.name}" for m in ("repetition", "naturalness") for a in team) + " |",
+              "|---|" + "---|" * (2 * len(team))]
+    for label, ev in (("untrained", before), ("MAGRPO", after)):
+        lines.append(f"| {label} | " + " | ".join(f"{ev[f'eval/{m}/{a.name}']:.3f}" if f"eval/{m}/{a.name}" in ev else "-"
+                                                  for m in ("repetition", "naturalness") for a in team) + " |")
+    lines += ["", f"## Baselines vs MAGRPO ({len(run.rows)} held-out rows x {samples} samples)", "", markdown_table(table)]
+    lines += ["", "## Before and after: the agents' texts on held-out rows", "",
+              "The untrained agents (parallel protocol) and the trained ones (magrpo) on the same rows, first sample "
+              "each. Read them next to the numbers: a reward can rise while the texts get worse.", ""]
+    if r.model == "tiny" and t.in_distribution is not None:  # the writing tasks
+        what = t.prompt_field  # post / abstract
+        lines += ["**What the embedded tiny model can and cannot do.** It is a 3M-parameter model pretrained on a "
+                  f"small synthetic world (`magrpo_edu/models/tiny/README.md`). On these held-out, hand-written {what}s "
+                  f"its texts are sentences from its own world, mostly unrelated to the {what}: read the reward gain "
+                  "above as the agents learning what the joint reward pays for (lengths, structure, words), not "
+                  "summarisation."
+                  + (f" Compare with the last example, a new {what} from its own world." if in_dist is not None else "")
+                  + " For real summaries of real posts see the SmolLM2-135M run "
+                  "(notebook 07, `magrpo_edu/models/smollm2_tldr/README.md`).", ""]
+    shown = [(f"{ex['id']}: joint reward", ex) for ex in examples]
+    if in_dist is not None:
+        shown.append(("In distribution, for comparison: a new row from the training data's own generator "
+                       "(not a training row), joint reward", in_dist))
+    for heading, ex in shown:
+        lines += [f"### {heading} {ex['reward_before']:.2f} -> {ex['reward_after']:.2f}", "",
+                  "> " + ex["input"][:300].replace("\n", " ") + (" [...]" if len(ex["input"]) > 300 else ""), ""]
+        for i, (b, a) in enumerate(zip(ex["before"], ex["after"])):
+            lines += [f"{team[i].name} before:", "", "```text", b.strip() or "(empty)", "```",
+                      f"{team[i].name} after:", "", "```text", a.strip() or "(empty)", "```", ""]
+    (out_dir / "results.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    print(f"\nWrote history, samples, plots and results to {out_dir}/")
+    return results

@@ -951,7 +951,7 @@ def test_a_machinery_failure_is_an_error_not_a_lower_reward(monkeypatch):
     import tempfile as tf
 
     from magrpo_edu.sandbox import SandboxError, harness
-    from magrpo_edu.rewards.coding import coding_joint_reward
+    from magrpo_edu.tasks.coding.reward import coding_joint_reward
     from magrpo_edu.tasks.coding import load_coding
 
     row = load_coding("eval")[0]

@@ -11,7 +11,7 @@ from . import ExerciseFailed, exercise
 
 def _t_of(text: str) -> float:
     """T with the phrases matched in the text as written, not lower-cased (a learner's slip)."""
-    from ..rewards.writing import TRANSITION_CATEGORIES
+    from ..tasks.writing.word_lists import TRANSITION_CATEGORIES
     k = sum(any(p in text for p in ws) for ws in TRANSITION_CATEGORIES.values())
     return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
 

@@ -96,7 +96,7 @@ MISTAKES = {
 
 def _stop_level_levels(c1, c2):
     """Read off the library's level functions: each returns None where scoring stops."""
-    from magrpo_edu.rewards.writing import arxiv_length_level, arxiv_unique_level
+    from magrpo_edu.tasks.writing.reward import arxiv_length_level, arxiv_unique_level
 
     if not all(128 <= len(c.split()) <= 256 for c in (c1, c2)):
         return 1

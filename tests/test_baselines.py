@@ -166,6 +166,20 @@ def test_train_command_coding_two_turns(tmp_path):
     assert "pass_or_not@1" in res["comparison"][-1] and (out / "comparison.png").is_file()
 
 
+@pytest.mark.slow
+def test_a_single_turn_coding_run_reports_no_second_turn(tmp_path):
+    """A run trained on one turn gets no `magrpo_2turn` row (its agents were never trained to answer feedback;
+    the row read as a result of the run)."""
+    out = tmp_path / "coding"
+    r = subprocess.run([sys.executable, "-m", "magrpo_edu.run.cli", "train", "--task", "coding", "--steps", "1",
+                        "--eval-rows", "2", "--max-new-tokens", "16", "-G", "2", "--out", str(out), "--no-progress"],
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    methods = [row["method"] for row in json.loads((out / "results.json").read_text())["comparison"]]
+    assert methods[-1] == "magrpo" and "magrpo_2turn" not in methods, methods
+    assert "magrpo_2turn" not in (out / "results.md").read_text()
+
+
 def test_coding_metrics_by_hand():
     from magrpo_edu.tasks.coding import coding_metrics
 

@@ -322,7 +322,8 @@ def train_run(run: Run) -> Optional[tuple[dict, list, float]]:
         progress = run.plan["config"].progress
         after = trainer.evaluate(progress=progress, desc="3. trained agents")
         trainer.log_eval(after)
-        finals = ["magrpo"] + (["magrpo_2turn"] if run.task.transition is not None else [])  # + a second turn (coding: feedback)
+        two_turn = run.task.transition is not None and run.plan["config"].num_turns > 1  # trained to answer feedback
+        finals = ["magrpo"] + (["magrpo_2turn"] if two_turn else [])  # the second-turn row only for a multi-turn run
         table = list(run.table) + [run.method(m) for m in progress_bar(finals, desc="3. comparison table", disable=not progress)]
         run.in_dist_after = run.in_distribution("magrpo") if run.in_dist_before is not None else None
     except KeyboardInterrupt:

@@ -41,13 +41,33 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "experiments" / "quickstart_seeds.json"
 # name: MAGRPOConfig settings (besides num_agents=2, max_new_tokens=48)
 SETTINGS = {
-    "nb00-200": dict(learning_rate=2e-3, beta=0.05, num_generations=4, max_steps=200),   # notebook 00 until now
+    "nb00-200": dict(learning_rate=2e-3, beta=0.05, num_generations=4, max_steps=200),   # notebook 00 until now; not re-run
     "lr2e-3-150": dict(learning_rate=2e-3, beta=0.05, num_generations=4, max_steps=150),
-    "lr1e-3-150": dict(learning_rate=1e-3, beta=0.05, num_generations=4, max_steps=150),
     "G8-lr2e-3-80": dict(learning_rate=2e-3, beta=0.05, num_generations=8, max_steps=80),
     "lr3e-3-120": dict(learning_rate=3e-3, beta=0.05, num_generations=4, max_steps=120),
-    "lr3e-3-b0.1-120": dict(learning_rate=3e-3, beta=0.1, num_generations=4, max_steps=120),
 }
+READING = """
+## Reading (written by hand, kept by --report)
+
+**How the setting was chosen (one seed each, seed 100, then seed 101; leads, not results).** Notebook 00's former
+setting (G = 4, lr 2e-3, beta 0.05, 200 steps; `nb00-200`) was not re-run here: its saved run (one seed, 16 posts
+x 4 samples, 0.394 -> 0.503, training curve up to about 0.8 around steps 100-130 and back) is what issue 49
+quotes. On seed 100: the same at 150 steps rose +0.167, but in the one-answer snapshot the pair scored better on
+only 17 of 30 posts (worse on 12) and agent 1 did not get shorter (124 -> 125 characters): the gain came from agent
+2 alone. lr 3e-3 for 120 steps rose +0.192, but agent 1's naturalness went 0.579 -> 1.137 nats/token, its text
+drifting away from the model's language. G = 8 at lr 2e-3 for 80 steps (the same number of sampled answers as
+160 steps at G = 4, in about 70-95 s of training) rose +0.170 with the snapshot better on 22 posts and worse on
+7, agent 1 124 -> 86 characters and agent 2 131 -> 164: the division of labour the reward asks for. It was
+chosen, checked on seed 101 (+0.204, rising at every evaluation), and only then were seeds 0-4 run. The G = 4
+runs' held-out numbers rest on 30 x 4 samples and the G = 8 runs' on 30 x 8 (hence the different 'before').
+
+**What the chosen setting does (claim seeds).** Every seed rose, with 2 threads and with 1. The texts say how:
+agent 1 often keeps the first sentence of what it wrote before and stops there, agent 2 keeps writing to the
+48-token cap, so more pairs land in the ratio [2, 3]. The sentences come from the tiny model's synthetic world,
+not from the post, before and after training: the agents learn the split of lengths the reward pays for, not
+summarising. Agent 2's naturalness rises a little (about 0.57 -> 0.7 nats/token): some of its longer answers
+drift into other genres of the pretraining corpus (an arXiv sentence, a code fragment).
+"""
 HISTORY_KEYS = ("reward", "kl", "completions/mean_length/agent_0", "completions/mean_length/agent_1", "step_time")
 
 
@@ -69,7 +89,7 @@ def run(setting: str, seed: int, eval_every: int, tag: str) -> dict:
     train_s = time.perf_counter() - t1
     after = trainer.evaluate()
     texts_after, rewards_after = answer_snapshot(agents, formatters, eval_rows, length_ratio_joint_reward)
-    posts = [{"id": r["id"], "post": r["post"],
+    posts = [{"id": r["id"],   # the post itself: load_writing("tldr", "eval"), in this order
               "before": {"texts": tb, "reward": rb, "chars": [len(t) for t in tb]},
               "after": {"texts": ta, "reward": ra, "chars": [len(t) for t in ta]}}
              for r, tb, rb, ta, ra in zip(eval_rows, texts_before, rewards_before, texts_after, rewards_after)]
@@ -78,25 +98,39 @@ def run(setting: str, seed: int, eval_every: int, tag: str) -> dict:
             "eval_rows": len(eval_rows), "eval_samples": cfg.num_generations,
             "before": before, "after": after, "gain": after["eval/reward"] - before["eval/reward"],
             "eval_history": [{"step": e.get("step"), "reward": e["eval/reward"]} for e in trainer.eval_history],
-            "history": [{k: h.get(k) for k in ("step", *HISTORY_KEYS)} for h in trainer.history],
+            "history": [{k: _round(h.get(k)) for k in ("step", *HISTORY_KEYS)} for h in trainer.history],
             "train_s": train_s, "total_s": time.perf_counter() - t0, "posts": posts,
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+
+
+def _round(x):
+    return round(x, 4) if isinstance(x, float) else x
 
 
 def _mean_sd(xs):
     return statistics.mean(xs), (statistics.stdev(xs) if len(xs) > 1 else 0.0)
 
 
+def nat(r: dict, when: str) -> str:
+    return " / ".join(f"{r[when][f'eval/naturalness/agent_{i}']:.2f}" for i in (0, 1))
+
+
+def dump(records: list[dict]) -> str:
+    """One record a line: the file stays small and a diff shows which runs were added."""
+    return "[\n" + ",\n".join(json.dumps(r) for r in records) + "\n]\n"
+
+
 def report(records: list[dict]) -> str:
     lines = ["# Notebook 00's quick demo over seeds", "",
              "Written by `python experiments/quickstart_seeds.py --report` from `quickstart_seeds.json` "
-             "(every run, in the order run). Held-out = all 30 eval posts x 4 samples, sampling seed 1234, "
+             "(every run, in the order run). Held-out = all 30 eval posts x G samples, sampling seed 1234, "
              "the same before and after; 'chars' = mean characters of agent 1 / agent 2 in the one-answer-per-post "
              "snapshot (sampling seed 1). Exploration runs (seeds 100, 101) chose the setting; claim runs (seeds 0-4) "
              "were run after the choice.", ""]
     lines += ["| setting | tag | seed | threads | steps | lr | beta | G (also samples per held-out post) | held-out before | after | gain | "
-              "along the way (step: reward) | snapshot chars before | after | posts better / worse (snapshot) | train s |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+              "along the way (step: reward) | snapshot chars before | after | posts better / worse (snapshot) | "
+              "naturalness agent 1 / agent 2, before -> after (nats/token) | train s |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
         c = r["config"]
         way = ", ".join(f"{e['step']}: {e['reward']:.3f}" for e in r["eval_history"])
@@ -107,7 +141,7 @@ def report(records: list[dict]) -> str:
         lines.append(f"| {r['setting']} | {r['tag']} | {r['seed']} | {r['omp']} | {c['max_steps']} | {c['learning_rate']:g} | "
                      f"{c['beta']:g} | {c['num_generations']} | {r['before']['eval/reward']:.3f} | "
                      f"{r['after']['eval/reward']:.3f} | {r['gain']:+.3f} | {way} | {cb[0]:.0f} / {cb[1]:.0f} | "
-                     f"{ca[0]:.0f} / {ca[1]:.0f} | {better} / {worse} | {r['train_s']:.0f} |")
+                     f"{ca[0]:.0f} / {ca[1]:.0f} | {better} / {worse} | {nat(r, 'before')} -> {nat(r, 'after')} | {r['train_s']:.0f} |")
     claim = {}
     for r in records:
         if r["tag"] == "claim":
@@ -119,7 +153,7 @@ def report(records: list[dict]) -> str:
         lines += ["", f"**Claim, {setting}, OMP_NUM_THREADS={omp}, seeds {[r['seed'] for r in rs]}:** held-out "
                   f"{mb:.3f} -> {ma:.3f} +- {sda:.3f} (mean +- sd over seeds); gain {m:+.3f} +- {sd:.3f}, "
                   f"min {min(r['gain'] for r in rs):+.3f}, positive in {sum(r['gain'] > 0 for r in rs)} of {len(rs)} seeds."]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + READING
 
 
 def main():
@@ -138,7 +172,7 @@ def main():
     for seed in a.seed:
         rec = run(a.setting, seed, a.eval_every, a.tag)
         records.append(rec)
-        a.out.write_text(json.dumps(records, indent=1))
+        a.out.write_text(dump(records))
         print(f"{a.setting} seed {seed}: {rec['before']['eval/reward']:.3f} -> {rec['after']['eval/reward']:.3f} "
               f"({rec['gain']:+.3f}); along the way {[(e['step'], round(e['reward'], 3)) for e in rec['eval_history']]}; "
               f"train {rec['train_s']:.0f} s, total {rec['total_s']:.0f} s", flush=True)

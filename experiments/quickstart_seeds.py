@@ -65,7 +65,7 @@ runs' held-out numbers rest on 30 x 4 samples and the G = 8 runs' on 30 x 8 (hen
 agent 1 often keeps the first sentence of what it wrote before and stops there, agent 2 keeps writing to the
 48-token cap, so more pairs land in the ratio [2, 3]. The sentences come from the tiny model's synthetic world,
 not from the post, before and after training: the agents learn the split of lengths the reward pays for, not
-summarising. Agent 2's naturalness rises a little (about 0.57 -> 0.7 nats/token): some of its longer answers
+summarising. Agent 2's naturalness rises a little (0.57 -> 0.63 to 0.79 nats/token over the claim seeds; agent 1's 0.55 -> 0.54 to 0.70): some of agent 2's longer answers
 drift into other genres of the pretraining corpus (an arXiv sentence, a code fragment).
 """
 HISTORY_KEYS = ("reward", "kl", "completions/mean_length/agent_0", "completions/mean_length/agent_1", "step_time")

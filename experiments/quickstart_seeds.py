@@ -31,7 +31,7 @@ from pathlib import Path
 import torch
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents
-from magrpo_edu.baselines import answer_snapshot
+from magrpo_edu.run.baselines import answer_snapshot
 from magrpo_edu.models import load_model
 from magrpo_edu.progress import quiet_library_notices
 from magrpo_edu.rewards import length_ratio_joint_reward

@@ -209,7 +209,7 @@ def _coop(shares: dict) -> float:
 
 def _earned(lv: dict) -> str:
     names = [k for k in ("aux_defined", "main_defined", "syntax", "calls_aux", "not_thin_wrapper") if lv[k] > 0]
-    return ", ".join(names + [f"tests {lv['passed']}/{lv['total']}"])
+    return ", ".join(names + [f"tests {lv['passed']}/{lv['total_asserts']}"])
 
 
 def _cell(code: str) -> str:

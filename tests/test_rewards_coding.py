@@ -50,7 +50,7 @@ def test_agent_2_cannot_bring_its_own_aux():
     # combined, so 1/4 tests pass: 0.4 + 0.6 + 0.5 + 0.25 + 0.5 + 1.0 = 3.25 (it was 4.0 when every
     # definition was combined and agent 2's aux replaced agent 1's).
     lv = coding_levels(AUX_WRONG, AUX + MAIN_COOP, P)
-    assert (lv["passed"], lv["total"]) == (1, 4)
+    assert (lv["passed"], lv["total_asserts"]) == (1, 4)
     assert lv["total_reward"] == pytest.approx(3.25)
 
 
@@ -91,7 +91,7 @@ def test_only_asserts_that_mention_candidate_are_tests_humaneval_70():
     # A wrong main that calls aux: 0/9 tests, so no cooperation bonus: 0.4 + 0.6 + 0.5 = 1.5 (it was 3.1
     # when `assert True` passed as 1/10 and unlocked the bonus).
     lv = coding_levels("def aux(x):\n    return x\n", "def strange_sort_list(lst):\n    return [-1] + aux(lst)\n", p)
-    assert (lv["passed"], lv["total"]) == (0, 9)
+    assert (lv["passed"], lv["total_asserts"]) == (0, 9)
     assert lv["total_reward"] == pytest.approx(1.5)
 
 
@@ -108,7 +108,7 @@ def test_asserts_inside_check_only_once_each_in_order():
 def test_a_problem_with_no_tests_stops_after_syntax():
     p = dict(P, test="def check(candidate):\n    assert True\n")
     lv = coding_levels(AUX, MAIN_COOP, p)
-    assert lv["total"] == 0 and lv["total_reward"] == pytest.approx(0.4 + 0.6 + 0.5)
+    assert lv["total_asserts"] == 0 and lv["total_reward"] == pytest.approx(0.4 + 0.6 + 0.5)
 
 
 def test_import_lines_as_the_authors_find_them():
@@ -169,7 +169,7 @@ def test_text_quirks_of_the_authors_rules():
 def test_partial_tests_count_as_a_fraction():
     lv = coding_levels(AUX, MAIN_HALF, P)
     # 'hello' -> 2 ok, 'AEIOU xyz' -> 0 != 5, '' -> 0 ok, 'banana' -> 3 ok: 3/4; one-line return: a wrapper
-    assert (lv["passed"], lv["total"]) == (3, 4)
+    assert (lv["passed"], lv["total_asserts"]) == (3, 4)
     assert lv["total_reward"] == pytest.approx(0.4 + 0.6 + 0.5 + 0.75 + 0.5)
 
 
@@ -210,7 +210,7 @@ def test_level_shares_counts_each_level_and_the_groups_that_teach_nothing():
     assert s["reward"] == pytest.approx(sum(lv["total_reward"] for lv in levels) / 8, abs=1e-4)
     assert s["zero_variance_groups"] == 0.5  # the second group: four identical cooperating pairs
     assert s["aux_defined"] == pytest.approx(sum(lv["aux_defined"] > 0 for lv in levels) / 8)
-    assert s["tests_all"] == pytest.approx(sum(lv["passed"] == lv["total"] > 0 for lv in levels) / 8)
+    assert s["tests_all"] == pytest.approx(sum(lv["passed"] == lv["total_asserts"] > 0 for lv in levels) / 8)
     with pytest.raises(ValueError, match="groups of G = 4"):
         level_shares(auxes[:3], mains[:3], [P] * 3)
 
@@ -412,6 +412,6 @@ def test_a_verdict_only_the_sandbox_decides_earns_nothing():
               "            os.write(fr.f_locals['fd'], (json.dumps({'index': i, 'status': 'passed', 'tag': fr.f_locals['tag']}) "
               "+ '\\n').encode())\n    return aux(x) - 1\n")
     lv = coding_levels("def aux(x):\n    return x\n", forger, row)
-    assert lv["passed"] == 0 and lv["total"] == 5 and lv["calls_aux"] == 0.0 and lv["total_reward"] == pytest.approx(1.5), lv
+    assert lv["passed"] == 0 and lv["total_asserts"] == 5 and lv["calls_aux"] == 0.0 and lv["total_reward"] == pytest.approx(1.5), lv
     honest = coding_levels("def aux(x, y):\n    return x + y\n", "def add(x: int, y: int):\n    s = aux(x, y)\n    return s + 0\n", row)
-    assert honest["passed"] == honest["total"] == 5, honest
+    assert honest["passed"] == honest["total_asserts"] == 5, honest

@@ -94,7 +94,7 @@ def _tree():
 
 def _levels(passed, calls):
     return dict(aux_defined=0.4, main_defined=0.6, syntax=0.5, tests=passed / 4, calls_aux=0.5 * calls,
-                not_thin_wrapper=1.0 * calls, aux_result_ignored=0.0, passed=passed, total=4,
+                not_thin_wrapper=1.0 * calls, aux_result_ignored=0.0, passed=passed, total_asserts=4,
                 total_reward=1.5 + passed / 4 + 1.5 * calls)
 
 

@@ -170,7 +170,7 @@ def _coding_levels(sample: dict, j: int) -> dict:
 
 
 def _tests_label(lv: dict) -> str:
-    asserts = lv.get("total_asserts", lv.get("total") if "total_reward" in lv else None)
+    asserts = lv.get("total_asserts")
     if asserts and "passed" in lv:
         return f"{lv['passed']}/{asserts}"
     return f"{lv.get('tests', 0.0):.2f}"

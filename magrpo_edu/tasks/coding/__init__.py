@@ -27,7 +27,6 @@ def coding_batch_levels(answers: Sequence[Sequence[str]], rows: Sequence[dict], 
     auxes, mains = answers
     out = coding_levels_many(auxes, mains, rows, single=single)
     for lv in out:
-        lv["total_asserts"] = lv.pop("total")
         lv["total"] = lv.pop("total_reward")
     return out
 

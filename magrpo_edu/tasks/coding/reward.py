@@ -239,7 +239,7 @@ _RUNS = _SandboxRuns()
 
 
 def _empty_levels() -> dict:
-    return dict({k: 0.0 for k in LEVELS}, passed=0, total=0, total_reward=0.0)
+    return dict({k: 0.0 for k in LEVELS}, passed=0, total_asserts=0, total_reward=0.0)
 
 
 def _total(lv: dict) -> float:
@@ -289,7 +289,7 @@ def _score(aux: str, main: str, problem: dict, limits, result: Optional[SandboxR
     if program is not None and asserts:
         if result is None:
             result = _RUNS.run([(program, asserts, entry)], limits)[0]
-        lv["passed"], lv["total"] = result.passed, result.total
+        lv["passed"], lv["total_asserts"] = result.passed, result.total
         lv["tests"] = result.passed / result.total
         if not single and result.passed >= 1 and aux_f and calls_aux(main_f, entry) and not rebinds_aux(main_f, entry):
             lv["calls_aux"] = 0.5
@@ -304,7 +304,7 @@ def _score(aux: str, main: str, problem: dict, limits, result: Optional[SandboxR
 def coding_levels(aux: str, main: str, problem: dict, limits: Optional[SandboxLimits] = None,
                   _result: Optional[SandboxResult] = None) -> dict:
     """The coding reward of one joint action with its breakdown: the level values (`LEVELS`),
-    `passed` / `total` asserts and `total_reward`."""
+    `passed` / `total_asserts` asserts and `total_reward`."""
     return _score(aux, main, problem, limits, _result, single=False)
 
 
@@ -356,7 +356,7 @@ def level_shares(auxes: Sequence[str], mains: Sequence[str], rows: Sequence[dict
         if level == "tests_any":
             return v["passed"] > 0
         if level == "tests_all":
-            return v["total"] > 0 and v["passed"] == v["total"]
+            return v["total_asserts"] > 0 and v["passed"] == v["total_asserts"]
         return v[level] > 0
 
     out = {k: sum(earns(v, k) for v in lv) / n for k in LEVEL_SHARES}

@@ -134,7 +134,7 @@ def _generate(model, tokenizer, prompts: list[str], gen: dict, row_adapters, dev
         if not beams and len(starts) < len(inverse) and bool(mask[starts, :-1].any(-1).all()):
             prefill = _shared_prompt_cache(model, ids[:, :-1], mask[:, :-1], row_adapters, starts, inverse)
             if prefill is not None:
-                shared = {"past_key_values": prefill[0]}
+                shared = {CACHE_KWARG: prefill[0]}
         routing = (nullcontext({} if row_adapters is None else {"adapter_names": list(row_adapters)}) if beams
                    else adapter_rows(model, row_adapters))
         with routing as extra:
@@ -200,7 +200,7 @@ def token_logprobs(model, c: Completions, row_adapters: Optional[Sequence[str]],
         P = c.prompt_ids.shape[1]
         with adapter_rows(model, row_adapters) as extra:
             out = model(input_ids=c.completion_ids[:, :-1], attention_mask=attn[:, :-1], position_ids=pos[:, P:-1],
-                        past_key_values=cache, use_cache=True, **extra)
+                        use_cache=True, **{CACHE_KWARG: cache}, **extra)
         logits = torch.cat([first[:, None], out.logits], dim=1)
     logp = sampled_token_logprobs(logits, c.completion_ids, c.sampling if sampling is None else sampling)
     return logp * c.completion_mask
@@ -245,6 +245,27 @@ def _prompt_runs(prompt_ids: torch.Tensor, prompt_mask: torch.Tensor,
     return new.nonzero().squeeze(-1), new.long().cumsum(0) - 1
 
 
+def _cache_kwarg() -> str:
+    """The name under which `generate` and a model's forward take a KV cache: `cache` in transformers'
+    current API (5.x: `past_key_values` still works there, with a FutureWarning on every call, and the
+    forward drops it in 5.40), `past_key_values` in the releases before `cache` existed."""
+    import inspect
+
+    from transformers import GenerationMixin
+
+    return "cache" if "cache" in inspect.signature(GenerationMixin.prepare_inputs_for_generation).parameters \
+        else "past_key_values"
+
+
+CACHE_KWARG = _cache_kwarg()
+
+
+def output_cache(out):
+    """The KV cache a forward returned (`out.cache`; `out.past_key_values` before transformers renamed
+    it, a name that now logs a deprecation notice when read)."""
+    return getattr(out, "cache") if CACHE_KWARG == "cache" else getattr(out, "past_key_values", None)
+
+
 def _checkpointing(model) -> bool:
     """Gradient checkpointing is active (transformers then turns the KV cache off)."""
     return model.training and any(getattr(m, "gradient_checkpointing", False) is True for m in model.modules())
@@ -260,7 +281,7 @@ def _shared_prompt_cache(model, ids, mask, row_adapters, starts, inverse):
     with adapter_rows(model, u_adapters) as extra:
         out = model(input_ids=ids[starts], attention_mask=u_mask, position_ids=pos, use_cache=True, logits_to_keep=1,
                     **extra)
-    cache = out.past_key_values
+    cache = output_cache(out)
     if cache is None or not hasattr(cache, "batch_select_indices"):
         return None
     cache.batch_select_indices(inverse)

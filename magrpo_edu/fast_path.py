@@ -45,13 +45,20 @@ import torch
 
 from .policy import (Completions, check_prompt_lengths, completions_from, generation_settings, max_new_tokens_of,
                      reference_model, sampled_token_logprobs, sampler_settings)
+from .threads import choose_threads_once
 
 
 @dataclass(frozen=True)
 class FastPolicy:
     """The `policy.Policy` of this module, the team builders' default: `sample_completions`,
     `team_logprobs`, and the reference log-probs through `token_logprobs` (each agent's rows in one
-    forward: its base with the adapters off, or its frozen copy)."""
+    forward: its base with the adapters off, or its frozen copy).
+
+    Building one picks torch's CPU threads for this process where the user has not
+    (`threads.choose_threads_once`, as `policy.PlainPolicy`)."""
+
+    def __post_init__(self):
+        choose_threads_once()
 
     def sample(self, agents, prompts, num_generations, gen, batch_agents=True):
         return sample_completions(agents, prompts, num_generations, gen, batch_agents)

@@ -143,7 +143,7 @@ def _generate(model, tokenizer, prompts: list[str], gen: dict, row_adapters, dev
             if prefill is not None:
                 shared = {CACHE_KWARG: prefill[0]}
         routing = (nullcontext({} if row_adapters is None else {"adapter_names": list(row_adapters)}) if beams
-                   else adapter_rows(model, row_adapters))
+                   else adapter_rows(model, row_adapters, lean=True))
         with routing as extra:
             out = model.generate(input_ids=ids, attention_mask=mask, do_sample=True, use_cache=True,
                                  pad_token_id=tokenizer.pad_token_id, **gen, **extra, **shared)
@@ -316,7 +316,7 @@ def _plain_lora_linears(model, adapters) -> Optional[list]:
 
 
 @contextmanager
-def adapter_rows(model, row_adapters: Optional[Sequence[str]]):
+def adapter_rows(model, row_adapters: Optional[Sequence[str]], lean: bool = False):
     """Run ONE call of a shared peft model with batch row r routed through adapter `row_adapters[r]`;
     yields the extra kwargs that call needs. `row_adapters=None`: the model's own path, no routing.
 
@@ -328,6 +328,15 @@ def adapter_rows(model, row_adapters: Optional[Sequence[str]]):
     base alone (rows named "__base__", its name for "no adapter"), and a forward hook on each LoRA
     Linear adds scaling * B(A(x[s:e])) to rows s:e: the same function (tests/test_algorithm.py checks
     values and gradients against peft's own path), fewer and cheaper operations.
+
+    lean=True (sampling, where every decoding step calls every LoRA layer once): the same sum, with
+    peft's own code skipped - for the duration of the call each LoRA Linear's forward IS base layer
+    plus the slices (an instance attribute over peft's method), and no adapter_names go to peft, so
+    neither peft's per-layer pre-hooks, its argument checks and per-row index lists, nor a forward
+    hook run. The same operations on the same tensors in the same order as the hook: bit for bit the
+    same logits and sampled tokens (tests/test_algorithm.py), less Python per decoding step
+    (benchmarks/PROFILE.md, "One sampling call per token"). Only under no gradient: a forward that
+    gradient checkpointing re-runs after the call would miss the replacement.
     """
     if row_adapters is None:
         yield {}
@@ -346,18 +355,40 @@ def adapter_rows(model, row_adapters: Optional[Sequence[str]]):
 
     n_rows = len(row_adapters)
 
-    def hook_for(layer):
-        plan = [(s, e, layer.lora_A[name], layer.lora_B[name], layer.lora_dropout[name], layer.scaling[name])
+    def plan_of(layer):
+        return [(s, e, layer.lora_A[name], layer.lora_B[name], layer.lora_dropout[name], layer.scaling[name])
                 for name, s, e in spans if name in layer.lora_A]
 
-        def add_adapters(module, args, output):  # output = the frozen base's x W^T (+ b)
-            x = args[0]
-            if x.shape[0] != n_rows:  # a call that expands the batch (beam search): route with adapter_names=
-                raise RuntimeError(f"adapter_rows: a batch of {x.shape[0]} rows met {n_rows} adapter names; "
-                                   "for calls that expand the batch pass peft's adapter_names= instead.")
-            for s, e, a, b, drop, scale in plan:
-                output[s:e] += (b(a(drop(x[s:e].to(a.weight.dtype)))) * scale).to(output.dtype)
-            return output
+    def add_adapters_to(output, x, plan):  # output = the frozen base's x W^T (+ b)
+        if x.shape[0] != n_rows:  # a call that expands the batch (beam search): route with adapter_names=
+            raise RuntimeError(f"adapter_rows: a batch of {x.shape[0]} rows met {n_rows} adapter names; "
+                               "for calls that expand the batch pass peft's adapter_names= instead.")
+        for s, e, a, b, drop, scale in plan:
+            output[s:e] += (b(a(drop(x[s:e].to(a.weight.dtype)))) * scale).to(output.dtype)
+        return output
+
+    if lean and not any("forward" in vars(m) for m in layers):  # (a forward already patched, e.g. accelerate's: hooks)
+        def lean_forward(layer):
+            base, plan = layer.base_layer, plan_of(layer)
+
+            def forward(x, *args, **kwargs):
+                return add_adapters_to(base(x, *args, **kwargs), x, plan)
+            return forward
+
+        for m in layers:
+            m.forward = lean_forward(m)
+        try:
+            yield {}
+        finally:
+            for m in layers:
+                vars(m).pop("forward", None)
+        return
+
+    def hook_for(layer):
+        plan = plan_of(layer)
+
+        def add_adapters(module, args, output):
+            return add_adapters_to(output, args[0], plan)
         return add_adapters
 
     handles = [m.register_forward_hook(hook_for(m)) for m in layers]

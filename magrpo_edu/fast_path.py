@@ -356,15 +356,30 @@ def adapter_rows(model, row_adapters: Optional[Sequence[str]], lean: bool = Fals
     n_rows = len(row_adapters)
 
     def plan_of(layer):
-        return [(s, e, layer.lora_A[name], layer.lora_B[name], layer.lora_dropout[name], layer.scaling[name])
+        # (rows, A, B, dropout or None, scaling) per adapter: rows None for all of them; A and B as
+        # (weight, bias) for F.linear, what nn.Linear.forward calls; None for peft's nn.Identity dropout
+        # (lora_dropout=0). The same operations as the modules, without a Module call each.
+        return [(slice(s, e) if e - s < n_rows else None,
+                 (layer.lora_A[name].weight, layer.lora_A[name].bias), (layer.lora_B[name].weight, layer.lora_B[name].bias),
+                 None if isinstance(layer.lora_dropout[name], torch.nn.Identity) else layer.lora_dropout[name],
+                 layer.scaling[name])
                 for name, s, e in spans if name in layer.lora_A]
+
+    linear = torch.nn.functional.linear
 
     def add_adapters_to(output, x, plan):  # output = the frozen base's x W^T (+ b)
         if x.shape[0] != n_rows:  # a call that expands the batch (beam search): route with adapter_names=
             raise RuntimeError(f"adapter_rows: a batch of {x.shape[0]} rows met {n_rows} adapter names; "
                                "for calls that expand the batch pass peft's adapter_names= instead.")
-        for s, e, a, b, drop, scale in plan:
-            output[s:e] += (b(a(drop(x[s:e].to(a.weight.dtype)))) * scale).to(output.dtype)
+        for rows, a, b, drop, scale in plan:  # output[rows] += scale * B(A(dropout(x[rows]))); rows None: all
+            h = x if rows is None else x[rows]
+            h = h if h.dtype == a[0].dtype else h.to(a[0].dtype)
+            h = linear(linear(h if drop is None else drop(h), *a), *b) * scale
+            h = h if h.dtype == output.dtype else h.to(output.dtype)
+            if rows is None:
+                output += h
+            else:
+                output[rows] += h
         return output
 
     if lean and not any("forward" in vars(m) for m in layers):  # (a forward already patched, e.g. accelerate's: hooks)

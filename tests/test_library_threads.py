@@ -38,6 +38,7 @@ def _run(*args, omp=None):
     return int(before), int(after), said
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["fast", "plain"])
 def test_a_python_api_user_gets_the_clis_choice(how):
     before, after, said = _run(how)
@@ -47,11 +48,13 @@ def test_a_python_api_user_gets_the_clis_choice(how):
     assert said == "torch threads: 1 of 1 usable core; set OMP_NUM_THREADS to choose"
 
 
+@pytest.mark.slow
 def test_omp_num_threads_is_the_users_choice():
     before, after, said = _run("fast", omp="2")
     assert before == after == 2 and "OMP_NUM_THREADS=2" in said
 
 
+@pytest.mark.slow
 def test_torch_set_num_threads_before_is_the_users_choice():
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     mine = cores + 1  # never torch's own default

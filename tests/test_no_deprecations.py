@@ -11,6 +11,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 SCRIPT = textwrap.dedent(r"""
     import warnings
     warnings.simplefilter("always")  # every warning, every time: before magrpo_edu adds its own filters
@@ -45,6 +47,7 @@ SCRIPT = textwrap.dedent(r"""
 """)
 
 
+@pytest.mark.slow
 def test_sampling_and_a_training_step_emit_no_deprecation_notice():
     env = dict(os.environ, OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                TRANSFORMERS_VERBOSITY="warning")

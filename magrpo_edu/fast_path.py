@@ -45,13 +45,20 @@ import torch
 
 from .policy import (Completions, check_prompt_lengths, completions_from, generation_settings, max_new_tokens_of,
                      reference_model, sampled_token_logprobs, sampler_settings)
+from .threads import choose_threads_once
 
 
 @dataclass(frozen=True)
 class FastPolicy:
     """The `policy.Policy` of this module, the team builders' default: `sample_completions`,
     `team_logprobs`, and the reference log-probs through `token_logprobs` (each agent's rows in one
-    forward: its base with the adapters off, or its frozen copy)."""
+    forward: its base with the adapters off, or its frozen copy).
+
+    Building one picks torch's CPU threads for this process where the user has not
+    (`threads.choose_threads_once`, as `policy.PlainPolicy`)."""
+
+    def __post_init__(self):
+        choose_threads_once()
 
     def sample(self, agents, prompts, num_generations, gen, batch_agents=True):
         return sample_completions(agents, prompts, num_generations, gen, batch_agents)
@@ -134,9 +141,9 @@ def _generate(model, tokenizer, prompts: list[str], gen: dict, row_adapters, dev
         if not beams and len(starts) < len(inverse) and bool(mask[starts, :-1].any(-1).all()):
             prefill = _shared_prompt_cache(model, ids[:, :-1], mask[:, :-1], row_adapters, starts, inverse)
             if prefill is not None:
-                shared = {"past_key_values": prefill[0]}
+                shared = {CACHE_KWARG: prefill[0]}
         routing = (nullcontext({} if row_adapters is None else {"adapter_names": list(row_adapters)}) if beams
-                   else adapter_rows(model, row_adapters))
+                   else adapter_rows(model, row_adapters, lean=True))
         with routing as extra:
             out = model.generate(input_ids=ids, attention_mask=mask, do_sample=True, use_cache=True,
                                  pad_token_id=tokenizer.pad_token_id, **gen, **extra, **shared)
@@ -200,7 +207,7 @@ def token_logprobs(model, c: Completions, row_adapters: Optional[Sequence[str]],
         P = c.prompt_ids.shape[1]
         with adapter_rows(model, row_adapters) as extra:
             out = model(input_ids=c.completion_ids[:, :-1], attention_mask=attn[:, :-1], position_ids=pos[:, P:-1],
-                        past_key_values=cache, use_cache=True, **extra)
+                        use_cache=True, **{CACHE_KWARG: cache}, **extra)
         logits = torch.cat([first[:, None], out.logits], dim=1)
     logp = sampled_token_logprobs(logits, c.completion_ids, c.sampling if sampling is None else sampling)
     return logp * c.completion_mask
@@ -245,6 +252,27 @@ def _prompt_runs(prompt_ids: torch.Tensor, prompt_mask: torch.Tensor,
     return new.nonzero().squeeze(-1), new.long().cumsum(0) - 1
 
 
+def _cache_kwarg() -> str:
+    """The name under which `generate` and a model's forward take a KV cache: `cache` in transformers'
+    current API (5.x: `past_key_values` still works there, with a FutureWarning on every call, and the
+    forward drops it in 5.40), `past_key_values` in the releases before `cache` existed."""
+    import inspect
+
+    from transformers import GenerationMixin
+
+    return "cache" if "cache" in inspect.signature(GenerationMixin.prepare_inputs_for_generation).parameters \
+        else "past_key_values"
+
+
+CACHE_KWARG = _cache_kwarg()
+
+
+def output_cache(out):
+    """The KV cache a forward returned (`out.cache`; `out.past_key_values` before transformers renamed
+    it, a name that now logs a deprecation notice when read)."""
+    return getattr(out, "cache") if CACHE_KWARG == "cache" else getattr(out, "past_key_values", None)
+
+
 def _checkpointing(model) -> bool:
     """Gradient checkpointing is active (transformers then turns the KV cache off)."""
     return model.training and any(getattr(m, "gradient_checkpointing", False) is True for m in model.modules())
@@ -260,7 +288,7 @@ def _shared_prompt_cache(model, ids, mask, row_adapters, starts, inverse):
     with adapter_rows(model, u_adapters) as extra:
         out = model(input_ids=ids[starts], attention_mask=u_mask, position_ids=pos, use_cache=True, logits_to_keep=1,
                     **extra)
-    cache = out.past_key_values
+    cache = output_cache(out)
     if cache is None or not hasattr(cache, "batch_select_indices"):
         return None
     cache.batch_select_indices(inverse)
@@ -288,7 +316,7 @@ def _plain_lora_linears(model, adapters) -> Optional[list]:
 
 
 @contextmanager
-def adapter_rows(model, row_adapters: Optional[Sequence[str]]):
+def adapter_rows(model, row_adapters: Optional[Sequence[str]], lean: bool = False):
     """Run ONE call of a shared peft model with batch row r routed through adapter `row_adapters[r]`;
     yields the extra kwargs that call needs. `row_adapters=None`: the model's own path, no routing.
 
@@ -300,6 +328,15 @@ def adapter_rows(model, row_adapters: Optional[Sequence[str]]):
     base alone (rows named "__base__", its name for "no adapter"), and a forward hook on each LoRA
     Linear adds scaling * B(A(x[s:e])) to rows s:e: the same function (tests/test_algorithm.py checks
     values and gradients against peft's own path), fewer and cheaper operations.
+
+    lean=True (sampling, where every decoding step calls every LoRA layer once): the same sum, with
+    peft's own code skipped - for the duration of the call each LoRA Linear's forward IS base layer
+    plus the slices (an instance attribute over peft's method), and no adapter_names go to peft, so
+    neither peft's per-layer pre-hooks, its argument checks and per-row index lists, nor a forward
+    hook run. The same operations on the same tensors in the same order as the hook: bit for bit the
+    same logits and sampled tokens (tests/test_algorithm.py), less Python per decoding step
+    (benchmarks/PROFILE.md, "One sampling call per token"). Only under no gradient: a forward that
+    gradient checkpointing re-runs after the call would miss the replacement.
     """
     if row_adapters is None:
         yield {}
@@ -318,18 +355,55 @@ def adapter_rows(model, row_adapters: Optional[Sequence[str]]):
 
     n_rows = len(row_adapters)
 
-    def hook_for(layer):
-        plan = [(s, e, layer.lora_A[name], layer.lora_B[name], layer.lora_dropout[name], layer.scaling[name])
+    def plan_of(layer):
+        # (rows, A, B, dropout or None, scaling) per adapter: rows None for all of them; A and B as
+        # (weight, bias) for F.linear, what nn.Linear.forward calls; None for peft's nn.Identity dropout
+        # (lora_dropout=0). The same operations as the modules, without a Module call each.
+        return [(slice(s, e) if e - s < n_rows else None,
+                 (layer.lora_A[name].weight, layer.lora_A[name].bias), (layer.lora_B[name].weight, layer.lora_B[name].bias),
+                 None if isinstance(layer.lora_dropout[name], torch.nn.Identity) else layer.lora_dropout[name],
+                 layer.scaling[name])
                 for name, s, e in spans if name in layer.lora_A]
 
-        def add_adapters(module, args, output):  # output = the frozen base's x W^T (+ b)
-            x = args[0]
-            if x.shape[0] != n_rows:  # a call that expands the batch (beam search): route with adapter_names=
-                raise RuntimeError(f"adapter_rows: a batch of {x.shape[0]} rows met {n_rows} adapter names; "
-                                   "for calls that expand the batch pass peft's adapter_names= instead.")
-            for s, e, a, b, drop, scale in plan:
-                output[s:e] += (b(a(drop(x[s:e].to(a.weight.dtype)))) * scale).to(output.dtype)
-            return output
+    linear = torch.nn.functional.linear
+
+    def add_adapters_to(output, x, plan):  # output = the frozen base's x W^T (+ b)
+        if x.shape[0] != n_rows:  # a call that expands the batch (beam search): route with adapter_names=
+            raise RuntimeError(f"adapter_rows: a batch of {x.shape[0]} rows met {n_rows} adapter names; "
+                               "for calls that expand the batch pass peft's adapter_names= instead.")
+        for rows, a, b, drop, scale in plan:  # output[rows] += scale * B(A(dropout(x[rows]))); rows None: all
+            h = x if rows is None else x[rows]
+            h = h if h.dtype == a[0].dtype else h.to(a[0].dtype)
+            h = linear(linear(h if drop is None else drop(h), *a), *b) * scale
+            h = h if h.dtype == output.dtype else h.to(output.dtype)
+            if rows is None:
+                output += h
+            else:
+                output[rows] += h
+        return output
+
+    if lean and not any("forward" in vars(m) for m in layers):  # (a forward already patched, e.g. accelerate's: hooks)
+        def lean_forward(layer):
+            base, plan = layer.base_layer, plan_of(layer)
+
+            def forward(x, *args, **kwargs):
+                return add_adapters_to(base(x, *args, **kwargs), x, plan)
+            return forward
+
+        for m in layers:
+            m.forward = lean_forward(m)
+        try:
+            yield {}
+        finally:
+            for m in layers:
+                vars(m).pop("forward", None)
+        return
+
+    def hook_for(layer):
+        plan = plan_of(layer)
+
+        def add_adapters(module, args, output):
+            return add_adapters_to(output, args[0], plan)
         return add_adapters
 
     handles = [m.register_forward_hook(hook_for(m)) for m in layers]

@@ -55,6 +55,8 @@ from typing import Optional, Protocol, Sequence
 
 import torch
 
+from .threads import choose_threads_once
+
 
 @dataclass
 class Completions:
@@ -210,7 +212,14 @@ class Policy(Protocol):
 class PlainPolicy:
     """The `Policy` of this module: each agent alone, one `generate` (`sample`) and one forward
     (`logprobs`, `reference_logprobs`) per agent, nothing shared. The readable reference; slower than
-    `fast_path.FastPolicy`, which computes the same numbers up to float rounding."""
+    `fast_path.FastPolicy`, which computes the same numbers up to float rounding.
+
+    Building one (every team builder and every `Agent` builds its policy) picks torch's CPU threads
+    for this process, once, as the command line does, unless the user already chose them
+    (OMP_NUM_THREADS, or `torch.set_num_threads` before): `threads.choose_threads_once`."""
+
+    def __post_init__(self):
+        choose_threads_once()
 
     def sample(self, agents, prompts, num_generations, gen, batch_agents=True):
         return [sample(a, ps, num_generations, **generation_settings(gen, a)) for a, ps in zip(agents, prompts)]

@@ -8,13 +8,26 @@ one). `sensible_threads` respects OMP_NUM_THREADS when it is set; otherwise it t
 process may run on (its CPU affinity), capped by the container's CPU quota (cgroup v2 `cpu.max`),
 minus the cores other processes keep busy right now (runnable tasks in /proc/loadavg, the least of
 three looks 20 ms apart). The command line applies it and says it in its first lines.
+
+The library applies the same choice for every user of the Python API and the notebooks
+(`choose_threads_once`, run when a policy is built: `policy.PlainPolicy`, `fast_path.FastPolicy`,
+so every team builder and every `Agent`), once per process, and only where the user has not chosen:
+not when OMP_NUM_THREADS or MKL_NUM_THREADS is set, not when torch's threads are no longer torch's
+own default (a `torch.set_num_threads(n)` made before), not after the command line chose. A
+`torch.set_num_threads` made later wins, as it always did. The one case it cannot tell: an explicit
+`torch.set_num_threads(n)` with n equal to torch's default; set OMP_NUM_THREADS to be sure.
 """
 from __future__ import annotations
 
+import logging
 import math
 import os
 import time
 from pathlib import Path
+from typing import Optional
+
+_choice: Optional[str] = None
+"""What this process's threads are, once decided (`apply_sensible_threads`, `choose_threads_once`)."""
 
 
 def usable_cores() -> int:
@@ -69,6 +82,53 @@ def apply_sensible_threads() -> str:
     """Set torch's intra-op threads to `sensible_threads()` and return the sentence that says so."""
     import torch
 
+    global _choice
     n, why = sensible_threads()
     torch.set_num_threads(n)
-    return f"torch threads: {why}"
+    _choice = f"torch threads: {why}"
+    return _choice
+
+
+def torch_default_threads() -> set[int]:
+    """The intra-op thread counts torch starts with on this machine when nothing chose: the logical
+    cores of this process's CPU affinity, or the physical cores among them (torch's own default
+    counts physical cores where its thread pool decides, all of them where OpenMP does)."""
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return {os.cpu_count() or 1}
+    physical = set()
+    for c in cpus:
+        try:
+            topo = Path(f"/sys/devices/system/cpu/cpu{c}/topology")
+            physical.add(((topo / "physical_package_id").read_text().strip(), (topo / "core_id").read_text().strip()))
+        except OSError:
+            physical.add(("?", str(c)))
+    return {len(cpus), len(physical)}
+
+
+def user_choice() -> Optional[str]:
+    """Why this process's threads are already chosen (by the user or the command line), or None."""
+    import torch
+
+    if _choice is not None:
+        return _choice
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        if os.environ.get(var, "").strip():
+            return f"torch threads: {torch.get_num_threads()} ({var}={os.environ[var].strip()})"
+    n = torch.get_num_threads()
+    if n not in torch_default_threads():
+        return f"torch threads: {n} (torch.set_num_threads)"
+    return None
+
+
+def choose_threads_once() -> str:
+    """The library's thread choice, for every user: once per process, `apply_sensible_threads` unless
+    the threads are already chosen (`user_choice`). Returns the sentence that says what they are
+    (also logged at INFO on the `magrpo_edu.threads` logger)."""
+    global _choice
+    if _choice is None:
+        chosen = user_choice()
+        _choice = chosen if chosen is not None else apply_sensible_threads()
+        logging.getLogger(__name__).info(_choice)
+    return _choice

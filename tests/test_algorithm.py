@@ -250,6 +250,39 @@ def test_adapter_rows_equals_peft_mixed_adapter_batches(make_model, small_tokeni
     assert torch.equal(got, want)
 
 
+def test_lean_adapter_rows_are_bit_for_bit_the_hooked_ones(make_model, small_tokenizer):
+    # Sampling's lean routing (each LoRA Linear's forward replaced by base + slices for the call, no
+    # peft dispatch) computes the same operations as the hook: the same bits, the same sampled tokens
+    # as peft's own mixed-adapter batch, and peft's own forward back afterwards.
+    from peft.tuners.lora import Linear as LoraLinear
+
+    from magrpo_edu.fast_path import adapter_rows
+
+    tok = small_tokenizer
+    agents = two_distinct_lora_agents(make_model(), tok, seed=5)
+    model = agents[0].model
+    names = ["agent_0", "agent_0", "agent_1", "agent_1", "agent_1"]
+    enc = tok(["hi there", "a longer prompt here", "x", "y y y", "z"], return_tensors="pt", padding=True)
+    with torch.inference_mode():
+        with adapter_rows(model, names) as extra:
+            hooked = model(**enc, **extra).logits
+        with adapter_rows(model, names, lean=True) as extra:
+            assert extra == {}  # nothing for peft to route
+            lean = model(**enc, **extra).logits
+        peft_own = model(**enc, adapter_names=names).logits
+    assert torch.equal(lean, hooked) and torch.allclose(lean, peft_own, atol=1e-5)
+    assert not any("forward" in vars(m) for m in model.modules() if isinstance(m, LoraLinear))
+
+    gen = dict(do_sample=True, max_new_tokens=6, min_new_tokens=6, pad_token_id=tok.pad_token_id)
+    torch.manual_seed(3)
+    with torch.inference_mode():
+        want = model.generate(**enc, adapter_names=names, **gen)
+    torch.manual_seed(3)
+    with torch.inference_mode(), adapter_rows(model, names, lean=True) as extra:
+        got = model.generate(**enc, **extra, **gen)
+    assert torch.equal(got, want)
+
+
 def test_shared_prompt_forward_equals_row_by_row_forward(make_model, small_tokenizer, monkeypatch):
     # The G rows of one prompt share one prompt forward (fast_path._shared_prompt_cache); values and
     # gradients must equal a plain forward of each row alone, with left padding, EOS and two adapters.

@@ -39,7 +39,6 @@ import torch
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents
 from magrpo_edu.run.baselines import run_method
 from magrpo_edu.models import load_model
-from magrpo_edu.progress import quiet_library_notices
 from magrpo_edu.tasks.writing.reward import ARXIV_WORDS, arxiv_joint_reward, arxiv_stop_level, word_count
 from magrpo_edu.tasks.writing import arxiv_formatters, load_writing
 
@@ -183,7 +182,6 @@ def main() -> None:
                         + (reading + "\n\n" if reading else "") + md)
         print(md)
         return
-    quiet_library_notices()
     cfg = dict(steps=a.steps, lr=a.lr, G=4, rows=a.rows, samples=a.samples, max_new_tokens=a.max_new_tokens,
                eval_at=[int(x) for x in a.eval_at.split(",") if x])
     data = json.loads(out.read_text()) if out.exists() else {}

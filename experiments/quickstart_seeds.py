@@ -33,7 +33,6 @@ import torch
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents
 from magrpo_edu.run.baselines import answer_snapshot
 from magrpo_edu.models import load_model
-from magrpo_edu.progress import quiet_library_notices
 from magrpo_edu.rewards import length_ratio_joint_reward
 from magrpo_edu.tasks.writing import load_writing, tldr_formatters
 
@@ -72,7 +71,6 @@ HISTORY_KEYS = ("reward", "kl", "completions/mean_length/agent_0", "completions/
 
 
 def run(setting: str, seed: int, eval_every: int, tag: str) -> dict:
-    quiet_library_notices()
     torch.manual_seed(seed)
     base, tok = load_model("tiny")
     agents = lora_agents(base, num_agents=2, tokenizer=tok, target_modules=["q_proj", "v_proj"])

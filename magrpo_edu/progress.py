@@ -71,25 +71,3 @@ def quiet_model_loading():
     finally:
         if was_on:
             hf_logging.enable_progress_bar()
-
-
-def quiet_library_notices() -> None:
-    """Hide one notice that every run printed (in a notebook, once per generate call) and a learner
-    cannot act on: transformers' "`past_key_values` is deprecated, use `cache`" (transformers 5.x), raised
-    because our fast path passes `past_key_values=` to `generate` and the forward (fast_path.py).
-    That keyword works up to transformers 5.39 and pyproject.toml pins `transformers<5.40` until
-    the fast path moves to `cache=`; the tests still show the notice. The command line and notebook 04 call this. Only that message: every
-    other warning and log line still shows."""
-    import logging
-    import warnings
-
-    from transformers.utils import logging as hf_logging
-
-    warnings.filterwarnings("ignore", message=r".*`past_key_values` is deprecated", category=FutureWarning)
-
-    class _NotThat(logging.Filter):
-        def filter(self, record):
-            return "`past_key_values`/`cache_params` are deprecated" not in record.getMessage()
-
-    for handler in hf_logging.get_logger().handlers:  # transformers' root logger's: every module's records pass it
-        handler.addFilter(_NotThat())

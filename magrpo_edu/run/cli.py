@@ -170,14 +170,10 @@ def _given(args) -> dict:
 
 
 def _threads() -> None:
-    """Pick torch's CPU threads for this machine as it is now (magrpo_edu.threads) and say so first;
-    quiet the library notices a newcomer cannot act on (`progress.quiet_library_notices`)."""
+    """Pick torch's CPU threads for this machine as it is now (magrpo_edu.threads) and say so first."""
     from ..threads import apply_sensible_threads
 
     print(apply_sensible_threads(), flush=True)
-    from ..progress import quiet_library_notices
-
-    quiet_library_notices()
 
 
 def _eval(args) -> int:

@@ -462,7 +462,7 @@ def test_programs_die_with_a_sigkilled_trainer(mode):
     if sys.platform != "linux":
         pytest.skip("PR_SET_PDEATHSIG is Linux only")
     import magrpo_edu
-    from magrpo_edu.sandbox.isolation import _cgroup_root
+    from magrpo_edu.sandbox.cgroups import _cgroup_root
 
     # a program that ignores signals and leaves a sleeper (MARKER in its argv) that ignores them too; the
     # trainer gets it through its environment, so the trainer's own argv does not match strays()

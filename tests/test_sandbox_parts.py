@@ -9,8 +9,8 @@ import pytest
 
 from magrpo_edu.sandbox import judge
 from magrpo_edu.sandbox.forgeproof import JUDGE_PATH, MAX_VALUE_DEPTH, _plan
-from magrpo_edu.sandbox.isolation import (CLONE_NEWUSER, SECCOMP_ALLOW, SECCOMP_ENOSYS, SECCOMP_EPERM, _cgroup_roots,
-                                          _own_cgroups, _ProgramCgroup, seccomp_filter)
+from magrpo_edu.sandbox.cgroups import _cgroup_roots, _own_cgroups, _ProgramCgroup
+from magrpo_edu.sandbox.seccomp import CLONE_NEWUSER, SECCOMP_ALLOW, SECCOMP_ENOSYS, SECCOMP_EPERM, seccomp_filter
 
 
 # ---- the seccomp filter -------------------------------------------------------------------------------

@@ -150,7 +150,8 @@ program runs as the trainer's user and could attack the trainer process directly
 `entry_point` every verdict is decided in the sandbox (the old behaviour, kept for compatibility),
 and a program can forge it.
 
-The package's parts: `isolation` (the namespaces root, the cgroups, the seccomp filter, `isolation()`),
+The package's parts: `isolation` (the namespaces root, its probe, `isolation()`), `seccomp` (the filter),
+`cgroups` (the run's cgroups),
 `harness` (the harness inside the sandbox and `run_program` / `run_many` around it), `forgeproof` (which
 asserts the host checks, and the judge's process) with `judge` (the judge itself, a script), `cleanup`
 (death with the trainer, leftovers of a killed one). Measurements: benchmarks/sandbox_overhead.md.

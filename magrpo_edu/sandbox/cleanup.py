@@ -13,7 +13,7 @@ import sys
 import tempfile
 from typing import Optional
 
-from .isolation import _cgroup_parents, _cgroup_roots, _ProgramCgroup
+from .cgroups import _cgroup_parents, _cgroup_roots, _ProgramCgroup
 
 
 @functools.lru_cache(maxsize=1)

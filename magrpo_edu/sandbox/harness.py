@@ -24,7 +24,9 @@ from typing import Optional, Sequence
 
 from .cleanup import _cleanup_stale, _kill_everything, _tie_to_trainer
 from .forgeproof import MAX_VALUE_CHARS, MAX_VALUE_DEPTH, MAX_VALUE_ITEMS, _judge, _plan, _start_judge, JUDGE_GRACE_S
-from .isolation import REFUSE_SYSCALLS, SandboxError, _filter_hex, _namespaced, _ProgramCgroup, isolation, resource
+from .cgroups import _ProgramCgroup
+from .isolation import SandboxError, _namespaced, isolation, resource
+from .seccomp import REFUSE_SYSCALLS, _filter_hex
 
 # The harness runs INSIDE the sandbox, as `python -I -S -c HARNESS` (the package's files are not there). It reads one JSON object from
 # stdin, compiles the program, then for each assert forks a fresh process (its own process group)

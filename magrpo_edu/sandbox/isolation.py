@@ -1,6 +1,6 @@
-"""What isolates a program: the minimal root of namespaces mode (`SETUP`), the throw-away cgroups
-of a run (`_ProgramCgroup`), and `isolation()`, what this machine gets (the table in the package's
-docstring)."""
+"""What isolates a program: the minimal root of namespaces mode (`SETUP`), its probe, and `isolation()`,
+what this machine gets (the table in the package's docstring). The seccomp filter is in seccomp.py, the
+run's cgroups in cgroups.py."""
 from __future__ import annotations
 
 import functools
@@ -8,17 +8,16 @@ import json
 import math
 import os
 import platform
-import secrets
 import shutil
-import signal
-import struct
 import subprocess
 import sys
 import sysconfig
 import tempfile
-import time
 import warnings
 from typing import Optional
+
+from .cgroups import _cgroup_parents, _cgroup_roots, _ProgramCgroup
+from .seccomp import REFUSE_SYSCALLS, _filter_hex, seccomp_filter
 
 try:
     import resource
@@ -130,109 +129,6 @@ _KEYCTL_NR = {"x86_64": 250, "amd64": 250, "aarch64": 219, "arm64": 219, "riscv6
               "armv7l": 311, "ppc64le": 280, "s390x": 280}.get(platform.machine().lower())
 _PIVOT_ROOT_NR = {"x86_64": 155, "amd64": 155, "aarch64": 41, "arm64": 41, "riscv64": 41, "i386": 217, "i686": 217,
                   "armv7l": 218, "ppc64le": 203, "s390x": 217}.get(platform.machine().lower())
-
-
-# --------------------------------------------------------------------------------------------------
-# What no program may ask the kernel for: user namespaces, keyrings, ptrace, io_uring
-# --------------------------------------------------------------------------------------------------
-# A seccomp filter (classic BPF on the syscall number, the ABI and the first argument):
-#   * user namespaces: unshare() and clone() with CLONE_NEWUSER fail with EPERM, clone3() with ENOSYS
-#     (its flags sit in memory a filter cannot read; libc then falls back to clone()). A user namespace
-#     would let a program mount a tmpfs of its own, whose pages only a memory cgroup bounds.
-#   * kernel keyrings: add_key, request_key and keyctl fail with EPERM. Every run's processes share
-#     uid 65534's user keyring, which outlives the run: a key added by one run could be read by any
-#     later one (a covert channel between runs, problems and trainers).
-#   * ptrace: EPERM (a program could stop or steer its harness, which times its asserts).
-#   * io_uring_setup/enter/register: ENOSYS (a large kernel surface no test program needs).
-#   * every syscall of another ABI (i386 through int 0x80 or x32 on x86_64, arm32 on aarch64): EPERM.
-# It is installed before any program code runs (by SETUP in namespaces mode, after it joined a new
-# session keyring; by the harness in rlimits mode) and every process of the program inherits it.
-# REFUSE_SYSCALLS is the installing code, run in those processes.
-REFUSE_SYSCALLS = r"""
-def refuse_syscalls(hex_program):
-    import ctypes
-    code = bytes.fromhex(hex_program)
-    class Program(ctypes.Structure):  # struct sock_fprog
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
-    libc, prog, no = ctypes.CDLL(None, use_errno=True), Program(len(code) // 8, code), ctypes.c_ulong(0)
-    if libc.prctl(38, ctypes.c_ulong(1), no, no, no) != 0 or libc.prctl(22, ctypes.c_ulong(2), ctypes.byref(prog), no, no) != 0:
-        raise OSError(ctypes.get_errno(), "could not install the seccomp filter")  # PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP
-"""
-# platform.machine(): AUDIT_ARCH_* and the syscall numbers the filter names, from the kernel's syscall tables
-_SECCOMP_ABI = {
-    "x86_64": dict(arch=0xC000003E, unshare=272, clone=56, clone3=435, add_key=248, request_key=249, keyctl=250,
-                   ptrace=101, io_uring=(425, 426, 427)),
-    "aarch64": dict(arch=0xC00000B7, unshare=97, clone=220, clone3=435, add_key=217, request_key=218, keyctl=219,
-                    ptrace=117, io_uring=(425, 426, 427)),
-}
-_SECCOMP_ABI["amd64"], _SECCOMP_ABI["arm64"] = _SECCOMP_ABI["x86_64"], _SECCOMP_ABI["aarch64"]
-CLONE_NEWUSER = 0x10000000
-SECCOMP_ALLOW, SECCOMP_EPERM, SECCOMP_ENOSYS = 0x7FFF0000, 0x00050000 | 1, 0x00050000 | 38  # SECCOMP_RET_ERRNO | errno
-
-
-def seccomp_filter(machine: Optional[str] = None) -> bytes:
-    """The sandbox's seccomp filter for `machine` (default: this one), as the bytes of a struct
-    sock_filter array (see the comment above REFUSE_SYSCALLS for what it refuses). ValueError for an
-    architecture without one (only x86_64 and aarch64)."""
-    machine = (machine or platform.machine()).lower()
-    if machine not in _SECCOMP_ABI:
-        raise ValueError(f"no seccomp filter for the {machine!r} architecture (only x86_64 and aarch64): user "
-                         "namespaces, keyrings, ptrace and io_uring cannot be refused inside the sandbox here")
-    nr = _SECCOMP_ABI[machine]
-    ld, jeq, jge, jset, ret = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ/JGE/JSET|K, BPF_RET|K
-    # (code, label if true, label if false, k): a label is where a jump goes, None the next instruction
-    program = [("ld", None, None, 4, ld),  # seccomp_data.arch
-               ("arch", None, "eperm", nr["arch"], jeq),  # another ABI
-               ("ld", None, None, 0, ld),  # seccomp_data.nr
-               ("x32", "eperm", None, 0x40000000, jge)]
-    program += [("nosys", "enosys", None, k, jeq) for k in (nr["clone3"],) + nr["io_uring"]]
-    program += [("refused", "eperm", None, nr[k], jeq) for k in ("add_key", "request_key", "keyctl", "ptrace")]
-    program += [("flags", "flags", None, nr["unshare"], jeq), ("flags", "flags", "allow", nr["clone"], jeq),
-                ("flags", None, None, 16, ld),  # label "flags": the low 32 bits of args[0] (little-endian)
-                ("newuser", "eperm", "allow", CLONE_NEWUSER, jset)]
-    labels = {"allow": len(program), "eperm": len(program) + 1, "enosys": len(program) + 2,
-              "flags": next(i for i, ins in enumerate(program) if ins[4] == ld and ins[3] == 16)}
-    out = []
-    for i, (_, true, false, k, code) in enumerate(program):
-        jt, jf = (0 if t is None else labels[t] - i - 1 for t in (true, false))
-        assert jt >= 0 and jf >= 0 and max(jt, jf) < 256, "a seccomp jump must go forward, at most 255 instructions"
-        out.append((code, jt, jf, k))
-    out += [(ret, 0, 0, SECCOMP_ALLOW), (ret, 0, 0, SECCOMP_EPERM), (ret, 0, 0, SECCOMP_ENOSYS)]
-    return b"".join(struct.pack("<HBBI", *ins) for ins in out)
-
-
-_FILTER_CHECK = REFUSE_SYSCALLS + r"""
-import ctypes, os, subprocess, sys
-refuse_syscalls(sys.argv[1])
-libc = ctypes.CDLL(None, use_errno=True)
-refused = libc.unshare(0x10000000) != 0 and ctypes.get_errno() == 1
-refused = refused and libc.syscall(ctypes.c_long(int(sys.argv[2])), 0, 0) != 0 and ctypes.get_errno() == 1  # keyctl
-pid = os.fork()
-if pid == 0:
-    os._exit(7)
-ok = os.waitpid(pid, 0)[1] >> 8 == 7 and subprocess.run(["true"]).returncode == 0
-print("REFUSED" if refused and ok else "ALLOWED")
-"""
-
-
-@functools.lru_cache(maxsize=1)
-def _filter_hex() -> Optional[str]:
-    """The seccomp filter to install (hex), or None where it does not work here: not Linux, another
-    architecture, or a kernel that refuses it (checked once in a child process: installed, then
-    unshare(CLONE_NEWUSER) and keyctl must fail with EPERM while fork and subprocess still work)."""
-    if sys.platform != "linux":
-        return None
-    try:
-        hex_program = seccomp_filter().hex()
-    except ValueError:
-        return None
-    keyctl = str(_SECCOMP_ABI[platform.machine().lower()]["keyctl"])
-    try:
-        r = subprocess.run([os.path.realpath(sys.executable), "-I", "-S", "-B", "-c", _FILTER_CHECK, hex_program, keyctl],
-                           capture_output=True, timeout=20, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return hex_program if r.stdout.strip() == b"REFUSED" else None
 
 
 @functools.lru_cache(maxsize=1)
@@ -366,169 +262,6 @@ def _namespaces_probe() -> tuple[Optional[dict], str]:
                        f"({'; '.join(dict.fromkeys(fails))}); no program was run. If the machine is overloaded, "
                        "try again; to run programs with rlimits only (they then run as this user and can read "
                        "its files), set MAGRPO_EDU_SANDBOX=rlimits.")
-
-
-CGROUP_FS = "/sys/fs/cgroup"
-CONTROLLERS = ("pids", "memory", "cpu")  # the cgroup controllers a run uses, where writable
-
-
-def _own_cgroups(text: str) -> dict[str, str]:
-    """This process's cgroup by controller from /proc/self/cgroup's `text` ("4:memory:/a/b" on cgroup v1;
-    "0::/a/b", stored under "", on v2)."""
-    out = {}
-    for line in text.splitlines():
-        parts = line.split(":", 2)
-        if len(parts) == 3:
-            for controller in parts[1].split(",") if parts[1] else [""]:
-                out[controller] = parts[2]
-    return out
-
-
-def _cgroup_parents(fs: str = CGROUP_FS, self_cgroup: str = "/proc/self/cgroup") -> dict[str, list[str]]:
-    """Where a throw-away cgroup of each controller ("pids", "memory", "cpu") could be made, best first: this
-    process's own cgroup, then the hierarchy's root (cgroup v1: the controller's own hierarchy under `fs`;
-    v2: `fs` itself)."""
-    try:
-        own = _own_cgroups(open(self_cgroup).read())
-    except OSError:
-        own = {}
-    out = {}
-    for controller in CONTROLLERS:
-        base = os.path.join(fs, controller)
-        if not os.path.isfile(os.path.join(base, "cgroup.procs")):  # no v1 hierarchy of it: cgroup v2
-            base, controller_key = fs, ""
-        else:
-            controller_key = controller
-        mine = own.get(controller_key, "/").strip("/")
-        out[controller] = list(dict.fromkeys([os.path.join(base, mine) if mine else base, base]))
-    return out
-
-
-def _cgroup_roots(fs: str = CGROUP_FS, self_cgroup: str = "/proc/self/cgroup") -> dict[str, str]:
-    """The folder where a throw-away cgroup is made, by controller ("pids", "memory", "cpu"): the first of
-    `_cgroup_parents` that is writable and lets its children use the controller (cgroup v1: any folder of
-    the controller's hierarchy; v2: one whose cgroup.subtree_control enables it, which a cgroup holding
-    processes, such as this process's own, cannot do on v2 except at the root). The environment variable
-    MAGRPO_EDU_SANDBOX_CGROUPS=none pretends none is writable (to test the fallback)."""
-    if os.environ.get("MAGRPO_EDU_SANDBOX_CGROUPS", "auto") == "none":
-        return {}
-    out = {}
-    for controller, candidates in _cgroup_parents(fs, self_cgroup).items():
-        for path in candidates:
-            if not (os.path.isfile(os.path.join(path, "cgroup.procs")) and os.access(path, os.W_OK)):
-                continue
-            if _is_v2(path):
-                try:
-                    if controller not in open(os.path.join(path, "cgroup.subtree_control")).read().split():
-                        continue
-                except OSError:
-                    continue
-            out[controller] = path
-            break
-    return out
-
-
-def _is_v2(path: str) -> bool:
-    """Is the cgroup folder `path` on cgroup v2 (where every cgroup has a cgroup.controllers file)?"""
-    return os.path.isfile(os.path.join(path, "cgroup.controllers"))
-
-
-def _cgroup_root() -> Optional[str]:
-    """Where the pids cgroups are made (None: nowhere)."""
-    return _cgroup_roots().get("pids")
-
-
-CPU_PERIOD_US = 100_000  # the CFS period of a run's cpu cgroup; its quota is cpus x this
-
-
-class _ProgramCgroup:
-    """The throw-away cgroup(s) of one run: every process of the program joins them before it runs.
-    pids: at most `max_pids` processes. memory: all its processes together, and the tmpfs pages
-    they write (the private /tmp and /dev/shm, or a tmpfs the program mounts in a user namespace of
-    its own: the kernel charges tmpfs pages to the cgroup of the process that wrote them), at most
-    `memory_bytes`, swap included (v1 memory.memsw.limit_in_bytes / v2 memory.swap.max = 0); over it
-    the kernel's OOM killer kills a process of the cgroup (every sandbox process has oom_score_adj 1000,
-    so where the trainer's own cgroup runs out of memory the OOM killer takes a program, not the
-    trainer). cpu: all its processes together get at most `cpus` CPUs' worth of time (CFS quota: v1
-    cpu.cfs_quota_us / cpu.cfs_period_us, v2 cpu.max), so busy children cannot slow the rest of the
-    machine (the other programs of the batch, the trainer). On cgroup v1 one folder per controller's
-    hierarchy, on v2 one folder with all. Only the controllers this machine lets us write are used
-    (`controllers`); OSError when none is."""
-
-    def __init__(self, max_pids: int, memory_bytes: int, roots: Optional[dict[str, str]] = None, cpus: float = 1.0):
-        roots = _cgroup_roots() if roots is None else roots
-        if not roots:
-            raise OSError("no writable pids, memory or cpu cgroup")
-        quota = max(1000, int(round(cpus * CPU_PERIOD_US)))
-        name = f"magrpo-sandbox-{os.getpid()}-{secrets.token_hex(4)}"
-        self.paths, self.controllers = [], sorted(roots)
-        try:
-            for root in dict.fromkeys(roots.values()):
-                path = os.path.join(root, name)
-                os.mkdir(path)
-                self.paths.append(path)
-                here = [c for c, r in roots.items() if r == root]
-                if "pids" in here:
-                    self._write(path, "pids.max", max_pids)
-                if "memory" in here and not _is_v2(root):  # v1: the swap limit may not be below the other
-                    self._write(path, "memory.limit_in_bytes", memory_bytes)
-                    if os.path.exists(os.path.join(path, "memory.memsw.limit_in_bytes")):
-                        self._write(path, "memory.memsw.limit_in_bytes", memory_bytes)
-                elif "memory" in here:
-                    self._write(path, "memory.max", memory_bytes)
-                    if os.path.exists(os.path.join(path, "memory.swap.max")):
-                        self._write(path, "memory.swap.max", 0)
-                if "cpu" in here and not _is_v2(root):
-                    self._write(path, "cpu.cfs_period_us", CPU_PERIOD_US)
-                    self._write(path, "cpu.cfs_quota_us", quota)
-                elif "cpu" in here:
-                    self._write(path, "cpu.max", f"{quota} {CPU_PERIOD_US}")
-        except OSError:
-            self.remove()
-            raise
-
-    @staticmethod
-    def _write(path: str, name: str, value: int) -> None:
-        with open(os.path.join(path, name), "w") as fh:
-            fh.write(str(value))
-
-    @classmethod
-    def at(cls, path: str) -> "_ProgramCgroup":
-        c = cls.__new__(cls)
-        c.paths, c.controllers = [path], []
-        return c
-
-    @property
-    def procs_files(self) -> list[str]:
-        return [os.path.join(p, "cgroup.procs") for p in self.paths]
-
-    def kill_all(self) -> None:
-        for path in self.paths:
-            for _ in range(50):
-                try:
-                    pids = [int(p) for p in open(os.path.join(path, "cgroup.procs")).read().split()]
-                except OSError:
-                    break
-                if not pids:
-                    break
-                for p in pids:
-                    try:
-                        os.kill(p, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
-                time.sleep(0.01)
-
-    def remove(self) -> None:
-        self.kill_all()
-        for path in self.paths:
-            for _ in range(100):
-                try:
-                    os.rmdir(path)
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.02)
 
 
 _WARNED: set = set()

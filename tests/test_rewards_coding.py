@@ -337,6 +337,8 @@ def test_gate_shares_follow_the_rewards_chain():
     "def count_vowels(s):\n    count_vowels.__globals__['aux'] = lambda c: c in 'aeiou'\n    return sum(1 for c in s if aux(c))\n",
     "def count_vowels(s):\n    import sys\n    sys._getframe(0).f_globals['aux'] = str.isalpha\n    return sum(1 for c in s if aux(c))\n",
     "def count_vowels(s):\n    vars()\n    return sum(1 for c in s if aux(c))\n",
+    "def count_vowels(s):\n    import operator\n    operator.attrgetter('__glob' + 'als__')(count_vowels)['aux'] = str.isalpha\n"
+    "    return sum(1 for c in s if aux(c))\n",
 ])
 def test_only_agent_1s_aux_earns_the_cooperation_levels(main):
     """Third round, item 7: a main whose default argument ran `globals().update(aux=...)` replaced a useless

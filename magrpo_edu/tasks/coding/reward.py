@@ -149,7 +149,7 @@ _ASSIGNS_AUX = re.compile(r"(?<!\w)(\w+)\s*=\s*aux\s*\(")
 _REFLECTION = frozenset("globals vars locals setattr delattr getattr exec eval compile __import__ breakpoint".split())
 _REFLECTIVE_ATTRIBUTES = frozenset("f_globals f_locals f_builtins f_back gi_frame cr_frame ag_frame tb_frame modules "
                                    "get_referrers get_referents get_objects import_module".split())
-_REFLECTIVE_MODULES = frozenset("sys builtins inspect gc ctypes importlib types __main__".split())
+_REFLECTIVE_MODULES = frozenset("sys builtins inspect gc ctypes importlib types operator __main__".split())
 
 
 def rebinds_aux(main_code: str, entry_point: str) -> bool:
@@ -157,10 +157,12 @@ def rebinds_aux(main_code: str, entry_point: str) -> bool:
     `aux` (an assignment, a parameter or default, a nested def, an import, `global`/`nonlocal`) or
     reaches namespaces by reflection (`globals()`, `vars`, `setattr`, `exec`, a dunder name or
     attribute such as `__globals__`, frame attributes such as `f_globals`, an import of sys, builtins,
-    inspect, gc, ctypes, importlib or types). Such a main earns no
+    inspect, gc, ctypes, importlib, types or operator). Such a main earns no
     cooperation levels: agent 2 could replace a useless aux with its own (`globals().update(aux=...)` in
     a default argument scored 4.0 for a useless aux, 1.5 without it). A static rule on the text, linear in
-    its length; an entry point that does not parse rebinds nothing."""
+    its length; an entry point that does not parse rebinds nothing. It closes the ways to swap aux that the
+    reviews found, not the authors' text rules themselves: a main that calls aux and ignores its result
+    (`_ = aux(s)`, then its own computation) still earns the cooperation levels, as in their code."""
     try:
         tree = ast.parse(extract_function(main_code, entry_point))
     except UNPARSEABLE:

@@ -11,7 +11,7 @@ from ._version import __version__
 
 import warnings
 
-# peft (0.21) calls transformers' deprecated `is_gradient_checkpointing` on every LoRA forward; the
+# peft (0.21) calls transformers' deprecated `is_gradient_checkpointing` when a LoRA model is built; the
 # FutureWarning says nothing about the user's code and filled every notebook's output. Only that one.
 warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated", category=FutureWarning)
 

@@ -14,6 +14,7 @@ package (offline); CoopHumanEval / MBPP through `datasets` when online.
 from __future__ import annotations
 
 import ast
+import functools
 import random
 import re
 from pathlib import Path
@@ -148,8 +149,14 @@ def scored_asserts(test: str, entry_point: str) -> list[str]:
     prompt, a call whose arguments the assert computes in a loop). A program can forge such a verdict
     (walk its frames to the result pipe and write "passed"), so it earns nothing. None of the project's
     coding rows has one; HumanEval has five (/38 and /50, whose only assert calls a prompt helper, so
-    `load_humaneval` drops them; one of /44's, /53's and /151's)."""
-    return [a for a in extract_asserts(test, entry_point) if host_checked(a, entry_point)]
+    `load_humaneval` drops them; one of /44's, /53's and /151's). Every reward call asks again for the same
+    rows, so the parse is done once per (test, entry point)."""
+    return list(_scored_asserts(test, entry_point))
+
+
+@functools.lru_cache(maxsize=4096)
+def _scored_asserts(test: str, entry_point: str) -> tuple[str, ...]:
+    return tuple(a for a in extract_asserts(test, entry_point) if host_checked(a, entry_point))
 
 
 def extract_asserts(test: str, entry_point: str) -> list[str]:

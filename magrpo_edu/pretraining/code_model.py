@@ -6,9 +6,13 @@
 Steps (continued pretraining, as a base model is adapted to code before it is fine-tuned):
 1. load the shipped `tiny` model and its tokenizer (the tokenizer does not change: its BPE already
    holds the code tokens, and the copy of names `tiny` learned carries over);
-2. `code_corpus.code_documents(seed)` writes the coding corpus (seeded; never filtered by a reward);
+2. `code_corpus.code_documents(seed)` writes the coding corpus (seeded; never filtered by a reward) and
+   `second_turn.second_turn_documents(seed)` its second-turn documents (a first attempt, the task's level
+   feedback, a better answer: the text a two-turn run's second prompt is);
 3. `max_steps` AdamW steps on batches of `docs_per_step` whole documents, padded per batch (no packing),
-   so that every document starts at position 0 as an agent's prompt does; the learning rate warms up
+   so that every document starts at position 0 as an agent's prompt does; batches are made of
+   documents of similar length (8 batches' worth at a time, sorted by length, then shuffled), so the
+   long second-turn documents do not pad every batch; the learning rate warms up
    over 20 steps, then follows a cosine from `learning_rate` down to a tenth of it; gradients clipped to 1;
 4. model + tokenizer are written with `save_pretrained` (safetensors) with loss.csv / loss.png and a
    summary (code_pretrain_summary.json: the command, wall time, losses, the machine).
@@ -44,16 +48,19 @@ class CodePretrainArguments:
     """Folder to write the model, tokenizer, loss curve and summary to."""
     base: str = "tiny"
     """The model to start from (a registry name or a folder; the shipped run starts from 'tiny')."""
-    max_steps: int = field(default=900, metadata=dict(aliases=("--steps",)))
+    max_steps: int = field(default=1100, metadata=dict(aliases=("--steps",)))
     """AdamW steps (step 3)."""
     num_docs: int = 24000
     """Corpus documents (step 2); max_steps * docs_per_step are drawn from them in a seeded order."""
+    second_turn_docs: int = 6000
+    """Second-turn documents (step 2), added to the `num_docs` first-turn ones; 0: none (the first tiny-code)."""
     docs_per_step: int = 16
     """Documents per step (one padded batch)."""
     learning_rate: float = field(default=1e-3, metadata=dict(aliases=("--lr",)))
     """Peak learning rate (a cosine down to a tenth of it)."""
-    max_len: int = 256
-    """Longest document in tokens (longer ones are cut; the corpus has none that long)."""
+    max_len: int = 384
+    """Longest document in tokens (longer ones are cut; the corpus has none that long: first-turn documents
+    are about 80 tokens, second-turn ones 180, at most about 330)."""
     minutes: Optional[float] = None
     """Stop after this many minutes (None: run all the steps)."""
     seed: int = 0
@@ -66,18 +73,59 @@ class CodePretrainArguments:
     def __post_init__(self) -> None:
         check_settings(self, positive_ints=("max_steps", "num_docs", "docs_per_step", "max_len"),
                        positive_numbers=("learning_rate",))
+        if isinstance(self.second_turn_docs, bool) or not isinstance(self.second_turn_docs, int) or self.second_turn_docs < 0:
+            raise ValueError(f"second_turn_docs={self.second_turn_docs!r} must be an integer >= 0 (0: no second-turn documents).")
+
+
+def encode_batch(tok, batch: list[str], max_len: int, device) -> tuple[dict, torch.Tensor]:
+    """Step 3's inputs and labels: BOS + document + EOS, padded on the right. A second-turn document's
+    loss is on its better answer only: its prompt (the first answer, often a faulty one, and the
+    feedback) is tokenized alone, as a two-turn run tokenizes that prompt, and masked (-100), so the
+    model is never taught to write the faulty first answers it is shown."""
+    from .second_turn import ANSWER_AFTER
+
+    ids, labels = [], []
+    for d in batch:
+        if ANSWER_AFTER in d:
+            prompt, answer = d.rsplit(ANSWER_AFTER, 1)
+            p_ids = tok(tok.bos_token + prompt + ANSWER_AFTER, add_special_tokens=False).input_ids
+            a_ids = tok(answer + tok.eos_token, add_special_tokens=False).input_ids
+            x, y = p_ids + a_ids, [-100] * len(p_ids) + a_ids
+        else:
+            x = tok(tok.bos_token + d + tok.eos_token, add_special_tokens=False).input_ids
+            y = list(x)
+        ids.append(x[:max_len])
+        labels.append(y[:max_len])
+    width = max(map(len, ids))
+    pad = tok.pad_token_id
+    input_ids = torch.tensor([x + [pad] * (width - len(x)) for x in ids], device=device)
+    mask = torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x in ids], device=device)
+    lab = torch.tensor([y + [-100] * (width - len(y)) for y in labels], device=device)
+    return dict(input_ids=input_ids, attention_mask=mask), lab
+
+
+BUCKET = 8
+"""Batches made at a time from documents of similar length (step 3)."""
 
 
 def code_batches(tokenizer, docs: list[str], steps: int, docs_per_step: int, seed: int):
-    """The documents of each step: the corpus in a seeded shuffled order, reshuffled after each pass."""
+    """The documents of each step: the corpus in a seeded shuffled order, reshuffled after each pass;
+    each run of `BUCKET` batches is cut from `BUCKET * docs_per_step` documents sorted by length, the
+    batches' order shuffled (less padding, the same documents)."""
     rng = random.Random(seed + 11)
     order: list[int] = []
+    pending: list[list[int]] = []
     for _ in range(steps):
-        if len(order) < docs_per_step:
-            more = list(range(len(docs)))
-            rng.shuffle(more)
-            order += more
-        batch, order = order[:docs_per_step], order[docs_per_step:]
+        if not pending:
+            while len(order) < BUCKET * docs_per_step:
+                more = list(range(len(docs)))
+                rng.shuffle(more)
+                order += more
+            chunk, order = order[:BUCKET * docs_per_step], order[BUCKET * docs_per_step:]
+            chunk.sort(key=lambda j: len(docs[j]))
+            pending = [chunk[k:k + docs_per_step] for k in range(0, len(chunk), docs_per_step)]
+            rng.shuffle(pending)
+        batch = pending.pop()
         yield [docs[j] for j in batch]
 
 
@@ -87,6 +135,7 @@ def pretrain_code(out: str | Path, command: str | None = None, **settings) -> di
 
     from ..models import load_model
     from .code_corpus import code_documents
+    from .second_turn import second_turn_documents
 
     a = CodePretrainArguments(out=str(out), **settings)
     t0 = time.time()
@@ -96,7 +145,7 @@ def pretrain_code(out: str | Path, command: str | None = None, **settings) -> di
     random.seed(a.seed)
     torch.manual_seed(a.seed)
     model, tok = load_model(a.base, dtype=torch.float32, device=device)
-    docs = list(code_documents(seed=a.seed, n=a.num_docs))
+    docs = list(code_documents(seed=a.seed, n=a.num_docs)) + second_turn_documents(seed=a.seed, n=a.second_turn_docs)
     tok.padding_side = "right"
     opt = torch.optim.AdamW(model.parameters(), lr=a.learning_rate, betas=(0.9, 0.95), weight_decay=0.1)
     sched = torch.optim.lr_scheduler.LambdaLR(
@@ -107,9 +156,7 @@ def pretrain_code(out: str | Path, command: str | None = None, **settings) -> di
     bar = tqdm(code_batches(tok, docs, a.max_steps, a.docs_per_step, a.seed), total=a.max_steps, desc="pretrain-code",
                disable=not a.progress)
     for batch in bar:
-        enc = tok([tok.bos_token + d + tok.eos_token for d in batch], return_tensors="pt", padding=True, truncation=True,
-                  max_length=a.max_len, add_special_tokens=False).to(device)
-        labels = enc.input_ids.masked_fill(enc.attention_mask == 0, -100)
+        enc, labels = encode_batch(tok, batch, a.max_len, device)
         loss = model(**enc, labels=labels).loss
         _optimizer_step(model, opt, loss)
         sched.step()
@@ -126,9 +173,11 @@ def pretrain_code(out: str | Path, command: str | None = None, **settings) -> di
     with open(out / "loss.csv", "w") as fh:
         fh.write("step,loss\n" + "".join(f"{s},{v:.5f}\n" for s, v in enumerate(losses)))
     _plot(losses, out / "loss.png")
-    n_tokens = sum(len(x) for x in tok(docs[: min(len(docs), 2000)])["input_ids"]) / min(len(docs), 2000)
+    sample = random.Random(a.seed).sample(docs, min(len(docs), 2000))  # both kinds of document, in proportion
+    n_tokens = sum(len(x) for x in tok(sample)["input_ids"]) / len(sample)
     summary = dict(base=a.base, params=sum(p.numel() for p in model.parameters()), steps=len(losses), max_steps=a.max_steps,
                    docs_per_step=a.docs_per_step, lr=a.learning_rate, corpus_docs=a.num_docs,
+                   second_turn_docs=a.second_turn_docs, max_len=a.max_len,
                    mean_doc_tokens=round(n_tokens, 1), docs_seen=len(losses) * a.docs_per_step,
                    first_loss_mean_first_20=round(sum(losses[:20]) / max(1, len(losses[:20])), 4),
                    final_loss_mean_last_50=round(_mean_last(losses), 4), wall_s=round(wall, 1), seed=a.seed,

@@ -41,32 +41,41 @@ def composed_coding_rows(n: int = 400, seed: int = 0) -> list[dict]:
         p = code_problem(rng)
         if p["entry_point"] in names:
             continue
-        ns: dict = {}
-        exec(p["aux"] + "\n" + p["mains"][0] + "\n" + p["main_buggy"].replace(f"def {p['entry_point']}(", "def __buggy("), ns)  # noqa: S102 - the package's own reference code
-        fn, buggy = ns[p["entry_point"]], ns["__buggy"]
-        cases = []
-        for _ in range(12):
-            x = _random_input(rng, p["input_type"])
-            if any(repr(x) == repr(seen) for seen, _ in cases):
-                continue
-            try:
-                cases.append((x, fn(x)))
-            except Exception:  # e.g. an index past the end: draw another input
-                continue
-            if len(cases) == 4:
-                break
-        if len(cases) < 4 or len({repr(y) for _, y in cases}) < 2:
-            continue
-        def _buggy_passes(x, y):
-            try:
-                return buggy(x) == y
-            except Exception:
-                return False
-        if all(_buggy_passes(x, y) for x, y in cases):
-            continue
-        lines = ["    " + assert_line(p["entry_point"], repr(x), y) for x, y in cases]
-        names.add(p["entry_point"])
-        rows.append(dict(task_id=f"composed/{len(rows)}_{p['entry_point']}", prompt=p["prompt"], entry_point=p["entry_point"],
-                         test="def check(candidate):\n" + "\n".join(lines) + "\n", reference_aux=p["aux"],
-                         reference_main=p["mains"][0], family=p["family"], source="composed"))
+        row = composed_row(p, rng, len(rows))
+        if row is not None:
+            names.add(p["entry_point"])
+            rows.append(row)
     return rows
+
+
+def composed_row(p: dict, rng: random.Random, index: int = 0) -> dict | None:
+    """The coding row of one composed problem `p` (`code_corpus.code_problem`): 4 asserts from its
+    reference on seeded non-empty inputs (`composed_coding_rows`' rules), or None where no such 4 exist."""
+    ns: dict = {}
+    exec(p["aux"] + "\n" + p["mains"][0] + "\n" + p["main_buggy"].replace(f"def {p['entry_point']}(", "def __buggy("), ns)  # noqa: S102 - the package's own reference code
+    fn, buggy = ns[p["entry_point"]], ns["__buggy"]
+    cases = []
+    for _ in range(12):
+        x = _random_input(rng, p["input_type"])
+        if any(repr(x) == repr(seen) for seen, _ in cases):
+            continue
+        try:
+            cases.append((x, fn(x)))
+        except Exception:  # e.g. an index past the end: draw another input
+            continue
+        if len(cases) == 4:
+            break
+    if len(cases) < 4 or len({repr(y) for _, y in cases}) < 2:
+        return None
+
+    def _buggy_passes(x, y):
+        try:
+            return buggy(x) == y
+        except Exception:
+            return False
+    if all(_buggy_passes(x, y) for x, y in cases):
+        return None
+    lines = ["    " + assert_line(p["entry_point"], repr(x), y) for x, y in cases]
+    return dict(task_id=f"composed/{index}_{p['entry_point']}", prompt=p["prompt"], entry_point=p["entry_point"],
+                test="def check(candidate):\n" + "\n".join(lines) + "\n", reference_aux=p["aux"],
+                reference_main=p["mains"][0], family=p["family"], source="composed")

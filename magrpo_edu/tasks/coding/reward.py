@@ -405,10 +405,9 @@ def level_feedback(aux: str, main: str, problem: dict, limits: Optional[SandboxL
     program = combine(aux_f, main_f, problem)
     error = parse_error(program)
     lines.append(f"syntax: {error or 'OK'}")
-    ok = error is None and bool(main_f) and has_return(main_f)
-    asserts = scored_asserts(problem["test"], entry)
-    if ok and asserts:
-        r = _RUNS.run([(program, asserts, entry)], limits)[0]  # the reward's result where it has just run
+    job = _feedback_job(aux_f, main_f, program, error, problem)
+    if job is not None:
+        r = _RUNS.run([job], limits)[0]  # the reward's result where it has just run
         lines.append(f"Tests: {r.passed}/{r.total} passed")
         failing = next((a for a in r.asserts if not a.passed), None)
         if failing is not None:
@@ -422,6 +421,36 @@ def level_feedback(aux: str, main: str, problem: dict, limits: Optional[SandboxL
                 lines.append(f"note: {entry} only wraps aux; give it real work")
     lines.append("Revise your function.")
     return "\n".join("# " + one_line(line) for line in lines)
+
+
+def _feedback_job(aux_f: str, main_f: str, program: str, error: Optional[str], problem: dict) -> Optional[tuple]:
+    """The sandbox job `level_feedback` runs for one joint attempt ((program, asserts, entry point)), or
+    None where it runs nothing (a syntax error, no main with a return, no host-checkable assert)."""
+    entry = problem["entry_point"]
+    asserts = scored_asserts(problem["test"], entry)
+    if error is None and main_f and has_return(main_f) and asserts:
+        return program, asserts, entry
+    return None
+
+
+def prefetch_feedback(attempts: Sequence[tuple[str, str, dict]], limits: Optional[SandboxLimits] = None) -> int:
+    """Run, in one parallel batch, the programs `level_feedback` would run for `attempts` ((aux, main,
+    problem) each), so that the next `level_feedback` calls for them read the results from memory (the
+    same cache the reward fills). For callers that write feedback for many attempts at once (the
+    second-turn documents of the code corpus); at most 256 attempts a call (the cache keeps 512).
+    Returns how many programs ran."""
+    if len(attempts) > 256:
+        raise ValueError(f"prefetch_feedback: {len(attempts)} attempts; give at most 256 a call.")
+    jobs = []
+    for aux, main, problem in attempts:
+        aux_f, main_f = _functions(aux, main, problem["entry_point"], single=False)
+        program = combine(aux_f, main_f, problem)
+        job = _feedback_job(aux_f, main_f, program, parse_error(program), problem)
+        if job is not None:
+            jobs.append(job)
+    if jobs:
+        _RUNS.run(jobs, limits)
+    return len(jobs)
 
 
 def one_line(text: str) -> str:

@@ -239,7 +239,9 @@ class RunArguments:
     eval_rows: int = 20
     """Held-out rows to evaluate before, halfway and after (1 to the task's count)."""
     device: Optional[str] = None
-    """cpu, cuda, cuda:N; None: cuda when available."""
+    """cpu, cuda or cuda:N; a device given is always used. None: the embedded models (tiny, tiny-code) on
+    cpu, where they are fastest (their step is bound by per-token overhead, a GPU gains little); other
+    models on cuda when available (`run.plan.default_device`)."""
     out: Optional[str] = None
     """Output folder; None: runs/<task> (or the next free runs/<task>-N). It must be new or empty unless
     overwrite is set."""

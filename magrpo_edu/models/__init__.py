@@ -37,7 +37,7 @@ from .loading import ModelNotAvailableError, check_model_folder, finish, prepare
 from .smollm2 import SMOLLM2_GGUF, SMOLLM2_ID, convert_gguf, load_smollm2, smollm2_gguf_path, smollm2_tldr_adapters
 
 __all__ = ["load_model", "tiny_model_path", "smollm2_tldr_adapters", "choose_dtype", "cpu_computes_bf16",
-           "prepare_tokenizer", "check_model_folder", "ModelNotAvailableError", "EMBEDDED", "KNOWN_NAMES", "SMOLLM2_ID",
+           "prepare_tokenizer", "check_model_folder", "ModelNotAvailableError", "EMBEDDED", "is_embedded", "KNOWN_NAMES", "SMOLLM2_ID",
            "SMOLLM2_GGUF", "load_smollm2", "convert_gguf", "smollm2_gguf_path", "cache_dir", "hub_offline", "hub_reachable"]
 
 ALIASES = {"smollm2-135m": SMOLLM2_ID, "smollm2": SMOLLM2_ID}
@@ -47,6 +47,13 @@ KNOWN_NAMES = (*EMBEDDED, *ALIASES)
 """Registry names `load_model` accepts (case-insensitively), besides hub ids and local folders."""
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 """What a Hugging Face hub id looks like: owner/name."""
+
+
+def is_embedded(name: str) -> bool:
+    """Whether `load_model(name)` loads a model shipped inside the package (`EMBEDDED`: a registry name,
+    case-insensitive, which wins over a folder of the same name); a local folder holding a copy of one
+    is not."""
+    return isinstance(name, str) and name.strip().lower() in EMBEDDED
 
 
 def tiny_model_path(name: str = "tiny") -> Path:

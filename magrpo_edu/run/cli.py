@@ -131,14 +131,14 @@ def _add_train(sub):
     name, with its own default), and `--task` lists the registered tasks."""
     from ..config import MAGRPOConfig, RunArguments
     from ..tasks.registry import TASKS
-    from .plan import CONFIG_FIELDS
+    from .plan import CONFIG_FIELDS, DEVICE_DEFAULT
 
     p = sub.add_parser("train", help="train agents with MAGRPO and save history, plots and results",
                        description="Train agents with MAGRPO: the untrained agents and the baselines are evaluated on "
                        "held-out rows, then the agents are trained, evaluated again, and results.md, plots and a "
                        "checkpoint are written.")
     models = ", ".join(f"{name} {t.model}" for name, t in TASKS.items())
-    add_dataclass_arguments(p, RunArguments, defaults={"model": f"the task's: {models}"},
+    add_dataclass_arguments(p, RunArguments, defaults={"model": f"the task's: {models}", "device": DEVICE_DEFAULT},
                             title="the run (config.RunArguments)")
     add_dataclass_arguments(p, MAGRPOConfig, skip=[f.name for f in dataclasses.fields(MAGRPOConfig)
                                                    if f.name not in CONFIG_FIELDS],
@@ -254,6 +254,7 @@ def _info(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from .._version import __version__
+    from .plan import DEVICE_DEFAULT
 
     p = _Parser(prog="magrpo-edu", description="Learn and run MAGRPO: several LLM agents, one joint reward, "
                 "one group-relative advantage (Liu et al., arXiv 2508.04652).")
@@ -262,13 +263,13 @@ def build_parser() -> argparse.ArgumentParser:
     _add_train(sub)
     _add_pretrain(sub)
     _add_pretrain_code(sub)
-    e = sub.add_parser("eval", help="evaluate the agents saved by a `magrpo-edu train` run",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    e = sub.add_parser("eval", help="evaluate the agents saved by a `magrpo-edu train` run")  # each help says its default
     e.add_argument("--checkpoint", required=True, metavar="DIR", help="the run's output folder or its checkpoint folder")
     e.add_argument("--eval-rows", "--eval_rows", dest="eval_rows", type=int, default=None,
                    help="held-out rows (default: the run's)")
     e.add_argument("--samples", type=int, default=None, help="joint answers per row in the table (default: the task's; coding 10)")
-    e.add_argument("--device", default=None, help="cpu, cuda, ... (default: cuda when available)")
+    e.add_argument("--device", default=None, help=f"cpu, cuda or cuda:N (default: {DEVICE_DEFAULT}; the run's model "
+                   "decides)")
     e.set_defaults(func=_eval)
     s = sub.add_parser("info", help="versions and where the package's data and model are")
     s.set_defaults(func=_info)

@@ -42,12 +42,12 @@ from .. import distributed
 from ..agents import lora_agents, separate_agents
 from ..checkpoints import checkpoint_info
 from ..config import MAGRPOConfig
-from ..models import EMBEDDED, load_model
+from ..models import is_embedded, load_model
 from ..progress import progress_bar
 from ..tasks.registry import Task, get_task
 from ..trainer import MAGRPOTrainer, TrainerCallback
 from .baselines import markdown_table, run_method, untrained_methods
-from .plan import OUTPUT_FILES, SAVED_RUN_FIELDS, SettingsError, check_device, plan_run, resume_point, transition_of
+from .plan import OUTPUT_FILES, SAVED_RUN_FIELDS, SettingsError, plan_run, resolve_device, resume_point, transition_of
 from .report import report_run, write_run_history
 
 
@@ -121,7 +121,7 @@ def build_team(model: str, agents: str, device: str, n: int = 2):
     base, tok = load_model(model, device=device)
     # LoRA on the attention's q/v projections for the tiny model, where peft's per-layer overhead dominates
     # a step (benchmarks/PROFILE.md, "LoRA targets"); all linear layers for real models.
-    targets = ["q_proj", "v_proj"] if model.strip().lower() in EMBEDDED else "all-linear"
+    targets = ["q_proj", "v_proj"] if is_embedded(model) else "all-linear"
     team = lora_agents(base, n, tokenizer=tok, target_modules=targets) if agents == "lora" else separate_agents(base, n, tokenizer=tok)
     return tok, team
 
@@ -148,7 +148,7 @@ def run_eval(checkpoint: str, eval_rows: int | None = None, samples: int | None 
                             f"so give a number from 1 to {n_eval}.")
     if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or samples < 1):
         raise SettingsError(f"--samples {samples!r} is not allowed: give a whole number >= 1.")
-    device = check_device(device)
+    device, device_why = resolve_device(device, run["model"])  # no --device: the run's model decides (plan.default_device)
     cfg = MAGRPOConfig(**{**saved_cfg, "progress": False, "report_to": "none"})
     tok, team = build_team(run["model"], run["agents"], device, cfg.num_agents)
     reward, formatters, train_rows, eval_set = t.setup(tok)
@@ -165,7 +165,8 @@ def run_eval(checkpoint: str, eval_rows: int | None = None, samples: int | None 
                      temperature=cfg.temperature, top_p=cfg.top_p, top_k=cfg.top_k, seed=cfg.seed,
                      ks=tuple(k for k in (1, 5, 10) if k <= n))
     comp = sorted(k for k in ev if k.startswith(("eval/reward/", "eval/repetition/", "eval/naturalness/")))
-    print(f"# {task}: the agents of {info['path']} (step {trainer.step} of {cfg.max_steps}; model `{run['model']}`)\n")
+    print(f"# {task}: the agents of {info['path']} (step {trainer.step} of {cfg.max_steps}; model `{run['model']}`; "
+          f"{_on_device(device, device_why)})\n")
     print(f"Trainer's evaluation, {rows_n} held-out rows x {cfg.num_generations} samples: joint reward "
           f"{ev['eval/reward']:.3f}; " + ", ".join(f"{k.split('/', 1)[1]} {ev[k]:.3f}" for k in comp) + "\n")
     print(markdown_table([row]))
@@ -200,16 +201,23 @@ def _say(text: str) -> None:
     print(text, flush=True)
 
 
+def _on_device(device: str, why: Optional[str]) -> str:
+    """"on cpu (why)": the run's device and, where the run chose it, why (`plan.resolve_device`)."""
+    return f"on {device}" + (f" ({why})" if why and why != "as given" else "")
+
+
 def describe_plan(plan: dict) -> str:
     """What a run will do, in the order it does it: the first thing `magrpo-edu train` prints."""
     r, t, c = plan["run"], plan["task"], plan["config"]
     team = f"{c.num_agents} {'LoRA agents on one frozen' if r.agents == 'lora' else 'full copies of the'} `{r.model}` model"
     if plan["resume"] is not None:
         return (f"magrpo-edu train: resuming {plan['out_dir']} at step {plan['resume']['step']} of {c.max_steps} "
-                f"({r.task}, {team}); then the evaluation of the trained agents, plots and results.md there.")
+                f"({r.task}, {team}, {_on_device(plan['device'], plan.get('device_why'))}); then the evaluation of the "
+                "trained agents, plots and results.md there.")
     n_base = len(untrained_methods(t))
     return "\n".join([
-        f"magrpo-edu train: task {r.task}, {team}, on {plan['device']}; results go to {plan['out_dir']}/",
+        f"magrpo-edu train: task {r.task}, {team}, {_on_device(plan['device'], plan.get('device_why'))}; "
+        f"results go to {plan['out_dir']}/",
         f"  1. evaluate the untrained agents and {n_base} prompt-level baselines on {r.eval_rows} held-out rows",
         f"  2. train {c.max_steps} MAGRPO steps (G = {c.num_generations} samples per agent, {c.max_new_tokens} new tokens)"
         + (f", evaluating the agents once at step {plan['halfway']}" if plan["halfway"] else ""),

@@ -17,6 +17,7 @@ import torch
 from .. import distributed
 from ..checkpoints import check_checkpoint
 from ..config import AGENT_KINDS, MAGRPOConfig, RunArguments
+from ..models import is_embedded
 from ..tasks.registry import TASKS, Task, get_task
 from ..tracking import TrackerNotInstalledError, check_installed
 
@@ -98,10 +99,46 @@ def check_resume_flags(resume, overwrite: bool) -> None:
                             "folder, --overwrite starts a new one there; give one of them.")
 
 
-def check_device(device: str | None) -> str:
-    """The run's device; in a torchrun launch each process's own GPU (cuda:LOCAL_RANK)."""
+DEVICE_DEFAULT = ("embedded models (tiny, tiny-code): cpu, where they are fastest (their step is bound by per-token "
+                  "overhead, a GPU gains little); other models: cuda when available")
+"""--help's text for the device a run takes when --device is not given (`default_device`)."""
+
+
+def default_device(model: str | None = None) -> tuple[str, str]:
+    """(device, why) for a run given no device. The embedded models (`models.is_embedded`: 'tiny',
+    'tiny-code') train on the CPU even where CUDA is available: a 3M-parameter model's step is bound by
+    the per-token overhead of sampling (one small kernel launch after another), not by arithmetic, so a
+    GPU gains little while the process holds it (the tiny model's training step: 0.74 s on 2 CPU cores
+    in the quick start, docs/cli.md; 0.64 s in a CLI run on an H100, docs/speed.md). Every other model
+    (a hub id, a local folder, smollm2-135m) takes cuda when it is available, else the CPU; `model`
+    None (not known) takes cuda when available too. Under torchrun an embedded model's processes
+    therefore train on the CPU with gloo (`distributed.init`)."""
+    cuda = torch.cuda.is_available()
+    if model is not None and is_embedded(model):
+        why = f"the default for the embedded {model.strip().lower()} model"
+        if cuda:
+            why += (", though CUDA is available: its step is bound by per-token overhead, a GPU gains little; "
+                    "--device cuda to use it anyway")
+        return "cpu", why
+    if cuda:
+        return "cuda", "the default where CUDA is available" + (" for a model that is not embedded" if model else "")
+    return "cpu", "CUDA is not available on this machine"
+
+
+def check_device(device: str | None, model: str | None = None) -> str:
+    """The run's device (`resolve_device`, without the why)."""
+    return resolve_device(device, model)[0]
+
+
+def resolve_device(device: str | None, model: str | None = None) -> tuple[str, str]:
+    """(device, why): `device` as given (checked: a device torch knows, CUDA there, the GPU index on this
+    machine), or when None the default for `model` (`default_device`: the embedded models cpu, others
+    cuda when available); in a torchrun launch a plain "cuda" becomes each process's own GPU
+    (cuda:LOCAL_RANK). Raises SettingsError saying what to give instead."""
     if device is None:
-        device = "cuda" if torch.cuda.is_available() else "cpu"
+        device, why = default_device(model)
+    else:
+        why = "as given"
     try:
         dev = torch.device(device)
     except (RuntimeError, TypeError) as exc:
@@ -109,21 +146,23 @@ def check_device(device: str | None) -> str:
     if dev.type == "cuda":
         if not torch.cuda.is_available():
             raise SettingsError(f"--device {device}: CUDA is not available on this machine; use --device cpu "
-                                "(or leave --device out to pick cuda when it is available).")
+                                "(or leave --device out: the CPU, here).")
         if dev.index is not None and distributed.launched():
             raise SettingsError(f"--device {device}: under torchrun each process takes its own GPU (cuda:LOCAL_RANK); "
-                                "give --device cuda or leave --device out.")
+                                "give --device cuda.")
         if dev.index is not None and dev.index >= torch.cuda.device_count():
             raise SettingsError(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s), "
                                 f"cuda:0 to cuda:{torch.cuda.device_count() - 1}.")
-    device = distributed.local_device(device)  # in a torchrun launch, plain "cuda" is this process's GPU
-    dev = torch.device(device)
+    local = distributed.local_device(device)  # in a torchrun launch, plain "cuda" is this process's GPU
+    if local != device:
+        why += ", this torchrun process's own GPU"
+    dev = torch.device(local)
     if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
         raise SettingsError(f"torchrun started more processes on this machine ({os.environ.get('LOCAL_WORLD_SIZE', '?')}) "
                             f"than it has GPUs ({torch.cuda.device_count()}): each process takes its own GPU, so rank "
                             f"{os.environ.get('LOCAL_RANK')} has none. Use --nproc_per_node={torch.cuda.device_count()} "
                             "(or --device cpu for gloo on the CPU).")
-    return device
+    return local, why
 
 
 def next_free(out_dir: Path) -> Path:
@@ -175,7 +214,8 @@ def _unknown_settings(names: list) -> SettingsError:
 def plan_run(**settings) -> dict:
     """Check every setting of `run_training` without loading a model or writing anything; returns the
     resolved plan: the run's `RunArguments`, its `Task`, its `MAGRPOConfig` (`run_defaults` fills what
-    depends on the task or the agents), the device, the output folder and the checkpoint to resume.
+    depends on the task or the agents), the device and why (`resolve_device`: with no device, the
+    embedded models take the CPU, others CUDA when available), the output folder and the checkpoint to resume.
     The settings are RunArguments' fields and MAGRPOConfig's (`CONFIG_FIELDS`), each with the default
     its dataclass holds. Raises SettingsError naming the setting, the value and what to do."""
     unknown = [k for k in settings if k not in RUN_FIELDS and k not in CONFIG_FIELDS]
@@ -247,7 +287,7 @@ def plan_run(**settings) -> dict:
     if isinstance(eval_rows, bool) or not isinstance(eval_rows, int) or not 1 <= eval_rows <= n_eval:
         raise SettingsError(f"--eval-rows {eval_rows!r} is not allowed: the {run.task} task has {n_eval} held-out rows, "
                             f"so give a number from 1 to {n_eval}.")
-    device = check_device(run.device)
+    device, device_why = resolve_device(run.device, run.model)
     if resume_info is not None:
         steps = cfg.max_steps
         if resume_info["step"] > steps:
@@ -257,5 +297,5 @@ def plan_run(**settings) -> dict:
                                 f"{out_dir}/results.md). Evaluate its agents again with: magrpo-edu eval --checkpoint {out_dir}")
     if distributed.launch_rank() == 0:  # in a data-parallel launch only rank 0 writes (and rank 0 may already have)
         _check_out(out_dir, overwrite, resume is not None)
-    return dict(run=run, task=task, config=cfg, device=device, out_dir=out_dir, resume=resume_info,
-                halfway=halfway(cfg.max_steps))
+    return dict(run=run, task=task, config=cfg, device=device, device_why=device_why, out_dir=out_dir,
+                resume=resume_info, halfway=halfway(cfg.max_steps))

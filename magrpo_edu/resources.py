@@ -38,6 +38,27 @@ def data_dir() -> Path:
                             "reinstall the package: pip install magrpo-edu (or from git).")
 
 
+SAVED_RESULTS = ("quickstart_seeds", "coding_collaboration", "arxiv_expansion")
+"""The experiments whose saved results the notebooks read (`saved_results`); the wheel ships them."""
+
+
+def saved_results(name: str) -> Any:
+    """The saved results of experiment `name` (`SAVED_RESULTS`): the JSON its script in experiments/ wrote.
+    The single source of truth is the checkout's experiments/<name>.json; the wheel build copies each one
+    into the package as magrpo_edu/saved_results/<name>.json (pyproject's force-include), so a notebook on
+    Colab or Binder reads them with no checkout and no network."""
+    if name not in SAVED_RESULTS:
+        raise ValueError(f"no saved results named {name!r}; the package ships {', '.join(SAVED_RESULTS)}.")
+    checkout = Path(__file__).resolve().parent.parent / "experiments" / f"{name}.json"
+    installed = Path(str(resources.files("magrpo_edu"))) / "saved_results" / f"{name}.json"
+    for path in (checkout, installed):
+        if path.is_file():
+            return json.loads(path.read_text(encoding="utf-8"))
+    raise FileNotFoundError(f"the saved results {name!r} are missing (looked in {checkout} and {installed}); "
+                            "reinstall the package (pip install magrpo-edu, or from git), or run "
+                            f"experiments/{name}.py in a checkout.")
+
+
 # ---- checks shared by every reader -------------------------------------------------------------------
 def _identifier(value: str) -> str | None:
     if not value.isidentifier():

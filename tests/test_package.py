@@ -1,4 +1,5 @@
 """The package as a user installs it: imports, version, console script, package data in a wheel."""
+import json
 import os
 import re
 import shutil
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import magrpo_edu
+from magrpo_edu.resources import SAVED_RESULTS
 
 pytestmark = pytest.mark.slow  # subprocesses: the sandbox / a built wheel (the slow lane)
 
@@ -35,6 +37,15 @@ def test_console_script_help():
     assert magrpo_edu.__version__ in out.stdout
 
 
+def test_saved_results_found_in_a_checkout_and_refused_by_unknown_name():
+    """The notebooks read the experiments' saved results through `saved_results` (no GitHub URL)."""
+    from magrpo_edu.resources import saved_results
+
+    assert saved_results("coding_collaboration") == json.loads((ROOT / "experiments" / "coding_collaboration.json").read_text())
+    with pytest.raises(ValueError, match="ships quickstart_seeds"):
+        saved_results("nope")
+
+
 def test_data_found_through_importlib_resources():
     from magrpo_edu.resources import data_dir
     from magrpo_edu.tasks.writing import load_writing
@@ -57,7 +68,9 @@ def test_wheel_contains_data_and_model(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for f in ("magrpo_edu/data/tldr_train.jsonl", "magrpo_edu/data/tldr_eval.jsonl", "magrpo_edu/data/arxiv_train.jsonl",
               "magrpo_edu/models/tiny/model.safetensors", "magrpo_edu/models/tiny/tokenizer.json",
-              "magrpo_edu/models/tiny/config.json", "magrpo_edu/models/tiny/README.md"):
+              "magrpo_edu/models/tiny/config.json", "magrpo_edu/models/tiny/README.md",
+              "magrpo_edu/models/tiny-code/model.safetensors",
+              *(f"magrpo_edu/saved_results/{x}.json" for x in SAVED_RESULTS)):
         assert f in names, f"{f} missing from {wheel.name}"
 
 
@@ -68,6 +81,8 @@ def test_installed_wheel_finds_data_and_tiny_model_offline(wheel, tmp_path):
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     code = ("import magrpo_edu, time; from magrpo_edu.resources import data_dir; from magrpo_edu.models import load_model;"
+            "from magrpo_edu.resources import saved_results, SAVED_RESULTS;"
+            "assert all(saved_results(x) for x in SAVED_RESULTS);"
             "t=time.time(); m,t2=load_model('tiny'); dt=time.time()-t;"
             "print(magrpo_edu.__file__); print(data_dir()); print(type(m).__name__, dt)")
     env = {**os.environ, "PYTHONPATH": str(target), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}

@@ -92,6 +92,8 @@ def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], row
     (share of repeated word 3-grams) and naturalness<k> (mean per-token NLL under the agent's frozen
     untrained model; an agent without a reference gets none). "single" has one completion for all
     parts: its naturalness is that whole answer's, in every column.
+    magrpo_2turn also reports the first turn of the same joint actions: "first_turn_reward" and the share of
+    empty answers per agent in each turn ("empty_first", "empty_second"; with `keep_texts`, "first_turn_texts").
     `keep_texts=True` adds "texts": the scored parts, one list per joint answer, row-major (row k's
     samples at k * samples ... k * samples + samples - 1), to read next to the numbers, and
     "pair_rewards", each joint answer's reward."""
@@ -131,6 +133,7 @@ def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], row
                 tokens += n
                 wall = wall + t if method == "sequential" else max(wall, t)
             if method == "magrpo_2turn":
+                first_answers = [list(a) for a in answers]
                 step = task.transition()
                 nxt = [step([p[i] for p in prompts], [a[i] for a in answers],
                             [[(p[i], a[i])] for p, a in zip(prompts, answers)], r) for i, r in enumerate(reps)]
@@ -156,9 +159,17 @@ def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], row
         nat = _naturalness(agents[0] if method == "single" else agents[k - 1], c)
         if nat is not None:
             out[f"naturalness{k}"] = nat
+    if method == "magrpo_2turn":  # the same joint actions' first turn, scored alike (the feedback ran them already)
+        lv1 = task.score(first_answers, reps)
+        out["first_turn_reward"] = sum(v["total"] for v in lv1) / n
+        out["empty_first"] = [sum(not t.strip() for t in a) / n for a in first_answers]
+        out["empty_second"] = [sum(not t.strip() for t in a) / n for a in answers]
     if keep_texts:
         out["texts"] = [list(joint) for joint in zip(*answers)]
         out["pair_rewards"] = [v["total"] for v in lv]
+        if method == "magrpo_2turn":
+            out["first_turn_texts"] = [list(joint) for joint in zip(*first_answers)]
+            out["first_turn_pair_rewards"] = [v["total"] for v in lv1]
     if task.table_metrics is not None:
         out.update(task.table_metrics([lv[i * samples:(i + 1) * samples] for i in range(len(rows))], ks))
     return out

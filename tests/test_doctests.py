@@ -1,4 +1,5 @@
-"""The docstring examples (the reward contract, advantages, masks, joint actions, KL, repetition) are run as tests."""
+"""The docstring examples (the reward contract, advantages, masks, joint actions, KL, repetition, the
+table's char_ratio, the reward figure's step label) are run as tests."""
 import doctest
 
 import pytest
@@ -7,9 +8,12 @@ import magrpo_edu.algorithm
 import magrpo_edu.fast_path
 import magrpo_edu.policy
 import magrpo_edu.quality
+import magrpo_edu.run.baselines
+import magrpo_edu.run.figures
 
 
-@pytest.mark.parametrize("module", [magrpo_edu.algorithm, magrpo_edu.policy, magrpo_edu.fast_path, magrpo_edu.quality])
+@pytest.mark.parametrize("module", [magrpo_edu.algorithm, magrpo_edu.policy, magrpo_edu.fast_path, magrpo_edu.quality,
+                                    magrpo_edu.run.baselines, magrpo_edu.run.figures])
 def test_docstring_examples(module):
     result = doctest.testmod(module, globs={"torch": __import__("torch"), **vars(module)}, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0, result

@@ -37,7 +37,7 @@ import torch
 
 from ..agents import Agent, has_reference, team_policy
 from ..policy import Completions
-from ..quality import mean_repetition, naturalness
+from ..quality import mean_repetition, naturalness, token_nll
 from ..tasks.prompts import with_other
 from ..tasks.registry import Task, get_task
 
@@ -63,9 +63,31 @@ def _gen(agent: Agent, prompts: list[str], gen: dict) -> tuple[list[str], int, f
     return c.texts, int(c.lengths().sum()), time.perf_counter() - t, c
 
 
-def _naturalness(agent, c: Optional[Completions]) -> Optional[float]:
-    """`quality.naturalness` of the scored completions, or None without them or without a reference."""
-    return naturalness(agent, c) if c is not None and has_reference(agent) else None
+def _gen_rows(agent: Agent, prompts: list[str], gen: dict, per_call: Optional[int]) -> tuple[list[str], int, float, list]:
+    """`_gen` over all `prompts` at once (per_call None), or `per_call` prompts a call (one held-out row's
+    samples, as `MAGRPOTrainer.evaluate` generates them): texts, tokens, seconds (summed over the calls)
+    and the Completions of each call."""
+    if per_call is None:
+        texts, tokens, seconds, c = _gen(agent, prompts, gen)
+        return texts, tokens, seconds, [c]
+    texts, tokens, seconds, comps = [], 0, 0.0, []
+    for i in range(0, len(prompts), per_call):
+        t, n, s, c = _gen(agent, prompts[i:i + per_call], gen)
+        texts += t
+        tokens, seconds = tokens + n, seconds + s
+        comps.append(c)
+    return texts, tokens, seconds, comps
+
+
+def _naturalness(agent, comps: Optional[Sequence[Optional[Completions]]]) -> Optional[float]:
+    """`quality.naturalness` of the scored completions (one Completions per generate call), or None
+    without them or without a reference."""
+    comps = [c for c in (comps or ()) if c is not None]
+    if not comps or not has_reference(agent):
+        return None
+    if len(comps) == 1:
+        return naturalness(agent, comps[0])
+    return torch.cat([token_nll(agent, c) for c in comps]).mean().item()
 
 
 def _shown_others(formatter: Callable, row: dict, prompt: str, others: Sequence[str]) -> str:
@@ -79,7 +101,7 @@ def _shown_others(formatter: Callable, row: dict, prompt: str, others: Sequence[
 def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], rows: Sequence[dict],
                formatters: Optional[Sequence[Callable]] = None, samples: int = 2, max_new_tokens: Optional[int] = None,
                temperature: float = 1.0, top_p: float = 1.0, top_k: int = 0, seed: int = 0,
-               ks: Sequence[int] = (1, 5, 10), keep_texts: bool = False) -> dict:
+               ks: Sequence[int] = (1, 5, 10), keep_texts: bool = False, row_by_row: bool = False) -> dict:
     """Evaluate one method on `rows` of `task` (a Task or a registered task's name); returns one
     table row (means over rows x samples). `formatters`: the agents' prompts (default: the task's
     for agent 1's tokenizer); `max_new_tokens`: default the task's.
@@ -96,7 +118,10 @@ def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], row
     empty answers per agent in each turn ("empty_first", "empty_second"; with `keep_texts`, "first_turn_texts").
     `keep_texts=True` adds "texts": the scored parts, one list per joint answer, row-major (row k's
     samples at k * samples ... k * samples + samples - 1), to read next to the numbers, and
-    "pair_rewards", each joint answer's reward."""
+    "pair_rewards", each joint answer's reward.
+    `row_by_row=True` generates one row's `samples` answers per call (other samples, the same
+    distribution), as `MAGRPOTrainer.evaluate` does, so that "seconds" compares with a row built from
+    an evaluation (`row_from_evaluation`); the default generates all rows at once."""
     task = task if isinstance(task, Task) else get_task(task)
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; choose one of {METHODS}.")
@@ -110,13 +135,14 @@ def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], row
     if formatters is None:
         formatters = task.formatters(getattr(agents[0], "tokenizer", None))
     gen = _sampling(task.max_new_tokens if max_new_tokens is None else max_new_tokens, temperature, top_p, top_k)
+    per_call = samples if row_by_row else None
     reps = [r for r in rows for _ in range(samples)]
     prompts = [[f(r) for r in reps] for f in formatters]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         if method == "single":
             tok = getattr(agents[0], "tokenizer", None)
-            both, tokens, wall, c = _gen(agents[0], [task.single_prompt(r, tok) for r in reps], gen)
+            both, tokens, wall, c = _gen_rows(agents[0], [task.single_prompt(r, tok) for r in reps], gen, per_call)
             parts = [task.split_single(b) for b in both]
             answers = [[p[k] for p in parts] for k in range(n_agents)]
             comps = [c] * n_agents
@@ -127,21 +153,33 @@ def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], row
                 if method == "sequential" and k > 0:  # agent k waits for agents 1..k-1
                     shown = [_shown_others(formatters[k], r, p, others)
                              for r, p, *others in zip(reps, prompts[k], *answers)]
-                a, n, t, c = _gen(agents[k], shown, gen)
+                a, n, t, c = _gen_rows(agents[k], shown, gen, per_call)
                 answers.append(a)
                 comps.append(c)
                 tokens += n
                 wall = wall + t if method == "sequential" else max(wall, t)
+            first_answers = [list(a) for a in answers]
             if method == "magrpo_2turn":
-                first_answers = [list(a) for a in answers]
                 step = task.transition()
                 nxt = [step([p[i] for p in prompts], [a[i] for a in answers],
                             [[(p[i], a[i])] for p, a in zip(prompts, answers)], r) for i, r in enumerate(reps)]
-                tokens, wall = _round(agents, [[x[k] for x in nxt] for k in range(n_agents)], gen, answers, comps, tokens, wall)
+                tokens, wall = _round(agents, [[x[k] for x in nxt] for k in range(n_agents)], gen, answers, comps, tokens,
+                                      wall, per_call)
             if method == "discussion":  # round 2: each agent sees the others' round-1 answers and rewrites
                 round2 = [[_shown_others(formatters[k], r, p, [answers[j][i] for j in range(n_agents) if j != k])
                            for i, (r, p) in enumerate(zip(reps, prompts[k]))] for k in range(n_agents)]
-                tokens, wall = _round(agents, round2, gen, answers, comps, tokens, wall)
+                tokens, wall = _round(agents, round2, gen, answers, comps, tokens, wall, per_call)
+    nat = [_naturalness(agents[0] if method == "single" else agents[k], c) for k, c in enumerate(comps)]
+    return _table_row(method, task, rows, samples, answers, tokens, wall, nat, ks, keep_texts,
+                      first_answers if method == "magrpo_2turn" else None)
+
+
+def _table_row(method: str, task: Task, rows: Sequence[dict], samples: int, answers: Sequence[Sequence[str]],
+               tokens: int, wall: float, nat: Sequence[Optional[float]], ks: Sequence[int], keep_texts: bool,
+               first_answers: Optional[Sequence[Sequence[str]]] = None) -> dict:
+    """One table row from the scored answers (answers[k]: agent k's part of every joint answer, row-major,
+    `samples` per row), the tokens and generation seconds they took, and each part's naturalness."""
+    reps = [r for r in rows for _ in range(samples)]
     lv = task.score(answers, reps, single=method == "single")
     n = len(lv)
     out = dict(method=method, reward=sum(v["total"] for v in lv) / n)
@@ -151,15 +189,13 @@ def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], row
             out[k] = sum(v[k] for v in lv) / n
     for k, a in enumerate(answers, start=1):
         out[f"len{k}_chars"] = sum(map(len, a)) / n
-    out.update(char_ratio=sum(len(y) / max(1, len(x)) for x, y in zip(answers[0], answers[1])) / n,
-               tokens=tokens / n, seconds=wall / n, samples=n)
+    out.update(char_ratio=char_ratio(answers[0], answers[1]), tokens=tokens / n, seconds=wall / n, samples=n)
     for k, a in enumerate(answers, start=1):
         out[f"repetition{k}"] = mean_repetition(a)
-    for k, c in enumerate(comps, start=1):
-        nat = _naturalness(agents[0] if method == "single" else agents[k - 1], c)
-        if nat is not None:
-            out[f"naturalness{k}"] = nat
-    if method == "magrpo_2turn":  # the same joint actions' first turn, scored alike (the feedback ran them already)
+    for k, v in enumerate(nat, start=1):
+        if v is not None:
+            out[f"naturalness{k}"] = v
+    if first_answers is not None:  # magrpo_2turn: the same joint actions' first turn, scored alike (the feedback ran them)
         lv1 = task.score(first_answers, reps)
         out["first_turn_reward"] = sum(v["total"] for v in lv1) / n
         out["empty_first"] = [sum(not t.strip() for t in a) / n for a in first_answers]
@@ -167,7 +203,7 @@ def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], row
     if keep_texts:
         out["texts"] = [list(joint) for joint in zip(*answers)]
         out["pair_rewards"] = [v["total"] for v in lv]
-        if method == "magrpo_2turn":
+        if first_answers is not None:
             out["first_turn_texts"] = [list(joint) for joint in zip(*first_answers)]
             out["first_turn_pair_rewards"] = [v["total"] for v in lv1]
     if task.table_metrics is not None:
@@ -175,13 +211,45 @@ def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], row
     return out
 
 
-def _round(agents, prompts, gen, answers, comps, tokens, wall):
+def char_ratio(first: Sequence[str], second: Sequence[str]) -> Optional[float]:
+    """Mean of chars(second) / chars(first) over the joint answers whose first part is not empty; None
+    when every first part is empty (a ratio to nothing is no number: the single coding baseline has
+    no aux).
+
+    >>> char_ratio(["ab", "", "abcd"], ["abcd", "xyz", "ab"])
+    1.25
+    >>> char_ratio(["", ""], ["def f(): ...", "x"]) is None
+    True
+    """
+    ratios = [len(y) / len(x) for x, y in zip(first, second) if len(x)]
+    return sum(ratios) / len(ratios) if ratios else None
+
+
+def row_from_evaluation(method: str, task: Union[Task, str], rows: Sequence[dict], metrics: dict, samples: dict,
+                        agent_names: Sequence[str], ks: Sequence[int] = (1, 5, 10), keep_texts: bool = False) -> dict:
+    """A table row (as `run_method`'s) from the samples of a trainer evaluation
+    (`MAGRPOTrainer.evaluate(..., return_samples=True)` -> (metrics, samples)) on `rows`: the parallel
+    protocol's joint answers, scored as the table scores them, so the row's reward IS the evaluation's
+    eval/reward (one figure for one quantity). Naturalness is the evaluation's (the same completions);
+    seconds is its generation time (one row's samples per call, the agents together)."""
+    task = task if isinstance(task, Task) else get_task(task)
+    per_row = samples["per_row"]
+    if samples["rows"] != len(rows) or any(len(t) != len(rows) * per_row for t in samples["texts"]):
+        raise ValueError(f"the evaluation's samples are of {samples['rows']} rows x {per_row}; the table has {len(rows)} rows.")
+    nat = [metrics.get(f"eval/naturalness/{name}") for name in agent_names]
+    out = _table_row(method, task, rows, per_row, samples["texts"], samples["tokens"], samples["seconds"], nat,
+                     tuple(k for k in ks if k <= per_row), keep_texts)
+    out["evaluation"] = True  # the row IS an evaluation (results.md says so beside the table)
+    return out
+
+
+def _round(agents, prompts, gen, answers, comps, tokens, wall, per_call=None):
     """Every agent answers its own new prompts at once (a second turn or a discussion round), replacing
     `answers` and `comps` in place; returns the tokens and wall time so far (the round is timed as
     concurrent: the slowest agent counts)."""
     slowest = 0.0
     for k, (agent, shown) in enumerate(zip(agents, prompts)):
-        answers[k], n, t, comps[k] = _gen(agent, shown, gen)
+        answers[k], n, t, comps[k] = _gen_rows(agent, shown, gen, per_call)
         tokens, slowest = tokens + n, max(slowest, t)
     return tokens, wall + slowest
 
@@ -203,8 +271,10 @@ def answer_snapshot(agents: Sequence[Agent], formatters: Sequence[Callable], row
     return texts, rewards
 
 
-def markdown_table(table: Sequence[dict]) -> str:
-    """The comparison as a markdown table (wall time: parallel agents counted as concurrent)."""
+def markdown_table(table: Sequence[dict], maxima: Optional[dict] = None) -> str:
+    """The comparison as a markdown table (wall time: parallel agents counted as concurrent). `maxima`:
+    what each reward component earns at most (`Task.component_max`), written beside its column's name.
+    A value that is no number (None: char_ratio where every first part is empty) shows as "-"."""
     cols = ["reward", "normalised", "structure", "length_ratio", "uniqueness", "coherence", "consistency",
             "pass_or_not@1", "pass_or_not@5", "pass_or_not@10", "accuracy@1", "accuracy@5", "accuracy@10",
             "tests", "cooperation_rate", "syntax_rate", "structure_rate"]
@@ -212,10 +282,19 @@ def markdown_table(table: Sequence[dict]) -> str:
     cols += [f"{m}{k}" for m in ("repetition", "naturalness") for k in parts]
     cols += [f"len{k}_chars" for k in parts] + ["char_ratio", "tokens", "seconds"]
     cols = [c for c in cols if c in table[0]]
-    head = "| method | " + " | ".join(cols) + " |\n|---|" + "---|" * len(cols) + "\n"
-    body = "".join("| " + r["method"] + " | " + " | ".join(f"{r[c]:.3f}" if isinstance(r[c], float) else str(r[c]) for c in cols) + " |\n"
-                   for r in table)
+    maxima = maxima or {}
+
+    def cell(v) -> str:
+        return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
+
+    names = [f"{c} (of {maxima[c]:g})" if c in maxima else c for c in cols]
+    head = "| method | " + " | ".join(names) + " |\n|---|" + "---|" * len(cols) + "\n"
+    body = "".join("| " + r["method"] + " | " + " | ".join(cell(r.get(c)) for c in cols) + " |\n" for r in table)
+    undefined = "char_ratio" in cols and any(r.get("char_ratio") is None for r in table)
     return head + body + ("\nseconds = generation wall time per joint answer; agents that run in parallel are counted as "
                           "concurrent (the slower one), as the paper does; sequential and discussion rounds add up. "
                           "repetition = share of repeated word 3-grams; naturalness = mean per-token NLL under the "
-                          "untrained model (lower = more like its language).\n")
+                          "untrained model (lower = more like its language)."
+                          + (" char_ratio = mean of chars(part 2) / chars(part 1) over the joint answers whose first part "
+                             "is not empty; - where every first part is empty (no ratio to nothing)." if undefined else "")
+                          + "\n")

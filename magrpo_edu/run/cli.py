@@ -267,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--checkpoint", required=True, metavar="DIR", help="the run's output folder or its checkpoint folder")
     e.add_argument("--eval-rows", "--eval_rows", dest="eval_rows", type=int, default=None,
                    help="held-out rows (default: the run's)")
-    e.add_argument("--samples", type=int, default=None, help="joint answers per row in the table (default: the task's; coding 10)")
+    e.add_argument("--samples", type=int, default=None, help="joint answers per row in the table (default: the run's G, the evaluation's own samples; another number draws the row apart)")
     e.add_argument("--device", default=None, help=f"cpu, cuda or cuda:N (default: {DEVICE_DEFAULT}; the run's model "
                    "decides)")
     e.set_defaults(func=_eval)

@@ -22,6 +22,11 @@ Four parts, in `run_training`'s order:
     checkpoint/                  the latest checkpoint (every save_steps steps and after the last,
                                  and whenever training stops early); `resume=` continues from it
 
+One quantity, one figure: every comparison-table method draws as many samples per held-out row as the
+evaluation (G), and its parallel and magrpo rows ARE the untrained and trained evaluations, their very
+samples (`baselines.row_from_evaluation`), so results.md, reward.png's diamonds and comparison.png give
+the same number for the same pair.
+
 Output folder: it is created only when there is something to write; a non-empty one is refused
 unless overwrite=True (which removes the earlier run's files listed above, nothing else) or the
 run resumes from it. Resume (resume=<folder>): the run's settings are stored in the checkpoint and
@@ -46,9 +51,9 @@ from ..models import is_embedded, load_model
 from ..progress import progress_bar
 from ..tasks.registry import Task, get_task
 from ..trainer import MAGRPOTrainer, TrainerCallback
-from .baselines import markdown_table, run_method, untrained_methods
+from .baselines import markdown_table, row_from_evaluation, run_method, untrained_methods
 from .plan import OUTPUT_FILES, SAVED_RUN_FIELDS, SettingsError, plan_run, resolve_device, resume_point, transition_of
-from .report import report_run, write_run_history
+from .report import of_max, report_run, write_run_history
 
 
 class _TrainClock(TrainerCallback):
@@ -132,7 +137,9 @@ def run_eval(checkpoint: str, eval_rows: int | None = None, samples: int | None 
     DIR is the run's output folder or its checkpoint folder; the model, agents, task and sampling
     settings are the run's own. Prints and returns the trainer's evaluation (reward, levels, each
     agent's repetition and naturalness) on the first `eval_rows` held-out rows (default: the run's)
-    and the comparison table's "magrpo" row (`samples` joint answers per row; default as `train`).
+    and the comparison table's "magrpo" row, built as `train` builds it: from the evaluation's own
+    samples (G per row), so its reward is the evaluation's; `samples` other than G draws the row
+    apart, that many joint answers per row (its reward then differs by the draw, and says so).
     Checked before any model loads: a folder without a train checkpoint, or eval_rows out of range,
     raises SettingsError."""
     _, info, run, saved_cfg = resume_point(Path(checkpoint), purpose="evaluate")
@@ -159,17 +166,27 @@ def run_eval(checkpoint: str, eval_rows: int | None = None, samples: int | None 
         trainer.load_checkpoint(info["path"])
     except ValueError as exc:
         raise SettingsError(f"cannot evaluate {checkpoint}: {exc}") from None
-    ev = trainer.evaluate()
-    n = samples if samples is not None else t.table_samples
-    row = run_method("magrpo", team, t, rows, formatters, samples=n, max_new_tokens=cfg.max_new_tokens,
-                     temperature=cfg.temperature, top_p=cfg.top_p, top_k=cfg.top_k, seed=cfg.seed,
-                     ks=tuple(k for k in (1, 5, 10) if k <= n))
+    ev, drawn = trainer.evaluate(return_samples=True)
+    G = drawn["per_row"]
+    if samples is None or samples == G:  # the table's row from the evaluation's own samples: one figure
+        row = row_from_evaluation("magrpo", t, rows, ev, drawn, [a.name for a in team])
+        where = f"the comparison table's magrpo row, from the same {rows_n} x {G} samples:"
+    else:
+        row = run_method("magrpo", team, t, rows, formatters, samples=samples, max_new_tokens=cfg.max_new_tokens,
+                         temperature=cfg.temperature, top_p=cfg.top_p, top_k=cfg.top_k, seed=cfg.seed,
+                         ks=tuple(k for k in (1, 5, 10) if k <= samples), row_by_row=True)
+        where = (f"the comparison table's magrpo row on {rows_n} x {samples} samples of its own (--samples {samples}; "
+                 f"its reward differs from the evaluation's by the draw):")
+    maxima = t.component_max()
     comp = sorted(k for k in ev if k.startswith(("eval/reward/", "eval/repetition/", "eval/naturalness/")))
     print(f"# {task}: the agents of {info['path']} (step {trainer.step} of {cfg.max_steps}; model `{run['model']}`; "
           f"{_on_device(device, device_why)})\n")
-    print(f"Trainer's evaluation, {rows_n} held-out rows x {cfg.num_generations} samples: joint reward "
-          f"{ev['eval/reward']:.3f}; " + ", ".join(f"{k.split('/', 1)[1]} {ev[k]:.3f}" for k in comp) + "\n")
-    print(markdown_table([row]))
+    shown = [f"{k.split('/', 1)[1]} {of_max(ev[k], maxima.get(k[12:]) if k.startswith('eval/reward/') else None)}"
+             for k in comp]  # each reward component beside the most it earns: "reward/aux_defined 0.400 of 0.4"
+    print(f"Trainer's evaluation, {rows_n} held-out rows x {G} samples: joint reward "
+          f"{ev['eval/reward']:.3f}; " + ", ".join(shown) + "\n")
+    print(where + "\n")
+    print(markdown_table([row], maxima))
     return dict(step=trainer.step, evaluate=ev, table=[row])
 
 
@@ -250,14 +267,26 @@ class Run:
     in_dist_after: Optional[dict] = None
     """The trained agents on the same row."""
 
+    @property
+    def samples(self) -> int:
+        """Joint answers per held-out row of the evaluation, and so of every comparison-table row."""
+        return self.trainer.eval_samples_per_row()
+
     def method(self, name: str, rows: Optional[list] = None, samples: Optional[int] = None) -> dict:
-        """One comparison-table row for these agents (`baselines.run_method` with the run's settings), on
-        the held-out rows unless `rows` is given."""
+        """One comparison-table row for these agents (`baselines.run_method` with the run's settings, one
+        row's samples per generate call as the evaluation draws them), on the held-out rows unless `rows`
+        is given, with as many samples per row as the evaluation unless `samples` is given."""
         c = self.plan["config"]
         return run_method(name, self.team, self.task, self.rows if rows is None else rows, self.formatters,
-                          keep_texts=True, samples=self.task.table_samples if samples is None else samples,
+                          keep_texts=True, samples=self.samples if samples is None else samples,
                           max_new_tokens=c.max_new_tokens, temperature=c.temperature, top_p=c.top_p, top_k=c.top_k,
-                          seed=c.seed)
+                          seed=c.seed, row_by_row=True)
+
+    def evaluated(self, name: str, metrics: dict, samples: dict) -> dict:
+        """The comparison-table row `name` (parallel: the untrained agents; magrpo: the trained ones) from
+        an evaluation's own samples (`baselines.row_from_evaluation`): its reward is the evaluation's."""
+        return row_from_evaluation(name, self.task, self.rows, metrics, samples, [a.name for a in self.team],
+                                   keep_texts=True)
 
     def in_distribution(self, name: str) -> Optional[dict]:
         """The agents' first sample and its joint reward on one new row of the training data's own
@@ -296,9 +325,10 @@ def build_run(plan: dict) -> Run:
             print(f"Resuming {out_dir} at step {trainer.step} of {cfg.max_steps}.", file=sys.stderr, flush=True)
     elif main:  # data parallel: rank 0 evaluates the untrained agents, the others go straight to training
         progress = cfg.progress
-        run.before = trainer.evaluate(progress=progress, desc="1. untrained agents")
-        methods = untrained_methods(t)
-        run.table = [run.method(m) for m in progress_bar(methods, desc="1. baselines", disable=not progress)]
+        run.before, drawn = trainer.evaluate(progress=progress, desc="1. untrained agents", return_samples=True)
+        methods = untrained_methods(t)  # "parallel" is the untrained agents' evaluation itself: one figure, not two
+        run.table = [run.evaluated(m, run.before, drawn) if m == "parallel" else run.method(m)
+                     for m in progress_bar(methods, desc="1. baselines", disable=not progress)]
         run.in_dist_before = run.in_distribution("parallel")
         if not progress:
             _say(f"Untrained agents and {len(methods)} baselines evaluated ({time.time() - t0:.0f} s so far).")
@@ -328,11 +358,11 @@ def train_run(run: Run) -> Optional[tuple[dict, list, float]]:
         if run.plan["config"].save_steps is None:  # every finished run keeps its agents: `magrpo-edu eval --checkpoint` needs them
             trainer.save(out_dir / "checkpoint")
         progress = run.plan["config"].progress
-        after = trainer.evaluate(progress=progress, desc="3. trained agents")
+        after, drawn = trainer.evaluate(progress=progress, desc="3. trained agents", return_samples=True)
         trainer.log_eval(after)
-        two_turn = run.task.transition is not None and run.plan["config"].num_turns > 1  # trained to answer feedback
-        finals = ["magrpo"] + (["magrpo_2turn"] if two_turn else [])  # the second-turn row only for a multi-turn run
-        table = list(run.table) + [run.method(m) for m in progress_bar(finals, desc="3. comparison table", disable=not progress)]
+        table = list(run.table) + [run.evaluated("magrpo", after, drawn)]  # the trained agents' evaluation itself
+        if run.task.transition is not None and run.plan["config"].num_turns > 1:  # trained to answer feedback:
+            table.append(run.method("magrpo_2turn"))  # the second-turn row only for a multi-turn run
         run.in_dist_after = run.in_distribution("magrpo") if run.in_dist_before is not None else None
     except KeyboardInterrupt:
         if run.main:

@@ -30,16 +30,27 @@ def smooth(values: Sequence[float], window: int = 10) -> list[float]:
     return out
 
 
+def steps_label(prompts_per_step: int = 1) -> str:
+    """The x axis of a training curve: what one step is (`MAGRPOConfig.prompts_per_step` prompts, one group each).
+
+    >>> steps_label(2)
+    'training step (2 prompts, 2 groups per step)'
+    """
+    p = prompts_per_step
+    return "training step (one prompt, one group per step)" if p == 1 else f"training step ({p} prompts, {p} groups per step)"
+
+
 def plot_rewards(history: Sequence[dict], title: str = "Joint reward per step", window: int = 10, ax=None,
-                 evals: Sequence[dict] = ()):
+                 evals: Sequence[dict] = (), prompts_per_step: int = 1, eval_label: str = "held-out evaluation"):
     """Mean joint reward per step with a +/- std band (cut to the group's own min and max, so it never
     leaves the rewards the group got), min/max markers and a moving average; the legend outside the data.
     `evals`: held-out evaluations ({"step", "eval/reward"}, e.g. untrained at step 0, halfway, trained),
     drawn as black diamonds on the same axis (the training curve is on training prompts, these on
-    held-out rows with a fixed seed)."""
+    held-out rows with a fixed seed), labelled `eval_label`. `prompts_per_step`: the run's
+    (`MAGRPOConfig.prompts_per_step`), for the x axis: each point is the mean over that many groups."""
     fig = None
     if ax is None:
-        fig, ax = plt.subplots(figsize=FIGSIZE)
+        fig, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
     steps, mean = _series(history, "reward")
     _, std = _series(history, "reward_std")
     _, lo = _series(history, "reward_min")
@@ -55,54 +66,61 @@ def plot_rewards(history: Sequence[dict], title: str = "Joint reward per step", 
         ax.plot(steps, smooth(mean, window), lw=2.0, color="C0", label=f"mean, moving avg ({window})")
     es, ev = _series(evals, "eval/reward")
     if es:
-        ax.plot(es, ev, "D-", color="black", ms=6, lw=1.0, label="held-out evaluation")
-    ax.set_xlabel("training step (one prompt, one group per step)")
+        ax.plot(es, ev, "D-", color="black", ms=6, lw=1.0, label=eval_label)
+    ax.set_xlabel(steps_label(prompts_per_step))
     ax.set_ylabel("joint reward (task units)")
     ax.set_title(title)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0)
     ax.grid(alpha=0.3)
-    if fig is not None:
-        fig.tight_layout()
     return fig or ax.figure
 
 
-def plot_components(history: Sequence[dict], window: int = 10, title: str = "Reward components"):
-    """Every logged reward/<component> (moving average), one line each; None when the reward has no
-    components (e.g. the length-ratio task), so no empty figure is drawn."""
+def _of_max(name: str, maxima: Optional[dict]) -> str:
+    m = (maxima or {}).get(name)
+    return name if m is None else f"{name} (max {m:g})" if m >= 0 else f"{name} (down to {m:g})"
+
+
+def plot_components(history: Sequence[dict], window: int = 10, title: str = "Reward components",
+                    maxima: Optional[dict] = None):
+    """Every logged reward/<component> (moving average), one line each, named with the most it earns
+    where `maxima` (`Task.component_max`) says; None when the reward has no components (e.g. the
+    length-ratio task), so no empty figure is drawn."""
     keys = sorted({k for h in history for k in h if k.startswith("reward/")})
     if not keys:
         return None
-    fig, ax = plt.subplots(figsize=FIGSIZE)
+    fig, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
     for k in keys:
         s, v = _series(history, k)
-        ax.plot(s, smooth(v, window), label=k.split("/", 1)[1])
+        ax.plot(s, smooth(v, window), label=_of_max(k.split("/", 1)[1], maxima))
     ax.set_xlabel("training step")
-    ax.set_ylabel(f"level score (moving avg {window})")
+    ax.set_ylabel(f"component mean (moving avg {window})")
     ax.set_title(title)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
     return fig
 
 
 def plot_agents(history: Sequence[dict], window: int = 10):
-    """Per-agent loss and mean completion length (tokens), side by side."""
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(FIGSIZE[0] * 1.3, FIGSIZE[1]))
-    for k in sorted({k for h in history for k in h if k.startswith("loss/")}):
-        s, v = _series(history, k)
-        a1.plot(s, smooth(v, window), label=k.split("/", 1)[1])
-    for k in sorted({k for h in history for k in h if k.startswith("completions/mean_length/")}):
-        s, v = _series(history, k)
-        a2.plot(s, smooth(v, window), label=k.rsplit("/", 1)[1])
-    a1.set_title("policy loss per agent")
-    a2.set_title("completion length per agent")
-    a1.set_ylabel(f"-mean(A·Σ log π) + β·mean(Σ k3) (moving avg {window})")
-    a2.set_ylabel(f"tokens (moving avg {window})")
+    """Per-agent loss and mean completion length (tokens), side by side; one legend for both panels
+    (an agent has one colour in both), outside the data."""
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(FIGSIZE[0] * 1.3, FIGSIZE[1]), layout="constrained")
+    agents = sorted({k.rsplit("/", 1)[1] for h in history for k in h
+                     if k.startswith(("loss/", "completions/mean_length/"))})
+    for i, name in enumerate(agents):
+        for a, key in ((a1, f"loss/{name}"), (a2, f"completions/mean_length/{name}")):
+            s, v = _series(history, key)
+            if s:
+                a.plot(s, smooth(v, window), color=f"C{i}", label=name)
+    a1.set_title(f"policy loss per agent (moving avg {window})", fontsize=10)
+    a2.set_title(f"completion length per agent (moving avg {window})", fontsize=10)
+    a1.set_ylabel("-mean(A·Σ log π)\n+ β·mean(Σ k3)")
+    a2.set_ylabel("tokens")
     for a in (a1, a2):
         a.set_xlabel("training step")
         a.grid(alpha=0.3)
-    a2.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)  # outside the data
-    fig.tight_layout()
+    handles = {label: h for a in (a1, a2) for h, label in zip(*a.get_legend_handles_labels())}
+    if handles:
+        fig.legend(list(handles.values()), list(handles), fontsize=8, loc="outside right upper")
     return fig
 
 
@@ -174,7 +192,7 @@ _METRIC_UNITS = {"normalised": "normalised reward (reward / max reward, 0-1)",
 
 def plot_comparison(table: Sequence[dict], metric: str = "reward", label_key: str = "method", title: str | None = None):
     """Bars of one metric for several methods (e.g. baselines vs MAGRPO)."""
-    fig, ax = plt.subplots(figsize=FIGSIZE)
+    fig, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
     names = [str(r[label_key]) for r in table]
     vals = [r[metric] for r in table]
     ax.bar(names, vals, color=[f"C{i}" for i in range(len(names))])
@@ -183,9 +201,8 @@ def plot_comparison(table: Sequence[dict], metric: str = "reward", label_key: st
     ax.set_ylabel(_METRIC_UNITS.get(metric, metric))
     if metric in _METRIC_UNITS:  # a share or a normalised reward: the whole range 0-1, so bars compare honestly
         ax.set_ylim(0, 1.08)
-    ax.set_title(title or f"{metric} by method")
+    ax.set_title(title or f"{metric} by method", fontsize=10)
     ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
     return fig
 
 
@@ -293,26 +310,35 @@ class LiveRewardPlot:
         self.n += 1
         if self.n % self.every == 0 or trainer.step == trainer.total_steps:
             self.ax.clear()
-            plot_rewards(trainer.history, window=self.window, ax=self.ax)
+            plot_rewards(trainer.history, window=self.window, ax=self.ax,
+                         prompts_per_step=getattr(trainer.config, "prompts_per_step", 1))
             self.fig.tight_layout()
             if self.handle is not None:
                 self.handle.update(self.fig)
 
 
 def plot_pass_at_k(table: Sequence[dict], label_key: str = "method", title: str = "PassOrNot@k by method"):
-    """PassOrNot@k (solid) and Accuracy@k (dashed) against k, one colour per method of a coding table."""
-    fig, ax = plt.subplots(figsize=FIGSIZE)
+    """PassOrNot@k (solid) and Accuracy@k (dashed) against k, one colour per method of a coding table;
+    the legend (the methods, then what each line style is) outside the data."""
+    from matplotlib.lines import Line2D
+
+    fig, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
+    every_k: set = set()
     for i, row in enumerate(table):
         ks = sorted(int(k.split("@")[1]) for k in row if k.startswith("pass_or_not@"))
         if not ks:
             continue
-        ax.plot(ks, [row[f"pass_or_not@{k}"] for k in ks], "-o", color=f"C{i}", label=f"{row[label_key]} pass@k")
+        every_k.update(ks)
+        ax.plot(ks, [row[f"pass_or_not@{k}"] for k in ks], "-o", color=f"C{i}", label=str(row[label_key]))
         ax.plot(ks, [row[f"accuracy@{k}"] for k in ks], "--", color=f"C{i}", alpha=0.6)
+    handles, labels = ax.get_legend_handles_labels()
+    handles += [Line2D([], [], color="0.3", ls="-", marker="o"), Line2D([], [], color="0.3", ls="--")]
+    labels += ["PassOrNot@k", "Accuracy@k"]
+    ax.set_xticks(sorted(every_k))
     ax.set_xlabel("k (samples per problem)")
-    ax.set_ylabel("share of problems (solid) / best pass fraction (dashed)")
+    ax.set_ylabel("share of problems (solid)\nbest pass fraction (dashed)")
     ax.set_ylim(-0.02, 1.02)
-    ax.set_title(title)
-    ax.legend(fontsize=7, ncol=2)
+    ax.set_title(title, fontsize=10)
+    ax.legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
     return fig

@@ -6,11 +6,13 @@ import json
 import platform
 import time
 from pathlib import Path
+from typing import Optional
 
 import torch
 
 from .. import distributed
 from .._version import __version__
+from ..tasks.prompts import SINGLE_MARKER
 from ..tasks.registry import Task
 from .baselines import markdown_table
 
@@ -37,13 +39,45 @@ def before_after_examples(table, rows, samples: int, task: Task, n: int = 3) -> 
     if "parallel" not in by or "magrpo" not in by:
         return []
     field = task.prompt_field
+    per_row = {m: len(by[m]["texts"]) // len(rows) if rows else samples for m in ("parallel", "magrpo")}  # resumed: may differ
     out = []
     for k, row in enumerate(rows[:n]):
-        j = k * samples
-        out.append(dict(id=str(row.get("id", k)), input=str(row.get(field, "")), before=by["parallel"]["texts"][j],
-                        after=by["magrpo"]["texts"][j], reward_before=by["parallel"]["pair_rewards"][j],
-                        reward_after=by["magrpo"]["pair_rewards"][j]))
+        b, a = k * per_row["parallel"], k * per_row["magrpo"]
+        out.append(dict(id=str(row.get("id", k)), input=str(row.get(field, "")), before=by["parallel"]["texts"][b],
+                        after=by["magrpo"]["texts"][a], reward_before=by["parallel"]["pair_rewards"][b],
+                        reward_after=by["magrpo"]["pair_rewards"][a]))
     return out
+
+
+def of_max(value: float, top: Optional[float]) -> str:
+    """A reward component beside the most it earns: "0.400 of 0.4" (a negative `top`: the most it
+    deducts, "-0.050 of -0.5"); the value alone where the maximum is not known."""
+    return f"{value:.3f}" if top is None else f"{value:.3f} of {top:g}"
+
+
+def single_note(table: list, task: Task) -> Optional[str]:
+    """One line under the comparison table saying what the single-model row's figures come from, where
+    they would puzzle: a part the one model never wrote (no `###` line to split its answer at: agent
+    2's part empty in every answer, and its reward what an empty part earns), or a part the task leaves
+    out by design (coding: the entry point alone, no aux; char_ratio then has no value)."""
+    row = next((r for r in table if r["method"] == "single"), None)
+    if row is None:
+        return None
+    empty = [k for k in range(1, task.num_agents + 1) if row.get(f"len{k}_chars") == 0]
+    if task.single_parts is not None:
+        top = task.single_max()
+        line = ("`single`: one model writes the whole answer, scored as the authors' single-agent baseline"
+                + (f" (at most {top:g} of {task.max_reward:g})" if top is not None else ""))
+        for k in empty:
+            line += (f"; agent {k}'s part is left out by design (len{k}_chars 0"
+                     + (", so char_ratio has no value: -" if k == 1 else "") + ")")
+        return line + "."
+    if not empty:
+        return f"`single`: one model writes every part, split at a line `{SINGLE_MARKER}` (budget: the agents' together)."
+    parts = " and ".join(f"agent {k}'s part (len{k}_chars 0)" for k in empty)
+    return (f"`single`: one model writes every part, split at a line `{SINGLE_MARKER}`; it never wrote that line here, "
+            f"so {parts} is empty in every answer and its reward, {row['reward']:.3f}, is what the task pays for an "
+            "empty part.")
 
 
 def report_run(run, after: dict, table: list, train_s: float) -> dict:
@@ -57,24 +91,25 @@ def report_run(run, after: dict, table: list, train_s: float) -> dict:
     plan, r, c, t, trainer, team = run.plan, run.plan["run"], run.plan["config"], run.task, run.trainer, run.team
     task, out_dir, before = r.task, plan["out_dir"], run.before
     G, steps, lr, max_new_tokens, seed = c.num_generations, c.max_steps, c.learning_rate, c.max_new_tokens, c.seed
-    prompts_per_step, samples = c.prompts_per_step, t.table_samples
+    prompts_per_step, samples, maxima = c.prompts_per_step, run.samples, t.component_max()
+    n_rows = len(run.rows)
+    drawn = f"{n_rows} held-out rows x {samples} samples"
     write_run_history(trainer, out_dir)
     during = [ev for ev in trainer.eval_history if ev["step"] < trainer.step]  # the halfway evaluation
     evals = [dict(before, step=0)] + during + [dict(after, step=trainer.step)]  # held-out: untrained, halfway, trained
-    for name, fig in (("reward", viz.plot_rewards(trainer.history, title=f"{task}: joint reward per step", evals=evals)),
-                      ("components", viz.plot_components(trainer.history)), ("agents", viz.plot_agents(trainer.history))):
+    figs = [("reward", viz.plot_rewards(trainer.history, title=f"{task}: joint reward per step", evals=evals,
+                                        prompts_per_step=prompts_per_step, eval_label=f"held-out evaluation\n({drawn})")),
+            ("components", viz.plot_components(trainer.history, maxima=maxima)), ("agents", viz.plot_agents(trainer.history))]
+    if any(k.startswith("pass_or_not@") for k in table[0]):  # coding's table metrics
+        figs.append(("pass_at_k", viz.plot_pass_at_k(table, title=f"{task}: PassOrNot@k (solid) and Accuracy@k (dashed), "
+                                                                  f"{drawn}")))
+    metric = t.headline
+    figs.append(("comparison", viz.plot_comparison(table, metric, title=f"{task}: baselines vs MAGRPO ({metric}), {drawn}")))
+    for name, fig in figs:
         if fig is None:  # e.g. no reward components: no empty figure
             continue
-        fig.savefig(out_dir / f"{name}.png", dpi=100)
+        fig.savefig(out_dir / f"{name}.png", dpi=100, bbox_inches="tight")  # nothing cut at the edges
         matplotlib.pyplot.close(fig)
-    if any(k.startswith("pass_or_not@") for k in table[0]):  # coding's table metrics
-        fig = viz.plot_pass_at_k(table, title=f"{task}: PassOrNot@k (solid) and Accuracy@k (dashed), held-out rows")
-        fig.savefig(out_dir / "pass_at_k.png", dpi=100)
-        matplotlib.pyplot.close(fig)
-    metric = t.headline
-    fig = viz.plot_comparison(table, metric, title=f"{task}: baselines vs MAGRPO ({metric})")
-    fig.savefig(out_dir / "comparison.png", dpi=100)
-    matplotlib.pyplot.close(fig)
     first = trainer.history[: max(1, len(trainer.history) // 10)]
     last = trainer.history[-max(1, len(trainer.history) // 10):]
     examples = before_after_examples(table, run.rows, samples, t)
@@ -95,19 +130,29 @@ def report_run(run, after: dict, table: list, train_s: float) -> dict:
                    in_distribution_example=in_dist, eval_during_training=trainer.eval_history,
                    versions=dict(magrpo_edu=__version__, torch=torch.__version__, python=platform.python_version()))
     (out_dir / "results.json").write_text(json.dumps(results, indent=2))
-    comp = sorted(k for k in after if k.startswith("eval/reward/"))
+    order = list(maxima)  # the reward's own order of its components (coding: the authors'), then the rest
+    comp = sorted((k for k in after if k.startswith("eval/reward/")),
+                  key=lambda k: (order.index(k[12:]) if k[12:] in order else len(order), k))
+
+    def cells(ev: dict) -> str:
+        return "".join(f" {of_max(ev.get(k, float('nan')), maxima.get(k[12:]))} |" for k in comp)
     lines = [f"# {task}: MAGRPO on `{r.model}` ({r.agents} agents)", "",
              f"{steps} steps, G={G}, lr={lr}, beta={c.beta}, {max_new_tokens} new tokens, seed {seed}, {plan['device']}"
              + (f", {prompts_per_step} prompts per step" if prompts_per_step > 1 else "")
              + (f" over {distributed.world_size()} processes" if distributed.world_size() > 1 else "") + "; "
              f"training took {train_s:.0f} s. Evaluated on {before['eval/rows']} held-out rows, "
-             f"{G} joint samples each, same sampling seed before and after.", "",
+             f"{samples} joint samples each, same sampling seed before and after.", "",
              "| | mean joint reward |" + "".join(f" {k.split('/')[-1]} |" for k in comp),
              "|---|---|" + "---|" * len(comp),
-             f"| untrained | {before['eval/reward']:.3f} |" + "".join(f" {before[k]:.3f} |" for k in comp)]
-    lines += [f"| MAGRPO, step {ev['step']} | {ev['eval/reward']:.3f} |" + "".join(f" {ev.get(k, float('nan')):.3f} |" for k in comp)
-              for ev in during]
-    lines += [f"| MAGRPO, step {trainer.step} | {after['eval/reward']:.3f} |" + "".join(f" {after[k]:.3f} |" for k in comp)]
+             f"| untrained | {before['eval/reward']:.3f} |" + cells(before)]
+    lines += [f"| MAGRPO, step {ev['step']} | {ev['eval/reward']:.3f} |" + cells(ev) for ev in during]
+    lines += [f"| MAGRPO, step {trainer.step} | {after['eval/reward']:.3f} |" + cells(after)]
+    if any(k[12:] in maxima for k in comp):
+        lines += ["", "Each component: its mean over the samples, of the most it earns (a negative maximum: the most it "
+                  "deducts); the joint reward adds them up" + (" (style = 0.4 coherence + 0.6 consistency: style counts, "
+                                                               "its two parts are shown beside it)"
+                                                               if {"eval/reward/style", "eval/reward/coherence"} <= set(comp)
+                                                               else "") + "."]
     lines += ["", "Text quality of the same samples (`magrpo_edu.quality`): repetition = share of repeated word 3-grams; "
               "naturalness = mean per-token NLL under the untrained model (lower = closer to its language; a gamed "
               "text such as `w w w` scores several nats more).", "",
@@ -116,7 +161,23 @@ def report_run(run, after: dict, table: list, train_s: float) -> dict:
     for label, ev in (("untrained", before), ("MAGRPO", after)):
         lines.append(f"| {label} | " + " | ".join(f"{ev[f'eval/{m}/{a.name}']:.3f}" if f"eval/{m}/{a.name}" in ev else "-"
                                                   for m in ("repetition", "naturalness") for a in team) + " |")
-    lines += ["", f"## Baselines vs MAGRPO ({len(run.rows)} held-out rows x {samples} samples)", "", markdown_table(table)]
+    per_row = {row["method"]: row["samples"] // n_rows for row in table}
+    if len(set(per_row.values())) == 1:
+        head = f"{n_rows} held-out rows x {samples} samples, as above"
+    else:  # resumed from a checkpoint written before every row drew the evaluation's samples
+        head = f"{n_rows} held-out rows; samples per row: " + ", ".join(f"{m} {k}" for m, k in per_row.items())
+    last = f"MAGRPO, step {trainer.step}"
+    same = [f"`{m}` ({who}) is the evaluation `{label}` above, on its very samples: the same reward, {ev['eval/reward']:.3f}"
+            for m, who, label, ev in (("parallel", "the untrained agents", "untrained", before),
+                                      ("magrpo", "the trained ones", last, after))
+            if any(row["method"] == m and row.get("evaluation") for row in table)]
+    lines += ["", f"## Baselines vs MAGRPO ({head})", ""]
+    if same:
+        lines += ["; ".join(same) + f". The other methods draw {samples} samples per row of their own.", ""]
+    lines += [markdown_table(table, maxima)]
+    note = single_note(table, t)
+    if note is not None:
+        lines += [note]
     lines += ["", "## Before and after: the agents' texts on held-out rows", "",
               "The untrained agents (parallel protocol) and the trained ones (magrpo) on the same rows, first sample "
               "each. Read them next to the numbers: a reward can rise while the texts get worse.", ""]

@@ -8,6 +8,7 @@ command line take a `Task` and ask it, never a task's name: adding a task is one
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
@@ -58,7 +59,10 @@ class Task:
     """() -> a multi-turn transition (prompts, completions, histories, row) -> next prompts;
     None: the task has no second turn (--num_turns 1 only; no magrpo_2turn row in the table)."""
     table_samples: int = 2
-    """Joint answers per held-out row in the comparison table."""
+    """Joint answers per held-out row of a comparison table drawn apart from an evaluation (kept for the
+    tasks that set it; coding: 10). `magrpo-edu train` and `eval` no longer read it: their table draws
+    as many as the evaluation (G per row), and its parallel and magrpo rows are the evaluations'
+    own samples, so one quantity has one figure."""
     single_prompt: Optional[Callable[[dict, Any], str]] = None
     """(row, tokenizer or None) -> the single-model baseline's prompt: one model writes every part.
     None: the task has no single-model baseline."""
@@ -71,6 +75,10 @@ class Task:
     in_distribution: Optional[Callable[[], dict]] = None
     """() -> one new row from the training data's own generator, shown in results.md beside the
     held-out rows (the writing tasks); None: no such row."""
+    level_max: Optional[dict] = None
+    """What each reward component earns at most (a negative value: the most it deducts); results.md
+    prints each component beside it ("0.400 of 0.4"). None: the reward's own `LEVEL_MAX`
+    (`component_max`)."""
 
     def __post_init__(self) -> None:
         if (self.levels is None) == (self.batch_levels is None):
@@ -81,6 +89,28 @@ class Task:
         if not isinstance(self.sampling, dict) or not set(self.sampling) <= {"temperature", "top_p", "top_k"}:
             raise ValueError(f"Task {self.name!r}: sampling={self.sampling!r}; give a dict with some of temperature, "
                              "top_p, top_k (MAGRPOConfig checks their values).")
+
+    def _reward_constant(self, name: str):
+        """A constant of the joint reward's module, or of the package that holds it (coding keeps
+        LEVEL_MAX in `tasks/coding/__init__.py`, its reward in `tasks/coding/reward.py`); None if neither has it."""
+        module = getattr(self.joint_reward, "__module__", None) or ""
+        for where in (module, module.rpartition(".")[0]):
+            m = sys.modules.get(where) if where else None
+            if m is not None and hasattr(m, name):
+                return getattr(m, name)
+        return None
+
+    def component_max(self) -> dict:
+        """{component: the most it earns} of the joint reward's components: `level_max`, else the
+        reward module's (or its package's) `LEVEL_MAX`; {} when neither says (no maxima printed)."""
+        found = self.level_max if self.level_max is not None else self._reward_constant("LEVEL_MAX")
+        return dict(found or {})
+
+    def single_max(self) -> Optional[float]:
+        """The most the single-model baseline can earn when it is scored apart (`single_parts`): the
+        reward module's `SINGLE_AGENT_MAX` (coding: 2.1 of 4.0, no aux and no cooperation credit); None
+        where it is scored as a joint answer (max_reward holds)."""
+        return self._reward_constant("SINGLE_AGENT_MAX") if self.single_parts is not None else None
 
     def setup(self, tokenizer=None) -> tuple:
         """(joint reward, formatters, train rows, eval rows): what `MAGRPOTrainer` takes."""

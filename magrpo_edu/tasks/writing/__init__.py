@@ -30,7 +30,8 @@ def _length_levels(first: str, second: str) -> dict:
 LENGTH = Task(
     "length", "agent 2 writes 2-3x as much as agent 1 (the quick demo)", lambda split: load_writing("tldr", split),
     tldr_formatters, length_ratio_joint_reward, max_reward=1.0, max_new_tokens=48, prompt_field="post",
-    levels=_length_levels, beta=0.05, single_prompt=_tldr_single, in_distribution=lambda: in_distribution_row("tldr"))
+    levels=_length_levels, beta=0.05, single_prompt=_tldr_single, in_distribution=lambda: in_distribution_row("tldr"),
+    level_max={})
 """The quick demo, on the TL;DR posts. It trains with a small KL leash because its reward pays for
 characters (without it agent 2 learns to pad)."""
 

@@ -43,6 +43,13 @@ from typing import Sequence
 
 from .word_lists import STOPWORDS, TRANSITION_CATEGORIES
 
+LEVEL_MAX = dict(structure=0.5, length_ratio=1.0, uniqueness=0.5, coherence=1.0, consistency=1.0, style=1.0)
+"""What each component of the TL;DR and arXiv rewards (`tldr_levels`, `arxiv_levels`) earns at most: the
+four levels structure (L1), length_ratio (L2), uniqueness (L3) and style (L4, = 0.4 coherence + 0.6
+consistency), so 3.0 in all, and style's two parts on their own 0-1 scales (coherence T reaches 0.95
+at most with the 12 categories, hence TL;DR's reachable 2.98). results.md prints each component beside
+its maximum (`Task.component_max`)."""
+
 _WORD = re.compile(r"\b\w+\b")
 
 

@@ -1,15 +1,20 @@
-"""Coding collaboration learned on unseen families (issue 30, item 2): MAGRPO on `tiny-code`, 3 seeds.
+"""Coding collaboration learned on unseen families: MAGRPO on `tiny-code` (and `tiny-code-2turn`), 3 seeds, one turn and two.
 
-    # the recipe (the coding task's LoRA default, Task.lora_recipe): ~8 min a seed on 2 cores, appends to
-    # experiments/coding_collaboration.json
+    # the recipe (the coding task's LoRA default, Task.lora_recipe) on tiny-code: ~8 min a seed on 2 cores, appends
+    # to experiments/coding_collaboration.json
     OMP_NUM_THREADS=2 python experiments/coding_collaboration.py --paper-sampling --lr 1e-3 --generations 8 --prompts-per-step 2 --eval-at 100 --seed 0
     ... --seed 1, --seed 2
-    # the two-turn variant (level feedback, then a second answer), on its own footing: the untrained pair after the
-    # same feedback is its baseline
-    OMP_NUM_THREADS=2 python experiments/coding_collaboration.py --paper-sampling --turns 2 --lr 5e-4 --only-parallel --eval-at 100 --seed 0
+    # two turns against one at equal wall time, on tiny-code-2turn (the model that answers the feedback turn):
+    # the single-turn recipe, also scored after one round of level feedback (--second-turn-eval), then two-turn
+    # MAGRPO with the same problems per step and learning rate, G = 4 (a step's tree is 4 first answers and 4 x 4
+    # second answers per problem and agent); the two-turn run's baselines are the single-turn run's (the same
+    # untrained answers: same model, rows, samples and sampling seed)
+    OMP_NUM_THREADS=2 python experiments/coding_collaboration.py --model tiny-code-2turn --paper-sampling --lr 1e-3 --generations 8 --prompts-per-step 2 --eval-at 100,170 --second-turn-eval --seed 0
+    OMP_NUM_THREADS=2 python experiments/coding_collaboration.py --model tiny-code-2turn --paper-sampling --turns 2 --lr 1e-3 --generations 4 --prompts-per-step 2 --only-parallel --seed 0
+    ... --seed 1, --seed 2
     python experiments/coding_collaboration.py --report                        # writes experiments/coding_collaboration.md
 
-Per seed: two agents on the embedded `tiny-code` model (`--team`: LoRA r = 8 on q/v by default); the untrained
+Per seed: two agents on an embedded code model (`--model`, default `tiny-code`) (`--team`: LoRA r = 8 on q/v by default); the untrained
 pair and the paper's prompt-level baselines (single, parallel, sequential, discussion: `baselines.run_method`)
 answer every held-out row (`load_coding("eval")`, 28 rows of 18 families never seen by the model or the training
 split) `--samples` times; MAGRPO trains on the training split (`load_coding("train")`) for at most `--steps` steps
@@ -49,6 +54,11 @@ def evaluate(method: str, agents, rows, samples: int, seed: int, turns: int = 1,
     reps = [row for row in rows for _ in range(samples)]
     texts = r.pop("texts")
     r.pop("pair_rewards")
+    first = r.pop("first_turn_texts", None)  # magrpo_2turn: the same joint actions' first answers
+    r.pop("first_turn_pair_rewards", None)
+    if first is not None:
+        r["first_turn_samples"] = [dict(task_id=rows[k]["task_id"], aux=first[k * samples][0], main=first[k * samples][1])
+                                   for k in range(len(rows))]
     if method != "single":
         auxes, mains = [t[0] for t in texts], [t[1] for t in texts]
         r["levels"] = level_shares(auxes, mains, reps)
@@ -61,7 +71,8 @@ def evaluate(method: str, agents, rows, samples: int, seed: int, turns: int = 1,
 
 def one_seed(seed: int, steps: int, samples: int, model: str, turns: int, budget_s: float = 300.0,
              lr: float = 2e-3, beta: float = 0.0, generations: int = 4, baselines=BASELINES,
-             sampling: dict | None = None, train_rows: str = "train", eval_at=(), team: str = "lora-qv", prompts_per_step: int = 1) -> dict:
+             sampling: dict | None = None, train_rows: str = "train", eval_at=(), team: str = "lora-qv", prompts_per_step: int = 1,
+             second_turn_eval: bool = False) -> dict:
     sampling = sampling or {}
     torch.manual_seed(seed)
     base, tok = load_model(model)
@@ -70,7 +81,7 @@ def one_seed(seed: int, steps: int, samples: int, model: str, turns: int, budget
     rows = load_coding("eval")
     t = time.time()
     table = {m: evaluate(m, agents, rows, samples, seed, sampling=sampling) for m in baselines}
-    if turns > 1:  # the untrained pair with the same second turn: the two-turn run's own footing
+    if turns > 1 or second_turn_eval:  # the untrained pair with the same second turn: the two-turn run's own footing
         table["untrained_2turn"] = evaluate("magrpo_2turn", agents, rows, samples, seed, sampling=sampling)
     eval_s = time.time() - t
     cfg = MAGRPOConfig(num_agents=2, num_generations=generations, max_new_tokens=64, learning_rate=lr, beta=beta,
@@ -87,15 +98,31 @@ def one_seed(seed: int, steps: int, samples: int, model: str, turns: int, budget
             at[trainer.step] = evaluate("magrpo", agents, rows, samples, seed, sampling=sampling)
             at[trainer.step]["train_seconds"] = round(train_s, 1)
     table["magrpo"] = evaluate("magrpo", agents, rows, samples, seed, sampling=sampling)
-    if turns > 1:
+    if turns > 1 or second_turn_eval:  # a single-turn pair given the same feedback: is the gain the training or the turn?
         table["magrpo_2turn"] = evaluate("magrpo_2turn", agents, rows, samples, seed, sampling=sampling)
     hist = trainer.history
     curve = [(h["step"], round(h["reward"], 3)) for h in hist[:: max(1, len(hist) // 20)]]
-    return dict(seed=seed, model=model, team=team, prompts_per_step=prompts_per_step, steps=steps, lr=lr, beta=beta, generations=generations, sampling=sampling, train_rows=train_rows, steps_done=trainer.step, budget_s=budget_s, on_the_way={str(k): v for k, v in at.items()}, turns=turns, samples=samples, rows=len(rows), train_seconds=round(train_s, 1),
+    return dict(seed=seed, model=model, weights=weights_id(model), team=team, prompts_per_step=prompts_per_step, steps=steps, lr=lr, beta=beta, generations=generations, sampling=sampling, train_rows=train_rows, steps_done=trainer.step, budget_s=budget_s, on_the_way={str(k): v for k, v in at.items()}, turns=turns, samples=samples, rows=len(rows), train_seconds=round(train_s, 1),
                 eval_seconds_baselines=round(eval_s, 1), threads=torch.get_num_threads(), training_reward=curve, table=table)
 
 
 TEAMS = ("lora-qv", "lora-all", "lora-all-r16", "separate")
+
+
+def weights_id(model: str) -> str | None:
+    """The first 8 hex digits of an embedded model's weights file's sha256 (None for other models), saved with
+    each run since the second-turn documents: runs on different weights never mix in the report. (The runs on
+    tiny-code-2turn's weights were made while it was called tiny-code; their model field was set to its name
+    afterwards, the weights field unchanged.)"""
+    import hashlib
+
+    from magrpo_edu.models import tiny_model_path
+
+    try:
+        path = tiny_model_path(model) / "model.safetensors"
+    except (KeyError, ValueError):
+        return None
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:8] if path.exists() else None
 
 
 def build_team(team: str, base, tok):
@@ -124,8 +151,10 @@ def _ms(values) -> str:
 def report(path: Path = OUT) -> str:
     """The markdown report of every seed in `path` (mean ± population std over seeds)."""
     runs = json.loads(path.read_text())
-    lines = []
-    for key, group in _groups(runs).items():
+    lines = turns_comparison(runs)
+    current = runs[-1].get("weights") if runs else None
+    groups = sorted(_groups(runs).items(), key=lambda kv: kv[1][0].get("weights") != current)  # the newest weights first
+    for key, group in groups:
         seeds = [r["seed"] for r in group]
         g0 = group[0]
         lines += [f"## {key}: seeds {seeds}", "",
@@ -184,6 +213,69 @@ def report(path: Path = OUT) -> str:
     return "\n".join(lines)
 
 
+def turns_comparison(runs: list[dict]) -> list[str]:
+    """Two-turn MAGRPO against single-turn MAGRPO at equal wall time (issue 47): for the newest weights,
+    the single-turn recipe's seeds (evaluated after one round of level feedback too, `--second-turn-eval`)
+    beside the two-turn seeds, per seed: the untrained pair's first answer and its answer after the same
+    feedback, each trained pair's first answer and its answer after feedback; then the texts."""
+    current = runs[-1].get("weights") if runs else None
+    one = {r["seed"]: r for r in runs if r.get("weights") == current and r["turns"] == 1 and "magrpo_2turn" in r["table"]}
+    two = {r["seed"]: r for r in runs if r.get("weights") == current and r["turns"] == 2}
+    seeds = sorted(set(one) & set(two))
+    if not seeds:
+        return []
+    rw = lambda r, m: r["table"][m]["reward"]  # noqa: E731
+    o1, t2 = one[seeds[0]], two[seeds[0]]
+    lines = [f"## Two turns against one, at equal wall time (weights {current}): seeds {seeds}", "",
+             f"Single turn: `{_key(o1)}`, {', '.join(str(one[s]['steps_done']) for s in seeds)} steps. "
+             f"Two turns: `{_key(t2)}`, {', '.join(str(two[s]['steps_done']) for s in seeds)} steps (each step: G first "
+             "answers per agent, then G second answers after the level feedback for each of the G x G joint first "
+             f"answers). Both capped at {o1['budget_s']:.0f} s of training on the same machine; evaluated on the same "
+             f"{o1['rows']} held-out rows x {o1['samples']} samples with the same sampling seed, so the untrained "
+             "columns of both runs are the same answers. \"After feedback\": the pair answers again after one round "
+             "of level feedback on its first answers (the two-turn protocol).", "",
+             "| seed | untrained | untrained after feedback | single-turn trained | single-turn trained after feedback | "
+             "two-turn trained, first answer | two-turn trained after feedback | two-turn after feedback minus single-turn |",
+             "|---|---|---|---|---|---|---|---|"]
+    cols = []
+    for s in seeds:
+        a, b = one[s], two[s]
+        row = [rw(a, "parallel"), rw(a, "untrained_2turn"), rw(a, "magrpo"), rw(a, "magrpo_2turn"), rw(b, "magrpo"),
+               rw(b, "magrpo_2turn")]
+        row.append(row[5] - row[2])
+        cols.append(row)
+        lines.append(f"| {s} | " + " | ".join(f"{x:.3f}" if k < 6 else f"{x:+.3f}" for k, x in enumerate(row)) + " |")
+    lines.append("| mean ± std | " + " | ".join(_ms([c[k] for c in cols]) for k in range(7)) + " |")
+    d = [c[6] for c in cols]
+    lines += ["", f"Target: the two-turn pair's final reward above the single-turn pair's by >= 0.2 of 4 on the mean over "
+              f"seeds; measured {statistics.mean(d):+.3f} (per seed {', '.join(f'{x:+.3f}' for x in d)}). The untrained "
+              f"pair's second answer gains {statistics.mean(c[1] - c[0] for c in cols):+.3f} over its first (no training); "
+              f"two-turn training moves the answer after feedback by {statistics.mean(c[5] - c[1] for c in cols):+.3f} over the "
+              f"untrained pair's, single-turn training moves the first answer by {statistics.mean(c[2] - c[0] for c in cols):+.3f}.", ""]
+    empties = [(two[s]["table"]["untrained_2turn"].get("empty_second"), two[s]["table"]["magrpo_2turn"].get("empty_second")) for s in seeds]
+    if all(e[0] and e[1] for e in empties):
+        lines += ["Empty second answers (agent 1, agent 2), untrained -> two-turn trained: " + "; ".join(
+            f"seed {s}: {e[0][0]:.2f}, {e[0][1]:.2f} -> {e[1][0]:.2f}, {e[1][1]:.2f}" for s, e in zip(seeds, empties)) + ".", ""]
+    r = two[seeds[0]]
+    lines += [f"### First and second answers, untrained and two-turn trained (seed {r['seed']}, the first sample of each held-out family)", ""]
+    seen, by_id = set(), {x["task_id"]: x for x in load_coding("eval")}
+    u, t = r["table"]["untrained_2turn"], r["table"]["magrpo_2turn"]
+    for k, (u1, u2, t1, t2_) in enumerate(zip(u["first_turn_samples"], u["first_samples"], t["first_turn_samples"], t["first_samples"])):
+        row = by_id[u1["task_id"]]
+        if row["family"] in seen:
+            continue
+        seen.add(row["family"])
+        sc = lambda x: coding_levels(x["aux"], x["main"], row)["total_reward"]  # noqa: E731
+        lines += [f"**{u1['task_id']}**: untrained {sc(u1):.2f} -> after feedback {sc(u2):.2f}; trained {sc(t1):.2f} -> "
+                  f"after feedback {sc(t2_):.2f}", "",
+                  "| | aux | main |", "|---|---|---|",
+                  f"| untrained, first | {_cell(u1['aux'])} | {_cell(u1['main'])} |",
+                  f"| untrained, after feedback | {_cell(u2['aux'])} | {_cell(u2['main'])} |",
+                  f"| trained, first | {_cell(t1['aux'])} | {_cell(t1['main'])} |",
+                  f"| trained, after feedback | {_cell(t2_['aux'])} | {_cell(t2_['main'])} |", ""]
+    return lines
+
+
 def _chain(group: list[dict]) -> list[str]:
     """Where the reward's gates lose the answers, untrained pair vs trained pair (mean over seeds): each
     level's share and its share among the answers that passed the gate before it. The reward is a chain
@@ -217,7 +309,7 @@ def _cell(code: str) -> str:
 
 
 def _key(r: dict) -> str:
-    return (f"{r['model']}, {r['turns']} turn(s), {r['steps']} steps, lr {r.get('lr', 2e-3):g}, beta {r.get('beta', 0.0):g}, "
+    return (f"{r['model']}{' (weights ' + r['weights'] + ')' if r.get('weights') else ''}, {r['turns']} turn(s), {r['steps']} steps, lr {r.get('lr', 2e-3):g}, beta {r.get('beta', 0.0):g}, "
             f"G {r.get('generations', 4)}, train {r.get('train_rows', 'train')}" + ("" if r.get("team", "lora-qv") == "lora-qv" else f", team {r['team']}")
             + ("" if r.get("prompts_per_step", 1) == 1 else f", {r['prompts_per_step']} prompts per step") + "".join(f", {k} {v:g}" for k, v in r.get("sampling", {}).items()))
 
@@ -248,20 +340,22 @@ def main() -> None:
     p.add_argument("--prompts-per-step", type=int, default=1, help="training problems per optimiser step (1: the paper)")
     p.add_argument("--eval-at", default="", help="also evaluate the pair after these steps, e.g. 100,200")
     p.add_argument("--only-parallel", action="store_true", help="evaluate only the untrained pair (parallel) before training")
+    p.add_argument("--second-turn-eval", action="store_true",
+                   help="a single-turn run: also evaluate the untrained and the trained pair after one round of level feedback")
     p.add_argument("--out", default=str(OUT))
     p.add_argument("--report", action="store_true", help="write the markdown report of the runs in --out")
     a = p.parse_args()
     out = Path(a.out)
     if a.report:
         md = report(out)
-        out.with_suffix(".md").write_text("# Coding collaboration on held-out families (issue 30)\n\n"
+        out.with_suffix(".md").write_text("# Coding collaboration on held-out families\n\n"
                                           "Made by `experiments/coding_collaboration.py`; mean ± std over seeds.\n\n" + md)
         print(md)
         return
     res = one_seed(a.seed, a.steps, a.samples, a.model, a.turns, a.budget, a.lr, a.beta, a.generations,
                    ("parallel",) if a.only_parallel else BASELINES,
                    CODING.sampling if a.paper_sampling else None, a.train_rows,
-                   tuple(int(x) for x in a.eval_at.split(",") if x), a.team, a.prompts_per_step)
+                   tuple(int(x) for x in a.eval_at.split(",") if x), a.team, a.prompts_per_step, a.second_turn_eval)
     runs = json.loads(out.read_text()) if out.exists() else []
     runs = [r for r in runs if (r["seed"], _key(r)) != (res["seed"], _key(res))] + [res]
     out.write_text(json.dumps(runs, indent=1))

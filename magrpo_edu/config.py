@@ -233,7 +233,7 @@ class RunArguments:
     task: str = "length"
     """The task (a registered `Task`, tasks/registry.py)."""
     model: Optional[str] = None
-    """'tiny' (embedded), 'tiny-code', 'smollm2-135m', a hub id or a local path; None: the task's (`Task.model`)."""
+    """'tiny' (embedded), 'tiny-code', 'tiny-code-2turn', 'smollm2-135m', a hub id or a local path; None: the task's (`Task.model`, or `Task.multi_turn_model` with --turns > 1)."""
     agents: str = _alias("lora", choices=AGENT_KINDS)
     """'lora': one frozen base shared by the agents, one LoRA adapter each; 'separate': full copies."""
     eval_rows: int = 20

@@ -88,5 +88,5 @@ def test_the_help_says_why():
     for command in ("train", "eval"):
         text = " ".join(next(a for a in cli.build_parser()._subparsers._group_actions[0].choices[command]._actions
                              if a.dest == "device").help.split())
-        assert "embedded models (tiny, tiny-code): cpu, where they are fastest" in text
+        assert "embedded models (tiny, tiny-code, tiny-code-2turn): cpu, where they are fastest" in text
         assert "per-token overhead" in text and "other models: cuda when available" in text

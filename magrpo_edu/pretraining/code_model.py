@@ -1,6 +1,8 @@
 """Make the embedded `tiny-code` model: the `tiny` model, trained further on the coding corpus.
 
     magrpo-edu pretrain-code --out magrpo_edu/models/tiny-code        # the shipped run (the defaults)
+    magrpo-edu pretrain-code --out magrpo_edu/models/tiny-code-2turn --second-turn-docs 6000 --steps 1100 \
+        --max-len 384 --bucket 8                                      # tiny-code-2turn (answers feedback)
     magrpo-edu pretrain-code --out /tmp/tc --steps 3 --num-docs 50      # a smoke run (CI)
 
 Steps (continued pretraining, as a base model is adapted to code before it is fine-tuned):
@@ -48,19 +50,22 @@ class CodePretrainArguments:
     """Folder to write the model, tokenizer, loss curve and summary to."""
     base: str = "tiny"
     """The model to start from (a registry name or a folder; the shipped run starts from 'tiny')."""
-    max_steps: int = field(default=1100, metadata=dict(aliases=("--steps",)))
+    max_steps: int = field(default=900, metadata=dict(aliases=("--steps",)))
     """AdamW steps (step 3)."""
     num_docs: int = 24000
     """Corpus documents (step 2); max_steps * docs_per_step are drawn from them in a seeded order."""
-    second_turn_docs: int = 6000
-    """Second-turn documents (step 2), added to the `num_docs` first-turn ones; 0: none (the first tiny-code)."""
+    second_turn_docs: int = 0
+    """Second-turn documents (step 2), added to the `num_docs` first-turn ones (tiny-code: 0; tiny-code-2turn: 6000)."""
     docs_per_step: int = 16
     """Documents per step (one padded batch)."""
     learning_rate: float = field(default=1e-3, metadata=dict(aliases=("--lr",)))
     """Peak learning rate (a cosine down to a tenth of it)."""
-    max_len: int = 384
+    max_len: int = 256
     """Longest document in tokens (longer ones are cut; the corpus has none that long: first-turn documents
-    are about 80 tokens, second-turn ones 180, at most about 330)."""
+    are about 80 tokens; second-turn ones 180, at most about 330: give 384 with them)."""
+    bucket: int = 1
+    """Batches made at a time from documents of similar length (step 3; 1: none, each batch as drawn;
+    tiny-code-2turn: 8, so the long second-turn documents do not pad every batch)."""
     minutes: Optional[float] = None
     """Stop after this many minutes (None: run all the steps)."""
     seed: int = 0
@@ -71,7 +76,7 @@ class CodePretrainArguments:
     """Show a progress bar."""
 
     def __post_init__(self) -> None:
-        check_settings(self, positive_ints=("max_steps", "num_docs", "docs_per_step", "max_len"),
+        check_settings(self, positive_ints=("max_steps", "num_docs", "docs_per_step", "max_len", "bucket"),
                        positive_numbers=("learning_rate",))
         if isinstance(self.second_turn_docs, bool) or not isinstance(self.second_turn_docs, int) or self.second_turn_docs < 0:
             raise ValueError(f"second_turn_docs={self.second_turn_docs!r} must be an integer >= 0 (0: no second-turn documents).")
@@ -104,24 +109,29 @@ def encode_batch(tok, batch: list[str], max_len: int, device) -> tuple[dict, tor
     return dict(input_ids=input_ids, attention_mask=mask), lab
 
 
-BUCKET = 8
-"""Batches made at a time from documents of similar length (step 3)."""
-
-
-def code_batches(tokenizer, docs: list[str], steps: int, docs_per_step: int, seed: int):
-    """The documents of each step: the corpus in a seeded shuffled order, reshuffled after each pass;
-    each run of `BUCKET` batches is cut from `BUCKET * docs_per_step` documents sorted by length, the
-    batches' order shuffled (less padding, the same documents)."""
+def code_batches(tokenizer, docs: list[str], steps: int, docs_per_step: int, seed: int, bucket: int = 1):
+    """The documents of each step: the corpus in a seeded shuffled order, reshuffled after each pass.
+    With `bucket` > 1 each run of `bucket` batches is cut from `bucket * docs_per_step` documents sorted
+    by length, the batches' order shuffled (less padding, the same documents)."""
     rng = random.Random(seed + 11)
     order: list[int] = []
-    pending: list[list[int]] = []
-    for _ in range(steps):
-        if not pending:
-            while len(order) < BUCKET * docs_per_step:
+    if bucket == 1:
+        for _ in range(steps):
+            if len(order) < docs_per_step:
                 more = list(range(len(docs)))
                 rng.shuffle(more)
                 order += more
-            chunk, order = order[:BUCKET * docs_per_step], order[BUCKET * docs_per_step:]
+            batch, order = order[:docs_per_step], order[docs_per_step:]
+            yield [docs[j] for j in batch]
+        return
+    pending: list[list[int]] = []
+    for _ in range(steps):
+        if not pending:
+            while len(order) < bucket * docs_per_step:
+                more = list(range(len(docs)))
+                rng.shuffle(more)
+                order += more
+            chunk, order = order[:bucket * docs_per_step], order[bucket * docs_per_step:]
             chunk.sort(key=lambda j: len(docs[j]))
             pending = [chunk[k:k + docs_per_step] for k in range(0, len(chunk), docs_per_step)]
             rng.shuffle(pending)
@@ -153,7 +163,7 @@ def pretrain_code(out: str | Path, command: str | None = None, **settings) -> di
     losses: list[float] = []
     model.train()
     deadline = None if a.minutes is None else t0 + 60 * a.minutes
-    bar = tqdm(code_batches(tok, docs, a.max_steps, a.docs_per_step, a.seed), total=a.max_steps, desc="pretrain-code",
+    bar = tqdm(code_batches(tok, docs, a.max_steps, a.docs_per_step, a.seed, a.bucket), total=a.max_steps, desc="pretrain-code",
                disable=not a.progress)
     for batch in bar:
         enc, labels = encode_batch(tok, batch, a.max_len, device)
@@ -177,7 +187,7 @@ def pretrain_code(out: str | Path, command: str | None = None, **settings) -> di
     n_tokens = sum(len(x) for x in tok(sample)["input_ids"]) / len(sample)
     summary = dict(base=a.base, params=sum(p.numel() for p in model.parameters()), steps=len(losses), max_steps=a.max_steps,
                    docs_per_step=a.docs_per_step, lr=a.learning_rate, corpus_docs=a.num_docs,
-                   second_turn_docs=a.second_turn_docs, max_len=a.max_len,
+                   second_turn_docs=a.second_turn_docs, max_len=a.max_len, bucket=a.bucket,
                    mean_doc_tokens=round(n_tokens, 1), docs_seen=len(losses) * a.docs_per_step,
                    first_loss_mean_first_20=round(sum(losses[:20]) / max(1, len(losses[:20])), 4),
                    final_loss_mean_last_50=round(_mean_last(losses), 4), wall_s=round(wall, 1), seed=a.seed,

@@ -99,7 +99,7 @@ def check_resume_flags(resume, overwrite: bool) -> None:
                             "folder, --overwrite starts a new one there; give one of them.")
 
 
-DEVICE_DEFAULT = ("embedded models (tiny, tiny-code): cpu, where they are fastest (their step is bound by per-token "
+DEVICE_DEFAULT = ("embedded models (tiny, tiny-code, tiny-code-2turn): cpu, where they are fastest (their step is bound by per-token "
                   "overhead, a GPU gains little); other models: cuda when available")
 """--help's text for the device a run takes when --device is not given (`default_device`)."""
 
@@ -246,8 +246,10 @@ def plan_run(**settings) -> dict:
         given_run = {**saved_run, **given_run, "out": str(run_dir)}
     try:
         task = get_task(given_run.get("task", RunArguments.task))
-        if given_run.get("model") is None:  # no --model: the task's own
-            given_run["model"] = task.model
+        if given_run.get("model") is None:  # no --model: the task's own (its multi-turn model for --num-turns > 1)
+            turns = given_cfg.get("num_turns", MAGRPOConfig.num_turns)
+            given_run["model"] = task.multi_turn_model if (task.multi_turn_model and isinstance(turns, int)
+                                                           and not isinstance(turns, bool) and turns > 1) else task.model
         run = RunArguments(**given_run)
     except ValueError as exc:
         raise SettingsError(str(exc)) from None

@@ -45,6 +45,9 @@ class Task:
     """n, the agents that collaborate (one formatter each)."""
     model: str = "tiny"
     """The model of `magrpo-edu train` when --model is not given: 'tiny' (embedded), 'tiny-code', a hub id or a path."""
+    multi_turn_model: Optional[str] = None
+    """The model when --num-turns > 1 and --model is not given (None: `model`). Coding: 'tiny-code-2turn',
+    tiny-code trained further with second-turn documents, which answers the level feedback."""
     beta: float = 0.0
     """KL leash of `magrpo-edu train` when --beta is not given (0 = the paper)."""
     sampling: dict = field(default_factory=dict)

@@ -34,7 +34,8 @@ deviations are in docs/faithfulness.md, "The algorithm"):
   1. Padding and everything after the first EOS are masked out of sum_t log pi.
   2. Cross mode credits agent i's sample with the mean advantage of the joint actions that contain it.
   3. Multi-turn is the rollout tree with a transition function, returns discounted with gamma = 0.9 as the
-     spec's tree design (the paper credits each turn with its own reward: discount=0; CoMLRL 1.4.3: discount=1).
+     spec's tree design (the paper credits each turn with its own reward: discount=0, without its per-turn loss
+     weights (1.2, 0.8); CoMLRL 1.4.3: discount=1).
   4. Std scaling of advantages is an option, off by default ("group": TRL's; "zscore": CoMLRL's).
   5. Generated code runs in a sandboxed subprocess (tasks/coding/reward.py), never in this process.
   6. The defaults are sized for a laptop CPU (LoRA on one frozen base, small budgets); all are config fields.

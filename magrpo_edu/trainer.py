@@ -310,11 +310,11 @@ class MAGRPOTrainer:
         self._call("on_log", rec)
 
     # ------------------------------------------------------------------------------ evaluation
-    @torch.no_grad()
     def eval_samples_per_row(self, num_generations: Optional[int] = None) -> int:
         """The joint answers `evaluate` samples per row: `num_generations` (default the config's G), at least 2."""
         return max(num_generations or self.config.num_generations, 2)
 
+    @torch.no_grad()
     def evaluate(self, dataset: Optional[Sequence[Any]] = None, num_generations: Optional[int] = None,
                  max_rows: Optional[int] = None, seed: int = 1234, progress: bool = False, desc: str = "evaluate",
                  return_samples: bool = False):

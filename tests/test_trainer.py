@@ -173,6 +173,21 @@ def test_evaluate_does_not_change_training(make_model, small_tokenizer, rows, fo
     assert run(True) == run(False)
 
 
+def test_evaluate_builds_no_autograd_graph(make_model, small_tokenizer, rows, formatters):
+    """evaluate() runs under torch.no_grad (the reward is called inside its rollout), with and without
+    return_samples; grad mode is restored afterwards."""
+    seen = []
+
+    def reward(completions, row):
+        seen.append(torch.is_grad_enabled())
+        return length_gap(completions, row)
+    tr = MAGRPOTrainer(lora_agents(make_model(seed=1), 2, tokenizer=small_tokenizer), reward, formatters, rows,
+                       cfg(max_steps=1), eval_dataset=rows[:2])
+    tr.evaluate()
+    tr.evaluate(return_samples=True)
+    assert seen and not any(seen) and torch.is_grad_enabled()
+
+
 def test_lora_initialisation_is_seeded_so_runs_repeat(make_model, small_tokenizer):
     """Two teams built in different RNG states get identical adapters (A is random, B = 0)."""
     torch.manual_seed(1)

@@ -112,18 +112,10 @@ def encode_batch(tok, batch: list[str], max_len: int, device) -> tuple[dict, tor
 def code_batches(tokenizer, docs: list[str], steps: int, docs_per_step: int, seed: int, bucket: int = 1):
     """The documents of each step: the corpus in a seeded shuffled order, reshuffled after each pass.
     With `bucket` > 1 each run of `bucket` batches is cut from `bucket * docs_per_step` documents sorted
-    by length, the batches' order shuffled (less padding, the same documents)."""
+    by length, the batches' order shuffled (less padding, the same documents); with 1, each batch as
+    drawn (shuffling a single batch draws no random number, so the order is the plain one)."""
     rng = random.Random(seed + 11)
     order: list[int] = []
-    if bucket == 1:
-        for _ in range(steps):
-            if len(order) < docs_per_step:
-                more = list(range(len(docs)))
-                rng.shuffle(more)
-                order += more
-            batch, order = order[:docs_per_step], order[docs_per_step:]
-            yield [docs[j] for j in batch]
-        return
     pending: list[list[int]] = []
     for _ in range(steps):
         if not pending:
@@ -132,11 +124,11 @@ def code_batches(tokenizer, docs: list[str], steps: int, docs_per_step: int, see
                 rng.shuffle(more)
                 order += more
             chunk, order = order[:bucket * docs_per_step], order[bucket * docs_per_step:]
-            chunk.sort(key=lambda j: len(docs[j]))
+            if bucket > 1:
+                chunk.sort(key=lambda j: len(docs[j]))
             pending = [chunk[k:k + docs_per_step] for k in range(0, len(chunk), docs_per_step)]
             rng.shuffle(pending)
-        batch = pending.pop()
-        yield [docs[j] for j in batch]
+        yield [docs[j] for j in pending.pop()]
 
 
 def pretrain_code(out: str | Path, command: str | None = None, **settings) -> dict:

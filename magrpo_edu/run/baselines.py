@@ -158,8 +158,8 @@ def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], row
                 comps.append(c)
                 tokens += n
                 wall = wall + t if method == "sequential" else max(wall, t)
-            first_answers = [list(a) for a in answers]
             if method == "magrpo_2turn":
+                first_answers = [list(a) for a in answers]  # scored beside the second turn (`_table_row`)
                 step = task.transition()
                 nxt = [step([p[i] for p in prompts], [a[i] for a in answers],
                             [[(p[i], a[i])] for p, a in zip(prompts, answers)], r) for i, r in enumerate(reps)]

@@ -17,7 +17,7 @@ import torch
 from .. import distributed
 from ..checkpoints import check_checkpoint
 from ..config import AGENT_KINDS, MAGRPOConfig, RunArguments
-from ..models import is_embedded
+from ..models import EMBEDDED, is_embedded
 from ..tasks.registry import TASKS, Task, get_task
 from ..tracking import TrackerNotInstalledError, check_installed
 
@@ -99,14 +99,14 @@ def check_resume_flags(resume, overwrite: bool) -> None:
                             "folder, --overwrite starts a new one there; give one of them.")
 
 
-DEVICE_DEFAULT = ("embedded models (tiny, tiny-code, tiny-code-2turn): cpu, where they are fastest (their step is bound by per-token "
+DEVICE_DEFAULT = (f"embedded models ({', '.join(EMBEDDED)}): cpu, where they are fastest (their step is bound by per-token "
                   "overhead, a GPU gains little); other models: cuda when available")
 """--help's text for the device a run takes when --device is not given (`default_device`)."""
 
 
 def default_device(model: str | None = None) -> tuple[str, str]:
-    """(device, why) for a run given no device. The embedded models (`models.is_embedded`: 'tiny',
-    'tiny-code') train on the CPU even where CUDA is available: a 3M-parameter model's step is bound by
+    """(device, why) for a run given no device. The embedded models (`models.is_embedded`: the registry's
+    `EMBEDDED`) train on the CPU even where CUDA is available: a 3M-parameter model's step is bound by
     the per-token overhead of sampling (one small kernel launch after another), not by arithmetic, so a
     GPU gains little while the process holds it (the tiny model's training step: 0.74 s on 2 CPU cores
     in the quick start, docs/cli.md; 0.64 s in a CLI run on an H100, docs/speed.md). Every other model

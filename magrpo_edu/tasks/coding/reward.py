@@ -399,13 +399,10 @@ def level_feedback(aux: str, main: str, problem: dict, limits: Optional[SandboxL
     found, the syntax error with its line and column, "Tests: p/q passed" and the first failing
     assert with its error, cooperation notes; ends with "Revise your function."."""
     entry = problem["entry_point"]
-    aux_f, main_f = _functions(aux, main, entry, single=False)
+    aux_f, main_f, error, job = _feedback_job(aux, main, problem)
     lines = [f"aux: {'found' if aux_f and has_return(aux_f) else 'missing (define aux with a return)'}",
-             f"{entry}: {'found' if main_f and has_return(main_f) else 'missing (define it with a return)'}"]
-    program = combine(aux_f, main_f, problem)
-    error = parse_error(program)
-    lines.append(f"syntax: {error or 'OK'}")
-    job = _feedback_job(aux_f, main_f, program, error, problem)
+             f"{entry}: {'found' if main_f and has_return(main_f) else 'missing (define it with a return)'}",
+             f"syntax: {error or 'OK'}"]
     if job is not None:
         r = _RUNS.run([job], limits)[0]  # the reward's result where it has just run
         lines.append(f"Tests: {r.passed}/{r.total} passed")
@@ -423,14 +420,17 @@ def level_feedback(aux: str, main: str, problem: dict, limits: Optional[SandboxL
     return "\n".join("# " + one_line(line) for line in lines)
 
 
-def _feedback_job(aux_f: str, main_f: str, program: str, error: Optional[str], problem: dict) -> Optional[tuple]:
-    """The sandbox job `level_feedback` runs for one joint attempt ((program, asserts, entry point)), or
-    None where it runs nothing (a syntax error, no main with a return, no host-checkable assert)."""
+def _feedback_job(aux: str, main: str, problem: dict) -> tuple[str, str, Optional[str], Optional[tuple]]:
+    """What `level_feedback` reads of one joint attempt: the extracted aux and main, the combined
+    program's syntax error (None if it parses), and the sandbox job it runs ((program, asserts, entry
+    point); None where it runs nothing: a syntax error, no main with a return, no host-checkable assert)."""
     entry = problem["entry_point"]
+    aux_f, main_f = _functions(aux, main, entry, single=False)
+    program = combine(aux_f, main_f, problem)
+    error = parse_error(program)
     asserts = scored_asserts(problem["test"], entry)
-    if error is None and main_f and has_return(main_f) and asserts:
-        return program, asserts, entry
-    return None
+    job = (program, asserts, entry) if error is None and main_f and has_return(main_f) and asserts else None
+    return aux_f, main_f, error, job
 
 
 def prefetch_feedback(attempts: Sequence[tuple[str, str, dict]], limits: Optional[SandboxLimits] = None) -> int:
@@ -441,13 +441,7 @@ def prefetch_feedback(attempts: Sequence[tuple[str, str, dict]], limits: Optiona
     Returns how many programs ran."""
     if len(attempts) > 256:
         raise ValueError(f"prefetch_feedback: {len(attempts)} attempts; give at most 256 a call.")
-    jobs = []
-    for aux, main, problem in attempts:
-        aux_f, main_f = _functions(aux, main, problem["entry_point"], single=False)
-        program = combine(aux_f, main_f, problem)
-        job = _feedback_job(aux_f, main_f, program, parse_error(program), problem)
-        if job is not None:
-            jobs.append(job)
+    jobs = [job for job in (_feedback_job(aux, main, problem)[3] for aux, main, problem in attempts) if job is not None]
     if jobs:
         _RUNS.run(jobs, limits)
     return len(jobs)

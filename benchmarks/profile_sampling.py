@@ -14,7 +14,10 @@ Teams, each on the same base, in one process:
   base x4      the base model without peft, 4 rows: the floor for one agent
   lora-1       one LoRA agent (peft), 4 rows
   base x8      the base without peft, 8 rows: the floor for two agents in one batch
-  lora-2       two LoRA agents in one batch (the fast path's default), 8 rows
+  lora-2       two LoRA agents in one batch (the fast path's default: the adapters' products as one
+               batched matmul per factor and layer), 8 rows
+  lora-2 slices  the same team with each adapter added through its own slice of the rows (the fast
+               path before the batched matmul: `adapter_rows(..., stack=False)`), 8 rows
 
 Per team, wall clock seconds per generated token (median of `--reps` calls after one warm-up, no
 profiler), split by timers around the library's own pieces:
@@ -53,7 +56,7 @@ import step_speed as ss  # noqa: E402  (the SmolLM2 shape, the prompt)
 N_NEW = 32
 DEFAULT_GEN = dict(max_new_tokens=N_NEW, temperature=1.0, top_p=1.0, top_k=0)
 WARPED_GEN = dict(max_new_tokens=N_NEW, temperature=0.7, top_p=0.9, top_k=50)
-TEAMS = ["base x4", "lora-1", "base x8", "lora-2"]
+TEAMS = ["base x4", "lora-1", "base x8", "lora-2", "lora-2 slices"]
 
 
 def build(shape: str, tok):
@@ -145,6 +148,7 @@ def teams(shape, tok):
                     q.copy_(torch.randn(q.shape, generator=g) * 0.02)
     out.insert(1, ("lora-1", lora1, [[p]]))
     out.append(("lora-2", lora2, [[p], [p]]))
+    out.append(("lora-2 slices", lora2, [[p], [p]]))
     return out
 
 
@@ -159,6 +163,17 @@ def one_call(agents, prompts, gen):
 
 
 def measure(label, agents, prompts, gen, reps):
+    if label.endswith("slices"):  # the same call with each adapter through its own slice
+        import functools
+
+        import magrpo_edu.fast_path as fp
+
+        orig = fp.adapter_rows
+        fp.adapter_rows = functools.partial(orig, stack=False)
+        try:
+            return measure(label[:-len(" slices")], agents, prompts, gen, reps)
+        finally:
+            fp.adapter_rows = orig
     model_cls = type(agents[0].model.get_base_model() if agents[0].adapter else agents[0].model)
     one_call(agents, prompts, gen)  # warm-up
     walls, parts = [], []
@@ -206,30 +221,41 @@ def measure(label, agents, prompts, gen, reps):
 
 
 def static_cache_check(shape, tok, reps):
-    """generate on the bare base (4 rows, default sampling) with transformers' dynamic KV cache and with
-    `cache_implementation="static"` (no torch.compile): ms per token, and whether the two agree bit for bit."""
+    """generate on the bare base (4 rows, default sampling) with transformers' dynamic KV cache, with
+    `cache_implementation="static"`, and with the static cache and transformers' own torch.compile of the
+    forward (`compile_config`, which generate applies on a GPU only unless told `_compile_all_devices`):
+    ms per token, the first compiled call's seconds, and whether the tokens agree with the dynamic cache's."""
+    from transformers import CompileConfig
+
     m = build(shape, tok)
     enc = tok([ss.prompt_text(tok)] * ss.G, return_tensors="pt")
+    everywhere = CompileConfig()
+    everywhere._compile_all_devices = True  # generate's switch for compiling on a CPU
 
     def run(impl, seed=0):
         torch.manual_seed(seed)
-        kw = {} if impl is None else {"cache_implementation": impl}
+        kw = {} if impl is None else {"cache_implementation": "static"}
+        if impl == "compiled":
+            kw["compile_config"] = everywhere
         with torch.inference_mode():
             return m.generate(**enc, do_sample=True, min_new_tokens=N_NEW, pad_token_id=tok.pad_token_id,
                               output_logits=True, return_dict_in_generate=True, **DEFAULT_GEN, **kw)
     out = {}
-    for impl in (None, "static"):
+    for impl in (None, "static", "compiled"):
+        t = time.perf_counter()
         run(impl)
+        out[f"{impl}-first"] = time.perf_counter() - t
         ts = []
         for _ in range(reps):
             t = time.perf_counter()
             run(impl)
             ts.append((time.perf_counter() - t) / N_NEW)
         out[impl or "dynamic"] = statistics.median(ts)
-    a, b = run(None, 5), run("static", 5)
-    diff = max((x - y).abs().max().item() for x, y in zip(a.logits, b.logits))
+    a, b, c = run(None, 5), run("static", 5), run("compiled", 5)
+    diff = lambda x, y: max((p - q).abs().max().item() for p, q in zip(x.logits, y.logits))  # noqa: E731
     return (f"| {shape} | {ms(out['dynamic'])} | {ms(out['static'])} | {torch.equal(a.sequences, b.sequences)} "
-            f"| {diff:.2e} |")
+            f"| {diff(a, b):.2e} | {ms(out['compiled'])} | {out['compiled-first']:.1f} | "
+            f"{torch.equal(a.sequences, c.sequences)} | {diff(a, c):.2e} |")
 
 
 def ms(x):
@@ -248,13 +274,15 @@ def main(argv=None):
     ap.add_argument("--teams", nargs="+", default=TEAMS, choices=TEAMS)
     ap.add_argument("--default-sampling-only", action="store_true", help="leave out the run with warpers")
     ap.add_argument("--static-cache", action="store_true",
-                    help="instead: the bare base's generate with the dynamic and the static KV cache")
+                    help="instead: the bare base's generate with the dynamic and the static KV cache, and "
+                    "the static one compiled (torch.compile through transformers' compile_config)")
     args = ap.parse_args(argv)
     tok = ss.tokenizer()
     if args.static_cache:
         lines = [f"Measured {time.strftime('%Y-%m-%d %H:%M %Z')}, {torch.get_num_threads()} torch thread(s). "
                  f"ms per token, median of {args.reps} calls.", "",
-                 "| shape | dynamic cache | static cache | same tokens | max logit difference |", "|---|---|---|---|---|"]
+                 "| shape | dynamic cache | static cache | same tokens | max logit difference | static + compile "
+                 "| its first call, s | same tokens | max logit difference |", "|---|---|---|---|---|---|---|---|---|"]
         lines += [static_cache_check(shape, tok, args.reps) for shape in args.shapes]
         text = "\n".join(lines) + "\n"
         if args.out:

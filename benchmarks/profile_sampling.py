@@ -14,10 +14,7 @@ Teams, each on the same base, in one process:
   base x4      the base model without peft, 4 rows: the floor for one agent
   lora-1       one LoRA agent (peft), 4 rows
   base x8      the base without peft, 8 rows: the floor for two agents in one batch
-  lora-2       two LoRA agents in one batch (the fast path's default: the adapters' products as one
-               batched matmul per factor and layer), 8 rows
-  lora-2 slices  the same team with each adapter added through its own slice of the rows (the fast
-               path before the batched matmul: `adapter_rows(..., stack=False)`), 8 rows
+  lora-2       two LoRA agents in one batch (the fast path's default), 8 rows
 
 Per team, wall clock seconds per generated token (median of `--reps` calls after one warm-up, no
 profiler), split by timers around the library's own pieces:
@@ -56,7 +53,7 @@ import step_speed as ss  # noqa: E402  (the SmolLM2 shape, the prompt)
 N_NEW = 32
 DEFAULT_GEN = dict(max_new_tokens=N_NEW, temperature=1.0, top_p=1.0, top_k=0)
 WARPED_GEN = dict(max_new_tokens=N_NEW, temperature=0.7, top_p=0.9, top_k=50)
-TEAMS = ["base x4", "lora-1", "base x8", "lora-2", "lora-2 slices"]
+TEAMS = ["base x4", "lora-1", "base x8", "lora-2"]
 
 
 def build(shape: str, tok):
@@ -148,7 +145,6 @@ def teams(shape, tok):
                     q.copy_(torch.randn(q.shape, generator=g) * 0.02)
     out.insert(1, ("lora-1", lora1, [[p]]))
     out.append(("lora-2", lora2, [[p], [p]]))
-    out.append(("lora-2 slices", lora2, [[p], [p]]))
     return out
 
 
@@ -163,17 +159,6 @@ def one_call(agents, prompts, gen):
 
 
 def measure(label, agents, prompts, gen, reps):
-    if label.endswith("slices"):  # the same call with each adapter through its own slice
-        import functools
-
-        import magrpo_edu.fast_path as fp
-
-        orig = fp.adapter_rows
-        fp.adapter_rows = functools.partial(orig, stack=False)
-        try:
-            return measure(label[:-len(" slices")], agents, prompts, gen, reps)
-        finally:
-            fp.adapter_rows = orig
     model_cls = type(agents[0].model.get_base_model() if agents[0].adapter else agents[0].model)
     one_call(agents, prompts, gen)  # warm-up
     walls, parts = [], []

@@ -316,7 +316,7 @@ def _plain_lora_linears(model, adapters) -> Optional[list]:
 
 
 @contextmanager
-def adapter_rows(model, row_adapters: Optional[Sequence[str]], lean: bool = False, stack: bool = True):
+def adapter_rows(model, row_adapters: Optional[Sequence[str]], lean: bool = False):
     """Run ONE call of a shared peft model with batch row r routed through adapter `row_adapters[r]`;
     yields the extra kwargs that call needs. `row_adapters=None`: the model's own path, no routing.
 
@@ -382,43 +382,9 @@ def adapter_rows(model, row_adapters: Optional[Sequence[str]], lean: bool = Fals
                 output[rows] += h
         return output
 
-    def stacked_of(layer):
-        # Every adapter over an equal block of rows, no dropout, no bias, one rank, one dtype, one scaling:
-        # (A's stacked, B's stacked, scaling) for ONE batched matmul per factor, else None (the slices).
-        plan = plan_of(layer)
-        if len(plan) < 2 or len(plan) != len(spans) or len({e - s for _, s, e in spans}) != 1:
-            return None
-        if any(drop is not None or a[1] is not None or b[1] is not None for _, a, b, drop, _ in plan):
-            return None
-        As, Bs = [a[0] for _, a, _, _, _ in plan], [b[0] for _, _, b, _, _ in plan]
-        if len({(w.shape, w.dtype) for w in As}) != 1 or len({(w.shape, w.dtype) for w in Bs}) != 1 \
-                or len({s for *_, s in plan}) != 1:
-            return None
-        # (k, in, r) and (k, r, out) as transposed views of the stacked weights: each of the k products
-        # is the same (rows, in) x (in, r) product F.linear computes for one adapter's slice
-        return torch.stack(As).transpose(1, 2).contiguous(), torch.stack(Bs).transpose(1, 2).contiguous(), plan[0][4]
-
-    def add_stacked_to(output, x, stacked):  # the same sum as add_adapters_to, all adapters in one bmm each
-        if x.shape[0] != n_rows:
-            raise RuntimeError(f"adapter_rows: a batch of {x.shape[0]} rows met {n_rows} adapter names; "
-                               "for calls that expand the batch pass peft's adapter_names= instead.")
-        A, B, scale = stacked
-        k = A.shape[0]
-        h = x.reshape(k, -1, x.shape[-1])
-        h = h if h.dtype == A.dtype else h.to(A.dtype)
-        h = torch.bmm(torch.bmm(h, A), B) * scale
-        h = h if h.dtype == output.dtype else h.to(output.dtype)
-        output.view(k, -1, output.shape[-1]).add_(h)
-        return output
-
     if lean and not any("forward" in vars(m) for m in layers):  # (a forward already patched, e.g. accelerate's: hooks)
         def lean_forward(layer):
-            base, plan, stacked = layer.base_layer, plan_of(layer), (stacked_of(layer) if stack else None)
-
-            if stacked is not None:
-                def forward(x, *args, **kwargs):
-                    return add_stacked_to(base(x, *args, **kwargs), x, stacked)
-                return forward
+            base, plan = layer.base_layer, plan_of(layer)
 
             def forward(x, *args, **kwargs):
                 return add_adapters_to(base(x, *args, **kwargs), x, plan)

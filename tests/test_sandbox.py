@@ -4,6 +4,7 @@ files untouched, nothing written outside temporary folders, no stray processes, 
 received, and this test process healthy."""
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -1031,3 +1032,43 @@ def test_running_programs_as_root_without_namespaces_is_said(monkeypatch):
     finally:
         monkeypatch.undo()
         isolation.cache_clear()
+
+
+AS_A_USER = """
+import json, site, sys, threading
+site.addsitedir(sys.argv[1])  # this test's packages, for the system Python an ordinary user may run
+from magrpo_edu.sandbox import SandboxLimits, isolation, run_program
+stop = threading.Event()
+threads = [threading.Thread(target=stop.wait, daemon=True) for _ in range(40)]  # a Jupyter kernel with torch: dozens
+for t in threads:
+    t.start()
+limits = SandboxLimits(timeout_s=10, assert_timeout_s=5, memory_mb=256, max_processes=16)
+ok = run_program("def f():\\n    return 1\\n", ["assert f() == 1"], limits)
+bomb = run_program("import os, time\\nn = 0\\nfor _ in range(200):\\n    try:\\n        pid = os.fork()\\n"
+                   "    except OSError:\\n        break\\n    if pid == 0:\\n        time.sleep(30)\\n        os._exit(0)\\n"
+                   "    n += 1\\nprint('forked', n)\\n", ["assert True"], limits)
+stop.set()
+print(json.dumps({"mode": isolation()["mode"], "ok": [a.status for a in ok.asserts], "bomb": bomb.output}))
+"""
+
+
+@pytest.mark.skipif(not (sys.platform == "linux" and os.geteuid() == 0 and shutil.which("setpriv")),
+                    reason="needs root and setpriv to become an ordinary user (CI has both)")
+def test_rlimits_fallback_works_for_a_user_who_already_runs_many_threads():
+    """Binder runs the notebooks as an ordinary user (jovyan, uid 1000) whose kernel alone has dozens of
+    threads. RLIMIT_NPROC counts every task of the real uid, so a bare cap of 16 made every sandbox run
+    fail to fork (`timeout: fork system call failed`) and notebooks 04 and 05 stop there. The cap is now
+    the user's tasks + max_processes: programs run, and a fork loop still stops after about 16."""
+    import sysconfig
+
+    python = f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"  # the root's own Python may sit
+    if not os.access(python, os.X_OK):  # in /root, where no other user can run it
+        pytest.skip(f"needs {python} (the system Python of this test's version) to run as an ordinary user")
+    r = subprocess.run(["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", python, "-I", "-c", AS_A_USER,
+                        sysconfig.get_paths()["purelib"]], capture_output=True, text=True, timeout=120, cwd="/",
+                       env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/tmp", "OMP_NUM_THREADS": "1"})
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = __import__("json").loads(r.stdout.strip().splitlines()[-1])
+    assert got["mode"] == "rlimits" and got["ok"] == ["passed"], got
+    forked = int(got["bomb"].split("forked")[1].split()[0])
+    assert 1 <= forked <= 16, got

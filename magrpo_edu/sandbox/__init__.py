@@ -102,7 +102,9 @@ checks the rlimits entries it can on Linux (limits, the trainer-death group kill
   /usr and of the Python installation (system files), the kernel's version and /proc's global
   figures; out of scope: kernel exploits.
   (b)-(d) fall back to a plain child process with the limits above in a fresh temporary folder and
-  its own process group; root (d) is not bound by RLIMIT_NPROC. Which mode a machine gets is decided
+  its own process group; root (d) is not bound by RLIMIT_NPROC. RLIMIT_NPROC counts every task of the
+  real uid, so (b) and (c) set it to the tasks the user already runs (a Jupyter kernel's threads
+  included) + max_processes: a fork bomb gets about max_processes more, not the machine. Which mode a machine gets is decided
   once per process by `isolation()`: where namespaces mode can run (Linux, root, unshare, setpriv and
   timeout present, the kernel accepts the namespaces) its probe is tried 3 times and, if every try
   fails, `SandboxError` is raised (nothing is cached: the next call tries again); programs run as root

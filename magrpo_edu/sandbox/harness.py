@@ -273,7 +273,7 @@ class SandboxLimits:
     cpus: float = 1.0  # CPUs' worth of time for all the run's processes together (a cpu cgroup, where writable)
     memory_mb: int = 512  # address space per process (RLIMIT_AS); namespaces mode with a memory cgroup: also the
     #                       memory of all the program's processes and the tmpfs pages they write, together
-    max_processes: int = 16  # pids cgroup cap (namespaces mode) / RLIMIT_NPROC (fallback, non-root)
+    max_processes: int = 16  # pids cgroup cap (namespaces mode) / RLIMIT_NPROC above the user's tasks (fallback, non-root)
     max_open_files: int = 64  # RLIMIT_NOFILE
     max_file_mb: int = 16  # RLIMIT_FSIZE, the size of the private /tmp and /dev/shm, and of all SysV shared memory
     max_output_bytes: int = 65536  # stdout+stderr kept
@@ -325,8 +325,44 @@ def _rlimits(limits: SandboxLimits, cap_nproc: bool) -> list[tuple[int, int, str
            (resource.RLIMIT_NOFILE, limits.max_open_files, "--nofile"),
            (resource.RLIMIT_FSIZE, limits.max_file_mb * 2 ** 20, "--fsize"), (resource.RLIMIT_CORE, 0, "--core")]
     if cap_nproc:
-        lim.append((resource.RLIMIT_NPROC, limits.max_processes, "--nproc"))
+        lim.append((resource.RLIMIT_NPROC, _user_tasks() + limits.max_processes, "--nproc"))
     return lim
+
+
+def _user_tasks() -> int:
+    """How many tasks the kernel already counts against this user's RLIMIT_NPROC.
+
+    RLIMIT_NPROC is not a per-process budget: fork fails once the REAL uid owns that many tasks in all
+    (every thread of every process, the trainer's torch threads, a Jupyter server and its kernels
+    included). Without uid switching (the non-root fallback) the program runs as that user, so a bare
+    `max_processes` would leave it nothing on Binder or a desktop session; the cap is "what the user
+    runs now + max_processes". Linux: the Threads of every /proc entry whose real uid is ours (a
+    hidepid /proc shows exactly those); elsewhere `ps -U` (processes, which is what BSD counts)."""
+    uid = os.getuid()
+    if sys.platform == "linux" and os.path.isdir("/proc"):
+        total = 0
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/status", "rb") as f:
+                    status = f.read()
+            except OSError:  # gone meanwhile, or not ours to read
+                continue
+            real = threads = None
+            for line in status.splitlines():
+                if line.startswith(b"Uid:"):
+                    real = int(line.split()[1])
+                elif line.startswith(b"Threads:"):
+                    threads = int(line.split()[1])
+            if real == uid:
+                total += threads or 1
+        return total
+    try:
+        out = subprocess.run(["ps", "-U", str(uid), "-o", "pid="], capture_output=True, text=True, timeout=10).stdout
+        return len(out.split())
+    except (OSError, subprocess.SubprocessError):
+        return 0
 
 
 def _set_rlimits(lim) -> None:

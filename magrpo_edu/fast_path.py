@@ -43,8 +43,8 @@ from typing import Optional, Sequence
 
 import torch
 
-from .policy import (Completions, check_prompt_lengths, completions_from, generation_settings, max_new_tokens_of,
-                     reference_model, sampled_token_logprobs, sampler_settings)
+from .policy import (Completions, check_prompt_lengths, checkpointed_layers, checkpointing_layers, completions_from,
+                     generation_settings, max_new_tokens_of, reference_model, sampled_token_logprobs, sampler_settings)
 from .threads import choose_threads_once
 
 
@@ -196,7 +196,21 @@ def token_logprobs(model, c: Completions, row_adapters: Optional[Sequence[str]],
     shared = None
     if len(starts) < len(inverse) and C > 1 and not _checkpointing(model):
         shared = _shared_prompt_cache(model, c.prompt_ids, c.prompt_mask, row_adapters, starts, inverse)
-    if shared is None:  # one forward over [prompt; completion] for all rows
+    if shared is None and _checkpointing(model):  # activation checkpointing (`policy.checkpointed_layers`)
+        ids = torch.cat([c.prompt_ids, c.completion_ids], dim=1)
+        # The lean routing (each LoRA Linear's forward replaced for the call), and the SAME routing again
+        # when the backward pass recomputes a layer, after this call has returned.
+        route = lambda: adapter_rows(model, row_adapters, lean=True)  # noqa: E731
+        with route() as extra, checkpointed_layers(model, recompute=route):
+            if extra:
+                raise NotImplementedError(
+                    "activation checkpointing needs the agents' LoRA layers to be plain LoRA Linear layers that this "
+                    "library routes itself (not DoRA or other variants, merged weights, or forwards patched by "
+                    "another library): the backward pass recomputes each layer after the call, when peft's own "
+                    "routing is gone. Switch checkpointing off for these agents.")
+            out = model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=False, logits_to_keep=C + 1)
+        logits = out.logits[:, -(C + 1):-1, :]
+    elif shared is None:  # one forward over [prompt; completion] for all rows
         ids = torch.cat([c.prompt_ids, c.completion_ids], dim=1)
         with adapter_rows(model, row_adapters) as extra:
             out = model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=False, logits_to_keep=C + 1,
@@ -274,8 +288,9 @@ def output_cache(out):
 
 
 def _checkpointing(model) -> bool:
-    """Gradient checkpointing is active (transformers then turns the KV cache off)."""
-    return model.training and any(getattr(m, "gradient_checkpointing", False) is True for m in model.modules())
+    """Activation checkpointing will run in this forward (`policy.checkpointed_layers`): transformers
+    then drops the KV cache, so the prompt cannot be shared; each row runs its whole sequence."""
+    return torch.is_grad_enabled() and bool(checkpointing_layers(model))
 
 
 def _shared_prompt_cache(model, ids, mask, row_adapters, starts, inverse):
@@ -335,8 +350,9 @@ def adapter_rows(model, row_adapters: Optional[Sequence[str]], lean: bool = Fals
     neither peft's per-layer pre-hooks, its argument checks and per-row index lists, nor a forward
     hook run. The same operations on the same tensors in the same order as the hook: bit for bit the
     same logits and sampled tokens (tests/test_algorithm.py), less Python per decoding step
-    (benchmarks/PROFILE.md, "One sampling call per token"). Only under no gradient: a forward that
-    gradient checkpointing re-runs after the call would miss the replacement.
+    (benchmarks/PROFILE.md, "One sampling call per token"). Under a gradient, a forward that activation
+    checkpointing re-runs after the call would miss the replacement: `token_logprobs` then enters the
+    same routing again for the recomputation (`policy.checkpointed_layers`' `recompute`).
     """
     if row_adapters is None:
         yield {}

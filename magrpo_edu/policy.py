@@ -50,10 +50,13 @@ Where we deviate (from the paper's reference code and TRL; see `algorithm`'s lis
 """
 from __future__ import annotations
 
+import functools
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Optional, Protocol, Sequence
 
 import torch
+import torch.utils.checkpoint
 
 from .threads import choose_threads_once
 
@@ -129,12 +132,64 @@ def model_logprobs(model, c: Completions, per_token: bool = False, sampling: Opt
     ids = torch.cat([c.prompt_ids, c.completion_ids], dim=1)
     attn = torch.cat([c.prompt_mask, c.completion_mask.to(c.prompt_mask.dtype)], dim=1)
     pos = (attn.cumsum(-1) - 1).clamp(min=0)  # as generate counts them: left padding does not shift positions
-    logits = model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=False, **route).logits
+    with checkpointed_layers(model) as checkpointing:
+        if checkpointing and route.get("adapter_names") is not None:
+            raise NotImplementedError(
+                "activation checkpointing with LoRA agents that share a base needs the fast policy (the team "
+                "builders' default): peft routes rows to adapters only during the forward call, and the backward "
+                "pass would recompute the layers through the wrong adapter. Build the agents without "
+                "policy=PlainPolicy(), or switch checkpointing off.")
+        logits = model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=False, **route).logits
     P = c.prompt_ids.shape[1]
     logits = logits[:, P - 1:-1]  # the logits at position t predict token t + 1: one per completion token
     logp = sampled_token_logprobs(logits, c.completion_ids, c.sampling if sampling is None else sampling)
     logp = logp * c.completion_mask  # padding and everything after the first EOS: 0
     return logp if per_token else logp.sum(-1)
+
+
+def checkpointing_layers(model) -> list:
+    """The modules of `model` that transformers' activation checkpointing is switched on for
+    (`model.activation_checkpointing_enable()`; `gradient_checkpointing_enable()` before transformers
+    5): each decoder layer, or the decoder stack in older transformers. Empty when it is off."""
+    return [m for m in model.modules() if getattr(m, "gradient_checkpointing", False) is True]
+
+
+@contextmanager
+def checkpointed_layers(model, recompute=None):
+    """Activation checkpointing in step 6's forward, although the agents stay in eval mode.
+
+    With checkpointing switched on (`agents.checkpoint_activations`), transformers keeps only each
+    decoder layer's input for the backward pass and recomputes the layer's inside there (about one more
+    forward; the activations of all layers but one are never held at once): what makes a real model's
+    step fit a small machine (notebook 07 on SmolLM2 in float32 under Binder's 2 GB). transformers
+    checkpoints a layer only in training mode, but the agents are kept in eval mode (no dropout: the
+    log-probs are the sampler's; peft routes a mixed-adapter batch only in eval mode). So, while
+    gradients are being recorded, this sets `training` on the checkpointed modules THEMSELVES (not on
+    their children: dropout and peft's layers stay in eval mode) and makes their checkpoint function
+    non-reentrant (a reentrant one gives no gradient to adapters inside a frozen base); both are
+    restored after. `recompute`: a function giving the context the backward pass recomputes each layer
+    in (torch.utils.checkpoint's `context_fn`): where a call routes rows to adapters only for its own
+    duration (the fast path's `adapter_rows`), the recomputation needs the same routing again. Yields
+    whether checkpointing runs. The numbers are the same as without it, up to float rounding
+    (tests/test_policy.py)."""
+    layers = checkpointing_layers(model) if torch.is_grad_enabled() else []
+    saved = [(m, m.training, m.__dict__.get("_gradient_checkpointing_func")) for m in layers]
+    kwargs = {"use_reentrant": False}
+    if recompute is not None:
+        kwargs["context_fn"] = lambda: (nullcontext(), recompute())
+    try:
+        for m in layers:
+            m.training = True
+            if getattr(m, "_gradient_checkpointing_func", None) is not None:
+                m._gradient_checkpointing_func = functools.partial(torch.utils.checkpoint.checkpoint, **kwargs)
+        yield bool(layers)
+    finally:
+        for m, training, func in saved:
+            m.training = training
+            if func is None:
+                m.__dict__.pop("_gradient_checkpointing_func", None)
+            else:
+                m._gradient_checkpointing_func = func
 
 
 def reference_model(agent) -> tuple:

@@ -163,3 +163,48 @@ def test_a_later_turns_prompt_meets_the_one_context_check(pol, small_tokenizer):
                                                  r"32 tokens; .* It begins 'Summary: x word word"):
         tr.train()
     assert tr.step == 0
+
+
+@pytest.mark.parametrize("beta", [0.0, 0.1])
+def test_activation_checkpointing_gives_the_same_step(make_model, small_tokenizer, beta):
+    """A.checkpoint_activations: the backward pass recomputes each decoder layer (through the same
+    adapter routing, re-entered for the recomputation) instead of holding its activations. One MAGRPO
+    step with and without it from the same seed: the same samples, losses, KL and updates up to float
+    rounding, and the adapters do get gradients (a reentrant checkpoint inside a frozen base gives none)."""
+    def step(checkpointing):
+        agents = two_distinct_lora_agents(make_model(), small_tokenizer, seed=10)
+        if checkpointing:
+            A.checkpoint_activations(agents)
+            assert policy.checkpointing_layers(agents[0].model)  # switched on
+        start = [p.detach().clone() for a in agents for p in a.trainable_parameters()]
+        opts = [torch.optim.SGD(a.trainable_parameters(), lr=1e-3) for a in agents]
+        cfg = MAGRPOConfig(num_generations=3, max_new_tokens=5, beta=beta)
+        torch.manual_seed(12)
+        [(ro, losses)] = magrpo_step(agents, opts, [lambda row: "Summary: x", lambda row: "Details: y"], [{}],
+                                     lambda c, row: [float(len(a) - len(b)) for a, b in zip(*c)], cfg)
+        assert not any(m.training for m in agents[0].model.modules())  # eval mode restored everywhere
+        return ro, losses, [p.detach() - p0 for p, p0 in zip((p for a in agents for p in a.trainable_parameters()), start)]
+
+    ro_c, loss_c, w_c = step(True)
+    ro_p, loss_p, w_p = step(False)
+    assert [c.texts for c in ro_c.completions[0]] == [c.texts for c in ro_p.completions[0]]
+    assert loss_c == pytest.approx(loss_p, rel=1e-4, abs=1e-5)
+    assert all(_close(u, v, rel=1e-4) for u, v in zip(w_c, w_p)) and all(v.abs().max() > 0 for v in w_c)
+
+
+def test_activation_checkpointing_recomputes_through_each_agents_adapter(make_model, small_tokenizer):
+    """The recomputation in the backward pass must route each row through its own agent's adapter
+    again: the gradients of two agents' log-probs match the plain per-agent forwards (no checkpointing)."""
+    tok = small_tokenizer
+    team = two_distinct_lora_agents(make_model(), tok, seed=7)
+    cs = [_completions(tok, ["short", "a much longer prompt for this agent"], 3, 5, 0), _completions(tok, ["x y", "z"], 3, 4, 1)]
+    params = [p for a in team for p in a.trainable_parameters()]
+    plain = [policy.logprobs(a, c) for a, c in zip(team, cs)]
+    g_plain = torch.autograd.grad(sum((t * torch.arange(1, len(t) + 1)).sum() for t in plain), params)
+    A.checkpoint_activations(team)
+    fast = FastPolicy().logprobs(team, cs)
+    g_fast = torch.autograd.grad(sum((t * torch.arange(1, len(t) + 1)).sum() for t in fast), params)
+    assert all(torch.allclose(x, y, atol=1e-4) for x, y in zip(fast, plain))
+    assert all(_close(u, v) for u, v in zip(g_fast, g_plain))
+    with pytest.raises(NotImplementedError, match="needs the fast policy"):
+        policy.logprobs(team[0], cs[0])  # the plain path cannot re-route a recomputation: it says so

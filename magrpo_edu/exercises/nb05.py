@@ -58,6 +58,9 @@ def _trees():
     mid0 = _node(1, [0.5, 2.0], {0: _node(2, [4.0, 1.0]), 1: _node(2, [0.0, 0.4])})
     mid1 = _node(1, [3.5, 4.0])                       # its siblings averaged above the threshold: no children
     yield "three turns, one branch cut early", _node(0, [1.5, 0.4], {0: mid0, 1: mid1})
+    # children is a dict keyed by the joint action j, not a list: only joint actions 3 and 1 have one here
+    yield "two turns, children only for joint actions 3 and 1 (a dict keyed by j, not by position)", _node(
+        0, [2.0, 0.4, 1.0, 3.0], {3: _node(1, [4.0, 2.0]), 1: _node(1, [0.0, 1.0])})
 
 
 @exercise("05.discounted_returns")

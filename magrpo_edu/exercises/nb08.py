@@ -111,6 +111,8 @@ _CASES = [
      "agent 2's repetition is exactly 0.2: not ABOVE 0.2"),
     (_row(0.5, 0.5, 0.5, 0.0, 0.0), _row(0.6, 3.0, 0.5, 0.0, 0.5), False,
      "the reward rose by exactly 0.1 (0.5 -> 0.6): not MORE than 0.1"),
+    (_row(0.0, 0.5, 0.5, 0.0, 0.0), _row(0.1, 3.0, 0.5, 0.0, 0.5), False,  # 0.1 - 0.0 is exactly 0.1 in floats
+     "the reward rose by exactly 0.1 (0.0 -> 0.1): not MORE than 0.1 ('more than' is >, not >=)"),
     # repetition is a level, not a change: an untrained agent that already repeats a little
     (_row(1.0, 0.5, 0.5, 0.0, 0.15), _row(1.5, 0.6, 0.6, 0.0, 0.3), True,
      "agent 2's repetition is 0.3, above 0.2 (it rose by only 0.15: the repetition rule is on its level)"),

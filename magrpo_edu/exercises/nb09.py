@@ -10,8 +10,16 @@ from . import ExerciseFailed, exercise
 _RATIOS = [0.3, 0.4999, 0.5, 0.6, 0.7, 1.0, 1.3, 1.5, 1.7, 1.7001, 2.0, 2.5, 4.0]
 
 
+def _not_the_library(fn, name: str, own) -> None:
+    """The exercise asks for the rule written out, not the package's function behind it."""
+    if fn is own or getattr(fn, "__code__", None) is getattr(own, "__code__", object()):
+        raise ExerciseFailed(f"that is the package's own `{own.__name__}`: it passes by construction and teaches nothing. "
+                             f"Write `{name}` from the rule in the text, then compare it with `{own.__name__}` yourself.")
+
+
 @exercise("09.vocabulary_level")
 def check_vocabulary_level(fn):
+    _not_the_library(fn, "vocabulary_level", arxiv_unique_level)
     for u in _RATIOS:
         want, got = arxiv_unique_level(u), fn(u)
         if want is None:
@@ -98,11 +106,17 @@ _CASES = [
      _exact(200, 599), _exact(200, 819, start=300)),
     ("a background of 130 words, some separated by line breaks: whitespace words are str.split(), not split(' ')",
      _exact(130, 780, sep_every=10), _exact(200, 900, start=300)),
+    ("punctuation is not part of a word: 'qaaaa,' 'qaaaa.' and 'qaaaa' are ONE unique \\b\\w+\\b word (60 / 60, ratio "
+     "1.0); as whitespace tokens they would be 180 / 60 = 3.0 and L3 would stop",
+     _text(200, 5, distinct=60), " ".join(w + ",.;"[i // 60 % 3] for i, w in enumerate(_text(200, 5, distinct=60).split()))),
+    ("characters are len of the text as it is, trailing spaces included: 1510/1000 = 1.51 stops L2 (stripped, "
+     "1490/1000 = 1.49 would go on)", _exact(200, 1000), _exact(200, 1490, start=300) + " " * 20),
 ]
 
 
 @exercise("09.stop_level")
 def check_stop_level(fn):
+    _not_the_library(fn, "stop_level", arxiv_stop_level)
     for why, c1, c2 in _CASES:
         want, got = arxiv_stop_level(c1, c2), fn(c1, c2)
         if got == want and isinstance(got, int) and not isinstance(got, bool):

@@ -116,9 +116,17 @@ SOLUTIONS = {
     "05.early_termination_threshold": choose_threshold,
 }
 
+def _children_by_position(node, gamma):            # children read as a list: the i-th child taken for joint action i
+    R = node.rewards.clone()
+    for j, child in enumerate(node.children.values()):
+        R[j] = node.rewards[j] + gamma * _children_by_position(child, gamma).mean()
+    return R
+
+
 MISTAKES = {
     "05.discounted_returns": [_undiscounted, _child_rewards, _in_place, _discount_everything, _sum_of_children,
-                              _max_of_children, _children_in_place, _one_mean_for_the_level, _discount_by_depth],
+                              _max_of_children, _children_in_place, _one_mean_for_the_level, _discount_by_depth,
+                              _children_by_position],
     "05.early_termination_threshold": [
         lambda means, budget: sorted(means)[budget - 1] if budget else min(means) - 1,   # ties: one more group expanded
         lambda means, budget: sorted(means)[min(budget, len(means) - 1)],                # cut at ">= t": one group too many

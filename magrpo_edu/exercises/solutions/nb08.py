@@ -42,6 +42,8 @@ MISTAKES = {
                                                               or t[f"repetition{k}"] >= 0.2 for k in (1, 2)),  # >= 0.2
         lambda u, t: t["reward"] >= u["reward"] + 0.1 and any(t[f"naturalness{k}"] - u[f"naturalness{k}"] > 1.0
                                                                or t[f"repetition{k}"] > 0.2 for k in (1, 2)),  # >= 0.1
+        lambda u, t: t["reward"] - u["reward"] >= 0.1 and any(t[f"naturalness{k}"] - u[f"naturalness{k}"] > 1.0
+                                                               or t[f"repetition{k}"] > 0.2 for k in (1, 2)),  # rise >= 0.1
         lambda u, t: t["reward"] > u["reward"] + 0.1 and any(t[f"naturalness{k}"] - u[f"naturalness{k}"] > 1.0
                                                               or t[f"repetition{k}"] - u[f"repetition{k}"] > 0.2
                                                               for k in (1, 2)),        # repetition's change, not its level

@@ -58,7 +58,7 @@ def test_group_explorer_responds_to_the_slider_and_agent_picker():
     slider.value = 0
     assert "step 1" in html.value and "ccc" in html.value
     agents.value = (0,)
-    assert "ccc" not in html.value and "agent 0" in html.value
+    assert "ccc" not in html.value and "agent 1" in html.value and "agent 2" not in html.value
 
 
 def test_before_after_explorer_shows_the_static_reports_row():

@@ -95,7 +95,7 @@ def group_html(sample: dict, max_chars: int = 300, chart: bool = False) -> str:
 
     n = len(sample["completions"])
     table = sample.get("table") or [[j] * n for j in range(len(sample["rewards"]))]
-    head = "".join(f"<th>agent {i}</th>" for i in range(n))
+    head = "".join(f"<th>agent {i + 1}</th>" for i in range(n))  # agents count from 1, as in the text
     rows = []
     for j, (r, a) in enumerate(zip(sample["rewards"], sample["advantages"])):
         cells = "".join(
@@ -122,7 +122,8 @@ def group_explorer(samples, max_chars: int = 300):
         raise ValueError("group_explorer needs at least one logged sample (trainer.samples is empty).")
     n = len(samples[0]["completions"])
     slider = W.IntSlider(value=len(samples) - 1, min=0, max=len(samples) - 1, description="sample #", continuous_update=False)
-    agents = W.SelectMultiple(options=list(range(n)), value=tuple(range(n)), description="agents", rows=min(n, 4))
+    agents = W.SelectMultiple(options=[(f"agent {i + 1}", i) for i in range(n)], value=tuple(range(n)), description="agents",
+                              rows=min(n, 4))
     out = W.HTML()
 
     def render(*_):
@@ -302,7 +303,7 @@ def rollout_html(rollout, index: int = 0, max_chars: int = 300, tree: str = "") 
             t = "[...] " + t[-max_chars:] if tail else t[:max_chars] + " [...]"
         return html.escape(t)
     cell = "style='text-align:left;vertical-align:top;white-space:pre-wrap'"
-    prompts = "".join(f"<tr><td>agent {i}</td><td {cell}>{cut(p, tail=True)}</td></tr>" for i, p in enumerate(nd.prompts))
+    prompts = "".join(f"<tr><td>agent {i + 1}</td><td {cell}>{cut(p, tail=True)}</td></tr>" for i, p in enumerate(nd.prompts))
     joint = []
     for j in range(len(r)):
         child = nd.children.get(j)
@@ -314,11 +315,11 @@ def rollout_html(rollout, index: int = 0, max_chars: int = 300, tree: str = "") 
         joint.append(f"<tr style='background:{color}'><td>{j}</td>{texts}<td>{r[j]:.2f}</td>"
                      f"<td>{R[j]:.2f}<br><small>{how}</small></td><td>{a:+.2f}</td></tr>" if R else
                      f"<tr><td>{j}</td>{texts}<td>{r[j]:.2f}</td><td>-</td><td>-</td></tr>")
-    heads = "".join(f"<th>agent {i}</th>" for i in range(n))
+    heads = "".join(f"<th>agent {i + 1}</th>" for i in range(n))
     credit = ""
     if nd.sample_advantages is not None:
         credit = ("<p>credit per agent's sample (the mean A of the joint actions containing it): "
-                  + "; ".join(f"agent {i}: " + ", ".join(f"{v:+.2f}" for v in _vals(row))
+                  + "; ".join(f"agent {i + 1}: " + ", ".join(f"{v:+.2f}" for v in _vals(row))
                               for i, row in enumerate(nd.sample_advantages)) + "</p>")
     detail = (f"<p><b>node {index}: {html.escape(path)}</b> (turn {nd.depth + 1})</p>"
               f"<table><tr><th>prompt of</th><th>(its end)</th></tr>{prompts}</table>"

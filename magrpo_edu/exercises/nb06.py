@@ -32,6 +32,10 @@ def check_std_scaled(fn):
         if torch.allclose(got.float(), (R - R.mean()) / (R.var() + 1e-4).sqrt(), atol=1e-4, rtol=1e-4):
             raise ExerciseFailed(f"for {r} you added eps to the variance, under the square root; TRL adds it to the std: "
                                  "(R - mean) / (R.std() + 1e-4). It matters for a group whose rewards barely differ.")
+        for eps in (1e-8, 1e-6, 1e-5, 1e-3):
+            if torch.allclose(got.float(), (R - R.mean()) / (R.std() + eps), atol=1e-4, rtol=1e-4):
+                raise ExerciseFailed(f"for {r} you added eps = {eps:g} to the std; TRL's (and this check's) is 1e-4: "
+                                     "(R - mean) / (R.std() + 1e-4). It matters for a group whose rewards barely differ.")
         if torch.allclose(got.float(), (R - R.mean()) / R.std().clamp_min(1e-4), atol=1e-4, rtol=1e-4):
             raise ExerciseFailed(f"for {r} you used max(std, eps) as the divisor; TRL adds eps to the std: "
                                  "(R - mean) / (R.std() + 1e-4).")

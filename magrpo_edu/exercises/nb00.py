@@ -60,6 +60,10 @@ _PAIRS = [
     ("a" * 10, "b" * 31),          # ratio 3.1
     ("a" * 40, "b" * 10),          # the concise one is the LONGER: ratio 0.25
     ("", "abc"),                   # an empty concise answer: the ratio is infinite, the reward 0
+    (" abc", " abcdefghijk"),      # as the model writes them, each starting with a space: 4 and 12 characters, ratio 3
+    #                                (stripped, 3 and 11: 3.67, reward 0.51)
+    ("abc", ""),                   # an empty DETAILED answer: ratio 0, 2 below the interval, reward exp(-2)
+    ("", ""),                      # both empty: the concise one is empty, reward 0
 ]
 
 
@@ -74,6 +78,10 @@ def check_length_ratio_reward(fn) -> None:
         try:
             got = fn(a, b)
         except ZeroDivisionError:
+            if a:
+                raise ExerciseFailed(f"an empty detailed answer made your function divide by zero: the ratio is "
+                                     f"chars(detailed) / chars(concise) = 0 / {len(a)} = 0, 2 below [2, 3], so the reward "
+                                     "is exp(-2); divide by the CONCISE answer's length.") from None
             raise ExerciseFailed(f"an empty concise answer with a detailed one of {len(b)} characters made your function "
                                  "divide by zero: the ratio is infinite there, infinitely far from [2, 3], so the reward "
                                  "is exp(-inf) = 0; return 0.0 for an empty concise answer.") from None
@@ -88,4 +96,6 @@ def check_length_ratio_reward(fn) -> None:
                                  f"{ratio:g}{words}) earn {want:.4f}, you returned {got:.4f}: the ratio is "
                                  "chars(detailed) / chars(concise), every character counted (spaces too, len of the "
                                  "text), and outside [2, 3] the reward is exp(-d), d the distance from the ratio to the "
-                                 "NEARER end of [2, 3] (2 - ratio below, ratio - 3 above)")
+                                 "NEARER end of [2, 3] (2 - ratio below, ratio - 3 above)"
+                                 + (". A leading or trailing space counts too: the model's answers start with one"
+                                    if a != a.strip() or b != b.strip() else ""))

@@ -33,11 +33,26 @@ def _tensor(name: str, value, shape) -> torch.Tensor:
     return value
 
 
+def _carries_gradient(value, leaf, mask, name) -> None:
+    """The loss of cell 22 calls backward() through this value: it must stay in the autograd graph."""
+    if not value.requires_grad:
+        raise ExerciseFailed(f"{name}'s result carries no gradient (it was rebuilt from Python floats, or detached, or "
+                             "taken with .item()): the loss's backward() needs the log-probs in the graph. Compute it "
+                             "with tensor operations on token_logp (multiply by the mask, sum over the tokens).")
+    grad, = torch.autograd.grad(value.sum(), leaf, allow_unused=True)
+    if grad is None or not torch.allclose(grad * mask, grad):
+        raise ExerciseFailed(f"{name}'s gradient reaches padding positions (or none at all): only the completion's real "
+                             "tokens (mask 1) may carry gradient.")
+
+
 @exercise("01.sequence_logprob")
 def check_sequence_logprob(fn):
     for logp, mask in _cases():
         for m in (mask, mask.bool()):
-            got = _tensor("sequence_logprob(token_logp, mask)", fn(logp, m), logp.shape[:1])
+            leaf = logp.clone().requires_grad_(True)
+            got = _tensor("sequence_logprob(token_logp, mask)", fn(leaf, m), logp.shape[:1])
+            _carries_gradient(got, leaf, mask, "sequence_logprob")
+            got = got.detach()
             want = (logp * mask).sum(-1)
             if torch.allclose(got.float(), (logp * (1 - mask.float())).sum(-1), atol=1e-5):
                 raise ExerciseFailed("you summed the padding and left out the answer: mask is 1 on the completion's real "
@@ -59,7 +74,11 @@ def check_leave_one_out(fn):
     groups = [[0.0, 1.0, 0.5, 0.5], [2.0, 2.0], [0.3, 0.3, 0.3], [1.0, -1.0, 4.0, 0.0, 2.5, 0.0], [0.0, 0.0, 0.0, 1.0]]
     for r in groups:
         R = torch.tensor(r)
-        got = _tensor("rloo_advantages(rewards)", fn(R.clone()), R.shape).float()
+        given = R.clone()
+        got = _tensor("rloo_advantages(rewards)", fn(given), R.shape).float()
+        if not torch.equal(given, R):
+            raise ExerciseFailed(f"for rewards {r} your function changed the rewards tensor it was given (in place, e.g. "
+                                 "sub_ or -=): the caller still needs the rewards. Return a new tensor.")
         want = group_advantages(R, mode="rloo")
         if not torch.allclose(got, want, atol=1e-5):
             G = len(r)
@@ -87,9 +106,14 @@ def check_grpo_token_mean_loss(fn):
     g = torch.Generator().manual_seed(3)
     for logp, mask in _cases():
         A = torch.randn(logp.shape[0], generator=g)
-        got = fn(logp, mask, A)
+        leaf = logp.clone().requires_grad_(True)
+        got = fn(leaf, mask, A)
         if not isinstance(got, torch.Tensor) or got.numel() != 1:
             raise ExerciseFailed("grpo_token_mean_loss should return the loss as a one-element tensor (a scalar).")
+        if not got.requires_grad:
+            raise ExerciseFailed("your loss carries no gradient (detached, or rebuilt from Python floats): training "
+                                 "calls loss.backward(), so the token log-probs must stay in the graph.")
+        got = got.detach()
         lengths = mask.sum(-1)
         want = -(A * (logp * mask).sum(-1) / lengths.clamp_min(1)).mean()
         got = got.float().reshape(())

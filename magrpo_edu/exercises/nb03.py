@@ -73,7 +73,9 @@ _PADDED = [("My dog barks at night and the neighbours complain",
             "rent rent rent went up up up up up up up up up up up up up up up and we move move move move move"),
            ("My landlord will not fix the heating in my flat",        # 0.34: a mean with the concise text's 0 is 0.17
             "The flat is cold and the flat is cold and the flat is cold and the flat is cold at night, however my "
-            "landlord will not fix the heating, so I called him again.")]
+            "landlord will not fix the heating, so I called him again."),
+           ("My flatmate never cleans the kitchen or bathroom",       # 0.211, just above 0.2, paid 2.73 by the paper's
+            "However, I asked him to clean the kitchen and I asked him to clean the bathroom, so he said no again.")]  # reward
 
 
 @exercise("03.honest_tldr_reward")

@@ -20,6 +20,11 @@ WRAPPER_CASES = [
     ("def f(xs):\n    y = aux(xs)\n    return xs\n", "`v = aux(...)`, but the next line does not return v"),
     ("def f(xs):\n    y = aux(xs)\n    return y + 1\n", "`v = aux(...)`, then a return that does more than return v"),
     ("def f(xs):\n    return aux(xs)  # all of it\n", "one `return` line that calls aux, with a comment after it"),
+    ('def f(s):\n    """Only a docstring."""\n', "an empty body (a docstring only): the authors' rule counts it as a wrapper"),
+    ("def f(s):\n    return sum(map(aux, s))\n", "one `return` line that MENTIONS aux without calling it there"),
+    ("def f(s):\n    print(aux(s))\n", "one line that mentions aux but is not a `return`"),
+    ("def f(s):\n    v = aux(s) + 1\n    return v\n",
+     "the first line only has to START with `v = aux(` (the authors' regex); what follows on it is not read"),
 ]
 
 
@@ -40,8 +45,9 @@ def check_thin_wrapper(fn) -> None:
             raise ExerciseFailed(f"return True or False (a bool), not {got!r}, for this main:\n{src}")
         if bool(got) is not want:
             raise ExerciseFailed(f"thin_wrapper says {got!r} for this main ({why}); the authors' rule says {want}:\n{src}"
-                                 "The rule, after dropping blank lines, comments and docstrings: ONE line that starts "
-                                 "with `return ` and mentions aux anywhere, or exactly TWO lines `v = aux(...)` and "
+                                 "The rule, after dropping blank lines, comments and docstrings: NO line at all, or ONE "
+                                 "line that starts with `return ` and mentions aux anywhere, or exactly TWO lines, the "
+                                 "first STARTING with `v = aux(` (the authors' regex reads no further) and the second "
                                  "`return v` (the same v, nothing else), is a thin wrapper; nothing else is.")
 
 

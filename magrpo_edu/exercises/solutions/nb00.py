@@ -41,6 +41,9 @@ MISTAKES = {
                                                              len(b.split()) / len(a.split()) - 3)),  # words, not characters
         lambda a, b: length_ratio_reward(a.replace(" ", ""), b.replace(" ", "")),  # characters without the spaces
         lambda a, b: math.exp(-max(2 - len(b) / len(a), 0, len(b) / len(a) - 3)),  # an empty concise answer: ZeroDivisionError
+        lambda a, b: length_ratio_reward(a.strip(), b.strip()),                 # leading/trailing spaces dropped
+        lambda a, b: 1.0 if not a and not b else length_ratio_reward(a, b),     # two empty answers "agree"
+        lambda a, b: 0.0 if not b else length_ratio_reward(a, b),               # an empty detailed answer paid 0
     ],
 }
 

@@ -24,6 +24,8 @@ SOLUTIONS = {
 
 MISTAKES = {
     "01.sequence_logprob": [
+        lambda lp, m: torch.tensor([float((lp[g] * m[g]).sum()) for g in range(lp.shape[0])]),  # rebuilt from floats: no gradient
+        lambda lp, m: (lp * m).sum(-1).detach(),                                # detached: no gradient
         lambda token_logp, mask: token_logp.sum(-1),                                   # padding counted (the reference code's bug)
         lambda token_logp, mask: (token_logp * mask).sum(-1) / mask.sum(-1).clamp_min(1),  # a mean, not a sum
         lambda token_logp, mask: (token_logp * mask).mean(-1),                          # a mean over the padded width
@@ -32,6 +34,7 @@ MISTAKES = {
         lambda token_logp, mask: token_logp[mask.bool()].sum(),                         # one total for the whole group
     ],
     "01.leave_one_out": [
+        lambda r: r.sub_((r.sum() - r) / (len(r) - 1)),                         # right values, but the rewards changed in place
         lambda r: r - r.mean(),                                     # MAGRPO's baseline, not leave-one-out
         lambda r: r - (r.sum() - r) / len(r),                       # divided by G instead of G-1
         lambda r: (r.sum() - r) / (len(r) - 1) - r,                 # the sign flipped
@@ -39,6 +42,7 @@ MISTAKES = {
         lambda r: torch.stack([x - r[r != x].mean() for x in r]),   # "the others" by value: ties are left out too
     ],
     "01.grpo_token_mean_loss": [
+        lambda lp, m, A: (-(A * (lp * m).sum(-1) / m.sum(-1).clamp_min(1)).mean()).detach(),  # right value, no gradient
         lambda lp, m, A: -(A * (lp * m).sum(-1)).mean(),                               # MAGRPO's sum
         lambda lp, m, A: -(A * (lp * m).sum(-1) / lp.shape[1]).mean(),                 # divided by the padded width
         lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1)).mean(),                   # an empty completion divides by 0

@@ -88,6 +88,7 @@ MISTAKES = {
                        _coherence_no_minus_one, _coherence_no_zero_case],
     "03.honest_tldr_reward": [
         lambda c1, c2: 0.0 if repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"],   # only agent 2 checked
+        lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) > 0.25 else tldr_levels(c1, c2)["total"],  # 0.25, not 0.2
         lambda c1, c2: 0.0 if repetition(c1) > 0 or repetition(c2) > 0 else tldr_levels(c1, c2)["total"],  # too strict
         lambda c1, c2: tldr_levels(c1, c2)["total"] * (1 - repetition(c2)),               # a discount, padding still pays
         lambda c1, c2: 0.0 if (repetition(c1) + repetition(c2)) / 2 > 0.2 else tldr_levels(c1, c2)["total"],  # the mean

@@ -159,9 +159,52 @@ def _thin_wrapper_ast(main: str) -> bool:
         return isinstance(body[0], ast.Return) and "aux" in ast.unparse(body[0])
     if len(body) == 2 and isinstance(body[0], ast.Assign) and isinstance(body[1], ast.Return):
         target, value, ret = body[0].targets[0], body[0].value, body[1].value
-        return (isinstance(target, ast.Name) and isinstance(value, ast.Call) and getattr(value.func, "id", "") == "aux"
+        return (isinstance(target, ast.Name) and ast.unparse(value).startswith("aux(")  # the regex reads only the start
                 and isinstance(ret, ast.Name) and ret.id == target.id)
     return False
 
 
 VARIANTS["04.thin_wrapper"] = [_thin_wrapper_ast]
+
+
+def _body_lines(main: str) -> list:
+    """The lines after `def`, without blank lines, comments and docstrings (as `thin_wrapper` reads them)."""
+    body, in_doc = [], False
+    for line in main.split("\n")[1:]:
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        if in_doc or s.startswith(('"' * 3, "'" * 3)):
+            in_doc = not (s.endswith(('"' * 3, "'" * 3)) and (in_doc or len(s) > 3))
+            continue
+        body.append(s)
+    return body
+
+
+def _empty_not_wrapper(main: str) -> bool:        # an empty body judged "not a wrapper" (the authors: a wrapper)
+    return bool(_body_lines(main)) and thin_wrapper(main)
+
+
+def _one_line_needs_call(main: str) -> bool:      # the one line must CALL aux( (the authors: mention aux anywhere)
+    import re
+    b = _body_lines(main)
+    if len(b) == 1:
+        return b[0].startswith("return ") and re.search(r"\baux\(", b[0]) is not None
+    return thin_wrapper(main)
+
+
+def _one_line_not_return(main: str) -> bool:      # any one line mentioning aux (the authors: it must start `return `)
+    b = _body_lines(main)
+    return "aux" in b[0] if len(b) == 1 else thin_wrapper(main)
+
+
+def _two_lines_whole_call(main: str) -> bool:     # `v = aux(...)` read as the whole first line (the authors: its start)
+    import re
+    b = _body_lines(main)
+    if len(b) == 2:
+        m = re.fullmatch(r"(\w+) = aux\(.*\)", b[0])
+        return bool(m) and b[1] == f"return {m.group(1)}"
+    return thin_wrapper(main)
+
+
+MISTAKES["04.thin_wrapper"] += [_empty_not_wrapper, _one_line_needs_call, _one_line_not_return, _two_lines_whole_call]

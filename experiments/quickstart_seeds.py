@@ -44,6 +44,8 @@ SETTINGS = {
     "lr2e-3-150": dict(learning_rate=2e-3, beta=0.05, num_generations=4, max_steps=150),
     "G8-lr2e-3-80": dict(learning_rate=2e-3, beta=0.05, num_generations=8, max_steps=80),
     "lr3e-3-120": dict(learning_rate=3e-3, beta=0.05, num_generations=4, max_steps=120),
+    # the chosen setting without the KL leash (beta = 0, the paper's): what the leash prevents (tag "control")
+    "G8-lr2e-3-80-beta0": dict(learning_rate=2e-3, beta=0.0, num_generations=8, max_steps=80),
 }
 READING = """
 ## Reading (written by hand, kept by --report)
@@ -142,15 +144,22 @@ def report(records: list[dict]) -> str:
                      f"{ca[0]:.0f} / {ca[1]:.0f} | {better} / {worse} | {nat(r, 'before')} -> {nat(r, 'after')} | {r['train_s']:.0f} |")
     claim = {}
     for r in records:
-        if r["tag"] == "claim":
+        if r["tag"] in ("claim", "control"):
             claim.setdefault((r["setting"], r["omp"]), []).append(r)
     for (setting, omp), rs in claim.items():
         m, sd = _mean_sd([r["gain"] for r in rs])
         mb, _ = _mean_sd([r["before"]["eval/reward"] for r in rs])
         ma, sda = _mean_sd([r["after"]["eval/reward"] for r in rs])
-        lines += ["", f"**Claim, {setting}, OMP_NUM_THREADS={omp}, seeds {[r['seed'] for r in rs]}:** held-out "
+        def agent2(r, when, what):  # the detailed agent's (the last) text quality in the held-out evaluation
+            keys = sorted(k for k in r[when] if k.startswith(f"eval/{what}/"))
+            return r[when][keys[-1]] if keys else float("nan")
+        quality = "; agent 2 (detailed), mean over seeds: repetition {:.3f} -> {:.3f}, naturalness {:.2f} -> {:.2f} nats/token".format(
+            *(_mean_sd([agent2(r, w, q) for r in rs])[0] for q in ("repetition", "naturalness") for w in ("before", "after")))
+        lines += ["", f"**{'Claim' if rs[0]['tag'] == 'claim' else 'Control'}, {setting}, OMP_NUM_THREADS={omp}, seeds "
+                  f"{[r['seed'] for r in rs]}:** held-out "
                   f"{mb:.3f} -> {ma:.3f} +- {sda:.3f} (mean +- sd over seeds); gain {m:+.3f} +- {sd:.3f}, "
-                  f"min {min(r['gain'] for r in rs):+.3f}, positive in {sum(r['gain'] > 0 for r in rs)} of {len(rs)} seeds."]
+                  f"min {min(r['gain'] for r in rs):+.3f}, positive in {sum(r['gain'] > 0 for r in rs)} of {len(rs)} seeds"
+                  f"{quality}."]
     return "\n".join(lines) + "\n" + READING
 
 
@@ -158,7 +167,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--setting", choices=sorted(SETTINGS))
     ap.add_argument("--seed", type=int, nargs="+", default=[0])
-    ap.add_argument("--tag", choices=("exploration", "claim"), default="exploration")
+    ap.add_argument("--tag", choices=("exploration", "claim", "control"), default="exploration")
     ap.add_argument("--eval-every", type=int, default=50)
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--report", action="store_true")

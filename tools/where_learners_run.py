@@ -31,8 +31,8 @@ binder  binder/'s files: a fresh venv of Python 3.11 (binder/runtime.txt), binde
 colab   a fresh venv of Python 3.12 with what Colab's runtime has before the notebook's first cell: torch
         (--torch, from PyPI: the CUDA build, as on Colab), ipykernel and nbconvert, and a stand-in module
         `google.colab` that the kernel imports at start (an IPython startup file), as Colab's kernel does.
-        Each notebook is copied ALONE into a fresh folder (Colab has no checkout) with ONE change: in its
-        first code cell the package's URL `git+https://github.com/...` becomes `file://<clean copy>`; the
+        Each notebook, the clean copy's, is copied ALONE into a fresh folder (Colab has no checkout) with ONE
+        change: in its first code cell the package's URL `git+https://github.com/...` becomes `file://<clean copy>`; the
         cell's `pip install` then installs the package and its dependencies from PyPI, as on Colab, and after
         the notebook every package it installed is removed again (the next notebook starts from the same
         base). 2 CPUs (Colab's CPU runtime has 2) and no memory limit here (Colab's has about 12 GB). Colab
@@ -367,7 +367,7 @@ def run_one(args, path: Path, base: dict) -> dict:
     if colab:  # the notebook alone, its install URL pointed at the clean copy: the only change
         content = here / "content"
         content.mkdir()
-        nb = json.loads(path.read_text())
+        nb = json.loads((args.work / "src" / "notebooks" / path.name).read_text())  # HEAD's, not the working tree's
         first = next(c for c in nb["cells"] if c["cell_type"] == "code")
         src = "".join(first["source"])
         new = URL.sub(f"file://{args.work / 'src'}", src)

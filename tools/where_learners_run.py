@@ -169,6 +169,7 @@ def setup(args) -> None:
         sh(pip + [torch] + reqs, env=env)
         sh(["bash", src / "binder" / "postBuild"], env=env, cwd=src)
         sh(["chown", "-R", f"{BINDER_UID}:{BINDER_UID}", venv])
+        shutil.copy(src / "COMMIT", work / "binder-commit")  # the commit whose package the venv holds
     else:
         sh(pip + [torch, "ipykernel", "nbconvert"], env=env)
         site = Path(subprocess.run([venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
@@ -477,6 +478,12 @@ def run(args) -> None:
     base = json.loads((args.work / f"{args.environment}-base.json").read_text())
     if args.fresh_source or not (args.work / "src").exists():
         source_copy(args.work)
+    if args.environment == "binder":  # Binder builds its image and its checkout from one commit
+        built = (args.work / "binder-commit").read_text().strip() if (args.work / "binder-commit").exists() else None
+        now = (args.work / "src" / "COMMIT").read_text().strip()
+        if built != now:
+            sys.exit(f"the Binder venv holds the package of commit {built}, the clean copy is {now} (HEAD moved, or "
+                     f"`setup colab` took a new copy): run `setup binder` again")
     for path in notebooks(args.notebooks):
         save(run_one(args, path, base))
 

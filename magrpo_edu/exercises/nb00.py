@@ -22,7 +22,12 @@ def check_group_advantages(fn) -> None:
     from ..algorithm import group_advantages
 
     for rewards in _GROUPS:
-        got = fn(list(rewards))
+        given = list(rewards)
+        got = fn(given)
+        if given != list(rewards):
+            raise ExerciseFailed(f"for the rewards {list(rewards)} your function changed the list it was given (in place: "
+                                 "rewards[i] -= mean): the trainer's logged rewards would be overwritten. Build and return "
+                                 "a NEW list.")
         want = group_advantages(torch.tensor(rewards)).tolist()
         try:
             got = [float(v) for v in got]

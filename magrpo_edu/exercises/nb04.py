@@ -24,7 +24,11 @@ WRAPPER_CASES = [
     ("def f(s):\n    return sum(map(aux, s))\n", "one `return` line that MENTIONS aux without calling it there"),
     ("def f(s):\n    print(aux(s))\n", "one line that mentions aux but is not a `return`"),
     ("def f(s):\n    v = aux(s) + 1\n    return v\n",
-     "the first line only has to START with `v = aux(` (the authors' regex); what follows on it is not read"),
+     "the first line only has to CONTAIN `v = aux(` (the authors' regex); what follows on it is not read"),
+    ("def f(s):\n    n = 0; v = aux(s)\n    return v\n", "`v = aux(` anywhere in the first line, not only at its start"),
+    ("def f(s):\n    v = aux(s)\n    return v  # done\n",
+     "a comment AFTER code stays part of the line: `return v  # done` is not the line `return v`"),
+    ("def f(s):\n    return auxiliary(s)\n", "one `return` line that CONTAINS the letters aux (a substring test, as the authors')"),
 ]
 
 
@@ -46,9 +50,10 @@ def check_thin_wrapper(fn) -> None:
         if bool(got) is not want:
             raise ExerciseFailed(f"thin_wrapper says {got!r} for this main ({why}); the authors' rule says {want}:\n{src}"
                                  "The rule, after dropping blank lines, comments and docstrings: NO line at all, or ONE "
-                                 "line that starts with `return ` and mentions aux anywhere, or exactly TWO lines, the "
-                                 "first STARTING with `v = aux(` (the authors' regex reads no further) and the second "
-                                 "`return v` (the same v, nothing else), is a thin wrapper; nothing else is.")
+                                 "line that starts with `return ` and contains `aux` anywhere (as a substring), or exactly TWO lines, "
+                                 "the first CONTAINING `v = aux(` somewhere (the authors' regex, searched in the line) and "
+                                 "the second exactly `return v` (the same v; a comment after it counts as part of the "
+                                 "line), is a thin wrapper; nothing else is. Only whole-line comments are dropped.")
 
 
 # (aux, main) pairs on notebook 04's count_vowels problem: each earns a different set of levels.

@@ -69,7 +69,13 @@ def check_discounted_returns(fn):
         for gamma in (0.9, 0.5, 1.0):
             mine = copy.deepcopy(tree)
             before = [nd.rewards.clone() for nd in _nodes(mine)]
-            got = fn(mine, gamma)
+            try:
+                got = fn(mine, gamma)
+            except AttributeError as e:
+                raise ExerciseFailed(f"{what}: your function read an attribute the nodes here do not have yet ({e}). "
+                                     "Returns are what you compute: start from node.rewards and recurse into "
+                                     "node.children; do not read child.returns (the trainer fills it in later, with "
+                                     "the very function you are writing).") from None
             if not isinstance(got, torch.Tensor) or got.shape != tree.rewards.shape:
                 raise ExerciseFailed(f"return a tensor of shape {tuple(tree.rewards.shape)}, one return per joint action "
                                      f"of the node (got {type(got).__name__}).")

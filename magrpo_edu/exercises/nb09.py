@@ -74,6 +74,14 @@ def _exact(n_words: int, chars: int, distinct: int | None = None, start: int = 0
     return out
 
 
+def _with_stopwords() -> str:
+    """200 words: 25 distinct content words and 35 distinct stopwords of the authors' list, in turn."""
+    from ..tasks.writing.reward import STOPWORDS
+
+    pool = _text(25, 5, distinct=25, start=900).split() + sorted(w for w in STOPWORDS if w.isalpha() and len(w) >= 3)[:35]
+    return " ".join(pool[i % len(pool)] for i in range(200))
+
+
 # (why, background c1, method c2): each case probes one gate or one edge
 _CASES = [
     ("both texts in the window, same length and vocabulary", _text(200), _text(200, start=7)),
@@ -111,6 +119,8 @@ _CASES = [
      _text(200, 5, distinct=60), " ".join(w + ",.;"[i // 60 % 3] for i, w in enumerate(_text(200, 5, distinct=60).split()))),
     ("characters are len of the text as it is, trailing spaces included: 1510/1000 = 1.51 stops L2 (stripped, "
      "1490/1000 = 1.49 would go on)", _exact(200, 1000), _exact(200, 1490, start=300) + " " * 20),
+    ("stopwords count as unique words here (L3 keeps them; only the style level drops them): 60 / 60 = 1.0 goes on, "
+     "without stopwords 25 / 60 = 0.42 would stop", _text(200, 5, distinct=60), _with_stopwords()),
 ]
 
 

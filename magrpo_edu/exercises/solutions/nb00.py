@@ -17,6 +17,13 @@ def length_ratio_reward(concise, detailed):
 
 SOLUTIONS = {"00.group_advantages": group_advantages, "00.length_ratio_reward": length_ratio_reward}
 
+def _in_place(rewards):                       # subtracts the mean inside the caller's list
+    m = sum(rewards) / len(rewards)
+    for i in range(len(rewards)):
+        rewards[i] -= m
+    return rewards
+
+
 MISTAKES = {
     "00.group_advantages": [
         lambda r: list(r),                                                   # the raw rewards: REINFORCE, no baseline
@@ -28,6 +35,7 @@ MISTAKES = {
         lambda r: [(x - sum(r) / len(r)) / ((sum((y - sum(r) / len(r)) ** 2 for y in r) / len(r)) ** 0.5 or 1.0)
                    for x in r],                                              # z-scored (divided by the std)
         lambda r: [x - sorted(r)[len(r) // 2] for x in r],                   # the median as baseline
+        _in_place,                                                            # right values, the rewards overwritten
     ],
     "00.length_ratio_reward": [
         lambda a, b: math.exp(-abs(len(a) / len(b) - 2.5)) if not 2 <= len(a) / len(b) <= 3 else 1.0,  # ratio upside down

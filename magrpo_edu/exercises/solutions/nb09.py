@@ -92,6 +92,7 @@ MISTAKES = {
         _with(l1=lambda a, b: all(128 <= len(c.split(" ")) <= 256 for c in (a, b))),         # split(" "): newlines glue words
         _with(l3=lambda a, b: 0.5 <= len(set(b.lower().split())) / max(1, len(set(a.lower().split()))) <= 1.7),  # whitespace tokens: 'word,' != 'word'
         _with(l2=lambda a, b: 0.8 <= len(b.strip()) / len(a.strip()) <= 1.5),                # characters after strip()
+        _with(l3=lambda a, b: 0.5 <= len(unique_words(b, True)) / max(1, len(unique_words(a, True))) <= 1.7),  # stopwords dropped
     ],
 }
 

@@ -2,18 +2,22 @@
 import re
 
 
-def thin_wrapper(main: str) -> bool:
-    body = []
-    in_doc = False
+def _body_lines(main: str) -> list:
+    """The lines after `def`, without blank lines, comments and docstrings (the lines the rule reads)."""
+    body, in_doc = [], False
     for line in main.split("\n")[1:]:
         s = line.strip()
         if not s or s.startswith("#"):
             continue
-        if in_doc or s.startswith(('"""', "'''")):
-            closed = s.endswith(('"""', "'''")) and (in_doc or len(s) > 3)
-            in_doc = not closed
+        if in_doc or s.startswith(('"' * 3, "'" * 3)):
+            in_doc = not (s.endswith(('"' * 3, "'" * 3)) and (in_doc or len(s) > 3))
             continue
         body.append(s)
+    return body
+
+
+def thin_wrapper(main: str) -> bool:
+    body = _body_lines(main)
     if len(body) == 1:
         return body[0].startswith("return ") and "aux" in body[0]
     if len(body) == 2:
@@ -166,20 +170,6 @@ def _thin_wrapper_ast(main: str) -> bool:
 
 
 VARIANTS["04.thin_wrapper"] = []  # the AST reading drops comments the authors' text rule keeps: not an equivalent form
-
-
-def _body_lines(main: str) -> list:
-    """The lines after `def`, without blank lines, comments and docstrings (as `thin_wrapper` reads them)."""
-    body, in_doc = [], False
-    for line in main.split("\n")[1:]:
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        if in_doc or s.startswith(('"' * 3, "'" * 3)):
-            in_doc = not (s.endswith(('"' * 3, "'" * 3)) and (in_doc or len(s) > 3))
-            continue
-        body.append(s)
-    return body
 
 
 def _empty_not_wrapper(main: str) -> bool:        # an empty body judged "not a wrapper" (the authors: a wrapper)

@@ -212,7 +212,9 @@ def phase_card(out: Path) -> None:
              "MAGRPO on the paper's TL;DR reward (as the authors' code computes it): agent 1 writes a concise summary of a "
              "post, agent 2 a detailed one, and ONE joint reward scores each pair. Made by "
              "`experiments/smollm2_tldr.py` (its docstring has the commands and why each setting); ONE run, seed "
-             f"{s['seed']}, {after.get('train_seconds', 0) / 60:.0f} minutes of training on 2 CPU cores.", "",
+             f"{s['seed']}, {after.get('train_seconds', 0) / 60:.0f} minutes of training on one CPU core, at commit "
+             f"{s.get('commit', '?')} (torch {s.get('torch', '?')}, transformers {s.get('transformers', '?')}, peft "
+             f"{s.get('peft', '?')}; base weights in {s.get('base_dtype', '?')}).", "",
              "Load them:", "",
              "```python",
              "from magrpo_edu import load_lora_agents",
@@ -280,6 +282,23 @@ def phase_card(out: Path) -> None:
     print("\n".join(lines))
 
 
+def provenance() -> dict:
+    """The commit, library versions and base dtype of this run, for the card (none of it changes the settings)."""
+    import subprocess
+
+    import peft
+    import transformers
+
+    from magrpo_edu.models import choose_dtype
+    try:
+        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    return dict(commit=commit, torch=torch.__version__, transformers=transformers.__version__, peft=peft.__version__,
+                base_dtype=str(choose_dtype("cpu")[0]).replace("torch.", ""))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("phase", choices=["baselines", "train", "coding", "card"])
@@ -288,7 +307,8 @@ def main() -> None:
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "settings.json").write_text(json.dumps(SETTINGS, indent=1))
+    if a.phase != "card":  # what ran: the settings, and the code, versions and float path they ran with
+        (out / "settings.json").write_text(json.dumps(dict(SETTINGS, **provenance()), indent=1))
     if a.phase == "baselines":
         phase_baselines(out, [m for m in a.methods.split(",") if m])
     else:

@@ -66,6 +66,8 @@ LEVEL_CASES = [
     ("def aux(c):\n    return c.lower() in 'aeiou'\n", "def count_vowels(s):\n    n = 0\n    for c in s\n        n += aux(c)\n    return n\n"),
     ("def aux(c):\n    return c == 'a'\n", "def count_vowels(s):\n    hits = [c for c in s if aux(c)]\n    return len(hits) * 0\n"),
     ("def aux(c):\n    return c.lower() in 'aeiou'\n", "def count_vowels(s):\n    hits = [c for c in s if aux(c)]\n    return -1 - len(hits)\n"),
+    # aux found but without a return: no 0.4, yet the bonus is paid (it needs an extracted aux, not its return)
+    ("def aux(c):\n    print(c)\n", "def count_vowels(s):\n    n = 0\n    for c in s:\n        if aux(c) is None and c.lower() in 'aeiou':\n            n += 1\n    return n\n"),
 ]
 
 
@@ -81,7 +83,7 @@ def _facts(aux: str, main: str, problem: dict) -> dict:
     asserts = extract_asserts(problem["test"], entry)
     parses = parse_error(program) is None
     ran = run_program(program, asserts) if parses and main_f else None
-    return dict(aux_defined=bool(aux_f) and has_return(aux_f), main_defined=bool(main_f) and has_return(main_f),
+    return dict(aux_found=bool(aux_f), aux_defined=bool(aux_f) and has_return(aux_f), main_defined=bool(main_f) and has_return(main_f),
                 parses=parses, passed=ran.passed if ran else 0, total=len(asserts),
                 calls_aux=calls_aux(main_f, entry), thin_wrapper=is_thin_wrapper(main_f, entry))
 
@@ -90,8 +92,8 @@ def _facts(aux: str, main: str, problem: dict) -> dict:
 def check_levels(fn) -> None:
     """`fn(**facts) -> float` must give the library's coding reward on every pair."""
     if not callable(fn):
-        raise ExerciseFailed("give a function coding_reward(aux_defined, main_defined, parses, passed, total, calls_aux, "
-                             "thin_wrapper) -> float")
+        raise ExerciseFailed("give a function coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, "
+                             "calls_aux, thin_wrapper) -> float")
     from ..tasks.coding.reward import coding_levels
     from ..tasks.coding import load_coding
 
@@ -110,11 +112,14 @@ def check_levels(fn) -> None:
                 hints.append("one passed test is enough for the bonus; the tests level pays passed / total")
             if facts["calls_aux"] and not facts["thin_wrapper"] and facts["passed"]:
                 hints.append("a main that calls aux and is not a thin wrapper earns 0.5 + 1.0 = 1.5 of bonus")
+            if facts["aux_found"] and not facts["aux_defined"] and facts["passed"] and facts["calls_aux"]:
+                hints.append("this aux has no return, so it earns no 0.4; but it was found, and the bonus asks only "
+                             "for an extracted aux (aux_found), a call to it and a passed test")
             if not facts["calls_aux"] and facts["passed"]:
                 hints.append("a main that does not call aux earns no bonus at all, thin wrapper or not")
             if facts["passed"] == facts["total"] and facts["main_defined"] and facts["parses"]:
                 hints.append("the tests level pays the share passed / total (at most 1.0), not the count")
             raise ExerciseFailed(f"for the facts {facts} your reward is {got!r}; the library's is {want:.2f} "
                                  f"(aux: {aux.strip()[:40]!r}, main: {main.strip()[:60]!r}). Remember the gates: no "
-                                 "entry point or no parse stops scoring; the cooperation bonus needs a passed test and aux."
+                                 "entry point or no parse stops scoring; the cooperation bonus needs a passed test and an extracted aux."
                                  + (" Here: " + "; ".join(hints) + "." if hints else ""))

@@ -111,6 +111,7 @@ def _tiny_team():
 def check_adapter_logits(fn):
     model, ids = _tiny_team()
     trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+    active = list(model.active_adapters)
     with torch.no_grad():
         want = {a: model(input_ids=ids, adapter_names=[a or "__base__"] * len(ids)).logits[:, -1]
                 for a in ("second", None, "first")}
@@ -133,6 +134,13 @@ def check_adapter_logits(fn):
             raise ExerciseFailed(f"your function changed which parameters train ({how}), so the other agent would stop "
                                  "learning. Route the call with adapter_names=[...] (one name per row; '__base__' for "
                                  "the base model) instead.")
+        if list(model.active_adapters) != active:
+            raise ExerciseFailed(f"your function switched the model's active adapter from {active} to "
+                                 f"{list(model.active_adapters)} (model.set_adapter does that, even when you restore "
+                                 "requires_grad afterwards): every later call without adapter_names, the trainer's "
+                                 "and generate's included, now runs through another agent's adapter. Leave the "
+                                 "model as you found it: route this one call with adapter_names=[...] (one name per "
+                                 "row; '__base__' for the base model).")
         if torch.allclose(got.detach().float(), want[adapter], atol=1e-5):
             continue
         who = "the base model (adapters off)" if adapter is None else f"adapter {adapter!r}"

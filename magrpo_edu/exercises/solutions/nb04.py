@@ -26,7 +26,7 @@ def thin_wrapper(main: str) -> bool:
     return not body
 
 
-def coding_reward(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+def coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
     reward = 0.4 if aux_defined else 0.0
     if not main_defined:
         return reward
@@ -34,7 +34,7 @@ def coding_reward(aux_defined, main_defined, parses, passed, total, calls_aux, t
     if not parses:
         return reward
     reward += 0.5 + passed / total
-    if passed >= 1 and aux_defined and calls_aux:
+    if passed >= 1 and aux_found and calls_aux:   # the bonus needs an aux, with or without a return
         reward += 0.5 if thin_wrapper else 1.5
     return reward
 
@@ -48,15 +48,15 @@ def _one_line_any(main: str) -> bool:  # forgets that the line must mention aux
     return len(lines) == 1
 
 
-def _no_gates(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+def _no_gates(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
     return (0.4 * aux_defined + 0.6 * main_defined + 0.5 * parses + passed / total
             + (0.5 if calls_aux else 0) + (1.0 if calls_aux and not thin_wrapper else 0))
 
 
-def _bonus_without_tests(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+def _bonus_without_tests(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
     # forgets the gate "at least one test passed": pays the bonus where no test passed too
-    reward = coding_reward(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
-    if main_defined and parses and passed == 0 and aux_defined and calls_aux:
+    reward = coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    if main_defined and parses and passed == 0 and aux_found and calls_aux:
         reward += 0.5 if thin_wrapper else 1.5
     return reward
 
@@ -104,40 +104,45 @@ def _docstrings_kept(main: str) -> bool:                 # forgets to drop docst
     return False
 
 
-def _passed_count(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+def _passed_count(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
     # the tests level as the number passed, not the share
-    return coding_reward(aux_defined, main_defined, parses, passed, 1, calls_aux, thin_wrapper)
+    return coding_reward(aux_found, aux_defined, main_defined, parses, passed, 1, calls_aux, thin_wrapper)
 
 
-def _aux_behind_the_gate(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+def _aux_behind_the_gate(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
     # a missing entry point pays nothing, aux's 0.4 included
-    return coding_reward(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper) if main_defined else 0.0
+    return coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper) if main_defined else 0.0
 
 
-def _bonus_one_point(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+def _bonus_one_point(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
     # "not a thin wrapper: 1.0" read as the whole bonus, not on top of calling aux's 0.5
-    r = coding_reward(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
-    return r - 0.5 if main_defined and parses and passed >= 1 and aux_defined and calls_aux and not thin_wrapper else r
+    r = coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    return r - 0.5 if main_defined and parses and passed >= 1 and aux_found and calls_aux and not thin_wrapper else r
 
 
-def _bonus_needs_every_test(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
-    return coding_reward(aux_defined, main_defined, parses, passed, total, calls_aux and passed == total, thin_wrapper)
+def _bonus_needs_every_test(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    return coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux and passed == total, thin_wrapper)
 
 
-def _not_thin_without_calling(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+def _not_thin_without_calling(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
     # the +1.0 paid to any main that is not a thin wrapper, whether it calls aux or not
-    r = coding_reward(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
-    if main_defined and parses and passed >= 1 and aux_defined and not calls_aux and not thin_wrapper:
+    r = coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    if main_defined and parses and passed >= 1 and aux_found and not calls_aux and not thin_wrapper:
         r += 1.0
     return r
 
 
-def _coding_reward_table(aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+def _bonus_needs_aux_return(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the bonus gated on aux's 0.4 (aux with a return); the authors need only an extracted aux
+    return coding_reward(aux_defined, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+
+
+def _coding_reward_table(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
     """The same reward as a sum of gated terms."""
     l1 = 0.4 * aux_defined
     go2 = main_defined
     go3 = go2 and parses
-    bonus = go3 and passed > 0 and aux_defined and calls_aux
+    bonus = go3 and passed > 0 and aux_found and calls_aux
     return l1 + 0.6 * go2 + (0.5 + passed / total) * go3 + (0.5 + 1.0 * (not thin_wrapper)) * bonus
 
 
@@ -146,7 +151,7 @@ MISTAKES = {
     "04.thin_wrapper": [_only_return_aux, _one_line_any, _one_line_docstrings_only, _two_lines_any_return,
                         _docstrings_kept],
     "04.levels": [_no_gates, _bonus_without_tests, _passed_count, _aux_behind_the_gate, _bonus_one_point,
-                  _bonus_needs_every_test, _not_thin_without_calling],
+                  _bonus_needs_every_test, _not_thin_without_calling, _bonus_needs_aux_return],
 }
 VARIANTS = {"04.levels": [_coding_reward_table]}
 

@@ -27,6 +27,16 @@ def _with_set_adapter(model, adapter, input_ids):
         return model(input_ids=input_ids).logits[:, -1]
 
 
+def _set_adapter_then_restore_grads(model, adapter, input_ids):
+    # set_adapter for the logits, then every requires_grad flag put back: the trainable set is right again, but the
+    # model's ACTIVE adapter has changed, and every later unrouted call goes through it
+    flags = {n: p.requires_grad for n, p in model.named_parameters()}
+    out = _with_set_adapter(model, adapter, input_ids)
+    for n, p in model.named_parameters():
+        p.requires_grad_(flags[n])
+    return out
+
+
 def _base_is_the_active_adapter(model, adapter, input_ids):
     with torch.no_grad():
         if adapter is None:
@@ -61,6 +71,7 @@ MISTAKES = {
     ],
     "07.adapter_logits": [
         _with_set_adapter,
+        _set_adapter_then_restore_grads,
         _base_is_the_active_adapter,
         lambda model, adapter, input_ids: model(input_ids=input_ids).logits[:, -1],                           # no routing
         lambda model, adapter, input_ids: model(input_ids=input_ids,

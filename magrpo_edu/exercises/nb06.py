@@ -89,6 +89,11 @@ def check_loss_with_kl(fn):
                     hint = " That is k1 (log pi - log pi_ref); the leash uses k3 = e^d - d - 1, d = ref_logp - token_logp."
                 elif torch.allclose(v, -(A * logp.sum(-1)).mean() + beta * kl.mean(), atol=1e-5):
                     hint = " The padding entered your policy term: multiply token_logp by the mask before summing."
+                if not beta:  # no KL term at all: only the policy term can be wrong
+                    raise ExerciseFailed(f"with beta = 0 the KL term vanishes and the loss is the policy term alone, "
+                                         f"{want.item():.5f}; you returned {v.item():.5f}, so the policy term is wrong: "
+                                         "-(1/G) sum_g A_g * (sum of token_logp[g] over its real tokens, mask 1)."
+                                         + hint)
                 raise ExerciseFailed(f"with beta = {beta} the loss is {want.item():.5f}, you returned "
                                      f"{v.item():.5f} (the KL is summed over each completion's "
                                      "real tokens and averaged over the G samples, like the policy term)." + hint)
@@ -99,6 +104,9 @@ def check_loss_with_kl(fn):
             (want_grad,) = torch.autograd.grad(policy_loss((ref_lp * mask).sum(-1), A)
                                                + beta * kl_penalty(ref_lp, ref, mask).mean(), ref_lp)
             if not torch.allclose(grad, want_grad, atol=1e-5):
+                if not beta:
+                    raise ExerciseFailed("with beta = 0 the loss's value is right but its gradient is not: the policy term "
+                                         "must carry a gradient through token_logp (the advantages are constants).")
                 raise ExerciseFailed("the loss's value is right but its gradient is not: the KL term must carry a gradient "
                                      "through token_logp (a detached KL, as CoMLRL 1.4.3 subtracts from the returns, does "
                                      "not leash in the loss); only the reference log-probs and the advantages are "

@@ -21,7 +21,8 @@ binder  binder/'s files: a fresh venv of Python 3.11 (binder/runtime.txt), binde
         then binder/postBuild run as it is in the clean copy (`pip install ".[notebooks]"`). Where PyTorch's
         CPU index (binder/requirements.txt's --extra-index-url) cannot be reached, `--torch` pins the torch that
         pip finds (default torch==2.13.0+cpu, this machine's local CPU wheel; without the "+cpu" pip may take
-        PyPI's CUDA build, which Binder's CPU index avoids). Each notebook runs in a fresh copy
+        PyPI's CUDA build, which Binder's CPU index avoids). binder/start, where there is one, wraps the
+        command as repo2docker wraps the server (its exports reach the kernel). Each notebook runs in a fresh copy
         of the repository (Binder's checkout), as uid 1000 (Binder's jovyan: not root, so the coding sandbox
         cannot make cgroups of its own) with a fresh HOME, inside a memory cgroup of 2 GiB (swap included:
         none) and a cpuset of ONE CPU; OMP_NUM_THREADS unset, so the library chooses its threads itself
@@ -76,7 +77,7 @@ TABLE_START = "<!-- table made by tools/where_learners_run.py table --write: do 
 TABLE_END = "<!-- end of the table made by tools/where_learners_run.py -->"
 PYTHONS = {"binder": "/usr/bin/python3.11", "colab": "/root/.pyenv/versions/3.12.1/bin/python"}
 MEMORY_LIMIT = 2 * 1024 ** 3          # Binder's limit (mybinder.org: 2 GB; KubeSpawner's "2G" is 2 GiB)
-BINDER_CPU = "1"                       # the one CPU of the Binder cpuset
+BINDER_CPU = "1"                       # the one CPU of the Binder cpuset (WLR_BINDER_CPU overrides it)
 BINDER_UID = 1000                      # Binder's jovyan
 ISA = {"native": {}, "avx2": {"ONEDNN_MAX_CPU_ISA": "AVX2", "ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}}
 TORCH = {"binder": "torch==2.13.0+cpu", "colab": "torch==2.13.0"}
@@ -252,7 +253,7 @@ class BinderCgroups:
         (self.mem / "memory.limit_in_bytes").write_text(str(MEMORY_LIMIT))
         if (self.mem / "memory.memsw.limit_in_bytes").exists():
             (self.mem / "memory.memsw.limit_in_bytes").write_text(str(MEMORY_LIMIT))
-        (self.cpu / "cpuset.cpus").write_text(BINDER_CPU)
+        (self.cpu / "cpuset.cpus").write_text(os.environ.get("WLR_BINDER_CPU", BINDER_CPU))
         (self.cpu / "cpuset.mems").write_text("0")
 
     def join(self) -> None:  # in the child, before exec
@@ -385,6 +386,9 @@ def run_one(args, path: Path, base: dict) -> dict:
                WLR_RECORD=str(here / "kernel.json"), **ISA[isa])
     cmd = [venv / "bin" / "jupyter", "nbconvert", "--to", "notebook", "--execute",
            f"--ExecutePreprocessor.timeout={args.cell_timeout}", "--output-dir", out, "--output", path.stem, target]
+    start = None if colab else repo / "binder" / "start"
+    if start is not None and start.exists():  # repo2docker runs binder/start before the server: its exports reach the kernel
+        cmd = ["bash", start] + cmd
     cg = None
     if not colab:
         sh(["chown", "-R", f"{BINDER_UID}:{BINDER_UID}", here])
@@ -424,6 +428,8 @@ def run_one(args, path: Path, base: dict) -> dict:
            "why": None if proc.returncode == 0 else why_failed(stderr, figures), "wall_s": round(wall, 1),
            "kernel_peak_mib": round(sampler.kernel_kb / 1024), "nbconvert_peak_mib": round(sampler.nbconvert_kb / 1024),
            "tree_peak_mib": round(sampler.tree_kb / 1024), **figures}
+    if not colab:
+        res["binder_start"] = bool(start is not None and start.exists())
     executed = out / f"{path.stem}.ipynb"
     if executed.exists():
         nbx = json.loads(executed.read_text())
@@ -448,7 +454,7 @@ def run_one(args, path: Path, base: dict) -> dict:
         subprocess.run([venv / "bin" / "python", "-m", "pip", "install", "-q", "--no-deps",
                         *[f"{p}=={base[p]}" for p in changed]], check=True)
     res.update(date=datetime.date.today().isoformat(), cpu=cpu_model(), cpu_flags=cpu_flags(),
-               cpus=f"1 (cpuset: CPU {BINDER_CPU} of {os.cpu_count()})" if cg else f"{len(os.sched_getaffinity(0))} (no limit)",
+               cpus=f"1 (cpuset: CPU {os.environ.get('WLR_BINDER_CPU', BINDER_CPU)} of {os.cpu_count()})" if cg else f"{len(os.sched_getaffinity(0))} (no limit)",
                memory_limit_mib=MEMORY_LIMIT // 2 ** 20 if cg else None,
                commit=(args.work / "src" / "COMMIT").read_text().strip())
     print(json.dumps({k: res.get(k) for k in ("notebook", "ok", "why", "wall_s", "first_cell_s", "kernel_peak_mib",

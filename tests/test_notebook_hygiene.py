@@ -67,3 +67,14 @@ def test_every_notebook_is_scaffolded(path):
         first_exercise = min(i for i, t in enumerate(texts) if cells[i]["cell_type"] == "code" and "check(" in t)
         assert switch and _comments_only(cells[switch[0]]) and switch[0] < first_exercise, \
             "one commented-out use_solutions() cell before the first exercise"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_no_warning_is_saved(path):
+    # A learner reads the saved outputs on GitHub: a library's FutureWarning there is noise, and a sign that the
+    # notebook does not call `quiet_library_notices` (or that a new warning needs a fix, not a filter).
+    nb = json.loads(path.read_text())
+    warned = [i for i, c in enumerate(nb["cells"]) for o in c.get("outputs", [])
+              if o.get("output_type") == "stream" and o.get("name") == "stderr"
+              and re.search(r"\b\w*Warning\b", "".join(o.get("text", "")))]
+    assert not warned, f"cells {warned} saved a warning in their output: fix its cause, then re-execute the notebook"

@@ -125,9 +125,19 @@ def check_grpo_token_mean_loss(fn):
         if torch.allclose(got, policy_loss((logp * mask).sum(-1), A), atol=1e-5):
             raise ExerciseFailed("that is MAGRPO's loss (the SUM over tokens); GRPO divides each completion's sum by its "
                                  "own length |a^(g)| first.")
+        if torch.allclose(got, -(A * (logp * mask).sum(-1) / lengths.max().clamp_min(1)).mean(), atol=1e-5):
+            raise ExerciseFailed(f"you divided every completion by the longest one's length ({int(lengths.max())} real "
+                                 "tokens here); GRPO divides each completion's sum by its OWN length |a^(g)| "
+                                 "(mask.sum(-1), one length per completion).")
         if torch.allclose(got, -(A * (logp * mask).sum(-1) / logp.shape[1]).mean(), atol=1e-5):
             raise ExerciseFailed(f"you divided by the padded width C = {logp.shape[1]}; |a^(g)| is the number of real "
                                  "tokens of completion g (mask.sum(-1)).")
+        if torch.allclose(got, -(A * logp.sum(-1) / lengths.clamp_min(1)).mean(), atol=1e-5):
+            raise ExerciseFailed("the right lengths, but the padding entered your sums: multiply token_logp by the mask "
+                                 "before summing over t.")
+        if torch.allclose(got, -(A * (logp * mask).sum(-1) / (lengths + 1)).mean(), atol=1e-5):
+            raise ExerciseFailed("you divided by |a^(g)| + 1; the guard is max(|a^(g)|, 1), which changes only an empty "
+                                 "completion's divisor.")
         if torch.allclose(got, -(A * logp.mean(-1)).mean(), atol=1e-5):
             raise ExerciseFailed("the padding entered your mean: average over the masked tokens only.")
         if torch.allclose(got, (A * (logp * mask).sum(-1) / lengths.clamp_min(1)).mean(), atol=1e-5):

@@ -110,7 +110,9 @@ def check_discounted_returns(fn):
                                  "(R_j = r_j + gamma * mean of child j's returns; R_j = r_j where j has no child)." + hint)
 
 
-_GROUPS = ([3.125, 1.5, 0.4, 2.0, 0.4, 3.5], [1.0, 1.0, 1.0], [2.4, 0.85, 4.0, 0.85, 1.6])
+# the last: groups whose rewards are all 0 (common in coding: a missing entry point stops the scoring at 0), so a
+# threshold of 0 still expands them
+_GROUPS = ([3.125, 1.5, 0.4, 2.0, 0.4, 3.5], [1.0, 1.0, 1.0], [2.4, 0.85, 4.0, 0.85, 1.6], [0.0, 1.5, 0.0])
 
 
 @exercise("05.early_termination_threshold")

@@ -123,6 +123,14 @@ def _children_by_position(node, gamma):            # children read as a list: th
     return R
 
 
+def _zero_cuts_everything(means, budget):
+    """Budget 0 answered with 0.0 ("rewards are >= 0"): but a node is cut only when its mean is ABOVE the threshold,
+    so groups whose mean is exactly 0 are still expanded."""
+    if budget <= 0:
+        return 0.0
+    return choose_threshold(means, budget)
+
+
 MISTAKES = {
     "05.discounted_returns": [_undiscounted, _child_rewards, _in_place, _discount_everything, _sum_of_children,
                               _max_of_children, _children_in_place, _one_mean_for_the_level, _discount_by_depth,
@@ -133,6 +141,7 @@ MISTAKES = {
         lambda means, budget: sorted(means, reverse=True)[budget - 1] if budget else max(means),  # cuts the WORST groups
         lambda means, budget: choose_threshold(means, budget) if budget else float("-inf"),  # -inf: the config refuses it
         lambda means, budget: min(means) - 1.0,                                          # expands nothing, whatever the budget
+        _zero_cuts_everything,
     ],
 }
 

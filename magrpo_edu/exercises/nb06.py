@@ -32,13 +32,17 @@ def check_std_scaled(fn):
         if torch.allclose(got.float(), (R - R.mean()) / (R.var() + 1e-4).sqrt(), atol=1e-4, rtol=1e-4):
             raise ExerciseFailed(f"for {r} you added eps to the variance, under the square root; TRL adds it to the std: "
                                  "(R - mean) / (R.std() + 1e-4). It matters for a group whose rewards barely differ.")
-        for eps in (1e-8, 1e-6, 1e-5, 1e-3):
+        if R.std() > 0 and torch.allclose(got.float(), (R - R.mean()) / R.std(), atol=1e-4, rtol=1e-4):
+            raise ExerciseFailed(f"for {r} you divided by the std itself (no eps, max(std, eps), or a guard for a zero "
+                                 "std only); TRL ADDS eps = 1e-4 to the std for every group: "
+                                 "(R - mean) / (R.std() + 1e-4). It matters for a group whose rewards barely differ.")
+        for eps in (1e-6, 1e-5, 1e-3):
             if torch.allclose(got.float(), (R - R.mean()) / (R.std() + eps), atol=1e-4, rtol=1e-4):
                 raise ExerciseFailed(f"for {r} you added eps = {eps:g} to the std; TRL's (and this check's) is 1e-4: "
                                      "(R - mean) / (R.std() + 1e-4). It matters for a group whose rewards barely differ.")
-        if torch.allclose(got.float(), (R - R.mean()) / R.std().clamp_min(1e-4), atol=1e-4, rtol=1e-4):
-            raise ExerciseFailed(f"for {r} you used max(std, eps) as the divisor; TRL adds eps to the std: "
-                                 "(R - mean) / (R.std() + 1e-4).")
+        if torch.allclose(got.float(), R / (R.std() + 1e-4), atol=1e-4, rtol=1e-4):
+            raise ExerciseFailed(f"for {r} you scaled the rewards without centring them: subtract the group mean "
+                                 "first, (R - R.mean()) / (R.std() + 1e-4).")
         if torch.allclose(got.float(), -want, atol=1e-4, rtol=1e-4):
             raise ExerciseFailed(f"for {r} the sign is flipped: R_g minus the mean, so a reward above the mean gets a "
                                  "positive advantage.")
@@ -89,6 +93,15 @@ def check_loss_with_kl(fn):
                     hint = " That is k1 (log pi - log pi_ref); the leash uses k3 = e^d - d - 1, d = ref_logp - token_logp."
                 elif torch.allclose(v, -(A * logp.sum(-1)).mean() + beta * kl.mean(), atol=1e-5):
                     hint = " The padding entered your policy term: multiply token_logp by the mask before summing."
+                if torch.allclose(v, policy + kl.mean(), atol=1e-5):
+                    hint = (f" You added the KL term at weight 1, whatever beta is: multiply it by beta (here {beta}; "
+                            "at beta = 0 it vanishes).")
+                    raise ExerciseFailed(f"with beta = {beta} the loss is {want.item():.5f}, you returned {v.item():.5f}."
+                                         + hint)
+                if beta and torch.allclose(v, policy + beta * (0.5 * (ref - logp) ** 2 * mask).sum(-1).mean(), atol=1e-5):
+                    raise ExerciseFailed(f"with beta = {beta} the loss is {want.item():.5f}, you returned {v.item():.5f}: "
+                                         "that is k2 = d^2 / 2; the leash uses k3 = e^d - d - 1, d = ref_logp - "
+                                         "token_logp (TRL's, unbiased for KL(pi || pi_ref)).")
                 if not beta:  # no KL term at all: only the policy term can be wrong
                     raise ExerciseFailed(f"with beta = 0 the KL term vanishes and the loss is the policy term alone, "
                                          f"{want.item():.5f}; you returned {v.item():.5f}, so the policy term is wrong: "
@@ -113,36 +126,49 @@ def check_loss_with_kl(fn):
                                      "constants.")
 
 
-@exercise("06.cross_credit")
-def check_cross_credit(fn):
+def _comlrl(R, G, mode):
+    """CoMLRL's cross credit as section 3 states it: each sample's SUM of returns, then the advantage among the G sums."""
+    grid = R.view(G, G)
+    S = torch.stack([grid.sum(1), grid.sum(0)])            # agent 1: its row, agent 2: its column
+    return S - (S.mean(1, keepdim=True) if mode == "mean" else S.max(1, keepdim=True).values)
+
+
+@exercise("06.comlrl_credit")
+def check_comlrl_credit(fn):
     g = torch.Generator().manual_seed(5)
     for G in (2, 3, 4):
         for R in (torch.rand(G * G, generator=g), torch.tensor([float(k % 3 == 0) for k in range(G * G)])):
             R[1] += 1.0        # an asymmetric grid, so that swapping the agents shows
-            table = joint_actions(2, G, "cross")
-            got = fn(R.clone(), G)
-            if not isinstance(got, torch.Tensor) or tuple(got.shape) != (2, G):
-                raise ExerciseFailed(f"return a (2, G) = (2, {G}) tensor: row i holds agent i's G credits.")
-            want = credit_samples(group_advantages(R), table, G)
-            if torch.allclose(got.float(), want, atol=1e-5):
-                continue
-            grid = R.view(G, G)
-            if torch.allclose(got.float(), want.flip(0), atol=1e-5):
-                raise ExerciseFailed("your rows are swapped: R.view(G, G)[k1, k2] is the pair (agent 1's k1, agent 2's "
-                                     "k2), so agent 1's credit averages over a ROW, agent 2's over a COLUMN.")
-            if torch.allclose(got.float(), torch.stack([grid.mean(1), grid.mean(0)]), atol=1e-5):
-                raise ExerciseFailed("you averaged the rewards, not the advantages: subtract the mean of all G*G rewards "
-                                     "first (the group baseline).")
-            if torch.allclose(got.float(), want * G, atol=1e-5):
-                raise ExerciseFailed("you summed the advantages of the G joint actions containing a sample; the package "
-                                     "takes their MEAN (CoMLRL sums, a constant factor G that Adam cancels).")
-            hint = ""
-            if torch.allclose(got.float(), torch.stack([grid.diagonal() - grid.diagonal().mean()] * 2), atol=1e-5):
-                hint = (" You used only the diagonal (the aligned pairs); cross mode credits a sample with all G pairs "
-                        "it is in.")
-            elif torch.allclose(got.float(), torch.stack([(grid - grid.mean(1, keepdim=True)).mean(1),
-                                                          (grid - grid.mean(0, keepdim=True)).mean(0)]), atol=1e-5):
-                hint = " You took a baseline per row or column; MAGRPO's is ONE mean over all G*G rewards."
-            raise ExerciseFailed(f"for G = {G} and rewards {_fmt(grid)} (row k1, column k2) the credits are "
-                                 f"{_fmt(want)}, you returned {_fmt(got)}: subtract the mean of all G*G rewards, then "
-                                 "average the advantages over a row (agent 1) and over a column (agent 2)." + hint)
+            for mode in ("mean", "max"):
+                got = fn(R.clone(), G, mode)
+                if not isinstance(got, torch.Tensor) or tuple(got.shape) != (2, G):
+                    raise ExerciseFailed(f"return a (2, G) = (2, {G}) tensor: row i holds agent i's G credits.")
+                want = _comlrl(R, G, mode)
+                got = got.float()
+                if torch.allclose(got, want, atol=1e-5):
+                    continue
+                grid = R.view(G, G)
+                S = torch.stack([grid.sum(1), grid.sum(0)])
+                table = joint_actions(2, G, "cross")
+                ours = credit_samples(group_advantages(R, mode), table, G)
+                hint = ""
+                if torch.allclose(got, want.flip(0), atol=1e-5):
+                    hint = (" Your rows are swapped: R.view(G, G)[k1, k2] is the pair (agent 1's k1, agent 2's k2), so "
+                            "agent 1's sum runs over a ROW, agent 2's over a COLUMN.")
+                elif torch.allclose(got, ours, atol=1e-5) or torch.allclose(got, want / G, atol=1e-5):
+                    hint = (" That is the package's credit (the MEAN of a sample's joint advantages); CoMLRL SUMS the "
+                            "returns of a sample's G joint actions, then takes the advantage among the G sums.")
+                elif torch.allclose(got, G * ours, atol=1e-5):
+                    hint = (" You summed the package's advantages, whose baseline is one over all G*G single rewards "
+                            "(for 'max': the best single reward); CoMLRL's baseline is taken among the G SUMS (for "
+                            "'max': the best sum).")
+                elif torch.allclose(got, S - S.max(), atol=1e-5) or torch.allclose(got, S - S.mean(), atol=1e-5):
+                    hint = " One baseline for both agents: each agent's baseline is taken among ITS OWN G sums."
+                elif mode == "max" and torch.allclose(got, S - S.mean(1, keepdim=True), atol=1e-5):
+                    hint = " Read `mode`: 'max' subtracts the largest of the agent's G sums (MAReMax), 'mean' their mean."
+                elif torch.allclose(got, S, atol=1e-5):
+                    hint = " No baseline: subtract the mean (or the max) of the agent's G sums."
+                raise ExerciseFailed(f"for G = {G}, mode {mode!r} and rewards {_fmt(grid)} (row k1, column k2) the "
+                                     f"credits are {_fmt(want)}, you returned {_fmt(got)}: for each agent, sum the "
+                                     "rewards of the G joint actions each of its samples is in, then subtract the "
+                                     f"{'mean' if mode == 'mean' else 'largest'} of those G sums." + hint)

@@ -13,9 +13,11 @@ def loss_with_kl(token_logp, ref_logp, mask, advantages, beta):
     return policy + beta * kl.mean()
 
 
-def cross_credit(R, G):
-    A = (R - R.mean()).view(G, G)          # A[k1, k2]: agent 1's sample k1 with agent 2's sample k2
-    return torch.stack([A.mean(dim=1), A.mean(dim=0)])
+def comlrl_credit(R, G, mode):
+    grid = R.view(G, G)                    # grid[k1, k2]: agent 1's sample k1 with agent 2's sample k2
+    S = torch.stack([grid.sum(dim=1), grid.sum(dim=0)])   # each sample's sum of returns over its G partners
+    baseline = S.mean(dim=1, keepdim=True) if mode == "mean" else S.max(dim=1, keepdim=True).values
+    return S - baseline
 
 
 def _kl_per_token_mean(token_logp, ref_logp, mask, advantages, beta):
@@ -33,7 +35,7 @@ def _kl_wrong_direction(token_logp, ref_logp, mask, advantages, beta):
 SOLUTIONS = {
     "06.std_scaled_advantages": std_scaled_advantages,
     "06.loss_with_kl": loss_with_kl,
-    "06.cross_credit": cross_credit,
+    "06.comlrl_credit": comlrl_credit,
 }
 
 def _kl_detached(token_logp, ref_logp, mask, advantages, beta):
@@ -48,6 +50,7 @@ MISTAKES = {
         lambda R: (R - R.mean()) / (R.std(unbiased=False) + 1e-4),      # population std
         lambda R: (R - R.mean()) / (R.var() + 1e-4).sqrt(),             # eps under the square root
         lambda R: (R - R.mean()) / R.std().clamp_min(1e-4),             # max(std, eps), not std + eps
+        lambda R: (R - R.mean()) / R.std() if R.std() > 0 else torch.zeros_like(R),   # a zero-std guard, no eps
         lambda R: (R.mean() - R) / (R.std() + 1e-4),                    # the sign flipped
         lambda R: R / (R.std() + 1e-4),                                 # scaled, not centred
     ],
@@ -63,26 +66,29 @@ MISTAKES = {
         lambda lp, ref, m, A, beta: -(A * lp.sum(-1)).mean() + beta * (
             (torch.exp(ref - lp) - (ref - lp) - 1) * m).sum(-1).mean(),                                  # policy over the padding
         _kl_detached,
+        lambda lp, ref, m, A, beta: loss_with_kl(lp, ref, m, A, 1.0),                                   # beta ignored
+        lambda lp, ref, m, A, beta: -(A * (lp * m).sum(-1)).mean() + beta * (0.5 * (ref - lp) ** 2 * m).sum(-1).mean(),  # k2
     ],
-    "06.cross_credit": [
-        lambda R, G: torch.stack([(R - R.mean()).view(G, G).mean(0), (R - R.mean()).view(G, G).mean(1)]),   # agents swapped
-        lambda R, G: torch.stack([R.view(G, G).mean(1), R.view(G, G).mean(0)]),                             # rewards, no baseline
-        lambda R, G: torch.stack([(R - R.mean()).view(G, G).sum(1), (R - R.mean()).view(G, G).sum(0)]),     # summed (CoMLRL)
-        lambda R, G: torch.stack([R.view(G, G).diagonal() - R.view(G, G).diagonal().mean()] * 2),           # aligned pairs only
-        lambda R, G: torch.stack([(R.view(G, G) - R.view(G, G).mean(1, keepdim=True)).mean(1),
-                                  (R.view(G, G) - R.view(G, G).mean(0, keepdim=True)).mean(0)]),            # a baseline per row/column
+    "06.comlrl_credit": [
+        lambda R, G, mode: comlrl_credit(R, G, mode).flip(0),                                     # agents swapped
+        lambda R, G, mode: comlrl_credit(R, G, mode) / G,                                          # the mean, not the sum
+        lambda R, G, mode: torch.stack([(R - (R.mean() if mode == "mean" else R.max())).view(G, G).sum(1),
+                                        (R - (R.mean() if mode == "mean" else R.max())).view(G, G).sum(0)]),  # single-reward baseline
+        lambda R, G, mode: comlrl_credit(R, G, "mean"),                                            # mode ignored
+        lambda R, G, mode: (lambda S: S - (S.mean() if mode == "mean" else S.max()))(
+            torch.stack([R.view(G, G).sum(1), R.view(G, G).sum(0)])),                              # one baseline for both agents
+        lambda R, G, mode: torch.stack([R.view(G, G).sum(1), R.view(G, G).sum(0)]),                # no baseline
     ],
 }
 
 
-def _cross_credit_loop(R, G):
-    mean = R.mean()
-    out = torch.zeros(2, G)
+def _comlrl_credit_loop(R, G, mode):
+    sums = torch.zeros(2, G)
     for j in range(G * G):
         g1, g2 = divmod(j, G)                  # joint_actions(2, G, "cross") lists (g1, g2) row by row
-        out[0, g1] += (R[j] - mean) / G
-        out[1, g2] += (R[j] - mean) / G
-    return out
+        sums[0, g1] += R[j]
+        sums[1, g2] += R[j]
+    return torch.stack([row - (row.mean() if mode == "mean" else row.max()) for row in sums])
 
 
 VARIANTS = {
@@ -90,5 +96,5 @@ VARIANTS = {
     "06.loss_with_kl": [
         lambda lp, ref, m, A, beta: (-(A[:, None] * lp * m).sum(-1) + beta * ((ref - lp).exp() - (ref - lp) - 1).mul(m).sum(-1)).mean(),
     ],
-    "06.cross_credit": [_cross_credit_loop],
+    "06.comlrl_credit": [_comlrl_credit_loop],
 }

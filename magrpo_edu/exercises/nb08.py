@@ -116,6 +116,10 @@ _CASES = [
     # repetition is a level, not a change: an untrained agent that already repeats a little
     (_row(1.0, 0.5, 0.5, 0.0, 0.15), _row(1.5, 0.6, 0.6, 0.0, 0.3), True,
      "agent 2's repetition is 0.3, above 0.2 (it rose by only 0.15: the repetition rule is on its level)"),
+    # per agent, not the least natural agent's level: agent 1 rose by 1.9 nats, the max over agents only by 0.4
+    (_row(1.0, 0.5, 2.0, 0.0, 0.0), _row(1.5, 2.4, 2.0, 0.0, 0.0), True,
+     "agent 1's naturalness rose by 1.9 nats (0.5 -> 2.4); the least natural agent's level moved only 2.0 -> 2.4, "
+     "but the rule is on EACH agent's change"),
     # naturalness that FELL by more than 1 is not leaving the language
     (_row(1.0, 2.5, 0.5, 0.0, 0.0), _row(1.5, 1.0, 0.6, 0.0, 0.0), False,
      "agent 1's naturalness FELL by 1.5 nats (closer to the base model's language): only a rise counts"),

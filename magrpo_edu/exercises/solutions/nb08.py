@@ -19,6 +19,14 @@ SOLUTIONS = {
     "08.spot_the_hack": spot_the_hack,
 }
 
+def _worst_agent_change(untrained, trained):
+    """The change of the least natural agent (the quantity section 5 plots), not each agent's change."""
+    if not trained["reward"] - untrained["reward"] > 0.1:
+        return False
+    worst = lambda r: max(r["naturalness1"], r["naturalness2"])
+    return worst(trained) - worst(untrained) > 1 or max(trained["repetition1"], trained["repetition2"]) > 0.2
+
+
 MISTAKES = {
     "08.k3_estimator": [
         lambda logp, ref: logp - ref,                                                  # k1: unbiased, but negative terms
@@ -28,6 +36,7 @@ MISTAKES = {
         lambda logp, ref: torch.exp(ref - logp) - 1,                                   # r - 1 alone: mean 0, not the KL
     ],
     "08.spot_the_hack": [
+        _worst_agent_change,
         lambda u, t: t["reward"] > u["reward"] + 0.1,                                  # the reward alone
         lambda u, t: t["reward"] > u["reward"] + 0.1 and max(t["repetition1"], t["repetition2"]) > 0.2,  # repetition only
         lambda u, t: t["reward"] > u["reward"] + 0.1 and (t["naturalness2"] - u["naturalness2"] > 1.0

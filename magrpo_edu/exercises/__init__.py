@@ -54,6 +54,14 @@ class ExerciseFailed(AssertionError):
     """The learner's answer is not right yet; the message says what is wrong."""
 
 
+def not_the_library(fn, name: str, own) -> None:
+    """Refuse the package's own function as an answer: the exercise asks for the rule written out, and the
+    library's function passes by construction."""
+    if fn is own or getattr(fn, "__code__", None) is getattr(own, "__code__", object()):
+        raise ExerciseFailed(f"that is the package's own `{own.__name__}`: it passes by construction and teaches nothing. "
+                             f"Write `{name}` from the rule in the text, then compare it with `{own.__name__}` yourself.")
+
+
 def exercise(name: str):
     """Register `fn(answer)` as the check of exercise `name` ("NN.short_name", NN = the notebook)."""
     def register(fn):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from . import ExerciseFailed, exercise
+from . import ExerciseFailed, exercise, not_the_library as _not_the_library
 
 _GROUPS = [
     [0.2, 1.0, 0.6, 0.2],        # the notebook's own group
@@ -11,6 +11,7 @@ _GROUPS = [
     [0.0, 1.0],                  # G = 2
     [-3.0, 0.5, 2.5, 4.0, -1.0, 0.0, 7.0, 1.0],  # G = 8, negative rewards
     [0.37, 0.99, 0.05, 0.61],
+    [0.1, 0.2, 0.4],             # advantages -0.1333..., -0.0333..., 0.1666...: rounding them shows
 ]
 
 
@@ -21,6 +22,7 @@ def check_group_advantages(fn) -> None:
 
     from ..algorithm import group_advantages
 
+    _not_the_library(fn, "group_advantages", group_advantages)
     for rewards in _GROUPS:
         given = list(rewards)
         got = fn(given)
@@ -78,6 +80,7 @@ def check_length_ratio_reward(fn) -> None:
     exp(-distance to the interval)."""
     from ..tasks.writing.reward import length_ratio_reward
 
+    _not_the_library(fn, "length_ratio_reward", length_ratio_reward)
     for a, b in _PAIRS:
         want = length_ratio_reward(a, b)
         try:
@@ -96,7 +99,7 @@ def check_length_ratio_reward(fn) -> None:
             if not a:
                 raise ExerciseFailed(f"an empty concise answer earns 0 (the ratio is infinite), you returned {got:.4f}")
             ratio = len(b) / len(a)
-            words = f", {len(a.split())} and {len(b.split())} words" if " " in a + b else ""
+            words = f"; {len(a.split())} and {len(b.split())} words" if " " in a + b else ""
             raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
                                  f"{ratio:g}{words}) earn {want:.4f}, you returned {got:.4f}: the ratio is "
                                  "chars(detailed) / chars(concise), every character counted (spaces too, len of the "

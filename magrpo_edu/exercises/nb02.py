@@ -1,7 +1,7 @@
 """Checks of notebook 02's exercises: joint actions, an agent's credit in cross mode, the shared advantage."""
 from __future__ import annotations
 
-from . import ExerciseFailed, exercise
+from . import ExerciseFailed, exercise, not_the_library
 
 
 @exercise("02.joint_actions")
@@ -10,6 +10,7 @@ def check_joint_actions(fn) -> None:
     agent i's G samples it uses; "aligned": the g-th of every agent; "cross": every combination."""
     from ..algorithm import joint_actions
 
+    not_the_library(fn, "my_joint_actions", joint_actions)
     for n in (1, 2, 3):
         for G in (1, 2, 4):
             for mode in ("aligned", "cross"):
@@ -50,7 +51,12 @@ def check_cross_credit(fn) -> None:
         G = r.shape[0]
         want = credit_samples(group_advantages(r.flatten()), joint_actions(2, G, "cross"), G)
         for agent in (0, 1):
-            got = fn(r.clone(), agent)
+            given = r.clone()
+            got = fn(given, agent)
+            if not torch.equal(given, r):
+                raise ExerciseFailed(f"for r = {r.tolist()} your function changed the tensor it was given (in place, e.g. "
+                                     "r -= r.mean()): the trainer's logged rewards would be overwritten, and the second "
+                                     "agent's call would see centred rewards. Compute on a new tensor (r - r.mean()).")
             got = torch.as_tensor(got, dtype=torch.float32).flatten()
             if got.shape != (G,):
                 raise ExerciseFailed(f"return one credit per sample of the agent ({G} numbers), got shape {tuple(got.shape)}")

@@ -5,16 +5,9 @@ from __future__ import annotations
 import math
 
 from ..tasks.writing.reward import arxiv_levels, arxiv_stop_level, arxiv_unique_level, unique_words, word_count
-from . import ExerciseFailed, exercise
+from . import ExerciseFailed, exercise, not_the_library as _not_the_library
 
-_RATIOS = [0.3, 0.4999, 0.5, 0.6, 0.7, 1.0, 1.3, 1.5, 1.7, 1.7001, 2.0, 2.5, 4.0]
-
-
-def _not_the_library(fn, name: str, own) -> None:
-    """The exercise asks for the rule written out, not the package's function behind it."""
-    if fn is own or getattr(fn, "__code__", None) is getattr(own, "__code__", object()):
-        raise ExerciseFailed(f"that is the package's own `{own.__name__}`: it passes by construction and teaches nothing. "
-                             f"Write `{name}` from the rule in the text, then compare it with `{own.__name__}` yourself.")
+_RATIOS = [0.3, 0.4999, 0.5, 0.55, 0.6, 0.7, 1.0, 1.3, 1.45, 1.5, 1.7, 1.7001, 2.0, 2.5, 4.0]
 
 
 @exercise("09.vocabulary_level")
@@ -131,10 +124,20 @@ def check_stop_level(fn):
         want, got = arxiv_stop_level(c1, c2), fn(c1, c2)
         if got == want and isinstance(got, int) and not isinstance(got, bool):
             continue
-        lv = arxiv_levels(c1, c2)
-        facts = (f"words {word_count(c1)} / {word_count(c2)}, chars {len(c1)} / {len(c2)} (ratio {len(c2) / len(c1):.2f}), "
-                 f"unique words {len(unique_words(c1))} / {len(unique_words(c2))}; arxiv_levels total {lv['total']:.3f}")
-        raise ExerciseFailed(f"{why}: the ladder stops at {want}, you returned {got!r} ({facts}). Check each gate in "
+        w1, w2 = word_count(c1), word_count(c2)
+        ell = len(c2) / len(c1) if c1 else float("inf")
+        u = len(unique_words(c2)) / len(unique_words(c1)) if unique_words(c1) else float("inf")
+        gates = [(f"L1 words {w1} and {w2} in [128, 256]", 128 <= w1 <= 256 and 128 <= w2 <= 256),
+                 (f"L2 l = chars {len(c2)} / {len(c1)} = {ell:.3f} in [0.8, 1.5]", 0.8 <= ell <= 1.5),
+                 (f"L3 u = unique words {len(unique_words(c2))} / {len(unique_words(c1))} = {u:.3f} in [0.5, 1.7]",
+                  0.5 <= u <= 1.7)]
+        verdict = "; ".join(f"{text}: {'passes' if ok else 'FAILS'}" for (text, ok), _ in zip(gates, range(want)))
+        where = ""
+        if isinstance(got, int) and not isinstance(got, bool) and 1 <= got <= 4:
+            where = (f" Your {got} means your L{got} failed, where it passes." if got < want else
+                     f" Your {got} means your L{want} passed, where it fails.")
+        raise ExerciseFailed(f"the ladder stops at {want} ({verdict}), you returned {got!r}.{where} This pair probes: "
+                             f"{why}. Check each gate in "
                              "order: L1 both agents' whitespace words (str.split()) in [128, 256]; L2 l = chars(method) "
                              "/ chars(background) (len, spaces included) in [0.8, 1.5]; L3 u = unique lower-cased "
                              "\\b\\w+\\b words, method / background, in [0.5, 1.7]; every edge inside; else 4.")

@@ -29,6 +29,8 @@ WRAPPER_CASES = [
     ("def f(s):\n    v = aux(s)\n    return v  # done\n",
      "a comment AFTER code stays part of the line: `return v  # done` is not the line `return v`"),
     ("def f(s):\n    return auxiliary(s)\n", "one `return` line that CONTAINS the letters aux (a substring test, as the authors')"),
+    ("def f(s):\n    v=aux(s)\n    return v\n", "`v=aux(` without spaces: the authors' regex allows any whitespace, none included"),
+    ("def f(s):\n    return(aux(s))\n", "`return(` with no space: the one-line rule asks for a line starting with `return ` (a space)"),
 ]
 
 
@@ -50,8 +52,10 @@ def check_thin_wrapper(fn) -> None:
         if bool(got) is not want:
             raise ExerciseFailed(f"thin_wrapper says {got!r} for this main ({why}); the authors' rule says {want}:\n{src}"
                                  "The rule, after dropping blank lines, comments and docstrings: NO line at all, or ONE "
-                                 "line that starts with `return ` and contains `aux` anywhere (as a substring), or exactly TWO lines, "
-                                 "the first CONTAINING `v = aux(` somewhere (the authors' regex, searched in the line) and "
+                                 "line that starts with `return ` (with its space) and contains `aux` anywhere (as a substring), or "
+                                 "exactly TWO lines, the first CONTAINING `v = aux(` somewhere (the authors' regex "
+                                 "\\w+\\s*=\\s*aux\\s*\\(, searched in the line: any whitespace, or none, around `=` and "
+                                 "before `(`) and "
                                  "the second exactly `return v` (the same v; a comment after it counts as part of the "
                                  "line), is a thin wrapper; nothing else is. Only whole-line comments are dropped.")
 
@@ -66,6 +70,8 @@ LEVEL_CASES = [
     ("def aux(c):\n    return c.lower() in 'aeiou'\n", "def count_vowels(s):\n    n = 0\n    for c in s\n        n += aux(c)\n    return n\n"),
     ("def aux(c):\n    return c == 'a'\n", "def count_vowels(s):\n    hits = [c for c in s if aux(c)]\n    return len(hits) * 0\n"),
     ("def aux(c):\n    return c.lower() in 'aeiou'\n", "def count_vowels(s):\n    hits = [c for c in s if aux(c)]\n    return -1 - len(hits)\n"),
+    # no aux at all, a main that calls it: every call fails, but the empty-input test passes, and no bonus is paid
+    ("def helper(c):\n    return c in 'aeiou'\n", "def count_vowels(s):\n    n = 0\n    for c in s:\n        if aux(c):\n            n += 1\n    return n\n"),
     # aux found but without a return: no 0.4, yet the bonus is paid (it needs an extracted aux, not its return)
     ("def aux(c):\n    print(c)\n", "def count_vowels(s):\n    n = 0\n    for c in s:\n        if aux(c) is None and c.lower() in 'aeiou':\n            n += 1\n    return n\n"),
 ]
@@ -103,22 +109,35 @@ def check_levels(fn) -> None:
         want = coding_levels(aux, main, problem)["total_reward"]
         got = fn(**facts)
         if isinstance(got, bool) or not isinstance(got, (int, float)) or not abs(got - want) <= 1e-6:
-            hints = []
-            if not facts["main_defined"] and facts["aux_defined"]:
-                hints.append("aux's 0.4 is paid before the gate: a missing entry point stops the scoring AFTER it")
-            if not facts["parses"]:
-                hints.append("a program that does not parse earns L1 only (no syntax points, no tests, no bonus)")
-            if facts["passed"] and facts["passed"] < facts["total"] and facts["calls_aux"]:
-                hints.append("one passed test is enough for the bonus; the tests level pays passed / total")
-            if facts["calls_aux"] and not facts["thin_wrapper"] and facts["passed"]:
-                hints.append("a main that calls aux and is not a thin wrapper earns 0.5 + 1.0 = 1.5 of bonus")
-            if facts["aux_found"] and not facts["aux_defined"] and facts["passed"] and facts["calls_aux"]:
-                hints.append("this aux has no return, so it earns no 0.4; but it was found, and the bonus asks only "
-                             "for an extracted aux (aux_found), a call to it and a passed test")
-            if not facts["calls_aux"] and facts["passed"]:
-                hints.append("a main that does not call aux earns no bonus at all, thin wrapper or not")
-            if facts["passed"] == facts["total"] and facts["main_defined"] and facts["parses"]:
-                hints.append("the tests level pays the share passed / total (at most 1.0), not the count")
+            f = facts
+            tests_on = f["main_defined"] and f["parses"]
+            bonus = 0.5 + (0.0 if f["thin_wrapper"] else 1.0)
+            paid = tests_on and f["passed"] >= 1 and f["calls_aux"]
+            base = (0.4 if f["aux_defined"] else 0.0) + (0.6 if f["main_defined"] else 0.0) + (
+                0.5 + f["passed"] / f["total"] if tests_on else 0.0)
+            slips = [  # (the learner's likely reading, what it gives here, what to say)
+                (base + (bonus if paid else 0.0), "the cooperation bonus needs an EXTRACTED aux (aux_found): without a "
+                 "function named aux in agent 1's answer there is no bonus, even if the main calls aux"),
+                (base + (bonus if paid and f["aux_defined"] else 0.0), "the bonus needs aux to be FOUND, not to have a "
+                 "return: an aux without a return earns no 0.4 but still opens the bonus"),
+                (want - (f["passed"] / f["total"] if tests_on else 0.0) + (
+                    (1.0 if f["passed"] == f["total"] else 0.0) if tests_on else 0.0),
+                 "the tests level pays the SHARE passed / total, not all or nothing"),
+                (want - (f["passed"] / f["total"] if tests_on else 0.0) + (f["passed"] if tests_on else 0.0),
+                 "the tests level pays the share passed / total (at most 1.0), not the count"),
+                (want - (0.5 if paid and f["aux_found"] and f["thin_wrapper"] else 0.0),
+                 "a thin wrapper that calls aux still earns the +0.5 for calling it; only the +1.0 is withheld"),
+                (want - (0.5 if paid and f["aux_found"] and not f["thin_wrapper"] else 0.0),
+                 "a main that calls aux and is not a thin wrapper earns 0.5 + 1.0 = 1.5 of bonus, not 1.0"),
+                (want - (0.4 if f["aux_defined"] and not f["main_defined"] else 0.0),
+                 "aux's 0.4 is paid before the gate: a missing entry point stops the scoring AFTER it"),
+                (want + (0.5 + f["passed"] / f["total"] if f["main_defined"] and not f["parses"] else 0.0),
+                 "a program that does not parse stops at L2: no syntax points, no tests, no bonus"),
+                (want + (bonus if tests_on and f["passed"] == 0 and f["calls_aux"] and f["aux_found"] else 0.0),
+                 "the bonus needs at least one passed test"),
+            ]
+            hints = [text for value, text in slips
+                     if isinstance(got, (int, float)) and abs(value - want) > 1e-6 and abs(got - value) <= 1e-6]
             raise ExerciseFailed(f"for the facts {facts} your reward is {got!r}; the library's is {want:.2f} "
                                  f"(aux: {aux.strip()[:40]!r}, main: {main.strip()[:60]!r}). Remember the gates: no "
                                  "entry point or no parse stops scoring; the cooperation bonus needs a passed test and an extracted aux."

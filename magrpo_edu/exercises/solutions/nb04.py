@@ -146,12 +146,43 @@ def _coding_reward_table(aux_found, aux_defined, main_defined, parses, passed, t
     return l1 + 0.6 * go2 + (0.5 + passed / total) * go3 + (0.5 + 1.0 * (not thin_wrapper)) * bonus
 
 
+def _bonus_without_aux(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the bonus paid whenever the main calls aux, whether agent 1 wrote one or not
+    return coding_reward(True, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+
+
+def _tests_all_or_nothing(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    r = coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    return r - passed / total + (passed == total) if main_defined and parses else r
+
+
+def _thin_wrapper_earns_nothing(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    r = coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    return r - 0.5 if main_defined and parses and passed >= 1 and aux_found and calls_aux and thin_wrapper else r
+
+
+def _regex_with_spaces_only(main: str) -> bool:     # `(\w+) = aux\(` literally: `v=aux(s)` missed
+    b = _body_lines(main)
+    if len(b) == 2:
+        m = re.search(r"(\w+) = aux\(", b[0])
+        return bool(m) and b[1] == f"return {m.group(1)}"
+    return thin_wrapper(main)
+
+
+def _return_without_space(main: str) -> bool:       # `return(aux(s))` read as a one-line return
+    b = _body_lines(main)
+    if len(b) == 1:
+        return b[0].startswith("return") and "aux" in b[0]
+    return thin_wrapper(main)
+
+
 SOLUTIONS = {"04.thin_wrapper": thin_wrapper, "04.levels": coding_reward}
 MISTAKES = {
     "04.thin_wrapper": [_only_return_aux, _one_line_any, _one_line_docstrings_only, _two_lines_any_return,
-                        _docstrings_kept],
+                        _docstrings_kept, _regex_with_spaces_only, _return_without_space],
     "04.levels": [_no_gates, _bonus_without_tests, _passed_count, _aux_behind_the_gate, _bonus_one_point,
-                  _bonus_needs_every_test, _not_thin_without_calling, _bonus_needs_aux_return],
+                  _bonus_needs_every_test, _not_thin_without_calling, _bonus_needs_aux_return, _bonus_without_aux,
+                  _tests_all_or_nothing, _thin_wrapper_earns_nothing],
 }
 VARIANTS = {"04.levels": [_coding_reward_table]}
 

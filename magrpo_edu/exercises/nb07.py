@@ -23,12 +23,44 @@ _BAND_CASES = [
     ([_pair(100, 200), _pair(300, 100), _pair(50, 400), _pair(40, 100)], 0.5),   # 300/100 is agent 1 longer
     ([_pair(0, 100), _pair(60, 120)], 0.5),                                 # an empty concise text: not in band
     ([("Short words here and there.", "Extraordinarily lengthy vocabulary, notwithstanding everything.")], None),
+    # characters, not bytes: 20 characters of which 10 take two bytes in UTF-8 (ratio 1.6 in characters, 1.2 in bytes)
+    ([("é" * 10 + "a" * 10, "b" * 32), ("a" * 10, "b" * 25)], 1.0),
+    # leading and trailing spaces count: len of the text as it is (3.2 as written, 3.78 stripped)
+    ([(" " * 9 + "a" * 21 + " " * 5, "b" * 112)], 1.0),
+    ([], 0.0),                                                              # no pairs: share 0.0
 ]
+
+
+def _band_readings(pairs) -> list:
+    """What common misreadings of the exercise give on these pairs, with what to say."""
+    def share(ok_fn, denominator=None):
+        oks = [ok_fn(c1, c2) for c1, c2 in pairs]
+        n = len(pairs) if denominator is None else denominator
+        return sum(oks) / n if n else 0.0
+    r = lambda c1, c2: len(c2) / len(c1)
+    nonempty = sum(1 for c1, _ in pairs if c1)
+    return [
+        (share(lambda a, b: len(a) > 0 and 1.6 < r(a, b) < 3.2), "both ends are IN the band: 1.6 <= ratio <= 3.2"),
+        (share(lambda a, b: len(a) > 0 and 1.6 <= r(a, b) < 3.2), "3.2 itself is in the band: 1.6 <= ratio <= 3.2"),
+        (share(lambda a, b: len(a) > 0 and 1.6 < r(a, b) <= 3.2), "1.6 itself is in the band: 1.6 <= ratio <= 3.2"),
+        (share(lambda a, b: len(b) > 0 and 1.6 <= len(a) / len(b) <= 3.2),
+         "the ratio is chars(detailed) / chars(concise): the detailed text on top"),
+        (share(lambda a, b: len(a.split()) > 0 and 1.6 <= len(b.split()) / len(a.split()) <= 3.2),
+         "count characters (len of the text), not words"),
+        (share(lambda a, b: len(a.strip()) > 0 and 1.6 <= len(b.strip()) / len(a.strip()) <= 3.2),
+         "count every character as the text is, spaces at the ends included (do not strip)"),
+        (share(lambda a, b: len(a.encode()) > 0 and 1.6 <= len(b.encode()) / len(a.encode()) <= 3.2),
+         "count characters, not bytes: 'é' is one character (len of the str), two bytes in UTF-8"),
+        (share(lambda a, b: len(a) > 0 and 1.1 <= r(a, b) <= 5.0), "the FULL-score band is [1.6, 3.2]; [1.1, 5.0] "
+         "is where the level pays anything"),
+        (share(lambda a, b: len(a) > 0 and 1.6 <= r(a, b) <= 3.2, nonempty),
+         "divide by ALL pairs: a pair with an empty concise text is a pair out of the band, not a pair left out"),
+    ]
 
 
 def _in_band(pairs) -> float:
     ok = [len(c1) > 0 and 1.6 <= len(c2) / len(c1) <= 3.2 for c1, c2 in pairs]
-    return sum(ok) / len(ok)
+    return sum(ok) / len(ok) if ok else 0.0
 
 
 @exercise("07.in_band_share")
@@ -38,6 +70,9 @@ def check_in_band_share(fn):
         try:
             got = fn(list(pairs))
         except ZeroDivisionError:
+            if not pairs:
+                raise ExerciseFailed("an empty list of pairs made your function divide by zero: its share is 0.0 (the "
+                                     "exercise says so).") from None
             raise ExerciseFailed("a pair whose concise text is empty made your function divide by zero: count such a "
                                  "pair as NOT in the band (the reward's first level already fails it).") from None
         if not isinstance(got, numbers.Real) or isinstance(got, bool):
@@ -49,9 +84,15 @@ def check_in_band_share(fn):
             if math.isclose(got, 100 * want, abs_tol=1e-6):
                 raise ExerciseFailed(f"you returned {got!r}: a percentage; return the share as a number in [0, 1].")
             raise ExerciseFailed(f"you returned {got!r}: a count, not a share. Divide by the number of pairs ({len(pairs)}).")
+        if isinstance(got, float) and math.isnan(got):
+            raise ExerciseFailed("you returned nan" + (": for an empty list of pairs return 0.0." if not pairs else "."))
+        said = [text for value, text in _band_readings(pairs)
+                if not math.isclose(value, want, abs_tol=1e-9) and math.isclose(got, value, abs_tol=1e-9)]
         raise ExerciseFailed(f"for pairs whose character ratios chars(detailed) / chars(concise) are {ratios} the share "
-                             f"in [1.6, 3.2] (both ends included) is {want:.2f}; you returned {got!r}. Count characters "
-                             "(len of the text), not words, and put the detailed text on top.")
+                             f"in [1.6, 3.2] (both ends included) is {want:.2f}; you returned {got!r}."
+                             + (" Your answer reads the rule another way: " + "; or ".join(said) + "." if said else
+                                " The rule: len(detailed) / len(concise) in [1.6, 3.2], both ends in, an empty concise "
+                                "text out, divided by the number of pairs."))
 
 
 _SMOLLM2_LAYER = [(576, 576), (576, 192), (576, 192), (576, 576), (576, 1536), (576, 1536), (1536, 576)]
@@ -112,6 +153,11 @@ def check_adapter_logits(fn):
     model, ids = _tiny_team()
     trainable = {n for n, p in model.named_parameters() if p.requires_grad}
     active = list(model.active_adapters)
+    for batch in (ids, ids[:1]):   # a batch of three rows, then of one (as notebook 07 calls it)
+        _check_adapter_batch(fn, model, batch, trainable, active)
+
+
+def _check_adapter_batch(fn, model, ids, trainable, active):
     with torch.no_grad():
         want = {a: model(input_ids=ids, adapter_names=[a or "__base__"] * len(ids)).logits[:, -1]
                 for a in ("second", None, "first")}
@@ -125,7 +171,9 @@ def check_adapter_logits(fn):
         if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(want[adapter].shape):
             shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
             raise ExerciseFailed(f"return the logits of the LAST position only, shape (batch, vocab) = "
-                                 f"{tuple(want[adapter].shape)}; you returned {shape}.")
+                                 f"{tuple(want[adapter].shape)} for a batch of {len(ids)}; you returned {shape}"
+                                 + (" (a squeeze drops the batch dimension when the batch has one row)"
+                                    if len(ids) == 1 and isinstance(got, torch.Tensor) and got.dim() == 1 else "") + ".")
         now = {n for n, p in model.named_parameters() if p.requires_grad}
         if now != trainable:
             how = ("peft's `with model.disable_adapter():` does that: on leaving it re-enables gradients for the ACTIVE "
@@ -145,6 +193,13 @@ def check_adapter_logits(fn):
             continue
         who = "the base model (adapters off)" if adapter is None else f"adapter {adapter!r}"
         same_as = [a for a, w in want.items() if a != adapter and torch.allclose(got.detach().float(), w, atol=1e-5)]
+        lg = got.detach().float()
+        if torch.allclose(lg, torch.log_softmax(want[adapter], -1), atol=1e-5):
+            raise ExerciseFailed("you returned log-probabilities (log_softmax of the logits); return the logits themselves, "
+                                 "the model output's .logits[:, -1].")
+        if torch.allclose(lg, torch.softmax(want[adapter], -1), atol=1e-6):
+            raise ExerciseFailed("you returned probabilities (softmax of the logits); return the logits themselves, the "
+                                 "model output's .logits[:, -1].")
         hint = (f" They are the logits of {'the base model' if same_as[0] is None else 'adapter ' + repr(same_as[0])}: "
                 "the call did not route through the adapter you were given.") if same_as else ""
         raise ExerciseFailed(f"the logits for {who} are wrong.{hint} Pass adapter_names=[name] * batch to the model "

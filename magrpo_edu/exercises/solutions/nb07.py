@@ -4,7 +4,7 @@ import torch
 
 def in_band_share(pairs):
     ok = [len(c1) > 0 and 1.6 <= len(c2) / len(c1) <= 3.2 for c1, c2 in pairs]
-    return sum(ok) / len(ok)
+    return sum(ok) / len(ok) if ok else 0.0                    # no pairs: share 0
 
 
 def lora_parameters(shapes, r):
@@ -61,6 +61,10 @@ MISTAKES = {
         lambda pairs: 100 * in_band_share(pairs),                                                             # a percentage
         lambda pairs: sum(len(c1) > 0 and 1.6 <= len(c2) / len(c1) < 3.2 for c1, c2 in pairs) / len(pairs),  # 3.2 left out
         lambda pairs: sum(len(c1) > 0 and 1 <= len(c2) // len(c1) <= 3 for c1, c2 in pairs) / len(pairs),    # integer division
+        lambda pairs: sum(len(a.encode()) > 0 and 1.6 <= len(b.encode()) / len(a.encode()) <= 3.2
+                          for a, b in pairs) / max(len(pairs), 1),                                            # bytes
+        lambda pairs: sum(len(a.strip()) > 0 and 1.6 <= len(b.strip()) / len(a.strip()) <= 3.2
+                          for a, b in pairs) / max(len(pairs), 1),                                            # stripped
     ],
     "07.lora_parameters": [
         lambda shapes, r: sum(r * i * o for i, o in shapes),
@@ -100,7 +104,7 @@ def _in_band_share_loop(pairs):
     for concise, detailed in pairs:
         if concise and 1.6 <= len(detailed) / len(concise) <= 3.2:
             hits += 1
-    return hits / len(pairs)
+    return hits / len(pairs) if pairs else 0.0
 
 
 VARIANTS = {

@@ -1,6 +1,8 @@
 """Checks of notebook 04's exercises (coding collaboration): the thin-wrapper rule and the coding levels."""
 from __future__ import annotations
 
+import numbers
+
 from . import ExerciseFailed, exercise
 
 # Entry points named `f`; each teaches one corner of the authors' rule (spec section 8).
@@ -9,7 +11,8 @@ WRAPPER_CASES = [
     ("def f(xs):\n    y = aux(xs)\n    return y\n", "`v = aux(...)` then `return v`"),
     ("def f(xs):\n    return [aux(x) for x in xs]\n", "one `return` line that mentions aux, doing real work"),
     ("def f(s):\n    return sum(1 for c in s if aux(c))\n", "one `return` line that mentions aux, doing real work"),
-    ("def f(xs):\n    out = [aux(x) for x in xs]\n    return out\n", "two lines, but the first does not start with `aux(`"),
+    ("def f(xs):\n    out = [aux(x) for x in xs]\n    return out\n",
+     "two lines, but the first does not contain `v = aux(` (`out = [aux(` assigns a list)"),
     ('def f(xs):\n    """Double each number."""\n    # the helper does it\n    return aux(xs)\n',
      "docstrings and comments are dropped before the rule looks"),
     ("def f(xs):\n    n = 0\n    for x in xs:\n        if aux(x):\n            n += 1\n    return n\n", "a loop around aux"),
@@ -31,6 +34,10 @@ WRAPPER_CASES = [
     ("def f(s):\n    return auxiliary(s)\n", "one `return` line that CONTAINS the letters aux (a substring test, as the authors')"),
     ("def f(s):\n    v=aux(s)\n    return v\n", "`v=aux(` without spaces: the authors' regex allows any whitespace, none included"),
     ("def f(s):\n    return(aux(s))\n", "`return(` with no space: the one-line rule asks for a line starting with `return ` (a space)"),
+    ("def f(s):\n    v = aux (s)\n    return v\n", "`aux (` with a space before the bracket: the regex allows whitespace there too"),
+    ("def f(s):\n    pass\n", "a body of `pass`: one line that is not a `return`, so not a wrapper (only an EMPTY body is)"),
+    ("def f(s):\n    return len(s)  # aux unused\n",
+     "one `return` line whose trailing comment mentions aux: the substring test reads the whole line, comment included"),
 ]
 
 
@@ -108,6 +115,8 @@ def check_levels(fn) -> None:
         facts = _facts(aux, main, problem)
         want = coding_levels(aux, main, problem)["total_reward"]
         got = fn(**facts)
+        if isinstance(got, numbers.Real) and not isinstance(got, bool):
+            got = float(got)          # a numpy or Fraction number is a number too
         if isinstance(got, bool) or not isinstance(got, (int, float)) or not abs(got - want) <= 1e-6:
             f = facts
             tests_on = f["main_defined"] and f["parses"]

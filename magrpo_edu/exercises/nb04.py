@@ -38,6 +38,14 @@ WRAPPER_CASES = [
     ("def f(s):\n    pass\n", "a body of `pass`: one line that is not a `return`, so not a wrapper (only an EMPTY body is)"),
     ("def f(s):\n    return len(s)  # aux unused\n",
      "one `return` line whose trailing comment mentions aux: the substring test reads the whole line, comment included"),
+    ('def f(xs):\n    """Count the items aux accepts.\n\n    Loops over xs.\n    """\n    n = 0\n    for x in xs:\n'
+     '        if aux(x):\n            n += 1\n    return n\n',
+     "a multi-line docstring, then a real loop: the docstring is dropped and the loop read (the library's reading; "
+     "the authors' loop would skip everything after a lone closing quote line, notebook 04 says so)"),
+    ("def f(s):\n    s = s.strip()\n    v = aux(s)\n    return v\n",
+     "THREE lines: the two-line rule needs exactly two lines, not the last two of more"),
+    ("def f(xs):\n    '''Double each number.\n\n    The helper does it.\n    '''\n    y = aux(xs)\n    return y\n",
+     "a docstring in single quotes (three of them) is dropped too"),
 ]
 
 

@@ -28,6 +28,7 @@ _BAND_CASES = [
     # leading and trailing spaces count: len of the text as it is (3.2 as written, 3.78 stripped)
     ([(" " * 9 + "a" * 21 + " " * 5, "b" * 112)], 1.0),
     ([], 0.0),                                                              # no pairs: share 0.0
+    ([_pair(100, 200), _pair(100, 100), _pair(100, 400)], None),            # a share of 1/3: no rounding
 ]
 
 

@@ -42,6 +42,7 @@ WRAPPER_CASES = [
      '        if aux(x):\n            n += 1\n    return n\n',
      "a multi-line docstring, then a real loop: the docstring is dropped and the loop read (the library's reading; "
      "the authors' loop would skip everything after a lone closing quote line, notebook 04 says so)"),
+    ("def f(s):\n    v = aux(s)\n    return (v)\n", "`return (v)` is not exactly `return v`: the second line must be that text"),
     ("def f(s):\n    s = s.strip()\n    v = aux(s)\n    return v\n",
      "THREE lines: the two-line rule needs exactly two lines, not the last two of more"),
     ("def f(xs):\n    '''Double each number.\n\n    The helper does it.\n    '''\n    y = aux(xs)\n    return y\n",
@@ -65,8 +66,9 @@ def check_thin_wrapper(fn) -> None:
         if not (isinstance(got, bool) or type(got).__name__ == "bool_"):
             raise ExerciseFailed(f"return True or False (a bool), not {got!r}, for this main:\n{src}")
         if bool(got) is not want:
-            raise ExerciseFailed(f"thin_wrapper says {got!r} for this main ({why}); the authors' rule says {want}:\n{src}"
-                                 "The rule, after dropping blank lines, comments and docstrings: NO line at all, or ONE "
+            raise ExerciseFailed(f"thin_wrapper says {got!r} for this main ({why}); the rule (the library's reading of the "
+                                 f"authors' code) says {want}:\n{src}"
+                                 "The rule, after dropping blank lines, whole-line comments and triple-quoted docstrings: NO line at all, or ONE "
                                  "line that starts with `return ` (with its space) and contains `aux` anywhere (as a substring), or "
                                  "exactly TWO lines, the first CONTAINING `v = aux(` somewhere (the authors' regex "
                                  "\\w+\\s*=\\s*aux\\s*\\(, searched in the line: any whitespace, or none, around `=` and "

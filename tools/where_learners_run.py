@@ -77,7 +77,7 @@ TABLE_START = "<!-- table made by tools/where_learners_run.py table --write: do 
 TABLE_END = "<!-- end of the table made by tools/where_learners_run.py -->"
 PYTHONS = {"binder": "/usr/bin/python3.11", "colab": "/root/.pyenv/versions/3.12.1/bin/python"}
 MEMORY_LIMIT = 2 * 1024 ** 3          # Binder's limit (mybinder.org: 2 GB; KubeSpawner's "2G" is 2 GiB)
-BINDER_CPU = "1"                       # the one CPU of the Binder cpuset (WLR_BINDER_CPU overrides it)
+BINDER_CPU = os.environ.get("WLR_BINDER_CPU", "1")   # the one CPU of the Binder cpuset
 BINDER_UID = 1000                      # Binder's jovyan
 ISA = {"native": {}, "avx2": {"ONEDNN_MAX_CPU_ISA": "AVX2", "ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}}
 TORCH = {"binder": "torch==2.13.0+cpu", "colab": "torch==2.13.0"}
@@ -253,7 +253,7 @@ class BinderCgroups:
         (self.mem / "memory.limit_in_bytes").write_text(str(MEMORY_LIMIT))
         if (self.mem / "memory.memsw.limit_in_bytes").exists():
             (self.mem / "memory.memsw.limit_in_bytes").write_text(str(MEMORY_LIMIT))
-        (self.cpu / "cpuset.cpus").write_text(os.environ.get("WLR_BINDER_CPU", BINDER_CPU))
+        (self.cpu / "cpuset.cpus").write_text(BINDER_CPU)
         (self.cpu / "cpuset.mems").write_text("0")
 
     def join(self) -> None:  # in the child, before exec
@@ -454,7 +454,7 @@ def run_one(args, path: Path, base: dict) -> dict:
         subprocess.run([venv / "bin" / "python", "-m", "pip", "install", "-q", "--no-deps",
                         *[f"{p}=={base[p]}" for p in changed]], check=True)
     res.update(date=datetime.date.today().isoformat(), cpu=cpu_model(), cpu_flags=cpu_flags(),
-               cpus=f"1 (cpuset: CPU {os.environ.get('WLR_BINDER_CPU', BINDER_CPU)} of {os.cpu_count()})" if cg else f"{len(os.sched_getaffinity(0))} (no limit)",
+               cpus=f"1 (cpuset: CPU {BINDER_CPU} of {os.cpu_count()})" if cg else f"{len(os.sched_getaffinity(0))} (no limit)",
                memory_limit_mib=MEMORY_LIMIT // 2 ** 20 if cg else None,
                commit=(args.work / "src" / "COMMIT").read_text().strip())
     print(json.dumps({k: res.get(k) for k in ("notebook", "ok", "why", "wall_s", "first_cell_s", "kernel_peak_mib",

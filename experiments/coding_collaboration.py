@@ -49,7 +49,8 @@ BASELINES = ("single", "parallel", "sequential", "discussion")
 
 
 def evaluate(method: str, agents, rows, samples: int, seed: int, turns: int = 1, sampling: dict | None = None) -> dict:
-    r = run_method(method, agents, "coding", rows, coding_formatters(), samples=samples, seed=seed, keep_texts=True,
+    # the agents' tokenizer picks the prompt's form: raw for the embedded models, the chat template for an instruct model
+    r = run_method(method, agents, "coding", rows, coding_formatters(agents[0].tokenizer), samples=samples, seed=seed, keep_texts=True,
                    ks=(1, samples), **(sampling or {}))
     reps = [row for row in rows for _ in range(samples)]
     texts = r.pop("texts")

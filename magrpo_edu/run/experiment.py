@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Optional
 
 from .. import distributed
-from ..agents import lora_agents, separate_agents
+from ..agents import load_lora_agents, lora_agents, separate_agents
 from ..checkpoints import checkpoint_info
 from ..config import MAGRPOConfig
 from ..models import is_embedded, load_model
@@ -121,9 +121,17 @@ def _save_stopped(trainer: MAGRPOTrainer, out_dir: Path, why: str) -> None:
     print(f"\n{why} at step {trainer.step} of {total}. Saved {hist}{kept}.", file=sys.stderr, flush=True)
 
 
-def build_team(model: str, agents: str, device: str, n: int = 2):
-    """(tokenizer, the n agents) of a `magrpo-edu train` run: `train` and `eval` build them alike."""
+def build_team(model: str, agents: str, device: str, n: int = 2, task: Optional[Task] = None):
+    """(tokenizer, the n agents) of a `magrpo-edu train` run: `train` and `eval` build them alike. LoRA agents
+    start from the adapters of the task's recipe for this model when it has some (`Task.model_recipes`)."""
     base, tok = load_model(model, device=device)
+    recipe = task.recipe_for(model) if task is not None and agents == "lora" else None
+    if recipe is not None and recipe.start is not None:
+        start = list(recipe.start())
+        if len(start) != n:
+            raise SettingsError(f"the {task.name} task's recipe for {model} starts {len(start)} agents from adapters; "
+                                f"this run has {n}.")
+        return tok, load_lora_agents(base, start, tokenizer=tok, names=[f"agent_{i}" for i in range(n)])
     # LoRA on the attention's q/v projections for the tiny model, where peft's per-layer overhead dominates
     # a step (benchmarks/PROFILE.md, "LoRA targets"); all linear layers for real models.
     targets = ["q_proj", "v_proj"] if is_embedded(model) else "all-linear"
@@ -157,7 +165,7 @@ def run_eval(checkpoint: str, eval_rows: int | None = None, samples: int | None 
         raise SettingsError(f"--samples {samples!r} is not allowed: give a whole number >= 1.")
     device, device_why = resolve_device(device, run["model"])  # no --device: the run's model decides (plan.default_device)
     cfg = MAGRPOConfig(**{**saved_cfg, "progress": False, "report_to": "none"})
-    tok, team = build_team(run["model"], run["agents"], device, cfg.num_agents)
+    tok, team = build_team(run["model"], run["agents"], device, cfg.num_agents, t)
     reward, formatters, train_rows, eval_set = t.setup(tok)
     rows = eval_set[:rows_n]
     trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=rows,
@@ -227,6 +235,9 @@ def describe_plan(plan: dict) -> str:
     """What a run will do, in the order it does it: the first thing `magrpo-edu train` prints."""
     r, t, c = plan["run"], plan["task"], plan["config"]
     team = f"{c.num_agents} {'LoRA agents on one frozen' if r.agents == 'lora' else 'full copies of the'} `{r.model}` model"
+    recipe = t.recipe_for(r.model) if r.agents == "lora" else None
+    if recipe is not None and recipe.start is not None:
+        team += f", their adapters starting from the warm start of {recipe.source}"
     if plan["resume"] is not None:
         return (f"magrpo-edu train: resuming {plan['out_dir']} at step {plan['resume']['step']} of {c.max_steps} "
                 f"({r.task}, {team}, {_on_device(plan['device'], plan.get('device_why'))}); then the evaluation of the "
@@ -304,7 +315,7 @@ def build_run(plan: dict) -> Run:
     t0 = time.time()
     r, t, cfg = plan["run"], plan["task"], plan["config"]
     out_dir, main = plan["out_dir"], distributed.launch_rank() == 0
-    tok, team = build_team(r.model, r.agents, plan["device"], cfg.num_agents)
+    tok, team = build_team(r.model, r.agents, plan["device"], cfg.num_agents, t)
     reward, formatters, train_rows, eval_set = t.setup(tok)
     rows = eval_set[:r.eval_rows]
     try:

@@ -42,17 +42,19 @@ DEMO_STEPS = 300
 """max_steps of `magrpo-edu train` when not given: the quick start's run (README)."""
 
 
-def run_defaults(task: Task, agents: str) -> dict:
+def run_defaults(task: Task, agents: str, model: str | None = None) -> dict:
     """The MAGRPOConfig values that depend on the task or the agents, used where a run's settings leave
     the field out (every other default is MAGRPOConfig's own): the task's agents, completion budget
     and KL leash, its sampling (`Task.sampling`, else MAGRPOConfig's plain sampling), a learning rate per
     agent kind (a LoRA adapter takes a larger step than a full copy) and the quick demo's step count; for
     LoRA agents, then the task's measured recipe (`Task.lora_recipe`: coding's G, problems per step,
-    learning rate and steps)."""
+    learning rate and steps), or the recipe measured for `model` on this task where it has one
+    (`Task.model_recipes`: SmolLM2-135M-Instruct on coding)."""
+    recipe = task.recipe_for(model) if agents == "lora" else None
     plain = {f: MAGRPOConfig.__dataclass_fields__[f].default for f in ("temperature", "top_p", "top_k")}
     return dict(num_agents=task.num_agents, max_new_tokens=task.max_new_tokens, beta=task.beta,
                 **(plain | task.sampling), learning_rate=2e-3 if agents == "lora" else 5e-4, max_steps=DEMO_STEPS,
-                ) | (task.lora_recipe if agents == "lora" else {})
+                ) | (task.lora_recipe if agents == "lora" else {}) | (recipe.config if recipe is not None else {})
 
 
 def flag(name: str) -> str:
@@ -263,7 +265,7 @@ def plan_run(**settings) -> dict:
     if saved_cfg is not None:  # the run's own config; this command line may change only RESUME_FREE fields
         values = {**saved_cfg, "progress": True, **given_cfg}
     else:
-        values = {**run_defaults(task, run.agents), **given_cfg}
+        values = {**run_defaults(task, run.agents, run.model), **given_cfg}
     try:
         cfg = MAGRPOConfig(**{**values, "logging_dir": str(out_dir / "tensorboard")})
         check_installed(cfg.trackers)

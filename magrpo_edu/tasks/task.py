@@ -16,6 +16,20 @@ from .prompts import SINGLE_MARKER
 
 
 @dataclass(frozen=True)
+class ModelRecipe:
+    """How `magrpo-edu train --model NAME` trains LoRA agents on a task whose measured recipe (`Task.lora_recipe`)
+    was made for its embedded model: the settings measured on that other model, and the adapters its agents
+    start from (e.g. a supervised warm start that teaches the answer's format)."""
+
+    config: dict
+    """MAGRPOConfig values the run takes where it leaves them out (over the task's `lora_recipe`)."""
+    start: Optional[Callable[[], Sequence]] = None
+    """() -> one peft adapter folder per agent, loaded as the agents' adapters before training; None: fresh adapters."""
+    source: str = ""
+    """Where it was measured, said in the run's plan (a model card)."""
+
+
+@dataclass(frozen=True)
 class Task:
     """One collaboration task: its data, the agents' prompts and the joint reward that scores them."""
 
@@ -78,6 +92,9 @@ class Task:
     in_distribution: Optional[Callable[[], dict]] = None
     """() -> one new row from the training data's own generator, shown in results.md beside the
     held-out rows (the writing tasks); None: no such row."""
+    model_recipes: dict = field(default_factory=dict)
+    """Model name (as `load_model` takes it; aliases resolved) -> `ModelRecipe`: what a LoRA run of that model
+    on this task takes instead of `lora_recipe` (coding: SmolLM2-135M-Instruct from its warm start)."""
     level_max: Optional[dict] = None
     """What each reward component earns at most (a negative value: the most it deducts); results.md
     prints each component beside it ("0.400 of 0.4"). None: the reward's own `LEVEL_MAX`
@@ -114,6 +131,16 @@ class Task:
         reward module's `SINGLE_AGENT_MAX` (coding: 2.1 of 4.0, no aux and no cooperation credit); None
         where it is scored as a joint answer (max_reward holds)."""
         return self._reward_constant("SINGLE_AGENT_MAX") if self.single_parts is not None else None
+
+    def recipe_for(self, model: Optional[str]) -> Optional[ModelRecipe]:
+        """The `ModelRecipe` of `model` on this task (a registry name, an alias or a hub id), or None."""
+        from ..models import ALIASES
+
+        if not isinstance(model, str):
+            return None
+        key = model.strip().lower()
+        by_id = {ALIASES.get(k.lower(), k): r for k, r in self.model_recipes.items()}
+        return self.model_recipes.get(key) or by_id.get(ALIASES.get(key, model.strip()))
 
     def setup(self, tokenizer=None) -> tuple:
         """(joint reward, formatters, train rows, eval rows): what `MAGRPOTrainer` takes."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Sequence
 
-from ..task import Task
+from ..task import ModelRecipe, Task
 from .data import coding_formatters, load_coding, load_humaneval
 from .prompts import single_coding_prompt
 from .reward import LEVELS, coding_joint_reward, coding_levels_many, feedback_transition
@@ -55,14 +55,31 @@ def coding_metrics(levels_per_problem: Sequence[Sequence[dict]], ks: Sequence[in
     return out
 
 
+def _smollm2_warm_start() -> list:
+    from ...models.smollm2 import smollm2_coding_adapters
+
+    return smollm2_coding_adapters("warm")
+
+
+SMOLLM2_RECIPE = ModelRecipe(
+    config=dict(num_generations=4, prompts_per_step=2, learning_rate=3e-4, max_new_tokens=128, max_steps=75),
+    start=_smollm2_warm_start, source="the SmolLM2 coding card, magrpo_edu/models/smollm2_coding/README.md")
+"""`magrpo-edu train --model smollm2-135m --task coding`: SmolLM2-135M-Instruct is not a code model, so its agents
+start from the shipped warm start (each adapter trained a few minutes on its part of reference solutions; the
+paper starts from a code model) and train with the settings of experiments/smollm2_coding.py: G = 4, two problems
+per step, lr 3e-4, 128 new tokens, 75 steps (its three seeds trained 70-78 steps in their 30 minutes). Read the
+card before expecting a gain: in those runs MAGRPO did not raise the held-out reward over the warm start."""
+
+
 CODING = Task(
     "coding", "helper aux + main function, scored by running tests in the sandbox", load_coding,
-    lambda tokenizer=None: coding_formatters(), coding_joint_reward, max_reward=4.0, max_new_tokens=64,
+    coding_formatters, coding_joint_reward, max_reward=4.0, max_new_tokens=64,
     prompt_field="prompt", batch_levels=coding_batch_levels, model="tiny-code", multi_turn_model="tiny-code-2turn", transition=feedback_transition, table_samples=10,
-    single_prompt=lambda row, tokenizer=None: single_coding_prompt(row["prompt"]),
+    single_prompt=lambda row, tokenizer=None: single_coding_prompt(row["prompt"], tokenizer),
     single_parts=lambda answer: ["", answer],  # one answer: the entry point alone, no aux
     table_metrics=coding_metrics, headline="pass_or_not@1", sampling=dict(temperature=0.7, top_p=0.9, top_k=50),
-    lora_recipe=dict(num_generations=8, prompts_per_step=2, learning_rate=1e-3, max_steps=170))
+    lora_recipe=dict(num_generations=8, prompts_per_step=2, learning_rate=1e-3, max_steps=170),
+    model_recipes={"smollm2-135m": SMOLLM2_RECIPE})
 """Its model is `tiny` trained further on helper/main programs (magrpo_edu/models/tiny-code/README.md).
 The single-model baseline writes the entry point alone and is scored as the authors' single-agent
 baseline (no aux, no cooperation credit: max 2.1 of the 4.0). Sampling is the authors' (temperature 0.7,

@@ -23,6 +23,7 @@ from typing import Callable
 from ...resources import data_dir, load_rows, read_jsonl, write_jsonl
 from ...sandbox import host_checked
 from .world import FAMILIES, PRETRAIN_FAMILIES, make_code_problem
+from ..prompts import chat_prompt, with_other
 from .prompts import coding_prompt
 
 FIELDS = ("task_id", "prompt", "entry_point", "test")
@@ -293,14 +294,30 @@ def import_lines(prompt: str) -> str:
     return "\n".join(out)
 
 
-def coding_formatters() -> list[Callable[[dict], str]]:
-    """[helper aux, main function] prompts (raw strings, as the paper)."""
-    def helper(row: dict) -> str:
-        return coding_prompt(row["prompt"], 0)
+def coding_formatters(tokenizer=None) -> list[Callable[[dict], str]]:
+    """[helper aux, main function] prompts: raw strings, as the paper gives its code models; with a
+    tokenizer that has a chat template (an instruct model such as SmolLM2-135M-Instruct), the same text
+    as one user message in that template, as the writing tasks do. Why: untrained, SmolLM2 given the raw
+    text continues it as a document (tests, prose, more stubs); given the chat message it answers with
+    the function (experiments/smollm2_coding.py). The embedded tiny models have no template, so for
+    them nothing changes."""
+    use_chat = tokenizer is not None and getattr(tokenizer, "chat_template", None)
 
-    def main(row: dict) -> str:
-        return coding_prompt(row["prompt"], 1)
-    return [helper, main]
+    def make(agent: int):
+        def fmt(row: dict) -> str:
+            text = coding_prompt(row["prompt"], agent)
+            return chat_prompt(tokenizer, text) if use_chat else text
+
+        def fmt_with_other(row: dict, other: str) -> str:
+            """The prompt with the other agent's answer shown first (sequential and discussion baselines):
+            inside the user message when there is a chat template, else `prompts.with_other`."""
+            if use_chat:
+                return chat_prompt(tokenizer, with_other(coding_prompt(row["prompt"], agent), other))
+            return with_other(fmt(row), other)
+        fmt.__name__ = ("helper", "main")[agent]
+        fmt.with_other = fmt_with_other
+        return fmt
+    return [make(0), make(1)]
 
 
 def load_humaneval(start: int = 0, stop: int | None = None) -> list[dict]:

@@ -15,7 +15,12 @@ def coding_prompt(problem_prompt: str, agent: int) -> str:
 CODING_SINGLE_INSTRUCTION = "Write the main function. Only write the main function."  # the entry point alone, no aux
 
 
-def single_coding_prompt(problem_prompt: str) -> str:
+def single_coding_prompt(problem_prompt: str, tokenizer=None) -> str:
     """One model writes the entry point alone (as the authors' single-agent baseline: no aux, scored
-    without cooperation credit), from the raw problem prompt."""
-    return f"{CODING_SINGLE_INSTRUCTION}\n{problem_prompt.rstrip()}\n"
+    without cooperation credit), from the raw problem prompt; in the tokenizer's chat template when it
+    has one (as `data.coding_formatters`)."""
+    text = f"{CODING_SINGLE_INSTRUCTION}\n{problem_prompt.rstrip()}\n"
+    if tokenizer is not None and getattr(tokenizer, "chat_template", None):
+        from ..prompts import chat_prompt
+        return chat_prompt(tokenizer, text)
+    return text

@@ -190,6 +190,55 @@ def ignores_aux_result(main_code: str, entry_point: str) -> bool:
                for line in extract_function(main_code, entry_point).split("\n"))
 
 
+def _reads_aux(node: ast.AST, derived: set) -> bool:
+    """Does `node` call aux, or read a name whose value came from aux?"""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "aux"
+               or isinstance(n, ast.Name) and n.id in derived for n in ast.walk(node))
+
+
+def _assigned(stmt: ast.AST) -> list[str]:
+    """The names a statement writes: assignment targets, and `x` of `x.append(...)` (a method call on x)."""
+    if isinstance(stmt, ast.Assign):
+        targets = stmt.targets
+    elif isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+        targets = [stmt.target]
+    elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Attribute):
+        targets = [stmt.value.func.value]
+    else:
+        return []
+    return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+
+
+def aux_result_returned(main_code: str, entry_point: str) -> Optional[bool]:
+    """A DIAGNOSTIC, not part of the reward: does the entry point's returned value depend on what aux returned?
+    Read statically: a name is aux-derived when it is assigned from an expression that calls aux or reads an
+    aux-derived name, or assigned (or appended to) inside an `if`/`while`/`for` whose test or iterable does; the
+    answer is True when a `return` reads aux or an aux-derived name. None where the entry point does not parse.
+
+    Why: the reward's cooperation levels read the text (`calls_aux`, `is_thin_wrapper`, `ignores_aux_result`'s
+    one pattern), so a main can call aux, drop its result and compute the answer itself (`answer += aux(n)`
+    ... `return sum(n * 6 for n in items)`) and still earn them. MAGRPO on SmolLM2 found exactly that in one
+    seed (magrpo_edu/models/smollm2_coding/README.md); this reports how often."""
+    try:
+        tree = ast.parse(extract_function(main_code, entry_point))
+    except UNPARSEABLE:
+        return None
+    derived: set = set()
+    while True:
+        size = len(derived)
+        for n in ast.walk(tree):
+            if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)) and n.value is not None \
+                    and _reads_aux(n.value, derived):
+                derived.update(_assigned(n))
+            test = n.iter if isinstance(n, ast.For) else getattr(n, "test", None) if isinstance(n, (ast.If, ast.While)) else None
+            if test is not None and _reads_aux(test, derived):
+                for m in ast.walk(n):
+                    derived.update(_assigned(m))
+        if len(derived) == size:
+            break
+    return any(isinstance(n, ast.Return) and n.value is not None and _reads_aux(n.value, derived) for n in ast.walk(tree))
+
+
 def combine(aux: str, main: str, problem: dict) -> str:
     """The program that is tested: the problem's imports + aux + main (already extracted functions)."""
     return "\n\n".join(p for p in (import_lines(problem["prompt"]), aux, main) if p)

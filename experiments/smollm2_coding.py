@@ -35,6 +35,7 @@ import argparse
 import json
 import random
 import shutil
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -231,15 +232,6 @@ def main() -> None:
         phase_card(out)
 
 
-def _mean(xs) -> float:
-    return sum(xs) / len(xs)
-
-
-def _sd(xs) -> float:
-    m = _mean(xs)
-    return (sum((x - m) ** 2 for x in xs) / len(xs)) ** 0.5
-
-
 def summarise(sets: dict, seeds: list[int]) -> dict:
     """Per held-out set: the raw pair, the warm-started pair (mean over the seeds' sampling), every baseline,
     the trained pairs, the gain over the warm start paired by seed, and whether each seed beats every baseline."""
@@ -250,8 +242,8 @@ def summarise(sets: dict, seeds: list[int]) -> dict:
         gains = [t - w for t, w in zip(trained, warm)]
         beats = [all(d["magrpo"][str(k)]["reward"] > r["reward"] for m, r in d["baselines"][str(k)].items())
                  for k in seeds]
-        out[which] = dict(raw=d["raw"]["reward"], warm=_mean(warm), trained_mean=_mean(trained), trained_sd=_sd(trained),
-                          gain_per_seed=gains, gain_mean=_mean(gains), gain_over_raw=_mean(trained) - d["raw"]["reward"],
+        out[which] = dict(raw=d["raw"]["reward"], warm=statistics.mean(warm), trained_mean=statistics.mean(trained), trained_sd=statistics.pstdev(trained),
+                          gain_per_seed=gains, gain_mean=statistics.mean(gains), gain_over_raw=statistics.mean(trained) - d["raw"]["reward"],
                           beats_every_baseline=beats, target=0.6)
     return out
 
@@ -262,7 +254,7 @@ COLS = (("reward", "reward (of 4)"), ("pass_or_not@1", "PassOrNot@1"), ("pass_or
 
 def _cell(rows: list[dict], key: str) -> str:
     vals = [r[key] for r in rows]
-    return f"{vals[0]:.2f}" if len(vals) == 1 else f"{_mean(vals):.2f} ± {_sd(vals):.2f}"
+    return f"{vals[0]:.2f}" if len(vals) == 1 else f"{statistics.mean(vals):.2f} ± {statistics.pstdev(vals):.2f}"
 
 
 def plot_training(histories: dict):

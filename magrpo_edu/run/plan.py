@@ -198,9 +198,10 @@ def halfway(steps) -> Optional[int]:
     return steps // 2 if steps >= 4 else None  # steps is checked (an integer >= 1) before this is asked
 
 
-def transition_of(task: Task, turns: int):
-    """The run's multi-turn transition (the task's own, e.g. coding's level feedback) when turns > 1, else None."""
-    return task.transition() if turns > 1 else None
+def transition_of(task: Task, turns: int, tokenizer=None):
+    """The run's multi-turn transition (the task's own, e.g. coding's level feedback, in the form the
+    agents' `tokenizer` reads) when turns > 1, else None."""
+    return task.transition_for(tokenizer) if turns > 1 else None
 
 
 def _unknown_settings(names: list) -> SettingsError:

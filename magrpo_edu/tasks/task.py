@@ -8,6 +8,7 @@ command line take a `Task` and ask it, never a task's name: adding a task is one
 """
 from __future__ import annotations
 
+import inspect
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
@@ -72,9 +73,11 @@ class Task:
     the recipe measured for this task on its embedded model (coding: G = 8, two problems per step,
     learning rate 1e-3, 170 steps, about five minutes on 2 cores; experiments/coding_collaboration.md).
     Empty: the package's LoRA defaults."""
-    transition: Optional[Callable[[], Callable]] = None
-    """() -> a multi-turn transition (prompts, completions, histories, row) -> next prompts;
-    None: the task has no second turn (--num_turns 1 only; no magrpo_2turn row in the table)."""
+    transition: Optional[Callable[..., Callable]] = None
+    """(tokenizer or None) -> a multi-turn transition (prompts, completions, histories, row) -> next prompts,
+    built for the agents' tokenizer as `formatters` is (coding: a chat model's feedback comes as a new user
+    turn); a factory that takes no argument is called without it (`transition_for`). None: the task has no
+    second turn (--num_turns 1 only; no magrpo_2turn row in the table)."""
     table_samples: int = 2
     """Joint answers per held-out row of a comparison table drawn apart from an evaluation (kept for the
     tasks that set it; coding: 10). `magrpo-edu train` and `eval` no longer read it: their table draws
@@ -131,6 +134,16 @@ class Task:
         reward module's `SINGLE_AGENT_MAX` (coding: 2.1 of 4.0, no aux and no cooperation credit); None
         where it is scored as a joint answer (max_reward holds)."""
         return self._reward_constant("SINGLE_AGENT_MAX") if self.single_parts is not None else None
+
+    def transition_for(self, tokenizer=None) -> Optional[Callable]:
+        """The task's multi-turn transition for agents that use `tokenizer` (None: the task has no second turn)."""
+        if self.transition is None:
+            return None
+        try:
+            takes_tokenizer = bool(inspect.signature(self.transition).parameters)
+        except (TypeError, ValueError):
+            takes_tokenizer = False
+        return self.transition(tokenizer) if takes_tokenizer else self.transition()
 
     def recipe_for(self, model: Optional[str]) -> Optional[ModelRecipe]:
         """The `ModelRecipe` of `model` on this task (a registry name, an alias or a hub id), or None."""

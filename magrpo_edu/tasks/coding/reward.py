@@ -61,6 +61,7 @@ from dataclasses import astuple
 from typing import Optional, Sequence
 
 from ...sandbox import SandboxLimits, SandboxResult, run_many
+from ..prompts import chat_next_turn
 from .data import UNPARSEABLE, import_lines, scored_asserts
 
 MAX_REWARD = 4.0
@@ -443,10 +444,13 @@ def coding_joint_reward(completions: Sequence[Sequence[str]], row: dict, limits:
 
 
 # ---- multi-turn: "level feedback" without an external LLM (spec section 3) ---------------------------
-def level_feedback(aux: str, main: str, problem: dict, limits: Optional[SandboxLimits] = None) -> str:
+def level_feedback(aux: str, main: str, problem: dict, limits: Optional[SandboxLimits] = None,
+                   comment: bool = True) -> str:
     """What a reviewer would tell both agents about one joint attempt: whether aux and main were
     found, the syntax error with its line and column, "Tests: p/q passed" and the first failing
-    assert with its error, cooperation notes; ends with "Revise your function."."""
+    assert with its error, cooperation notes; ends with "Revise your function.". Each line is a
+    Python comment ("# ...") where the feedback continues a raw program prompt; `comment=False`
+    gives the plain lines, for a chat model's user turn (`feedback_transition`)."""
     entry = problem["entry_point"]
     aux_f, main_f, error, job = _feedback_job(aux, main, problem)
     lines = [f"aux: {'found' if aux_f and has_return(aux_f) else 'missing (define aux with a return)'}",
@@ -466,7 +470,7 @@ def level_feedback(aux: str, main: str, problem: dict, limits: Optional[SandboxL
             elif is_thin_wrapper(main_f, entry):
                 lines.append(f"note: {entry} only wraps aux; give it real work")
     lines.append("Revise your function.")
-    return "\n".join("# " + one_line(line) for line in lines)
+    return "\n".join(("# " if comment else "") + one_line(line) for line in lines)
 
 
 def _feedback_job(aux: str, main: str, problem: dict) -> tuple[str, str, Optional[str], Optional[tuple]]:
@@ -503,12 +507,31 @@ def one_line(text: str) -> str:
     return " / ".join(text.splitlines()) if text else text
 
 
-def feedback_transition(limits: Optional[SandboxLimits] = None):
+def feedback_transition(limits: Optional[SandboxLimits] = None, tokenizer=None):
     """A `transition(prompts, completions, histories, row)` for `MAGRPOConfig(num_turns=2)`: each
     agent's next prompt is its first prompt, its own previous answer, and the level feedback. Each
     agent sees only its own history (plus the shared feedback facts). The programs are not run again:
-    the feedback reuses the results the reward has just computed for the same joint actions."""
+    the feedback reuses the results the reward has just computed for the same joint actions.
+
+    Two forms, chosen per prompt. A raw prompt (the embedded models) continues as a document: the
+    answer, then the feedback as comment lines, and the model writes on. A prompt in `tokenizer`'s
+    chat template (an instruct model such as SmolLM2-135M-Instruct, `coding_formatters(tokenizer)`)
+    continues as a conversation (`prompts.chat_next_turn`): the answer closes the assistant's turn,
+    the feedback (plain lines) is the user's next message, and the assistant answers it. Without
+    this, an instruct model would read the feedback inside its own turn and be asked to go on
+    writing its finished answer."""
     def transition(prompts, completions, histories, row):
-        fb = level_feedback(completions[0], completions[1], row, limits)
-        return [f"{hist[0][0]}{completion.rstrip()}\n{fb}\n" for hist, completion in zip(histories, completions)]
+        feedback: dict = {}  # comment form -> the text, written once for the joint attempt
+
+        def said(comment: bool) -> str:
+            if comment not in feedback:
+                feedback[comment] = level_feedback(completions[0], completions[1], row, limits, comment=comment)
+            return feedback[comment]
+
+        out = []
+        for hist, completion in zip(histories, completions):
+            first, answer = hist[0][0], completion.rstrip()
+            chat = chat_next_turn(tokenizer, first, answer, said(False)) if tokenizer is not None else None
+            out.append(chat if chat is not None else f"{first}{answer}\n{said(True)}\n")
+        return out
     return transition

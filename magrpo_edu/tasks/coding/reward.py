@@ -448,27 +448,44 @@ def level_feedback(aux: str, main: str, problem: dict, limits: Optional[SandboxL
                    comment: bool = True) -> str:
     """What a reviewer would tell both agents about one joint attempt: whether aux and main were
     found, the syntax error with its line and column, "Tests: p/q passed" and the first failing
-    assert with its error, cooperation notes; ends with "Revise your function.". Each line is a
-    Python comment ("# ...") where the feedback continues a raw program prompt; `comment=False`
-    gives the plain lines, for a chat model's user turn (`feedback_transition`)."""
+    assert with its error, cooperation notes; ends with "Revise your function.".
+
+    Two forms of the same facts. `comment=True` (the raw prompts of the embedded models): every
+    check, one "# name: value" comment line each, as the `tiny-code-2turn` corpus was written.
+    `comment=False` (a chat model's next user message, `feedback_transition`): only what is wrong,
+    in sentences, and no line that starts with the entry point's name and a colon. Why: given
+    "count_words: found" as the user's message, warm-started SmolLM2 answered `def count_words:`
+    (no parameters, a syntax error) in most second answers (experiments/smollm2_coding.py,
+    `feedback_wording`; the card has the measured shares)."""
     entry = problem["entry_point"]
     aux_f, main_f, error, job = _feedback_job(aux, main, problem)
-    lines = [f"aux: {'found' if aux_f and has_return(aux_f) else 'missing (define aux with a return)'}",
-             f"{entry}: {'found' if main_f and has_return(main_f) else 'missing (define it with a return)'}",
-             f"syntax: {error or 'OK'}"]
+    aux_ok, main_ok = bool(aux_f and has_return(aux_f)), bool(main_f and has_return(main_f))
+    tests, failing, note = None, None, None
     if job is not None:
         r = _RUNS.run([job], limits)[0]  # the reward's result where it has just run
-        lines.append(f"Tests: {r.passed}/{r.total} passed")
-        failing = next((a for a in r.asserts if not a.passed), None)
-        if failing is not None:
-            lines.append(f"first failing: {failing.source} -> {failing.error}: {failing.message or ''}".rstrip(": "))
+        tests = f"{r.passed}/{r.total} passed"
+        first = next((a for a in r.asserts if not a.passed), None)
+        if first is not None:
+            failing = f"{first.source} -> {first.error}: {first.message or ''}".rstrip(": ")
         if aux_f:
             if not calls_aux(main_f, entry):
-                lines.append(f"note: {entry} does not call aux")
+                note = f"{entry} does not call aux"
             elif rebinds_aux(main_f, entry):
-                lines.append(f"note: {entry} must call aux as agent 1 wrote it (no rebinding, no reflection)")
+                note = f"{entry} must call aux as agent 1 wrote it (no rebinding, no reflection)"
             elif is_thin_wrapper(main_f, entry):
-                lines.append(f"note: {entry} only wraps aux; give it real work")
+                note = f"{entry} only wraps aux; give it real work"
+    if comment:
+        lines = [f"aux: {'found' if aux_ok else 'missing (define aux with a return)'}",
+                 f"{entry}: {'found' if main_ok else 'missing (define it with a return)'}",
+                 f"syntax: {error or 'OK'}"]
+        lines += [f"Tests: {tests}"] * (tests is not None) + [f"first failing: {failing}"] * (failing is not None)
+        lines += [f"note: {note}"] * (note is not None)
+    else:
+        lines = ["The helper aux is missing: define aux, with a return."] * (not aux_ok)
+        lines += [f"The main function {entry} is missing: define it, with a return."] * (not main_ok)
+        lines += [f"Syntax error: {error}"] * (error is not None)
+        lines += [f"Tests: {tests}"] * (tests is not None) + [f"First failing test: {failing}"] * (failing is not None)
+        lines += [f"Note: {note}."] * (note is not None)
     lines.append("Revise your function.")
     return "\n".join(("# " if comment else "") + one_line(line) for line in lines)
 

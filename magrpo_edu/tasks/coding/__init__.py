@@ -61,6 +61,12 @@ def _smollm2_warm_start() -> list:
     return smollm2_coding_adapters("warm")
 
 
+def coding_transition(tokenizer=None):
+    """The coding task's second turn for agents with `tokenizer`: the level feedback as comment lines after a raw
+    prompt's answer, or as the user's next message in a chat template (`reward.feedback_transition`)."""
+    return feedback_transition(tokenizer=tokenizer)
+
+
 SMOLLM2_RECIPE = ModelRecipe(
     config=dict(num_generations=4, prompts_per_step=2, learning_rate=3e-4, max_new_tokens=128, max_steps=75),
     start=_smollm2_warm_start, source="the SmolLM2 coding card, magrpo_edu/models/smollm2_coding/README.md")
@@ -74,7 +80,7 @@ card before expecting a gain: in those runs MAGRPO did not raise the held-out re
 CODING = Task(
     "coding", "helper aux + main function, scored by running tests in the sandbox", load_coding,
     coding_formatters, coding_joint_reward, max_reward=4.0, max_new_tokens=64,
-    prompt_field="prompt", batch_levels=coding_batch_levels, model="tiny-code", multi_turn_model="tiny-code-2turn", transition=lambda tokenizer=None: feedback_transition(tokenizer=tokenizer), table_samples=10,
+    prompt_field="prompt", batch_levels=coding_batch_levels, model="tiny-code", multi_turn_model="tiny-code-2turn", transition=coding_transition, table_samples=10,
     single_prompt=lambda row, tokenizer=None: single_coding_prompt(row["prompt"], tokenizer),
     single_parts=lambda answer: ["", answer],  # one answer: the entry point alone, no aux
     table_metrics=coding_metrics, headline="pass_or_not@1", sampling=dict(temperature=0.7, top_p=0.9, top_k=50),

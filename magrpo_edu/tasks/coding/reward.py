@@ -534,7 +534,8 @@ def feedback_transition(limits: Optional[SandboxLimits] = None, tokenizer=None):
     answer, then the feedback as comment lines, and the model writes on. A prompt in `tokenizer`'s
     chat template (an instruct model such as SmolLM2-135M-Instruct, `coding_formatters(tokenizer)`)
     continues as a conversation (`prompts.chat_next_turn`): the answer closes the assistant's turn,
-    the feedback (plain lines) is the user's next message, and the assistant answers it. Without
+    the feedback is the user's next message (`level_feedback(comment=False)`: only what is wrong, in
+    sentences), and the assistant answers it. Without
     this, an instruct model would read the feedback inside its own turn and be asked to go on
     writing its finished answer."""
     def transition(prompts, completions, histories, row):

@@ -90,9 +90,14 @@ def fresh_agents():
     return lora_agents(base, 2, tokenizer=tok, r=SETTINGS["r"], alpha=SETTINGS["alpha"], names=list(NAMES), seed=0), tok
 
 
-def warm_agents(out: Path, trainable: bool = False):
+def adapter_agents(folder: Path, trainable: bool = False):
+    """The pair from saved adapters: `folder`/helper and `folder`/main on a fresh base."""
     base, tok = _base()
-    return load_lora_agents(base, [out / "warm" / n for n in NAMES], tokenizer=tok, trainable=trainable), tok
+    return load_lora_agents(base, [folder / n for n in NAMES], tokenizer=tok, trainable=trainable), tok
+
+
+def warm_agents(out: Path, trainable: bool = False):
+    return adapter_agents(out / "warm", trainable)
 
 
 def _sft_batch(tok, prompts: list[str], answers: list[str]):
@@ -218,13 +223,9 @@ def phase_second_turn(out: Path, seed: int, pairs=("warm", "trained")) -> None:
     add "raw" (SmolLM2 without adapters: does the instruct model itself answer the feedback?)."""
     f = out / f"second_turn_seed{seed}.json"
     res = json.loads(f.read_text()) if f.exists() else {}
-    folders = {"raw": None, "warm": out / "warm", "trained": out / f"seed{seed}" / "adapters"}
-    for name in pairs:
-        if folders[name] is None:
-            agents, _ = fresh_agents()  # SmolLM2 itself: adapters initialised to zero change
-        else:
-            base, tok = _base()
-            agents = load_lora_agents(base, [folders[name] / n for n in NAMES], tokenizer=tok)
+    folders = {"warm": out / "warm", "trained": out / f"seed{seed}" / "adapters"}
+    for name in pairs:  # "raw": SmolLM2 itself (fresh adapters, initialised to change nothing)
+        agents, _ = fresh_agents() if name == "raw" else adapter_agents(folders[name])
         for which in SETS:
             row = evaluate("magrpo_2turn", agents, which, seed)
             print(f"  {which} {name}: first turn {row['first_turn_reward']:.3f} -> second {row['reward']:.3f} "
@@ -318,9 +319,13 @@ COLS = (("reward", "reward (of 4)"), ("pass_or_not@1", "PassOrNot@1"), ("pass_or
         ("cooperation_rate", "cooperation"), ("syntax_rate", "syntax"), ("structure_rate", "entry point defined"))
 
 
-def _cell(rows: list[dict], key: str) -> str:
-    vals = [r[key] for r in rows]
+def _mean_sd(vals: list[float]) -> str:
+    """A card cell: the value of one run, or mean ± population sd over several."""
     return f"{vals[0]:.2f}" if len(vals) == 1 else f"{statistics.mean(vals):.2f} ± {statistics.pstdev(vals):.2f}"
+
+
+def _cell(rows: list[dict], key: str) -> str:
+    return _mean_sd([r[key] for r in rows])
 
 
 def plot_training(histories: dict):
@@ -382,21 +387,22 @@ def second_turn_summary(out: Path, seeds: list[int]) -> dict:
     res = {"seeds": sorted(runs)}
     for which in SETS:
         for name in ("raw", "warm", "trained"):
-            rows = [runs[k][which][name] for k in sorted(runs) if name in runs[k].get(which, {})]
-            if not rows:
+            have = [k for k in sorted(runs) if name in runs[k].get(which, {})]
+            if not have:
                 continue
+            rows = [runs[k][which][name] for k in have]
             first = [r["first_turn_reward"] for r in rows]
             second = [r["reward"] for r in rows]
+
+            def share(holds) -> float:  # mean over the runs of the share of first samples where holds(turn 1, turn 2)
+                return statistics.mean(statistics.mean(float(holds(a, b)) for a, b in zip(r["first_turn_samples"], r["first_samples"]))
+                                       for r in rows)
             res[f"{which}_{name}"] = dict(
-                seeds=[k for k in sorted(runs) if name in runs[k].get(which, {})], first=first, second=second, first_mean=statistics.mean(first), second_mean=statistics.mean(second),
+                seeds=have, first=first, second=second, first_mean=statistics.mean(first), second_mean=statistics.mean(second),
                 changes={c: sum(r["turn_changes"][c] for r in rows) for c in ("better", "same", "worse")},
-                no_parameters_first=statistics.mean(sum(bool(_NO_PARAMETERS.search(x["main"])) for x in r["first_turn_samples"])
-                                                    / len(r["first_turn_samples"]) for r in rows),
-                no_parameters_second=statistics.mean(sum(bool(_NO_PARAMETERS.search(x["main"])) for x in r["first_samples"])
-                                                     / len(r["first_samples"]) for r in rows),
-                unchanged_main=statistics.mean(sum(a["main"].strip() == b["main"].strip() for a, b in
-                                                   zip(r["first_turn_samples"], r["first_samples"])) / len(r["first_samples"])
-                                               for r in rows),
+                no_parameters_first=share(lambda a, b: bool(_NO_PARAMETERS.search(a["main"]))),
+                no_parameters_second=share(lambda a, b: bool(_NO_PARAMETERS.search(b["main"]))),
+                unchanged_main=share(lambda a, b: a["main"].strip() == b["main"].strip()),
                 structure_second=statistics.mean(r["structure_rate"] for r in rows))
     if (out / "feedback_wording.json").exists():
         res["feedback_wording"] = json.loads((out / "feedback_wording.json").read_text())
@@ -434,10 +440,8 @@ def _second_turn_lines(out: Path, second: dict) -> list[str]:
             r = second.get(f"{which}_{name}")
             if r is None:
                 continue
-            first, second_ = (f"{statistics.mean(r[k]):.2f}" + (f" ± {statistics.pstdev(r[k]):.2f}" if len(r[k]) > 1 else "")
-                              for k in ("first", "second"))
-            lines.append(f"| {which} | {PAIR_NAMES[name]} | {', '.join(map(str, r['seeds']))} | {first} | "
-                         f"{second_} | {', '.join(f'{b - a:+.2f}' for a, b in zip(r['first'], r['second']))} | {r['changes']['better']} / {r['changes']['same']} / "
+            lines.append(f"| {which} | {PAIR_NAMES[name]} | {', '.join(map(str, r['seeds']))} | {_mean_sd(r['first'])} | "
+                         f"{_mean_sd(r['second'])} | {', '.join(f'{b - a:+.2f}' for a, b in zip(r['first'], r['second']))} | {r['changes']['better']} / {r['changes']['same']} / "
                          f"{r['changes']['worse']} | {r['unchanged_main']:.2f} | {r['no_parameters_first']:.2f} -> "
                          f"{r['no_parameters_second']:.2f} |")
     wording = second.get("feedback_wording")

@@ -102,3 +102,28 @@ def row_by_row(model, c, settings, route=None):
         logits = model(input_ids=ids, **(route or {})).logits[0, len(prompt) - 1:-1]
         out.append(hand_warped_logprobs(logits, comp, **settings))
     return out
+
+
+def check_shipped_adapters(dirs, names):
+    """The checks every shipped pair of LoRA adapters passes (the SmolLM2 TL;DR and coding cards): one standard
+    peft folder per agent, named `names`, r = 8 on SmolLM2's hub id, finite weights, B moved away from its zero
+    start (trained), the same keys in each and different values (two agents, not one copied). Returns the
+    weights, one dict per folder."""
+    import json
+
+    from safetensors.torch import load_file
+
+    from magrpo_edu.models import SMOLLM2_ID
+
+    assert [d.name for d in dirs] == list(names)
+    weights = []
+    for d in dirs:
+        cfg = json.loads((d / "adapter_config.json").read_text())
+        assert cfg["peft_type"] == "LORA" and cfg["r"] == 8 and cfg["base_model_name_or_path"] == SMOLLM2_ID
+        w = load_file(str(d / "adapter_model.safetensors"))
+        assert any("lora_B" in k for k in w) and all(torch.isfinite(t).all() for t in w.values())
+        assert any("lora_B" in k and t.abs().max() > 0 for k, t in w.items())  # trained: B moved away from 0
+        weights.append(w)
+    assert weights[0].keys() == weights[1].keys()
+    assert any(not torch.equal(weights[0][k], weights[1][k]) for k in weights[0])  # two different agents
+    return weights

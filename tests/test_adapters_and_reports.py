@@ -8,7 +8,7 @@ import torch
 from magrpo_edu import load_lora_agents, lora_agents, viz
 from magrpo_edu.agents import team_policy
 from magrpo_edu.policy import sampling_settings
-from conftest import cfg  # noqa: E402  (shared test helpers: tests/conftest.py)
+from conftest import cfg, check_shipped_adapters  # noqa: E402  (shared test helpers: tests/conftest.py)
 
 
 def _trained_pair(make_model, small_tokenizer):
@@ -82,21 +82,6 @@ def test_answer_snapshot_is_reproducible_and_scored_by_the_joint_reward(make_mod
 
 
 def test_the_shipped_smollm2_adapters_are_trained_peft_folders():
-    import json
+    from magrpo_edu.models import smollm2_tldr_adapters
 
-    from safetensors.torch import load_file
-
-    from magrpo_edu.models import SMOLLM2_ID, smollm2_tldr_adapters
-
-    dirs = smollm2_tldr_adapters()
-    assert [d.name for d in dirs] == ["concise", "detailed"]
-    weights = []
-    for d in dirs:
-        cfg = json.loads((d / "adapter_config.json").read_text())
-        assert cfg["peft_type"] == "LORA" and cfg["r"] == 8 and cfg["base_model_name_or_path"] == SMOLLM2_ID
-        w = load_file(str(d / "adapter_model.safetensors"))
-        assert any("lora_B" in k for k in w) and all(torch.isfinite(t).all() for t in w.values())
-        assert any("lora_B" in k and t.abs().max() > 0 for k, t in w.items())  # trained: B moved away from 0
-        weights.append(w)
-    assert weights[0].keys() == weights[1].keys()
-    assert any(not torch.equal(weights[0][k], weights[1][k]) for k in weights[0])  # two different agents
+    check_shipped_adapters(smollm2_tldr_adapters(), ["concise", "detailed"])

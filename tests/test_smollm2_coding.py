@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import check_shipped_adapters  # shared test helpers: tests/conftest.py
 
 from magrpo_edu.tasks.coding import CODING, HUMANEVAL, load_coding, load_humaneval
 from magrpo_edu.tasks.coding.data import coding_formatters
@@ -94,21 +95,9 @@ def test_smollm2_on_coding_takes_its_measured_recipe_and_starts_from_the_warm_st
 
 @pytest.mark.parametrize("which", ["warm", "trained"])
 def test_the_shipped_smollm2_coding_adapters_are_peft_folders_that_moved(which):
-    from safetensors.torch import load_file
+    from magrpo_edu.models import smollm2_coding_adapters
 
-    from magrpo_edu.models import SMOLLM2_ID, smollm2_coding_adapters
-
-    dirs = smollm2_coding_adapters(which)
-    assert [d.name for d in dirs] == ["helper", "main"]
-    weights = []
-    for d in dirs:
-        cfg = json.loads((d / "adapter_config.json").read_text())
-        assert cfg["peft_type"] == "LORA" and cfg["r"] == 8 and cfg["base_model_name_or_path"] == SMOLLM2_ID
-        w = load_file(str(d / "adapter_model.safetensors"))
-        assert all(torch.isfinite(t).all() for t in w.values())
-        assert any("lora_B" in k and t.abs().max() > 0 for k, t in w.items())  # trained: B moved away from 0
-        weights.append(w)
-    assert any(not torch.equal(weights[0][k], weights[1][k]) for k in weights[0])  # two different agents
+    check_shipped_adapters(smollm2_coding_adapters(which), ["helper", "main"])
     with pytest.raises(ValueError, match="give 'trained'"):
         smollm2_coding_adapters("best")
 

@@ -15,8 +15,8 @@ import warnings
 # FutureWarning says nothing about the user's code and filled every notebook's output. Only that one.
 warnings.filterwarnings("ignore", message=r"`is_gradient_checkpointing` is deprecated", category=FutureWarning)
 
-from .agents import (Agent, checkpoint_activations, heterogeneous_agents, load_lora_agents, lora_agents,  # noqa: E402
-                     separate_agents)
+from .agents import (Agent, checkpoint_activations, heterogeneous_agents, leash_to_adapters, load_lora_agents,  # noqa: E402
+                     lora_agents, separate_agents)
 from .algorithm import (RewardFunctionError, group_advantages, joint_actions, magrpo_step,  # noqa: E402
                         policy_loss)
 from .config import MAGRPOConfig  # noqa: E402
@@ -24,7 +24,7 @@ from .quality import mean_repetition, naturalness, repetition  # noqa: E402
 from .run.experiment import run_eval, run_training  # noqa: E402
 from .trainer import MAGRPOTrainer, TrainerCallback  # noqa: E402
 
-__all__ = ["__version__", "Agent", "lora_agents", "load_lora_agents", "separate_agents", "heterogeneous_agents",
+__all__ = ["__version__", "Agent", "lora_agents", "load_lora_agents", "leash_to_adapters", "separate_agents", "heterogeneous_agents",
            "checkpoint_activations", "MAGRPOConfig",
            "MAGRPOTrainer", "TrainerCallback", "group_advantages", "joint_actions", "magrpo_step",
            "policy_loss", "RewardFunctionError", "repetition", "mean_repetition", "naturalness", "run_training",

@@ -56,6 +56,9 @@ class Agent:
     naturalness metric (`magrpo_edu.quality`) and the KL leash (config.beta) measure against. Never
     trained, never saved in checkpoints. LoRA agents leave it None: their reference is the shared
     base with the adapters disabled (no copy). See `policy.reference_model`."""
+    reference_adapter: Optional[str] = None
+    """For a LoRA agent: the name of a FROZEN adapter of the same peft model that is its pi_ref instead of the
+    base with adapters off, e.g. its supervised warm start (`leash_to_adapters`); None: the base."""
     policy: Policy = field(default_factory=FastPolicy, repr=False)
     """How steps 2 and 6 run this agent's team (`magrpo_edu.policy`): `FastPolicy()` (the default) or
     `PlainPolicy()`. Set by the team builders; all the agents of a team share one (`team_policy`)."""
@@ -175,6 +178,32 @@ def load_lora_agents(base, adapter_dirs: Sequence[str | Path], tokenizer=None, n
             p.requires_grad_(False)
     peft_model.eval()  # as lora_agents: mixed-adapter batches need eval mode
     return [Agent(name=name, model=peft_model, tokenizer=tok, adapter=name, policy=_chosen(policy)) for name in names]
+
+
+def leash_to_adapters(agents: Sequence[Agent], adapter_dirs: Sequence[str | Path], suffix: str = "_ref") -> list[Agent]:
+    """Make each LoRA agent's pi_ref (the KL leash's and the naturalness metric's reference) a FROZEN copy of a
+    saved adapter, e.g. the warm start it began from, instead of the base with adapters off: adapter_dirs[i] is
+    loaded on agent i's peft model as `<name><suffix>`, never trained, never saved with the agent's state, and
+    set as `Agent.reference_adapter`. One more LoRA adapter in memory per agent (a few MB), no copy of the base.
+    Returns the agents."""
+    dirs = [Path(d) for d in adapter_dirs]
+    if len(dirs) != len(agents):
+        raise ValueError(f"leash_to_adapters got {len(dirs)} adapter folders for {len(agents)} agents; give one per agent.")
+    for agent, d in zip(agents, dirs):
+        if agent.adapter is None:
+            raise ValueError(f"agent {agent.name} is a full model; leash_to_adapters is for LoRA agents (a full model's "
+                             "reference is Agent.reference).")
+        if not (d / "adapter_config.json").is_file():
+            raise FileNotFoundError(f"{d} is not a peft adapter folder: it has no adapter_config.json.")
+        name = f"{agent.adapter}{suffix}"
+        if name not in agent.model.peft_config:
+            agent.model.load_adapter(str(d), adapter_name=name, is_trainable=False)
+        for n, p in agent.model.named_parameters():
+            if f".{name}." in n:
+                p.requires_grad_(False)
+        agent.reference_adapter = name
+    agents[0].model.eval()
+    return list(agents)
 
 
 def frozen_copy(model):

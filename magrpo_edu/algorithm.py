@@ -397,6 +397,8 @@ class Rollout:
     levels: list[list[Node]]
     completions: list[list[Completions]]  # [level][agent]
     kl: Optional[list[float]] = None  # per agent: mean per-token k3, estimates KL(pi_i || pi_ref); set when beta > 0
+    draws: int = 1  # dynamic sampling: problems sampled for this place of the step (the flat ones dropped + this one)
+    drawn_key: Any = None  # dynamic sampling: the key `draw_row` gave this rollout's problem (None: the step's own row)
 
     def nodes(self) -> list[Node]:
         return [n for level in self.levels for n in level]
@@ -532,7 +534,8 @@ def magrpo_step(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimi
                 rows: Sequence[Any], reward_fn: Callable, config, seed: Optional[int] = None,
                 transition: Optional[Callable] = None,
                 reduce_gradients: Optional[Callable[[Sequence[Agent]], None]] = None,
-                where: Optional[Sequence[str]] = None) -> list[tuple[Rollout, list[float]]]:
+                where: Optional[Sequence[str]] = None,
+                draw_row: Optional[Callable[[], tuple[Any, Any]]] = None) -> list[tuple[Rollout, list[float]]]:
     """One optimiser step of MAGRPO on the step's rows: steps 1-6 on each row, then step 7. Returns, per
     row, its rollout and the agents' losses.
 
@@ -544,18 +547,36 @@ def magrpo_step(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimi
     (`accumulate_gradients`), so the step follows the mean of their losses. `reduce_gradients(agents)`,
     when given, runs after the last backward pass and before the optimiser steps: data parallel sums
     the gradients over the processes there (`distributed.all_reduce_gradients`; each process then
-    passes its P / W rows). `where`: one name per row for errors ("train row 3")."""
+    passes its P / W rows). `where`: one name per row for errors ("train row 3").
+
+    Dynamic sampling (config.dynamic_sampling = D > 0, with `draw_row`; deviation 13, DAPO's): a row whose J
+    joint rewards are all equal has advantages 0, so its rollout is dropped before step 6 (no backward) and
+    `draw_row()` -> (key, row) gives another in its place, seeded with seed + k + 1,000,000 x (draws so far in
+    the step); at most D extra rows in the whole step. A row still flat when the cap is reached is kept (with
+    beta = 0 its gradient is 0). Each kept rollout records `draws` and the `drawn_key` of its row."""
     if reduce_gradients is None and len(rows) != config.prompts_per_step:
         raise ValueError(f"magrpo_step got {len(rows)} rows but config.prompts_per_step={config.prompts_per_step}: each "
                          "row's gradient is weighted 1/prompts_per_step, so give that many rows (or set the config's).")
     for opt in optimizers:
         opt.zero_grad(set_to_none=True)
     done = []
+    extra = getattr(config, "dynamic_sampling", 0) if draw_row is not None else 0
+    redrawn = 0
     for k, row in enumerate(rows):
         prompts = format_prompts(formatters, row, where[k] if where is not None else f"row {k} of the step")  # step 1
         if seed is not None:
             seed_rngs(seed + k)
         ro = rollout(agents, prompts, row, reward_fn, config, transition)  # steps 2-5
+        draws, key = 1, None
+        while redrawn < extra and bool((ro.root.rewards == ro.root.rewards[0]).all()):  # a flat group: draw another
+            redrawn += 1
+            draws += 1
+            key, row = draw_row()
+            prompts = format_prompts(formatters, row, f"dynamic-sampling row {key}")
+            if seed is not None:
+                seed_rngs(seed + k + 1_000_000 * redrawn)
+            ro = rollout(agents, prompts, row, reward_fn, config, transition)
+        ro.draws, ro.drawn_key = draws, key
         losses = accumulate_gradients(agents, ro, config.beta, 1.0 / config.prompts_per_step)  # step 6, backward
         done.append((ro, losses))
     if reduce_gradients is not None:

@@ -111,6 +111,12 @@ class MAGRPOConfig:
     group with its own advantages; each agent's loss is the mean over the prompts (gradient
     accumulation). With data parallel (torchrun, W processes) it must be a multiple of W: each
     process takes prompts_per_step / W of them (TRL: per-device batch x processes x accumulation)."""
+    dynamic_sampling: int = 0
+    """DAPO's dynamic sampling (not in the paper; `algorithm` deviation 13): a problem whose joint rewards are
+    all equal has advantages 0 and adds no policy gradient, so the step draws another training problem in its
+    place, at most this many extra problems per optimiser step (the cap); the flat group is dropped (no
+    backward). Logged as dynamic/draws (problems sampled per kept problem) and dynamic/dropped. 0: off (the
+    paper); single-turn, one process only."""
     report_to: Any = _alias("none", choices=("none", *TRACKERS))
     """Where to send the logged metrics as well as the history (TRL's name): "none", "tensorboard",
     "wandb", "trackio", or a list of them. Each needs its package (pip install tensorboard / wandb /
@@ -198,6 +204,10 @@ class MAGRPOConfig:
             raise bad("eval_steps", "None or an integer >= 1")
         if self.save_steps is not None and (not is_int(self.save_steps) or self.save_steps < 1):
             raise bad("save_steps", "None or an integer >= 1")
+        if not is_int(self.dynamic_sampling) or self.dynamic_sampling < 0:
+            raise bad("dynamic_sampling", "an integer >= 0 (extra problems a step may draw; 0 = off, the paper)")
+        if self.dynamic_sampling and self.num_turns > 1:
+            raise bad("dynamic_sampling", "0 with num_turns > 1 (dynamic sampling reads the root group's rewards: single-turn only)")
         if not is_int(self.prompts_per_step) or self.prompts_per_step < 1:
             raise bad("prompts_per_step", "an integer >= 1 (1 = the paper: one prompt per optimiser step)")
         names = [self.report_to] if isinstance(self.report_to, str) else self.report_to

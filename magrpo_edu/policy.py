@@ -198,7 +198,8 @@ def reference_model(agent) -> tuple:
 
       * LoRA agent (`lora_agents`): the shared base with the adapters disabled: the untrained model
         exactly, since every adapter starts at B = 0 and the base never trains. No copy, no extra
-        memory; one extra forward. The rows are routed to peft's "__base__" (no adapter); peft's
+        memory; one extra forward. Where `agent.reference_adapter` names a frozen adapter (its warm
+        start: `agents.leash_to_adapters`), the rows go through that adapter instead. The rows are routed to peft's "__base__" (no adapter); peft's
         `disable_adapter()` context would do the same forward, but on leaving it re-enables
         gradients for the ACTIVE adapter only, freezing every other agent's adapter.
       * full-model agent (`separate_agents`, `heterogeneous_agents`): `agent.reference`, the frozen
@@ -206,7 +207,7 @@ def reference_model(agent) -> tuple:
       * a hand-made `Agent` without adapter and without `reference`: there is none (the model itself
         is only "untrained" until its first step): ValueError."""
     if agent.adapter is not None:
-        return agent.model, "__base__"
+        return agent.model, getattr(agent, "reference_adapter", None) or "__base__"
     if agent.reference is None:
         raise ValueError(f"agent {agent.name} has no frozen reference model: build it with separate_agents / "
                          "heterogeneous_agents (reference=True), or set agent.reference = frozen_copy(model) "

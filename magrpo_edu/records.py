@@ -20,6 +20,8 @@ names follow TRL where TRL has one):
                             step's completions, per agent and averaged over agents (TRL's "kl"); it
                             comes from the loss's reference forward, so it costs nothing extra then
   nodes                     tree nodes sampled in the step (1 when single-turn)
+  dynamic/draws, dynamic/dropped  only with config.dynamic_sampling: problems sampled per kept problem, and
+                            the flat ones dropped (frac_reward_zero_std is that of the KEPT groups)
   step_time                 seconds per step
 With several prompts per step (config.prompts_per_step > 1, or data parallel) a step's record is
 the mean of its prompts' records, and every prompt's samples are kept.
@@ -65,6 +67,9 @@ def prompt_record(ro, losses, agents, config, step: int) -> dict:
         hit_eos = (comps.completion_mask.sum(-1) < comps.completion_ids.shape[1]) | _ends_with_eos(comps, a)
         rec[f"completions/clipped_ratio/{a.name}"] = 1.0 - hit_eos.float().mean().item()
         rec[f"quality/repetition/{a.name}"] = mean_repetition(comps.texts)
+    if getattr(config, "dynamic_sampling", 0):
+        rec["dynamic/draws"] = float(ro.draws)
+        rec["dynamic/dropped"] = float(ro.draws - 1)
     if ro.kl is not None:
         for a, kl in zip(agents, ro.kl):
             rec[f"kl/{a.name}"] = kl

@@ -213,6 +213,18 @@ class MAGRPOTrainer:
         g = torch.Generator().manual_seed((self.config.seed * 7919 + epoch) % 2**64)
         return int(torch.randperm(N, generator=g)[k])
 
+    def extra_rows(self, step: int):
+        """Dynamic sampling's source of further rows in step `step` (0-based; config.dynamic_sampling): a callable
+        -> (row index, row), uniform over the training set from a generator seeded by (config.seed, step), so a
+        resumed run draws what an uninterrupted one would."""
+        N = len(self.train_dataset)
+        g = torch.Generator().manual_seed((self.config.seed * 7919 + 104_729 * (step + 1) + 1) % 2**64)
+
+        def draw():
+            i = int(torch.randint(N, (1,), generator=g))
+            return i, self.train_dataset[i]
+        return draw
+
     def prompt_seed(self, prompt: int) -> int:
         """The seed of global prompt number `prompt`'s sampling: a function of (config.seed, prompt) alone, so a
         resumed run samples exactly what an uninterrupted one would, and a prompt samples the same in any
@@ -271,7 +283,9 @@ class MAGRPOTrainer:
             done = magrpo_step(self.agents, self.optimizers, self.formatters, [self.train_dataset[i] for i in rows],
                                self.reward_fn, c, seed=self.prompt_seed(prompts[0]), transition=self.transition,
                                reduce_gradients=distributed.all_reduce_gradients,
-                               where=[f"train row {i}" for i in rows])  # steps 1-7
+                               where=[f"train row {i}" for i in rows],
+                               draw_row=self.extra_rows(step0) if c.dynamic_sampling else None)  # steps 1-7
+            rows = [i if ro.drawn_key is None else ro.drawn_key for (ro, _), i in zip(done, rows)]
             self.step += 1
             mine = [(prompt_record(ro, losses, self.agents, c, self.step),
                      sample_record(ro, idx, self.step) if c.sample_log_size else None)

@@ -12,6 +12,7 @@ from typing import Sequence
 from ..task import ModelRecipe, Task
 from .data import coding_formatters, load_coding, load_humaneval
 from .prompts import single_coding_prompt
+from .load_bearing import strict_coding_joint_reward, strict_levels_many, with_load_bearing
 from .reward import LEVELS, coding_joint_reward, coding_levels_many, feedback_transition
 
 LEVEL_MAX = dict(zip(LEVELS, (0.4, 0.6, 0.5, 1.0, 0.5, 1.0, -0.5)))
@@ -22,10 +23,16 @@ positive one: tests/test_viz.py)."""
 
 def coding_batch_levels(answers: Sequence[Sequence[str]], rows: Sequence[dict], single: bool = False) -> list[dict]:
     """Coding levels of many joint answers ([auxes, mains]; one parallel sandbox batch), with "total" =
-    the reward and "total_asserts" = the number of asserts, as the comparison table reads them.
-    `single=True` scores the mains as single-agent answers (auxes ignored, max 2.1)."""
+    the reward, "total_asserts" = the number of asserts and "load_bearing" (1.0 where the helper is
+    load-bearing: `load_bearing.load_bearing_many`; never for a single answer), as the comparison table
+    reads them. `single=True` scores the mains as single-agent answers (auxes ignored, max 2.1)."""
     auxes, mains = answers
     out = coding_levels_many(auxes, mains, rows, single=single)
+    if single:
+        for lv in out:
+            lv["load_bearing"] = 0.0
+    else:
+        with_load_bearing(out, auxes, mains, rows)
     for lv in out:
         lv["total"] = lv.pop("total_reward")
     return out
@@ -40,7 +47,10 @@ def coding_metrics(levels_per_problem: Sequence[Sequence[dict]], ks: Sequence[in
                       aux was extracted, and main calls it).
     syntax_rate: share of samples whose combined program parses.
     structure_rate: share of samples that define the entry point with a return (the paper's
-                    structure rate; aux is optional at level 1)."""
+                    structure rate; aux is optional at level 1).
+    load_bearing_rate: share of samples whose helper is load-bearing (the main passes fewer tests with aux
+                       replaced by a stub returning None: `load_bearing.py`); at most cooperation_rate, which
+                       reads the main's text. Only where the levels carry "load_bearing"."""
     flat = [lv for per in levels_per_problem for lv in per]
     out = {}
     for k in ks:
@@ -52,6 +62,8 @@ def coding_metrics(levels_per_problem: Sequence[Sequence[dict]], ks: Sequence[in
     out["cooperation_rate"] = sum(lv["calls_aux"] > 0 for lv in flat) / len(flat)
     out["syntax_rate"] = sum(lv["syntax"] > 0 for lv in flat) / len(flat)
     out["structure_rate"] = sum(lv["main_defined"] > 0 for lv in flat) / len(flat)
+    if all("load_bearing" in lv for lv in flat):
+        out["load_bearing_rate"] = sum(lv["load_bearing"] > 0 for lv in flat) / len(flat)
     return out
 
 
@@ -94,6 +106,23 @@ model copy an unseen entry point's name (untrained reward 1.6 at temperature 1 a
 experiments/coding_collaboration.md). LoRA runs train with the recipe measured on tiny-code: G = 8, two
 problems per optimiser step (the paper takes one), learning rate 1e-3, 170 steps (five minutes on 2 cores:
 held-out reward 2.25 -> 2.90 of 4 over 3 seeds, experiments/coding_collaboration.md)."""
+
+
+def _strict_batch_levels(answers: Sequence[Sequence[str]], rows: Sequence[dict], single: bool = False) -> list[dict]:
+    """`coding_batch_levels` under the strict reward (`load_bearing.strict_levels_many`)."""
+    out = strict_levels_many(answers[0], answers[1], rows, single=single)
+    for lv in out:
+        lv["total"] = lv.pop("total_reward")
+    return out
+
+
+CODING_STRICT = replace(
+    CODING, name="coding-strict", joint_reward=strict_coding_joint_reward, batch_levels=_strict_batch_levels,
+    description="the coding task with the STRICT reward (not the paper's): cooperation paid only for a load-bearing helper")
+"""The coding task under `load_bearing.strict_coding_joint_reward`: the same rows, prompts, sandbox, metrics and
+recipe; correctness scored as the authors' reward does, the cooperation levels (+0.5, +1.0, -0.5) paid only when
+the main passes fewer tests with `aux` replaced by a stub returning None. A main that calls aux and drops its result
+earns no cooperation credit here (the authors' reward pays it; docs/faithfulness.md)."""
 
 
 def load_humaneval_split(split: str = "train") -> list[dict]:

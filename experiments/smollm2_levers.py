@@ -1,0 +1,214 @@
+"""Issue 60, item 3: which lever gives MAGRPO on SmolLM2-135M-Instruct coding a signal? Each lever alone, against the
+card's recipe (experiments/smollm2_coding.py), from the shipped warm start, 2 seeds to screen.
+
+    export HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1
+    python experiments/smollm2_levers.py warm --seed 0            # the warm start, evaluated as every lever is
+    python experiments/smollm2_levers.py train --lever card --seed 0
+    python experiments/smollm2_levers.py train --lever dynamic --seed 0
+    ...  (levers: LEVERS below; one thread each, two side by side on 2 cores)
+    python experiments/smollm2_levers.py probe                    # lever "middle": the warm pair's pass rate per training problem
+    python experiments/smollm2_levers.py table                    # -> experiments/smollm2_levers.md and .json
+
+Levers (each changes ONE thing of the card's recipe: G = 4, two problems a step, lr 3e-4, beta 0, LoRA r 8 on every
+linear layer, 128 new tokens, the authors' sampling, the authors' reward; here a fixed 75 steps, what the card's
+30-minute runs reached, so a lever is compared at equal problems seen, and its minutes are recorded):
+  card      the recipe itself (the control)
+  dynamic   dynamic sampling (`MAGRPOConfig.dynamic_sampling`): a flat group (all J rewards equal) is dropped and another
+            problem drawn, at most 4 extra a step
+  leash     a KL leash (beta 0.05, k3, summed over tokens) to each agent's FROZEN warm adapter (`leash_to_adapters`),
+            not to SmolLM2 with adapters off
+  g8p1      G = 8 with one problem a step (the same 8 answers per agent a step)
+  middle    training problems the warm pair sometimes solves: pass rate strictly between 0 and 1 in the probe
+  strict    the strict reward (`tasks.coding.load_bearing`): cooperation paid only for a load-bearing helper
+
+Evaluation (every row of the table alike): 4 joint answers a problem on the coding task's 28 held-out problems and on
+HumanEval test[:32], sampling seed = the run's seed, the authors' sampling; reward (the authors'), PassOrNot@1 (over
+the first answer of each problem) and the mean pass-all share over the 4 answers ("pass_all"), cooperation rate
+(the authors', read off the text) and load-bearing rate (measured: aux replaced by a stub returning None).
+Everything a run writes goes to `--out`/<lever>_seed<k>/ (settings with commit, history, samples, adapters, eval).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "experiments"))
+
+from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, leash_to_adapters, load_lora_agents  # noqa: E402
+from magrpo_edu.models import load_model, smollm2_coding_adapters  # noqa: E402
+from magrpo_edu.tasks.coding.data import coding_formatters  # noqa: E402
+from magrpo_edu.tasks.coding.load_bearing import strict_coding_joint_reward  # noqa: E402
+from magrpo_edu.tasks.coding.reward import coding_joint_reward, coding_levels_many  # noqa: E402
+from smollm2_coding import NAMES, SETS, SETTINGS, Progress, eval_rows, train_rows  # noqa: E402
+from smollm2_tldr import provenance  # noqa: E402
+
+RECIPE = dict(G=SETTINGS["G"], P=SETTINGS["prompts_per_step"], lr=SETTINGS["lr"], beta=0.0, steps=75, dynamic=0,
+              reward="authors", rows="all", leash=False)
+LEVERS = {
+    "card": {},
+    "dynamic": dict(dynamic=4),
+    "leash": dict(beta=0.05, leash=True),
+    "g8p1": dict(G=8, P=1),
+    "middle": dict(rows="middle"),
+    "strict": dict(reward="strict"),
+}
+EVAL_SAMPLES = 4
+PROBE = dict(samples=4, composed=160, seed=0)
+OUT = ROOT / "runs" / "smollm2_levers"
+
+
+def warm_pair(trainable: bool = False):
+    base, tok = load_model(SETTINGS["model"], device="cpu")
+    return load_lora_agents(base, smollm2_coding_adapters("warm"), tokenizer=tok, names=list(NAMES), trainable=trainable), tok
+
+
+def sampling() -> dict:
+    s = SETTINGS
+    return dict(max_new_tokens=s["max_new_tokens"], temperature=s["temperature"], top_p=s["top_p"], top_k=s["top_k"])
+
+
+def evaluate(agents, which: str, seed: int) -> dict:
+    """The pair on one held-out set: EVAL_SAMPLES joint answers a problem (`run_method("parallel")`: the table's
+    metrics, load-bearing rate included), and per problem its answers' rewards, pass-all flags and load-bearing
+    flags (for differences paired by problem) with every answer's text."""
+    from magrpo_edu.run.baselines import run_method
+    from magrpo_edu.tasks.coding.load_bearing import load_bearing_many
+
+    t = time.time()
+    rows = eval_rows(which)
+    r = run_method("parallel", agents, "coding", rows, coding_formatters(agents[0].tokenizer), samples=EVAL_SAMPLES,
+                   seed=seed, keep_texts=True, ks=(1, EVAL_SAMPLES), **sampling())
+    texts = r.pop("texts")
+    r.pop("pair_rewards", None)
+    reps = [row for row in rows for _ in range(EVAL_SAMPLES)]
+    auxes, mains = [x[0] for x in texts], [x[1] for x in texts]
+    lv = coding_levels_many(auxes, mains, reps)  # the same programs: the sandbox's results come from memory
+    t_lb = time.time()
+    lb = load_bearing_many(auxes, mains, reps, lv)
+    r["load_bearing_seconds"] = round(time.time() - t_lb, 2)  # from memory too: the table's run already measured it
+    problems = []
+    for k, row in enumerate(rows):
+        js = range(k * EVAL_SAMPLES, (k + 1) * EVAL_SAMPLES)
+        problems.append(dict(task_id=row["task_id"], rewards=[lv[j]["total_reward"] for j in js],
+                             pass_all=[bool(lv[j]["total_asserts"] and lv[j]["passed"] == lv[j]["total_asserts"]) for j in js],
+                             load_bearing=[lb[j] for j in js], calls_aux=[lv[j]["calls_aux"] > 0 for j in js],
+                             answers=[dict(aux=auxes[j], main=mains[j]) for j in js]))
+    r["problems"] = problems
+    r["pass_all"] = statistics.mean(x for p in problems for x in p["pass_all"])
+    r["seconds_total"] = round(time.time() - t, 1)
+    print(f"{which}: reward {r['reward']:.3f} pass@1 {r['pass_or_not@1']:.3f} pass-all {r['pass_all']:.3f} "
+          f"coop {r['cooperation_rate']:.3f} load-bearing {r.get('load_bearing_rate', float('nan')):.3f} "
+          f"({r['seconds_total']:.0f}s)", flush=True)
+    return r
+
+
+def phase_warm(out: Path, seed: int) -> None:
+    d = out / f"warm_seed{seed}"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "settings.json").write_text(json.dumps(dict(lever="warm", seed=seed, eval_samples=EVAL_SAMPLES, **provenance()), indent=1))
+    agents, _ = warm_pair()
+    res = {}
+    for which in SETS:
+        res[which] = evaluate(agents, which, seed)
+        (d / "eval.json").write_text(json.dumps(res, indent=1))
+
+
+def middle_rows() -> list[dict]:
+    """The training problems the probe found the warm pair to solve sometimes (0 < pass-all share < 1)."""
+    probe = json.loads((OUT / "probe.json").read_text())
+    keep = {p["task_id"] for p in probe["problems"] if 0 < p["pass_all"] < 1}
+    return [r for r in train_rows() if r["task_id"] in keep]
+
+
+def phase_probe(out: Path) -> None:
+    """The warm pair's pass-all share on training problems: PROBE["samples"] answers to each of PROBE["composed"]
+    composed problems (a seeded sample of the 400) and every HumanEval training problem."""
+    from magrpo_edu.run.baselines import run_method
+
+    agents, tok = warm_pair()
+    rows = train_rows()
+    composed = [r for r in rows if not r["task_id"].startswith("HumanEval")]
+    he = [r for r in rows if r["task_id"].startswith("HumanEval")]
+    picked = random.Random(PROBE["seed"]).sample(composed, PROBE["composed"]) + he
+    t = time.time()
+    r = run_method("parallel", agents, "coding", picked, coding_formatters(tok), samples=PROBE["samples"],
+                   seed=PROBE["seed"], keep_texts=True, ks=(1,), **sampling())
+    texts = r["texts"]
+    reps = [row for row in picked for _ in range(PROBE["samples"])]
+    lv = coding_levels_many([x[0] for x in texts], [x[1] for x in texts], reps)
+    problems = []
+    for k, row in enumerate(picked):
+        per = lv[k * PROBE["samples"]:(k + 1) * PROBE["samples"]]
+        problems.append(dict(task_id=row["task_id"], pass_all=statistics.mean(
+            float(v["total_asserts"] > 0 and v["passed"] == v["total_asserts"]) for v in per),
+            rewards=[v["total_reward"] for v in per]))
+    middle = [p for p in problems if 0 < p["pass_all"] < 1]
+    res = dict(PROBE, seconds=round(time.time() - t, 1), problems=problems, middle=len(middle),
+               flat=sum(max(p["rewards"]) == min(p["rewards"]) for p in problems), **provenance())
+    (out / "probe.json").write_text(json.dumps(res, indent=1))
+    print(f"probe: {len(middle)} of {len(problems)} problems in (0, 1); {res['flat']} with equal rewards "
+          f"({res['seconds']:.0f}s)", flush=True)
+
+
+def phase_train(out: Path, lever: str, seed: int) -> None:
+    s = dict(RECIPE, **LEVERS[lever])
+    d = out / f"{lever}_seed{seed}"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "settings.json").write_text(json.dumps(dict(lever=lever, seed=seed, recipe=s, eval_samples=EVAL_SAMPLES,
+                                                     base=SETTINGS, **provenance()), indent=1))
+    torch.manual_seed(seed)
+    agents, tok = warm_pair(trainable=True)
+    if s["leash"]:
+        leash_to_adapters(agents, smollm2_coding_adapters("warm"))
+    rows = middle_rows() if s["rows"] == "middle" else train_rows()
+    reward = strict_coding_joint_reward if s["reward"] == "strict" else coding_joint_reward
+    ss = SETTINGS
+    cfg = MAGRPOConfig(num_agents=2, num_generations=s["G"], max_new_tokens=ss["max_new_tokens"], temperature=ss["temperature"],
+                       top_p=ss["top_p"], top_k=ss["top_k"], learning_rate=s["lr"], beta=s["beta"], max_steps=s["steps"],
+                       prompts_per_step=s["P"], dynamic_sampling=s["dynamic"], seed=seed, progress=False)
+    trainer = MAGRPOTrainer(agents, reward, coding_formatters(tok), rows, cfg, callbacks=[Progress()])
+    t = time.time()
+    while trainer.step < s["steps"]:
+        trainer.training_step()
+    train_s = time.time() - t
+    agents[0].model.save_pretrained(d / "adapters", selected_adapters=list(NAMES))
+    (d / "history.json").write_text(json.dumps(trainer.history, indent=1))
+    (d / "samples.json").write_text(json.dumps(list(trainer.samples), indent=1))
+    res = dict(lever=lever, seed=seed, steps_done=trainer.step, train_rows=len(rows), train_minutes=round(train_s / 60, 1),
+               threads=torch.get_num_threads())
+    for which in SETS:
+        res[which] = evaluate(agents, which, seed)
+        (d / "eval.json").write_text(json.dumps(res, indent=1))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("phase", choices=["warm", "probe", "train", "table"])
+    ap.add_argument("--lever", choices=list(LEVERS), default="card")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", default=str(OUT))
+    a = ap.parse_args()
+    out = Path(a.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if a.phase == "warm":
+        phase_warm(out, a.seed)
+    elif a.phase == "probe":
+        phase_probe(out)
+    elif a.phase == "train":
+        phase_train(out, a.lever, a.seed)
+    else:
+        from smollm2_levers_table import write_table
+        write_table(out)
+
+
+if __name__ == "__main__":
+    main()

@@ -3,6 +3,7 @@ card's recipe (experiments/smollm2_coding.py), from the shipped warm start, 2 se
 
     export HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1
     python experiments/smollm2_levers.py warm --seed 0            # the warm start, evaluated as every lever is
+    python experiments/smollm2_levers.py shipped --seed 0         # the card's shipped MAGRPO pair (seed 0), the same way
     python experiments/smollm2_levers.py train --lever card --seed 0
     python experiments/smollm2_levers.py train --lever dynamic --seed 0
     ...  (levers: LEVERS below; one thread each, two side by side on 2 cores)
@@ -111,11 +112,18 @@ def evaluate(agents, which: str, seed: int) -> dict:
     return r
 
 
-def phase_warm(out: Path, seed: int) -> None:
-    d = out / f"warm_seed{seed}"
+def phase_warm(out: Path, seed: int, shipped: bool = False) -> None:
+    """The warm start (or, `shipped`, the card's shipped seed-0 MAGRPO pair: the card's recipe for 78 steps in its 30
+    minutes) evaluated as every lever is."""
+    name = "card-shipped" if shipped else "warm"
+    d = out / f"{name}_seed{seed}"
     d.mkdir(parents=True, exist_ok=True)
-    (d / "settings.json").write_text(json.dumps(dict(lever="warm", seed=seed, eval_samples=EVAL_SAMPLES, **provenance()), indent=1))
-    agents, _ = warm_pair()
+    (d / "settings.json").write_text(json.dumps(dict(lever=name, seed=seed, eval_samples=EVAL_SAMPLES, **provenance()), indent=1))
+    if shipped:
+        base, tok = load_model(SETTINGS["model"], device="cpu")
+        agents = load_lora_agents(base, smollm2_coding_adapters("trained"), tokenizer=tok, names=list(NAMES), trainable=False)
+    else:
+        agents, _ = warm_pair()
     res = {}
     for which in SETS:
         res[which] = evaluate(agents, which, seed)
@@ -192,15 +200,15 @@ def phase_train(out: Path, lever: str, seed: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("phase", choices=["warm", "probe", "train", "table"])
+    ap.add_argument("phase", choices=["warm", "shipped", "probe", "train", "table"])
     ap.add_argument("--lever", choices=list(LEVERS), default="card")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(OUT))
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    if a.phase == "warm":
-        phase_warm(out, a.seed)
+    if a.phase in ("warm", "shipped"):
+        phase_warm(out, a.seed, shipped=a.phase == "shipped")
     elif a.phase == "probe":
         phase_probe(out)
     elif a.phase == "train":

@@ -26,6 +26,7 @@ from .cleanup import _cleanup_stale, _kill_everything, _tie_to_trainer
 from .forgeproof import MAX_VALUE_CHARS, MAX_VALUE_DEPTH, MAX_VALUE_ITEMS, _judge, _plan, _start_judge, JUDGE_GRACE_S
 from .cgroups import _ProgramCgroup
 from .isolation import SandboxError, _namespaced, isolation, resource
+from .sanitise import clean
 from .seccomp import REFUSE_SYSCALLS, _filter_hex
 
 # The harness runs INSIDE the sandbox, as `python -I -S -c HARNESS` (the package's files are not there). It reads one JSON object from
@@ -528,7 +529,7 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
     if not raw.startswith(started):  # the harness wrote this before any program code ran: the sandbox never started
         judge.kill()
         judge.wait()
-        tail = bytes(out_sink[0]).decode("utf-8", "replace").strip()[-500:]
+        tail = clean(bytes(out_sink[0]).decode("utf-8", "replace").strip()[-500:], 500, lines=True)
         raise SandboxError(f"the sandbox did not start ({'no start within the run time limit of %ss' % limits.timeout_s if timed_out else 'exit code %s' % proc.returncode}); "
                            f"no program code ran. What it printed: {tail or '(nothing)'}")
     budget = limits.timeout_s - (time.perf_counter() - t0) + JUDGE_GRACE_S  # the judge's time counts in the program's
@@ -547,6 +548,9 @@ def _undo(work: str, cgroup) -> None:
 
 def _collect(plans, verdicts, load_error, judge_late, out_sink, code, timed_out, seconds, mode) -> SandboxResult:
     """The run's result from the judge's verdicts (see JUDGE) and what the parent saw of the process."""
+    if load_error is not None:
+        load_error = dict(load_error, error=clean(load_error["error"], MAX_ERROR_CHARS),
+                          message=clean(load_error["message"], MAX_MESSAGE_CHARS))
     results = []
     for i, plan in enumerate(plans):
         by = "host" if plan.kind in ("host", "error") else "sandbox"
@@ -563,9 +567,15 @@ def _collect(plans, verdicts, load_error, judge_late, out_sink, code, timed_out,
             results.append(result(False, "timeout" if timed_out else "not_run", "Timeout" if timed_out else "ProcessExited", why))
         else:
             status, error, message = verdicts[i]
-            results.append(result(status == "passed", status, error, message))
+            results.append(result(status == "passed", status, None if error is None else clean(error, MAX_ERROR_CHARS),
+                                  None if message is None else clean(message, MAX_MESSAGE_CHARS)))
     output, truncated = out_sink
-    return SandboxResult(results, load_error, timed_out, code, output.decode("utf-8", "replace"), truncated, seconds, mode)
+    output = clean(output.decode("utf-8", "replace"), len(output), lines=True)
+    return SandboxResult(results, load_error, timed_out, code, output, truncated, seconds, mode)
+
+
+MAX_ERROR_CHARS, MAX_MESSAGE_CHARS = 100, 300  # an assert's error (an exception's class name) and message, as the
+#                                                judge sends them; `sanitise.clean` keeps them printable and bounded
 
 
 def default_workers() -> int:

@@ -61,6 +61,7 @@ from dataclasses import astuple
 from typing import Optional, Sequence
 
 from ...sandbox import SandboxLimits, SandboxResult, run_many
+from ...sandbox.sanitise import for_prompt
 from ..prompts import chat_next_turn
 from .data import UNPARSEABLE, import_lines, scored_asserts
 
@@ -444,8 +445,14 @@ def coding_joint_reward(completions: Sequence[Sequence[str]], row: dict, limits:
 
 
 # ---- multi-turn: "level feedback" without an external LLM (spec section 3) ---------------------------
+FEEDBACK_PROGRAM_CHARS, FEEDBACK_PROGRAM_TOKENS = 400, 160
+"""What the level feedback shows of a program's own text (the first failing test's error and message, the syntax
+error): at most this many characters and, where the transition has the agent's tokenizer, tokens of it
+(`sandbox.sanitise.for_prompt`: printable ASCII, no special token, no line or `#` of its own)."""
+
+
 def level_feedback(aux: str, main: str, problem: dict, limits: Optional[SandboxLimits] = None,
-                   comment: bool = True) -> str:
+                   comment: bool = True, tokenizer=None) -> str:
     """What a reviewer would tell both agents about one joint attempt: whether aux and main were
     found, the syntax error with its line and column, "Tests: p/q passed" and the first failing
     assert with its error, cooperation notes; ends with "Revise your function.".
@@ -456,9 +463,16 @@ def level_feedback(aux: str, main: str, problem: dict, limits: Optional[SandboxL
     in sentences, and no line that starts with the entry point's name and a colon. Why: given
     "count_words: found" as the user's message, warm-started SmolLM2 answered `def count_words:`
     (no parameters, a syntax error) in most second answers (experiments/smollm2_coding.py,
-    `feedback_wording`; the card has the measured shares)."""
+    `feedback_wording`; the card has the measured shares).
+
+    What the program said (an exception's class name and message, a returned value's repr) and the syntax
+    error are hostile text: they go through `sandbox.sanitise.for_prompt` (printable ASCII, special-token
+    markers and `#` escaped, at most FEEDBACK_PROGRAM_CHARS characters and, given the agents' `tokenizer`,
+    FEEDBACK_PROGRAM_TOKENS of its tokens), and never start a line."""
     entry = problem["entry_point"]
     aux_f, main_f, error, job = _feedback_job(aux, main, problem)
+    if error is not None:
+        error = for_prompt(error, FEEDBACK_PROGRAM_CHARS, tokenizer, FEEDBACK_PROGRAM_TOKENS)
     aux_ok, main_ok = bool(aux_f and has_return(aux_f)), bool(main_f and has_return(main_f))
     tests, failing, note = None, None, None
     if job is not None:
@@ -466,7 +480,8 @@ def level_feedback(aux: str, main: str, problem: dict, limits: Optional[SandboxL
         tests = f"{r.passed}/{r.total} passed"
         first = next((a for a in r.asserts if not a.passed), None)
         if first is not None:
-            failing = f"{first.source} -> {first.error}: {first.message or ''}".rstrip(": ")
+            said = f"{first.error}: {first.message or ''}".rstrip(": ")
+            failing = f"{first.source} -> {for_prompt(said, FEEDBACK_PROGRAM_CHARS, tokenizer, FEEDBACK_PROGRAM_TOKENS)}"
         if aux_f:
             if not calls_aux(main_f, entry):
                 note = f"{entry} does not call aux"
@@ -543,7 +558,8 @@ def feedback_transition(limits: Optional[SandboxLimits] = None, tokenizer=None):
 
         def said(comment: bool) -> str:
             if comment not in feedback:
-                feedback[comment] = level_feedback(completions[0], completions[1], row, limits, comment=comment)
+                feedback[comment] = level_feedback(completions[0], completions[1], row, limits, comment=comment,
+                                                   tokenizer=tokenizer)
             return feedback[comment]
 
         out = []

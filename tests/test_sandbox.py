@@ -1131,3 +1131,67 @@ def test_a_programs_text_reaches_the_partner_as_plain_bounded_text(name):
             assert lines[3] == "# Tests: 0/4 passed" and "# Tests: 4/4" not in feedback and "<|" not in feedback, feedback
             ids = tok(feedback, add_special_tokens=False)["input_ids"]
             assert not special.intersection(ids) and len(ids) <= 300, (len(ids), feedback)
+
+
+# ---- item 5: the rules that read text ----------------------------------------------------------------------
+def _count_vowels_row():
+    from magrpo_edu.tasks.coding import load_coding
+
+    return next(r for r in load_coding("train") if r["entry_point"] == "count_vowels")
+
+
+AUX_USELESS = "def aux(c):\n    return False\n"  # passes only count_vowels('') == 0
+
+
+@pytest.mark.parametrize("smuggled", [
+    "def count_vowels(s):\n    return sum(1 for c in s if aux(c))\n    #\raux = lambda c: c in 'aeiouAEIOU'\n",
+    "def count_vowels(s):\n    return sum(1 for c in s if aux(c))\n    \x0caux = lambda c: c in 'aeiouAEIOU'\n",
+    "def count_vowels(s):\r    return sum(1 for c in s if aux(c))\r    #\raux = lambda c: c in 'aeiouAEIOU'\r"])
+def test_a_carriage_return_or_form_feed_smuggles_no_top_level_code_past_extract_function(smuggled):
+    """Fourth round, item 5: '\\r' ends a line for Python but not for `split('\\n')`, and a form feed resets the
+    indentation: top-level code (here a better aux) rode along with the function. Lines are Python's now and a
+    block that parses as several statements is cut after the function."""
+    from magrpo_edu.tasks.coding.reward import coding_levels, extract_function
+
+    main = extract_function(smuggled, "count_vowels")
+    assert "aux = " not in main and main.startswith("def count_vowels(s):") and "return sum" in main, repr(main)
+    lv = coding_levels(AUX_USELESS, smuggled, _count_vowels_row())
+    assert lv["passed"] == 1 and lv["total_reward"] == pytest.approx(0.4 + 0.6 + 0.5 + 0.25 + 0.5), lv  # a thin wrapper
+
+
+@pytest.mark.parametrize("body", [
+    "    match (lambda c: c in 'aeiouAEIOU'):\n        case aux:\n            return sum(1 for c in s if aux(c))\n",
+    "    from operator import contains as aux\n    return sum(1 for c in s if aux('aeiouAEIOU', c))\n",
+    "    try:\n        raise KeyError\n    except KeyError as aux:\n        pass\n    aux = lambda c: c in 'aeiouAEIOU'\n"
+    "    return sum(1 for c in s if aux(c))\n",
+    "    match {'f': lambda c: c in 'aeiouAEIOU'}:\n        case {**aux}:\n            return sum(1 for c in s if aux['f'](c))\n",
+    "    match [lambda c: c in 'aeiouAEIOU']:\n        case [*aux]:\n            return sum(1 for c in s if aux[0](c))\n"])
+def test_every_binding_of_aux_in_main_is_caught(body):
+    """Fourth round, item 5: a match/case capture, `from m import f as aux`, `except E as aux`, `case {**aux}`
+    bound aux past `rebinds_aux` (4.0 with a useless helper). Every binding Python has is caught now: the tests
+    still count, the cooperation levels do not."""
+    from magrpo_edu.tasks.coding.reward import coding_levels, rebinds_aux
+
+    main = "def count_vowels(s):\n" + body
+    assert rebinds_aux(main, "count_vowels")
+    lv = coding_levels(AUX_USELESS, main, _count_vowels_row())
+    assert lv["calls_aux"] == lv["not_thin_wrapper"] == 0.0 and lv["total_reward"] <= 0.4 + 0.6 + 0.5 + 1.0, lv
+
+
+@pytest.mark.parametrize("main", [
+    "def count_vowels(s):\n    if not s:\n        break\n    return sum(1 for c in s if aux(c))\n",
+    "def count_vowels(s):\n    def inner():\n        nonlocal s\n    nonlocal s\n    return sum(1 for c in s if aux(c))\n",
+    "def count_vowels(s, s2=0, s2=1):\n    return sum(1 for c in s if aux(c))\n",
+    "def count_vowels(s):\n" + "".join("    " * (i + 1) + f"for _{i} in [0]:\n" for i in range(21)) + "    " * 22
+    + "pass\n    return sum(1 for c in s if aux(c))\n"])
+def test_a_program_cpython_refuses_to_compile_earns_no_syntax_level(main):
+    """Fourth round, item 5: `ast.parse` accepts these, CPython's compiler refuses them (they cannot run): no +0.5
+    syntax level, no "syntax: OK" in the feedback, nothing run."""
+    from magrpo_edu.tasks.coding.reward import coding_levels, level_feedback, parse_error
+
+    row = _count_vowels_row()
+    lv = coding_levels("def aux(c):\n    return c in 'aeiou'\n", main, row)
+    assert lv["syntax"] == 0.0 and lv["total_reward"] == pytest.approx(1.0), lv
+    fb = level_feedback("def aux(c):\n    return c in 'aeiou'\n", main, row)
+    assert "# syntax: SyntaxError" in fb and "syntax: OK" not in fb and "Tests:" not in fb, fb
+    assert parse_error("def f(x):\n    return x\n") is None

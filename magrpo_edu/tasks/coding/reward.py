@@ -56,6 +56,7 @@ from __future__ import annotations
 import ast
 import re
 import threading
+import warnings
 from collections import OrderedDict
 from dataclasses import astuple
 from typing import Optional, Sequence
@@ -81,10 +82,14 @@ def extract_function(text: str, name: str) -> str:
     """The first `def name(` block of an answer, as the authors extract it: the `def` line (at any
     indentation) and the lines after it that are blank, indented deeper than the `def`, or start
     with a tab; the block ends at the first other line. Leading and trailing whitespace is stripped,
-    so an indented answer becomes a top-level function. Returns "" if there is none."""
+    so an indented answer becomes a top-level function. Returns "" if there is none.
+
+    Lines are Python's (\\n, \\r\\n and a lone \\r each end one), and a block that parses as more than one
+    statement is cut after the function (`_one_statement`): a \\r or a form feed inside an indented line
+    cannot bring top-level code along with the function."""
     start = re.compile(rf"^(\s*)def\s+{re.escape(name)}\s*\(")
     block, indent = None, 0
-    for line in strip_fences(text).split("\n"):
+    for line in _PY_LINES.split(strip_fences(text)):
         if block is None:
             m = start.match(line)
             if m:
@@ -93,7 +98,24 @@ def extract_function(text: str, name: str) -> str:
             block.append(line)
         else:
             break
-    return "\n".join(block).strip() if block else ""
+    return _one_statement("\n".join(block).strip()) if block else ""
+
+
+_PY_LINES = re.compile(r"\r\n|\r|\n")  # where Python's tokenizer ends a line
+
+
+def _one_statement(block: str) -> str:
+    """`block` cut after its first statement where it parses as several: Python's tokenizer reads a line
+    that the text rule took as indented (a form feed resets the indentation) as top-level code."""
+    if len(block) > MAX_FUNCTION_CHARS:  # counts as absent anyway; parsing it would cost seconds
+        return block
+    try:
+        body = ast.parse(block).body
+    except UNPARSEABLE:
+        return block  # no statement to smuggle: it earns no syntax level
+    if len(body) <= 1:
+        return block
+    return "\n".join(block.split("\n")[:body[0].end_lineno]).rstrip()
 
 
 def has_return(function_src: str) -> bool:
@@ -156,7 +178,9 @@ _REFLECTIVE_MODULES = frozenset("sys builtins inspect gc ctypes importlib types 
 
 def rebinds_aux(main_code: str, entry_point: str) -> bool:
     """Could the entry point call an `aux` other than agent 1's? True if its function binds the name
-    `aux` (an assignment, a parameter or default, a nested def, an import, `global`/`nonlocal`) or
+    `aux` in any way Python binds a name (`_binds`: an assignment, a parameter or default, a nested def, an
+    import with or without `as`, `except ... as aux`, a match/case capture, `*aux` or `**aux` in a pattern,
+    `global`/`nonlocal`) or
     reaches namespaces by reflection (`globals()`, `vars`, `setattr`, `exec`, a dunder name or
     attribute such as `__globals__`, frame attributes such as `f_globals`, an import of sys, builtins,
     inspect, gc, ctypes, importlib, types or operator). Such a main earns no
@@ -170,6 +194,8 @@ def rebinds_aux(main_code: str, entry_point: str) -> bool:
     except UNPARSEABLE:
         return False
     for n in ast.walk(tree):
+        if "aux" in _binds(n):
+            return True
         if isinstance(n, ast.Name) and (n.id in _REFLECTION or n.id.startswith("__") or
                                         n.id == "aux" and not isinstance(n.ctx, ast.Load)):
             return True
@@ -183,6 +209,29 @@ def rebinds_aux(main_code: str, entry_point: str) -> bool:
                 isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] in _REFLECTIVE_MODULES:
             return True
     return False
+
+
+def _binds(n: ast.AST) -> tuple:
+    """The names the node `n` binds: every way Python binds a name (assignment targets, `del`, parameters,
+    def/class names, imports with or without `as`, `except ... as`, match/case captures, `*rest`, `**rest`,
+    `global`/`nonlocal`, type parameters)."""
+    if isinstance(n, ast.Name):
+        return (n.id,) if not isinstance(n.ctx, ast.Load) else ()
+    if isinstance(n, ast.arg):
+        return (n.arg,)
+    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return (n.name,)
+    if isinstance(n, ast.alias):
+        return ((n.asname or n.name).split(".")[0],)
+    if isinstance(n, (ast.Global, ast.Nonlocal)):
+        return tuple(n.names)
+    if isinstance(n, ast.ExceptHandler) or isinstance(n, (ast.MatchAs, ast.MatchStar)):
+        return (n.name,) if n.name else ()
+    if isinstance(n, ast.MatchMapping):
+        return (n.rest,) if n.rest else ()
+    if type(n).__name__ in ("TypeVar", "ParamSpec", "TypeVarTuple"):  # Python 3.12's `def f[T]()`
+        return (n.name,)
+    return ()
 
 
 def ignores_aux_result(main_code: str, entry_point: str) -> bool:
@@ -247,17 +296,25 @@ def combine(aux: str, main: str, problem: dict) -> str:
 
 
 def parse_error(program: str) -> Optional[str]:
-    """None if `program` parses, else why not, in one line (the syntax level's test).
+    """None if CPython compiles `program`, else why not, in one line (the syntax level's test). `compile`, not
+    only `ast.parse`: a program the parser accepts but the compiler refuses (`break` outside a loop, `nonlocal`
+    of a parameter, 21 nested blocks, a duplicate argument) cannot run, so it earns no syntax level.
     >>> parse_error("def f(:") is not None, parse_error("return " + "-" * 5000 + "1") is not None
+    (True, True)
+    >>> parse_error("def f(x, x):\\n    return x") is not None, parse_error("def f(x):\\n    break") is not None
     (True, True)
     """
     try:
-        ast.parse(program)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # SyntaxWarning for odd but valid code: not the reward's business
+            compile(program, "<program>", "exec", dont_inherit=True)
         return None
     except SyntaxError as e:
         return f"SyntaxError at line {e.lineno}, col {e.offset}: {e.msg}"
     except UNPARSEABLE as e:
         return f"{type(e).__name__}: {str(e)[:200] or 'the parser gave up'}"
+    except Exception as e:  # noqa: BLE001 - whatever else the compiler raises on some text (SystemError, OverflowError)
+        return f"{type(e).__name__}: {str(e)[:200] or 'the compiler gave up'}"
 
 
 class _SandboxRuns:

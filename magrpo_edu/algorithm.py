@@ -45,6 +45,7 @@ deviations are in docs/faithfulness.md, "The algorithm"):
  10. Each agent has its own optimiser; agents never see each other's responses during a step.
  11. An optional KL leash, config.beta (k3 estimator, summed over tokens; its gradient is KL(pi_ref || pi_i)'s).
  12. Step 6 scores each token under the distribution step 2 drew it from (temperature, top-k, top-p).
+ 13. Optional dynamic sampling, config.dynamic_sampling (DAPO's): a flat group is dropped and another problem drawn.
 """
 from __future__ import annotations
 

@@ -215,7 +215,8 @@ def test_help_shows_each_default_once_and_booleans_as_switches(capsys):
     assert "tldr 0.002 with --agents lora / 0.0005 with --agents separate" in text
     assert "coding 0.001 with --agents lora / 0.0005 with --agents separate" in text
     # max_steps: the quick demo's, and the coding recipe's five minutes with LoRA agents
-    assert "coding 170 with --agents lora / 300 with --agents separate, humaneval 300, length 300" in text
+    assert ("coding 170 with --agents lora / 300 with --agents separate, coding-strict 170 with --agents lora / 300 "
+            "with --agents separate, humaneval 300, length 300") in text
 
 
 def test_the_variants_reach_the_config(tmp_path):

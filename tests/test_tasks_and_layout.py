@@ -17,7 +17,7 @@ from magrpo_edu.tasks.registry import TASKS, Task, get_task
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("name", ["length", "tldr", "arxiv", "coding", "humaneval"])
+@pytest.mark.parametrize("name", ["length", "tldr", "arxiv", "coding", "coding-strict", "humaneval"])
 def test_every_shipped_task_record_is_complete(name):
     t = get_task(name)
     assert isinstance(t, Task) and t.name == name
@@ -26,15 +26,15 @@ def test_every_shipped_task_record_is_complete(name):
     prompts = [f(ev[0]) for f in t.formatters(None)]
     assert len(prompts) == t.num_agents == 2 and all(isinstance(p, str) and p for p in prompts)
     assert t.max_reward > 0 and t.max_new_tokens > 0 and t.single_prompt(ev[0], None)
-    coding = name in ("coding", "humaneval")
+    coding = name in ("coding", "coding-strict", "humaneval")
     assert (t.transition is not None) == (t.batch_levels is not None) == coding
     assert (t.in_distribution is not None) == (not coding)
 
 
 def test_an_unknown_task_is_an_error_that_lists_the_known_ones(tmp_path):
-    with pytest.raises(ValueError, match=r"unknown task 'summarise'; the registered tasks are coding, humaneval, length, tldr, arxiv"):
+    with pytest.raises(ValueError, match=r"unknown task 'summarise'; the registered tasks are coding, coding-strict, humaneval, length, tldr, arxiv"):
         get_task("summarise")
-    with pytest.raises(SettingsError, match=r"unknown task 'summarise'.*coding, humaneval, length, tldr, arxiv"):
+    with pytest.raises(SettingsError, match=r"unknown task 'summarise'.*coding, coding-strict, humaneval, length, tldr, arxiv"):
         plan_run(task="summarise", out=str(tmp_path / "o"))
 
 
@@ -104,7 +104,7 @@ def test_the_documented_task_is_one_file_in_a_task_package(tmp_path, monkeypatch
     finally:
         TASKS.pop("count", None)
     # and the package's own tasks are found the same way, each in its module
-    assert [t.name for t in registry.discover()] == list(TASKS)[:5] == ["coding", "humaneval", "length", "tldr", "arxiv"]
+    assert [t.name for t in registry.discover()] == list(TASKS)[:6] == ["coding", "coding-strict", "humaneval", "length", "tldr", "arxiv"]
 
 
 def _three_agents_task() -> Task:

@@ -191,7 +191,7 @@ def test_joint_reward_for_the_trainer():
     out = coding_joint_reward([[AUX, AUX, ""], [MAIN_COOP, MAIN_ALONE, "nothing"]], P)
     assert out["total"] == pytest.approx([4.0, 2.5, 0.0])
     assert out["calls_aux"] == [0.5, 0.0, 0.0] and out["tests"] == [1.0, 1.0, 0.0]
-    assert set(out) == {"total", *LEVELS}
+    assert set(out) == {"total", *LEVELS, "load_bearing"} and out["load_bearing"] == [1.0, 0.0, 0.0]
 
 
 def test_batch_equals_one_by_one():

@@ -493,11 +493,17 @@ def gate_shares(shares: dict) -> list[tuple[str, float, Optional[float]]]:
 
 def coding_joint_reward(completions: Sequence[Sequence[str]], row: dict, limits: Optional[SandboxLimits] = None) -> dict:
     """Trainer-facing joint reward: all joint actions' programs run in parallel in the sandbox.
-    Returns {"total": [...], <level>: [...]} (levels logged as reward/<level>)."""
+    Returns {"total": [...], <level>: [...], "load_bearing": [...]} (logged as reward/<level>). "load_bearing"
+    is not part of the reward: 1.0 where the helper is load-bearing (`load_bearing.py`: the cooperating answers
+    run again with aux replaced by a stub), so every training history shows it beside reward/calls_aux."""
+    from .load_bearing import load_bearing_many  # (it imports this module)
+
     auxes, mains = completions
-    levels = coding_levels_many(auxes, mains, [row] * len(auxes), limits)
+    rows = [row] * len(auxes)
+    levels = coding_levels_many(auxes, mains, rows, limits)
     out = {"total": [lv["total_reward"] for lv in levels]}
     out.update({k: [lv[k] for lv in levels] for k in LEVELS})
+    out["load_bearing"] = [float(b) for b in load_bearing_many(auxes, mains, rows, levels, limits)]
     return out
 
 

@@ -198,6 +198,87 @@ def phase_train(out: Path, lever: str, seed: int) -> None:
         (d / "eval.json").write_text(json.dumps(res, indent=1))
 
 
+def _paired(a: dict, b: dict) -> tuple[float, float, int]:
+    """Mean and standard error of b - a in the per-problem pass-all share (problems paired by task_id)."""
+    pa = {p["task_id"]: statistics.mean(p["pass_all"]) for p in a["problems"]}
+    d = [statistics.mean(p["pass_all"]) - pa[p["task_id"]] for p in b["problems"] if p["task_id"] in pa]
+    se = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else float("nan")
+    return statistics.mean(d), se, len(d)
+
+
+def _training(d: Path) -> dict:
+    """What the training history says: the share of flat groups, the load-bearing share in the first and last
+    quarter of the steps, dynamic sampling's draws."""
+    f = d / "history.json"
+    if not f.exists():
+        return {}
+    h = json.loads(f.read_text())
+    q = max(1, len(h) // 4)
+    mean = lambda rs, k: statistics.mean(r[k] for r in rs) if rs and k in rs[0] else None  # noqa: E731
+    return dict(steps=len(h), zero_std=mean(h, "frac_reward_zero_std"), reward_first=mean(h[:q], "reward"),
+                reward_last=mean(h[-q:], "reward"), load_bearing_first=mean(h[:q], "reward/load_bearing"),
+                load_bearing_last=mean(h[-q:], "reward/load_bearing"), draws=mean(h, "dynamic/draws"))
+
+
+def write_table(out: Path) -> None:
+    """experiments/smollm2_levers.json and .md from every finished run under `out` (a lever's row: its seeds' mean;
+    each seed's gain in pass-all over the warm start of the same sampling seed, paired by problem)."""
+    runs = {}
+    for d in sorted(out.glob("*_seed*")):
+        f = d / "eval.json"
+        if not f.exists() or not all(w in json.loads(f.read_text()) for w in SETS):
+            continue
+        lever, seed = d.name.rsplit("_seed", 1)
+        runs.setdefault(lever, {})[int(seed)] = dict(eval=json.loads(f.read_text()), training=_training(d),
+                                                    settings=json.loads((d / "settings.json").read_text()))
+    warm = runs.get("warm", {})
+    table = []
+    for lever in ["warm", "card-shipped", *LEVERS]:
+        if lever not in runs:
+            continue
+        seeds = sorted(runs[lever])
+        row = dict(lever=lever, seeds=seeds, commit=sorted({runs[lever][k]["settings"].get("commit") for k in seeds}))
+        for which in SETS:
+            ev = [runs[lever][k]["eval"][which] for k in seeds]
+            row[which] = dict(reward=statistics.mean(e["reward"] for e in ev),
+                              pass_or_not1=statistics.mean(e["pass_or_not@1"] for e in ev),
+                              pass_all=statistics.mean(e["pass_all"] for e in ev),
+                              cooperation=statistics.mean(e["cooperation_rate"] for e in ev),
+                              load_bearing=statistics.mean(e["load_bearing_rate"] for e in ev),
+                              gain_vs_warm=[_paired(warm[k]["eval"][which], runs[lever][k]["eval"][which]) if k in warm and lever != "warm"
+                                            else None for k in seeds])
+        row["training"] = [runs[lever][k]["training"] for k in seeds]
+        row["train_minutes"] = [runs[lever][k]["eval"].get("train_minutes") for k in seeds]
+        table.append(row)
+    (ROOT / "experiments" / "smollm2_levers.json").write_text(json.dumps(dict(eval_samples=EVAL_SAMPLES, recipe=RECIPE, levers=LEVERS,
+                                                                              table=table), indent=1))
+    f2 = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
+
+    def gains(g):
+        return "; ".join("-" if x is None else f"{x[0]:+.2f} ± {x[1]:.2f}" for x in g)
+    lines = ["# SmolLM2-135M-Instruct coding: the levers of issue 60, one at a time", "",
+             "Written by `python experiments/smollm2_levers.py table` from the runs under runs/smollm2_levers/ (the script's "
+             "docstring has the commands and what each lever changes). Every row is evaluated alike: "
+             f"{EVAL_SAMPLES} joint answers a problem, sampling seed = the run's seed, the authors' sampling. "
+             "PassOrNot@1: the first answer passes every test; pass-all: the share of all answers that do; "
+             "gain: the lever's pass-all minus the warm start's at the same sampling seed, paired by problem, ± its "
+             "standard error, one entry per seed. Cooperation: the authors' (the main's text calls aux); load-bearing: "
+             "the main passes fewer tests with aux replaced by a stub returning None. Each value is the mean over the "
+             "row's seeds; one seed is one run.", ""]
+    for which, title in (("heldout", "the coding task's 28 held-out problems"), ("humaneval", "HumanEval test[:32]")):
+        lines += [f"## {title}", "", "| lever | seeds | reward (of 4) | PassOrNot@1 | pass-all | gain in pass-all vs warm | "
+                  "cooperation | load-bearing | training flat groups | train minutes |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in table:
+            c = r[which]
+            zs = [t.get("zero_std") for t in r["training"]]
+            lines.append(f"| {r['lever']} | {', '.join(map(str, r['seeds']))} | {c['reward']:.2f} | {c['pass_or_not1']:.2f} | "
+                         f"{c['pass_all']:.2f} | {gains(c['gain_vs_warm'])} | {c['cooperation']:.2f} | {c['load_bearing']:.2f} | "
+                         f"{'; '.join(f2(z) for z in zs)} | {'; '.join('-' if m is None else f'{m:.0f}' for m in r['train_minutes'])} |")
+        lines.append("")
+    (ROOT / "experiments" / "smollm2_levers.md").write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("phase", choices=["warm", "shipped", "probe", "train", "table"])
@@ -214,7 +295,6 @@ def main() -> None:
     elif a.phase == "train":
         phase_train(out, a.lever, a.seed)
     else:
-        from smollm2_levers_table import write_table
         write_table(out)
 
 

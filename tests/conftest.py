@@ -127,3 +127,26 @@ def check_shipped_adapters(dirs, names):
     assert weights[0].keys() == weights[1].keys()
     assert any(not torch.equal(weights[0][k], weights[1][k]) for k in weights[0])  # two different agents
     return weights
+
+
+def body(function_src: str) -> str:
+    """A function's lines after its `def` line, stripped of trailing blanks."""
+    return function_src.split("\n", 1)[1].rstrip() if "\n" in function_src else ""
+
+
+def held_out_correct_bodies() -> set[str]:
+    """The bodies of every correct main of every held-out coding problem: the data's reference main, and the
+    coding world's `main_calls_aux` and `main_alone`, for every constant the data uses and a few more (the
+    tiny-code and second-turn corpora must contain none of them)."""
+    import random
+
+    from magrpo_edu.tasks.coding.data import load_coding
+    from magrpo_edu.tasks.coding.world import FAMILIES, PRETRAIN_FAMILIES, make_code_problem
+
+    out = {body(r["reference_main"]) for r in load_coding("eval")}
+    for idx in range(PRETRAIN_FAMILIES, len(FAMILIES)):
+        for k in range(2, 10):
+            for c in "abcdefghklmnprst":
+                p = make_code_problem(random.Random(0), family=idx, k=k, c=c)
+                out |= {body(p["main_calls_aux"]), body(p["main_alone"])}
+    return {b for b in out if b}

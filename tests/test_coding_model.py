@@ -16,7 +16,7 @@ import pytest
 from magrpo_edu.pretraining import code_corpus
 from magrpo_edu.tasks.coding.reward import extract_function, is_thin_wrapper
 from magrpo_edu.tasks.coding.data import extract_asserts, load_coding
-from magrpo_edu.tasks.coding.world import FAMILIES, PRETRAIN_FAMILIES, make_code_problem
+from conftest import held_out_correct_bodies as _held_out_correct_bodies  # shared with test_second_turn_corpus
 
 N_DOCS = 6000
 
@@ -34,25 +34,6 @@ def problems() -> list[dict]:
 
 def _held_out_rows() -> list[dict]:
     return load_coding("eval")
-
-
-def _body(function_src: str) -> str:
-    """A function's lines after its `def` line, stripped of trailing blanks."""
-    return function_src.split("\n", 1)[1].rstrip() if "\n" in function_src else ""
-
-
-def _held_out_correct_bodies() -> set[str]:
-    """The bodies of every correct main of every held-out problem: the data's reference main, and the
-    coding world's `main_calls_aux` and `main_alone`, for every constant the data uses and a few more."""
-    out = set()
-    for r in _held_out_rows():
-        out.add(_body(r["reference_main"]))
-    for idx in range(PRETRAIN_FAMILIES, len(FAMILIES)):
-        for k in range(2, 10):
-            for c in "abcdefghklmnprst":
-                p = make_code_problem(random.Random(0), family=idx, k=k, c=c)
-                out |= {_body(p["main_calls_aux"]), _body(p["main_alone"])}
-    return {b for b in out if b}
 
 
 def test_no_held_out_name_docstring_or_assert_appears(corpus):

@@ -12,7 +12,7 @@ from magrpo_edu.tasks.coding.data import extract_asserts, load_coding
 from magrpo_edu.tasks.coding.prompts import CODING_INSTRUCTIONS
 from magrpo_edu.tasks.coding.reward import coding_levels, extract_function, has_return
 
-from test_coding_model import _held_out_correct_bodies
+from conftest import held_out_correct_bodies as _held_out_correct_bodies  # shared test helpers: tests/conftest.py
 
 N = 600
 

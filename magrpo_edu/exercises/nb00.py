@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 
 from . import ExerciseFailed, exercise, not_the_library as _not_the_library
 
@@ -71,7 +72,13 @@ _PAIRS = [
     #                                (stripped, 3 and 11: 3.67, reward 0.51)
     ("abc", ""),                   # an empty DETAILED answer: ratio 0, 2 below the interval, reward exp(-2)
     ("", ""),                      # both empty: the concise one is empty, reward 0
+    (" ", "abc"),                  # a concise answer of one space is NOT empty: 1 character, ratio 3, reward 1
 ]
+
+
+def _is_real(v) -> bool:
+    """A real number: int, float, Fraction, numpy's floats and ints; not a bool (numpy's included)."""
+    return isinstance(v, numbers.Real) and not isinstance(v, bool) and type(v).__name__ != "bool_"
 
 
 @exercise("00.length_ratio_reward")
@@ -93,11 +100,18 @@ def check_length_ratio_reward(fn) -> None:
             raise ExerciseFailed(f"an empty concise answer with a detailed one of {len(b)} characters made your function "
                                  "divide by zero: the ratio is infinite there, infinitely far from [2, 3], so the reward "
                                  "is exp(-inf) = 0; return 0.0 for an empty concise answer.") from None
-        if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isfinite(got):
+        if not _is_real(got) or not math.isfinite(got):
             raise ExerciseFailed(f"return one number (a float), got {got!r}")
+        got = float(got)          # a numpy float (np.float32) is a number too
         if abs(got - want) > 1e-6:
             if not a:
                 raise ExerciseFailed(f"an empty concise answer earns 0 (the ratio is infinite), you returned {got:.4f}")
+            if not a.strip():
+                raise ExerciseFailed(f"a concise answer of {len(a)} space(s), {a!r}, is not empty: its characters count "
+                                     f"like any others (len({a!r}) = {len(a)}), so with a detailed answer of {len(b)} "
+                                     f"characters the ratio is {len(b) / len(a):g} and the reward {want:.4f}; you "
+                                     f"returned {got:.4f}. Only an EMPTY concise answer (len 0) earns 0: test `not "
+                                     "concise`, not `not concise.strip()`.")
             ratio = len(b) / len(a)
             words = f"; {len(a.split())} and {len(b.split())} words" if " " in a + b else ""
             raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "

@@ -24,6 +24,16 @@ def _cases():
     return out
 
 
+def _padded_case():
+    """A group where NO completion fills the padded width C = 6 (lengths 4, 2, 3): dividing by C and dividing by the
+    longest completion's length give different numbers, so the check can say which one a wrong loss did."""
+    g = torch.Generator().manual_seed(5)
+    lengths, C = torch.tensor([4, 2, 3]), 6
+    mask = (torch.arange(C).unsqueeze(0) < lengths.unsqueeze(1)).float()
+    logp = torch.where(mask.bool(), -torch.rand(3, C, generator=g) * 3 - 0.1, torch.full((3, C), -7.5))
+    return logp, mask
+
+
 def _tensor(name: str, value, shape) -> torch.Tensor:
     if not isinstance(value, torch.Tensor):
         raise ExerciseFailed(f"{name} should return a torch.Tensor, got {type(value).__name__}.")
@@ -50,7 +60,16 @@ def check_sequence_logprob(fn):
     for logp, mask in _cases():
         for m in (mask, mask.bool()):
             leaf = logp.clone().requires_grad_(True)
-            got = _tensor("sequence_logprob(token_logp, mask)", fn(leaf, m), logp.shape[:1])
+            try:
+                out = fn(leaf, m)
+            except (RuntimeError, TypeError) as e:
+                if m.dtype != torch.bool:
+                    raise
+                raise ExerciseFailed(f"with a bool mask (True on the real tokens, as a tokenizer's attention mask can "
+                                     f"come) your function raised {type(e).__name__}: {str(e).splitlines()[0]}. The mask "
+                                     "may be float or bool: select with it (torch.where(mask.bool(), token_logp, 0)) or "
+                                     "convert it first (mask.to(token_logp.dtype)).") from None
+            got = _tensor("sequence_logprob(token_logp, mask)", out, logp.shape[:1])
             _carries_gradient(got, leaf, mask, "sequence_logprob")
             got = got.detach()
             want = (logp * mask).sum(-1)
@@ -104,7 +123,7 @@ def check_leave_one_out(fn):
 @exercise("01.grpo_token_mean_loss")
 def check_grpo_token_mean_loss(fn):
     g = torch.Generator().manual_seed(3)
-    for logp, mask in _cases():
+    for logp, mask in _cases() + [_padded_case()]:
         A = torch.randn(logp.shape[0], generator=g)
         leaf = logp.clone().requires_grad_(True)
         got = fn(leaf, mask, A)
@@ -125,6 +144,9 @@ def check_grpo_token_mean_loss(fn):
         if torch.allclose(got, policy_loss((logp * mask).sum(-1), A), atol=1e-5):
             raise ExerciseFailed("that is MAGRPO's loss (the SUM over tokens); GRPO divides each completion's sum by its "
                                  "own length |a^(g)| first.")
+        if torch.allclose(got, -(A * (logp * mask).sum(-1) / logp.shape[1]).mean(), atol=1e-5) and (
+                lengths.max() == logp.shape[1]):
+            continue          # C or the longest length? here they are equal: the group with no full-length completion tells
         if torch.allclose(got, -(A * (logp * mask).sum(-1) / lengths.max().clamp_min(1)).mean(), atol=1e-5):
             raise ExerciseFailed(f"you divided every completion by the longest one's length ({int(lengths.max())} real "
                                  "tokens here); GRPO divides each completion's sum by its OWN length |a^(g)| "

@@ -3,6 +3,7 @@ score T with the authors' substring matching, and a length reward that padding c
 from __future__ import annotations
 
 import math
+import numbers
 
 from ..quality import repetition
 from ..tasks.writing.reward import coherence_T, tldr_length_level, tldr_levels
@@ -18,7 +19,9 @@ def _t_of(text: str) -> float:
 
 @exercise("03.length_level")
 def check_length_level(fn):
-    for r in (0.5, 1.0999, 1.1, 1.35, 1.6, 2.4, 3.2, 4.1, 5.0, 5.0001, 7.0):
+    # the ramps are probed at their midpoints (1.35, 4.1) AND off them (1.23, 1.47, 3.5, 4.55, 4.91): a smoothstep
+    # or a rounded value agrees with the straight line at a midpoint only
+    for r in (0.5, 1.0999, 1.1, 1.35, 1.6, 2.4, 3.2, 4.1, 5.0, 5.0001, 7.0, 1.23, 1.47, 3.5, 4.55, 4.91):
         want, got = tldr_length_level(r), fn(r)
         if want is None:
             if got is not None:
@@ -28,9 +31,16 @@ def check_length_level(fn):
         if got is None:
             edge = " Both ends of [1.1, 5.0] are inside: L2 pays 0 there and scoring goes on." if r in (1.1, 5.0) else ""
             raise ExerciseFailed(f"at r = {r} L2 is {want:.3f} and scoring goes on; you returned None (stop).{edge}")
-        if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isclose(got, want, abs_tol=1e-9):
-            raise ExerciseFailed(f"at r = {r} L2 is {want:.4f}, you returned {got!r}: 1 on [1.6, 3.2], rising from 0 at "
-                                 "1.1 to 1 at 1.6, falling from 1 at 3.2 to 0 at 5.0.")
+        if isinstance(got, bool) or not isinstance(got, numbers.Real) or not math.isclose(got, want, abs_tol=1e-9):
+            hint = ""
+            if isinstance(got, numbers.Real) and not isinstance(got, bool):
+                if math.isclose(got, round(want, 1), abs_tol=1e-9) or math.isclose(got, round(want, 2), abs_tol=1e-9):
+                    hint = " You rounded it: the level is the exact value on the line, no rounding."
+                elif math.isclose(got, 3 * want ** 2 - 2 * want ** 3, abs_tol=1e-9):
+                    hint = (" That is a smooth S-curve (3t^2 - 2t^3); each ramp is a STRAIGHT line, (r - 1.1) / 0.5 "
+                            "rising, 1 - (r - 3.2) / 1.8 falling.")
+            raise ExerciseFailed(f"at r = {r} L2 is {want:.4f}, you returned {got!r}: 1 on [1.6, 3.2], rising linearly "
+                                 "from 0 at 1.1 to 1 at 1.6, falling linearly from 1 at 3.2 to 0 at 5.0." + hint)
 
 
 TEXTS = ["He has a plan.",                         # "as" inside "has": the time category
@@ -64,6 +74,9 @@ _NATURAL = [("My roommate never cleans the kitchen at all",
              "My dog barks at night and the neighbours complain, which worries me a lot and I do not know why."),
             ("I lost my job and I feel lost",
              "I lost my job last week. I lost my job because the shop closed, and then I looked for work for days.")]
+_NATURAL.append(("My flatmate never cleans the kitchen or bathroom",    # 4 of its 20 3-grams repeat: EXACTLY 1/5
+                 "However, I asked him to clean the kitchen, and I asked him to clean the bathroom, so he said no again "
+                 "today."))                                             # (0.19999999999999996 in floats): not above 0.2
 _NATURAL.append(("My landlord will not fix the heating in my flat",   # each text <= 0.2; joined they repeat more (0.22)
                  "However, my landlord will not fix the heating, so the flat is cold, the flat is cold, the flat is cold "
                  "every night and I sleep in my coat."))
@@ -75,7 +88,10 @@ _PADDED = [("My dog barks at night and the neighbours complain",
             "The flat is cold and the flat is cold and the flat is cold and the flat is cold at night, however my "
             "landlord will not fix the heating, so I called him again."),
            ("My flatmate never cleans the kitchen or bathroom",       # 0.211, just above 0.2, paid 2.73 by the paper's
-            "However, I asked him to clean the kitchen and I asked him to clean the bathroom, so he said no again.")]  # reward
+            "However, I asked him to clean the kitchen and I asked him to clean the bathroom, so he said no again."),  # reward
+           ("My landlord will not fix the heating in our flat",         # 8 of 39 3-grams repeat: 0.205, just above 0.2
+            "However, the heating is still off. I called him, but the heating is still off. He said next week, yet the "
+            "heating is still off. So we sleep in coats; the landlord never calls back and the landlord never calls us.")]
 
 
 @exercise("03.honest_tldr_reward")
@@ -86,7 +102,11 @@ def check_honest_tldr_reward(fn):
             r1, r2, both = repetition(c1), repetition(c2), repetition(c1 + " " + c2)
             hint = (f" Joined into one text they repeat {both:.2f}; the rule looks at each text alone."
                     if both > 0.2 else "")
-            raise ExerciseFailed(f"a natural pair (repetition {r1:.2f} and {r2:.2f}, neither above 0.2) should keep the "
+            if got == 0 and max(r1, r2) > 0.19:
+                hint += (f" Its detailed text repeats exactly 1/5 of its 3-grams ({r2!r} as a float): that is not ABOVE "
+                         "0.2, so it keeps its reward; the rule is `repetition(text) > 0.2`, a strict bound at 0.2 "
+                         "(not >= 0.2 computed some other way, not a lower threshold).")
+            raise ExerciseFailed(f"a natural pair (repetition {r1:.3f} and {r2:.3f}, neither above 0.2) should keep the "
                                  f"paper's reward {want:.3f}; you returned {got!r} for {c2[:50]!r}...{hint}")
     for c1, c2 in _PADDED:
         got = fn(c1, c2)
@@ -94,7 +114,10 @@ def check_honest_tldr_reward(fn):
             r1, r2 = repetition(c1), repetition(c2)
             hint = (" One repeating text is enough: EITHER text above 0.2 pays 0"
                     + (f" (their mean, {(r1 + r2) / 2:.2f}, is not the rule)." if (r1 + r2) / 2 <= 0.2 else "."))
-            raise ExerciseFailed(f"the padded detailed text {c2[:50]!r}... (repetition {r2:.2f} > 0.2, the concise "
+            if r2 < 0.211:
+                hint += (f" Its repetition, {r2:.4f}, is only just above 0.2: the threshold is 0.2 itself, not a "
+                         "rounder number above it.")
+            raise ExerciseFailed(f"the padded detailed text {c2[:50]!r}... (repetition {r2:.4f} > 0.2, the concise "
                                  f"text's {r1:.2f}) earns {tldr_levels(c1, c2)['total']:.3f} from the paper's reward; "
                                  f"yours should pay 0, it paid {got!r}.{hint}")
     got = fn(_PADDED[0][1], _NATURAL[0][1])

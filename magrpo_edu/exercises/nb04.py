@@ -47,6 +47,9 @@ WRAPPER_CASES = [
      "THREE lines: the two-line rule needs exactly two lines, not the last two of more"),
     ("def f(xs):\n    '''Double each number.\n\n    The helper does it.\n    '''\n    y = aux(xs)\n    return y\n",
      "a docstring in single quotes (three of them) is dropped too"),
+    ('def f(xs):\n    "Double each number."\n    return aux(xs)\n',
+     "a docstring in ONE pair of quotes is not dropped: only TRIPLE-quoted docstrings are, so the body is two lines, "
+     "the first not `v = aux(`"),
 ]
 
 

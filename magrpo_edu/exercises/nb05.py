@@ -42,6 +42,13 @@ def _by_depth(node, gamma):
     return R
 
 
+def _by_position(node, gamma):
+    R = node.rewards.clone()
+    for j, child in enumerate(node.children.values()):
+        R[j] += gamma * _by_position(child, gamma).mean()
+    return R
+
+
 def _sum_children(node, gamma):
     R = node.rewards.clone()
     for j, child in node.children.items():
@@ -69,9 +76,23 @@ def check_discounted_returns(fn):
         for gamma in (0.9, 0.5, 1.0):
             mine = copy.deepcopy(tree)
             before = [nd.rewards.clone() for nd in _nodes(mine)]
+            keys = sorted(tree.children)
+            gappy = bool(tree.children) and keys != list(range(len(keys)))
+            by_position = ((f"node.children is a dict from the joint action j to its child, not a list: here its keys "
+                            f"are {list(tree.children)} (only those joint actions have a child), so the i-th child is "
+                            "not joint action i's, and a joint action without a child has no entry. ") if gappy else "") + (
+                "Loop over node.children.items(), which gives each j with its child.")
             try:
                 got = fn(mine, gamma)
+            except NotImplementedError:
+                raise
+            except (KeyError, IndexError) as e:
+                raise ExerciseFailed(f"{what}: your function raised {type(e).__name__}: {e}. " + by_position) from None
             except AttributeError as e:
+                if "'int' object" in str(e):
+                    raise ExerciseFailed(f"{what}: your function raised AttributeError: {e}: iterating over the dict "
+                                         "node.children gives its KEYS, the joint actions j (ints), not the child "
+                                         "nodes. " + by_position) from None
                 raise ExerciseFailed(f"{what}: your function read an attribute the nodes here do not have yet ({e}). "
                                      "Returns are what you compute: start from node.rewards and recurse into "
                                      "node.children; do not read child.returns (the trainer fills it in later, with "
@@ -98,7 +119,9 @@ def check_discounted_returns(fn):
                 raise ExerciseFailed(f"{what}: you added the mean of the child's immediate REWARDS; add the mean of its "
                                      "RETURNS, computed the same way (recursively), so a third turn counts too.")
             hint = ""
-            if tree.children and torch.allclose(got.float(), _discount_all(tree, gamma), atol=1e-5) and gamma != 1.0:
+            if gappy and torch.allclose(got.float(), _by_position(tree, gamma), atol=1e-5):
+                hint = " You matched the i-th child with joint action i. " + by_position
+            elif tree.children and torch.allclose(got.float(), _discount_all(tree, gamma), atol=1e-5) and gamma != 1.0:
                 hint = " You discounted the joint action's own reward too: only the next turn's part is multiplied by gamma."
             elif gamma != 1.0 and torch.allclose(got.float(), _by_depth(tree, gamma), atol=1e-5):
                 hint = (" You discounted by gamma ** depth inside the recursion: the recursion already multiplies each "

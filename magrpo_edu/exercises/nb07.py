@@ -22,6 +22,8 @@ _BAND_CASES = [
     ([_pair(100, 159), _pair(100, 321), _pair(200, 100), _pair(100, 100)], 0.0),
     ([_pair(100, 200), _pair(300, 100), _pair(50, 400), _pair(40, 100)], 0.5),   # 300/100 is agent 1 longer
     ([_pair(0, 100), _pair(60, 120)], 0.5),                                 # an empty concise text: not in band
+    # an empty concise text with a detailed one of 2 characters: out, although len(b) / max(len(a), 1) = 2 would be in
+    ([("", "ab"), _pair(60, 120), _pair(100, 100)], None),
     ([("Short words here and there.", "Extraordinarily lengthy vocabulary, notwithstanding everything.")], None),
     # characters, not bytes: 20 characters of which 10 take two bytes in UTF-8 (ratio 1.6 in characters, 1.2 in bytes)
     ([("é" * 10 + "a" * 10, "b" * 32), ("a" * 10, "b" * 25)], 1.0),
@@ -56,6 +58,9 @@ def _band_readings(pairs) -> list:
          "is where the level pays anything"),
         (share(lambda a, b: len(a) > 0 and 1.6 <= r(a, b) <= 3.2, nonempty),
          "divide by ALL pairs: a pair with an empty concise text is a pair out of the band, not a pair left out"),
+        (share(lambda a, b: 1.6 <= len(b) / max(len(a), 1) <= 3.2),
+         "a pair whose concise text is EMPTY is out of the band, whatever the detailed text: guarding the division "
+         "with max(len(concise), 1) (or `len(concise) or 1`) puts ('', 'ab') in it, at ratio 2 / 1"),
     ]
 
 
@@ -101,8 +106,10 @@ _SMOLLM2_LAYER = [(576, 576), (576, 192), (576, 192), (576, 576), (576, 1536), (
 
 @exercise("07.lora_parameters")
 def check_lora_parameters(fn):
-    cases = [([(10, 20)], 1), ([(10, 20)], 4), ([(4096, 4096), (4096, 1024)], 16), (_SMOLLM2_LAYER * 30, 8),
-             (_SMOLLM2_LAYER * 30, 16), ([(3, 5), (5, 3), (7, 7)], 2)]
+    # the first case tells every reading below apart (at r = 1, r * (in + out) = in + out and r * in * out = in * out,
+    # so a reading that forgets r would pass or be named as another); r = 1 and a square layer come later
+    cases = [([(10, 20)], 4), ([(3, 5), (5, 3), (7, 7)], 2), ([(10, 20)], 1), ([(4096, 4096), (4096, 1024)], 16),
+             (_SMOLLM2_LAYER * 30, 8), (_SMOLLM2_LAYER * 30, 16)]
     for shapes, r in cases:
         want = sum(r * (i + o) for i, o in shapes)
         got = fn(list(shapes), r)
@@ -114,20 +121,28 @@ def check_lora_parameters(fn):
         if isinstance(got, (int, float)) and not isinstance(got, bool) and got == want:
             continue
         what = "SmolLM2's 210 adapted layers" if len(shapes) == 210 else f"layers {shapes}"
-        if got == sum(r * i * o for i, o in shapes):
-            raise ExerciseFailed(f"for {what} with r = {r} you returned {got!r}, r * in * out: that is r copies of the "
-                                 "full matrix. LoRA's update is V U with U of shape (r, in) (peft's lora_A) and V of "
-                                 "shape (out, r) (lora_B).")
-        if got == sum(r * i for i, o in shapes) or got == sum(r * o for i, o in shapes):
-            raise ExerciseFailed(f"for {what} with r = {r} you counted only one of the two matrices: U (lora_A) is "
-                                 "(r, in) AND V (lora_B) is (out, r).")
-        if got == 2 * want:
-            raise ExerciseFailed(f"for {what} with r = {r} you returned {got!r}, twice the answer: count ONE agent's "
-                                 "adapter (each agent has its own; the notebook doubles it for two agents itself).")
-        if got == sum(r * (i + o + 1) for i, o in shapes) or got == sum(r * (i + o) + o for i, o in shapes):
-            raise ExerciseFailed(f"for {what} with r = {r} you returned {got!r}: LoRA's matrices have no bias terms, "
-                                 "r * (in + out) numbers per layer and nothing else.")
-        raise ExerciseFailed(f"for {what} with r = {r} one adapter has {want} parameters; you returned {got!r}.")
+        readings = [  # (what the reading gives, what to say): a hint is given only when ONE reading matches
+            (sum(r * i * o for i, o in shapes),
+             f"r * in * out: that is r copies of the full matrix. LoRA's update is V U with U of shape (r, in) (peft's "
+             "lora_A) and V of shape (out, r) (lora_B)"),
+            (sum(i * o for i, o in shapes),
+             "in * out, the full matrix W's size; the adapter is two thin matrices, U (r, in) and V (out, r)"),
+            (sum(i + o for i, o in shapes), "in + out per layer: the rank r is missing, U has r rows and V r columns"),
+            (sum(r * r * (i + o) for i, o in shapes), "r * r * (in + out): r counted twice; it is r * (in + out)"),
+            (sum(r * i for i, o in shapes), "only U (lora_A, (r, in)): V (lora_B) is (out, r) and counts too"),
+            (sum(r * o for i, o in shapes), "only V (lora_B, (out, r)): U (lora_A) is (r, in) and counts too"),
+            (2 * want, "twice the answer: count ONE agent's adapter (each agent has its own; the notebook doubles it "
+             "for two agents itself)"),
+            (sum(r * (i + o + 1) for i, o in shapes), "LoRA's matrices have no bias terms, r * (in + out) numbers per "
+             "layer and nothing else"),
+            (sum(r * (i + o) + o for i, o in shapes), "LoRA's matrices have no bias terms, r * (in + out) numbers per "
+             "layer and nothing else"),
+        ]
+        said = {text for value, text in readings if got == value}
+        if len(said) == 1:                       # two readings that give the same number here would be a guess
+            raise ExerciseFailed(f"for {what} with r = {r} you returned {got!r}: {said.pop()}.")
+        raise ExerciseFailed(f"for {what} with r = {r} one adapter has {want} parameters (r * (in + out) per layer: U "
+                             f"is (r, in), V is (out, r)); you returned {got!r}.")
 
 
 def _tiny_team():

@@ -35,6 +35,9 @@ def check_k3(fn):
     if not isinstance(got, torch.Tensor) or got.shape != logp.shape:
         raise ExerciseFailed(f"return one estimate per token: a tensor of the inputs' shape {tuple(logp.shape)}.")
     want = kl_penalty(logp.reshape(-1, 1), ref.reshape(-1, 1), torch.ones(logp.numel(), 1)).reshape(logp.shape)
+    if not got.is_floating_point() or torch.finfo(got.dtype).bits < 32:
+        raise ExerciseFailed(f"your estimate came back as {got.dtype}: return floats of at least float32 precision (the "
+                             "inputs' own dtype is best); half precision rounds a small KL away.")
     if (got < -1e-6).any():
         if torch.allclose(got.float(), logp - ref, atol=1e-5):
             raise ExerciseFailed(f"some of your per-token estimates are negative ({_fmt(got[got < 0][:3])}...): that is "
@@ -48,9 +51,9 @@ def check_k3(fn):
         # 2. say what the answer estimates instead, exactly, on a small vocabulary
         for lp, lr in _vocabularies():
             est = fn(lp.clone(), lr.clone())
-            mean = (lp.exp() * est).sum().item()
+            mean = (lp.exp() * torch.as_tensor(est).double()).sum().item()
             kl_fwd = (lp.exp() * (lp - lr)).sum().item()
-            if not math.isclose(mean, kl_fwd, rel_tol=1e-6, abs_tol=1e-9):
+            if not math.isclose(mean, kl_fwd, rel_tol=1e-5, abs_tol=1e-5):
                 raise ExerciseFailed(
                     f"averaged over tokens drawn from pi (exactly, on a 6-token vocabulary) your estimate is "
                     f"{mean:.4f}, but KL(pi || pi_ref) = {kl_fwd:.4f}: it is biased. k3 uses e^d = pi_ref / pi "
@@ -58,14 +61,22 @@ def check_k3(fn):
                     "exp(ref_logp - logp) - (ref_logp - logp) - 1.")
         raise ExerciseFailed(f"for log pi {_fmt(logp[0])} and log pi_ref {_fmt(ref[0])} the k3 terms are "
                              f"{_fmt(want[0])}, you returned {_fmt(got[0])}.")
-    # 3. unbiased and zero at pi = pi_ref, checked exactly (float64)
+    # 3. unbiased and zero at pi = pi_ref, checked exactly, to the precision of the dtype the answer returns (the
+    #    inputs are float64; a float32 result, e.g. after a .float(), is as right, to float32's rounding)
     for lp, lr in _vocabularies():
         est = fn(lp.clone(), lr.clone())
-        mean = (lp.exp() * est).sum().item()
+        if not isinstance(est, torch.Tensor) or est.shape != lp.shape:
+            raise ExerciseFailed(f"return one estimate per token: a tensor of the inputs' shape {tuple(lp.shape)}.")
+        if not est.is_floating_point() or torch.finfo(est.dtype).bits < 32:
+            raise ExerciseFailed(f"your estimate came back as {est.dtype}: return floats of at least float32 precision "
+                                 "(the inputs' own dtype is best); half precision rounds a small KL away.")
+        tol = 1e-9 if est.dtype == torch.float64 else 64 * torch.finfo(est.dtype).eps   # float32: 7.6e-6
+        mean = (lp.exp() * est.double()).sum().item()
         kl_fwd = (lp.exp() * (lp - lr)).sum().item()
-        if not math.isclose(mean, kl_fwd, rel_tol=1e-6, abs_tol=1e-9):
-            raise ExerciseFailed(f"the expectation of your estimate under pi is {mean:.6f}, KL(pi || pi_ref) is "
-                                 f"{kl_fwd:.6f}; compute it in the inputs' dtype (float64 here).")
+        if not math.isclose(mean, kl_fwd, rel_tol=tol, abs_tol=tol):
+            raise ExerciseFailed(f"the expectation of your estimate under pi is {mean:.9f}, KL(pi || pi_ref) is "
+                                 f"{kl_fwd:.9f} (a difference of {mean - kl_fwd:.2e}, more than {est.dtype}'s rounding "
+                                 "allows): your estimate is biased. k3 = exp(ref_logp - logp) - (ref_logp - logp) - 1.")
 
 
 # Held-out table rows (run_method's keys) of untrained and trained agents: (untrained, trained, gamed?, what the

@@ -75,6 +75,12 @@ def _with_stopwords() -> str:
     return " ".join(pool[i % len(pool)] for i in range(200))
 
 
+def _with_numbers() -> str:
+    """200 words: 40 distinct words of letters and 60 distinct years (1950 to 2009), each twice."""
+    words = _text(40, 5, distinct=40, start=600).split() + [str(1950 + k) for k in range(60)]
+    return " ".join(words[i % 100] for i in range(200))
+
+
 # (why, background c1, method c2): each case probes one gate or one edge
 _CASES = [
     ("both texts in the window, same length and vocabulary", _text(200), _text(200, start=7)),
@@ -114,6 +120,9 @@ _CASES = [
      "1490/1000 = 1.49 would go on)", _exact(200, 1000), _exact(200, 1490, start=300) + " " * 20),
     ("stopwords count as unique words here (L3 keeps them; only the style level drops them): 60 / 60 = 1.0 goes on, "
      "without stopwords 25 / 60 = 0.42 would stop", _text(200, 5, distinct=60), _with_stopwords()),
+    ("numbers are words: \\w matches digits, so the 60 years in the method text ('1950' ... '2009') are 60 of its 100 "
+     "unique words (100 / 100 = 1.0 goes on); letters only ([a-z]+) would count 40 / 100 = 0.4 and stop",
+     _exact(200, 1199, distinct=100), _with_numbers()),
 ]
 
 

@@ -52,6 +52,7 @@ MISTAKES = {
         lambda a, b: length_ratio_reward(a.strip(), b.strip()),                 # leading/trailing spaces dropped
         lambda a, b: 1.0 if not a and not b else length_ratio_reward(a, b),     # two empty answers "agree"
         lambda a, b: 0.0 if not b else length_ratio_reward(a, b),               # an empty detailed answer paid 0
+        lambda a, b: 0.0 if not a.strip() else length_ratio_reward(a, b),       # a concise " " read as empty
     ],
 }
 
@@ -64,5 +65,7 @@ VARIANTS = {
         lambda a, b: 0.0 if not a else math.exp(-max(2 - len(b) / len(a), 0.0, len(b) / len(a) - 3)),  # one max
         lambda a, b: 0.0 if not a else 1.0 if 2 < len(b) / len(a) < 3 else math.exp(
             -min(abs(len(b) / len(a) - 2), abs(len(b) / len(a) - 3))),     # strict bounds: the edges score exp(0) = 1 anyway
+        lambda a, b: __import__("numpy").float32(length_ratio_reward(a, b)),  # a numpy float is a number too
+        lambda a, b: __import__("numpy").float64(length_ratio_reward(a, b)),
     ],
 }

@@ -32,6 +32,7 @@ MISTAKES = {
         lambda token_logp, mask: (token_logp * mask).sum(0),                            # the wrong axis: over the G completions
         lambda token_logp, mask: (token_logp * (1 - mask.float())).sum(-1),             # the mask read upside down
         lambda token_logp, mask: token_logp[mask.bool()].sum(),                         # one total for the whole group
+        lambda token_logp, mask: torch.einsum("gc,gc->g", token_logp, mask),            # a bool mask: RuntimeError
     ],
     "01.leave_one_out": [
         lambda r: r.sub_((r.sum() - r) / (len(r) - 1)),                         # right values, but the rewards changed in place
@@ -50,6 +51,7 @@ MISTAKES = {
         lambda lp, m, A: (A * (lp * m).sum(-1) / m.sum(-1).clamp_min(1)).mean(),       # the sign flipped
         lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1).clamp_min(1)).sum(),       # summed over g, not averaged
         lambda lp, m, A: -(A[:, None] * lp * m).sum() / m.sum().clamp_min(1),          # DAPO's token-level mean
+        lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1).max().clamp_min(1)).mean(),  # the longest length for all
     ],
 }
 

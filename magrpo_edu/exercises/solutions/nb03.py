@@ -83,7 +83,9 @@ MISTAKES = {
         lambda r: None if not 1.1 <= r <= 5.0 else 1.0 if 1.6 <= r <= 3.2 else (r - 1.1) / 0.5 if r < 1.6 else (r - 3.2) / 1.8,
         _length_level_strict(True, False),                                       # r = 1.1 stops (it pays 0, scoring goes on)
         _length_level_strict(False, True),                                       # r = 5.0 stops
-    ],
+        lambda r: None if (v := length_level(r)) is None else round(v, 1),       # rounded to one decimal
+        lambda r: None if (v := length_level(r)) is None else 3 * v ** 2 - 2 * v ** 3,  # a smoothstep ramp: right at
+    ],                                                                           # the ends and the midpoints only
     "03.coherence_T": [_coherence_whole_words, _coherence_counts_phrases, _coherence_case_sensitive,
                        _coherence_no_minus_one, _coherence_no_zero_case],
     "03.honest_tldr_reward": [
@@ -94,6 +96,9 @@ MISTAKES = {
         lambda c1, c2: 0.0 if (repetition(c1) + repetition(c2)) / 2 > 0.2 else tldr_levels(c1, c2)["total"],  # the mean
         lambda c1, c2: 0.0 if repetition(c1 + " " + c2) > 0.2 else tldr_levels(c1, c2)["total"],  # the two texts joined
         lambda c1, c2: 0.0 if repetition(c1) > 0.2 and repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"],  # both
+        lambda c1, c2: 0.0 if repetition(c1) > 0.19 or repetition(c2) > 0.19 else tldr_levels(c1, c2)["total"],  # 0.19
+        lambda c1, c2: 0.0 if repetition(c1) > 0.21 or repetition(c2) > 0.21 else tldr_levels(c1, c2)["total"],  # 0.21
+        lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) >= 0.1999 else tldr_levels(c1, c2)["total"],  # 1/5 out
     ],
 }
 
@@ -107,5 +112,10 @@ VARIANTS = {
     ],
     "03.honest_tldr_reward": [
         lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) > 0.2 else tldr_levels(c1, c2)["total"],
+        # `>= 0.2` is the same function as `> 0.2`: repetition is 1 - distinct/total, and 1 - x (exact for x in
+        # [0.5, 1]) can never be the float 0.2 (a text with exactly 1/5 of its 3-grams repeated reads
+        # 0.19999999999999996), so no text tells the two apart. The check pins the threshold between that text
+        # and one at 8/39 = 0.2051: `> t` passes only for t in [0.19999999999999996, 0.2051).
+        lambda c1, c2: 0.0 if repetition(c1) >= 0.2 or repetition(c2) >= 0.2 else tldr_levels(c1, c2)["total"],
     ],
 }

@@ -234,4 +234,12 @@ def _two_lines_whole_call(main: str) -> bool:     # `v = aux(...)` read as the w
     return thin_wrapper(main)
 
 
-MISTAKES["04.thin_wrapper"] += [_empty_not_wrapper, _one_line_needs_call, _one_line_not_return, _two_lines_whole_call]
+def _any_string_line_dropped(main: str) -> bool:  # `"Doc."` dropped as a docstring (the rule: triple quotes only)
+    def one_quote_string(line: str) -> bool:
+        t = line.strip()
+        return len(t) > 1 and t[0] in "\"'" and t[-1] == t[0] and not t.startswith(('"' * 3, "'" * 3))
+    return thin_wrapper("\n".join(x for x in main.split("\n") if not one_quote_string(x)))
+
+
+MISTAKES["04.thin_wrapper"] += [_empty_not_wrapper, _one_line_needs_call, _one_line_not_return, _two_lines_whole_call,
+                                _any_string_line_dropped]

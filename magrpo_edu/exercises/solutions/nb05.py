@@ -131,10 +131,24 @@ def _zero_cuts_everything(means, budget):
     return choose_threshold(means, budget)
 
 
+def _children_by_index(node, gamma):               # node.children[j] for j in range(len(...)): KeyError 0 on {3:, 1:}
+    R = node.rewards.clone()
+    for j in range(len(node.children)):
+        R[j] += gamma * _children_by_index(node.children[j], gamma).mean()
+    return R
+
+
+def _children_enumerated(node, gamma):            # enumerate(node.children): the keys, not the child nodes
+    R = node.rewards.clone()
+    for j, child in enumerate(node.children):
+        R[j] += gamma * _children_enumerated(child, gamma).mean()
+    return R
+
+
 MISTAKES = {
     "05.discounted_returns": [_undiscounted, _child_rewards, _in_place, _discount_everything, _sum_of_children,
                               _max_of_children, _children_in_place, _one_mean_for_the_level, _discount_by_depth,
-                              _children_by_position],
+                              _children_by_position, _children_by_index, _children_enumerated],
     "05.early_termination_threshold": [
         lambda means, budget: sorted(means)[budget - 1] if budget else min(means) - 1,   # ties: one more group expanded
         lambda means, budget: sorted(means)[min(budget, len(means) - 1)],                # cut at ">= t": one group too many

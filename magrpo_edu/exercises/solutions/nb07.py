@@ -65,6 +65,8 @@ MISTAKES = {
                           for a, b in pairs) / max(len(pairs), 1),                                            # bytes
         lambda pairs: sum(len(a.strip()) > 0 and 1.6 <= len(b.strip()) / len(a.strip()) <= 3.2
                           for a, b in pairs) / max(len(pairs), 1),                                            # stripped
+        lambda pairs: sum(1.6 <= len(b) / max(len(a), 1) <= 3.2 for a, b in pairs) / max(len(pairs), 1),    # ("", "ab") in
+        lambda pairs: sum(1.6 <= len(b) / (len(a) or 1) <= 3.2 for a, b in pairs) / len(pairs) if pairs else 0.0,
     ],
     "07.lora_parameters": [
         lambda shapes, r: sum(r * i * o for i, o in shapes),
@@ -72,6 +74,9 @@ MISTAKES = {
         lambda shapes, r: sum(2 * r * max(i, o) for i, o in shapes),                # both matrices taken as r x max(in, out)
         lambda shapes, r: 2 * sum(r * (i + o) for i, o in shapes),                  # both agents' adapters
         lambda shapes, r: sum(r * (i + o) + o for i, o in shapes),                  # a bias per output
+        lambda shapes, r: sum(i + o for i, o in shapes),                            # r forgotten (right at r = 1)
+        lambda shapes, r: sum(i * o for i, o in shapes),                            # the full matrix W
+        lambda shapes, r: sum(r * r * (i + o) for i, o in shapes),                  # r twice (right at r = 1)
     ],
     "07.adapter_logits": [
         _with_set_adapter,

@@ -34,6 +34,7 @@ MISTAKES = {
         lambda logp, ref: 0.5 * (logp - ref) ** 2,                                     # k2: non-negative, biased
         lambda logp, ref: (logp - ref).abs(),                                          # |k1|: non-negative, biased
         lambda logp, ref: torch.exp(ref - logp) - 1,                                   # r - 1 alone: mean 0, not the KL
+        lambda logp, ref: k3_estimator(logp, ref).half(),                              # half precision: a small KL lost
     ],
     "08.spot_the_hack": [
         _worst_agent_change,
@@ -81,5 +82,7 @@ VARIANTS = {
     "08.k3_estimator": [
         lambda logp, ref: (ref - logp).exp() - (ref - logp) - 1,
         lambda logp, ref: torch.exp(ref) / torch.exp(logp) - torch.log(torch.exp(ref) / torch.exp(logp)) - 1,
+        lambda logp, ref: (torch.exp(ref - logp) - (ref - logp) - 1).float(),     # float32 out: right to its rounding
+        lambda logp, ref: k3_estimator(logp.float(), ref.float()),                # computed in float32
     ],
 }

@@ -93,6 +93,8 @@ MISTAKES = {
         _with(l3=lambda a, b: 0.5 <= len(set(b.lower().split())) / max(1, len(set(a.lower().split()))) <= 1.7),  # whitespace tokens: 'word,' != 'word'
         _with(l2=lambda a, b: 0.8 <= len(b.strip()) / len(a.strip()) <= 1.5),                # characters after strip()
         _with(l3=lambda a, b: 0.5 <= len(unique_words(b, True)) / max(1, len(unique_words(a, True))) <= 1.7),  # stopwords dropped
+        _with(l3=lambda a, b: 0.5 <= len(set(re.findall(r"[a-z]+", b.lower())))
+              / max(1, len(set(re.findall(r"[a-z]+", a.lower())))) <= 1.7),                   # letters only: digits dropped
     ],
 }
 

@@ -162,10 +162,12 @@ def check_comlrl_credit(fn):
                     hint = (" You summed the package's advantages, whose baseline is one over all G*G single rewards "
                             "(for 'max': the best single reward); CoMLRL's baseline is taken among the G SUMS (for "
                             "'max': the best sum).")
-                elif torch.allclose(got, S - S.max(), atol=1e-5) or torch.allclose(got, S - S.mean(), atol=1e-5):
-                    hint = " One baseline for both agents: each agent's baseline is taken among ITS OWN G sums."
                 elif mode == "max" and torch.allclose(got, S - S.mean(1, keepdim=True), atol=1e-5):
+                    # before the one-baseline hint: both agents' sums total the whole grid, so S.mean() is each
+                    # agent's own mean too (for 'mean', one global mean is right)
                     hint = " Read `mode`: 'max' subtracts the largest of the agent's G sums (MAReMax), 'mean' their mean."
+                elif mode == "max" and torch.allclose(got, S - S.max(), atol=1e-5):
+                    hint = " One baseline for both agents: each agent's baseline is taken among ITS OWN G sums."
                 elif torch.allclose(got, S, atol=1e-5):
                     hint = " No baseline: subtract the mean (or the max) of the agent's G sums."
                 raise ExerciseFailed(f"for G = {G}, mode {mode!r} and rewards {_fmt(grid)} (row k1, column k2) the "

@@ -96,5 +96,11 @@ VARIANTS = {
     "06.loss_with_kl": [
         lambda lp, ref, m, A, beta: (-(A[:, None] * lp * m).sum(-1) + beta * ((ref - lp).exp() - (ref - lp) - 1).mul(m).sum(-1)).mean(),
     ],
-    "06.comlrl_credit": [_comlrl_credit_loop],
+    "06.comlrl_credit": [
+        _comlrl_credit_loop,
+        # one mean over both agents' sums: the same number, since agent 1's row sums and agent 2's column sums both
+        # total the whole grid (only 'max' needs each agent's own baseline)
+        lambda R, G, mode: (lambda S: S - (S.mean() if mode == "mean" else S.max(1, keepdim=True).values))(
+            torch.stack([R.view(G, G).sum(1), R.view(G, G).sum(0)])),
+    ],
 }

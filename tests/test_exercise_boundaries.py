@@ -1,0 +1,274 @@
+"""Every exercise's check is probed at each boundary its notebook states.
+
+For each registered exercise, BOUNDARIES lists wrong answers that differ from the reference solution only at a
+boundary the notebook's text states (a strict against a non-strict bound, an off-by-one, an empty input, a group
+whose rewards agree, a threshold just off the stated one, a dtype or container the text allows), with a pattern
+the refusal must contain where the check has a specific sentence for it. The test asserts that every exercise is
+listed, that each probe is refused with ExerciseFailed (a sentence, not a crash), and that the refusal names the
+boundary where a pattern is given. tests/test_exercises.py runs the listed MISTAKES and VARIANTS; this file is the
+walk along the specs' edges, written from the notebooks' exercise cells."""
+import math
+import re
+
+import pytest
+import torch
+
+from magrpo_edu import exercises as ex
+from magrpo_edu.exercises.solutions import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09
+from magrpo_edu.quality import repetition
+from magrpo_edu.tasks.writing.reward import tldr_levels, unique_words
+
+
+def _ramp03(fn_value):
+    """03.length_level with the value on the ramps changed by fn_value(v)."""
+    return lambda r: None if (v := nb03.length_level(r)) is None else fn_value(v)
+
+
+def _loo_by_value(r):
+    return torch.stack([x - r[r != x].mean() for x in r])
+
+
+def _threshold_ge(means, budget):          # cut at ">= t" read for "> t": ties at t left out... or one too many
+    return sorted(means)[min(budget, len(means) - 1)]
+
+
+def _stop(l1=None, l2=None, l3=None):
+    return nb09._with(l1=l1, l2=l2, l3=l3)
+
+
+def _u(a, b):
+    return len(unique_words(b)) / max(1, len(unique_words(a)))
+
+
+def _honest(threshold, strict=True):
+    if strict:
+        return lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) > threshold else tldr_levels(c1, c2)["total"]
+    return lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) >= threshold else tldr_levels(c1, c2)["total"]
+
+
+def _spot(strict=(True, True, True)):
+    """08.spot_the_hack with one of its three strict bounds read as >= (reward rise, naturalness rise, repetition)."""
+    cmp = [(lambda x, y: x > y) if st else (lambda x, y: x >= y) for st in strict]
+
+    def fn(u, t):
+        rose = cmp[0](t["reward"] - u["reward"], 0.1)
+        drift = any(cmp[1](t[f"naturalness{k}"] - u[f"naturalness{k}"], 1.0) for k in (1, 2))
+        reps = any(cmp[2](t[f"repetition{k}"], 0.2) for k in (1, 2))
+        return bool(rose and (drift or reps))
+    return fn
+
+
+def _in_band(lo_ok, hi_ok, guard):
+    def fn(pairs):
+        hits = 0
+        for a, b in pairs:
+            if guard == "empty-out" and not a:
+                continue
+            ratio = len(b) / (max(len(a), 1) if guard == "max1" else len(a))
+            hits += (lo_ok(ratio) and hi_ok(ratio))
+        return hits / len(pairs) if pairs else 0.0
+    return fn
+
+
+def _adapter_squeezed(model, adapter, input_ids):
+    return nb07.adapter_logits(model, adapter, input_ids).squeeze()
+
+
+def _loss_kl_weight_one(token_logp, ref_logp, mask, advantages, beta):
+    return nb06.loss_with_kl(token_logp, ref_logp, mask, advantages, 1.0) if beta else \
+        nb06.loss_with_kl(token_logp, ref_logp, mask, advantages, beta)
+
+
+# exercise -> [(the boundary the notebook states, a wrong answer that crosses it, a pattern of the refusal or None)]
+BOUNDARIES = {
+    "00.group_advantages": [
+        ("a group whose rewards agree: every advantage 0 (a std-scaled answer divides by 0)",
+         lambda r: [(x - sum(r) / len(r)) / (sum((y - sum(r) / len(r)) ** 2 for y in r) / len(r)) ** 0.5 for x in r],
+         None),
+        ("the mean of all G rewards, not of the G-1 others", lambda r: [x - (sum(r) - x) / (len(r) - 1) for x in r],
+         "leave-one-out"),
+        ("G, not G-1, in the mean", lambda r: [x - sum(r) / (len(r) - 1) for x in r], None),
+        ("a NEW list: the caller's rewards untouched", nb00._in_place, "NEW list"),
+    ],
+    "00.length_ratio_reward": [
+        ("an EMPTY concise answer earns 0", lambda a, b: 1.0 if not a else nb00.length_ratio_reward(a, b),
+         "empty concise answer earns 0"),
+        ("a concise answer of spaces is not empty", lambda a, b: 0.0 if not a.strip() else nb00.length_ratio_reward(a, b),
+         "is not empty"),
+        ("an empty DETAILED answer: ratio 0, reward exp(-2)", lambda a, b: 0.0 if not b else nb00.length_ratio_reward(a, b),
+         None),
+        ("both empty: 0", lambda a, b: 1.0 if not a and not b else nb00.length_ratio_reward(a, b), None),
+        ("an empty concise answer must not divide by zero",
+         lambda a, b: math.exp(-max(2 - len(b) / len(a), 0, len(b) / len(a) - 3)), "divide by zero"),
+        ("spaces at the ends count", lambda a, b: nb00.length_ratio_reward(a.strip(), b.strip()), "leading or trailing"),
+    ],
+    "01.leave_one_out": [
+        ("G-1 others, not G", lambda r: r - (r.sum() - r) / len(r), "G = "),
+        ("the others by POSITION: ties are others too", _loo_by_value, "POSITION"),
+        ("the sample itself left out of the sum", lambda r: r - r.sum() / (len(r) - 1), "ALL G rewards"),
+    ],
+    "01.sequence_logprob": [
+        ("a bool mask", lambda lp, m: torch.einsum("gc,gc->g", lp, m), "bool mask"),
+        ("an empty completion sums to 0 (a mean divides by 0)", lambda lp, m: (lp * m).sum(-1) / m.sum(-1), None),
+        ("the padding left out", lambda lp, m: lp.sum(-1), "padding"),
+    ],
+    "01.grpo_token_mean_loss": [
+        ("an empty completion: max(|a|, 1)", lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1)).mean(), "max"),
+        ("max(|a|, 1), not |a| + 1", lambda lp, m, A: -(A * (lp * m).sum(-1) / (m.sum(-1) + 1)).mean(), r"\+ 1"),
+        ("no completion fills the padded width", lambda lp, m, A: -(A * (lp * m).sum(-1) / lp.shape[1]).mean(),
+         "padded width"),
+        ("each completion's OWN length, not the longest",
+         lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1).max().clamp_min(1)).mean(), "longest"),
+    ],
+    "02.joint_actions": [
+        ("sample indices 0 .. G-1", lambda n, G, mode: [tuple(k + 1 for k in row) for row in nb02.joint_table(n, G, mode)],
+         "0 to G-1"),
+        ("cross for n agents, not two", nb02.MISTAKES["02.joint_actions"][4], None),
+        ("repeated indices (g, g) are joint actions", nb02.MISTAKES["02.joint_actions"][1], None),
+    ],
+    "02.cross_credit": [
+        ("the MEAN over a sample's G joint actions, not the sum", nb02.MISTAKES["02.cross_credit"][1], "SUMMED"),
+        ("agent 1's samples are rows", nb02.MISTAKES["02.cross_credit"][0], "OTHER agent"),
+        ("ONE baseline over all G*G rewards", nb02.MISTAKES["02.cross_credit"][5], "ONE mean"),
+    ],
+    "02.shared_losses": [
+        ("equal rewards: advantage 0, not nan (std-scaled)", nb02.MISTAKES["02.shared_losses"][5], "std"),
+        ("equal rewards: a loss of 0 that still carries the gradient (0 here)",
+         lambda logps, r: [torch.tensor(0.0) for _ in logps] if bool((r == r[0]).all()) else nb02.shared_losses(logps, r),
+         "no gradient"),
+        ("1/G, not 1/(G-1)", nb02.MISTAKES["02.shared_losses"][4], "G-1"),
+        ("every agent the WHOLE loss", nb02.MISTAKES["02.shared_losses"][3], "split"),
+    ],
+    "03.length_level": [
+        ("r = 1.1 pays 0 and scoring goes on", nb03._length_level_strict(True, False), "Both ends"),
+        ("r = 5.0 pays 0 and scoring goes on", nb03._length_level_strict(False, True), "Both ends"),
+        ("r = 5.0001 stops", lambda r: nb03.length_level(round(r, 3)), "scoring stops"),
+        ("r = 1.0999 stops", lambda r: nb03.length_level(round(r, 2)), "scoring stops"),
+        ("outside: None, not 0", nb03._length_level_zero_outside, "return None"),
+        ("straight ramps off their midpoints (rounded)", _ramp03(lambda v: round(v, 1)), "rounded"),
+        ("straight ramps off their midpoints (smoothstep)", _ramp03(lambda v: 3 * v ** 2 - 2 * v ** 3), "STRAIGHT"),
+    ],
+    "03.coherence_T": [
+        ("kappa = 0: T = 0", nb03._coherence_no_zero_case, None),
+        ("kappa = 1: T = 0.4", nb03._coherence_no_minus_one, None),
+        ("a substring of the LOWER-CASED text", nb03._coherence_case_sensitive, "lower-case"),
+        ("a substring ('as' in 'has'), not a whole word", nb03._coherence_whole_words, "SUBSTRING"),
+    ],
+    "03.honest_tldr_reward": [
+        ("exactly 1/5 repeated is not above 0.2 (a lower threshold)", _honest(0.19), "strict bound at 0.2"),
+        ("exactly 1/5 repeated is not above 0.2 (>= on a rounded threshold)", _honest(0.1999, strict=False),
+         "strict bound at 0.2"),
+        ("0.205 is above 0.2 (a higher threshold)", _honest(0.21), "only just above 0.2"),
+        ("0.205 is above 0.2 (>= 0.21)", _honest(0.21, strict=False), "only just above 0.2"),
+        ("EITHER text", nb03.MISTAKES["03.honest_tldr_reward"][-4], None),
+    ],
+    "04.levels": [
+        ("the bonus needs at least ONE passed test (exactly one passes here)",
+         lambda aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper:
+         nb04.coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux and passed > 1,
+                            thin_wrapper), None),
+        ("no passed test: no bonus", nb04._bonus_without_tests, None),
+        ("aux's 0.4 before the gate", nb04._aux_behind_the_gate, "(?i)before the gate"),
+        ("the share passed / total, not all or nothing", nb04._tests_all_or_nothing, "SHARE"),
+    ],
+    "04.thin_wrapper": [
+        ("NO line at all is a wrapper", nb04._empty_not_wrapper, None),
+        ("exactly TWO lines, not the last two of more", lambda m: (lambda b: len(b) >= 2 and bool(
+            re.search(r"(?<!\w)(\w+)\s*=\s*aux\s*\(", b[-2])) and b[-1] == "return " + re.search(
+            r"(?<!\w)(\w+)\s*=\s*aux\s*\(", b[-2]).group(1) if len(b) > 2 else nb04.thin_wrapper(m))(nb04._body_lines(m)),
+         "THREE lines"),
+        ("`return ` with its space", nb04._return_without_space, None),
+        ("only TRIPLE-quoted docstrings are dropped", nb04._any_string_line_dropped, "ONE pair of quotes"),
+    ],
+    "05.discounted_returns": [
+        ("children keyed by j, some joint actions without a child", nb05._children_by_index, "dict"),
+        ("a leaf's return is its reward; the own reward not discounted", nb05._discount_everything, None),
+        ("gamma = 1 is the undiscounted sum; gamma, not gamma ** depth", nb05._discount_by_depth, "gamma \\*\\* depth"),
+    ],
+    "05.early_termination_threshold": [
+        ("a group whose mean EQUALS the threshold is expanded (ties)", _threshold_ge, "ties"),
+        ("budget 0: groups at exactly 0 are still expanded by t = 0", nb05._zero_cuts_everything, None),
+        ("budget 0: a finite number, not -inf", nb05.MISTAKES["05.early_termination_threshold"][3], "finite"),
+        ("budget = every group: all expanded",
+         lambda means, budget: nb05.choose_threshold(means, min(budget, len(means) - 1)), "fit the budget"),
+    ],
+    "06.std_scaled_advantages": [
+        ("a group that agrees: eps keeps it finite", lambda R: (R - R.mean()) / R.std(), "eps"),
+        ("the SAMPLE std (G-1)", lambda R: (R - R.mean()) / (R.std(unbiased=False) + 1e-4), "SAMPLE"),
+        ("eps ADDED to the std, not a floor", lambda R: (R - R.mean()) / R.std().clamp_min(1e-4), "ADDS"),
+        ("eps = 1e-4", lambda R: (R - R.mean()) / (R.std() + 1e-6), "1e-4"),
+    ],
+    "06.loss_with_kl": [
+        ("beta = 0 and beta > 0: the KL weighted by beta", _loss_kl_weight_one, "multiply it by beta"),
+        ("summed over each completion's tokens", nb06._kl_per_token_mean, None),
+        ("d = ref_logp - token_logp", nb06._kl_wrong_direction, "wrong way round"),
+    ],
+    "06.comlrl_credit": [
+        ("agent 1 sums a ROW", lambda R, G, mode: nb06.comlrl_credit(R, G, mode).flip(0), "swapped"),
+        ("mode 'max' subtracts the largest sum",
+         lambda R, G, mode: nb06.comlrl_credit(R, G, "mean"), "Read `mode`"),
+    ],
+    "07.in_band_share": [
+        ("1.6 is in the band", _in_band(lambda x: x > 1.6, lambda x: x <= 3.2, "empty-out"), "1.6 itself"),
+        ("3.2 is in the band", _in_band(lambda x: x >= 1.6, lambda x: x < 3.2, "empty-out"), "3.2 itself"),
+        ("an empty concise text is out, whatever the detailed one",
+         _in_band(lambda x: x >= 1.6, lambda x: x <= 3.2, "max1"), "max\\(len\\(concise\\), 1\\)"),
+        ("no pairs: share 0.0", lambda pairs: sum(bool(a) and 1.6 <= len(b) / len(a) <= 3.2 for a, b in pairs) / len(pairs),
+         "empty list of pairs"),
+    ],
+    "07.lora_parameters": [
+        ("r = 1 is not every r: r forgotten", lambda shapes, r: sum(i + o for i, o in shapes), "rank r is missing"),
+        ("r counted once", lambda shapes, r: sum(r * r * (i + o) for i, o in shapes), "r counted twice"),
+    ],
+    "07.adapter_logits": [
+        ("a batch of ONE row keeps its batch dimension", _adapter_squeezed, "squeeze"),
+        ("None is the base model, named '__base__'", nb07.MISTAKES["07.adapter_logits"][6], "__base__"),
+    ],
+    "08.k3_estimator": [
+        ("every term >= 0 (k1 is not)", lambda logp, ref: logp - ref, "k1"),
+        ("the mean under pi is the KL (r - 1 alone has mean 0)", lambda logp, ref: torch.exp(ref - logp) - 1, None),
+        ("float32 at least", lambda logp, ref: nb08.k3_estimator(logp, ref).half(), "precision"),
+    ],
+    "08.spot_the_hack": [
+        ("a reward rise of exactly 0.1 is not MORE than 0.1", _spot(strict=(False, True, True)), "exactly 0.1"),
+        ("a naturalness rise of exactly 1.0 is not MORE than 1", _spot(strict=(True, False, True)), "exactly 1.0"),
+        ("a repetition of exactly 0.2 is not ABOVE 0.2", _spot(strict=(True, True, False)), "exactly 0.2"),
+    ],
+    "09.vocabulary_level": [
+        ("u = 0.5 and u = 1.7 are inside", nb09._mistake_open_edges, "Both ends"),
+        ("outside [0.5, 1.7]: None, not 0", nb09._mistake_zero_outside, "scoring stops"),
+        ("straight ramps off their midpoints",
+         lambda u: None if (v := nb09.vocabulary_level(u)) is None else 0.5 * (3 * (2 * v) ** 2 - 2 * (2 * v) ** 3),
+         None),
+    ],
+    "09.stop_level": [
+        ("128 and 256 words are inside", _stop(l1=lambda a, b: all(128 < len(c.split()) < 256 for c in (a, b))), None),
+        ("l = 0.8 and 1.5 are inside", _stop(l2=lambda a, b: 0.8 < len(b) / len(a) < 1.5), None),
+        ("u = 0.5 and 1.7 are inside", _stop(l3=lambda a, b: 0.5 < _u(a, b) < 1.7), None),
+        ("digits are \\w: numbers are words",
+         _stop(l3=lambda a, b: 0.5 <= len(set(re.findall("[a-z]+", b.lower())))
+               / max(1, len(set(re.findall("[a-z]+", a.lower())))) <= 1.7), "numbers are words"),
+        ("whitespace words: str.split(), line breaks included",
+         _stop(l1=lambda a, b: all(128 <= len(c.split(" ")) <= 256 for c in (a, b))), "line breaks"),
+    ],
+}
+
+PROBES = [(name, what, answer, pattern) for name, probes in sorted(BOUNDARIES.items())
+          for what, answer, pattern in probes]
+
+
+def test_every_exercise_has_its_boundaries_probed():
+    assert sorted(BOUNDARIES) == ex.exercises(), "list the stated boundaries of every exercise (and only those)"
+    for name, probes in BOUNDARIES.items():
+        assert len(probes) >= 2, f"{name}: probe each boundary its notebook states (at least two)"
+
+
+@pytest.mark.parametrize("name,what,answer,pattern", PROBES, ids=[f"{p[0]}: {p[1][:50]}" for p in PROBES])
+def test_a_wrong_answer_at_a_stated_boundary_is_refused_with_a_sentence(name, what, answer, pattern, monkeypatch):
+    monkeypatch.delenv("MAGRPO_EDU_SOLUTIONS", raising=False)
+    with pytest.raises(ex.ExerciseFailed) as refused:
+        ex.check(name, answer)
+    message = str(refused.value)
+    assert len(message) > 40, f"{name} ({what}): say what is wrong, not only 'wrong'"
+    if pattern:
+        assert re.search(pattern, message), f"{name} ({what}): the refusal should name the boundary; it said: {message}"

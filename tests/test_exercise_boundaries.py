@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from magrpo_edu import exercises as ex
-from magrpo_edu.exercises.solutions import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09
+from magrpo_edu.exercises.solutions import nb00, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09
 from magrpo_edu.quality import repetition
 from magrpo_edu.tasks.writing.reward import tldr_levels, unique_words
 

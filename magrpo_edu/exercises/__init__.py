@@ -54,6 +54,17 @@ class ExerciseFailed(AssertionError):
     """The learner's answer is not right yet; the message says what is wrong."""
 
 
+def plain_number(v: Any) -> Any:
+    """A numpy (or other numbers.Real) scalar as the Python int or float it stands for, so that a check accepts
+    np.float32(0.5) where it accepts 0.5; a bool (numpy's included) and anything else come back unchanged, to be
+    refused by the check."""
+    import numbers
+
+    if isinstance(v, bool) or type(v).__name__ == "bool_" or not isinstance(v, numbers.Real):
+        return v
+    return int(v) if isinstance(v, numbers.Integral) else float(v)
+
+
 def not_the_library(fn, name: str, own) -> None:
     """Refuse the package's own function as an answer: the exercise asks for the rule written out, and the
     library's function passes by construction."""

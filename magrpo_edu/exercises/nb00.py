@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import math
-import numbers
 
-from . import ExerciseFailed, exercise, not_the_library as _not_the_library
+from . import ExerciseFailed, exercise, not_the_library as _not_the_library, plain_number
 
 _GROUPS = [
     [0.2, 1.0, 0.6, 0.2],        # the notebook's own group
@@ -76,11 +75,6 @@ _PAIRS = [
 ]
 
 
-def _is_real(v) -> bool:
-    """A real number: int, float, Fraction, numpy's floats and ints; not a bool (numpy's included)."""
-    return isinstance(v, numbers.Real) and not isinstance(v, bool) and type(v).__name__ != "bool_"
-
-
 @exercise("00.length_ratio_reward")
 def check_length_ratio_reward(fn) -> None:
     """`fn(concise, detailed) -> float`: 1 if chars(detailed)/chars(concise) is in [2, 3], else
@@ -100,9 +94,9 @@ def check_length_ratio_reward(fn) -> None:
             raise ExerciseFailed(f"an empty concise answer with a detailed one of {len(b)} characters made your function "
                                  "divide by zero: the ratio is infinite there, infinitely far from [2, 3], so the reward "
                                  "is exp(-inf) = 0; return 0.0 for an empty concise answer.") from None
-        if not _is_real(got) or not math.isfinite(got):
+        got = plain_number(got)   # a numpy float (np.float32) is a number too
+        if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isfinite(got):
             raise ExerciseFailed(f"return one number (a float), got {got!r}")
-        got = float(got)          # a numpy float (np.float32) is a number too
         if abs(got - want) > 1e-6:
             if not a:
                 raise ExerciseFailed(f"an empty concise answer earns 0 (the ratio is infinite), you returned {got:.4f}")

@@ -7,7 +7,7 @@ import numbers
 
 from ..quality import repetition
 from ..tasks.writing.reward import coherence_T, tldr_length_level, tldr_levels
-from . import ExerciseFailed, exercise
+from . import ExerciseFailed, exercise, plain_number
 
 
 def _t_of(text: str) -> float:
@@ -22,7 +22,7 @@ def check_length_level(fn):
     # the ramps are probed at their midpoints (1.35, 4.1) AND off them (1.23, 1.47, 3.5, 4.55, 4.91): a smoothstep
     # or a rounded value agrees with the straight line at a midpoint only
     for r in (0.5, 1.0999, 1.1, 1.35, 1.6, 2.4, 3.2, 4.1, 5.0, 5.0001, 7.0, 1.23, 1.47, 3.5, 4.55, 4.91):
-        want, got = tldr_length_level(r), fn(r)
+        want, got = tldr_length_level(r), plain_number(fn(r))
         if want is None:
             if got is not None:
                 raise ExerciseFailed(f"at r = {r} scoring stops: return None (not {got!r}); a 0 would let the pair go on "
@@ -54,7 +54,7 @@ TEXTS = ["He has a plan.",                         # "as" inside "has": the time
 @exercise("03.coherence_T")
 def check_coherence_T(fn):
     for text in TEXTS:
-        want, got = coherence_T(text), fn(text)
+        want, got = coherence_T(text), plain_number(fn(text))
         if isinstance(got, (int, float)) and math.isclose(got, want, abs_tol=1e-9):
             continue
         if text == TEXTS[0] and got == 0:
@@ -97,7 +97,7 @@ _PADDED = [("My dog barks at night and the neighbours complain",
 @exercise("03.honest_tldr_reward")
 def check_honest_tldr_reward(fn):
     for c1, c2 in _NATURAL:
-        want, got = tldr_levels(c1, c2)["total"], fn(c1, c2)
+        want, got = tldr_levels(c1, c2)["total"], plain_number(fn(c1, c2))
         if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isclose(got, want, abs_tol=1e-9):
             r1, r2, both = repetition(c1), repetition(c2), repetition(c1 + " " + c2)
             hint = (f" Joined into one text they repeat {both:.2f}; the rule looks at each text alone."

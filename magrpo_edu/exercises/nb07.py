@@ -123,7 +123,7 @@ def check_lora_parameters(fn):
         what = "SmolLM2's 210 adapted layers" if len(shapes) == 210 else f"layers {shapes}"
         readings = [  # (what the reading gives, what to say): a hint is given only when ONE reading matches
             (sum(r * i * o for i, o in shapes),
-             f"r * in * out: that is r copies of the full matrix. LoRA's update is V U with U of shape (r, in) (peft's "
+             "r * in * out: that is r copies of the full matrix. LoRA's update is V U with U of shape (r, in) (peft's "
              "lora_A) and V of shape (out, r) (lora_B)"),
             (sum(i * o for i, o in shapes),
              "in * out, the full matrix W's size; the adapter is two thin matrices, U (r, in) and V (out, r)"),

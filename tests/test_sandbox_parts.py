@@ -33,9 +33,11 @@ def run_filter(code: bytes, arch: int, nr: int, arg0: int = 0) -> int:
 
 @pytest.mark.parametrize("machine, arch, nrs", [
     ("x86_64", 0xC000003E, dict(unshare=272, clone=56, clone3=435, add_key=248, request_key=249, keyctl=250, ptrace=101,
-                                read=0, fork=57)),
+                                read=0, fork=57, process_vm_readv=310, process_vm_writev=311, mq_open=240,
+                                inotify_init=253, inotify_init1=294, mq_timedsend=242)),
     ("aarch64", 0xC00000B7, dict(unshare=97, clone=220, clone3=435, add_key=217, request_key=218, keyctl=219, ptrace=117,
-                                 read=63, fork=1079))])
+                                 read=63, fork=1079, process_vm_readv=270, process_vm_writev=271, mq_open=180,
+                                 inotify_init=26, inotify_init1=26, mq_timedsend=182))])
 def test_the_seccomp_filter_refuses_user_namespaces_keyrings_ptrace_and_io_uring(machine, arch, nrs):
     code = seccomp_filter(machine)
     ins = [struct.unpack("<HBBI", code[i:i + 8]) for i in range(0, len(code), 8)]
@@ -50,6 +52,10 @@ def test_the_seccomp_filter_refuses_user_namespaces_keyrings_ptrace_and_io_uring
     assert all(run(nrs[k]) == SECCOMP_EPERM for k in ("add_key", "request_key", "keyctl", "ptrace"))
     assert run(nrs["read"]) == run(nrs["fork"]) == SECCOMP_ALLOW
     assert run(nrs["read"], a=0x40000003) == SECCOMP_EPERM  # another ABI (i386 / arm32)
+    # issue 58, item 6: another process's memory, POSIX message queues (a channel between asserts), inotify (per uid)
+    assert run(nrs["process_vm_readv"]) == run(nrs["process_vm_writev"]) == SECCOMP_EPERM
+    assert run(nrs["mq_open"]) == run(nrs["inotify_init"]) == run(nrs["inotify_init1"]) == SECCOMP_ENOSYS
+    assert run(nrs["mq_timedsend"]) == SECCOMP_ALLOW  # useless without a queue: only mq_open is refused
     if machine == "x86_64":
         assert run(0x40000000 + 0) == SECCOMP_EPERM  # x32
 
@@ -209,3 +215,23 @@ def test_the_trainers_secrets_are_redacted_from_program_text(monkeypatch):
     monkeypatch.setenv("HF_TOKEN", "hf_" + "s3cr3t" * 5)
     said = "f(1) returned 'hf_" + "s3cr3t" * 5 + "'"
     assert "s3cr3t" not in clean(said, 300) and "[redacted]" in clean(said, 300) and "s3cr3t" not in for_prompt(said, 300)
+
+
+def test_the_judge_refuses_a_hash_flood_at_exactly_half_distinct_keys_and_keeps_only_its_asserts_lines():
+    """Fourth round, item 6: half the keys sharing one hash and half distinct passed the old guard ("fewer than
+    half distinct"): 10.5 s of CPU. Now no hash may be shared by more than MAX_SHARED_HASH keys. And a line for
+    any index was kept (327 MB for a 4-assert problem): only the run's asserts' indices are now."""
+    import time
+
+    n = 20_000
+    half = [k * (2 ** 61 - 1) for k in range(1, n // 2 + 1)] + list(range(1, n // 2 + 1))  # n/2 share hash 0
+    assert len({hash(k) for k in half}) >= len(half) // 2  # what the old rule let through
+    t = time.perf_counter()
+    with pytest.raises(judge.BadValue, match="hash flood"):
+        judge.decode(["s"] + half, 0, [10 ** 6], MAX_VALUE_DEPTH)
+    assert time.perf_counter() - t < 0.5
+    assert judge.decode(["s", -1, -2] + list(range(100)), 0, [10 ** 6], MAX_VALUE_DEPTH) == {-1, -2} | set(range(100))
+    plans = [_plan("assert f(1) == 1", "f")]
+    lines = [{"index": i, "values": [1], "tag": "t", "pad": "x" * 1000} for i in range(5000, 5100)] + \
+            [{"index": -1, "values": [1], "tag": "t"}, {"index": 0, "values": [1], "tag": "t"}]
+    assert run_judge(plans, lines) == [[0, "passed", None, None]]

@@ -6,8 +6,9 @@ header line (JSON: tag, limits, safe names, the plans) and then the bytes of the
 each line strictly (no eval), keeps the first line of each assert that carries the run's tag, and then
 writes one short JSON line per assert: ["load", error, message, line, col] for a load error, then
 [index, status, error, message] ("missing": no line for it). What it wrote before it was killed counts.
-A host plan's values are rebuilt from plain builtins (bounded items and depth; a set or dict whose keys
-mostly share one hash is refused in linear time) and its assert is evaluated in a namespace of safe
+Only lines for the run's asserts (index 0 to len(plans) - 1) are kept, the first of each. A host plan's values
+are rebuilt from plain builtins (bounded items and depth; a set or dict with more than MAX_SHARED_HASH keys of
+one hash is refused in linear time) and its assert is evaluated in a namespace of safe
 builtins and `math`.
 
 It imports only `_json`, `builtins`, `math` and `sys` (no `json`, no package module: `-I` puts neither
@@ -61,12 +62,24 @@ def safe_builtins(names) -> dict:
     return safe
 
 
+MAX_SHARED_HASH = 32
+
+
 def refuse_hash_flood(keys) -> None:
-    """A set or dict whose keys mostly share a hash costs quadratic time to build and compare; counting
-    distinct hashes is linear, and honest values never collide like that (hash(-1) == hash(-2) is the
-    one pair among small ints)."""
-    if len(keys) > 256 and len({hash(k) for k in keys}) < len(keys) // 2:
-        raise BadValue("hash flood: %d keys share few hash values" % len(keys))
+    """A set or dict whose keys share hashes costs time quadratic in how many share one (building it and
+    comparing it); counting the keys of each hash is linear, and honest values never collide like that
+    (hash(-1) == hash(-2) is the one pair among small ints). So no hash may be shared by more than
+    MAX_SHARED_HASH keys: the cost stays linear whatever mix of colliding and distinct keys a line holds (the
+    old rule, "fewer than half distinct", let half the keys share one hash)."""
+    if len(keys) <= MAX_SHARED_HASH:
+        return
+    counts = {}
+    for k in keys:
+        h = hash(k)
+        c = counts.get(h, 0) + 1
+        if c > MAX_SHARED_HASH:
+            raise BadValue("hash flood: more than %d of %d keys share one hash value" % (MAX_SHARED_HASH, len(keys)))
+        counts[h] = c
 
 
 def decode(x, depth: int, left: list, max_depth: int):
@@ -169,7 +182,7 @@ def judge(stdin, write) -> None:
                 load_error = ["load", text(d["load_error"], 100), text(d.get("message"), 300),
                               d.get("line") if type(d.get("line")) is int else None,
                               d.get("col") if type(d.get("col")) is int else None]
-        elif type(d.get("index")) is int and d["index"] not in verdicts:
+        elif type(d.get("index")) is int and 0 <= d["index"] < len(plans) and d["index"] not in verdicts:  # no other index is kept
             verdicts[d["index"]] = d
     if load_error is not None:
         write(dumps_line(load_error))

@@ -1,5 +1,5 @@
 """The sandbox's seccomp filter: what no program may ask the kernel for (user namespaces, kernel keyrings,
-ptrace, io_uring, another ABI), as classic BPF, and the code that installs it in the sandbox's processes."""
+ptrace and process_vm_readv/writev, io_uring, POSIX message queues, inotify, another ABI), as classic BPF, and the code that installs it in the sandbox's processes."""
 from __future__ import annotations
 
 import functools
@@ -20,8 +20,14 @@ from typing import Optional
 #   * kernel keyrings: add_key, request_key and keyctl fail with EPERM. Every run's processes share
 #     uid 65534's user keyring, which outlives the run: a key added by one run could be read by any
 #     later one (a covert channel between runs, problems and trainers).
-#   * ptrace: EPERM (a program could stop or steer its harness, which times its asserts).
+#   * ptrace, process_vm_readv, process_vm_writev: EPERM (a program could stop, read or steer its harness,
+#     which times its asserts; /proc/<harness>/mem is closed by the harness itself: it is not dumpable).
 #   * io_uring_setup/enter/register: ENOSYS (a large kernel surface no test program needs).
+#   * mq_open: ENOSYS. POSIX message queues outlive the process that made them: in namespaces mode they
+#     carried state from one assert to the next (the IPC namespace is the run's), in rlimits mode between
+#     runs (the host's /dev/mqueue). No queue can be made or opened, so none is left.
+#   * inotify_init, inotify_init1: ENOSYS. Instances count per uid (fs.inotify.max_user_instances, 128 by
+#     default) across every run of that uid: one run could exhaust uid 65534's for the runs beside it.
 #   * every syscall of another ABI (i386 through int 0x80 or x32 on x86_64, arm32 on aarch64): EPERM.
 # It is installed before any program code runs (by SETUP in namespaces mode, after it joined a new
 # session keyring; by the harness in rlimits mode) and every process of the program inherits it.
@@ -39,9 +45,11 @@ def refuse_syscalls(hex_program):
 # platform.machine(): AUDIT_ARCH_* and the syscall numbers the filter names, from the kernel's syscall tables
 _SECCOMP_ABI = {
     "x86_64": dict(arch=0xC000003E, unshare=272, clone=56, clone3=435, add_key=248, request_key=249, keyctl=250,
-                   ptrace=101, io_uring=(425, 426, 427)),
+                   ptrace=101, process_vm_readv=310, process_vm_writev=311, io_uring=(425, 426, 427), mq_open=240,
+                   inotify=(253, 294)),
     "aarch64": dict(arch=0xC00000B7, unshare=97, clone=220, clone3=435, add_key=217, request_key=218, keyctl=219,
-                    ptrace=117, io_uring=(425, 426, 427)),
+                    ptrace=117, process_vm_readv=270, process_vm_writev=271, io_uring=(425, 426, 427), mq_open=180,
+                    inotify=(26,)),
 }
 _SECCOMP_ABI["amd64"], _SECCOMP_ABI["arm64"] = _SECCOMP_ABI["x86_64"], _SECCOMP_ABI["aarch64"]
 CLONE_NEWUSER = 0x10000000
@@ -63,8 +71,9 @@ def seccomp_filter(machine: Optional[str] = None) -> bytes:
                ("arch", None, "eperm", nr["arch"], jeq),  # another ABI
                ("ld", None, None, 0, ld),  # seccomp_data.nr
                ("x32", "eperm", None, 0x40000000, jge)]
-    program += [("nosys", "enosys", None, k, jeq) for k in (nr["clone3"],) + nr["io_uring"]]
-    program += [("refused", "eperm", None, nr[k], jeq) for k in ("add_key", "request_key", "keyctl", "ptrace")]
+    program += [("nosys", "enosys", None, k, jeq) for k in (nr["clone3"], nr["mq_open"]) + nr["io_uring"] + nr["inotify"]]
+    program += [("refused", "eperm", None, nr[k], jeq) for k in ("add_key", "request_key", "keyctl", "ptrace",
+                                                                    "process_vm_readv", "process_vm_writev")]
     program += [("flags", "flags", None, nr["unshare"], jeq), ("flags", "flags", "allow", nr["clone"], jeq),
                 ("flags", None, None, 16, ld),  # label "flags": the low 32 bits of args[0] (little-endian)
                 ("newuser", "eperm", "allow", CLONE_NEWUSER, jset)]

@@ -276,23 +276,20 @@ def test_daemonised_double_fork():
     check_hostile(DAEMON, ["assert False"])
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="setsid/fork daemon on Linux")
-def test_stray_detector_sees_a_daemon_that_escaped_the_rlimits_fallback(monkeypatch):
-    """The check above can fail: without namespaces a setsid'ed grandchild leaves the process group,
-    survives the run and is seen by strays() (the rlimits fallback documents this)."""
-    monkeypatch.setenv("MAGRPO_EDU_SANDBOX", "rlimits")
-    isolation.cache_clear()
+def test_stray_detector_sees_a_process_left_behind():
+    """The checks above could miss a survivor: this shows strays() sees a process with MARKER (in the rlimits
+    mode a setsid daemon used to escape the run; it no longer does, see the fourth round's tests)."""
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)", MARKER], start_new_session=True)
     try:
-        run_program(DAEMON, ["assert False"], LIMITS)
         for _ in range(30):
             if strays():
                 break
             time.sleep(0.1)
-        assert strays(), "the detector did not see the daemonised sleeper"
+        assert strays(), "the detector did not see the sleeper"
     finally:
+        sleeper.kill()
+        sleeper.wait()
         kill_strays()
-        monkeypatch.delenv("MAGRPO_EDU_SANDBOX")
-        isolation.cache_clear()
 
 
 def test_monkey_patching_what_the_harness_uses():
@@ -739,7 +736,7 @@ def test_a_program_cannot_make_a_user_namespace_to_mount_a_tmpfs(sandbox_setting
     cgroup is writable the tmpfs cannot be made either."""
     iso = isolation()
     assert iso["user_namespaces"] == "refused (seccomp filter)", iso
-    if sandbox_setting == "no cgroup":
+    if sandbox_setting == "no cgroup" and ISOLATED:  # the whole suite may run in the rlimits mode (CI's second run)
         assert iso["mode"] == "linux-namespaces" and iso["memory_limit"].startswith("per process only") and not iso["cgroups"]
     lim = SandboxLimits(timeout_s=12, assert_timeout_s=5, memory_mb=256, max_file_mb=16)
     r = run_program(USERNS_TMPFS, ["assert filled(40) == 40", "assert filled(1024) == 1024"], lim, entry_point="filled")
@@ -771,7 +768,7 @@ def test_each_assert_gets_fresh_temporary_folders_and_no_process_of_the_last(san
     sandbox's own) were still there for the next assert, and a daemon an assert started kept running
     through the next ones. Now the harness empties them (and, in namespaces mode, kills every process of
     the program) between asserts."""
-    private = sandbox_setting != "rlimits"
+    private = isolation()["mode"] == "linux-namespaces"  # the sandbox's own /tmp and /dev/shm
     marks = ["mark", "sub/deep/" * 30 + "mark"] + (["/tmp/mark", "/dev/shm/mark"] if private else [])
     program = ("import os, subprocess, sys, time\nMARKS = %r\n"
                "def cmdline(pid):\n    try:\n        with open('/proc/%%s/cmdline' %% pid) as fh:\n            return fh.read()\n"
@@ -782,8 +779,8 @@ def test_each_assert_gets_fresh_temporary_folders_and_no_process_of_the_last(san
                "    os.chmod('sub', 0)\n"
                "    if daemon:\n        subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(1000)', %r], start_new_session=True)\n"
                "    return seen, others\n") % (marks, MARKER, MARKER)
-    # rlimits mode: no daemon (one in a session of its own MAY SURVIVE there, see the isolation table)
-    r = run_program(program, [f"assert f({private}) == ([], [])", "assert f(False) == ([], [])", "assert f(False) == ([], [])"],
+    # a daemon in every mode: in the rlimits mode the harness, a child subreaper, kills it too (issue 58, item 4)
+    r = run_program(program, ["assert f(True) == ([], [])", "assert f(True) == ([], [])", "assert f(False) == ([], [])"],
                     LIMITS, entry_point="f")
     assert r.passed == 3, r.asserts
 
@@ -1195,3 +1192,186 @@ def test_a_program_cpython_refuses_to_compile_earns_no_syntax_level(main):
     fb = level_feedback("def aux(c):\n    return c in 'aeiou'\n", main, row)
     assert "# syntax: SyntaxError" in fb and "syntax: OK" not in fb and "Tests:" not in fb, fb
     assert parse_error("def f(x):\n    return x\n") is None
+
+
+# ---- item 6: another process's memory, POSIX message queues, inotify --------------------------------------
+REACH_HARNESS = r'''
+import ctypes, errno, os, platform
+libc = ctypes.CDLL(None, use_errno=True)
+NR = {"x86_64": dict(vm_readv=310, vm_writev=311, mq_open=240, inotify_init1=294),
+      "aarch64": dict(vm_readv=270, vm_writev=271, mq_open=180, inotify_init1=26)}[platform.machine()]
+class iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+SECRET = b"harness-memory"
+def f():
+    got, harness = [], os.getppid()  # the harness: it forked this process, so an address here is one there
+    for name in ("mem", "environ", "maps"):
+        try:
+            with open("/proc/%d/%s" % (harness, name), "rb") as fh:
+                fh.read(16)
+            got.append(name)
+        except OSError:
+            pass
+    buf = ctypes.create_string_buffer(len(SECRET))
+    here, there = iovec(ctypes.cast(buf, ctypes.c_void_p), len(SECRET)), iovec(id(SECRET) + 32, len(SECRET))
+    for call in ("vm_readv", "vm_writev"):
+        if libc.syscall(ctypes.c_long(NR[call]), harness, ctypes.byref(here), 1, ctypes.byref(there), 1, 0) >= 0:
+            got.append(call)
+    fd = libc.syscall(ctypes.c_long(NR["mq_open"]), b"magrpo-q", os.O_CREAT | os.O_RDWR, 0o600, None)
+    if fd >= 0 or ctypes.get_errno() != errno.ENOSYS:
+        got.append("mq_open")
+    if libc.syscall(ctypes.c_long(NR["inotify_init1"]), 0) >= 0 or ctypes.get_errno() != errno.ENOSYS:
+        got.append("inotify")
+    return got
+'''
+
+
+@pytest.mark.skipif(sys.platform != "linux" or os.uname().machine not in ("x86_64", "aarch64"),
+                    reason="the seccomp filter is Linux's, for x86_64 and aarch64")
+def test_a_program_cannot_read_or_write_its_harness_nor_make_queues_or_inotify_instances(sandbox_setting):
+    """Fourth round, item 6: /proc/<harness>/mem and process_vm_readv/writev worked where ptrace was refused; POSIX
+    message queues carried state between asserts (and, in rlimits mode, between runs); a run could take every
+    inotify instance of uid 65534. The harness is not dumpable, and the seccomp filter refuses process_vm_*
+    (EPERM), mq_open and inotify_init/init1 (ENOSYS), in every mode."""
+    r = run_program(REACH_HARNESS, ["assert f() == []"], LIMITS, entry_point="f")
+    assert r.passed == 1, (r.asserts[0].message, r.output)
+
+
+# ---- items 2-4: the rlimits mode as a first-class citizen ------------------------------------------------------
+def _children_left() -> list:
+    from magrpo_edu.sandbox.processes import descendants
+
+    return descendants(os.getpid())
+
+
+DEEP_CHAIN = ("import os\ndef f():\n    for _ in range(1200):\n        os.mkdir('d' * 200)\n        os.chdir('d' * 200)\n"
+              "    os.chmod('.', 0)\n    return 1\n")  # deeper than shutil.rmtree's recursion goes (about 1,000)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc/self/fd")
+def test_a_deep_folder_chain_breaks_neither_the_run_nor_later_ones(sandbox_setting):
+    """Fourth round, item 2: 1,500 nested folders made on the last assert made the reward raise RecursionError
+    (shutil.rmtree), leaked the judge and 2 descriptors, left the folder, and every later trainer on the machine
+    raised in _cleanup_stale. Folders are removed iteratively (tree.py), through descriptors, never by recursion."""
+    from magrpo_edu.tasks.coding.reward import coding_joint_reward
+    from magrpo_edu.tasks.coding import load_coding
+
+    before = _fds()
+    r = run_program(DEEP_CHAIN, ["assert f() == 1"] * 2, SandboxLimits(timeout_s=30, assert_timeout_s=12), entry_point="f")
+    assert r.passed == 2, r.asserts
+    row = load_coding("eval")[0]
+    main = row["reference_main"].rstrip() + "\n    # x\n"
+    chain = "import os\n" + main.replace("\n", "\n    import os\n    [os.makedirs('/'.join(['e'] * 1200), exist_ok=True)]\n", 1)
+    assert len(coding_joint_reward(([row["reference_aux"]], [chain]), row)["total"]) == 1
+    assert _fds() == before and not _children_left()
+    assert not [p for p in os.listdir(tempfile.gettempdir()) if p.startswith(f"magrpo-sandbox-{os.getpid()}-")]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc")
+def test_a_stale_deep_folder_of_a_dead_trainer_is_removed_and_breaks_nothing(tmp_path):
+    """Item 2, the second half: a dead trainer's folder with a 1,200-deep chain (and a symlink out of it) is
+    removed by the next run, which scores normally; what the symlink points to is untouched."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = Path(tempfile.gettempdir()) / f"magrpo-sandbox-{dead.pid}-stale{secrets.token_hex(3)}"
+    keep = tmp_path / "keep.txt"
+    keep.write_text("precious")
+    fd = os.open(stale.parent, os.O_RDONLY)
+    os.mkdir(stale.name, dir_fd=fd)
+    cur = os.open(stale.name, os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    for i in range(1200):
+        os.mkdir("d" * 100, dir_fd=cur)
+        nxt = os.open("d" * 100, os.O_RDONLY, dir_fd=cur)
+        os.close(cur)
+        cur = nxt
+    os.symlink(str(tmp_path), "out", dir_fd=cur)
+    os.close(cur)
+    r = run_program("def f():\n    return 1\n", ["assert f() == 1"], LIMITS, entry_point="f")
+    assert r.passed == 1 and not stale.exists() and keep.read_text() == "precious"
+
+
+PLANT_SYMLINK = ("import os\ndef f(target):\n    here = os.getcwd()\n    os.chdir('/')\n    os.rename(here, here + '.moved')\n"
+                 "    os.symlink(target, here)\n    return 1\n")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="O_NOFOLLOW folders")
+def test_the_wipe_between_asserts_never_follows_a_symlink_at_the_working_folder(victim, sandbox_setting):
+    """Fourth round, item 4: a program that moved its working folder away and planted a symlink to another folder
+    at its path had the between-assert wipe empty the target. The harness empties the folder it opened (by
+    descriptor), removes the symlink and makes a fresh working folder; the target is untouched."""
+    r = run_program(PLANT_SYMLINK, [f"assert f({str(victim)!r}) == 1"] * 2, LIMITS, entry_point="f")
+    assert [a.status for a in r.asserts][0] in ("passed", "failed"), r.asserts
+    assert sorted(p.name for p in victim.iterdir()) == ["keep.txt"] and (victim / "keep.txt").read_text() == "precious"
+    assert not [p for p in os.listdir(tempfile.gettempdir()) if p.startswith(f"magrpo-sandbox-{os.getpid()}-")]
+
+
+READ_ENVIRONS = ("import os\ndef f():\n    found = []\n    for pid in os.listdir('/proc'):\n        if not pid.isdigit():\n"
+                 "            continue\n        for name in ('environ', 'cmdline', 'mem'):\n            try:\n"
+                 "                with open('/proc/%s/%s' % (pid, name), 'rb') as fh:\n                    data = fh.read(1 << 20)\n"
+                 "            except (OSError, ValueError):\n                continue\n            if b'hf_magrpo' in data:\n"
+                 "                found.append(data[data.index(b'hf_magrpo'):][:60].decode('ascii', 'replace'))\n"
+                 "    return found\n")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc")
+def test_the_trainers_secrets_are_not_readable_by_a_program(monkeypatch, sandbox_setting):
+    """Fourth round, item 3: in the rlimits mode a main read HF_TOKEN from /proc/<trainer>/environ and the judge's
+    failure message ("f() returned ['hf_...']") carried it into the feedback. The channel is closed: each
+    assert's process is in a Landlock domain of its own (no ptrace access to any process outside it, root
+    included); without Landlock the trainer is made non-dumpable (this holds for a program that is not root).
+    The sanitiser's redaction is only a second line, so it is switched off here to test the channel."""
+    from magrpo_edu.sandbox import sanitise
+
+    if isolation()["mode"] == "rlimits" and not isolation()["landlock_abi"] and os.geteuid() == 0:
+        pytest.skip("root without Landlock reads every process's environment (CAP_SYS_PTRACE): documented")
+    token = "hf_magrpo" + secrets.token_hex(8)
+    monkeypatch.setenv("HF_TOKEN", token)
+    monkeypatch.setattr(sanitise, "_secrets", lambda: [])
+    r = run_program(READ_ENVIRONS, ["assert f() == []"], LIMITS, entry_point="f")
+    assert r.passed == 1 and token not in (r.asserts[0].message or "") + r.output, r.asserts
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="setsid/fork daemon on Linux")
+def test_a_daemonised_double_fork_does_not_survive_any_mode(sandbox_setting):
+    """Fourth round, item 4: in the rlimits mode a setsid double-forked child survived the run holding the trainer's
+    pipes (+2 descriptors, +2 threads and +1 s a run while it lived). The harness is a child subreaper: the
+    orphan becomes its child and is killed after the assert; the trainer never waits on a pipe it holds."""
+    import threading as th
+
+    before_fds, before_threads = _fds(), th.active_count()
+    t = time.perf_counter()
+    for _ in range(3):
+        check_hostile(DAEMON, ["assert False"])
+    took = time.perf_counter() - t
+    assert not strays() and not _children_left()
+    assert _fds() == before_fds and th.active_count() == before_threads
+    assert took < 3 * 2.5, took
+
+
+KILL_OTHERS = ("import os, signal, time\ndef f():\n    me = {os.getpid(), os.getppid()}\n    end = time.time() + 2.5\n"
+               "    while time.time() < end:\n        for pid in os.listdir('/proc'):\n            try:\n"
+               "                with open('/proc/%s/cmdline' % pid, 'rb') as fh:\n                    cmd = fh.read()\n"
+               "                if b'magrpo-sandbox-owner' in cmd and int(pid) not in me or b'judge.py' in cmd:\n"
+               "                    os.kill(int(pid), signal.SIGKILL)\n            except (OSError, ValueError):\n"
+               "                pass\n        time.sleep(0.01)\n    return 0\n")
+SLOW_HONEST = "import time\ndef f():\n    time.sleep(1.0)\n    return 1\n"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/proc")
+def test_a_sample_that_kills_its_siblings_sandboxes_never_lowers_their_reward(sandbox_setting):
+    """Fourth round, item 4: a sample killed its siblings' sandboxes in the same batch and a correct sibling was
+    scored 1.5 instead of 4.0, silently. Namespaces mode: other runs are invisible. rlimits with Landlock ABI 6:
+    signals outside the program's own domain are refused. rlimits without it: a run killed by a signal is run
+    again, and if a canary is killed too the run raises SandboxError; never a silently lower score."""
+    from magrpo_edu.sandbox import SandboxError
+
+    limits = SandboxLimits(timeout_s=6.0, assert_timeout_s=4.0, cpu_s=6, memory_mb=256)
+    try:
+        results = run_many([(KILL_OTHERS, ["assert f() == 0"], "f")] + [(SLOW_HONEST, ["assert f() == 1"], "f")] * 2,
+                           limits, workers=3)
+    except SandboxError as e:  # allowed: never a silent low score
+        assert "kill" in str(e), e
+        return
+    assert [r.passed for r in results[1:]] == [1, 1], [r.asserts for r in results]
+    assert run_program(SLOW_HONEST, ["assert f() == 1"], limits, entry_point="f").passed == 1

@@ -8,9 +8,11 @@ before any program code ran, where the program is executed again and then the as
 assert's process does (globals, state of imported modules, the builtins, signal handlers, a crash,
 os._exit) reaches the next assert. Between two asserts the harness empties the working folder (and
 in namespaces mode the sandbox's /tmp and /dev/shm) and, in namespaces mode, kills every process the
-program left (a daemon in a session of its own included); SysV shared memory ends with the assert's
-process. What still persists between asserts: files a program writes outside those folders (rlimits
-mode: wherever its user may write) and SysV message queues (namespaces mode, at most 1 MB). With:
+program left (a daemon in a session of its own included; rlimits mode on Linux: every process below
+the harness, a child subreaper); SysV shared memory ends with the assert's process; POSIX message queues
+and inotify instances cannot be made (seccomp). What still persists between asserts: files a program
+writes outside those folders (rlimits mode: wherever its user may write) and SysV message queues
+(namespaces mode, at most 1 MB). With:
 
   * limits: wall clock (per assert, enforced from outside the assert's process, and in total), CPU
     time (per process; and, where a cpu cgroup is writable, `SandboxLimits.cpus` CPUs' worth for all
@@ -22,8 +24,12 @@ mode: wherever its user may write) and SysV message queues (namespaces mode, at 
   * a sandbox that cannot start, a failed probe of the namespaces mode, no file descriptor or
     temporary folder left for a run, a judge that cannot start: `SandboxError`, never a silently lower
     reward (nothing is learned about the program) and never a silent fallback to less isolation;
-  * a minimal environment (no inherited variables, so no secrets), stdin closed, `python -I -S`
-    (no site-packages, no user site, no PYTHON* variables);
+  * a minimal environment (no inherited variables), stdin closed, `python -I -S` (no site-packages, no user
+    site, no PYTHON* variables); the trainer's own environment out of reach where the kernel allows (see
+    "other processes" below); every text that comes back (error names, messages, the repr of a returned
+    value, the output) is made valid, printable and bounded by one sanitiser (`sanitise.py`) before it
+    reaches a result, and once more, as printable ASCII bounded in the agent's tokens with special-token
+    markers escaped, before it reaches a prompt (`sanitise.for_prompt`, the coding task's level feedback);
   * the whole process group (and, where available, every process of its PID namespace and
     cgroup) killed on timeout or when the run ends, so nothing is left running;
   * death with the trainer (Linux): the first child gets PR_SET_PDEATHSIG (`setpriv --pdeathsig`)
@@ -70,24 +76,39 @@ checks the rlimits entries it can on Linux (limits, the trainer-death group kill
   writes outside the sandbox      none (own tmpfs   as the user       as the user    anywhere (root)
                                   /tmp, /dev/shm)
   host Unix socket files          unreachable       reachable         reachable      reachable
-  program's uid / capabilities    65534 / none      the user / none   the user       0 / root's
+  program's uid / capabilities    65534 / none      the user / none   the user       0 / none (dropped)
   /proc/sys (kernel settings)     read-only         as the user       n/a            as root (writable
                                                     (read-only)                      unless mounted ro)
   kernel keyrings (a channel      refused (seccomp) refused (seccomp) n/a            refused (seccomp)
     between runs; the trainer's)  x86_64, aarch64   x86_64, aarch64                  x86_64, aarch64
-  ptrace, io_uring                refused (seccomp) refused (seccomp) n/a            refused (seccomp)
-                                  x86_64, aarch64   x86_64, aarch64                  x86_64, aarch64
+  ptrace, process_vm_readv/       refused (seccomp) refused (seccomp) n/a            refused (seccomp)
+    writev, io_uring, POSIX       x86_64, aarch64   x86_64, aarch64                  x86_64, aarch64
+    message queues, inotify
   stopping its harness (SIGSTOP)  possible: the per-assert timer stops; the run's total timeout still holds
-  other processes                 invisible (PID    visible           visible        visible, killable
-                                  namespace)
+  other processes: environment,   invisible (PID    unreadable with   readable as    unreadable with
+    memory, fds (the trainer's    namespace; uid    Landlock; else    the user       Landlock (root's
+    HF_TOKEN, the harness)        65534; harness    only the trainer                 capabilities
+                                  not dumpable)     (not dumpable)                   dropped); else
+                                                                                     readable
+  other processes: signals        invisible         refused with      allowed (same  refused with
+    (kill the trainer, the                          Landlock ABI 6    uid): a run a  Landlock ABI 6;
+    harness, a sibling's sandbox)                   (Linux 6.12+);    signal ended   else as (b)
+                                                    else allowed: a   is run again,
+                                                    run a signal      then a canary
+                                                    ended is run      (SandboxError)
+                                                    again, then a
+                                                    canary
+                                                    (SandboxError)
   processes (fork bomb)           pids cgroup cap   RLIMIT_NPROC      RLIMIT_NPROC   timeout only
                                   where writable,
                                   else timeout only
-  a daemonised (setsid) child     killed            MAY SURVIVE       MAY SURVIVE    MAY SURVIVE
+  a daemonised (setsid) child     killed            killed (subre-    MAY SURVIVE    killed (subre-
+                                                    aper harness)*                   aper harness)*
   trainer SIGKILLed               all killed        group killed      MAY SURVIVE    group killed
   /dev/shm (multiprocessing)      private           the host's        the host's     the host's
   forge-proof verdicts (below)    yes               no (same user)    no             no (root)
   Windows: not supported (no fork, no rlimits); run training there under WSL.
+  * unless the program killed or stopped its harness first, which only a kernel without Landlock ABI 6 allows.
 
   (a) runs each program in new PID, network, mount, IPC and UTS namespaces inside a minimal root
   built by a trusted setup step (PID 1 of the namespaces, as root, before any untrusted code): an
@@ -102,7 +123,18 @@ checks the rlimits entries it can on Linux (limits, the trainer-death group kill
   /usr and of the Python installation (system files), the kernel's version and /proc's global
   figures; out of scope: kernel exploits.
   (b)-(d) fall back to a plain child process with the limits above in a fresh temporary folder and
-  its own process group; root (d) is not bound by RLIMIT_NPROC. RLIMIT_NPROC counts every task of the
+  its own process group; root (d) is not bound by RLIMIT_NPROC. There (Linux) each assert's process
+  enters a Landlock domain of its own before any program code (`processes.py`; `isolation()["landlock_abi"]`
+  and `["other_processes"]` say what this kernel gives): from ABI 1 (Linux 5.13) it cannot ptrace or open
+  /proc/<pid>/environ, mem or fd of any process outside it (the trainer's HF_TOKEN, the harness, the judge,
+  other runs), from ABI 6 (Linux 6.12) it cannot signal them either; root's programs also lose every
+  capability (uid 0 stays: root-owned files). Without Landlock the trainer makes itself non-dumpable,
+  which keeps its environment and memory from a program that is not root. The harness is a child subreaper
+  and kills every process below it after each assert (a setsid double fork included); the trainer reads the
+  pipes without ever waiting for their end (a survivor holding them costs nothing), removes folders
+  iteratively without following symlinks (`tree.py`), and empties the working folder between asserts
+  through the descriptor it opened (a symlink planted at its path is removed, never followed).
+  docs/sandbox.md says what a learner on Binder or Colab is still exposed to. RLIMIT_NPROC counts every task of the
   real uid, so (b) and (c) set it to the tasks the user already runs (a Jupyter kernel's threads
   included) + max_processes: a fork bomb gets about max_processes more, not the machine. Which mode a machine gets is decided
   once per process by `isolation()`: where namespaces mode can run (Linux, root, unshare, setpriv and
@@ -156,7 +188,8 @@ The package's parts: `isolation` (the namespaces root, its probe, `isolation()`)
 `cgroups` (the run's cgroups),
 `harness` (the harness inside the sandbox and `run_program` / `run_many` around it), `forgeproof` (which
 asserts the host checks, and the judge's process) with `judge` (the judge itself, a script), `cleanup`
-(death with the trainer, leftovers of a killed one). Measurements: benchmarks/sandbox_overhead.md.
+(death with the trainer, leftovers of a killed one), `processes` (Landlock, the process tree's kill),
+`tree` (removing folders), `sanitise` (text that comes back from a program). Measurements: benchmarks/sandbox_overhead.md.
 """
 from .forgeproof import JUDGE_GRACE_S, host_checked
 from .harness import AssertResult, SandboxLimits, SandboxResult, default_workers, run_many, run_program

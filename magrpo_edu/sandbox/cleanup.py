@@ -14,6 +14,8 @@ import tempfile
 from typing import Optional
 
 from .cgroups import _cgroup_parents, _cgroup_roots, _ProgramCgroup
+from .processes import kill_tree
+from .tree import remove_tree
 
 
 @functools.lru_cache(maxsize=1)
@@ -89,16 +91,23 @@ def _cleanup_stale() -> None:
             if not mine or pid == os.getpid() or _alive(pid):
                 continue
             path = entry.path
-            if is_cgroup:
-                _ProgramCgroup.at(path).remove()
-            else:
-                shutil.rmtree(path, ignore_errors=True)
+            try:
+                if is_cgroup:
+                    _ProgramCgroup.at(path).remove()
+                else:
+                    remove_tree(path)  # iterative, no symlink followed: a chain of 100,000 folders breaks nothing
+            except Exception:  # noqa: BLE001 - a leftover that cannot be removed must never stop a run
+                pass
 
 
 
-def _kill_everything(proc, cgroup) -> None:
+def _kill_everything(proc, cgroup, rlimits: bool = False) -> None:
     """At the end of a run: SIGKILL to its process group (in namespaces mode `unshare`, whose
-    --kill-child takes the whole PID namespace with it) and to every process of its cgroups."""
+    --kill-child takes the whole PID namespace with it) and to every process of its cgroups; in rlimits
+    mode first to every process below the sandbox's first process (`processes.kill_tree`: the harness, a
+    child subreaper, holds the orphans a setsid double fork left, and they die here with it)."""
+    if rlimits and sys.platform == "linux":
+        kill_tree(proc.pid)
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -27,7 +27,9 @@ from .forgeproof import MAX_VALUE_CHARS, MAX_VALUE_DEPTH, MAX_VALUE_ITEMS, _judg
 from .cgroups import _ProgramCgroup
 from .isolation import SandboxError, _namespaced, isolation, resource
 from .sanitise import clean
+from .processes import LANDLOCK, PROCESS_TREE, kill_tree, landlock_abi
 from .seccomp import REFUSE_SYSCALLS, _filter_hex
+from .tree import TREE, remove_folder_by_fd, remove_tree
 
 # The harness runs INSIDE the sandbox, as `python -I -S -c HARNESS` (the package's files are not there). It reads one JSON object from
 # stdin, compiles the program, then for each assert forks a fresh process (its own process group)
@@ -58,6 +60,38 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
         except OSError as e:  # no "started" line: the parent raises SandboxError with this text
             sys.stderr.write("the harness could not install the seccomp filter: %s\n" % e)
             return
+    try:  # not dumpable: no process of the program (same uid) may open /proc/<harness>/mem, environ or fd
+        import ctypes
+        _prctl = ctypes.CDLL(None).prctl
+        _prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0; each assert's process sets it back to 1 for itself
+    except Exception:
+        _prctl = None
+    landlock = spec.get("landlock") or 0  # rlimits mode: each assert's process in a Landlock domain of its own
+    drop_caps = spec.get("drop_caps")  # rlimits mode as root: each assert's process without capabilities
+    if landlock or drop_caps:
+        pid = os.fork()  # tried once before any program code: a kernel that refuses it stops the run here
+        if pid == 0:
+            try:
+                if landlock:
+                    landlock_self(landlock)
+                if drop_caps:
+                    drop_capabilities()
+            except BaseException:
+                os._exit(1)
+            os._exit(0)
+        if os.waitpid(pid, 0)[1] != 0:
+            sys.stderr.write("the harness could not make a Landlock domain (ABI %d) or drop capabilities\n" % landlock)
+            return
+    reaper = spec.get("subreaper") and _prctl is not None and _prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    _O = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    folders = []  # (path, fd, (dev, ino)) of the folders emptied between asserts, opened before any program code
+    for path in spec["wipe"]:
+        try:
+            wfd = os.open(path, _O)
+            st = os.fstat(wfd)
+            folders.append([path, wfd, (st.st_dev, st.st_ino)])
+        except OSError:
+            pass
     if spec.get("cwd"):
         try:
             os.chdir(spec["cwd"])
@@ -80,60 +114,56 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
                 stream.flush()
             except _exc:
                 pass
-    def wipe(top):  # empty the folder `top`: no recursion, no file descriptors held, no symlink followed
-        try:
-            os.chdir(top)
-        except OSError:
-            return
-        names, stuck = [], set()
-        while True:
-            sub = None
-            try:
-                with os.scandir(".") as it:
-                    entries = list(it)
-            except OSError:
-                entries = []
-            for e in entries:
-                try:
-                    if not e.is_dir(follow_symlinks=False):
-                        os.unlink(e.name)
-                    elif e.inode() not in stuck:
-                        sub = e
-                        break
-                except OSError:
-                    pass
-            if sub is not None:
-                try:
-                    os.chmod(sub.name, 0o700)
-                    os.chdir(sub.name)
-                    names.append((sub.name, sub.inode()))
-                except OSError:
-                    stuck.add(sub.inode())
-                continue
-            if not names:
-                return
-            name, inode = names.pop()
-            os.chdir("..")
-            try:
-                os.rmdir(name)
-            except OSError:
-                stuck.add(inode)
     def fresh_folders():  # after an assert: its processes gone, its files gone, the working folder back
         if own_group:
             try:
                 _kill(-1, _KILL)  # every process of this PID namespace this user may signal: the program's
             except OSError:
                 pass
-        for folder in spec["wipe"]:
-            wipe(folder)
-        try:
-            os.mkdir(spec["cwd"], 0o700)
-        except OSError:
-            pass
-        try:
-            os.chdir(spec["cwd"])
-        except OSError:
-            pass
+        for folder in folders:  # emptied through the descriptor opened at the start: a symlink or another
+            path, wfd, ident = folder  # folder planted at the path is never followed (see tree.py)
+            empty_folder(wfd)
+            try:
+                st = os.lstat(path)
+                same = (st.st_dev, st.st_ino) == ident
+            except OSError:
+                st, same = None, False
+            if not same:  # the program removed, moved or replaced the folder: a fresh one at the path
+                try:
+                    if st is not None and not (st.st_mode & 0o170000 == 0o040000):
+                        os.unlink(path)  # a symlink or a file: removed, never followed
+                    elif st is not None:
+                        pfd = os.open(path, _O)
+                        try:
+                            empty_folder(pfd)
+                        finally:
+                            os.close(pfd)
+                        os.rmdir(path)
+                    os.mkdir(path, 0o700)
+                    nfd = os.open(path, _O)
+                    nst = os.fstat(nfd)
+                    os.close(wfd)
+                    folder[1], folder[2] = nfd, (nst.st_dev, nst.st_ino)
+                except OSError:
+                    pass
+        for path, wfd, _ in folders:
+            if path == spec.get("cwd"):
+                try:
+                    os.fchdir(wfd)
+                except OSError:
+                    pass
+                break
+        else:  # namespaces mode: the working folder is inside the emptied /tmp, made again
+            try:
+                os.mkdir(spec["cwd"], 0o700)
+            except OSError:
+                pass
+            try:
+                cfd = os.open(spec["cwd"], _O)
+                os.fchdir(cfd)
+                os.close(cfd)
+            except OSError:
+                pass
     class _Timeout(_exc):
         pass
     class _Unsendable(Exception):
@@ -225,8 +255,16 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
         pid = _fork()
         if pid == 0:  # the assert's process: nothing it does reaches the next assert's process
             try:
+                for _, wfd, _ in folders:
+                    os.close(wfd)
+                if _prctl is not None:
+                    _prctl(4, 1, 0, 0, 0)
                 if own_group:
                     _setpgid(0, 0)
+                if landlock:
+                    landlock_self(landlock)
+                if drop_caps:  # root: uid 0 without any capability (CAP_SYS_PTRACE reads other processes, ...)
+                    drop_capabilities()
                 verdict = verdict_of(i, test)
                 _flush()
                 real_builtins.clear()
@@ -257,11 +295,13 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
             how = "signal %d" % (status & 127) if status & 127 else "exit code %d" % (status >> 8)
             emit({"index": i, "status": "not_run", "error": "ProcessExited",
                   "message": "the program ended the assert's process (%s)" % how}, fresh=True)
+        if reaper:  # every process the program left (a setsid double fork included: it is this process's now)
+            kill_descendants(os.getpid(), reap=True)
         if i + 1 < _len(tests):
             fresh_folders()
 _main()
 '''
-HARNESS = REFUSE_SYSCALLS + HARNESS_BODY
+HARNESS = REFUSE_SYSCALLS + TREE + LANDLOCK + PROCESS_TREE + HARNESS_BODY
 
 
 @dataclass
@@ -388,30 +428,24 @@ def _child_setup(death_signal: Optional[int], lim) -> None:
         _set_rlimits(lim)
 
 
-def _read_capped(stream, cap: int, sink: list) -> None:
-    """Read `stream` into sink = [bytearray, truncated] until its end or until `cap` bytes are kept,
-    then close it: a flood beyond the cap is never read (the writer's next write fails with EPIPE),
-    so it costs this process nothing. The sink fills as data comes, so what arrived is usable even if
-    a stray process keeps the pipe open."""
-    kept = sink[0]
-    read = stream.read1 if hasattr(stream, "read1") else stream.read
+_DUMPABLE_SET: list = []
+
+
+def _not_dumpable_without_landlock(iso: dict) -> None:
+    """rlimits mode where the kernel has no Landlock (each program's own domain, see processes.py, is what keeps
+    it from reading /proc/<trainer>/environ and mem): make the trainer process itself not dumpable
+    (PR_SET_DUMPABLE 0, once): its /proc files are then root's, unreadable to a program of the same uid that is
+    not root (root, with CAP_SYS_PTRACE, still reads them). Side effect, on this process only: no core dump, and
+    debuggers and profilers of the same user (gdb, py-spy) cannot attach to it."""
+    if _DUMPABLE_SET or iso.get("landlock_abi") or sys.platform != "linux":
+        return
+    _DUMPABLE_SET.append(True)
     try:
-        while True:
-            chunk = read(min(65536, cap - len(kept) + 1))  # one byte more than fits tells a flood from a fit
-            if not chunk:
-                break
-            room = cap - len(kept)
-            kept += chunk[:room]
-            if len(chunk) > room:
-                sink[1] = True
-                break
-    except (OSError, ValueError):
-        pass  # closed under us at the end of the run
-    finally:
-        try:
-            stream.close()
-        except OSError:
-            pass
+        import ctypes
+
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLimits] = None, *,
@@ -421,7 +455,58 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
 
     With `entry_point` (the function name the asserts call), verdicts are forge-proof: the sandbox
     only computes the values of the entry-point calls and this process evaluates the asserts (see
-    the module docstring). Without it, the sandbox decides each verdict (forgeable)."""
+    the module docstring). Without it, the sandbox decides each verdict (forgeable).
+
+    Where another program may signal this one's sandbox (the rlimits mode without Landlock's signal scope,
+    ABI 6: the same uid can kill the same uid), a run that a signal ended (its harness or an assert's
+    process killed, or it never started) is run once more; if that run ends the same way, a canary (a
+    trivial correct program) is run, and if the canary is killed too, SandboxError: a process outside the
+    run kills its sandboxes. So a sample that kills its siblings' sandboxes never lowers their reward
+    silently (the rerun runs when the killer's run is over); a program that kills itself costs two runs
+    more and keeps its own result."""
+    iso = isolation()
+    if iso["mode"] != "rlimits" or iso.get("landlock_abi", 0) >= 6:
+        return _run_once(program, asserts, limits, entry_point)
+    first = _signalled_or_error(program, asserts, limits, entry_point)
+    if first is not None and not _ended_by_a_signal(first):
+        return first
+    again = _signalled_or_error(program, asserts, limits, entry_point)
+    if again is not None and not _ended_by_a_signal(again):
+        return again
+    canary = _signalled_or_error(CANARY[0], CANARY[1], limits, "f")
+    if canary is None or _ended_by_a_signal(canary) or canary.passed != 1:
+        raise SandboxError("a process outside this run kills its sandboxes (a correct canary program was killed "
+                           "too): nothing was learned about the program. In the rlimits mode without Landlock's "
+                           "signal scope (Linux 6.12+) a process left by an earlier program of the same user can "
+                           "kill sandboxes; end it (see docs/sandbox.md).")
+    if again is None:
+        return _run_once(program, asserts, limits, entry_point)  # raises its SandboxError again, if it does
+    return again
+
+
+CANARY = ("def f():\n    return 1\n", ["assert f() == 1"])  # a trivial correct program: ends by no signal of its own
+
+
+def _signalled_or_error(program, asserts, limits, entry_point) -> Optional[SandboxResult]:
+    """A run's result; None where it raised SandboxError (a sandbox killed before it started looks like that)."""
+    try:
+        return _run_once(program, asserts, limits, entry_point)
+    except SandboxError:
+        return None
+
+
+def _ended_by_a_signal(r: SandboxResult) -> bool:
+    """Did a signal end this run (not its own time limits): the sandbox's first process, or an assert's process?"""
+    if r.timed_out:
+        return False
+    if r.exit_code is not None and (r.exit_code < 0 or r.exit_code >= 128):  # `timeout` exits 128 + the signal
+        return True
+    return any(a.status == "not_run" and a.error == "ProcessExited" and "signal" in (a.message or "") for a in r.asserts)
+
+
+def _run_once(program: str, asserts: Sequence[str], limits: Optional[SandboxLimits] = None,
+              entry_point: Optional[str] = None) -> SandboxResult:
+    """One run of `program` (see `run_program`)."""
     limits = limits or SandboxLimits()
     asserts = list(asserts)
     plans = [_plan(a, entry_point) for a in asserts]
@@ -433,6 +518,14 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
         work = tempfile.mkdtemp(prefix=f"magrpo-sandbox-{os.getpid()}-")
     except OSError as e:
         raise SandboxError(f"the sandbox could not make its temporary folder in {tempfile.gettempdir()}: {e}") from e
+    try:  # the folder as made: removed through this descriptor, whatever a program puts at its path
+        work_fd = os.open(work, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as e:
+        os.rmdir(work)
+        raise SandboxError(f"the sandbox could not open its temporary folder {work}: {e}") from e
+    rlimits = iso["mode"] == "rlimits"
+    if rlimits:
+        _not_dumpable_without_landlock(iso)
     cgroup = None
     harness = [python, "-I", "-S", "-B", "-u", "-c", HARNESS, f"magrpo-sandbox-owner-{os.getpid()}"]  # who ran it, for `ps`
     if iso["mode"] == "linux-namespaces":
@@ -462,13 +555,15 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
     try:
         r_fd, w_fd = os.pipe()
     except OSError as e:
-        _undo(work, cgroup)
+        _undo(work, cgroup, work_fd)
         raise SandboxError(f"the sandbox could not make its result pipe: {e}") from e
     spec = json.dumps(dict(program=program, asserts=[p.harness_spec() for p in plans], fd=w_fd, tag=tag, cwd=cwd,
                            assert_timeout=limits.assert_timeout_s, max_timeouts=limits.max_timeouts,
                            own_group=iso["mode"] == "linux-namespaces",
                            wipe=["/tmp", "/dev/shm"] if iso["mode"] == "linux-namespaces" else [cwd],
                            seccomp_filter=_filter_hex() if iso["mode"] == "rlimits" else None,
+                           landlock=iso["landlock_abi"] if rlimits else 0, subreaper=rlimits,
+                           drop_caps=rlimits and sys.platform == "linux" and os.geteuid() == 0,
                            max_items=MAX_VALUE_ITEMS, max_depth=MAX_VALUE_DEPTH, max_chars=MAX_VALUE_CHARS)).encode()
     t0 = time.perf_counter()
     timed_out = False
@@ -479,69 +574,164 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
                                 pass_fds=(w_fd,), start_new_session=True, preexec_fn=preexec)
     except (OSError, subprocess.SubprocessError) as e:
         os.close(r_fd), os.close(w_fd)
-        _undo(work, cgroup)
+        _undo(work, cgroup, work_fd)
         raise SandboxError(f"the sandbox could not start: {e}") from e
     os.close(w_fd)
-    judge = _start_judge(python)
-
-    def read_results():
-        with os.fdopen(r_fd, "rb") as fh:
-            _read_capped(fh, 4 * 2 ** 20 + len(asserts) * (MAX_VALUE_CHARS + 1024), res_sink)  # a flood beyond is dropped
-
-    reader = threading.Thread(target=_read_capped, args=(proc.stdout, limits.max_output_bytes, out_sink), daemon=True)
-    results_thread = threading.Thread(target=read_results, daemon=True)
+    judge = None
+    pump = _Pump([(r_fd, 4 * 2 ** 20 + len(asserts) * (MAX_VALUE_CHARS + 1024), res_sink),  # a flood beyond is dropped
+                  (proc.stdout.fileno(), limits.max_output_bytes, out_sink)])
     try:
-        if judge is None:
-            raise SandboxError("the sandbox's judge (the process that checks the returned values) could not start")
-        reader.start()
-        results_thread.start()
-    except (RuntimeError, SandboxError) as e:  # RuntimeError: no thread could be started
-        _kill_everything(proc, cgroup)
-        if not results_thread.is_alive():
-            os.close(r_fd)
-        _undo(work, cgroup)
-        if judge is not None:
+        judge = _start_judge(python)
+        try:
+            if judge is None:
+                raise SandboxError("the sandbox's judge (the process that checks the returned values) could not start")
+            pump.start()
+        except (RuntimeError, SandboxError) as e:  # RuntimeError: no thread could be started
+            _kill_everything(proc, cgroup, rlimits)
+            raise e if isinstance(e, SandboxError) else SandboxError(f"the sandbox could not start a thread: {e}") from e
+        try:
+            proc.stdin.write(spec)
+            proc.stdin.close()
+        except (BrokenPipeError, OSError):
+            pass
+        waiter = threading.Thread(target=proc.wait, daemon=True)  # a blocking wait: no polling delay
+        waiter.start()
+        try:
+            waiter.join(timeout=limits.timeout_s)
+            timed_out = waiter.is_alive()
+        finally:
+            _kill_everything(proc, cgroup, rlimits)
+            pump.stop()  # what is waiting in the pipes is read; a survivor holding them is never waited for
+        raw = bytes(res_sink[0])
+        started = (json.dumps({"started": 1, "tag": tag}) + "\n").encode()
+        if not raw.startswith(started):  # the harness wrote this before any program code ran: the sandbox never started
+            tail = clean(bytes(out_sink[0]).decode("utf-8", "replace").strip()[-500:], 500, lines=True)
+            raise SandboxError(f"the sandbox did not start ({'no start within the run time limit of %ss' % limits.timeout_s if timed_out else 'exit code %s' % proc.returncode}); "
+                               f"no program code ran. What it printed: {tail or '(nothing)'}")
+        budget = limits.timeout_s - (time.perf_counter() - t0) + JUDGE_GRACE_S  # the judge's time counts in the program's
+        verdicts, load_error, late = _judge(judge, plans, raw[len(started):], tag, budget)
+    finally:  # whatever happened: no judge, pipe, thread, process, cgroup or folder of this run is left
+        if judge is not None and judge.poll() is None:
             judge.kill()
+        if judge is not None:
             judge.wait()
+            for stream in (judge.stdin, judge.stdout):
+                try:
+                    stream.close()
+                except (OSError, ValueError):
+                    pass
+        pump.close()
         for stream in (proc.stdin, proc.stdout):
-            stream.close()
-        raise e if isinstance(e, SandboxError) else SandboxError(f"the sandbox could not start a thread: {e}") from e
-    try:
-        proc.stdin.write(spec)
-        proc.stdin.close()
-    except (BrokenPipeError, OSError):
-        pass
-    waiter = threading.Thread(target=proc.wait, daemon=True)  # a blocking wait: no polling delay
-    waiter.start()
-    try:
-        waiter.join(timeout=limits.timeout_s)
-        timed_out = waiter.is_alive()
-    finally:
-        _kill_everything(proc, cgroup)
-        until = time.monotonic() + 1  # EOF at once unless a stray (rlimits mode) holds a pipe open
-        reader.join(timeout=max(0.0, until - time.monotonic()))
-        results_thread.join(timeout=max(0.0, until - time.monotonic()))
+            try:
+                stream.close()
+            except (OSError, ValueError):
+                pass
         if cgroup is not None:
             cgroup.remove()
-        shutil.rmtree(work, ignore_errors=True)
-    raw = bytes(res_sink[0])
-    started = (json.dumps({"started": 1, "tag": tag}) + "\n").encode()
-    if not raw.startswith(started):  # the harness wrote this before any program code ran: the sandbox never started
-        judge.kill()
-        judge.wait()
-        tail = clean(bytes(out_sink[0]).decode("utf-8", "replace").strip()[-500:], 500, lines=True)
-        raise SandboxError(f"the sandbox did not start ({'no start within the run time limit of %ss' % limits.timeout_s if timed_out else 'exit code %s' % proc.returncode}); "
-                           f"no program code ran. What it printed: {tail or '(nothing)'}")
-    budget = limits.timeout_s - (time.perf_counter() - t0) + JUDGE_GRACE_S  # the judge's time counts in the program's
-    verdicts, load_error, late = _judge(judge, plans, raw[len(started):], tag, budget)
+        remove_folder_by_fd(work, work_fd)
+        os.close(work_fd)
+        if rlimits:  # a working folder the program renamed (work + anything: the name is this run's alone)
+            _remove_renamed(work)
     seconds = time.perf_counter() - t0
     output = (bytes(out_sink[0]), out_sink[1])
     return _collect(plans, verdicts, load_error, late, output, proc.returncode, timed_out, seconds, iso["mode"])
 
 
-def _undo(work: str, cgroup) -> None:
+def _remove_renamed(work: str) -> None:
+    """Remove what sits beside `work` under a name that starts with its own (a program that moved its working
+    folder away, as `work.moved`, before planting a symlink at its path). A folder it renamed to any other name is
+    left: in the rlimits mode it may write wherever its user may anyway (docs/sandbox.md)."""
+    parent, base = os.path.split(work)
+    try:
+        with os.scandir(parent) as it:
+            names = [e.name for e in it if e.name.startswith(base) and e.name != base]
+    except OSError:
+        return
+    for name in names:
+        remove_tree(os.path.join(parent, name))
+
+
+class _Pump:
+    """Reads the run's pipes (the result pipe, the output) in one thread, each up to its cap: [fd, cap, sink]
+    with sink = [bytearray, truncated]. A flood beyond a cap is never read (the writer's next write fails with
+    EPIPE once the pipe is closed). `stop()` (the run's processes are dead) reads what is waiting and ends,
+    without waiting for an end of file: a process that escaped the run (rlimits mode) and keeps a pipe open
+    costs no thread, no descriptor and no waiting. `close()` closes the read ends (the result pipe's; the
+    output's is closed with its file object)."""
+
+    DRAIN_S = 0.5  # at most this long reading what is waiting after stop()
+
+    def __init__(self, streams):
+        self.streams = [list(s) for s in streams]
+        self.wake_r, self.wake_w = os.pipe()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def _run(self) -> None:
+        import selectors
+
+        sel = selectors.DefaultSelector()
+        live = {}
+        try:
+            for fd, cap, sink in self.streams:
+                os.set_blocking(fd, False)
+                sel.register(fd, selectors.EVENT_READ)
+                live[fd] = (cap, sink)
+            sel.register(self.wake_r, selectors.EVENT_READ)
+            until = None
+            while live:
+                events = sel.select(timeout=None if until is None else 0)
+                if until is not None and (not events or time.monotonic() > until):
+                    break
+                for key, _ in events:
+                    if key.fd == self.wake_r:
+                        until = time.monotonic() + self.DRAIN_S
+                        sel.unregister(self.wake_r)
+                        continue
+                    cap, sink = live[key.fd]
+                    kept = sink[0]
+                    try:
+                        chunk = os.read(key.fd, min(65536, cap - len(kept) + 1))  # one byte more tells a flood from a fit
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        chunk = b""
+                    room = cap - len(kept)
+                    kept += chunk[:room]
+                    if len(chunk) > room:
+                        sink[1] = True
+                    if not chunk or len(chunk) > room:
+                        sel.unregister(key.fd)
+                        del live[key.fd]
+        except (OSError, ValueError):
+            pass
+        finally:
+            sel.close()
+
+    def stop(self) -> None:
+        try:
+            os.write(self.wake_w, b"x")
+        except OSError:
+            pass
+        if self.thread.is_alive() or self.thread.ident is not None:
+            self.thread.join(timeout=self.DRAIN_S + 1)
+
+    def close(self) -> None:
+        if self.thread.ident is not None and self.thread.is_alive():
+            self.stop()
+        for fd in (self.wake_r, self.wake_w, self.streams[0][0]):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _undo(work: str, cgroup, work_fd: int) -> None:
     """Remove what a run made before its sandbox could start."""
-    shutil.rmtree(work, ignore_errors=True)
+    remove_folder_by_fd(work, work_fd)
+    os.close(work_fd)
     if cgroup is not None:
         cgroup.remove()
 

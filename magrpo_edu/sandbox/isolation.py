@@ -17,7 +17,9 @@ import warnings
 from typing import Optional
 
 from .cgroups import _cgroup_parents, _cgroup_roots, _ProgramCgroup
+from .processes import landlock_abi
 from .seccomp import REFUSE_SYSCALLS, _filter_hex, seccomp_filter
+from .tree import remove_tree
 
 try:
     import resource
@@ -236,7 +238,7 @@ def _probe_namespaces() -> tuple[Optional[dict], str]:
     except (OSError, subprocess.SubprocessError, ValueError, IndexError) as e:
         return None, f"{type(e).__name__}: {e}"
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_tree(work)
 
 
 PROBE_TIMEOUT_S = 20
@@ -265,6 +267,44 @@ def _namespaces_probe() -> tuple[Optional[dict], str]:
 
 
 _WARNED: set = set()
+
+_LANDLOCK_CHECK = r"""
+import ctypes, os, signal, sys
+abi = int(sys.argv[1])
+landlock_self(abi)
+ok = True
+if abi >= 6:  # the signal scope: the parent (outside this domain) cannot be signalled
+    try:
+        os.kill(os.getppid(), 0)
+        ok = False
+    except PermissionError:
+        pass
+print("LANDLOCKED" if ok else "NOT SCOPED")
+"""
+
+
+@functools.lru_cache(maxsize=1)
+def _landlock() -> tuple[int, str]:
+    """(the Landlock ABI the rlimits mode uses, why it is 0 where it is): checked once in a child process (a
+    domain made, and from ABI 6 a signal to the parent refused). MAGRPO_EDU_SANDBOX_LANDLOCK=none pretends
+    there is none (to test the fallback; call `isolation.cache_clear()` and `_landlock.cache_clear()`)."""
+    if sys.platform != "linux":
+        return 0, "not Linux"
+    if os.environ.get("MAGRPO_EDU_SANDBOX_LANDLOCK", "auto") == "none":
+        return 0, "MAGRPO_EDU_SANDBOX_LANDLOCK=none"
+    abi = landlock_abi()
+    if abi <= 0:
+        return 0, "this kernel has no Landlock (Linux 5.13+ with the landlock LSM enabled)"
+    from .processes import LANDLOCK
+
+    try:
+        r = subprocess.run([os.path.realpath(sys.executable), "-I", "-S", "-B", "-c", LANDLOCK + _LANDLOCK_CHECK, str(abi)],
+                           capture_output=True, timeout=20, env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"})
+    except (OSError, subprocess.SubprocessError) as e:
+        return 0, f"the Landlock check could not run: {e}"
+    if r.stdout.strip() != b"LANDLOCKED":
+        return 0, f"the kernel refused a Landlock domain (ABI {abi}): {r.stderr.decode('utf-8', 'replace')[-200:]}"
+    return abi, ""
 
 
 @functools.lru_cache(maxsize=1)
@@ -313,6 +353,22 @@ def isolation() -> dict:
             userns = "allowed: this kernel refused the seccomp filter"
         except ValueError as e:
             userns = f"allowed: {e}"
+    lock, why_no_lock = _landlock() if not ns else (0, "namespaces mode (a PID namespace and uid 65534 instead)")
+    if ns:
+        others = "invisible (PID namespace), another uid"
+    elif lock >= 6:
+        others = (f"unreachable (Landlock ABI {lock}): a program cannot ptrace, read /proc/<pid>/environ, mem or fd of, "
+                  "signal, or reach the abstract Unix sockets of any process outside its own (the trainer, the harness, "
+                  "the judge, other runs, the user's other processes)")
+    elif lock:
+        others = (f"not readable (Landlock ABI {lock}: no ptrace, /proc/<pid>/environ or mem outside its own processes) "
+                  "but can be signalled by the program (same uid; Landlock's signal scope needs ABI 6, Linux 6.12): "
+                  "docs/sandbox.md says what that allows")
+    elif linux:
+        others = ("readable and killable as the user (no Landlock here: " + why_no_lock + "); the trainer process is made "
+                  "non-dumpable, so its environment and memory are unreadable to a program that is not root")
+    else:
+        others = "readable and killable as the user"
     parents, cgroups = _cgroup_parents(), {}
     for controller, path in (_cgroup_roots().items() if controllers else ()):
         mine = len(parents[controller]) > 1 and path == parents[controller][0]
@@ -343,6 +399,8 @@ def isolation() -> dict:
                    "use every core" if resource is not None else "none"),
         oom_victim=("the program (oom_score_adj 1000 on every sandbox process)" if linux else "n/a"),
         user_namespaces=userns,
+        landlock_abi=lock,
+        other_processes=others,
         cgroups=cgroups,
         platform=sys.platform,
     )

@@ -41,12 +41,12 @@ def test_load_bearing_reads_behaviour_not_text():
 
 
 def test_only_cooperating_answers_run_again(monkeypatch):
-    from magrpo_edu.tasks.coding import load_bearing
+    from magrpo_edu.tasks.coding import reward
 
     lv = coding_levels_many([AUX, AUX], [MAIN_COOP, MAIN_ALONE], [P, P])
     jobs = []
-    real = load_bearing._RUNS.run
-    monkeypatch.setattr(load_bearing._RUNS, "run", lambda js, limits: jobs.extend(js) or real(js, limits))
+    real = reward._RUNS.run
+    monkeypatch.setattr(reward._RUNS, "run", lambda js, limits: jobs.extend(js) or real(js, limits))
     assert load_bearing_many([AUX, AUX], [MAIN_COOP, MAIN_ALONE], [P, P], lv) == [True, False]
     assert len(jobs) == 1 and STUB_AUX in jobs[0][0]
 

@@ -280,7 +280,7 @@ def test_the_feedback_reuses_the_rewards_sandbox_results(monkeypatch):
     the feedback gets the reward's result for the same (aux, main, row), and a batch runs each distinct
     program once; the scores and the feedback text are those of a fresh run."""
     from magrpo_edu.tasks.coding import reward as coding
-    from magrpo_edu.tasks.coding.reward import feedback_transition, level_feedback
+    from magrpo_edu.tasks.coding.reward import STUB_AUX, feedback_transition, level_feedback
 
     auxes, mains = [AUX, AUX, AUX_WRONG, AUX], [MAIN_COOP, MAIN_COOP, MAIN_COOP, MAIN_HALF]
     fresh = coding_joint_reward([auxes, mains], P)
@@ -295,15 +295,17 @@ def test_the_feedback_reuses_the_rewards_sandbox_results(monkeypatch):
     from magrpo_edu.sandbox import run_many
     monkeypatch.setattr(coding, "run_many", counting)
     assert coding_joint_reward([auxes, mains], P) == fresh
-    assert len(ran) == 3  # 4 joint actions, 3 distinct programs
+    # 4 joint actions, 3 distinct programs; then the cooperating ones' load-bearing runs (aux replaced by a stub):
+    # 2 distinct stub programs (AUX + MAIN_COOP and AUX_WRONG + MAIN_COOP become the same one)
+    assert len(ran) == 5 and sum(STUB_AUX in p for p in ran) == 2
     histories = [[(f"prompt {k}\n", c)] for k, c in enumerate(("aux", "main"))]
     step = feedback_transition()
     for a, m, fb in zip(auxes, mains, fresh_feedback):
         prompts = step(["p0", "p1"], [a, m], histories, P)
         assert prompts == [f"prompt 0\n{a.rstrip()}\n{fb}\n", f"prompt 1\n{m.rstrip()}\n{fb}\n"]
-    assert len(ran) == 3, "the feedback ran a program the reward had already run"
-    coding_joint_reward([[AUX], [MAIN_ALONE]], P)  # a new program runs
-    assert len(ran) == 4
+    assert len(ran) == 5, "the feedback ran a program the reward had already run"
+    coding_joint_reward([[AUX], [MAIN_ALONE]], P)  # a new program runs (it does not call aux: no stub run)
+    assert len(ran) == 6
 
 
 def test_the_sandbox_run_memory_is_bounded():

@@ -14,7 +14,7 @@ cooperation level (an extracted aux, a main that calls it without rebinding it, 
 are run again, in the same sandbox and with the same asserts; every other answer is not load-bearing and
 costs nothing. The cost: one more sandbox run of each cooperating answer (`benchmarks/load_bearing_cost.md`).
 
-`load_bearing_many` measures it (every coding evaluation reports `load_bearing_rate` beside the authors'
+`load_bearing_many` (in `reward.py`, which reports it in every training history) measures it (every coding evaluation reports `load_bearing_rate` beside the authors'
 `cooperation_rate`: `tasks.coding.coding_metrics`). `strict_coding_joint_reward` is the STRICT variant of the
 coding reward: correctness as the authors' (levels 1-3 unchanged), the three cooperation levels paid (or
 deducted) only when the helper is load-bearing. It is not the paper's reward: the authors' stays the coding
@@ -26,48 +26,12 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from ...sandbox import SandboxLimits
-from .data import scored_asserts
-from .reward import LEVELS, SINGLE_AGENT_MAX, _RUNS, _functions, _total, coding_levels_many, combine  # noqa: F401  (SINGLE_AGENT_MAX: Task.single_max looks it up here)
-
-STUB_AUX = "def aux(*args, **kwargs):\n    return None"
-"""What replaces agent 1's helper in the second run: accepts any call, returns None."""
+from .reward import (LEVELS, SINGLE_AGENT_MAX, STUB_AUX, _total, coding_levels_many,  # noqa: F401  (SINGLE_AGENT_MAX:
+                     load_bearing_many)  # Task.single_max looks it up here; STUB_AUX, load_bearing_many: this module's API)
 
 COOPERATION_LEVELS = ("calls_aux", "not_thin_wrapper", "aux_result_ignored")
 """The authors' levels that read the main's text for cooperation; the strict reward pays them only for a
 load-bearing helper."""
-
-
-def load_bearing_many(auxes: Sequence[str], mains: Sequence[str], rows: Sequence[dict],
-                      levels: Optional[Sequence[dict]] = None,
-                      limits: Optional[SandboxLimits] = None) -> list[bool]:
-    """For each joint answer (auxes[j], mains[j]) to rows[j]: is its helper load-bearing? `levels`: the
-    answers' `coding_levels_many` output where the caller has it (else computed here). The cooperating
-    answers' stub programs run in ONE parallel sandbox batch.
-
-    >>> row = dict(prompt="def double(x):\\n", entry_point="double", test="def check(candidate):\\n"
-    ...            "    assert candidate(2) == 4\\n    assert candidate(0) == 0\\n")
-    >>> aux = "def aux(x):\\n    return 2 * x"
-    >>> uses = "def double(x):\\n    return aux(x) + 0"
-    >>> drops = "def double(x):\\n    aux(x)\\n    y = x + x\\n    return y"
-    >>> load_bearing_many([aux, aux, aux], [uses, drops, "def double(x):\\n    return x + x"], [row] * 3)
-    [True, False, False]
-    """
-    if not (len(auxes) == len(mains) == len(rows)):
-        raise ValueError(f"load_bearing_many got {len(auxes)} auxes, {len(mains)} mains and {len(rows)} rows; "
-                         "give one of each per joint answer.")
-    levels = list(levels) if levels is not None else coding_levels_many(auxes, mains, rows, limits)
-    todo = []
-    for j, (aux, main, row, lv) in enumerate(zip(auxes, mains, rows, levels)):
-        if lv.get("calls_aux", 0.0) <= 0:  # the authors' cooperation level not earned: nothing to test
-            continue
-        _, main_f = _functions(aux, main, row["entry_point"], single=False)
-        todo.append((j, (combine(STUB_AUX, main_f, row), scored_asserts(row["test"], row["entry_point"]),
-                         row["entry_point"])))
-    out = [False] * len(auxes)
-    if todo:
-        for (j, _), result in zip(todo, _RUNS.run([job for _, job in todo], limits)):
-            out[j] = result.passed < levels[j]["passed"]
-    return out
 
 
 def with_load_bearing(levels: list[dict], auxes: Sequence[str], mains: Sequence[str], rows: Sequence[dict],

@@ -448,6 +448,43 @@ def coding_levels_many(auxes: Sequence[str], mains: Sequence[str], rows: Sequenc
             for j, (a, m, row) in enumerate(zip(auxes, mains, rows))]
 
 
+STUB_AUX = "def aux(*args, **kwargs):\n    return None"
+"""What replaces agent 1's helper in the second run: accepts any call, returns None."""
+
+def load_bearing_many(auxes: Sequence[str], mains: Sequence[str], rows: Sequence[dict],
+                      levels: Optional[Sequence[dict]] = None,
+                      limits: Optional[SandboxLimits] = None) -> list[bool]:
+    """For each joint answer (auxes[j], mains[j]) to rows[j]: is its helper load-bearing (the main passes fewer tests
+    with aux replaced by `STUB_AUX`; `load_bearing.py` says why)? `levels`: the
+    answers' `coding_levels_many` output where the caller has it (else computed here). The cooperating
+    answers' stub programs run in ONE parallel sandbox batch.
+
+    >>> row = dict(prompt="def double(x):\\n", entry_point="double", test="def check(candidate):\\n"
+    ...            "    assert candidate(2) == 4\\n    assert candidate(0) == 0\\n")
+    >>> aux = "def aux(x):\\n    return 2 * x"
+    >>> uses = "def double(x):\\n    return aux(x) + 0"
+    >>> drops = "def double(x):\\n    aux(x)\\n    y = x + x\\n    return y"
+    >>> load_bearing_many([aux, aux, aux], [uses, drops, "def double(x):\\n    return x + x"], [row] * 3)
+    [True, False, False]
+    """
+    if not (len(auxes) == len(mains) == len(rows)):
+        raise ValueError(f"load_bearing_many got {len(auxes)} auxes, {len(mains)} mains and {len(rows)} rows; "
+                         "give one of each per joint answer.")
+    levels = list(levels) if levels is not None else coding_levels_many(auxes, mains, rows, limits)
+    todo = []
+    for j, (aux, main, row, lv) in enumerate(zip(auxes, mains, rows, levels)):
+        if lv.get("calls_aux", 0.0) <= 0:  # the authors' cooperation level not earned: nothing to test
+            continue
+        _, main_f = _functions(aux, main, row["entry_point"], single=False)
+        todo.append((j, (combine(STUB_AUX, main_f, row), scored_asserts(row["test"], row["entry_point"]),
+                         row["entry_point"])))
+    out = [False] * len(auxes)
+    if todo:
+        for (j, _), result in zip(todo, _RUNS.run([job for _, job in todo], limits)):
+            out[j] = result.passed < levels[j]["passed"]
+    return out
+
+
 LEVEL_SHARES = ("aux_defined", "main_defined", "syntax", "tests_any", "tests_all", "calls_aux", "not_thin_wrapper")
 """The levels `level_shares` counts: a sample earns one when its part of the reward is > 0 (tests_any:
 at least one test passed; tests_all: every test passed)."""
@@ -496,8 +533,6 @@ def coding_joint_reward(completions: Sequence[Sequence[str]], row: dict, limits:
     Returns {"total": [...], <level>: [...], "load_bearing": [...]} (logged as reward/<level>). "load_bearing"
     is not part of the reward: 1.0 where the helper is load-bearing (`load_bearing.py`: the cooperating answers
     run again with aux replaced by a stub), so every training history shows it beside reward/calls_aux."""
-    from .load_bearing import load_bearing_many  # (it imports this module)
-
     auxes, mains = completions
     rows = [row] * len(auxes)
     levels = coding_levels_many(auxes, mains, rows, limits)

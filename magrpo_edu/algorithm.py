@@ -1,4 +1,4 @@
-"""MAGRPO, step by step (Liu et al., arXiv 2508.04652, Algorithm 1; spec sections 2-3).
+"""MAGRPO, step by step (Liu et al., arXiv 2508.04652, Algorithm 1 and its multi-turn section).
 
 One training step on one task x (the paper uses one prompt per optimiser step):
 
@@ -22,7 +22,7 @@ calls only those three, whichever policy it is. Here come step 3 (`joint_actions
 one after the other (`single_turn_rollout`); then the multi-turn rollout tree; then `magrpo_step`,
 steps 1-7 on the step's rows: the step `MAGRPOTrainer.training_step` takes.
 
-Multi-turn (spec section 3, "current" version): a rollout tree. At each node every agent samples G;
+Multi-turn (the authors' current design, CoMLRL's rollout tree): a rollout tree. At each node every agent samples G;
 each joint action j gets a child node whose prompts come from `transition(...)`; the return is
 R_j = r_j + gamma * mean(returns of j's child), R_j = r_j at a leaf; advantages are computed among
 siblings; a node's children are not expanded when its siblings' mean reward exceeds
@@ -34,7 +34,7 @@ deviations are in docs/faithfulness.md, "The algorithm"):
   1. Padding and everything after the first EOS are masked out of sum_t log pi.
   2. Cross mode credits agent i's sample with the mean advantage of the joint actions that contain it.
   3. Multi-turn is the rollout tree with a transition function, returns discounted with gamma = 0.9 as the
-     spec's tree design (the paper credits each turn with its own reward: discount=0, without its per-turn loss
+     authors' tree design (the paper credits each turn with its own reward: discount=0, without its per-turn loss
      weights (1.2, 0.8); CoMLRL 1.4.3: discount=1).
   4. Std scaling of advantages is an option, off by default ("group": TRL's; "zscore": CoMLRL's).
   5. Generated code runs in a sandboxed subprocess (tasks/coding/reward.py), never in this process.
@@ -212,7 +212,7 @@ def group_advantages(rewards: torch.Tensor, mode: str = "mean", scale: str = "no
                      clip: Optional[float] = None, eps: float = 1e-4) -> torch.Tensor:
     """Step 5: advantages within each group; the LAST dimension of `rewards` is the group (size G).
 
-    mode  "mean" (MAGRPO):       A_g = R_g - mean_k R_k                      (spec section 2, step 5)
+    mode  "mean" (MAGRPO):       A_g = R_g - mean_k R_k                      (the paper's Algorithm 1, step 5)
           "none" (MAREINFORCE):  A_g = R_g
           "rloo" (MARLOO):       A_g = R_g - mean_{k != g} R_k = G/(G-1) * (R_g - mean_k R_k)
           "max"  (MAReMax):      A_g = R_g - max_k R_k
@@ -431,7 +431,7 @@ def single_turn_rollout(agents: Sequence[Agent], prompts: Sequence[str], row: An
 
 
 # ==================================================================================================
-# Multi-turn: the rollout tree (spec section 3)
+# Multi-turn: the rollout tree (the authors' current design)
 # ==================================================================================================
 
 
@@ -449,7 +449,7 @@ def _call_transition(transition, prompts, completions, histories, row):
 
 def rollout_tree(agents: Sequence[Agent], prompts: Sequence[str], row: Any, reward_fn: Callable, config,
                  transition: Optional[Callable] = None) -> Rollout:
-    """Steps 2-4 on every node of the rollout tree (spec section 3): at each depth every node's agents
+    """Steps 2-4 on every node of the rollout tree (CoMLRL's design): at each depth every node's agents
     sample G, form joint actions and score them; each joint action gets a child node whose prompts
     come from `transition`, until num_turns or early termination. Step 5 is `assign_advantages`.
 

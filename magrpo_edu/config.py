@@ -87,7 +87,7 @@ class MAGRPOConfig:
     num_turns: int = _alias(1, "--turns")
     """Turns of the rollout tree. >1 needs a `transition` function (paper: 2 for coding)."""
     discount: float = 0.9
-    """gamma in R = r + gamma * mean(children's returns) (multi-turn only): 0.9 the spec's rollout-tree design,
+    """gamma in R = r + gamma * mean(children's returns) (multi-turn only): 0.9 the authors' rollout-tree design,
     0.0 the paper's own-turn credit (without its per-turn loss weights), 1.0 CoMLRL 1.4.3's code."""
     early_termination_threshold: Optional[float] = None
     """Do not expand a node whose siblings' mean reward exceeds this. None: always expand."""

@@ -5,7 +5,7 @@ import numbers
 
 from . import ExerciseFailed, exercise
 
-# Entry points named `f`; each teaches one corner of the authors' rule (spec section 8).
+# Entry points named `f`; each teaches one corner of the authors' rule (docs/faithfulness.md, "Rewards").
 WRAPPER_CASES = [
     ("def f(xs):\n    return aux(xs)\n", "one `return` line that calls aux"),
     ("def f(xs):\n    y = aux(xs)\n    return y\n", "`v = aux(...)` then `return v`"),

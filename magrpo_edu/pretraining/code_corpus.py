@@ -1,7 +1,7 @@
 """The coding corpus of the embedded `tiny-code` model: helper/main programs in the two agents' prompt formats.
 
 Why a second corpus. The shipped `tiny` model learned its coding from one-line mains
-(`return sum(1 for c in s if aux(c))`), which the authors' thin-wrapper rule (spec section 8) never
+(`return sum(1 for c in s if aux(c))`), which the authors' thin-wrapper rule (docs/faithfulness.md) never
 pays the +1.0 for, so on unseen problems the top of the coding reward was out of its reach and MAGRPO
 had nothing to reinforce. This corpus teaches what the reward's upper levels ask for: a helper `aux`
 that does real work (a test or a transform of one item, or a first step on the whole input) and a

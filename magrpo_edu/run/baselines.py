@@ -1,4 +1,4 @@
-"""The paper's prompt-level baselines (spec section 6) and one evaluation table for all methods.
+"""The paper's prompt-level baselines (the paper's section on baselines: single model, parallel, sequential, discussion) and one evaluation table for all methods.
 
     single      writing: one model writes both parts, separated by a marker ("###"), split
                 afterwards; coding: one model writes only the entry point, scored as the authors'

@@ -16,7 +16,7 @@ from .load_bearing import strict_coding_joint_reward, strict_levels_many, with_l
 from .reward import LEVELS, coding_joint_reward, coding_levels_many, feedback_transition
 
 LEVEL_MAX = dict(zip(LEVELS, (0.4, 0.6, 0.5, 1.0, 0.5, 1.0, -0.5)))
-"""What each of the reward's levels (`reward.LEVELS`, spec section 8) earns at most; `aux_result_ignored`
+"""What each of the reward's levels (`reward.LEVELS`, as the authors' reward code pays them) earns at most; `aux_result_ignored`
 is a deduction, `tests` the share of the problem's asserts passed (the reference solutions earn every
 positive one: tests/test_viz.py)."""
 
@@ -101,7 +101,7 @@ CODING = Task(
 """Its model is `tiny` trained further on helper/main programs (magrpo_edu/models/tiny-code/README.md).
 The single-model baseline writes the entry point alone and is scored as the authors' single-agent
 baseline (no aux, no cooperation credit: max 2.1 of the 4.0). Sampling is the authors' (temperature 0.7,
-top-p 0.9, top-k 50; spec section 4): on the held-out families it is what lets the embedded tiny-code
+top-p 0.9, top-k 50; their experiment scripts): on the held-out families it is what lets the embedded tiny-code
 model copy an unseen entry point's name (untrained reward 1.6 at temperature 1 against 2.3;
 experiments/coding_collaboration.md). LoRA runs train with the recipe measured on tiny-code: G = 8, two
 problems per optimiser step (the paper takes one), learning rate 1e-3, 170 steps (five minutes on 2 cores:

@@ -1,4 +1,4 @@
-"""The coding task: agent 1 writes a helper `aux`, agent 2 the entry-point function (spec sections 3-6).
+"""The coding task: agent 1 writes a helper `aux`, agent 2 the entry-point function (the paper's coding task; docs/faithfulness.md, "Rewards").
 
 Rows use the HumanEval format plus reference fields:
     {"task_id", "prompt" (signature + docstring), "entry_point", "test" (a `check(candidate)` of

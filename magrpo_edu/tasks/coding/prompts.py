@@ -1,4 +1,4 @@
-"""The coding agents' prompt texts (spec section 4): agent 1 writes a helper `aux`, agent 2 the
+"""The coding agents' prompt texts (our own short texts, not the authors' longer instructions: docs/faithfulness.md): agent 1 writes a helper `aux`, agent 2 the
 entry-point function, which may call `aux`."""
 
 CODING_INSTRUCTIONS = (

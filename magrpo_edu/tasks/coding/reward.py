@@ -1,4 +1,4 @@
-"""The coding task's joint reward, as the authors' reward code computes it (spec sections 5 and 8; max 4.0).
+"""The coding task's joint reward, as the authors' reward code computes it (docs/faithfulness.md, "Rewards"; max 4.0).
 
 Agent 1 writes a helper `aux`, agent 2 the entry-point function, which may call `aux`.
 
@@ -542,7 +542,7 @@ def coding_joint_reward(completions: Sequence[Sequence[str]], row: dict, limits:
     return out
 
 
-# ---- multi-turn: "level feedback" without an external LLM (spec section 3) ---------------------------
+# ---- multi-turn: "level feedback" without an external LLM (docs/faithfulness.md) ----------------------------
 FEEDBACK_PROGRAM_CHARS, FEEDBACK_PROGRAM_TOKENS = 400, 160
 """What the level feedback shows of a program's own text (the first failing test's error and message, the syntax
 error): at most this many characters and, where the transition has the agent's tokenizer, tokens of it

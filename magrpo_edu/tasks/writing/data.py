@@ -1,4 +1,4 @@
-"""The writing tasks' data and formatters: TL;DR summarisation and arXiv abstract expansion (spec sections 4-5).
+"""The writing tasks' data and formatters: TL;DR summarisation and arXiv abstract expansion (the paper's writing tasks).
 
 Row formats (the same for our synthetic files and the real datasets' loaders):
     TL;DR:  {"id", "post", "source"}        agent 1 writes a concise summary, agent 2 a detailed one

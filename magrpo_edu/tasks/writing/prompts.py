@@ -1,4 +1,4 @@
-"""The writing agents' prompt texts (spec section 4): TL;DR agent 1 writes a concise summary, agent 2
+"""The writing agents' prompt texts (our own short texts: docs/faithfulness.md): TL;DR agent 1 writes a concise summary, agent 2
 a detailed summary with more unique words and transition words; arXiv agent 1 writes background
 and motivation, agent 2 methodology and implications."""
 from ..prompts import chat_prompt

@@ -1,4 +1,4 @@
-"""The writing tasks' joint rewards, exactly as the spec's section 5 states them.
+"""The writing tasks' joint rewards, exactly as the authors' reward code computes them.
 
 Every level is GATED: a failed level stops scoring and the total is what was earned so far.
 Word counts split on whitespace; lengths are characters; "unique words" is the set of lower-cased
@@ -22,7 +22,7 @@ arXiv expansion (agent 1 background c1, agent 2 method c2), max 3.0:
   c1 + c2 (joined with NO separator, as the authors do: the last word of c1 and the first of c2
   run together, which can form a phrase neither has) and J is capped at 0.23: min(J, 0.23)/0.23.
 
-Word lists: the authors' own (`magrpo_edu.tasks.writing.word_lists`, spec section 8): 106 stopwords
+Word lists: the authors' own (`magrpo_edu.tasks.writing.word_lists`): 106 stopwords
 and 12 transition-word categories. A category counts ONCE however many of its phrases occur.
 
 Quirks kept on purpose (they are the paper's reward): transition phrases are matched as SUBSTRINGS

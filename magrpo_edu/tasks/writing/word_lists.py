@@ -1,8 +1,9 @@
-"""The authors' word lists for the writing rewards (spec section 8), as their TL;DR and arXiv reward
+"""The authors' word lists for the writing rewards (their reward files), as their TL;DR and arXiv reward
 code defines them (the same lists for both tasks): 106 stopwords, excluded from the Jaccard word
 sets, and 12 transition-word categories of 17-33 phrases each, matched as substrings of the
-lower-cased text (so "as" is found inside "has"). Copied word for word from the spec's
-reward-word-lists.json; `tests/test_rewards_writing.py` checks them against it.
+lower-cased text (so "as" is found inside "has"). Copied word for word from the authors' reward files;
+`tests/test_rewards_writing.py` checks them against the maintainers' transcription of those files
+(reward-word-lists.json, beside the repository).
 """
 
 # fmt: off

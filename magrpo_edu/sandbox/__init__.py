@@ -136,7 +136,10 @@ checks the rlimits entries it can on Linux (limits, the trainer-death group kill
   through the descriptor it opened (a symlink planted at its path is removed, never followed).
   docs/sandbox.md says what a learner on Binder or Colab is still exposed to. RLIMIT_NPROC counts every task of the
   real uid, so (b) and (c) set it to the tasks the user already runs (a Jupyter kernel's threads
-  included) + max_processes: a fork bomb gets about max_processes more, not the machine. Which mode a machine gets is decided
+  included) + max_processes (+ max_processes + 8 for each other run of this trainer in flight: `run_many`):
+  a fork bomb gets about max_processes more per run, not the machine; a harness that cannot fork an assert's
+  process a moment (a sibling holds the uid's budget) retries for 2 s, then reports "SandboxBusy" and the
+  run is run again. Which mode a machine gets is decided
   once per process by `isolation()`: where namespaces mode can run (Linux, root, unshare, setpriv and
   timeout present, the kernel accepts the namespaces) its probe is tried 3 times and, if every try
   fails, `SandboxError` is raised (nothing is cached: the next call tries again); programs run as root

@@ -151,12 +151,14 @@ def _start_judge(python: str) -> Optional[subprocess.Popen]:
         return None
 
 
-def _judge(judge: Optional[subprocess.Popen], plans: list, raw: bytes, tag: str, budget_s: float) -> tuple[dict, Optional[dict], bool]:
+def _judge(judge: Optional[subprocess.Popen], plans: list, raw: bytes, tag: str,
+           budget_s: float) -> tuple[dict, Optional[dict], bool, bool]:
     """The judge's verdicts {index: [status, error, message]} and load error for the result pipe's bytes
     `raw`, within `budget_s` seconds (then it is killed: what it decided by then counts). Returns also
-    whether it ran out of time."""
+    whether it ran out of time, and whether a signal this process did not send ended it (in the rlimits mode
+    without Landlock's signal scope a program of the same user can kill it: the run is then run again)."""
     if judge is None:  # it could not start: nothing is checked (every assert fails as unchecked)
-        return {}, None, False
+        return {}, None, False, False
     head = json.dumps(dict(tag=tag, max_items=MAX_VALUE_ITEMS, max_depth=MAX_VALUE_DEPTH, max_line=MAX_VALUE_CHARS + 1024,
                            safe_names=list(_SAFE_NAMES),
                            plans=[{"kind": p.kind, "calls": list(p.calls), "code": p.code} for p in plans])).encode()
@@ -167,14 +169,14 @@ def _judge(judge: Optional[subprocess.Popen], plans: list, raw: bytes, tag: str,
         late = True
         judge.kill()
         out, _ = judge.communicate()
-    except (OSError, ValueError):
-        late = True
+    except (OSError, ValueError):  # it died before it read everything (a signal: see `killed` below)
         judge.kill()
         out = b""
     finally:
         if judge.poll() is None:
             judge.kill()
         judge.wait()
+    killed = not late and judge.returncode is not None and judge.returncode < 0  # by a signal this process did not send
     verdicts, load_error = {}, None
     for line in out.decode("utf-8", "replace").splitlines():
         try:
@@ -187,6 +189,6 @@ def _judge(judge: Optional[subprocess.Popen], plans: list, raw: bytes, tag: str,
             verdicts[v[0]] = v[1:]
         else:
             verdicts[v[0]] = None
-    return verdicts, load_error, late
+    return verdicts, load_error, late, killed
 
 

@@ -43,7 +43,7 @@ from .tree import TREE, remove_folder_by_fd, remove_tree
 # program left (namespaces mode) and empties the folders in spec["wipe"]. In rlimits mode it first
 # installs the sandbox's seccomp filter (REFUSE_SYSCALLS, see isolation.py).
 HARNESS_BODY = r'''
-import sys, os, json, signal, builtins
+import sys, os, json, signal, builtins, time
 def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _vars=vars, _exc=BaseException,
           _compile=compile, _exec=exec, _eval=eval, _signal=signal.signal, _setitimer=signal.setitimer,
           _enumerate=enumerate, _len=len, _dumps=json.dumps, _issub=issubclass, _ALRM=signal.SIGALRM,
@@ -68,20 +68,8 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
         _prctl = None
     landlock = spec.get("landlock") or 0  # rlimits mode: each assert's process in a Landlock domain of its own
     drop_caps = spec.get("drop_caps")  # rlimits mode as root: each assert's process without capabilities
-    if landlock or drop_caps:
-        pid = os.fork()  # tried once before any program code: a kernel that refuses it stops the run here
-        if pid == 0:
-            try:
-                if landlock:
-                    landlock_self(landlock)
-                if drop_caps:
-                    drop_capabilities()
-            except BaseException:
-                os._exit(1)
-            os._exit(0)
-        if os.waitpid(pid, 0)[1] != 0:
-            sys.stderr.write("the harness could not make a Landlock domain (ABI %d) or drop capabilities\n" % landlock)
-            return
+    # (isolation() checked once that this kernel makes the domain and drops capabilities: `_landlock`; an assert's
+    # process that fails to ends before any program code, ProcessExited)
     reaper = spec.get("subreaper") and _prctl is not None and _prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
     _O = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     folders = []  # (path, fd, (dev, ino)) of the folders emptied between asserts, opened before any program code
@@ -252,7 +240,16 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
         if timeouts >= limit:
             emit({"index": i, "status": "skipped", "error": "TooManyTimeouts", "message": "earlier asserts timed out"})
             continue
-        pid = _fork()
+        pid = None
+        for _ in range(40):  # RLIMIT_NPROC is the uid's (rlimits mode): a run beside this one may hold it a moment
+            try:
+                pid = _fork()
+                break
+            except OSError:
+                time.sleep(0.05)
+        if pid is None:  # the trainer runs this program again (see run_program): never a silently lower score
+            emit({"index": i, "status": "not_run", "error": "SandboxBusy", "message": "no process could be started"})
+            continue
         if pid == 0:  # the assert's process: nothing it does reaches the next assert's process
             try:
                 for _, wfd, _ in folders:
@@ -261,10 +258,13 @@ def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _var
                     _prctl(4, 1, 0, 0, 0)
                 if own_group:
                     _setpgid(0, 0)
-                if landlock:
-                    landlock_self(landlock)
-                if drop_caps:  # root: uid 0 without any capability (CAP_SYS_PTRACE reads other processes, ...)
-                    drop_capabilities()
+                try:
+                    if landlock:
+                        landlock_self(landlock)
+                    if drop_caps:  # root: uid 0 without any capability (CAP_SYS_PTRACE reads other processes, ...)
+                        drop_capabilities()
+                except BaseException:
+                    _exit(71)  # never program code with less isolation than isolation() promised
                 verdict = verdict_of(i, test)
                 _flush()
                 real_builtins.clear()
@@ -358,15 +358,37 @@ class SandboxResult:
 # --------------------------------------------------------------------------------------------------
 # Running one program
 # --------------------------------------------------------------------------------------------------
-def _rlimits(limits: SandboxLimits, cap_nproc: bool) -> list[tuple[int, int, str]]:
-    """(resource, value, prlimit option) of every limit applied to the child."""
+class _Active:
+    """How many runs this process has in flight (run_many runs several at once)."""
+
+    def __init__(self):
+        self.n, self.lock = 0, threading.Lock()
+
+    def enter(self) -> int:
+        with self.lock:
+            self.n += 1
+            return self.n
+
+    def leave(self) -> None:
+        with self.lock:
+            self.n -= 1
+
+
+_ACTIVE = _Active()
+MACHINERY_TASKS = 8  # tasks a run adds besides its program's: timeout, the harness, the judge and its shell, 2 threads
+
+
+def _rlimits(limits: SandboxLimits, cap_nproc: bool, runs: int = 1) -> list[tuple[int, int, str]]:
+    """(resource, value, prlimit option) of every limit applied to the child. RLIMIT_NPROC counts the uid's tasks,
+    so `runs` runs in flight at once (run_many) each get room for every one's program and machinery."""
     if resource is None:
         return []
     lim = [(resource.RLIMIT_CPU, limits.cpu_s, "--cpu"), (resource.RLIMIT_AS, limits.memory_mb * 2 ** 20, "--as"),
            (resource.RLIMIT_NOFILE, limits.max_open_files, "--nofile"),
            (resource.RLIMIT_FSIZE, limits.max_file_mb * 2 ** 20, "--fsize"), (resource.RLIMIT_CORE, 0, "--core")]
     if cap_nproc:
-        lim.append((resource.RLIMIT_NPROC, _user_tasks() + limits.max_processes, "--nproc"))
+        lim.append((resource.RLIMIT_NPROC, _user_tasks() + limits.max_processes +
+                    (limits.max_processes + MACHINERY_TASKS) * (runs - 1), "--nproc"))  # one run alone: as before
     return lim
 
 
@@ -464,8 +486,7 @@ def run_program(program: str, asserts: Sequence[str], limits: Optional[SandboxLi
     run kills its sandboxes. So a sample that kills its siblings' sandboxes never lowers their reward
     silently (the rerun runs when the killer's run is over); a program that kills itself costs two runs
     more and keeps its own result."""
-    iso = isolation()
-    if iso["mode"] != "rlimits" or iso.get("landlock_abi", 0) >= 6:
+    if not _signals_reach_other_runs(isolation()):
         return _run_once(program, asserts, limits, entry_point)
     first = _signalled_or_error(program, asserts, limits, entry_point)
     if first is not None and not _ended_by_a_signal(first):
@@ -501,12 +522,22 @@ def _ended_by_a_signal(r: SandboxResult) -> bool:
         return False
     if r.exit_code is not None and (r.exit_code < 0 or r.exit_code >= 128):  # `timeout` exits 128 + the signal
         return True
-    return any(a.status == "not_run" and a.error == "ProcessExited" and "signal" in (a.message or "") for a in r.asserts)
+    return any(a.status == "not_run" and (a.error == "ProcessExited" and "signal" in (a.message or "") or
+                                          a.error == "SandboxBusy") for a in r.asserts)
 
 
 def _run_once(program: str, asserts: Sequence[str], limits: Optional[SandboxLimits] = None,
               entry_point: Optional[str] = None) -> SandboxResult:
-    """One run of `program` (see `run_program`)."""
+    """One run of `program` (see `run_program`), counted in `_ACTIVE` while it runs."""
+    _ACTIVE.enter()
+    try:
+        return _run_body(program, asserts, limits, entry_point)
+    finally:
+        _ACTIVE.leave()
+
+
+def _run_body(program: str, asserts: Sequence[str], limits: Optional[SandboxLimits] = None,
+              entry_point: Optional[str] = None) -> SandboxResult:
     limits = limits or SandboxLimits()
     asserts = list(asserts)
     plans = [_plan(a, entry_point) for a in asserts]
@@ -544,7 +575,7 @@ def _run_once(program: str, asserts: Sequence[str], limits: Optional[SandboxLimi
             # coreutils `timeout` leads the process group and SIGKILLs all of it when its time is up;
             # SIGALRM (the parent-death signal here) is the signal it takes for "time is up".
             cmd, death = ["timeout", "-s", "KILL", str(int(math.ceil(limits.timeout_s)) + 2)] + harness, signal.SIGALRM
-    lim = _rlimits(limits, cap_nproc=hasattr(os, "geteuid") and os.geteuid() != 0)
+    lim = _rlimits(limits, cap_nproc=hasattr(os, "geteuid") and os.geteuid() != 0, runs=_ACTIVE.n)
     if lim and shutil.which("prlimit"):
         cmd = ["prlimit"] + [f"{opt}={value}" for _, value, opt in lim] + ["--"] + cmd
         lim = []
@@ -609,7 +640,7 @@ def _run_once(program: str, asserts: Sequence[str], limits: Optional[SandboxLimi
             raise SandboxError(f"the sandbox did not start ({'no start within the run time limit of %ss' % limits.timeout_s if timed_out else 'exit code %s' % proc.returncode}); "
                                f"no program code ran. What it printed: {tail or '(nothing)'}")
         budget = limits.timeout_s - (time.perf_counter() - t0) + JUDGE_GRACE_S  # the judge's time counts in the program's
-        verdicts, load_error, late = _judge(judge, plans, raw[len(started):], tag, budget)
+        verdicts, load_error, late, judge_killed = _judge(judge, plans, raw[len(started):], tag, budget)
     finally:  # whatever happened: no judge, pipe, thread, process, cgroup or folder of this run is left
         if judge is not None and judge.poll() is None:
             judge.kill()
@@ -634,7 +665,8 @@ def _run_once(program: str, asserts: Sequence[str], limits: Optional[SandboxLimi
             _remove_renamed(work)
     seconds = time.perf_counter() - t0
     output = (bytes(out_sink[0]), out_sink[1])
-    return _collect(plans, verdicts, load_error, late, output, proc.returncode, timed_out, seconds, iso["mode"])
+    return _collect(plans, verdicts, load_error, late, output, proc.returncode, timed_out, seconds, iso["mode"],
+                    judge_killed)
 
 
 def _remove_renamed(work: str) -> None:
@@ -736,7 +768,8 @@ def _undo(work: str, cgroup, work_fd: int) -> None:
         cgroup.remove()
 
 
-def _collect(plans, verdicts, load_error, judge_late, out_sink, code, timed_out, seconds, mode) -> SandboxResult:
+def _collect(plans, verdicts, load_error, judge_late, out_sink, code, timed_out, seconds, mode,
+             judge_killed=False) -> SandboxResult:
     """The run's result from the judge's verdicts (see JUDGE) and what the parent saw of the process."""
     if load_error is not None:
         load_error = dict(load_error, error=clean(load_error["error"], MAX_ERROR_CHARS),
@@ -749,6 +782,8 @@ def _collect(plans, verdicts, load_error, judge_late, out_sink, code, timed_out,
             results.append(result(False, "failed", plan.error, plan.message))
         elif load_error is not None:
             results.append(result(False, "not_run", load_error["error"], load_error["message"]))
+        elif i not in verdicts and judge_killed:  # a signal this process did not send: run_program may run it again
+            results.append(result(False, "not_run", "SandboxBusy", "the judge was killed before it decided this assert"))
         elif i not in verdicts:  # the judge was killed (or died) before it decided this one
             results.append(result(False, "timeout", "Timeout", "checking the returned values exceeded the run's time limit")
                            if judge_late else result(False, "failed", "BadResult", "the returned values could not be checked"))
@@ -782,12 +817,24 @@ def run_many(jobs: Sequence[tuple], limits: Optional[SandboxLimits] = None,
              workers: Optional[int] = None) -> list[SandboxResult]:
     """Run many jobs in parallel across the cores; results in input order. A job is
     (program, asserts) or (program, asserts, entry_point): see `run_program`. Default workers:
-    `default_workers()` (the cores, shared among the processes of a data-parallel run)."""
+    `default_workers()` (the cores, shared among the processes of a data-parallel run).
+
+    Where programs may signal each other's sandboxes (`_signals_reach_other_runs`), a run a signal ended is run
+    again only after the whole batch, one at a time (through `run_program`: again, then the canary), so a
+    sample that kills its siblings' sandboxes has finished before they run again."""
     workers = workers or default_workers()
+    entry = lambda job: job[2] if len(job) > 2 else None  # noqa: E731
 
-    def one(job):
-        return run_program(job[0], job[1], limits, entry_point=job[2] if len(job) > 2 else None)
-
+    if not _signals_reach_other_runs(isolation()):
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(lambda job: _run_once(job[0], job[1], limits, entry(job)), jobs))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(one, jobs))
+        first = list(pool.map(lambda job: _signalled_or_error(job[0], job[1], limits, entry(job)), jobs))
+    return [r if r is not None and not _ended_by_a_signal(r) else run_program(job[0], job[1], limits, entry_point=entry(job))
+            for job, r in zip(jobs, first)]
+
+
+def _signals_reach_other_runs(iso: dict) -> bool:
+    """Can a program signal processes of other runs (the rlimits mode without Landlock's signal scope, ABI 6)?"""
+    return iso["mode"] == "rlimits" and iso.get("landlock_abi", 0) < 6
 

@@ -272,6 +272,8 @@ _LANDLOCK_CHECK = r"""
 import ctypes, os, signal, sys
 abi = int(sys.argv[1])
 landlock_self(abi)
+if os.geteuid() == 0:  # the rlimits mode as root: its programs also lose every capability
+    drop_capabilities()
 ok = True
 if abi >= 6:  # the signal scope: the parent (outside this domain) cannot be signalled
     try:

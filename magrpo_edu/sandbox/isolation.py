@@ -318,7 +318,9 @@ def isolation() -> dict:
     its tmpfs pages), "per process only (RLIMIT_AS): ..." (no writable memory cgroup, or the rlimits
     mode), or "none" (macOS, Windows). "user_namespaces": "refused (seccomp filter)" or why not;
     "cgroups": where the run's cgroups are made, by controller; "why_not_namespaces": why this machine
-    runs the rlimits mode ("" in namespaces mode).
+    runs the rlimits mode ("" in namespaces mode); "landlock_abi": the Landlock version each assert's process
+    gets in the rlimits mode (0: none, or namespaces mode); "other_processes": what a program can do to the
+    processes outside its run (read their environment and memory, signal them) in this mode on this kernel.
 
     The probe is tried up to PROBE_TRIES times; where namespaces mode can run here but every probe
     failed, this raises SandboxError (and nothing is cached, so the next call tries again): it never

@@ -40,8 +40,11 @@ from .tree import TREE, remove_folder_by_fd, remove_tree
 # `assert_timeout`; a program may SIGSTOP this process, which stops that timer but never the run's total
 # timeout, enforced from outside), writes a line of its own when that process timed out or died without one
 # (the parent keeps the first line of each assert), and before the next assert kills what the
-# program left (namespaces mode) and empties the folders in spec["wipe"]. In rlimits mode it first
-# installs the sandbox's seccomp filter (REFUSE_SYSCALLS, see isolation.py).
+# program left (namespaces mode; rlimits mode: every process below it, a child subreaper, `PROCESS_TREE`) and
+# empties the folders in spec["wipe"] through the descriptors it opened at the start (`TREE`: no symlink is
+# followed). It is not dumpable (its /proc files are closed to its programs). In rlimits mode it first
+# installs the sandbox's seccomp filter (REFUSE_SYSCALLS, see isolation.py), and each assert's process enters a
+# Landlock domain of its own and, as root, drops every capability before any program code (`LANDLOCK`).
 HARNESS_BODY = r'''
 import sys, os, json, signal, builtins, time
 def _main(_os_write=os.write, _repr=repr, _type=type, _str=str, _dict=dict, _vars=vars, _exc=BaseException,
@@ -620,18 +623,27 @@ def _run_body(program: str, asserts: Sequence[str], limits: Optional[SandboxLimi
         except (RuntimeError, SandboxError) as e:  # RuntimeError: no thread could be started
             _kill_everything(proc, cgroup, rlimits)
             raise e if isinstance(e, SandboxError) else SandboxError(f"the sandbox could not start a thread: {e}") from e
-        try:
-            proc.stdin.write(spec)
-            proc.stdin.close()
-        except (BrokenPipeError, OSError):
-            pass
+        def feed():  # in a thread: a harness stopped before it read its spec (SIGSTOP) cannot stall this one
+            try:
+                proc.stdin.write(spec)
+                proc.stdin.close()
+            except (BrokenPipeError, OSError, ValueError):
+                pass
+
         waiter = threading.Thread(target=proc.wait, daemon=True)  # a blocking wait: no polling delay
-        waiter.start()
+        feeder = threading.Thread(target=feed, daemon=True)
+        try:
+            feeder.start()
+            waiter.start()
+        except RuntimeError as e:
+            _kill_everything(proc, cgroup, rlimits)
+            raise SandboxError(f"the sandbox could not start a thread: {e}") from e
         try:
             waiter.join(timeout=limits.timeout_s)
             timed_out = waiter.is_alive()
         finally:
             _kill_everything(proc, cgroup, rlimits)
+            feeder.join(timeout=1)
             pump.stop()  # what is waiting in the pipes is read; a survivor holding them is never waited for
         raw = bytes(res_sink[0])
         started = (json.dumps({"started": 1, "tag": tag}) + "\n").encode()

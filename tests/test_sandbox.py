@@ -1322,19 +1322,43 @@ READ_ENVIRONS = ("import os\ndef f():\n    found = []\n    for pid in os.listdir
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="/proc")
-def test_the_trainers_secrets_are_not_readable_by_a_program(monkeypatch, sandbox_setting):
+def test_the_trainers_secrets_are_not_readable_by_a_program(sandbox_setting):
     """Fourth round, item 3: in the rlimits mode a main read HF_TOKEN from /proc/<trainer>/environ and the judge's
     failure message ("f() returned ['hf_...']") carried it into the feedback. The channel is closed: each
-    assert's process is in a Landlock domain of its own (no ptrace access to any process outside it, root
-    included); without Landlock the trainer is made non-dumpable (this holds for a program that is not root).
-    The sanitiser's redaction is only a second line, so it is switched off here to test the channel."""
-    from magrpo_edu.sandbox import sanitise
+    assert's process is in a Landlock domain of its own (no ptrace access to any process outside it; root's
+    programs also lose CAP_SYS_PTRACE); without Landlock the trainer makes itself non-dumpable. A trainer is
+    started here with the token in the environment it was started with (what /proc/<pid>/environ shows; a
+    variable set later is not there), its sanitiser's redaction switched off (only a second line). A plain
+    process of the same user with a token of its own is the control: the program reads it exactly where the
+    docs say it can (the rlimits mode without Landlock, not root), so the check is not vacuous."""
+    import json
+    import magrpo_edu
 
-    token = "hf_magrpo" + secrets.token_hex(8)
-    monkeypatch.setenv("HF_TOKEN", token)
-    monkeypatch.setattr(sanitise, "_secrets", lambda: [])
-    r = run_program(READ_ENVIRONS, ["assert f() == []"], LIMITS, entry_point="f")
-    assert r.passed == 1 and token not in (r.asserts[0].message or "") + r.output, r.asserts
+    trainer_token, other_token = "hf_magrpo" + secrets.token_hex(8), "hf_magrpo" + secrets.token_hex(8)
+    env = {k: v for k, v in os.environ.items() if k.startswith("MAGRPO_EDU_SANDBOX")}
+    env.update(PATH=os.environ.get("PATH", "/usr/bin:/bin"), HF_TOKEN=trainer_token, PROGRAM=READ_ENVIRONS,
+               PYTHONPATH=os.pathsep.join([str(Path(magrpo_edu.__file__).resolve().parents[1])] +
+                                          [p for p in sys.path if p and os.path.isdir(p)]))
+    trainer = ("import json, os, warnings\nwarnings.simplefilter('ignore')\nfrom magrpo_edu.sandbox import SandboxLimits, "
+               "run_program, sanitise\nsanitise._secrets = lambda: []\n"
+               "r = run_program(os.environ['PROGRAM'], ['assert f() == []'], SandboxLimits(timeout_s=10, assert_timeout_s=8),"
+               " entry_point='f')\nprint('RESULT' + json.dumps([r.passed, r.asserts[0].message, r.output]))\n")
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", MARKER],
+                             env={"PATH": "/usr/bin:/bin", "HF_TOKEN": other_token})
+    try:
+        out = subprocess.run([sys.executable, "-c", trainer], env=env, capture_output=True, text=True, timeout=60)
+    finally:
+        other.kill()
+        other.wait()
+    assert "RESULT" in out.stdout, out.stderr[-2000:]
+    passed, message, output = json.loads(out.stdout.split("RESULT", 1)[1])
+    said = (message or "") + output
+    assert trainer_token not in said, said
+    # docs/sandbox.md's table: without Landlock a program reads its user's processes, except as root, whose programs
+    # lose every capability and so may not read a process that holds some (root's do)
+    readable = isolation()["mode"] == "rlimits" and not isolation()["landlock_abi"] and os.geteuid() != 0
+    assert (other_token in said) == readable, (readable, said)
+    assert passed == (0 if readable else 1), said
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="setsid/fork daemon on Linux")

@@ -89,7 +89,8 @@ checks the rlimits entries it can on Linux (limits, the trainer-death group kill
     memory, fds (the trainer's    namespace; uid    Landlock; else    the user       Landlock (root's
     HF_TOKEN, the harness)        65534; harness    only the trainer                 capabilities
                                   not dumpable)     (not dumpable)                   dropped); else
-                                                                                     readable
+                                                                                     only those with
+                                                                                     no capability
   other processes: signals        invisible         refused with      allowed (same  refused with
     (kill the trainer, the                          Landlock ABI 6    uid): a run a  Landlock ABI 6;
     harness, a sibling's sandbox)                   (Linux 6.12+);    signal ended   else as (b)

@@ -369,8 +369,9 @@ def isolation() -> dict:
                   "but can be signalled by the program (same uid; Landlock's signal scope needs ABI 6, Linux 6.12): "
                   "docs/sandbox.md says what that allows")
     elif linux:
-        others = ("readable and killable as the user (no Landlock here: " + why_no_lock + "); the trainer process is made "
-                  "non-dumpable, so its environment and memory are unreadable to a program that is not root")
+        others = ("readable and killable as the user (no Landlock here: " + why_no_lock + "), except: the trainer makes "
+                  "itself non-dumpable (its environment and memory unreadable), and root's programs, without any "
+                  "capability, cannot read processes that hold some")
     else:
         others = "readable and killable as the user"
     parents, cgroups = _cgroup_parents(), {}

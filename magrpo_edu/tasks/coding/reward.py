@@ -11,7 +11,7 @@ Agent 1 writes a helper `aux`, agent 2 the entry-point function, which may call 
   L1 structure  +0.4 if aux was extracted and its text contains `return` followed by whitespace
                 (optional: never stops scoring); +0.6 if the entry point was extracted and has such
                 a `return`, else STOP
-  L2 syntax     +0.5 if the combined program parses, else STOP
+  L2 syntax     +0.5 if the combined program compiles (CPython's `compile`, not only `ast.parse`), else STOP
   L3 tests      + passed / total over the check function's `assert` lines that mention `candidate`
                 (`tasks.coding.scored_asserts`; HumanEval's `assert True` lines are not tests, nor
                 are asserts only the sandbox could decide, whose verdict a program can forge),

@@ -26,13 +26,16 @@ Evaluation (every row of the table alike): 4 joint answers a problem on the codi
 HumanEval test[:32], sampling seed = the run's seed, the authors' sampling; reward (the authors'), PassOrNot@1 (over
 the first answer of each problem) and the mean pass-all share over the 4 answers ("pass_all"), cooperation rate
 (the authors', read off the text) and load-bearing rate (measured: aux replaced by a stub returning None).
-Everything a run writes goes to `--out`/<lever>_seed<k>/ (settings with commit, history, samples, adapters, eval).
+Everything a run writes goes to `--out`/<lever>_seed<k>/ (settings with commit, history, samples, adapters, eval); the
+table phase copies each finished run's settings, history and evaluation (every answer's text) to
+experiments/smollm2_levers/<lever>_seed<k>/, beside the table.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import random
+import shutil
 import statistics
 import sys
 import time
@@ -231,6 +234,14 @@ def write_table(out: Path) -> None:
         lever, seed = d.name.rsplit("_seed", 1)
         runs.setdefault(lever, {})[int(seed)] = dict(eval=json.loads(f.read_text()), training=_training(d),
                                                     settings=json.loads((d / "settings.json").read_text()))
+    keep = ROOT / "experiments" / "smollm2_levers"  # each finished run's settings, history and evaluation (every answer)
+    for lever, by_seed in runs.items():
+        for k in by_seed:
+            src, dst = out / f"{lever}_seed{k}", keep / f"{lever}_seed{k}"
+            dst.mkdir(parents=True, exist_ok=True)
+            for name in ("settings.json", "history.json", "eval.json"):
+                if (src / name).exists():
+                    shutil.copyfile(src / name, dst / name)
     warm = runs.get("warm", {})
     table = []
     for lever in ["warm", "card-shipped", *LEVERS]:

@@ -223,9 +223,11 @@ def _training(d: Path) -> dict:
                 load_bearing_last=mean(h[-q:], "reward/load_bearing"), draws=mean(h, "dynamic/draws"))
 
 
-def write_table(out: Path) -> None:
-    """experiments/smollm2_levers.json and .md from every finished run under `out` (a lever's row: its seeds' mean;
-    each seed's gain in pass-all over the warm start of the same sampling seed, paired by problem)."""
+def write_table(out: Path, dest: Path = ROOT / "experiments") -> str:
+    """`dest`/smollm2_levers.json and .md from every finished run under `out` (a lever's row: its seeds' mean;
+    each seed's gain in pass-all over the warm start of the same sampling seed, paired by problem); returns the .md.
+    `out` may be the kept copies themselves (experiments/smollm2_levers/): tests/test_smollm2_coding.py
+    regenerates the committed table from them."""
     runs = {}
     for d in sorted(out.glob("*_seed*")):
         f = d / "eval.json"
@@ -234,10 +236,12 @@ def write_table(out: Path) -> None:
         lever, seed = d.name.rsplit("_seed", 1)
         runs.setdefault(lever, {})[int(seed)] = dict(eval=json.loads(f.read_text()), training=_training(d),
                                                     settings=json.loads((d / "settings.json").read_text()))
-    keep = ROOT / "experiments" / "smollm2_levers"  # each finished run's settings, history and evaluation (every answer)
+    keep = dest / "smollm2_levers"  # each finished run's settings, history and evaluation (every answer)
     for lever, by_seed in runs.items():
         for k in by_seed:
             src, dst = out / f"{lever}_seed{k}", keep / f"{lever}_seed{k}"
+            if src.resolve() == dst.resolve():
+                continue
             dst.mkdir(parents=True, exist_ok=True)
             for name in ("settings.json", "history.json", "eval.json"):
                 if (src / name).exists():
@@ -261,14 +265,15 @@ def write_table(out: Path) -> None:
         row["training"] = [runs[lever][k]["training"] for k in seeds]
         row["train_minutes"] = [runs[lever][k]["eval"].get("train_minutes") for k in seeds]
         table.append(row)
-    (ROOT / "experiments" / "smollm2_levers.json").write_text(json.dumps(dict(eval_samples=EVAL_SAMPLES, recipe=RECIPE, levers=LEVERS,
+    (dest / "smollm2_levers.json").write_text(json.dumps(dict(eval_samples=EVAL_SAMPLES, recipe=RECIPE, levers=LEVERS,
                                                                               table=table), indent=1))
     f2 = lambda v: "-" if v is None else f"{v:.2f}"  # noqa: E731
 
     def gains(g):
         return "; ".join("-" if x is None else f"{x[0]:+.2f} ± {x[1]:.2f}" for x in g)
     lines = ["# SmolLM2-135M-Instruct coding: the levers of issue 60, one at a time", "",
-             "Written by `python experiments/smollm2_levers.py table` from the runs under runs/smollm2_levers/ (the script's "
+             "Written by `python experiments/smollm2_levers.py table` from the runs under runs/smollm2_levers/, whose settings, "
+             "histories and answers are kept in experiments/smollm2_levers/ (the script's "
              "docstring has the commands and what each lever changes). Every row is evaluated alike: "
              f"{EVAL_SAMPLES} joint answers a problem, sampling seed = the run's seed, the authors' sampling. "
              "PassOrNot@1: the first answer passes every test; pass-all: the share of all answers that do; "
@@ -286,8 +291,9 @@ def write_table(out: Path) -> None:
                          f"{c['pass_all']:.2f} | {gains(c['gain_vs_warm'])} | {c['cooperation']:.2f} | {c['load_bearing']:.2f} | "
                          f"{'; '.join(f2(z) for z in zs)} | {'; '.join('-' if m is None else f'{m:.0f}' for m in r['train_minutes'])} |")
         lines.append("")
-    (ROOT / "experiments" / "smollm2_levers.md").write_text("\n".join(lines))
-    print("\n".join(lines))
+    text = "\n".join(lines) + "\n"
+    (dest / "smollm2_levers.md").write_text(text)
+    return text
 
 
 def main() -> None:
@@ -306,7 +312,7 @@ def main() -> None:
     elif a.phase == "train":
         phase_train(out, a.lever, a.seed)
     else:
-        write_table(out)
+        print(write_table(out))
 
 
 if __name__ == "__main__":

@@ -257,3 +257,28 @@ def test_the_two_turn_table_row_of_a_chat_model_answers_the_feedback_in_a_new_tu
     assert len(second) == 2 and all(p[0].count("<|im_start|>user\n") == 2 and p[0].endswith("<|im_start|>assistant\n")
                                     for p in second)
     assert "Revise your function.<|im_end|>" in second[1][0] and row["first_turn_reward"] == row["reward"]
+
+
+def test_the_lever_table_regenerates_from_the_kept_runs(tmp_path):
+    """Issue 60's lever screen: experiments/smollm2_levers.md is what the table phase writes from the kept runs'
+    settings, histories and answers (experiments/smollm2_levers/), and every figure the card quotes from it is there."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "experiments"))
+    import smollm2_levers
+
+    committed = (ROOT / "experiments" / "smollm2_levers.md").read_text()
+    assert smollm2_levers.write_table(ROOT / "experiments" / "smollm2_levers", dest=tmp_path) == committed
+    table = json.loads((ROOT / "experiments" / "smollm2_levers.json").read_text())["table"]
+    rows = {r["lever"]: r for r in table}
+    assert "warm" in rows and all(r["heldout"]["load_bearing"] <= r["heldout"]["cooperation"] for r in table)
+    card = (ROOT / "magrpo_edu" / "models" / "smollm2_coding" / "README.md").read_text()
+    screen = card[card.index("Issue 60's lever screen"):].split("\n- ")[0]
+    for lever, row in rows.items():
+        for g in row["heldout"]["gain_vs_warm"]:
+            if g is not None and f"`{lever}`" in screen:
+                assert f"{g[0]:+.2f} ± {g[1]:.2f}" in screen, (lever, g)
+    import re
+
+    quoted = re.findall(r"[+-]\d\.\d\d ± \d\.\d\d", screen)
+    assert len(quoted) >= 5 and all(q in committed for q in quoted), quoted  # every paired gain the card quotes

@@ -57,7 +57,9 @@ def test_the_stub_fails_the_mistakes_fail_and_the_solution_passes(nb, name, src,
     monkeypatch.delenv("MAGRPO_EDU_SOLUTIONS", raising=False)
     stub = _stub_of(name, src)
     with pytest.raises((NotImplementedError, ex.ExerciseFailed)):
-        ex.check(name, stub)
+        ex._run_check(name, stub)                        # the stub itself fails its check
+    assert ex.check(name, stub) is ex.solution(name)     # and Run all goes on with the reference (a failed box shown)
+    assert name in ex.exercises_left()
     wrong = ex.mistakes(name)
     assert wrong, f"list at least one plausible mistake for {name} in exercises/solutions"
     for k, answer in enumerate(wrong):
@@ -74,20 +76,33 @@ def test_the_stub_fails_the_mistakes_fail_and_the_solution_passes(nb, name, src,
 def test_check_says_what_to_do(monkeypatch, capsys):
     monkeypatch.setitem(ex._CHECKS, "99.double", lambda f: None if f(2) == 4 else (_ for _ in ()).throw(
         ex.ExerciseFailed("double(2) should be 4")))
+    monkeypatch.setattr(ex, "solution", lambda name: (lambda x: 2 * x))
+    monkeypatch.setattr(ex, "_LEFT", {})
     monkeypatch.delenv("MAGRPO_EDU_SOLUTIONS", raising=False)
 
     def stub(x):
         raise NotImplementedError
-    with pytest.raises(NotImplementedError, match="not solved yet.*MAGRPO_EDU_SOLUTIONS=1"):
-        ex.check("99.double", stub)
-    with pytest.raises(NotImplementedError, match="not solved yet: write your answer in this cell in place of the `...`"):
-        ex.check("99.double", ...)
-    with pytest.raises(ex.ExerciseFailed, match="should be 4"):
+    # Unsolved: a failed box that says what to do, and the reference goes on in its place (Run all reaches the end).
+    assert ex.check("99.double", stub)(3) == 6
+    out = capsys.readouterr().out
+    assert "✗ exercise 99.double is not solved yet" in out and "in place of the `...`" in out
+    assert "magrpo_edu/exercises/solutions/nb99.py" in out and "exercises_left()" in out
+    assert ex.check("99.double", ...)(5) == 10
+    assert ex.exercises_left() == ["99.double"] and "still yours to solve: 99.double" in capsys.readouterr().out
+    with pytest.raises(ex.ExerciseFailed, match="should be 4"):   # a wrong answer stops Run all: work to do there
         ex.check("99.double", lambda x: x + 1)
     assert ex.check("99.double", lambda x: 2 * x)(3) == 6
     assert "99.double: correct" in capsys.readouterr().out
+    assert ex.exercises_left() == [] and "solved by you" in capsys.readouterr().out
     with pytest.raises(KeyError, match="no exercise named"):
         ex.check("99.nothing", 1)
+
+
+def test_the_failed_box_is_red_in_jupyter_and_plain_elsewhere():
+    box = ex._Unsolved("00.group_advantages")
+    html = box._repr_html_()
+    assert "border:2px solid #c62828" in html and "not solved yet" in html and "<script" not in html
+    assert repr(box).startswith("✗ exercise 00.group_advantages is not solved yet.")
 
 
 def test_use_solutions_switches_the_reference_solutions_on_and_off_in_a_running_process(monkeypatch, capsys):
@@ -97,17 +112,17 @@ def test_use_solutions_switches_the_reference_solutions_on_and_off_in_a_running_
 
     def stub(*args, **kwargs):
         raise NotImplementedError
-    with pytest.raises(NotImplementedError, match=r"use_solutions\(\).*magrpo_edu/exercises/solutions/nb\d\d\.py"):
-        ex.check(name, stub)
+    assert ex.check(name, stub) is ex.solution(name)
+    assert "not solved yet" in capsys.readouterr().out          # off: the failed box
     ex.use_solutions()
     assert ex.os.environ["MAGRPO_EDU_SOLUTIONS"] == "1"
     assert ex.check(name, stub) is ex.solution(name)
     out = capsys.readouterr().out
-    assert "reference solutions on" in out and f"solutions/nb{name[:2]}.py" in out
+    assert "reference solutions on" in out and f"solutions/nb{name[:2]}.py" in out and "not solved yet" not in out
     ex.use_solutions(False)
     assert "MAGRPO_EDU_SOLUTIONS" not in ex.os.environ
-    with pytest.raises(NotImplementedError):
-        ex.check(name, stub)
+    assert ex.check(name, stub) is ex.solution(name)
+    assert "not solved yet" in capsys.readouterr().out
     ex.use_solutions(on=True)                            # the keyword of the signature
     assert ex.check(name, stub) is ex.solution(name)
-    assert "use_solutions" in ex.__all__
+    assert "use_solutions" in ex.__all__ and "exercises_left" in ex.__all__

@@ -13,11 +13,13 @@ An exercise lives in three places, kept apart so that reading the notebook does 
   check must refuse with a sentence that says what is wrong; and `VARIANTS["NN.name"]`, other correct answers
   (a loop against a vectorised form, another order, another equivalent rule), each of which it must accept.
 
-`check` returns the answer the rest of the notebook should use. Unsolved (the stub raises
-NotImplementedError, or the value is still `...`) it raises, so "Run all" stops at the exercise. With
-the environment variable `MAGRPO_EDU_SOLUTIONS=1` (tests/conftest.py sets it for the README's test command; a learner
-switches it on from inside a running notebook with `use_solutions()`, which works on Colab and Binder too) an
-unsolved stub is replaced by the reference solution, which is checked and returned instead.
+`check` returns the answer the rest of the notebook should use. Wrong, it raises `ExerciseFailed`, so "Run all"
+stops where the learner has work to do. Unsolved (the stub raises NotImplementedError, or the value is still `...`) it
+shows a failed box that says so and returns the reference solution, so the cells below still run and "Run all" reaches
+the end for a learner who has solved nothing yet; `exercises_left()` lists every exercise still answered by the
+reference. With the environment variable `MAGRPO_EDU_SOLUTIONS=1` (tests/conftest.py
+sets it for the README's test command; a learner switches it on from inside a running notebook with `use_solutions()`,
+which works on Colab and Binder too) the reference stands in quietly: one line instead of the box.
 `tests/test_exercises.py` runs every check on the notebook's own stub (it must fail), on the solution and
 every listed variant (each must pass) and on every listed mistake (each must fail)."""
 from __future__ import annotations
@@ -27,9 +29,11 @@ import os
 import pkgutil
 from typing import Any, Callable
 
-__all__ = ["ExerciseFailed", "check", "exercise", "exercises", "solution", "mistakes", "variants", "use_solutions"]
+__all__ = ["ExerciseFailed", "check", "exercise", "exercises", "exercises_left", "solution", "mistakes", "variants",
+           "use_solutions"]
 
 _CHECKS: dict[str, Callable[[Any], None]] = {}
+_LEFT: dict[str, None] = {}  # exercises this process answered with the reference solution, in the order met
 
 SOLUTIONS_ENV = "MAGRPO_EDU_SOLUTIONS"
 
@@ -40,14 +44,15 @@ def use_solutions(on: bool = True) -> None:
     Sets the environment variable MAGRPO_EDU_SOLUTIONS that `check` reads at every call, so it takes
     effect at once, in a running notebook kernel too (Colab, Binder, Jupyter: no restart, nothing to set
     before starting Jupyter). On: an exercise left unsolved is replaced by its reference solution
-    (`magrpo_edu/exercises/solutions/nbNN.py`) and "Run all" goes on. Off: an unsolved exercise stops there
-    again. An answer you wrote is checked either way."""
+    (`magrpo_edu/exercises/solutions/nbNN.py`) quietly, with one line. Off: an unsolved exercise
+    shows a failed box again (and still goes on with the reference). An answer you wrote is checked either way."""
     if on:
         os.environ[SOLUTIONS_ENV] = "1"
     else:
         os.environ.pop(SOLUTIONS_ENV, None)
     print(f"reference solutions {'on' if on else 'off'}: an unsolved exercise "
-          + ("uses the reference solution in magrpo_edu/exercises/solutions/" if on else "stops Run all until you solve it"))
+          + ("uses the reference solution in magrpo_edu/exercises/solutions/" if on
+             else "shows a failed box, then goes on with the reference solution"))
 
 
 class ExerciseFailed(AssertionError):
@@ -125,12 +130,60 @@ def _run_check(name: str, answer: Any) -> None:
     _CHECKS[name](answer)
 
 
+class _Unsolved:
+    """The failed box an unsolved exercise shows: red in Jupyter (HTML), plain text anywhere else."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def lines(self) -> list[str]:
+        return [f"✗ exercise {self.name} is not solved yet.",
+                "  Write your answer in this cell in place of the `...` or the `raise NotImplementedError`, and run the",
+                "  cell again. Until then the cells below go on with the reference solution,",
+                f"  {_solutions_file(self.name)}, so \"Run all\" reaches the end; `exercises_left()` lists every",
+                "  exercise still left. (`use_solutions()`, i.e. MAGRPO_EDU_SOLUTIONS=1, turns this box into one line.)"]
+
+    def __repr__(self) -> str:
+        return "\n".join(self.lines())
+
+    def _repr_html_(self) -> str:
+        import html
+
+        body = "<br>".join(html.escape(line.strip()) for line in self.lines())
+        return ('<div style="border:2px solid #c62828;background:#fdecea;color:#000;padding:6px 10px;'
+                f'border-radius:4px;font-family:sans-serif">{body}</div>')
+
+
+def _show(box: _Unsolved) -> None:
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+        if get_ipython() is not None:
+            display(box)
+            return
+    except ImportError:
+        pass
+    print(repr(box))
+
+
+def exercises_left() -> list[str]:
+    """Every exercise this Python process (a notebook's kernel) met unsolved and answered with the reference
+    solution, in the order met; prints them, or that every exercise met was solved."""
+    left = list(_LEFT)
+    if left:
+        print(f"{len(left)} exercise(s) answered by the reference solution, still yours to solve: " + ", ".join(left))
+    else:
+        print("every exercise met in this session was solved by you")
+    return left
+
+
 def check(name: str, answer: Any) -> Any:
     """Check the learner's answer to exercise `name` and return the answer to use from here on.
 
     Right: prints a short confirmation and returns `answer`. Wrong: raises ExerciseFailed saying what
-    is wrong. Unsolved stub: raises NotImplementedError, unless MAGRPO_EDU_SOLUTIONS=1 (`use_solutions()`),
-    where the reference solution is checked and returned in its place."""
+    is wrong ("Run all" stops there). Unsolved stub: the reference solution is checked and returned in its place, with
+    a failed box that says so (one line when MAGRPO_EDU_SOLUTIONS=1, `use_solutions()`), and the exercise is listed
+    by `exercises_left()`."""
     if name not in _CHECKS:
         _load_all()
     if name not in _CHECKS:
@@ -138,16 +191,15 @@ def check(name: str, answer: Any) -> Any:
     try:
         _run_check(name, answer)
     except NotImplementedError:
-        if os.environ.get(SOLUTIONS_ENV) != "1":
-            raise NotImplementedError(
-                f"exercise {name} is not solved yet: write your answer in this cell in place of the `...` or the "
-                "`raise NotImplementedError`, or run `from magrpo_edu.exercises import use_solutions; use_solutions()` "
-                f"(it sets MAGRPO_EDU_SOLUTIONS=1) and run this cell again to go on with the reference solution, "
-                f"{_solutions_file(name)}") from None
         answer = solution(name)
         _run_check(name, answer)
-        print(f"exercise {name}: not solved here; using the reference solution of {_solutions_file(name)} "
-              "(MAGRPO_EDU_SOLUTIONS=1)")
+        _LEFT[name] = None
+        if os.environ.get(SOLUTIONS_ENV) == "1":
+            print(f"exercise {name}: not solved here; using the reference solution of {_solutions_file(name)} "
+                  "(MAGRPO_EDU_SOLUTIONS=1)")
+        else:
+            _show(_Unsolved(name))
         return answer
+    _LEFT.pop(name, None)
     print(f"exercise {name}: correct")
     return answer

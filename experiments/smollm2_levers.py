@@ -4,6 +4,7 @@ card's recipe (experiments/smollm2_coding.py), from the shipped warm start, 2 se
     export HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1
     python experiments/smollm2_levers.py warm --seed 0            # the warm start, evaluated as every lever is
     python experiments/smollm2_levers.py shipped --seed 0         # the card's shipped MAGRPO pair (seed 0), the same way
+    python experiments/smollm2_levers.py raw --seed 0             # SmolLM2 itself (fresh adapters that change nothing)
     python experiments/smollm2_levers.py train --lever card --seed 0
     python experiments/smollm2_levers.py train --lever dynamic --seed 0
     ...  (levers: LEVERS below; one thread each, two side by side on 2 cores)
@@ -52,7 +53,7 @@ from magrpo_edu.models import load_model, smollm2_coding_adapters  # noqa: E402
 from magrpo_edu.tasks.coding.data import coding_formatters  # noqa: E402
 from magrpo_edu.tasks.coding.load_bearing import strict_coding_joint_reward  # noqa: E402
 from magrpo_edu.tasks.coding.reward import coding_joint_reward, coding_levels_many  # noqa: E402
-from smollm2_coding import NAMES, SETS, SETTINGS, Progress, eval_rows, train_rows  # noqa: E402
+from smollm2_coding import NAMES, SETS, SETTINGS, Progress, eval_rows, fresh_agents, train_rows  # noqa: E402
 from smollm2_tldr import provenance  # noqa: E402
 
 RECIPE = dict(G=SETTINGS["G"], P=SETTINGS["prompts_per_step"], lr=SETTINGS["lr"], beta=0.0, steps=75, dynamic=0,
@@ -115,16 +116,18 @@ def evaluate(agents, which: str, seed: int) -> dict:
     return r
 
 
-def phase_warm(out: Path, seed: int, shipped: bool = False) -> None:
+def phase_warm(out: Path, seed: int, shipped: bool = False, raw: bool = False) -> None:
     """The warm start (or, `shipped`, the card's shipped seed-0 MAGRPO pair: the card's recipe for 78 steps in its 30
-    minutes) evaluated as every lever is."""
-    name = "card-shipped" if shipped else "warm"
+    minutes; or, `raw`, SmolLM2 itself, the issue's HumanEval bar) evaluated as every lever is."""
+    name = "card-shipped" if shipped else "raw" if raw else "warm"
     d = out / f"{name}_seed{seed}"
     d.mkdir(parents=True, exist_ok=True)
     (d / "settings.json").write_text(json.dumps(dict(lever=name, seed=seed, eval_samples=EVAL_SAMPLES, **provenance()), indent=1))
     if shipped:
         base, tok = load_model(SETTINGS["model"], device="cpu")
         agents = load_lora_agents(base, smollm2_coding_adapters("trained"), tokenizer=tok, names=list(NAMES), trainable=False)
+    elif raw:
+        agents, _ = fresh_agents()
     else:
         agents, _ = warm_pair()
     res = {}
@@ -201,10 +204,12 @@ def phase_train(out: Path, lever: str, seed: int) -> None:
         (d / "eval.json").write_text(json.dumps(res, indent=1))
 
 
-def _paired(a: dict, b: dict) -> tuple[float, float, int]:
-    """Mean and standard error of b - a in the per-problem pass-all share (problems paired by task_id)."""
-    pa = {p["task_id"]: statistics.mean(p["pass_all"]) for p in a["problems"]}
-    d = [statistics.mean(p["pass_all"]) - pa[p["task_id"]] for p in b["problems"] if p["task_id"] in pa]
+def _paired(a: dict, b: dict, first: bool = False) -> tuple[float, float, int]:
+    """Mean and standard error of b - a in the per-problem pass-all share (problems paired by task_id); `first`: in
+    the first answer's pass-all flag, i.e. the difference in PassOrNot@1."""
+    share = (lambda p: float(p["pass_all"][0])) if first else (lambda p: statistics.mean(p["pass_all"]))  # noqa: E731
+    pa = {p["task_id"]: share(p) for p in a["problems"]}
+    d = [share(p) - pa[p["task_id"]] for p in b["problems"] if p["task_id"] in pa]
     se = statistics.stdev(d) / len(d) ** 0.5 if len(d) > 1 else float("nan")
     return statistics.mean(d), se, len(d)
 
@@ -248,7 +253,7 @@ def write_table(out: Path, dest: Path = ROOT / "experiments") -> str:
                     shutil.copyfile(src / name, dst / name)
     warm = runs.get("warm", {})
     table = []
-    for lever in ["warm", "card-shipped", *LEVERS]:
+    for lever in ["raw", "warm", "card-shipped", *LEVERS]:
         if lever not in runs:
             continue
         seeds = sorted(runs[lever])
@@ -257,6 +262,9 @@ def write_table(out: Path, dest: Path = ROOT / "experiments") -> str:
             ev = [runs[lever][k]["eval"][which] for k in seeds]
             row[which] = dict(reward=statistics.mean(e["reward"] for e in ev),
                               pass_or_not1=statistics.mean(e["pass_or_not@1"] for e in ev),
+                              pass_or_not1_per_seed=[e["pass_or_not@1"] for e in ev],
+                              pass1_gain_vs_warm=[_paired(warm[k]["eval"][which], runs[lever][k]["eval"][which], first=True)
+                                                  if k in warm and lever != "warm" else None for k in seeds],
                               pass_all=statistics.mean(e["pass_all"] for e in ev),
                               cooperation=statistics.mean(e["cooperation_rate"] for e in ev),
                               load_bearing=statistics.mean(e["load_bearing_rate"] for e in ev),
@@ -276,18 +284,21 @@ def write_table(out: Path, dest: Path = ROOT / "experiments") -> str:
              "histories and answers are kept in experiments/smollm2_levers/ (the script's "
              "docstring has the commands and what each lever changes). Every row is evaluated alike: "
              f"{EVAL_SAMPLES} joint answers a problem, sampling seed = the run's seed, the authors' sampling. "
-             "PassOrNot@1: the first answer passes every test; pass-all: the share of all answers that do; "
-             "gain: the lever's pass-all minus the warm start's at the same sampling seed, paired by problem, ± its "
-             "standard error, one entry per seed. Cooperation: the authors' (the main's text calls aux); load-bearing: "
+             "PassOrNot@1: the first answer passes every test (the row's mean, then each seed's); pass-all: the share of "
+             "all answers that do; gain: the lever's value minus the warm start's at the same sampling seed, paired by "
+             "problem, ± its standard error, one entry per seed. Cooperation: the authors' (the main's text calls aux); load-bearing: "
              "the main passes fewer tests with aux replaced by a stub returning None. Each value is the mean over the "
              "row's seeds; one seed is one run.", ""]
     for which, title in (("heldout", "the coding task's 28 held-out problems"), ("humaneval", "HumanEval test[:32]")):
-        lines += [f"## {title}", "", "| lever | seeds | reward (of 4) | PassOrNot@1 | pass-all | gain in pass-all vs warm | "
-                  "cooperation | load-bearing | training flat groups | train minutes |", "|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"## {title}", "", "| lever | seeds | reward (of 4) | PassOrNot@1 (per seed) | gain in PassOrNot@1 vs warm | "
+                  "pass-all | gain in pass-all vs warm | cooperation | load-bearing | training flat groups | train minutes |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in table:
             c = r[which]
             zs = [t.get("zero_std") for t in r["training"]]
-            lines.append(f"| {r['lever']} | {', '.join(map(str, r['seeds']))} | {c['reward']:.2f} | {c['pass_or_not1']:.2f} | "
+            per = "; ".join(f"{v:.2f}" for v in c["pass_or_not1_per_seed"])
+            lines.append(f"| {r['lever']} | {', '.join(map(str, r['seeds']))} | {c['reward']:.2f} | {c['pass_or_not1']:.2f} ({per}) | "
+                         f"{gains(c['pass1_gain_vs_warm'])} | "
                          f"{c['pass_all']:.2f} | {gains(c['gain_vs_warm'])} | {c['cooperation']:.2f} | {c['load_bearing']:.2f} | "
                          f"{'; '.join(f2(z) for z in zs)} | {'; '.join('-' if m is None else f'{m:.0f}' for m in r['train_minutes'])} |")
         lines.append("")
@@ -298,15 +309,15 @@ def write_table(out: Path, dest: Path = ROOT / "experiments") -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("phase", choices=["warm", "shipped", "probe", "train", "table"])
+    ap.add_argument("phase", choices=["warm", "shipped", "raw", "probe", "train", "table"])
     ap.add_argument("--lever", choices=list(LEVERS), default="card")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(OUT))
     a = ap.parse_args()
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    if a.phase in ("warm", "shipped"):
-        phase_warm(out, a.seed, shipped=a.phase == "shipped")
+    if a.phase in ("warm", "shipped", "raw"):
+        phase_warm(out, a.seed, shipped=a.phase == "shipped", raw=a.phase == "raw")
     elif a.phase == "probe":
         phase_probe(out)
     elif a.phase == "train":

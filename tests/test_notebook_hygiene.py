@@ -78,3 +78,13 @@ def test_no_warning_is_saved(path):
               if o.get("output_type") == "stream" and o.get("name") == "stderr"
               and re.search(r"\b\w*Warning\b", "".join(o.get("text", "")))]
     assert not warned, f"cells {warned} saved a warning in their output: fix its cause, then re-execute the notebook"
+
+
+WORD_LIMIT = 2500  # issue 61: a learner's hour of prose; one idea a cell, caveats in a short Limits section
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_every_notebook_is_at_most_a_learners_hour_of_prose(path):
+    cells = json.loads(path.read_text())["cells"]
+    words = len(" ".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown").split())
+    assert words <= WORD_LIMIT, f"{path.name} has {words} words of markdown, over {WORD_LIMIT}: cut, or split the notebook"

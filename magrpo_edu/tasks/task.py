@@ -78,11 +78,6 @@ class Task:
     built for the agents' tokenizer as `formatters` is (coding: a chat model's feedback comes as a new user
     turn); a factory that takes no argument is called without it (`transition_for`). None: the task has no
     second turn (--num_turns 1 only; no magrpo_2turn row in the table)."""
-    table_samples: int = 2
-    """Joint answers per held-out row of a comparison table drawn apart from an evaluation (kept for the
-    tasks that set it; coding: 10). `magrpo-edu train` and `eval` no longer read it: their table draws
-    as many as the evaluation (G per row), and its parallel and magrpo rows are the evaluations'
-    own samples, so one quantity has one figure."""
     single_prompt: Optional[Callable[[dict, Any], str]] = None
     """(row, tokenizer or None) -> the single-model baseline's prompt: one model writes every part.
     None: the task has no single-model baseline."""

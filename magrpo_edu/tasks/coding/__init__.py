@@ -92,7 +92,7 @@ card before expecting a gain: in those runs MAGRPO did not raise the held-out re
 CODING = Task(
     "coding", "helper aux + main function, scored by running tests in the sandbox", load_coding,
     coding_formatters, coding_joint_reward, max_reward=4.0, max_new_tokens=64,
-    prompt_field="prompt", batch_levels=coding_batch_levels, model="tiny-code", multi_turn_model="tiny-code-2turn", transition=coding_transition, table_samples=10,
+    prompt_field="prompt", batch_levels=coding_batch_levels, model="tiny-code", multi_turn_model="tiny-code-2turn", transition=coding_transition,
     single_prompt=lambda row, tokenizer=None: single_coding_prompt(row["prompt"], tokenizer),
     single_parts=lambda answer: ["", answer],  # one answer: the entry point alone, no aux
     table_metrics=coding_metrics, headline="pass_or_not@1", sampling=dict(temperature=0.7, top_p=0.9, top_k=50),

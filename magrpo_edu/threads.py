@@ -72,9 +72,14 @@ def sensible_threads() -> tuple[int, str]:
             pass
     cores, busy = usable_cores(), busy_elsewhere()
     n = max(1, cores - busy)
-    why = f"{n} of {cores} usable core{'s' if cores != 1 else ''}"
-    if busy:
-        why += f" ({busy} busy with other processes right now)"
+    plural = "s" if cores != 1 else ""
+    if not busy:
+        why = f"{n} of {cores} usable core{plural}"
+    elif busy < cores:
+        why = f"{n} ({cores} usable core{plural}, {busy} busy with other processes right now, so {n} free)"
+    else:  # more running threads elsewhere than cores: none is free, and one thread slows the others least
+        why = (f"{n} ({cores} usable core{plural}, all busy: other processes are running {busy} thread"
+               f"{'s' if busy != 1 else ''} right now, so this run takes the least, 1)")
     return n, why + "; set OMP_NUM_THREADS to choose"
 
 

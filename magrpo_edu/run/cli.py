@@ -37,6 +37,17 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(2, f"magrpo-edu: error: {message} (see {self.prog} --help)\n")
 
+    def _check_value(self, action, value):
+        """A value outside an option's choices (--task, --advantage, ..., the command itself) names the
+        closest choice: `invalid choice: 'tldrr'; did you mean 'tldr'? (choose from ...)`."""
+        if action.choices is not None and value not in action.choices:
+            from .plan import did_you_mean
+
+            choices = [str(c) for c in action.choices]
+            close = did_you_mean(str(value), choices)
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r}{close} "
+                                                 f"(choose from {', '.join(map(repr, choices))})")
+
 
 def _first_sentence(text: str) -> str:
     """A docstring's first sentence: the option's help line (the whole docstring stays on the field)."""
@@ -276,6 +287,48 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _typed_options(parser: argparse.ArgumentParser, command: Optional[str], argv: list) -> dict:
+    """{field: (the option as the user typed it, the value as typed)} for the options of `command` on
+    the command line `argv` (the last one given wins, as argparse takes it): `--steps -5`, `-G 1`,
+    `--max_steps=0`."""
+    sub = parser._subparsers._group_actions[0].choices.get(command) if parser._subparsers else None
+    if sub is None:
+        return {}
+    options = {o: a.dest for a in sub._actions for o in a.option_strings}
+    typed = {}
+    for k, token in enumerate(argv):
+        name, eq, value = token.partition("=")
+        if name in options and token.startswith("--"):
+            raw = value if eq else (argv[k + 1] if k + 1 < len(argv) else "")
+            typed[options[name]] = (name, raw)
+        elif token[:2] in options and not token.startswith("--") and len(token) >= 2:  # -G 4, -G4
+            typed[options[token[:2]]] = (token[:2], token[2:] or (argv[k + 1] if k + 1 < len(argv) else ""))
+    return typed
+
+
+_CLI_ALLOWED = {("MAGRPOConfig", "max_steps"): "a positive integer"}
+"""What a field allows, said for the command line where the dataclass's words do not fit it
+(`magrpo-edu train` refuses max_steps None: it counts steps)."""
+
+
+def _in_flags(msg: str, typed: dict) -> str:
+    """A settings dataclass's refusal (`MAGRPOConfig.max_steps=-5 is not allowed: max_steps must be None or
+    an integer >= 1.`) in the command line's words: the option as the user typed it and the value as typed,
+    `--steps must be a positive integer, got -5`. A field the user did not type (a checkpoint's, a default)
+    keeps the dataclass's words and names the option that sets it."""
+    m = re.match(r"(?:(?P<cls>MAGRPOConfig|PretrainArguments|CodePretrainArguments)\.)?(?P<field>\w+)=(?P<value>.+?) "
+                 r"(?:is not allowed: (?P=field) )?must be (?P<allowed>.+)$", msg)
+    if m and m.group("field") in typed:
+        option, raw = typed[m.group("field")]
+        allowed = _CLI_ALLOWED.get((m.group("cls"), m.group("field")), m.group("allowed").rstrip("."))
+        allowed = re.sub(r"\ban integer >= 1\b", "a positive integer", allowed).replace("None", "none")
+        return f"{option} must be {allowed}, got {raw}"
+    m = re.match(r"(MAGRPOConfig|PretrainArguments|CodePretrainArguments)\.(\w+)=", msg)
+    if m:  # a dataclass's own check on a value the user did not type: say which option sets the field
+        msg = msg.rstrip(".") + f" (set with --{m.group(2).replace('_', '-')})."
+    return msg
+
+
 def _terminate(signum, frame) -> None:
     """SIGTERM: what Ctrl-C does now (during training the trainer's handler finishes the step first); where
     Ctrl-C is ignored (a job started with nohup), stop at once."""
@@ -315,10 +368,7 @@ def main(argv=None) -> int:
 
         if not isinstance(exc, (SettingsError, ModelNotAvailableError)):
             raise  # a bug or a failure during the run: the traceback is the useful report
-        msg = " ".join(str(exc).split())
-        m = re.match(r"(MAGRPOConfig|PretrainArguments|CodePretrainArguments)\.(\w+)=", msg)
-        if m:  # a dataclass's own check: say which option sets the field
-            msg = msg.rstrip(".") + f" (set with --{m.group(2).replace('_', '-')})."
+        msg = _in_flags(" ".join(str(exc).split()), _typed_options(p, args.command, argv))
         print(f"magrpo-edu: error: {msg}", file=sys.stderr)
         return 2
     finally:

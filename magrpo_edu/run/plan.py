@@ -8,6 +8,7 @@ the agents), the device, the output folder and the checkpoint to resume. A mista
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 from pathlib import Path
 from typing import Optional
@@ -17,7 +18,7 @@ import torch
 from .. import distributed
 from ..checkpoints import check_checkpoint
 from ..config import AGENT_KINDS, MAGRPOConfig, RunArguments
-from ..models import EMBEDDED, is_embedded
+from ..models import EMBEDDED, KNOWN_NAMES, SMOLLM2_ID, is_embedded
 from ..tasks.registry import TASKS, Task, get_task
 from ..tracking import TrackerNotInstalledError, check_installed
 
@@ -55,6 +56,32 @@ def run_defaults(task: Task, agents: str, model: str | None = None) -> dict:
     return dict(num_agents=task.num_agents, max_new_tokens=task.max_new_tokens, beta=task.beta,
                 **(plain | task.sampling), learning_rate=2e-3 if agents == "lora" else 5e-4, max_steps=DEMO_STEPS,
                 ) | (task.lora_recipe if agents == "lora" else {}) | (recipe.config if recipe is not None else {})
+
+
+def did_you_mean(value, known) -> str:
+    """"; did you mean 'x'?" naming the known name closest to `value` (difflib.get_close_matches,
+    case-insensitive), or "" when none is close: what an unknown task, model or choice adds to its error."""
+    if not isinstance(value, str):
+        return ""
+    known = [str(k) for k in known]
+    by_lower = {k.lower(): k for k in known}
+    close = difflib.get_close_matches(value.strip().lower(), list(by_lower), n=1, cutoff=0.6)
+    return f"; did you mean {by_lower[close[0]]!r}?" if close else ""
+
+
+def check_model_name(model: str) -> None:
+    """Refuse, before any model loads, a --model that `models.load_model` cannot take in any way: not a
+    known name (case-insensitive), not an existing file or folder, not shaped like a hub id (owner/name)
+    nor like a path; the error names the closest known name. Anything else is left to `load_model`
+    (a hub id is looked up only when the model loads)."""
+    key = model.strip().lower()
+    if key in {k.lower() for k in KNOWN_NAMES} or key == SMOLLM2_ID.lower() or Path(model).expanduser().exists():
+        return
+    if "/" in model or "\\" in model or model.startswith((".", "~")):  # a hub id (owner/name) or a path
+        return
+    raise SettingsError(f"unknown model name {model!r}{did_you_mean(model, KNOWN_NAMES) or '.'} The known names are "
+                        f"{', '.join(map(repr, KNOWN_NAMES))} (case-insensitive); --model also takes a hub id "
+                        "(owner/name, e.g. HuggingFaceTB/SmolLM2-135M-Instruct) or a local folder.")
 
 
 def flag(name: str) -> str:
@@ -176,16 +203,30 @@ def next_free(out_dir: Path) -> Path:
     return p
 
 
+def _resume_hint(out_dir: Path) -> tuple[str, str]:
+    """What the "not empty" error adds about the run in out_dir (beside --overwrite, and at its end):
+    `--resume` only where it works (a run stopped before its last step); a finished run cannot be resumed
+    (a resumed run keeps its --max-steps), so for it the way to evaluate it again."""
+    try:
+        _, info, _, cfg = resume_point(out_dir)
+    except SettingsError:  # a damaged or foreign checkpoint: --resume would refuse it too
+        return "", ""
+    if cfg.get("max_steps") is not None and info["step"] < cfg["max_steps"]:
+        return f", --resume {out_dir} to continue it (its checkpoint is at step {info['step']} of {cfg['max_steps']})", ""
+    return "", (f" It holds a finished run ({info['step']} steps), which cannot be resumed; magrpo-edu eval "
+                f"--checkpoint {out_dir} evaluates its agents again.")
+
+
 def _check_out(out_dir: Path, overwrite: bool, resuming: bool) -> None:
     if out_dir.exists() and not out_dir.is_dir():
         raise SettingsError(f"--out {out_dir} is a file, not a folder; choose another --out.")
     if not resuming and out_dir.is_dir() and any(out_dir.iterdir()) and not overwrite:
         names = sorted(p.name for p in out_dir.iterdir())
         shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
-        hint = f", --resume {out_dir} to continue it" if (out_dir / "checkpoint").exists() else ""
+        hint, finished = _resume_hint(out_dir) if (out_dir / "checkpoint").exists() else ("", "")
         raise SettingsError(f"output folder {out_dir} is not empty (it holds {shown}); pass --overwrite to replace an "
                             f"earlier run's results{hint}, or choose another --out (e.g. --out {next_free(out_dir)}, "
-                            "which is free).")
+                            f"which is free).{finished}")
     parent = next((p for p in [out_dir, *out_dir.parents] if p.exists()), Path("."))
     if not os.access(parent, os.W_OK | os.X_OK):
         raise SettingsError(f"cannot write to {parent}, so --out {out_dir} cannot be created; choose another --out.")
@@ -247,8 +288,12 @@ def plan_run(**settings) -> dict:
             raise SettingsError(f"--resume {resume}: the run was started with other settings: {'; '.join(differ)}. "
                                 "A resumed run keeps its settings; leave those options out.")
         given_run = {**saved_run, **given_run, "out": str(run_dir)}
+    task_name = given_run.get("task", RunArguments.task)
+    if isinstance(task_name, str) and task_name not in TASKS:
+        raise SettingsError(f"unknown task {task_name!r}{did_you_mean(task_name, TASKS) or '.'} The registered tasks are "
+                            f"{', '.join(TASKS)} (add one with magrpo_edu.tasks.registry.register).")
     try:
-        task = get_task(given_run.get("task", RunArguments.task))
+        task = get_task(task_name)
         if given_run.get("model") is None:  # no --model: the task's own (its multi-turn model for --num-turns > 1)
             turns = given_cfg.get("num_turns", MAGRPOConfig.num_turns)
             given_run["model"] = task.multi_turn_model if (task.multi_turn_model and isinstance(turns, int)
@@ -260,6 +305,7 @@ def plan_run(**settings) -> dict:
         raise SettingsError(f"unknown agents {run.agents!r}; choose one of {', '.join(AGENT_KINDS)}.")
     if not isinstance(run.model, str) or not run.model.strip():
         raise SettingsError("--model is empty; give 'tiny', 'smollm2-135m', a hub id or a local path.")
+    check_model_name(run.model)
     out_dir = Path(run.out if run.out is not None else f"runs/{run.task}")
     if run.out is None and not overwrite and distributed.launch_rank() == 0:
         out_dir = next_free(out_dir)  # no --out: an earlier run in runs/<task> is kept, this one goes beside it
@@ -299,7 +345,9 @@ def plan_run(**settings) -> dict:
             raise SettingsError(f"--resume {resume}: its checkpoint is at step {resume_info['step']}, past --max-steps {steps}.")
         if resume_info["step"] == steps:
             raise SettingsError(f"--resume {resume}: that run is finished (all {steps} steps trained; its results are in "
-                                f"{out_dir}/results.md). Evaluate its agents again with: magrpo-edu eval --checkpoint {out_dir}")
+                                f"{out_dir}/results.md). Evaluate its agents again with: magrpo-edu eval --checkpoint {out_dir}. "
+                                "A resumed run keeps its --max-steps, so to train for more steps start a new run with "
+                                f"--steps N and --out {next_free(out_dir)}.")
     if distributed.launch_rank() == 0:  # in a data-parallel launch only rank 0 writes (and rank 0 may already have)
         _check_out(out_dir, overwrite, resume is not None)
     return dict(run=run, task=task, config=cfg, device=device, device_why=device_why, out_dir=out_dir,

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Optional
 
 from .. import distributed
+from . import estimate
 from ..agents import load_lora_agents, lora_agents, separate_agents
 from ..checkpoints import checkpoint_info
 from ..config import MAGRPOConfig
@@ -238,10 +239,11 @@ def describe_plan(plan: dict) -> str:
     recipe = t.recipe_for(r.model) if r.agents == "lora" else None
     if recipe is not None and recipe.start is not None:
         team += f", their adapters starting from the warm start of {recipe.source}"
+    time_line = estimate.describe(plan)  # on the CPU: how long training should take, and how to shorten it
     if plan["resume"] is not None:
         return (f"magrpo-edu train: resuming {plan['out_dir']} at step {plan['resume']['step']} of {c.max_steps} "
                 f"({r.task}, {team}, {_on_device(plan['device'], plan.get('device_why'))}); then the evaluation of the "
-                "trained agents, plots and results.md there.")
+                "trained agents, plots and results.md there." + (f"\n{time_line}" if time_line else ""))
     n_base = len(untrained_methods(t))
     return "\n".join([
         f"magrpo-edu train: task {r.task}, {team}, {_on_device(plan['device'], plan.get('device_why'))}; "
@@ -249,7 +251,8 @@ def describe_plan(plan: dict) -> str:
         f"  1. evaluate the untrained agents and {n_base} prompt-level baselines on {r.eval_rows} held-out rows",
         f"  2. train {c.max_steps} MAGRPO steps (G = {c.num_generations} samples per agent, {c.max_new_tokens} new tokens)"
         + (f", evaluating the agents once at step {plan['halfway']}" if plan["halfway"] else ""),
-        "  3. evaluate the trained agents the same way; write results.md, plots and the agents (checkpoint/)"])
+        "  3. evaluate the trained agents the same way; write results.md, plots and the agents (checkpoint/)"]
+        + ([time_line] if time_line else []))
 
 
 @dataclass

@@ -82,7 +82,8 @@ def single_note(table: list, task: Task) -> Optional[str]:
 
 def report_run(run, after: dict, table: list, train_s: float) -> dict:
     """Report: history, samples, plots, results.json and results.md (with the agents' texts before and
-    after) into the output folder; prints results.md and returns the results."""
+    after) into the output folder; prints a few lines of headline figures and results.md's path
+    (`headline_summary`), and returns the results."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -202,6 +203,32 @@ def report_run(run, after: dict, table: list, train_s: float) -> dict:
             lines += [f"{team[i].name} before:", "", "```text", b.strip() or "(empty)", "```",
                       f"{team[i].name} after:", "", "```text", a.strip() or "(empty)", "```", ""]
     (out_dir / "results.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    print(f"\nWrote history, samples, plots and results to {out_dir}/")
+    print("\n" + headline_summary(results, t, trainer.step, out_dir))
     return results
+
+
+def headline_summary(results: dict, task: Task, step: int, out_dir: Path) -> str:
+    """What the end of `magrpo-edu train` prints (a few lines; results.md has the rest, and its path is
+    the last line): the held-out joint reward untrained, halfway and trained, the best baseline beside the
+    trained agents on the task's headline column, the time, and where everything is."""
+    before, after, rows = results["eval_before"], results["eval_after"], results["eval_rows"]
+    top = f" (of {task.max_reward:g})" if task.max_reward else ""
+    steps = [f"untrained {before['eval/reward']:.3f}"]
+    steps += [f"step {ev['step']} {ev['eval/reward']:.3f}" for ev in results.get("eval_during_training") or []
+              if ev["step"] < step]
+    steps.append(f"step {step} {after['eval/reward']:.3f}")
+    samples = {r["samples"] // rows for r in results["comparison"] if r.get("samples")} if rows else set()
+    drawn = f"{rows} held-out rows" + (f" x {samples.pop()} samples" if len(samples) == 1 else "")
+    lines = [f"{results['task']}: held-out joint reward{top} " + " -> ".join(steps) + f" ({drawn})"]
+    metric = task.headline
+    scored = [r for r in results["comparison"] if isinstance(r.get(metric), (int, float))]
+    mine = next((r for r in scored if r["method"] == "magrpo"), None)
+    others = [r for r in scored if not r["method"].startswith("magrpo")]
+    if mine is not None and others:
+        best = max(others, key=lambda r: r[metric])
+        lines.append(f"baselines ({metric}): best {best['method']} {best[metric]:.3f}, MAGRPO {mine[metric]:.3f}")
+    lines.append(f"training took {results['train_seconds']:.0f} s, the whole run {results['total_seconds']:.0f} s")
+    lines.append(f"Wrote history, samples, plots and results to {out_dir}/; the full report (reward components, text "
+                 "quality, the baselines' table, the agents' texts before and after):")
+    lines.append(f"  {out_dir / 'results.md'}")
+    return "\n".join(lines)

@@ -8,8 +8,8 @@ FIRST_SCREEN = "\n".join(README.splitlines()[:40])
 
 
 def test_the_readme_is_short():
-    words = len(README.split())  # as `wc -w` counts
-    assert words < 1500, f"the README has {words} words; move detail to docs/ (docs/contributing.md lists the pages)"
+    words = len(README.split())  # as `wc -w` counts; the limit was 1500 until the learner's path (issue 61)
+    assert words < 1550, f"the README has {words} words; move detail to docs/ (docs/contributing.md lists the pages)"
 
 
 def test_both_commands_and_the_fast_lane_are_on_the_first_screen():

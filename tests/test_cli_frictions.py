@@ -215,6 +215,8 @@ def test_a_bad_value_the_user_did_not_type_keeps_naming_its_option():
     (["--model", "tinny"], r"unknown model name 'tinny'; did you mean 'tiny'\?"),
     (["--model", "gpt"], r"unknown model name 'gpt'\. The known names are "),  # nothing close: no guess
     (["--task", "summarise"], r"invalid choice: 'summarise' \(choose from "),
+    (["--num-generation", "4"], r"unrecognized arguments: --num-generation 4; did you mean '--num-generations'\?"),
+    (["--max-new-token=8"], r"unrecognized arguments: --max-new-token=8; did you mean '--max-new-tokens'\?"),
 ])
 def test_an_unknown_name_suggests_the_closest_before_any_model_loads(args, says, tmp_path, capsys, no_model):
     out = tmp_path / "o"

@@ -37,6 +37,21 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         self.exit(2, f"magrpo-edu: error: {message} (see {self.prog} --help)\n")
 
+    def parse_args(self, args=None, namespace=None):
+        """argparse's, with an unknown option's closest known one named: `unrecognized arguments:
+        --num-generation 4; did you mean '--num-generations'?` (the command's own options)."""
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:
+            from .plan import did_you_mean
+
+            command = getattr(ns, "command", None)
+            sub = self._subparsers._group_actions[0].choices.get(command) if self._subparsers and command else None
+            options = {o for a in (sub or self)._actions for o in a.option_strings}
+            options = [o for o in options if o.replace("_", "-") == o or o.replace("_", "-") not in options]  # dashed
+            typo = next((e.split("=")[0] for e in extras if e.startswith("-")), None)
+            self.error(f"unrecognized arguments: {' '.join(extras)}" + (did_you_mean(typo, options) if typo else ""))
+        return ns
+
     def _check_value(self, action, value):
         """A value outside an option's choices (--task, --advantage, ..., the command itself) names the
         closest choice: `invalid choice: 'tldrr'; did you mean 'tldr'? (choose from ...)`."""

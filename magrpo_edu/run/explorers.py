@@ -8,7 +8,7 @@ from typing import Optional, Sequence
 
 import matplotlib.pyplot as plt
 
-from ..tasks.coding import LEVEL_MAX
+from ..tasks.registry import get_task
 from .figures import plot_rollout_tree
 
 
@@ -142,8 +142,9 @@ def group_explorer(samples, max_chars: int = 300):
 
 
 # ---- the coding explorer (notebook 04) -------------------------------------------------------------------
-CODING_LEVEL_MAX = LEVEL_MAX
-"""The coding reward's levels and what each earns at most (`tasks.coding.LEVEL_MAX`)."""
+CODING_LEVEL_MAX = get_task("coding").component_max()
+"""The coding reward's levels and what each earns at most (the coding task's `level_max`)."""
+CODING_MAX = get_task("coding").max_reward
 
 
 def coding_sample(auxes: Sequence[str], mains: Sequence[str], levels: Sequence[dict], **extra) -> dict:
@@ -206,7 +207,7 @@ def coding_html(sample: dict, j: Optional[int] = None, max_chars: int = 1200) ->
                     f"<td><b>{rewards[k]:.2f}</b></td>{adv}</tr>")
     adv_head = "" if advantages is None else "<th>advantage</th>"
     title = " ".join(t for t in (sample.get("title"), f"step {sample['step']}" if "step" in sample else "") if t) or "group"
-    overview = (f"<p><b>{html.escape(str(title))}</b>: {J} joint actions, mean reward {sum(rewards) / J:.2f} (max 4.0)</p>"
+    overview = (f"<p><b>{html.escape(str(title))}</b>: {J} joint actions, mean reward {sum(rewards) / J:.2f} (max {CODING_MAX:.1f})</p>"
                 f"<table><tr><th>j</th><th>aux<br>sample</th><th>main<br>sample</th>{head}<th>reward</th>{adv_head}</tr>"
                 f"{''.join(rows)}</table>")
 

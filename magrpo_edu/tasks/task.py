@@ -9,7 +9,6 @@ command line take a `Task` and ask it, never a task's name: adding a task is one
 from __future__ import annotations
 
 import inspect
-import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
 
@@ -95,8 +94,10 @@ class Task:
     on this task takes instead of `lora_recipe` (coding: SmolLM2-135M-Instruct from its warm start)."""
     level_max: Optional[dict] = None
     """What each reward component earns at most (a negative value: the most it deducts); results.md
-    prints each component beside it ("0.400 of 0.4"). None: the reward's own `LEVEL_MAX`
-    (`component_max`)."""
+    prints each component beside it ("0.400 of 0.4"). None: no maxima printed (`component_max`)."""
+    single_agent_max: Optional[float] = None
+    """The most the single-model baseline can earn when it is scored apart (`single_parts`; coding: 2.1 of
+    4.0, no aux and no cooperation credit). None: it is scored as a joint answer (max_reward holds)."""
 
     def __post_init__(self) -> None:
         if (self.levels is None) == (self.batch_levels is None):
@@ -108,27 +109,15 @@ class Task:
             raise ValueError(f"Task {self.name!r}: sampling={self.sampling!r}; give a dict with some of temperature, "
                              "top_p, top_k (MAGRPOConfig checks their values).")
 
-    def _reward_constant(self, name: str):
-        """A constant of the joint reward's module, or of the package that holds it (coding keeps
-        LEVEL_MAX in `tasks/coding/__init__.py`, its reward in `tasks/coding/reward.py`); None if neither has it."""
-        module = getattr(self.joint_reward, "__module__", None) or ""
-        for where in (module, module.rpartition(".")[0]):
-            m = sys.modules.get(where) if where else None
-            if m is not None and hasattr(m, name):
-                return getattr(m, name)
-        return None
-
     def component_max(self) -> dict:
-        """{component: the most it earns} of the joint reward's components: `level_max`, else the
-        reward module's (or its package's) `LEVEL_MAX`; {} when neither says (no maxima printed)."""
-        found = self.level_max if self.level_max is not None else self._reward_constant("LEVEL_MAX")
-        return dict(found or {})
+        """{component: the most it earns} of the joint reward's components (`level_max`); {} when the task
+        does not say (no maxima printed)."""
+        return dict(self.level_max or {})
 
     def single_max(self) -> Optional[float]:
-        """The most the single-model baseline can earn when it is scored apart (`single_parts`): the
-        reward module's `SINGLE_AGENT_MAX` (coding: 2.1 of 4.0, no aux and no cooperation credit); None
+        """The most the single-model baseline can earn when it is scored apart (`single_agent_max`); None
         where it is scored as a joint answer (max_reward holds)."""
-        return self._reward_constant("SINGLE_AGENT_MAX") if self.single_parts is not None else None
+        return self.single_agent_max if self.single_parts is not None else None
 
     def transition_for(self, tokenizer=None) -> Optional[Callable]:
         """The task's multi-turn transition for agents that use `tokenizer` (None: the task has no second turn)."""

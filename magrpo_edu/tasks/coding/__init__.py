@@ -13,7 +13,7 @@ from ..task import ModelRecipe, Task
 from .data import coding_formatters, load_coding, load_humaneval
 from .prompts import single_coding_prompt
 from .load_bearing import strict_coding_joint_reward, strict_levels_many, with_load_bearing
-from .reward import LEVELS, coding_joint_reward, coding_levels_many, feedback_transition
+from .reward import LEVELS, SINGLE_AGENT_MAX, coding_joint_reward, coding_levels_many, feedback_transition
 
 LEVEL_MAX = dict(zip(LEVELS, (0.4, 0.6, 0.5, 1.0, 0.5, 1.0, -0.5)))
 """What each of the reward's levels (`reward.LEVELS`, as the authors' reward code pays them) earns at most; `aux_result_ignored`
@@ -97,7 +97,7 @@ CODING = Task(
     single_parts=lambda answer: ["", answer],  # one answer: the entry point alone, no aux
     table_metrics=coding_metrics, headline="pass_or_not@1", sampling=dict(temperature=0.7, top_p=0.9, top_k=50),
     lora_recipe=dict(num_generations=8, prompts_per_step=2, learning_rate=1e-3, max_steps=170),
-    model_recipes={"smollm2-135m": SMOLLM2_RECIPE})
+    model_recipes={"smollm2-135m": SMOLLM2_RECIPE}, level_max=LEVEL_MAX, single_agent_max=SINGLE_AGENT_MAX)
 """Its model is `tiny` trained further on helper/main programs (magrpo_edu/models/tiny-code/README.md).
 The single-model baseline writes the entry point alone and is scored as the authors' single-agent
 baseline (no aux, no cooperation credit: max 2.1 of the 4.0). Sampling is the authors' (temperature 0.7,

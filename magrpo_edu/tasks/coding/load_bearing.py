@@ -26,8 +26,8 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from ...sandbox import SandboxLimits
-from .reward import (LEVELS, SINGLE_AGENT_MAX, STUB_AUX, _total, coding_levels_many,  # noqa: F401  (SINGLE_AGENT_MAX:
-                     load_bearing_many)  # Task.single_max looks it up here; STUB_AUX, load_bearing_many: this module's API)
+from .reward import (LEVELS, STUB_AUX, _total, coding_levels_many,  # noqa: F401  (STUB_AUX, load_bearing_many:
+                     load_bearing_many)  # this module's API)
 
 COOPERATION_LEVELS = ("calls_aux", "not_thin_wrapper", "aux_result_ignored")
 """The authors' levels that read the main's text for cooperation; the strict reward pays them only for a

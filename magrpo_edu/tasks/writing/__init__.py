@@ -8,8 +8,8 @@ from ..task import Task
 from .data import (TASK_FIELDS, arxiv_formatters, in_distribution_row, load_arxiv_hub, load_tldr_hub, load_writing,
                    make_writing_data, tldr_formatters)
 from .prompts import ARXIV_SINGLE_INSTRUCTION, TLDR_SINGLE_INSTRUCTION, single_writing_prompt
-from .reward import (arxiv_joint_reward, arxiv_levels, length_ratio_joint_reward, length_ratio_reward, tldr_joint_reward,
-                     tldr_levels)
+from .reward import (LEVEL_MAX, arxiv_joint_reward, arxiv_levels, length_ratio_joint_reward, length_ratio_reward,
+                     tldr_joint_reward, tldr_levels)
 
 __all__ = ["LENGTH", "TLDR", "ARXIV", "TASK_FIELDS", "load_writing", "make_writing_data", "in_distribution_row",
            "tldr_formatters", "arxiv_formatters", "load_tldr_hub", "load_arxiv_hub"]
@@ -39,11 +39,12 @@ seed: magrpo_edu/models/tiny/README.md)."""
 TLDR = Task(
     "tldr", "the paper's TL;DR task: a concise and a detailed summary of a post", lambda split: load_writing("tldr", split),
     tldr_formatters, tldr_joint_reward, max_reward=2.98, max_new_tokens=48, prompt_field="post", levels=tldr_levels,
-    single_prompt=_tldr_single, in_distribution=lambda: in_distribution_row("tldr"))
+    single_prompt=_tldr_single, in_distribution=lambda: in_distribution_row("tldr"), level_max=LEVEL_MAX)
 
 ARXIV = Task(
     "arxiv", "the paper's arXiv task: background and method from an abstract", lambda split: load_writing("arxiv", split),
     arxiv_formatters, arxiv_joint_reward, max_reward=3.0, max_new_tokens=360, prompt_field="abstract",
-    levels=arxiv_levels, single_prompt=_arxiv_single, in_distribution=lambda: in_distribution_row("arxiv"))
+    levels=arxiv_levels, single_prompt=_arxiv_single, in_distribution=lambda: in_distribution_row("arxiv"),
+    level_max=LEVEL_MAX)
 """The arXiv reward's first level needs 128-256 words from each agent (about 1.2 tokens per word
 for the tiny model), hence its budget."""

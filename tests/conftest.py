@@ -2,8 +2,11 @@
 from a config, so the core tests need no weights and no network (deterministic, a few seconds);
 and the helpers several test files use (`from conftest import cfg, ...`; tests/ is on sys.path
 under pytest), kept here so no test file imports another."""
+import json
 import math
 import os
+import re
+from pathlib import Path
 
 import pytest
 import torch
@@ -150,3 +153,23 @@ def held_out_correct_bodies() -> set[str]:
                 p = make_code_problem(random.Random(0), family=idx, k=k, c=c)
                 out |= {body(p["main_calls_aux"]), body(p["main_alone"])}
     return {b for b in out if b}
+
+
+# ---- figures in texts (tests/test_readme_figures.py, tests/test_notebook_figures.py) ----
+DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?:\.\d+)*(?![\w.]*\w)")  # 0.407, 2.13.0; not Qwen2.5 or 0.5B
+
+
+def number(figure: str) -> "re.Pattern":
+    """The figure as a whole number in a text: 0.62 matches '0.62' but not '0.621' or '10.62'."""
+    return re.compile(r"(?<![\d.])" + re.escape(figure) + r"(?!\d)")
+
+
+def saved_outputs(path) -> str:
+    """What a notebook printed and displayed when it ran (streams, text, markdown, html), not its cells."""
+    parts = []
+    for cell in json.loads(Path(path).read_text())["cells"]:
+        for out in cell.get("outputs", []):
+            parts.append("".join(out.get("text", "")))
+            for kind in ("text/plain", "text/markdown", "text/html"):
+                parts.append("".join(out.get("data", {}).get(kind, "")))
+    return "\n".join(parts)

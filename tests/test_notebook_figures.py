@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from test_readme_figures import DECIMAL, number, saved_outputs
+from conftest import DECIMAL, number, saved_outputs  # shared test helpers: tests/conftest.py
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import DECIMAL, number, saved_outputs  # shared test helpers: tests/conftest.py
+
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
 
@@ -74,23 +76,6 @@ NOT_FIGURES = {
     "2.13.0": "the torch version CI pins",
 }
 
-DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?:\.\d+)*(?![\w.]*\w)")  # 0.407, 2.13.0; not Qwen2.5 or 0.5B
-
-
-def number(figure: str) -> re.Pattern:
-    """The figure as a whole number in a text: 0.62 matches '0.62' but not '0.621' or '10.62'."""
-    return re.compile(r"(?<![\d.])" + re.escape(figure) + r"(?!\d)")
-
-
-def saved_outputs(path: Path) -> str:
-    """What a notebook printed and displayed when it ran (streams, text, markdown, html), not its cells."""
-    parts = []
-    for cell in json.loads(path.read_text())["cells"]:
-        for out in cell.get("outputs", []):
-            parts.append("".join(out.get("text", "")))
-            for kind in ("text/plain", "text/markdown", "text/html"):
-                parts.append("".join(out.get("data", {}).get(kind, "")))
-    return "\n".join(parts)
 
 
 def source_text(name: str) -> str:

@@ -38,7 +38,7 @@ def data_dir() -> Path:
                             "reinstall the package: pip install magrpo-edu (or from git).")
 
 
-SAVED_RESULTS = ("quickstart_seeds", "coding_collaboration", "arxiv_expansion")
+SAVED_RESULTS = ("quickstart_seeds", "coding_collaboration", "arxiv_expansion", "smollm2_levers")
 """The experiments whose saved results the notebooks read (`saved_results`); the wheel ships them."""
 
 

@@ -2,7 +2,8 @@
 
 Field names follow TRL's `GRPOConfig` and the authors' library CoMLRL, so a reader who knows
 either finds the same words here. Every field is checked in `__post_init__`; a bad value raises
-a `ValueError` that names the field, the value given and what is allowed.
+a `ValueError` that names the field, the value given and what is allowed. A numpy scalar (np.float32(0.5)) given
+for a real-valued field is stored as the Python float it stands for; a tensor or an array, 0-d too, is refused.
 
 `RunArguments` holds the rest of a `magrpo-edu train` run (task, model, agents, output folder).
 The command line is built from these two dataclasses (as TRL's from its configs): each field is an
@@ -16,6 +17,7 @@ import ast
 import dataclasses
 import inspect
 import math
+import numbers
 import textwrap
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -26,6 +28,9 @@ MAX_JOINT_ACTIONS = 10_000
 ADVANTAGE_MODES = ("mean", "none", "rloo", "max")
 SCALE_MODES = ("none", "group", "zscore")
 TRACKERS = ("tensorboard", "wandb", "trackio")
+_REAL_FIELDS = ("temperature", "top_p", "learning_rate", "weight_decay", "beta", "num_train_epochs", "advantage_clip",
+                "discount", "early_termination_threshold")
+"""MAGRPOConfig's real-valued fields: a numpy scalar given for one is stored as the Python float it stands for."""
 NONE_WITH_GROUP_SCALE = (
     "MAGRPOConfig.advantage='none' with scale_rewards='group' is refused: MAREINFORCE has no baseline, so TRL's "
     "group scaling would divide the UN-centred reward by the group's std, and a group whose rewards are all equal "
@@ -126,9 +131,17 @@ class MAGRPOConfig:
     the wandb / trackio project name is "magrpo-edu"."""
 
     def __post_init__(self) -> None:
+        for name in _REAL_FIELDS:  # a numpy scalar (np.float32(0.5), np.int64(2)) is the number it stands for
+            v = getattr(self, name)
+            if isinstance(v, numbers.Real) and type(v) not in (int, float) and not isinstance(v, bool):
+                setattr(self, name, float(v))
+
         def bad(name: str, allowed: str) -> ValueError:
+            v = getattr(self, name)
+            zero_d = (f" A 0-d {type(v).__name__} is not a number here: pass a Python number, float(x) (or x.item())."
+                      if getattr(v, "ndim", None) == 0 and type(v).__name__ in ("Tensor", "ndarray") else "")
             return ValueError(
-                f"MAGRPOConfig.{name}={getattr(self, name)!r} is not allowed: {name} must be {allowed}."
+                f"MAGRPOConfig.{name}={v!r} is not allowed: {name} must be {allowed}.{zero_d}"
             )
 
         def is_int(v) -> bool:

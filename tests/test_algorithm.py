@@ -418,6 +418,29 @@ def test_config_rejects_bad_values_naming_field_value_and_allowed(field, value, 
     assert f"MAGRPOConfig.{field}={value!r}" in msg and allowed in msg
 
 
+def test_config_takes_a_numpy_scalar_as_its_number_and_refuses_a_0d_tensor_or_array():
+    # what notebook 05's exercise hands to dataclasses.replace(config, early_termination_threshold=...): the check
+    # accepts exactly this
+    import dataclasses
+    import json
+
+    import numpy as np
+
+    cfg = MAGRPOConfig(early_termination_threshold=np.float32(0.5), temperature=np.float64(0.7), beta=np.int64(0))
+    assert type(cfg.early_termination_threshold) is float and cfg.early_termination_threshold == 0.5
+    assert type(cfg.temperature) is float and type(cfg.beta) is float and cfg.beta == 0.0
+    assert type(dataclasses.replace(MAGRPOConfig(), discount=np.float32(0.5)).discount) is float
+    json.dumps(cfg.to_dict())                                    # saved with a checkpoint: plain numbers
+    for value in (torch.tensor(0.5), np.array(0.5)):
+        with pytest.raises(ValueError, match=r"early_termination_threshold must be None \(always expand\) or a finite "
+                                             r"number\. A 0-d (Tensor|ndarray) is not a number here: pass a Python "
+                                             r"number, float\(x\)"):
+            dataclasses.replace(MAGRPOConfig(), early_termination_threshold=value)
+    for value in (np.bool_(True), np.float64("nan")):
+        with pytest.raises(ValueError, match="early_termination_threshold must be None"):
+            MAGRPOConfig(early_termination_threshold=value)
+
+
 def test_config_cross_mode_multi_turn_rejected():
     with pytest.raises(ValueError, match="aligned"):
         MAGRPOConfig(joint_mode="cross", num_turns=2)

@@ -184,6 +184,8 @@ BOUNDARIES = {
         ("children keyed by j, some joint actions without a child", nb05._children_by_index, "dict"),
         ("a leaf's return is its reward; the own reward not discounted", nb05._discount_everything, None),
         ("gamma = 1 is the undiscounted sum; gamma, not gamma ** depth", nb05._discount_by_depth, "gamma \\*\\* depth"),
+        ("a tensor of node.rewards' dtype (the next cell's allclose)", nb05._float64_returns, "dtype"),
+        ("any number of turns: a recursion, not two levels written out", nb05._two_levels_written_out, "recursion"),
     ],
     "05.early_termination_threshold": [
         ("a group whose mean EQUALS the threshold is expanded (ties)", _threshold_ge, "ties"),
@@ -191,12 +193,16 @@ BOUNDARIES = {
         ("budget 0: a finite number, not -inf", nb05.MISTAKES["05.early_termination_threshold"][3], "finite"),
         ("budget = every group: all expanded",
          lambda means, budget: nb05.choose_threshold(means, min(budget, len(means) - 1)), "fit the budget"),
+        ("a number MAGRPOConfig takes, not a 0-d tensor",
+         lambda means, budget: torch.tensor(nb05.choose_threshold(means, budget)), "Python number"),
     ],
     "06.std_scaled_advantages": [
         ("a group that agrees: eps keeps it finite", lambda R: (R - R.mean()) / R.std(), "eps"),
         ("the SAMPLE std (G-1)", lambda R: (R - R.mean()) / (R.std(unbiased=False) + 1e-4), "SAMPLE"),
         ("eps ADDED to the std, not a floor", lambda R: (R - R.mean()) / R.std().clamp_min(1e-4), "ADDS"),
         ("eps = 1e-4", lambda R: (R - R.mean()) / (R.std() + 1e-6), "1e-4"),
+        ("eps = 1e-4, not one too small to see", lambda R: (R - R.mean()) / (R.std() + 1e-8), "too small to show"),
+        ("eps = 1e-4, not 2e-4", lambda R: (R - R.mean()) / (R.std() + 2e-4), "eps = 0.0002"),
     ],
     "06.loss_with_kl": [
         ("beta = 0 and beta > 0: the KL weighted by beta", _loss_kl_weight_one, "multiply it by beta"),
@@ -207,6 +213,7 @@ BOUNDARIES = {
         ("agent 1 sums a ROW", lambda R, G, mode: nb06.comlrl_credit(R, G, mode).flip(0), "swapped"),
         ("mode 'max' subtracts the largest sum",
          lambda R, G, mode: nb06.comlrl_credit(R, G, "mean"), "Read `mode`"),
+        ("R's dtype (the next cell's allclose)", lambda R, G, mode: nb06.comlrl_credit(R.double(), G, mode), "dtype"),
     ],
     "07.in_band_share": [
         ("1.6 is in the band", _in_band(lambda x: x > 1.6, lambda x: x <= 3.2, "empty-out"), "1.6 itself"),
@@ -233,6 +240,8 @@ BOUNDARIES = {
         ("a reward rise of exactly 0.1 is not MORE than 0.1", _spot(strict=(False, True, True)), "exactly 0.1"),
         ("a naturalness rise of exactly 1.0 is not MORE than 1", _spot(strict=(True, False, True)), "exactly 1.0"),
         ("a repetition of exactly 0.2 is not ABOVE 0.2", _spot(strict=(True, True, False)), "exactly 0.2"),
+        ("each agent's naturalness against its OWN untrained one", nb08.MISTAKES["08.spot_the_hack"][-3], "ITS OWN"),
+        ("each agent's repetition, not their sum", nb08.MISTAKES["08.spot_the_hack"][-2], "not their sum"),
     ],
     "09.vocabulary_level": [
         ("u = 0.5 and u = 1.7 are inside", nb09._mistake_open_edges, "Both ends"),

@@ -59,13 +59,24 @@ class ExerciseFailed(AssertionError):
     """The learner's answer is not right yet; the message says what is wrong."""
 
 
+def is_bool(v: Any) -> bool:
+    """True for a Python bool and for numpy's (np.bool_, whose class is named "bool" under numpy 2, "bool_" before)."""
+    if isinstance(v, bool):
+        return True
+    try:
+        import numpy
+    except ImportError:  # no numpy: no numpy bool either
+        return False
+    return isinstance(v, numpy.bool_)
+
+
 def plain_number(v: Any) -> Any:
     """A numpy (or other numbers.Real) scalar as the Python int or float it stands for, so that a check accepts
     np.float32(0.5) where it accepts 0.5; a bool (numpy's included) and anything else come back unchanged, to be
     refused by the check."""
     import numbers
 
-    if isinstance(v, bool) or type(v).__name__ == "bool_" or not isinstance(v, numbers.Real):
+    if is_bool(v) or not isinstance(v, numbers.Real):
         return v
     return int(v) if isinstance(v, numbers.Integral) else float(v)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numbers
 
-from . import ExerciseFailed, exercise
+from . import ExerciseFailed, exercise, is_bool
 
 # Entry points named `f`; each teaches one corner of the authors' rule (docs/faithfulness.md, "Rewards").
 WRAPPER_CASES = [
@@ -66,7 +66,7 @@ def check_thin_wrapper(fn) -> None:
         raise ExerciseFailed("give a function thin_wrapper(main: str) -> bool")
     for (src, why), want in zip(WRAPPER_CASES, _wrapper_truth()):
         got = fn(src)
-        if not (isinstance(got, bool) or type(got).__name__ == "bool_"):
+        if not is_bool(got):
             raise ExerciseFailed(f"return True or False (a bool), not {got!r}, for this main:\n{src}")
         if bool(got) is not want:
             raise ExerciseFailed(f"thin_wrapper says {got!r} for this main ({why}); the rule (the library's reading of the "

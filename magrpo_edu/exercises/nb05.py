@@ -9,7 +9,8 @@ import numbers
 import torch
 
 from ..algorithm import Node, compute_returns
-from . import ExerciseFailed, exercise
+from ..config import MAGRPOConfig
+from . import ExerciseFailed, exercise, is_bool
 
 
 def _fmt(t) -> list:
@@ -58,7 +59,8 @@ def _sum_children(node, gamma):
 
 def _trees():
     """Trees as the library builds them (G = 2 or 4 joint actions per node): a leaf alone, two turns,
-    three turns with one branch cut by early termination (a joint action without a child)."""
+    three turns with one branch cut by early termination (a joint action without a child), children for only some
+    joint actions, and four turns (so that only a recursion, not levels written out, gets every return)."""
     yield "a single-turn root (a leaf)", _node(0, [1.0, 3.25])
     yield "two turns, G = 4", _node(0, [3.25, 0.4, 1.75, 1.5], {j: _node(1, r) for j, r in enumerate(
         ([3.25, 1.75, 2.25, 1.75], [0.4, 1.0, 1.0, 2.25], [0.0, 0.4, 1.75, 0.4], [1.0, 1.75, 1.0, 1.75]))})
@@ -68,6 +70,23 @@ def _trees():
     # children is a dict keyed by the joint action j, not a list: only joint actions 3 and 1 have one here
     yield "two turns, children only for joint actions 3 and 1 (a dict keyed by j, not by position)", _node(
         0, [2.0, 0.4, 1.0, 3.0], {3: _node(1, [4.0, 2.0]), 1: _node(1, [0.0, 1.0])})
+    # four turns: an answer written out for a fixed number of levels (the root, its children, theirs) stops short
+    deep3 = _node(2, [1.0, 0.5], {0: _node(3, [4.0, 0.0]), 1: _node(3, [2.5, 3.0])})
+    deep2 = _node(1, [0.4, 2.0], {0: deep3, 1: _node(2, [1.5, 0.0], {1: _node(3, [0.0, 4.0])})})
+    yield "four turns", _node(0, [1.0, 2.5], {0: deep2, 1: _node(1, [3.0, 1.0])})
+
+
+def _levels(node, gamma, levels):
+    """The returns computed only `levels` turns below the node (what an answer written out level by level gives)."""
+    R = node.rewards.clone()
+    if levels > 0:
+        for j, child in node.children.items():
+            R[j] += gamma * _levels(child, gamma, levels - 1).mean()
+    return R
+
+
+def _turns(node) -> int:
+    return 1 + max((_turns(c) for c in node.children.values()), default=0)
 
 
 @exercise("05.discounted_returns")
@@ -100,6 +119,11 @@ def check_discounted_returns(fn):
             if not isinstance(got, torch.Tensor) or got.shape != tree.rewards.shape:
                 raise ExerciseFailed(f"return a tensor of shape {tuple(tree.rewards.shape)}, one return per joint action "
                                      f"of the node (got {type(got).__name__}).")
+            if got.dtype != tree.rewards.dtype:
+                raise ExerciseFailed(f"{what}: your returns are {got.dtype}, node.rewards is {tree.rewards.dtype}: return "
+                                     "a tensor of node.rewards' dtype (start from node.rewards.clone(), without .double() "
+                                     "or .float()); the cell below compares your returns with the trainer's by "
+                                     "torch.allclose, which refuses two dtypes.")
             if not torch.equal(mine.rewards, before[0]):
                 raise ExerciseFailed("your function changed node.rewards in place: start from node.rewards.clone().")
             if any(not torch.equal(nd.rewards, b) for nd, b in zip(_nodes(mine), before)):
@@ -119,7 +143,13 @@ def check_discounted_returns(fn):
                 raise ExerciseFailed(f"{what}: you added the mean of the child's immediate REWARDS; add the mean of its "
                                      "RETURNS, computed the same way (recursively), so a third turn counts too.")
             hint = ""
-            if gappy and torch.allclose(got.float(), _by_position(tree, gamma), atol=1e-5):
+            deep = [k for k in range(1, _turns(tree) - 1)
+                     if torch.allclose(got.float(), _levels(tree, gamma, k), atol=1e-5)]
+            if deep:
+                hint = (f" Your returns stop {deep[0]} turn(s) below the node, as if the tree had {deep[0] + 1} turns; "
+                        f"this one has {_turns(tree)}. Write the child's returns as the same function of the child "
+                        "(call discounted_returns on it: recursion), so any number of turns counts.")
+            elif gappy and torch.allclose(got.float(), _by_position(tree, gamma), atol=1e-5):
                 hint = " You matched the i-th child with joint action i. " + by_position
             elif tree.children and torch.allclose(got.float(), _discount_all(tree, gamma), atol=1e-5) and gamma != 1.0:
                 hint = " You discounted the joint action's own reward too: only the next turn's part is multiplied by gamma."
@@ -148,12 +178,19 @@ def check_threshold(fn):
                 raise
             except Exception as exc:  # a learner's IndexError on an edge case deserves a sentence, not a traceback
                 raise ExerciseFailed(f"choose_threshold({means}, {budget}) raised {type(exc).__name__}: {exc}") from None
-            if isinstance(t, torch.Tensor) and t.numel() == 1:
-                t = t.item()
-            if not isinstance(t, numbers.Real) or isinstance(t, bool) or not math.isfinite(t):
+            if isinstance(t, torch.Tensor) or type(t).__name__ == "ndarray":
+                kind = "torch tensor" if isinstance(t, torch.Tensor) else "numpy array"
+                raise ExerciseFailed(f"return a Python number, e.g. float(x), not a {kind} ({t!r}): the cells "
+                                     "below pass it to MAGRPOConfig(early_termination_threshold=...), which takes a "
+                                     "number (a numpy scalar is one) and refuses a tensor or an array, 0-d too.")
+            if not isinstance(t, numbers.Real) or is_bool(t) or not math.isfinite(t):
                 raise ExerciseFailed(f"return a finite number, got {t!r}: MAGRPOConfig's early_termination_threshold is "
                                      "None (expand every group) or a finite number, never an infinity; to expand nothing, "
                                      "return any number below the lowest mean.")
+            try:  # what the cells below do with it: the check accepts exactly what the config accepts
+                t = MAGRPOConfig(early_termination_threshold=t).early_termination_threshold
+            except ValueError as exc:
+                raise ExerciseFailed(f"the cells below pass your threshold to MAGRPOConfig, which refuses it: {exc}") from None
             expanded = sum(m <= t for m in means)          # rollout_tree cuts a node when its mean r > t
             best = max([0] + [sum(m <= v for m in means) for v in means if sum(m <= v for m in means) <= budget])
             if expanded > budget:

@@ -12,6 +12,22 @@ def _fmt(t: torch.Tensor) -> list:
     return [round(x, 4) for x in t.flatten().tolist()]
 
 
+def _eps_added(R: torch.Tensor, got: torch.Tensor):
+    """The eps the answer added to the sample std, if it reads as (R - mean) / (R.std() + eps) with one eps >= 0 for
+    every entry of the group (solved entry by entry, in float64; 0.0 when it is too small to tell from float32's
+    rounding); None when the answer is not of that form."""
+    R64, got64 = R.double(), got.detach().double()
+    centred, std = R64 - R64.mean(), R64.std().item()
+    use = (centred.abs() > 1e-6) & (got64.abs() > 1e-12) & torch.isfinite(got64)
+    if not bool(use.any()):
+        return None
+    est = centred[use] / got64[use] - std
+    tol = 1e-6 * std + 1e-9                   # float32's rounding of an answer near 1, times the divisor
+    if (est.max() - est.min()).item() > 2 * tol or est.mean().item() < -tol:
+        return None
+    return est.mean().item() if est.mean().item() > tol else 0.0
+
+
 @exercise("06.std_scaled_advantages")
 def check_std_scaled(fn):
     for r in ([0.5, 0.5, 0.5, 0.5], [0.2, 1.0, 0.6, 0.2], [1.0, 2.0], [3.0, 0.0, 0.0, 0.0, 0.0, 1.5], [0.7, 0.7, 0.7, 0.71]):
@@ -32,14 +48,16 @@ def check_std_scaled(fn):
         if torch.allclose(got.float(), (R - R.mean()) / (R.var() + 1e-4).sqrt(), atol=1e-4, rtol=1e-4):
             raise ExerciseFailed(f"for {r} you added eps to the variance, under the square root; TRL adds it to the std: "
                                  "(R - mean) / (R.std() + 1e-4). It matters for a group whose rewards barely differ.")
-        if R.std() > 0 and torch.allclose(got.float(), (R - R.mean()) / R.std(), atol=1e-4, rtol=1e-4):
-            raise ExerciseFailed(f"for {r} you divided by the std itself (no eps, max(std, eps), or a guard for a zero "
-                                 "std only); TRL ADDS eps = 1e-4 to the std for every group: "
+        eps = _eps_added(R, got)
+        if eps is not None:
+            if eps == 0.0:
+                raise ExerciseFailed(f"for {r} your divisor is the std with nothing added to it, or with an eps too small "
+                                     "to show (1e-8, say); max(std, eps), or a guard for a zero std only, also adds "
+                                     "nothing to a group whose std is not 0. TRL ADDS eps = 1e-4 to the std of every "
+                                     "group: (R - mean) / (R.std() + 1e-4). It matters for a group whose rewards barely "
+                                     "differ.")
+            raise ExerciseFailed(f"for {r} you added eps = {eps:.2g} to the std; TRL's (and this check's) is 1e-4: "
                                  "(R - mean) / (R.std() + 1e-4). It matters for a group whose rewards barely differ.")
-        for eps in (1e-6, 1e-5, 1e-3):
-            if torch.allclose(got.float(), (R - R.mean()) / (R.std() + eps), atol=1e-4, rtol=1e-4):
-                raise ExerciseFailed(f"for {r} you added eps = {eps:g} to the std; TRL's (and this check's) is 1e-4: "
-                                     "(R - mean) / (R.std() + 1e-4). It matters for a group whose rewards barely differ.")
         if torch.allclose(got.float(), R / (R.std() + 1e-4), atol=1e-4, rtol=1e-4):
             raise ExerciseFailed(f"for {r} you scaled the rewards without centring them: subtract the group mean "
                                  "first, (R - R.mean()) / (R.std() + 1e-4).")
@@ -143,8 +161,11 @@ def check_comlrl_credit(fn):
                 got = fn(R.clone(), G, mode)
                 if not isinstance(got, torch.Tensor) or tuple(got.shape) != (2, G):
                     raise ExerciseFailed(f"return a (2, G) = (2, {G}) tensor: row i holds agent i's G credits.")
+                if got.dtype != R.dtype:
+                    raise ExerciseFailed(f"your credits are {got.dtype}, R is {R.dtype}: return a tensor of R's dtype "
+                                         "(compute from R without .double() or .float()); the cell below compares your "
+                                         "credits with the package's by torch.allclose, which refuses two dtypes.")
                 want = _comlrl(R, G, mode)
-                got = got.float()
                 if torch.allclose(got, want, atol=1e-5):
                     continue
                 grid = R.view(G, G)

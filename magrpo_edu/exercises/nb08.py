@@ -7,7 +7,7 @@ import math
 import torch
 
 from ..algorithm import kl_penalty
-from . import ExerciseFailed, exercise
+from . import ExerciseFailed, exercise, is_bool
 
 
 def _fmt(t: torch.Tensor) -> list:
@@ -134,18 +134,28 @@ _CASES = [
     # naturalness that FELL by more than 1 is not leaving the language
     (_row(1.0, 2.5, 0.5, 0.0, 0.0), _row(1.5, 1.0, 0.6, 0.0, 0.0), False,
      "agent 1's naturalness FELL by 1.5 nats (closer to the base model's language): only a rise counts"),
+    # agents whose untrained naturalness differs: each agent against ITSELF, not against the other agent
+    (_row(1.0, 0.5, 2.0, 0.0, 0.0), _row(1.5, 1.2, 2.1, 0.0, 0.0), False,
+     "agent 1's naturalness rose by 0.7 (0.5 -> 1.2), agent 2's by 0.1 (2.0 -> 2.1); compare each agent's trained "
+     "naturalness with ITS OWN untrained one, not with the other agent's (2.1 - 0.5 = 1.6 mixes the two agents)"),
+    (_row(1.0, 2.0, 0.5, 0.0, 0.0), _row(1.5, 2.1, 1.2, 0.0, 0.0), False,
+     "agent 1's naturalness rose by 0.1 (2.0 -> 2.1), agent 2's by 0.7 (0.5 -> 1.2); compare each agent with ITS OWN "
+     "untrained naturalness, not with the other agent's"),
+    # repetition is each agent's own level: two agents below 0.2 are not above it together
+    (_row(1.0, 0.5, 0.5, 0.0, 0.0), _row(1.5, 0.6, 0.6, 0.15, 0.10), False,
+     "agent 1's repetition is 0.15 and agent 2's 0.10, each below 0.2: the rule is on EACH agent's repetition, not "
+     "their sum (0.25)"),
+    (_row(1.0, 0.5, 0.5, 0.0, 0.0), _row(1.5, 0.6, 0.6, 0.10, 0.15), False,
+     "agent 1's repetition is 0.10 and agent 2's 0.15, each below 0.2: the rule is on EACH agent's repetition, not "
+     "their sum (0.25)"),
 ]
-
-
-def _is_bool(v) -> bool:
-    return isinstance(v, bool) or type(v).__name__ == "bool_"      # numpy's bool is a bool too
 
 
 @exercise("08.spot_the_hack")
 def check_spot_the_hack(fn):
     for untrained, trained, gamed, why in _CASES:
         got = fn(dict(untrained), dict(trained))
-        if not _is_bool(got):
+        if not is_bool(got):
             raise ExerciseFailed(f"return True or False (a bool), not {got!r}.")
         if bool(got) == gamed:
             continue

@@ -208,6 +208,15 @@ def _thin_wrapper_ast(main: str) -> bool:
 VARIANTS["04.thin_wrapper"] = []  # the AST reading drops comments the authors' text rule keeps: not an equivalent form
 
 
+def _thin_wrapper_numpy_bool(main: str):          # a numpy bool is a bool too (numpy 2 names its class "bool")
+    import numpy
+
+    return numpy.bool_(thin_wrapper(main))
+
+
+VARIANTS["04.thin_wrapper"].append(_thin_wrapper_numpy_bool)
+
+
 def _empty_not_wrapper(main: str) -> bool:        # an empty body judged "not a wrapper" (the authors: a wrapper)
     return bool(_body_lines(main)) and thin_wrapper(main)
 

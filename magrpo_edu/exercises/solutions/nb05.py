@@ -1,4 +1,5 @@
 """Notebook 05: solutions and typical mistakes."""
+import numpy
 import torch
 
 
@@ -145,10 +146,28 @@ def _children_enumerated(node, gamma):            # enumerate(node.children): th
     return R
 
 
+def _float64_returns(node, gamma):                # right numbers, but float64: allclose with node.returns refuses it
+    R = node.rewards.clone().double()
+    for j, c in node.children.items():
+        R[j] += gamma * _float64_returns(c, gamma).mean()
+    return R
+
+
+def _two_levels_written_out(node, gamma):         # no recursion: right only for trees of up to three turns
+    R = node.rewards.clone()
+    for j, c in node.children.items():
+        Rc = c.rewards.clone()
+        for k, cc in c.children.items():
+            Rc[k] += gamma * cc.rewards.mean()
+        R[j] += gamma * Rc.mean()
+    return R
+
+
 MISTAKES = {
     "05.discounted_returns": [_undiscounted, _child_rewards, _in_place, _discount_everything, _sum_of_children,
                               _max_of_children, _children_in_place, _one_mean_for_the_level, _discount_by_depth,
-                              _children_by_position, _children_by_index, _children_enumerated],
+                              _children_by_position, _children_by_index, _children_enumerated, _float64_returns,
+                              _two_levels_written_out],
     "05.early_termination_threshold": [
         lambda means, budget: sorted(means)[budget - 1] if budget else min(means) - 1,   # ties: one more group expanded
         lambda means, budget: sorted(means)[min(budget, len(means) - 1)],                # cut at ">= t": one group too many
@@ -156,10 +175,21 @@ MISTAKES = {
         lambda means, budget: choose_threshold(means, budget) if budget else float("-inf"),  # -inf: the config refuses it
         lambda means, budget: min(means) - 1.0,                                          # expands nothing, whatever the budget
         _zero_cuts_everything,
+        lambda m, b: torch.tensor(max([v for v in m if sum(x <= v for x in m) <= b], default=-1.0)),  # a 0-d tensor
+        lambda m, b: numpy.array(choose_threshold(m, b)),                                # a 0-d numpy array
     ],
 }
 
+def _discounted_returns_float64_inside(node, gamma):
+    """Summed in float64, returned in node.rewards' dtype: what the cells below compare with the trainer's."""
+    R = node.rewards.double()
+    for j, child in node.children.items():
+        R[j] += gamma * _discounted_returns_float64_inside(child, gamma).double().mean()
+    return R.to(node.rewards.dtype)
+
+
 VARIANTS = {
-    "05.discounted_returns": [_discounted_returns_iterative],
-    "05.early_termination_threshold": [_threshold_midpoint],
+    "05.discounted_returns": [_discounted_returns_iterative, _discounted_returns_float64_inside],
+    "05.early_termination_threshold": [_threshold_midpoint,
+                                       lambda m, b: numpy.float32(choose_threshold(m, b))],   # a numpy scalar: a number
 }

@@ -53,6 +53,8 @@ MISTAKES = {
         lambda R: (R - R.mean()) / R.std() if R.std() > 0 else torch.zeros_like(R),   # a zero-std guard, no eps
         lambda R: (R.mean() - R) / (R.std() + 1e-4),                    # the sign flipped
         lambda R: R / (R.std() + 1e-4),                                 # scaled, not centred
+        lambda R: (R - R.mean()) / (R.std() + 1e-8),                    # an eps, but far below 1e-4
+        lambda R: (R - R.mean()) / (R.std() + 2e-4),                    # an eps, twice TRL's
     ],
     "06.loss_with_kl": [
         _kl_per_token_mean, _kl_wrong_direction,
@@ -78,6 +80,7 @@ MISTAKES = {
         lambda R, G, mode: (lambda S: S - (S.mean() if mode == "mean" else S.max()))(
             torch.stack([R.view(G, G).sum(1), R.view(G, G).sum(0)])),                              # one baseline for both agents
         lambda R, G, mode: torch.stack([R.view(G, G).sum(1), R.view(G, G).sum(0)]),                # no baseline
+        lambda R, G, mode: comlrl_credit(R.double(), G, mode),                                     # float64, not R's dtype
     ],
 }
 

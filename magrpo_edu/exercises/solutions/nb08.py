@@ -61,6 +61,15 @@ MISTAKES = {
                                                               or t[f"repetition{k}"] > 0.2 for k in (1, 2)),  # |change|
         lambda u, t: t["reward"] > 1.1 * u["reward"] and any(t[f"naturalness{k}"] - u[f"naturalness{k}"] > 1.0
                                                              or t[f"repetition{k}"] > 0.2 for k in (1, 2)),  # a 10% rise
+        lambda u, t: bool(t["reward"] - u["reward"] > 0.1 and (
+            t["naturalness1"] - u["naturalness2"] > 1 or t["naturalness2"] - u["naturalness1"] > 1
+            or t["repetition1"] > 0.2 or t["repetition2"] > 0.2)),                     # the agents crossed
+        lambda u, t: bool(t["reward"] - u["reward"] > 0.1 and (
+            max(t["naturalness1"] - u["naturalness1"], t["naturalness2"] - u["naturalness2"]) > 1
+            or t["repetition1"] + t["repetition2"] > 0.2)),                            # repetition summed over agents
+        lambda u, t: bool(t["reward"] - u["reward"] > 0.1 and (
+            max(t["naturalness1"], t["naturalness2"]) - min(u["naturalness1"], u["naturalness2"]) > 1
+            or max(t["repetition1"], t["repetition2"]) > 0.2)),      # least natural trained - most natural untrained
     ],
 }
 
@@ -77,8 +86,18 @@ def _spot_the_hack_loop(untrained, trained):
     return False
 
 
+def _spot_the_hack_numpy(untrained, trained):
+    """The same rule on numpy arrays: a numpy bool (np.bool_) is a bool too."""
+    import numpy as np
+
+    u = np.array([untrained["naturalness1"], untrained["naturalness2"]])
+    t = np.array([trained["naturalness1"], trained["naturalness2"]])
+    rep = np.array([trained["repetition1"], trained["repetition2"]])
+    return np.bool_(trained["reward"] - untrained["reward"] > 0.1) & (np.any(t - u > 1.0) | np.any(rep > 0.2))
+
+
 VARIANTS = {
-    "08.spot_the_hack": [_spot_the_hack_loop],
+    "08.spot_the_hack": [_spot_the_hack_loop, _spot_the_hack_numpy],
     "08.k3_estimator": [
         lambda logp, ref: (ref - logp).exp() - (ref - logp) - 1,
         lambda logp, ref: torch.exp(ref) / torch.exp(logp) - torch.log(torch.exp(ref) / torch.exp(logp)) - 1,

@@ -48,13 +48,24 @@ def check_group_advantages(fn) -> None:
             elif close([w * G / (G - 1) for w in want]):
                 hint = (f" (that is the leave-one-out baseline, the mean of the OTHER G-1 rewards, G/(G-1) = {G}/{G - 1} "
                         "times the answer; MAGRPO subtracts the mean of all G rewards, the sample's own included)")
+            elif all(math.isfinite(g) for g in got) and all(abs(g - w) < 1e-5
+                                                             for g, w in zip(sorted(got), sorted(want))):
+                hint = (" (the same values in another order: keep the order of the rewards, advantage i belongs to "
+                        "reward i, joint action i; do not sort them)")
+            elif any(close([round(w, k) for w in want]) for k in range(8)):
+                k = next(k for k in range(8) if close([round(w, k) for w in want]))
+                hint = (f" (close but not equal: you rounded to {k} decimal(s); do not round, return r - mean(r) as "
+                        "computed, the notebook compares them with the trainer's own advantages)")
+            elif all(math.isfinite(g) and abs(g - w) <= 1e-2 for g, w in zip(got, want)):
+                hint = (" (close but not equal: do not round, neither the mean nor the advantages, and compute in "
+                        "full float precision: A = r - mean(r) exactly)")
             elif abs(sum(got)) > 1e-4:
                 hint = f" (they sum to {sum(got):.3f}; advantages relative to the group mean always sum to 0)"
             else:
                 hint = (" (they sum to 0 as they should, but are rescaled: MAGRPO does not divide by the std or the range, "
                         "A = r - mean(r), nothing else)")
-            raise ExerciseFailed(f"for rewards {rewards} the advantages are {[round(v, 3) for v in want]}, "
-                                 f"you returned {[round(v, 3) for v in got]}{hint}")
+            raise ExerciseFailed(f"for rewards {rewards} the advantages are {[round(v, 6) for v in want]}, "
+                                 f"you returned {[round(v, 6) if math.isfinite(v) else v for v in got]}{hint}")
 
 
 _PAIRS = [
@@ -72,7 +83,16 @@ _PAIRS = [
     ("abc", ""),                   # an empty DETAILED answer: ratio 0, 2 below the interval, reward exp(-2)
     ("", ""),                      # both empty: the concise one is empty, reward 0
     (" ", "abc"),                  # a concise answer of one space is NOT empty: 1 character, ratio 3, reward 1
+    ("Résumé", "Le résumé détaillé."),  # 6 and 19 characters: ratio 3.17, reward 0.85 (8 and 23 UTF-8
+    #                                     bytes: 2.875, reward 1): an accented letter is ONE character, len of the text
 ]
+
+
+def _bytes_reward(a: str, b: str) -> float:
+    """The reward with every length counted in UTF-8 bytes (len(text.encode())), not in characters."""
+    from ..tasks.writing.reward import length_ratio_reward
+
+    return length_ratio_reward(a.encode(), b.encode())
 
 
 @exercise("00.length_ratio_reward")
@@ -106,6 +126,12 @@ def check_length_ratio_reward(fn) -> None:
                                      f"characters the ratio is {len(b) / len(a):g} and the reward {want:.4f}; you "
                                      f"returned {got:.4f}. Only an EMPTY concise answer (len 0) earns 0: test `not "
                                      "concise`, not `not concise.strip()`.")
+            if not (a + b).isascii() and abs(got - _bytes_reward(a, b)) <= 1e-6:
+                raise ExerciseFailed(f"for {a!r} and {b!r} you counted bytes, not characters: {len(a)} and {len(b)} "
+                                     f"characters (ratio {len(b) / len(a):.3f}, reward {want:.4f}), but "
+                                     f"{len(a.encode())} and {len(b.encode())} UTF-8 bytes (len(text.encode())), "
+                                     f"which gave your {got:.4f}. An accented letter such as 'é' is one character and "
+                                     "two bytes: characters are len(text), on the str itself.")
             ratio = len(b) / len(a)
             words = f"; {len(a.split())} and {len(b.split())} words" if " " in a + b else ""
             raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "

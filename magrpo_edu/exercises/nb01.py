@@ -70,6 +70,12 @@ def check_sequence_logprob(fn):
                                      "may be float or bool: select with it (torch.where(mask.bool(), token_logp, 0)) or "
                                      "convert it first (mask.to(token_logp.dtype)).") from None
             got = _tensor("sequence_logprob(token_logp, mask)", out, logp.shape[:1])
+            if got.dtype != logp.dtype:
+                raise ExerciseFailed(f"sequence_logprob returned a {got.dtype} tensor from {logp.dtype} token log-probs "
+                                     f"(and a {m.dtype} mask): keep the log-probs' dtype, no .double(), .half() or "
+                                     ".to(...) on them or on the result. The next cell compares your log-probs with "
+                                     "the library's with torch.allclose, which refuses two different dtypes; a float "
+                                     "mask or mask.to(token_logp.dtype) keeps it.")
             _carries_gradient(got, leaf, mask, "sequence_logprob")
             got = got.detach()
             want = (logp * mask).sum(-1)
@@ -90,7 +96,10 @@ def check_sequence_logprob(fn):
 
 @exercise("01.leave_one_out")
 def check_leave_one_out(fn):
-    groups = [[0.0, 1.0, 0.5, 0.5], [2.0, 2.0], [0.3, 0.3, 0.3], [1.0, -1.0, 4.0, 0.0, 2.5, 0.0], [0.0, 0.0, 0.0, 1.0]]
+    # two samples: [2.0, 2.0] agrees (every baseline gives 0), [0.0, 1.0] does not (leave-one-out gives -1 and 1,
+    # twice r - mean(r)); a group that agrees; negative rewards
+    groups = [[0.0, 1.0, 0.5, 0.5], [2.0, 2.0], [0.0, 1.0], [0.3, 0.3, 0.3], [1.0, -1.0, 4.0, 0.0, 2.5, 0.0],
+              [0.0, 0.0, 0.0, 1.0]]
     for r in groups:
         R = torch.tensor(r)
         given = R.clone()

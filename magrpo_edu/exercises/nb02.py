@@ -96,6 +96,16 @@ def check_shared_losses(fn) -> None:
             rewards = torch.tensor([1.0, 1.0])  # equal rewards: no gradient at all
         logps = [(-torch.rand(G, generator=gen) * 20).requires_grad_() for _ in range(n)]
         got = fn([lp for lp in logps], rewards.clone())
+        if not hasattr(got, "__len__") or (torch.is_tensor(got) and got.dim() == 0):
+            if torch.is_tensor(got):
+                raise ExerciseFailed(f"return a list with one loss per agent ({n} here), `[... for lp in logps]`; you "
+                                     "returned ONE scalar tensor. Each agent gets the whole loss with the shared "
+                                     "advantage, for its own optimiser: do not add the agents' losses together.")
+            what = f"a {type(got).__name__}" + (" (a generator expression, in round brackets)"
+                                                if type(got).__name__ == "generator" else "")
+            raise ExerciseFailed(f"return a list with one loss per agent ({n} here), `[... for lp in logps]` in square "
+                                 f"brackets; you returned {what}, which has no length and cannot be indexed by agent, "
+                                 "and is empty once it has been read through.")
         if len(got) != n:
             raise ExerciseFailed(f"return one loss per agent ({n}), got {len(got)}")
         A = group_advantages(rewards)

@@ -36,6 +36,8 @@ MISTAKES = {
                    for x in r],                                              # z-scored (divided by the std)
         lambda r: [x - sorted(r)[len(r) // 2] for x in r],                   # the median as baseline
         _in_place,                                                            # right values, the rewards overwritten
+        lambda r: [round(x - sum(r) / len(r), 4) for x in r],               # rounded to 4 decimals: close, not equal
+        lambda r: sorted(x - sum(r) / len(r) for x in r),                   # right values, sorted: the order lost
     ],
     "00.length_ratio_reward": [
         lambda a, b: math.exp(-abs(len(a) / len(b) - 2.5)) if not 2 <= len(a) / len(b) <= 3 else 1.0,  # ratio upside down
@@ -53,6 +55,8 @@ MISTAKES = {
         lambda a, b: 1.0 if not a and not b else length_ratio_reward(a, b),     # two empty answers "agree"
         lambda a, b: 0.0 if not b else length_ratio_reward(a, b),               # an empty detailed answer paid 0
         lambda a, b: 0.0 if not a.strip() else length_ratio_reward(a, b),       # a concise " " read as empty
+        lambda a, b: 0.0 if not a else math.exp(-max(2 - len(b.encode()) / len(a.encode()), 0,
+                                                     len(b.encode()) / len(a.encode()) - 3)),  # UTF-8 bytes, not characters
     ],
 }
 
@@ -60,6 +64,8 @@ VARIANTS = {
     "00.group_advantages": [
         lambda r: (lambda t: (t - t.mean()).tolist())(__import__("torch").tensor(r, dtype=__import__("torch").float64)),
         lambda r: [x - m for m in [sum(r) / len(r)] for x in r],
+        lambda r: [round(x - sum(r) / len(r), 8) for x in r],               # rounded far below the tolerance
+        lambda r: tuple(x - sum(r) / len(r) for x in r),                    # a tuple is a sequence of numbers too
     ],
     "00.length_ratio_reward": [
         lambda a, b: 0.0 if not a else math.exp(-max(2 - len(b) / len(a), 0.0, len(b) / len(a) - 3)),  # one max
@@ -67,5 +73,7 @@ VARIANTS = {
             -min(abs(len(b) / len(a) - 2), abs(len(b) / len(a) - 3))),     # strict bounds: the edges score exp(0) = 1 anyway
         lambda a, b: __import__("numpy").float32(length_ratio_reward(a, b)),  # a numpy float is a number too
         lambda a, b: __import__("numpy").float64(length_ratio_reward(a, b)),
+        lambda a, b: 0.0 if not a else (lambda l: math.exp(-max(2 - l, 0, l - 3)))(
+            sum(1 for _ in b) / sum(1 for _ in a)),                             # characters counted one by one
     ],
 }

@@ -33,6 +33,8 @@ MISTAKES = {
         lambda token_logp, mask: (token_logp * (1 - mask.float())).sum(-1),             # the mask read upside down
         lambda token_logp, mask: token_logp[mask.bool()].sum(),                         # one total for the whole group
         lambda token_logp, mask: torch.einsum("gc,gc->g", token_logp, mask),            # a bool mask: RuntimeError
+        lambda lp, m: (lp * m).sum(-1).double(),                                # right values, float64: allclose fails below
+        lambda lp, m: (lp.double() * m).sum(-1),                                # the same, converted before the sum
     ],
     "01.leave_one_out": [
         lambda r: r.sub_((r.sum() - r) / (len(r) - 1)),                         # right values, but the rewards changed in place
@@ -41,6 +43,7 @@ MISTAKES = {
         lambda r: (r.sum() - r) / (len(r) - 1) - r,                 # the sign flipped
         lambda r: r - r.sum() / (len(r) - 1),                       # the sample itself left in the sum
         lambda r: torch.stack([x - r[r != x].mean() for x in r]),   # "the others" by value: ties are left out too
+        lambda r: r - (r.sum() - r) / (len(r) - 1) if len(r) > 2 else r - r.mean(),  # G = 2 given MAGRPO's baseline
     ],
     "01.grpo_token_mean_loss": [
         lambda lp, m, A: (-(A * (lp * m).sum(-1) / m.sum(-1).clamp_min(1)).mean()).detach(),  # right value, no gradient
@@ -73,10 +76,12 @@ VARIANTS = {
     "01.sequence_logprob": [
         lambda token_logp, mask: torch.where(mask.bool(), token_logp, torch.zeros_like(token_logp)).sum(-1),
         lambda token_logp, mask: token_logp.masked_fill(mask == 0, 0.0).sum(dim=1),
+        lambda token_logp, mask: (token_logp * mask.to(token_logp.dtype)).sum(-1),    # the mask converted to the log-probs' dtype
     ],
     "01.leave_one_out": [
         _rloo_loop,
         lambda r: len(r) / (len(r) - 1) * (r - r.mean()),           # the identity notebook 06 uses
+        lambda r: r - torch.stack([torch.cat([r[:g], r[g + 1:]]).mean() for g in range(len(r))]),  # the others by position
     ],
     "01.grpo_token_mean_loss": [
         _grpo_loop,

@@ -53,6 +53,8 @@ MISTAKES = {
         lambda logps, r: [-((r - r.mean()) / r.std() * lp).mean() for lp in logps],      # std-scaled: nan on equal rewards
         lambda logps, r: [-((r - (r.sum() - r) / (len(r) - 1)) * lp).mean() for lp in logps],  # leave-one-out baseline
         lambda logps, r: [-((r - r.mean()) * lp.detach()).mean() for lp in logps],       # no gradient reaches the agent
+        lambda logps, r: (-((r - r.mean()) * lp).mean() for lp in logps),                # a generator, not a list
+        lambda logps, r: sum(-((r - r.mean()) * lp).mean() for lp in logps),              # ONE summed loss, not one per agent
     ],
 }
 
@@ -74,5 +76,8 @@ def _cross_credit_loop(r, agent):
 VARIANTS = {
     "02.joint_actions": [_joint_table_reversed],
     "02.cross_credit": [_cross_credit_loop],
-    "02.shared_losses": [lambda logps, r: [-((r - r.mean()) * lp).sum() / len(r) for lp in logps]],
+    "02.shared_losses": [
+        lambda logps, r: [-((r - r.mean()) * lp).sum() / len(r) for lp in logps],
+        lambda logps, r: tuple(-((r - r.mean()) * lp).mean() for lp in logps),         # a tuple: one loss per agent too
+    ],
 }

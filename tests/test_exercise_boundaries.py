@@ -89,6 +89,8 @@ BOUNDARIES = {
          "leave-one-out"),
         ("G, not G-1, in the mean", lambda r: [x - sum(r) / (len(r) - 1) for x in r], None),
         ("a NEW list: the caller's rewards untouched", nb00._in_place, "NEW list"),
+        ("exact values, not rounded", lambda r: [round(x - sum(r) / len(r), 4) for x in r], "do not round"),
+        ("advantage i belongs to reward i", lambda r: sorted(x - sum(r) / len(r) for x in r), "order of the rewards"),
     ],
     "00.length_ratio_reward": [
         ("an EMPTY concise answer earns 0", lambda a, b: 1.0 if not a else nb00.length_ratio_reward(a, b),
@@ -101,16 +103,20 @@ BOUNDARIES = {
         ("an empty concise answer must not divide by zero",
          lambda a, b: math.exp(-max(2 - len(b) / len(a), 0, len(b) / len(a) - 3)), "divide by zero"),
         ("spaces at the ends count", lambda a, b: nb00.length_ratio_reward(a.strip(), b.strip()), "leading or trailing"),
+        ("characters, not UTF-8 bytes", lambda a, b: nb00.length_ratio_reward(a.encode(), b.encode()), "bytes"),
     ],
     "01.leave_one_out": [
         ("G-1 others, not G", lambda r: r - (r.sum() - r) / len(r), "G = "),
         ("the others by POSITION: ties are others too", _loo_by_value, "POSITION"),
         ("the sample itself left out of the sum", lambda r: r - r.sum() / (len(r) - 1), "ALL G rewards"),
+        ("two samples that differ: the other one is the baseline",
+         lambda r: r - (r.sum() - r) / (len(r) - 1) if len(r) > 2 else r - r.mean(), r"\[0\.0, 1\.0\]"),
     ],
     "01.sequence_logprob": [
         ("a bool mask", lambda lp, m: torch.einsum("gc,gc->g", lp, m), "bool mask"),
         ("an empty completion sums to 0 (a mean divides by 0)", lambda lp, m: (lp * m).sum(-1) / m.sum(-1), None),
         ("the padding left out", lambda lp, m: lp.sum(-1), "padding"),
+        ("the log-probs' dtype kept", lambda lp, m: (lp * m).sum(-1).double(), "dtype"),
     ],
     "01.grpo_token_mean_loss": [
         ("an empty completion: max(|a|, 1)", lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1)).mean(), "max"),
@@ -138,6 +144,7 @@ BOUNDARIES = {
          "no gradient"),
         ("1/G, not 1/(G-1)", nb02.MISTAKES["02.shared_losses"][4], "G-1"),
         ("every agent the WHOLE loss", nb02.MISTAKES["02.shared_losses"][3], "split"),
+        ("one loss per agent, in a list", lambda logps, r: (x for x in nb02.shared_losses(logps, r)), "list"),
     ],
     "03.length_level": [
         ("r = 1.1 pays 0 and scoring goes on", nb03._length_level_strict(True, False), "Both ends"),
@@ -254,6 +261,11 @@ BOUNDARIES = {
         ("128 and 256 words are inside", _stop(l1=lambda a, b: all(128 < len(c.split()) < 256 for c in (a, b))), None),
         ("l = 0.8 and 1.5 are inside", _stop(l2=lambda a, b: 0.8 < len(b) / len(a) < 1.5), None),
         ("u = 0.5 and 1.7 are inside", _stop(l3=lambda a, b: 0.5 < _u(a, b) < 1.7), None),
+        ("l = 1.504 is outside (not rounded to 1.5)", _stop(l2=lambda a, b: 0.8 <= round(len(b) / len(a), 2) <= 1.5),
+         "1.504"),
+        ("u = 1.704 is outside (not rounded to 1.7)", _stop(l3=lambda a, b: 0.5 <= round(_u(a, b), 1) <= 1.7), "1.704"),
+        ("the gates in order: L2 before L3", nb09._mistake_l3_before_l2, "FIRST gate"),
+        ("a level is an int", lambda a, b: float(nb09.stop_level(a, b)), "return an int"),
         ("digits are \\w: numbers are words",
          _stop(l3=lambda a, b: 0.5 <= len(set(re.findall("[a-z]+", b.lower())))
                / max(1, len(set(re.findall("[a-z]+", a.lower())))) <= 1.7), "numbers are words"),

@@ -81,6 +81,22 @@ def _with_numbers() -> str:
     return " ".join(words[i % 100] for i in range(200))
 
 
+def _hyphenated() -> str:
+    """200 whitespace words, each two 3-letter parts joined by a hyphen ('qsh-qth'): 120 distinct compounds built
+    from 60 distinct parts, so 60 unique \\b\\w+\\b words (a hyphen is not \\w) but 120 if a hyphen joined them."""
+    parts = _text(60, 3, distinct=60, start=200).split()
+    compounds = [f"{parts[i]}-{parts[(i + d) % 60]}" for d in (1, 2) for i in range(60)]
+    return " ".join(compounds[i % 120] for i in range(200))
+
+
+def _accented() -> str:
+    """200 words of 5 letters, 100 distinct, each with an accented letter in the middle ('abécd'): \\w matches 'é',
+    so 100 unique words; letters a-z only would split each into two pieces drawn from 10, 10 unique words."""
+    pool = ["ab", "cd", "ef", "gh", "ij", "kl", "mn", "op", "qr", "st"]
+    words = [f"{x}é{y}" for x in pool for y in pool]
+    return " ".join(words[i % 100] for i in range(200))
+
+
 # (why, background c1, method c2): each case probes one gate or one edge
 _CASES = [
     ("both texts in the window, same length and vocabulary", _text(200), _text(200, start=7)),
@@ -123,6 +139,17 @@ _CASES = [
     ("numbers are words: \\w matches digits, so the 60 years in the method text ('1950' ... '2009') are 60 of its 100 "
      "unique words (100 / 100 = 1.0 goes on); letters only ([a-z]+) would count 40 / 100 = 0.4 and stop",
      _exact(200, 1199, distinct=100), _with_numbers()),
+    ("the method text fails L2 AND L3 (twice the characters, 2.5x the distinct words): the ladder stops at the FIRST "
+     "gate that fails, L2", _text(200, 4, distinct=40), _text(200, 9, distinct=100)),
+    ("ratio chars(c2)/chars(c1) = 1504/1000 = 1.504, just above 1.5: L2 stops (do not round the ratio: rounded to 1 or "
+     "2 decimals it would read 1.5)", _exact(200, 1000), _exact(200, 1504, start=300)),
+    ("unique-word ratio 213/125 = 1.704, just above 1.7: L3 stops (do not round u: rounded to 1 or 2 decimals it "
+     "would read 1.7)", _exact(250, 1499, distinct=125), _exact(213, 1499, start=300)),
+    ("a hyphen is not \\w: 'qsh-qth' is TWO \\b\\w+\\b words, so the method text's 120 distinct hyphenated "
+     "compounds hold 60 unique words (60 / 60 = 1.0 goes on); a word rule that keeps hyphens ([\\w'-]+) counts 120 / 60 "
+     "= 2.0 and stops", _text(200, 6, distinct=60), _hyphenated()),
+    ("accented letters are \\w: 'abécd' is ONE unique word, so the method text has 100 / 100 = 1.0 and goes on; "
+     "letters a-z only ([a-z0-9]+) split it in two and count 10 / 100 = 0.1", _text(200, 5, distinct=100), _accented()),
 ]
 
 
@@ -133,18 +160,28 @@ def check_stop_level(fn):
         want, got = arxiv_stop_level(c1, c2), plain_number(fn(c1, c2))
         if got == want and isinstance(got, int) and not isinstance(got, bool):
             continue
+        if isinstance(got, float) and got == want:
+            raise ExerciseFailed(f"return an int: the ladder stops at {want} here and you returned the float {got!r}. "
+                                 f"A level is one of the ints 1, 2, 3, 4, as the text writes them: `return {want}`, "
+                                 f"not {got!r} (no division, no float(...)).")
         w1, w2 = word_count(c1), word_count(c2)
         ell = len(c2) / len(c1) if c1 else float("inf")
         u = len(unique_words(c2)) / len(unique_words(c1)) if unique_words(c1) else float("inf")
         gates = [(f"L1 words {w1} and {w2} in [128, 256]", 128 <= w1 <= 256 and 128 <= w2 <= 256),
-                 (f"L2 l = chars {len(c2)} / {len(c1)} = {ell:.3f} in [0.8, 1.5]", 0.8 <= ell <= 1.5),
-                 (f"L3 u = unique words {len(unique_words(c2))} / {len(unique_words(c1))} = {u:.3f} in [0.5, 1.7]",
+                 (f"L2 l = chars {len(c2)} / {len(c1)} = {round(ell, 4)} in [0.8, 1.5]", 0.8 <= ell <= 1.5),
+                 (f"L3 u = unique words {len(unique_words(c2))} / {len(unique_words(c1))} = {round(u, 4)} in [0.5, 1.7]",
                   0.5 <= u <= 1.7)]
         verdict = "; ".join(f"{text}: {'passes' if ok else 'FAILS'}" for (text, ok), _ in zip(gates, range(want)))
         where = ""
         if isinstance(got, int) and not isinstance(got, bool) and 1 <= got <= 4:
             where = (f" Your {got} means your L{got} failed, where it passes." if got < want else
                      f" Your {got} means your L{want} passed, where it fails.")
+            if want < got < 4 and not gates[got - 1][1]:
+                where += (f" This pair fails {gates[got - 1][0].split()[0]} too ({gates[got - 1][0]}), but L{want} "
+                          f"comes first: the ladder stops at the FIRST gate that fails, so check L1, then L2, then L3, "
+                          "in that order.")
+        elif isinstance(got, float):
+            where = " Return an int (1, 2, 3 or 4), not a float."
         raise ExerciseFailed(f"the ladder stops at {want} ({verdict}), you returned {got!r}.{where} This pair probes: "
                              f"{why}. Check each gate in "
                              "order: L1 both agents' whitespace words (str.split()) in [128, 256]; L2 l = chars(method) "

@@ -71,6 +71,16 @@ SOLUTIONS = {
     "09.stop_level": stop_level,
 }
 
+def _mistake_l3_before_l2(c1, c2):                 # L3 checked before L2: a pair failing both stops at 3
+    if not all(128 <= len(c.split()) <= 256 for c in (c1, c2)):
+        return 1
+    if not 0.5 <= len(unique_words(c2)) / len(unique_words(c1)) <= 1.7:
+        return 3
+    if not 0.8 <= len(c2) / len(c1) <= 1.5:
+        return 2
+    return 4
+
+
 def _mistake_open_edges(u):                        # u = 0.5 and u = 1.7 read as outside: scoring stops there
     return None if u in (0.5, 1.7) else vocabulary_level(u)
 
@@ -95,6 +105,14 @@ MISTAKES = {
         _with(l3=lambda a, b: 0.5 <= len(unique_words(b, True)) / max(1, len(unique_words(a, True))) <= 1.7),  # stopwords dropped
         _with(l3=lambda a, b: 0.5 <= len(set(re.findall(r"[a-z]+", b.lower())))
               / max(1, len(set(re.findall(r"[a-z]+", a.lower())))) <= 1.7),                   # letters only: digits dropped
+        _mistake_l3_before_l2,                                                                 # the gates out of order
+        _with(l2=lambda a, b: 0.8 <= round(len(b) / len(a), 2) <= 1.5),                      # l rounded: 1.504 reads 1.5
+        _with(l3=lambda a, b: 0.5 <= round(len(unique_words(b)) / max(1, len(unique_words(a))), 1) <= 1.7),  # u rounded
+        lambda c1, c2: float(stop_level(c1, c2)),                                              # 4.0, not 4
+        _with(l3=lambda a, b: 0.5 <= len(set(re.findall(r"[a-z0-9]+", b.lower())))
+              / max(1, len(set(re.findall(r"[a-z0-9]+", a.lower())))) <= 1.7),                # ASCII only: 'é' splits words
+        _with(l3=lambda a, b: 0.5 <= len(set(re.findall(r"[\w'-]+", b.lower())))
+              / max(1, len(set(re.findall(r"[\w'-]+", a.lower())))) <= 1.7),                 # hyphens kept inside words
     ],
 }
 
@@ -119,5 +137,8 @@ VARIANTS = {
     "09.stop_level": [
         _stop_level_levels,
         lambda c1, c2: __import__("numpy").int64(stop_level(c1, c2)),       # a numpy integer is an integer too
+        _with(l3=lambda a, b: 0.5 <= len(set(re.findall(r"\w+", b.lower())))
+              / max(1, len(set(re.findall(r"\w+", a.lower())))) <= 1.7),    # \w+ without \b: the same words
+        _with(l2=lambda a, b: 4 * len(a) <= 5 * len(b) and 2 * len(b) <= 3 * len(a)),  # in integers: 0.8 <= l <= 1.5
     ],
 }

@@ -43,9 +43,9 @@ def save_checkpoint(trainer, directory: str | Path) -> Path:
     In a data-parallel run only the main process (rank 0) writes; the others return at once."""
     if not distributed.is_main_process():
         return Path(directory)
-    if trainer._torn_step is not None:
+    if trainer.torn_step is not None:
         raise RuntimeError(
-            f"not saving: training was interrupted inside step {trainer._torn_step}'s update, so the agents' weights "
+            f"not saving: training was interrupted inside step {trainer.torn_step}'s update, so the agents' weights "
             "are part-way between two steps and a checkpoint would not resume exactly. Resume from the last "
             "checkpoint instead (load_checkpoint also clears this).")
     d = Path(directory)
@@ -89,7 +89,7 @@ def _write(trainer, d: Path) -> None:
                             cuda=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None))
     torch.save(tensors, d / "trainer_state.pt")
     version, internal, gauss = random.getstate()
-    state = dict(format=2, step=trainer.step, history=trainer.history, pending=trainer._pending,
+    state = dict(format=2, step=trainer.step, history=trainer.history, pending=trainer.pending_records,
                  eval_history=trainer.eval_history, samples=list(trainer.samples), metadata=trainer.metadata,
                  python_rng=[version, list(internal), gauss])
     try:
@@ -129,10 +129,10 @@ def load_checkpoint(trainer, directory: str | Path) -> Any:
     for o, s in zip(trainer.optimizers, tensors["optimizers"]):
         o.load_state_dict(s)
     trainer.step, trainer.history, trainer.eval_history = state["step"], state["history"], state["eval_history"]
-    trainer._pending = state.get("pending", [])
+    trainer.pending_records = state.get("pending", [])
     trainer.metadata = state.get("metadata", {})
     trainer.samples = collections.deque(state["samples"], maxlen=trainer.config.sample_log_size)
-    trainer._torn_step = None
+    trainer.torn_step = None
     torch.set_rng_state(tensors["rng"]["torch"])
     if tensors["rng"].get("cuda") is not None and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(tensors["rng"]["cuda"])

@@ -170,10 +170,10 @@ class MAGRPOTrainer:
         self.eval_history: list[dict] = []
         self.eval_seconds = 0.0  # spent in the evaluations during training (`evaluation_due`)
         self.samples: collections.deque = collections.deque(maxlen=c.sample_log_size)
-        self._pending: list[dict] = []
+        self.pending_records: list[dict] = []  # steps recorded since the last log (a checkpoint keeps them)
         self.checkpoint_dir = Path(checkpoint_dir) if checkpoint_dir is not None else None
         self.metadata: dict = {}
-        self._torn_step: Optional[int] = None  # set when an interrupt landed inside a step's update
+        self.torn_step: Optional[int] = None  # set when an interrupt landed inside a step's update (no checkpoint then)
         self._stop_requested = False
         self._check_context()
 
@@ -296,7 +296,7 @@ class MAGRPOTrainer:
             rec["step_time"] = time.perf_counter() - t0
             if c.sample_log_size:
                 self.samples.extend(s for _, s in done)
-            self._pending.append(rec)
+            self.pending_records.append(rec)
             if self.step % c.logging_steps == 0 or self.step == self.total_steps:
                 self._log()
             if self.eval_dataset is not None and self.evaluation_due(self.step):
@@ -308,7 +308,7 @@ class MAGRPOTrainer:
                 self.log_eval(ev)
         except KeyboardInterrupt:
             if self.step != step0 or self._optimizer_steps() != opt_steps:
-                self._torn_step = step0 + 1  # weights or records are part-way through this step
+                self.torn_step = step0 + 1  # weights or records are part-way through this step
             raise
         self._call("on_step_end", rec)
         if c.save_steps and self.checkpoint_dir is not None and (self.step % c.save_steps == 0
@@ -317,9 +317,9 @@ class MAGRPOTrainer:
         return rec
 
     def _log(self) -> None:
-        rec = mean_record(self._pending)
+        rec = mean_record(self.pending_records)
         rec["step"] = self.step
-        self._pending = []
+        self.pending_records = []
         self.history.append(rec)
         self._call("on_log", rec)
 

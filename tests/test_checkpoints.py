@@ -231,7 +231,7 @@ def test_ctrl_c_finishes_the_step_and_resume_is_exact(team, rows, formatters, tm
     tr = MAGRPOTrainer(team(), interrupted_reward, formatters, rows, cfg(**c))
     with pytest.raises(KeyboardInterrupt):
         tr.train()
-    assert tr.step == 3 and len(tr._pending) == 1  # step 3 finished and recorded
+    assert tr.step == 3 and len(tr.pending_records) == 1  # step 3 finished and recorded
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handler restored
     tr.save(tmp_path / "ckpt")
     resumed = MAGRPOTrainer.load(tmp_path / "ckpt", team(), length_gap, formatters, rows)

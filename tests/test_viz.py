@@ -169,3 +169,17 @@ def test_rollout_explorer_walks_the_real_tree():
     assert f"{ro.levels[1][1].advantages[1].item():+.2f}" in html.value
     with pytest.raises(ValueError, match="the tree has 3 nodes"):
         viz.rollout_html(ro, 3)
+
+
+def test_measured_points_are_not_joined_and_cross_cells_are_drawn_as_selected():
+    # Issue 61: two evaluations joined by a line read as a measured trend; a cross grid drawn in the colour of
+    # unselected cells reads as empty.
+    hist = [dict(step=k, reward=0.1 * k, **{"quality/repetition/a": 0.0}) for k in range(1, 6)]
+    evals = [{"step": 0, "eval/reward": 0.2, "eval/naturalness/a": 1.0}, {"step": 5, "eval/reward": 0.6, "eval/naturalness/a": 2.0}]
+    fig = viz.plot_quality(hist, evals)
+    marked = [ln for ax in fig.axes for ln in ax.get_lines() if ln.get_marker() == "o"]
+    assert len(marked) == 2 and all(ln.get_linestyle() == "None" for ln in marked)
+    fig = viz.plot_joint_actions(G=3)
+    aligned, cross = fig.axes[0].images[0], fig.axes[1].images[0]
+    on = aligned.cmap(aligned.norm(1.0))
+    assert all(tuple(cross.cmap(cross.norm(v))) == tuple(on) for v in cross.get_array().ravel())

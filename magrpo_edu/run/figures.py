@@ -129,7 +129,8 @@ def plot_quality(history: Sequence[dict], eval_history: Sequence[dict] = (), win
     """Is the reward learned as readable text? Three panels over steps: the joint reward (moving
     average, and eval/reward at eval points), each agent's repetition (share of repeated word
     3-grams: training steps as lines, eval points as markers), and each agent's naturalness (mean
-    per-token NLL under the untrained model, eval points only: lower = more natural). A gamed
+    per-token NLL under the untrained model, eval points only, drawn as points with no line between them:
+    lower = more natural). A gamed
     reward shows as reward up while repetition or naturalness climbs."""
     fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(FIGSIZE[0] * 1.6, FIGSIZE[1]))
     s, v = _series(history, "reward")
@@ -138,7 +139,7 @@ def plot_quality(history: Sequence[dict], eval_history: Sequence[dict] = (), win
         a1.plot(s, smooth(v, window), lw=2.0, color="C0", label=f"train, moving avg ({window})")
     s, v = _series(eval_history, "eval/reward")
     if s:
-        a1.plot(s, v, "o-", ms=4, color="C1", label="eval")
+        a1.plot(s, v, "o", ms=5, color="C1", label="eval (measured only here)")  # points: nothing is known between them
     agents = sorted({k.rsplit("/", 1)[1] for h in list(history) + list(eval_history) for k in h
                      if k.startswith(("quality/repetition/", "eval/repetition/", "eval/naturalness/"))})
     for j, name in enumerate(agents):
@@ -151,7 +152,7 @@ def plot_quality(history: Sequence[dict], eval_history: Sequence[dict] = (), win
             a2.plot(s, v, "o", ms=4, color=color, label=f"{name} (eval)")
         s, v = _series(eval_history, f"eval/naturalness/{name}")
         if s:
-            a3.plot(s, v, "o-", ms=4, color=color, label=name)
+            a3.plot(s, v, "o", ms=5, color=color, label=name)
     a1.set_title("joint reward")
     a2.set_title("repetition (repeated 3-grams)")
     a2.set_ylim(-0.02, 1.02)
@@ -271,7 +272,8 @@ def plot_joint_actions(G: int = 4, rewards=None, title: str | None = None):
         a1.text(g, g, f"j={g}", ha="center", va="center", fontsize=8)
     a1.set_title(f"aligned: {G} joint actions")
     grid = np.ones((G, G)) if rewards is None else np.asarray(rewards, dtype=float)
-    im = a2.imshow(grid, cmap="Blues" if rewards is None else "viridis")
+    # every cell is a joint action: without rewards, each takes the colour of aligned's diagonal (the same scale)
+    im = a2.imshow(grid, cmap="Blues", vmin=0, vmax=1.4) if rewards is None else a2.imshow(grid, cmap="viridis")
     for k1 in range(G):
         for k2 in range(G):
             label = f"j={k1 * G + k2}" if rewards is None else f"{grid[k1, k2]:.2f}"

@@ -287,6 +287,9 @@ def write_table(out: Path, dest: Path = ROOT / "experiments") -> str:
                 if (src / name).exists():
                     shutil.copyfile(src / name, dst / name)
     warm = runs.get("warm", {})
+    # Each seed's gain is paired with the warm start's evaluation at the same sampling seed where it was run, else with
+    # the first one's (two models' answers share no randomness, so the pairing is by problem either way).
+    warm_of = lambda k: warm[k] if k in warm else warm[min(warm)] if warm else None  # noqa: E731
     table = []
     for lever in ["raw", "warm", "card-shipped", *LEVERS]:
         if lever not in runs:
@@ -298,13 +301,14 @@ def write_table(out: Path, dest: Path = ROOT / "experiments") -> str:
             row[which] = dict(reward=statistics.mean(e["reward"] for e in ev),
                               pass_or_not1=statistics.mean(e["pass_or_not@1"] for e in ev),
                               pass_or_not1_per_seed=[e["pass_or_not@1"] for e in ev],
-                              pass1_gain_vs_warm=[_paired(warm[k]["eval"][which], runs[lever][k]["eval"][which], first=True)
-                                                  if k in warm and lever != "warm" else None for k in seeds],
+                              pass1_gain_vs_warm=[_paired(warm_of(k)["eval"][which], runs[lever][k]["eval"][which], first=True)
+                                                  if warm and lever != "warm" else None for k in seeds],
                               pass_all=statistics.mean(e["pass_all"] for e in ev),
                               cooperation=statistics.mean(e["cooperation_rate"] for e in ev),
                               load_bearing=statistics.mean(e["load_bearing_rate"] for e in ev),
-                              gain_vs_warm=[_paired(warm[k]["eval"][which], runs[lever][k]["eval"][which]) if k in warm and lever != "warm"
-                                            else None for k in seeds])
+                              gain_vs_warm=[_paired(warm_of(k)["eval"][which], runs[lever][k]["eval"][which]) if warm and lever != "warm"
+                                            else None for k in seeds],
+                              warm_seed=[(k if k in warm else min(warm)) if warm and lever != "warm" else None for k in seeds])
         row["training"] = [runs[lever][k]["training"] for k in seeds]
         row["train_minutes"] = [runs[lever][k]["eval"].get("train_minutes") for k in seeds]
         table.append(row)
@@ -321,7 +325,8 @@ def write_table(out: Path, dest: Path = ROOT / "experiments") -> str:
              "docstring has the commands and what each lever changes). Every row is evaluated alike: "
              f"{EVAL_SAMPLES} joint answers a problem, sampling seed = the run's seed, the authors' sampling. "
              "PassOrNot@1: the first answer passes every test (the row's mean, then each seed's); pass-all: the share of "
-             "all answers that do; gain: the lever's value minus the warm start's at the same sampling seed, paired by "
+             "all answers that do; gain: the lever's value minus the warm start's at the same sampling seed (seed 0's "
+             "evaluation where the warm start was not evaluated at that seed: the `warm` row lists its seeds), paired by "
              "problem, ± its standard error, one entry per seed. Cooperation: the authors' (the main's text calls aux); load-bearing: "
              "the main passes fewer tests with aux replaced by a stub returning None. Each value is the mean over the "
              "row's seeds; one seed is one run.", ""]

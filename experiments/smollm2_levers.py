@@ -214,6 +214,15 @@ def _paired(a: dict, b: dict, first: bool = False) -> tuple[float, float, int]:
     return statistics.mean(d), se, len(d)
 
 
+def _moved(a: dict, b: dict) -> tuple[int, int, int, int]:
+    """Problems (paired by task_id) that pass every test in more / fewer of b's answers than a's, and those b solves
+    at least once where a never did / a solved at least once and b never does."""
+    na = {p["task_id"]: sum(p["pass_all"]) for p in a["problems"]}
+    nb = {p["task_id"]: sum(p["pass_all"]) for p in b["problems"] if p["task_id"] in na}
+    return (sum(nb[t] > na[t] for t in nb), sum(nb[t] < na[t] for t in nb),
+            sum(nb[t] > 0 == na[t] for t in nb), sum(na[t] > 0 == nb[t] for t in nb))
+
+
 def _training(d: Path) -> dict:
     """What the training history says: the share of flat groups, the load-bearing share in the first and last
     quarter of the steps, dynamic sampling's draws."""
@@ -308,7 +317,9 @@ def write_table(out: Path, dest: Path = ROOT / "experiments") -> str:
                               load_bearing=statistics.mean(e["load_bearing_rate"] for e in ev),
                               gain_vs_warm=[_paired(warm_of(k)["eval"][which], runs[lever][k]["eval"][which]) if warm and lever != "warm"
                                             else None for k in seeds],
-                              warm_seed=[(k if k in warm else min(warm)) if warm and lever != "warm" else None for k in seeds])
+                              warm_seed=[(k if k in warm else min(warm)) if warm and lever != "warm" else None for k in seeds],
+                              moved=[_moved(warm_of(k)["eval"][which], runs[lever][k]["eval"][which]) if warm and lever != "warm"
+                                     else None for k in seeds])
         row["training"] = [runs[lever][k]["training"] for k in seeds]
         row["train_minutes"] = [runs[lever][k]["eval"].get("train_minutes") for k in seeds]
         table.append(row)
@@ -327,20 +338,25 @@ def write_table(out: Path, dest: Path = ROOT / "experiments") -> str:
              "PassOrNot@1: the first answer passes every test (the row's mean, then each seed's); pass-all: the share of "
              "all answers that do; gain: the lever's value minus the warm start's at the same sampling seed (seed 0's "
              "evaluation where the warm start was not evaluated at that seed: the `warm` row lists its seeds), paired by "
-             "problem, ± its standard error, one entry per seed. Cooperation: the authors' (the main's text calls aux); load-bearing: "
+             "problem, ± its standard error, one entry per seed; problems up / down: those whose answers pass every test more "
+             "/ less often than the warm start's, in brackets those solved at least once where the warm start never was / "
+             "solved by the warm start and never here. Cooperation: the authors' (the main's text calls aux); load-bearing: "
              "the main passes fewer tests with aux replaced by a stub returning None. Each value is the mean over the "
              "row's seeds; one seed is one run.", ""]
     for which, title in (("heldout", "the coding task's 28 held-out problems"), ("humaneval", "HumanEval test[:32]")):
         lines += [f"## {title}", "", "| lever | seeds | reward (of 4) | PassOrNot@1 (per seed) | gain in PassOrNot@1 vs warm | "
-                  "pass-all | gain in pass-all vs warm | cooperation | load-bearing | training flat groups | train minutes |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "pass-all | gain in pass-all vs warm | problems up / down (newly solved / lost) | cooperation | load-bearing | "
+                  "training flat groups | train minutes |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in table:
             c = r[which]
             zs = [t.get("zero_std") for t in r["training"]]
             per = "; ".join(f"{v:.2f}" for v in c["pass_or_not1_per_seed"])
             lines.append(f"| {r['lever']} | {', '.join(map(str, r['seeds']))} | {c['reward']:.2f} | {c['pass_or_not1']:.2f} ({per}) | "
                          f"{gains(c['pass1_gain_vs_warm'])} | "
-                         f"{c['pass_all']:.2f} | {gains(c['gain_vs_warm'])} | {c['cooperation']:.2f} | {c['load_bearing']:.2f} | "
+                         f"{c['pass_all']:.2f} | {gains(c['gain_vs_warm'])} | "
+                         f"{'; '.join('-' if m is None else f'{m[0]} / {m[1]} ({m[2]} / {m[3]})' for m in c['moved'])} | "
+                         f"{c['cooperation']:.2f} | {c['load_bearing']:.2f} | "
                          f"{'; '.join(f2(z) for z in zs)} | {'; '.join('-' if m is None else f'{m:.0f}' for m in r['train_minutes'])} |")
         lines.append("")
     text = "\n".join(lines) + "\n"

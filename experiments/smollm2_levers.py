@@ -280,10 +280,11 @@ def write_table(out: Path, dest: Path = ROOT / "experiments") -> str:
     runs = {}
     for d in sorted(out.glob("*_seed*")):
         f = d / "eval.json"
-        if not f.exists() or not all(w in json.loads(f.read_text()) for w in SETS):
+        ev = json.loads(f.read_text()) if f.exists() else {}
+        if not all(w in ev for w in SETS):
             continue
         lever, seed = d.name.rsplit("_seed", 1)
-        runs.setdefault(lever, {})[int(seed)] = dict(eval=json.loads(f.read_text()), training=_training(d),
+        runs.setdefault(lever, {})[int(seed)] = dict(eval=ev, training=_training(d),
                                                     settings=json.loads((d / "settings.json").read_text()))
     keep = dest / "smollm2_levers"  # each finished run's settings, history and evaluation (every answer)
     for lever, by_seed in runs.items():
@@ -298,28 +299,30 @@ def write_table(out: Path, dest: Path = ROOT / "experiments") -> str:
     warm = runs.get("warm", {})
     # Each seed's gain is paired with the warm start's evaluation at the same sampling seed where it was run, else with
     # the first one's (two models' answers share no randomness, so the pairing is by problem either way).
-    warm_of = lambda k: warm[k] if k in warm else warm[min(warm)] if warm else None  # noqa: E731
+    warm_seed = lambda k: k if k in warm else min(warm)  # noqa: E731
     table = []
     for lever in ["raw", "warm", "card-shipped", *LEVERS]:
         if lever not in runs:
             continue
         seeds = sorted(runs[lever])
         row = dict(lever=lever, seeds=seeds, commit=sorted({runs[lever][k]["settings"].get("commit") for k in seeds}))
+        compared = bool(warm) and lever != "warm"
         for which in SETS:
             ev = [runs[lever][k]["eval"][which] for k in seeds]
+
+            def vs_warm(f, **kw):  # f(the warm start's evaluation, this seed's), one entry per seed; None: no comparison
+                return [f(warm[warm_seed(k)]["eval"][which], runs[lever][k]["eval"][which], **kw) if compared else None
+                        for k in seeds]
             row[which] = dict(reward=statistics.mean(e["reward"] for e in ev),
                               pass_or_not1=statistics.mean(e["pass_or_not@1"] for e in ev),
                               pass_or_not1_per_seed=[e["pass_or_not@1"] for e in ev],
-                              pass1_gain_vs_warm=[_paired(warm_of(k)["eval"][which], runs[lever][k]["eval"][which], first=True)
-                                                  if warm and lever != "warm" else None for k in seeds],
+                              pass1_gain_vs_warm=vs_warm(_paired, first=True),
                               pass_all=statistics.mean(e["pass_all"] for e in ev),
                               cooperation=statistics.mean(e["cooperation_rate"] for e in ev),
                               load_bearing=statistics.mean(e["load_bearing_rate"] for e in ev),
-                              gain_vs_warm=[_paired(warm_of(k)["eval"][which], runs[lever][k]["eval"][which]) if warm and lever != "warm"
-                                            else None for k in seeds],
-                              warm_seed=[(k if k in warm else min(warm)) if warm and lever != "warm" else None for k in seeds],
-                              moved=[_moved(warm_of(k)["eval"][which], runs[lever][k]["eval"][which]) if warm and lever != "warm"
-                                     else None for k in seeds])
+                              gain_vs_warm=vs_warm(_paired),
+                              warm_seed=[warm_seed(k) if compared else None for k in seeds],
+                              moved=vs_warm(_moved))
         row["training"] = [runs[lever][k]["training"] for k in seeds]
         row["train_minutes"] = [runs[lever][k]["eval"].get("train_minutes") for k in seeds]
         table.append(row)

@@ -13,8 +13,8 @@ file, the line (or row) and the field, says what is wrong and what to do:
   byte offset of the first bad byte and how to re-encode the file;
 * it must hold at least one row, each line one JSON object;
 * each required field must be present and of its type; a `str` field must be a non-empty string
-  (not null, not blank), and fields named in `FIELD_CHECKS` get an extra check (`entry_point`
-  must be a Python identifier);
+  (not null, not blank), and a field given as a `Field` with a `check` gets that extra check too (the
+  coding task's `entry_point` must be a Python identifier: its own rule, in tasks/coding/data.py);
 * no string anywhere in a row may hold a lone UTF-16 surrogate (U+D800-U+DFFF, e.g. from a broken
   "\\ud83d" escape): it is not valid Unicode and breaks tokenizers and file writes later.
 """
@@ -23,7 +23,8 @@ from __future__ import annotations
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 
 def data_dir() -> Path:
@@ -60,19 +61,18 @@ def saved_results(name: str) -> Any:
 
 
 # ---- checks shared by every reader -------------------------------------------------------------------
-def _identifier(value: str) -> str | None:
-    if not value.isidentifier():
-        return (f"must be a Python identifier (the name of the function to test), got {value!r}; "
-                "use letters, digits and underscores, not starting with a digit")
-    return None
+@dataclass(frozen=True)
+class Field:
+    """A required field's rule when its type alone does not say enough: the type (as in `Required`) and an extra
+    check of a value of that type, a function returning what is wrong (one clause) or None. A task keeps its own
+    rules (the coding task: `entry_point` must be an identifier), so this module knows no task's fields."""
 
+    type: Any = str
+    check: Optional[Callable[[Any], Optional[str]]] = None
 
-FIELD_CHECKS: dict[str, Callable[[str], str | None]] = {"entry_point": _identifier}
-"""Extra checks by field name, applied to a required string field: a function of the value that
-returns what is wrong, or None. `entry_point` (coding rows) must be a Python identifier."""
 
 Required = Sequence[str] | Mapping[str, Any]
-"""Field names (each a non-empty string), or a mapping field -> type (or tuple of types); `str`
+"""Field names (each a non-empty string), or a mapping field -> type (or tuple of types, or a `Field`); `str`
 means a non-empty string, any other type an `isinstance` check (`object`: any value but null)."""
 
 
@@ -120,8 +120,9 @@ def check_row(row: Any, where: str, required: Required = ()) -> dict:
     if missing:
         raise ValueError(f"{where}: row lacks field(s) {missing}; each row needs {list(spec)} "
                          f"(this row has {sorted(row)}). Add the field(s) or drop the row.")
-    for k, t in spec.items():
+    for k, rule in spec.items():
         v = row[k]
+        t, check = (rule.type, rule.check) if isinstance(rule, Field) else (rule, None)
         types = t if isinstance(t, tuple) else (t,)
         if v is None or not isinstance(v, types) or (type(v) is bool and bool not in types):
             raise ValueError(f"{where}, field {k!r}: must be {_type_name(t)}, got {_json_type(v)}"
@@ -130,9 +131,9 @@ def check_row(row: Any, where: str, required: Required = ()) -> dict:
             if not v.strip():
                 raise ValueError(f"{where}, field {k!r}: is {'empty' if not v else 'blank'}; it must be a "
                                  "non-empty string. Fill it in or drop the row.")
-            problem = FIELD_CHECKS[k](v) if k in FIELD_CHECKS else None
-            if problem:
-                raise ValueError(f"{where}, field {k!r}: {problem}.")
+        problem = check(v) if check is not None else None
+        if problem:
+            raise ValueError(f"{where}, field {k!r}: {problem}.")
     hit = find_lone_surrogate(row)
     if hit:
         name, i, code = hit
@@ -180,7 +181,7 @@ def read_jsonl(path: str | Path, required: Required = (), allow_empty: bool = Fa
 
     `required`: field names (each must be a non-empty string) or a mapping field -> type (see
     `Required`). A non-UTF-8 file, a malformed line, a row that is not an object, a missing, null,
-    empty or mistyped required field, an `entry_point` that is not an identifier, a lone surrogate,
+    empty or mistyped required field, a value its `Field` check refuses, a lone surrogate,
     and (unless `allow_empty`) a file without rows raise a ValueError naming the file, the line number
     and the field, and saying what to do.
     """

@@ -6,9 +6,9 @@ import json
 import pytest
 
 from magrpo_edu.resources import read_jsonl
+from magrpo_edu.tasks.coding.data import FIELDS as CODING  # what load_coding requires, entry_point rule included
 from magrpo_edu.tasks.writing import load_arxiv_hub, load_tldr_hub, tldr_formatters
 
-CODING = ("task_id", "prompt", "entry_point", "test")  # what tasks/coding/data.py's load_coding requires
 GOOD_CODING = {"task_id": "t/1", "prompt": "def f(x):\n    pass\n", "entry_point": "f",
                "test": "def check(candidate):\n    assert candidate(1) == 1\n"}
 

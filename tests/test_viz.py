@@ -149,6 +149,23 @@ def test_coding_explorer_shows_each_joint_actions_levels_and_code():
         viz.coding_explorer([SAMPLE])
 
 
+def test_a_task_brings_its_own_explorer_and_report_figures():
+    """The coding task's explorer and PassOrNot@k figure are reached through its `Task` (tasks/coding/), so the run
+    wing names no task: `task_explorer` picks the task's own view, a task without one gets `group_explorer`."""
+    from magrpo_edu.tasks.registry import get_task
+
+    coding, tldr = get_task("coding"), get_task("tldr")
+    assert coding.explorer is viz.coding_explorer and tldr.explorer is None
+    w = viz.task_explorer([CODING], coding)
+    assert "4/4" in w.children[1].value  # the coding view: tests as passed/asserts
+    assert "joint action" not in viz.task_explorer([SAMPLE], tldr).static_html()  # the generic group view
+    table = [{"method": "magrpo", "pass_or_not@1": 0.25, "accuracy@1": 0.5}]
+    (name, fig), = coding.report_figures(table, "coding", "28 held-out rows x 4 samples")
+    assert name == "pass_at_k" and "28 held-out rows x 4 samples" in fig.axes[0].get_title()
+    assert coding.report_figures([{"method": "magrpo", "reward": 1.0}], "coding", "") == []  # no k-metrics: no figure
+    assert tldr.report_figures is None
+
+
 def test_coding_level_names_are_the_rewards():
     from magrpo_edu.tasks.coding.reward import LEVELS
 

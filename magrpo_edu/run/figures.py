@@ -11,7 +11,7 @@ from typing import Optional, Sequence
 
 import matplotlib.pyplot as plt
 
-FIGSIZE = (7.5, 3.6)
+from ..display import FIGSIZE
 
 
 def _series(history: Sequence[dict], key: str):
@@ -317,30 +317,3 @@ class LiveRewardPlot:
             self.fig.tight_layout()
             if self.handle is not None:
                 self.handle.update(self.fig)
-
-
-def plot_pass_at_k(table: Sequence[dict], label_key: str = "method", title: str = "PassOrNot@k by method"):
-    """PassOrNot@k (solid) and Accuracy@k (dashed) against k, one colour per method of a coding table;
-    the legend (the methods, then what each line style is) outside the data."""
-    from matplotlib.lines import Line2D
-
-    fig, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
-    every_k: set = set()
-    for i, row in enumerate(table):
-        ks = sorted(int(k.split("@")[1]) for k in row if k.startswith("pass_or_not@"))
-        if not ks:
-            continue
-        every_k.update(ks)
-        ax.plot(ks, [row[f"pass_or_not@{k}"] for k in ks], "-o", color=f"C{i}", label=str(row[label_key]))
-        ax.plot(ks, [row[f"accuracy@{k}"] for k in ks], "--", color=f"C{i}", alpha=0.6)
-    handles, labels = ax.get_legend_handles_labels()
-    handles += [Line2D([], [], color="0.3", ls="-", marker="o"), Line2D([], [], color="0.3", ls="--")]
-    labels += ["PassOrNot@k", "Accuracy@k"]
-    ax.set_xticks(sorted(every_k))
-    ax.set_xlabel("k (samples per problem)")
-    ax.set_ylabel("share of problems (solid)\nbest pass fraction (dashed)")
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_title(title, fontsize=10)
-    ax.legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    ax.grid(alpha=0.3)
-    return fig

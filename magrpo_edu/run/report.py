@@ -101,9 +101,8 @@ def report_run(run, after: dict, table: list, train_s: float) -> dict:
     figs = [("reward", viz.plot_rewards(trainer.history, title=f"{task}: joint reward per step", evals=evals,
                                         prompts_per_step=prompts_per_step, eval_label=f"held-out evaluation\n({drawn})")),
             ("components", viz.plot_components(trainer.history, maxima=maxima)), ("agents", viz.plot_agents(trainer.history))]
-    if any(k.startswith("pass_or_not@") for k in table[0]):  # coding's table metrics
-        figs.append(("pass_at_k", viz.plot_pass_at_k(table, title=f"{task}: PassOrNot@k (solid) and Accuracy@k (dashed), "
-                                                                  f"{drawn}")))
+    if t.report_figures is not None:  # the task's own figures (coding: PassOrNot@k)
+        figs += t.report_figures(table, task, drawn)
     metric = t.headline
     figs.append(("comparison", viz.plot_comparison(table, metric, title=f"{task}: baselines vs MAGRPO ({metric}), {drawn}")))
     for name, fig in figs:

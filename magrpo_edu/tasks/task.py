@@ -98,6 +98,12 @@ class Task:
     single_agent_max: Optional[float] = None
     """The most the single-model baseline can earn when it is scored apart (`single_parts`; coding: 2.1 of
     4.0, no aux and no cooperation credit). None: it is scored as a joint answer (max_reward holds)."""
+    explorer: Optional[Callable[..., Any]] = None
+    """(samples, **options) -> the notebooks' explorer of this task's groups (`viz.task_explorer`; coding: every
+    joint action's levels and both programs, tasks/coding/explorer.py). None: `viz.group_explorer`."""
+    report_figures: Optional[Callable[[Sequence[dict], str, str], list]] = None
+    """(comparison table, task name, what was drawn) -> [(file stem, matplotlib figure)] that `magrpo-edu train`'s
+    report saves beside its own (coding: pass_at_k.png). None: the report's figures only."""
 
     def __post_init__(self) -> None:
         if (self.levels is None) == (self.batch_levels is None):

@@ -1,9 +1,10 @@
-"""The coding task as one `Task` (agent 1 writes a helper `aux`, agent 2 the entry point; spec
-sections 3-6), and its HumanEval setting. Its rows, asserts and formatters are in `data.py`, its
-prompt texts in `prompts.py`, its reward, level feedback (the second turn) and sandbox runs in
-`reward.py`, the synthetic families its data and the tiny-code model's corpus come from in
-`world.py`. The comparison table scores its answers in one sandbox batch and adds the paper's
-coding metrics (`coding_metrics`)."""
+"""The coding task as one `Task` (agent 1 writes a helper `aux`, agent 2 the entry point; the paper's coding
+setting, docs/faithfulness.md "Rewards"), and its HumanEval setting. Its rows, asserts and formatters are in
+`data.py`, its prompt texts in `prompts.py`, its reward, level feedback (the second turn) and sandbox runs in
+`reward.py` (the strict variant in `load_bearing.py`), the synthetic families its data and the tiny-code model's
+corpus come from in `world.py`, its notebook explorer in `explorer.py` and its report's PassOrNot@k figure in
+`figures.py`. The comparison table scores its answers in one sandbox batch and adds the paper's coding metrics
+(`coding_metrics`)."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -13,12 +14,9 @@ from ..task import ModelRecipe, Task
 from .data import coding_formatters, load_coding, load_humaneval
 from .prompts import single_coding_prompt
 from .load_bearing import strict_coding_joint_reward, strict_levels_many, with_load_bearing
-from .reward import LEVELS, SINGLE_AGENT_MAX, coding_joint_reward, coding_levels_many, feedback_transition
-
-LEVEL_MAX = dict(zip(LEVELS, (0.4, 0.6, 0.5, 1.0, 0.5, 1.0, -0.5)))
-"""What each of the reward's levels (`reward.LEVELS`, as the authors' reward code pays them) earns at most; `aux_result_ignored`
-is a deduction, `tests` the share of the problem's asserts passed (the reference solutions earn every
-positive one: tests/test_viz.py)."""
+from .explorer import coding_explorer
+from .figures import coding_report_figures
+from .reward import LEVEL_MAX, MAX_REWARD, SINGLE_AGENT_MAX, coding_joint_reward, coding_levels_many, feedback_transition
 
 
 def coding_batch_levels(answers: Sequence[Sequence[str]], rows: Sequence[dict], single: bool = False) -> list[dict]:
@@ -91,13 +89,14 @@ card before expecting a gain: in those runs MAGRPO did not raise the held-out re
 
 CODING = Task(
     "coding", "helper aux + main function, scored by running tests in the sandbox", load_coding,
-    coding_formatters, coding_joint_reward, max_reward=4.0, max_new_tokens=64,
+    coding_formatters, coding_joint_reward, max_reward=MAX_REWARD, max_new_tokens=64,
     prompt_field="prompt", batch_levels=coding_batch_levels, model="tiny-code", multi_turn_model="tiny-code-2turn", transition=coding_transition,
     single_prompt=lambda row, tokenizer=None: single_coding_prompt(row["prompt"], tokenizer),
     single_parts=lambda answer: ["", answer],  # one answer: the entry point alone, no aux
     table_metrics=coding_metrics, headline="pass_or_not@1", sampling=dict(temperature=0.7, top_p=0.9, top_k=50),
     lora_recipe=dict(num_generations=8, prompts_per_step=2, learning_rate=1e-3, max_steps=170),
-    model_recipes={"smollm2-135m": SMOLLM2_RECIPE}, level_max=LEVEL_MAX, single_agent_max=SINGLE_AGENT_MAX)
+    model_recipes={"smollm2-135m": SMOLLM2_RECIPE}, level_max=LEVEL_MAX, single_agent_max=SINGLE_AGENT_MAX,
+    explorer=coding_explorer, report_figures=coding_report_figures)
 """Its model is `tiny` trained further on helper/main programs (magrpo_edu/models/tiny-code/README.md).
 The single-model baseline writes the entry point alone and is scored as the authors' single-agent
 baseline (no aux, no cooperation credit: max 2.1 of the 4.0). Sampling is the authors' (temperature 0.7,

@@ -20,13 +20,23 @@ import re
 from pathlib import Path
 from typing import Callable
 
-from ...resources import data_dir, load_rows, read_jsonl, write_jsonl
+from ...resources import Field, data_dir, load_rows, read_jsonl, write_jsonl
 from ...sandbox import host_checked
 from .world import FAMILIES, PRETRAIN_FAMILIES, make_code_problem
 from ..prompts import chat_prompt, with_other
 from .prompts import coding_prompt
 
-FIELDS = ("task_id", "prompt", "entry_point", "test")
+
+
+def _identifier(value: str) -> str | None:
+    if not value.isidentifier():
+        return (f"must be a Python identifier (the name of the function to test), got {value!r}; "
+                "use letters, digits and underscores, not starting with a digit")
+    return None
+
+
+FIELDS = {"task_id": str, "prompt": str, "entry_point": Field(str, _identifier), "test": str}
+"""What every coding row needs (`resources.check_row`): four non-empty strings, `entry_point` an identifier."""
 
 
 def _literal(v) -> str:

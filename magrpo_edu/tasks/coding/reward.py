@@ -69,6 +69,10 @@ from .data import UNPARSEABLE, import_lines, scored_asserts
 MAX_REWARD = 4.0
 SINGLE_AGENT_MAX = 2.1
 LEVELS = ("aux_defined", "main_defined", "syntax", "tests", "calls_aux", "not_thin_wrapper", "aux_result_ignored")
+LEVEL_MAX = dict(zip(LEVELS, (0.4, 0.6, 0.5, 1.0, 0.5, 1.0, -0.5)))
+"""What each of the reward's levels (`LEVELS`, as the authors' reward code pays them) earns at most; `aux_result_ignored`
+is a deduction, `tests` the share of the problem's asserts passed (the reference solutions earn every
+positive one: tests/test_viz.py)."""
 _FENCE_OPEN = re.compile(r"```python\s*\n?")
 _FENCE = re.compile(r"```\s*\n?")
 

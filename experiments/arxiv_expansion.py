@@ -13,7 +13,7 @@ words in both texts, content-word overlap). Every level is gated: a failed level
 
 Per seed, two settings that differ only in `beta`, on the embedded tiny model with one LoRA adapter per agent
 (r = 8, q/v), G = 4, learning rate 2e-3, 360 new tokens, temperature 1 (the settings of the model card's arXiv
-run, `magrpo_edu/models/tiny/README.md`, which fell 0.415 -> 0.139 in 100 steps):
+run, `weights/tiny/README.md`, which fell 0.415 -> 0.139 in 100 steps):
 
     A  beta = 0     Algorithm 1 of the paper: A = R - mean(R) times the summed token log-probs, no KL term
     B  beta = 0.1   the same plus the k3 leash to the frozen untrained model (the base with adapters off), as TRL

@@ -1,8 +1,8 @@
 """Which coding levels untrained pairs earn on the held-out families, before any RL (issue 30, item 1).
 
     python experiments/coding_levels.py --model tiny-code               # 28 held-out rows x 16 samples, ~1 min on 2 cores
-    python experiments/coding_levels.py --model tiny --model tiny-code --out magrpo_edu/models/tiny-code/levels.json
-    python experiments/coding_levels.py --model tiny --model tiny-code --model tiny-code-2turn --out magrpo_edu/models/tiny-code-2turn/levels.json
+    python experiments/coding_levels.py --model tiny --model tiny-code --out weights/tiny-code/levels.json
+    python experiments/coding_levels.py --model tiny --model tiny-code --model tiny-code-2turn --out weights/tiny-code-2turn/levels.json
 
 For each model: two agents = the model itself (no training; a LoRA adapter starts as the identity),
 the parallel protocol, each held-out row (`load_coding("eval")`) answered `--samples` times with the

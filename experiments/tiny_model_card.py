@@ -1,4 +1,4 @@
-"""Write magrpo_edu/models/tiny/README.md (the model card) from pretrain_summary.json and evidence.json."""
+"""Write weights/tiny/README.md (the model card) from pretrain_summary.json and evidence.json."""
 from __future__ import annotations
 
 import json
@@ -122,8 +122,8 @@ def write_card() -> str:
         f"- loading: `load_model(\"tiny\")` takes {ls['load_model_s']:.3f} s once transformers is imported; the one-time `import transformers` took {ls['import_transformers_s']:.1f} s here",
         "", "Reproduce (same command, same seed):", "", "```", s["command"], "```", "",
     ]
-    if "magrpo_edu/models/tiny" not in s["command"]:
-        lines += ["The run wrote to a scratch folder and its files were copied here; with `--out magrpo_edu/models/tiny`",
+    if "weights/tiny" not in s["command"]:
+        lines += ["The run wrote to a scratch folder and its files were copied here; with `--out weights/tiny`",
                   "the command writes them in place (the output folder does not change the weights).", ""]
     lines += [
         "The low loss says mostly that the corpus is templated; it is a small world on purpose.", "",

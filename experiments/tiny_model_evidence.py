@@ -4,7 +4,7 @@
 
 For each writing task: samples of both agents on a held-out prompt, the untrained two-agent joint
 reward on held-out prompts, and the reward after a short MAGRPO run (same held-out prompts, same
-sampling seed). Writes magrpo_edu/models/tiny/evidence.json and regenerates the card (README.md).
+sampling seed). Writes weights/tiny/evidence.json and regenerates the card (README.md).
 Coding programs run in the sandbox (magrpo_edu.sandbox).
 """
 from __future__ import annotations

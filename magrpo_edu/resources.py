@@ -39,6 +39,20 @@ def data_dir() -> Path:
                             "reinstall the package: pip install magrpo-edu (or from git).")
 
 
+def weights_dir() -> Path:
+    """Folder holding the shipped weights and their cards (the embedded models tiny, tiny-code and tiny-code-2turn,
+    the SmolLM2 adapters): kept apart from the code in the checkout's top-level weights/ folder, which the wheel
+    build copies into the package as magrpo_edu/weights (pyproject's force-include, as data/ is)."""
+    installed = Path(str(resources.files("magrpo_edu"))) / "weights"
+    if installed.is_dir():
+        return installed
+    checkout = Path(__file__).resolve().parent.parent / "weights"
+    if checkout.is_dir():
+        return checkout
+    raise FileNotFoundError(f"magrpo_edu's weights folder is missing (looked in {installed} and {checkout}); "
+                            "reinstall the package: pip install magrpo-edu (or from git).")
+
+
 SAVED_RESULTS = ("quickstart_seeds", "coding_collaboration", "arxiv_expansion", "smollm2_levers")
 """The experiments whose saved results the notebooks read (`saved_results`); the wheel ships them."""
 

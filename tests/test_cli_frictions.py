@@ -246,7 +246,7 @@ def test_a_cpu_run_of_smollm2_says_how_long_before_anything_loads(tmp_path, caps
     line = next(x for x in out.splitlines() if x.strip().startswith("Time:"))
     per_step = 71 * 60 / 150 * 48 / 96  # the TL;DR card's step, scaled from its 96 new tokens to the length task's 48
     assert f"training 300 steps on this CPU should take about {300 * per_step / 60:.0f} min (an estimate: " in line
-    assert "magrpo_edu/models/smollm2_tldr/README.md" in line and "--steps 30" in line
+    assert "weights/smollm2_tldr/README.md" in line and "--steps 30" in line
     assert line in out.splitlines()[:7]  # in the plan, among the first lines printed
 
 
@@ -273,12 +273,12 @@ def test_each_measured_step_is_in_its_source():
             (r["train_seconds"], r["steps"], r["num_generations"], r["max_new_tokens"])
         assert m.prompts_per_step == (r.get("prompts_per_step") or 1)
     m = by[("smollm2", "writing")]
-    card = (ROOT / "magrpo_edu/models/smollm2_tldr/README.md").read_text()
-    settings = json.loads((ROOT / "magrpo_edu/models/smollm2_tldr/results.json").read_text())["settings"]
+    card = (ROOT / "weights/smollm2_tldr/README.md").read_text()
+    settings = json.loads((ROOT / "weights/smollm2_tldr/results.json").read_text())["settings"]
     assert "71 minutes of training on one CPU core" in card and m.seconds == 71 * 60
     assert (m.steps, m.num_generations, m.max_new_tokens) == (settings["steps"], settings["G"], settings["max_new_tokens"])
     m = by[("smollm2", "coding")]
-    r = json.loads((ROOT / "magrpo_edu/models/smollm2_coding/results.json").read_text())
+    r = json.loads((ROOT / "weights/smollm2_coding/results.json").read_text())
     assert (m.seconds, m.steps) == (r["train_seconds"]["0"], r["steps"]["0"])
     assert (m.num_generations, m.prompts_per_step, m.max_new_tokens) == \
         (r["settings"]["G"], r["settings"]["prompts_per_step"], r["settings"]["max_new_tokens"])

@@ -206,7 +206,7 @@ def test_tiny_code_ships_with_its_card(name):
     summary = json.loads((folder / "code_pretrain_summary.json").read_text())
     assert "magrpo-edu pretrain-code" in card and summary["command"].startswith("magrpo-edu pretrain-code")
     assert f"{summary['wall_s']:.0f} s" in card
-    assert f"magrpo-edu pretrain-code --out magrpo_edu/models/{name}" in card and summary["command"] in card
+    assert f"magrpo-edu pretrain-code --out weights/{name}" in card and summary["command"] in card
     model, tok = load_model(name)
     tiny, _ = load_model("tiny")
     assert model.config.to_dict()["hidden_size"] == tiny.config.to_dict()["hidden_size"]

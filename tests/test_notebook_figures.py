@@ -23,10 +23,10 @@ ARXIV = re.compile(r"\b\d{4}\.\d{4,5}\b")  # arXiv identifiers (2508.04652): nam
 # Saved files a notebook's prose may quote, besides its own outputs.
 SOURCES = {
     "00": ["experiments/quickstart_seeds.md"],
-    "03": ["magrpo_edu/models/smollm2_tldr/README.md"],
-    "04": ["experiments/coding_collaboration.md", "magrpo_edu/models/smollm2_coding/README.md",
+    "03": ["weights/smollm2_tldr/README.md"],
+    "04": ["experiments/coding_collaboration.md", "weights/smollm2_coding/README.md",
            "experiments/smollm2_levers.md"],
-    "07": ["magrpo_edu/models/smollm2_tldr/README.md", "magrpo_edu/models/smollm2_coding/README.md",
+    "07": ["weights/smollm2_tldr/README.md", "weights/smollm2_coding/README.md",
            "experiments/smollm2_levers.md", "benchmarks/MEMORY.md"],
     "09": ["experiments/arxiv_expansion.md"],
 }

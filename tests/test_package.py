@@ -67,9 +67,10 @@ def wheel(tmp_path_factory):
 def test_wheel_contains_data_and_model(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for f in ("magrpo_edu/data/tldr_train.jsonl", "magrpo_edu/data/tldr_eval.jsonl", "magrpo_edu/data/arxiv_train.jsonl",
-              "magrpo_edu/models/tiny/model.safetensors", "magrpo_edu/models/tiny/tokenizer.json",
-              "magrpo_edu/models/tiny/config.json", "magrpo_edu/models/tiny/README.md",
-              "magrpo_edu/models/tiny-code/model.safetensors",
+              "magrpo_edu/weights/tiny/model.safetensors", "magrpo_edu/weights/tiny/tokenizer.json",
+              "magrpo_edu/weights/tiny/config.json", "magrpo_edu/weights/tiny/README.md",
+              "magrpo_edu/weights/tiny-code/model.safetensors",
+              "magrpo_edu/weights/smollm2_coding/adapters/warm/main/adapter_model.safetensors",
               *(f"magrpo_edu/saved_results/{x}.json" for x in SAVED_RESULTS)):
         assert f in names, f"{f} missing from {wheel.name}"
 
@@ -83,11 +84,14 @@ def test_installed_wheel_finds_data_and_tiny_model_offline(wheel, tmp_path):
     code = ("import magrpo_edu, time; from magrpo_edu.resources import data_dir; from magrpo_edu.models import load_model;"
             "from magrpo_edu.resources import saved_results, SAVED_RESULTS;"
             "assert all(saved_results(x) for x in SAVED_RESULTS);"
+            "from magrpo_edu.models import tiny_model_path, smollm2_coding_adapters;"
+            "assert all(str(p).startswith(str(tiny_model_path().parent)) for p in smollm2_coding_adapters('warm'));"
             "t=time.time(); m,t2=load_model('tiny'); dt=time.time()-t;"
-            "print(magrpo_edu.__file__); print(data_dir()); print(type(m).__name__, dt)")
+            "print(magrpo_edu.__file__); print(data_dir()); print(tiny_model_path()); print(type(m).__name__, dt)")
     env = {**os.environ, "PYTHONPATH": str(target), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env)
     assert r.returncode == 0, r.stderr
-    pkg, data, model = r.stdout.strip().splitlines()[-3:]
+    pkg, data, weights, model = r.stdout.strip().splitlines()[-4:]
     assert pkg.startswith(str(target)) and data.startswith(str(target)), r.stdout
+    assert weights == str(target / "magrpo_edu" / "weights" / "tiny"), r.stdout  # the wheel's copy, not a checkout's
     assert model.startswith("LlamaForCausalLM")

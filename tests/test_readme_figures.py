@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
 
 DEMO = "experiments/runs/length-demo/results.md"           # the saved run of `magrpo-edu train`, seed 0
-SMOLLM2 = "magrpo_edu/models/smollm2_tldr/README.md"        # the SmolLM2-135M run's card
-SMOLLM2_CODING = "magrpo_edu/models/smollm2_coding/README.md"  # SmolLM2-135M on coding: warm start, then MAGRPO, 3 seeds
+SMOLLM2 = "weights/smollm2_tldr/README.md"        # the SmolLM2-135M run's card
+SMOLLM2_CODING = "weights/smollm2_coding/README.md"  # SmolLM2-135M on coding: warm start, then MAGRPO, 3 seeds
 CODING = "experiments/coding_collaboration.md"               # tiny-code, 3 seeds of the coding recipe
 LEVERS = "experiments/smollm2_levers.md"                    # SmolLM2 coding: issue 60's levers, dynamic sampling 3 seeds
 NB06 = "notebooks/06_variants.ipynb"

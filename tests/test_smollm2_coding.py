@@ -113,7 +113,7 @@ def test_trained_coding_adapters_differ_from_the_warm_start_they_began_from():
 
 
 def test_the_smollm2_coding_card_quotes_its_results_file():
-    card_dir = ROOT / "magrpo_edu" / "models" / "smollm2_coding"
+    card_dir = ROOT / "weights" / "smollm2_coding"
     card = (card_dir / "README.md").read_text()
     results = json.loads((card_dir / "results.json").read_text())
     assert "experiments/smollm2_coding.py" in card
@@ -272,7 +272,7 @@ def test_the_lever_table_regenerates_from_the_kept_runs(tmp_path):
     table = json.loads((ROOT / "experiments" / "smollm2_levers.json").read_text())["table"]
     rows = {r["lever"]: r for r in table}
     assert "warm" in rows and all(r["heldout"]["load_bearing"] <= r["heldout"]["cooperation"] for r in table)
-    card = (ROOT / "magrpo_edu" / "models" / "smollm2_coding" / "README.md").read_text()
+    card = (ROOT / "weights" / "smollm2_coding" / "README.md").read_text()
     screen = card[card.index("Issue 60's lever screen"):].split("\n- ")[0]
     for lever, row in rows.items():
         for g in row["heldout"]["gain_vs_warm"]:

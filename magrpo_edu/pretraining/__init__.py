@@ -5,9 +5,9 @@
     composed.py   coding problems composed from parts, and neutral names, drawn only by the corpus
     pretrain.py   BPE tokenizer, a small Llama, packed next-token training; writes the model card's facts
     code_corpus.py   the coding corpus of `tiny-code`: helper/main programs in the two agents' prompt formats
-    code_model.py    `magrpo-edu pretrain-code`: `tiny` trained further on that corpus (models/tiny-code/)
+    code_model.py    `magrpo-edu pretrain-code`: `tiny` trained further on that corpus (weights/tiny-code/)
     coding_rows.py   MAGRPO training rows made from that corpus's composed problems (one experiment's wider split)
 
 Nothing in MAGRPO itself imports this subpackage; the models it made ship in
-`magrpo_edu/models/tiny/` and `magrpo_edu/models/tiny-code/`.
+`weights/tiny/` and `weights/tiny-code/`.
 """

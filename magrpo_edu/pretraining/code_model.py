@@ -1,7 +1,7 @@
 """Make the embedded `tiny-code` model: the `tiny` model, trained further on the coding corpus.
 
-    magrpo-edu pretrain-code --out magrpo_edu/models/tiny-code        # the shipped run (the defaults)
-    magrpo-edu pretrain-code --out magrpo_edu/models/tiny-code-2turn --second-turn-docs 6000 --steps 1100 \
+    magrpo-edu pretrain-code --out weights/tiny-code        # the shipped run (the defaults)
+    magrpo-edu pretrain-code --out weights/tiny-code-2turn --second-turn-docs 6000 --steps 1100 \
         --max-len 384 --bucket 8                                      # tiny-code-2turn (answers feedback)
     magrpo-edu pretrain-code --out /tmp/tc --steps 3 --num-docs 50      # a smoke run (CI)
 

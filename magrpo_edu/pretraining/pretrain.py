@@ -1,6 +1,6 @@
 """Pretrain the embedded tiny model: corpus -> byte-level BPE -> a ~3.1M-parameter Llama.
 
-    magrpo-edu pretrain --out magrpo_edu/models/tiny                                   # the shipped run (the defaults)
+    magrpo-edu pretrain --out weights/tiny                                   # the shipped run (the defaults)
     magrpo-edu pretrain --out /tmp/tiny --max-steps 5 --anneal-steps 2 --cooldown-steps 2   # a smoke run (CI)
 
 Steps:

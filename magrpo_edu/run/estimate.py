@@ -43,9 +43,9 @@ MEASURED = (
     Measured("tiny", "coding", 72.0, 200, 4, 1, 64,
              "experiments/runs/coding-tiny/results.json (train_seconds over steps)"),
     Measured("smollm2", "writing", 71 * 60, 150, 4, 1, 96,
-             "magrpo_edu/models/smollm2_tldr/README.md (71 minutes of training for 150 steps on one CPU core)"),
+             "weights/smollm2_tldr/README.md (71 minutes of training for 150 steps on one CPU core)"),
     Measured("smollm2", "coding", 1821.0, 78, 4, 2, 128,
-             "magrpo_edu/models/smollm2_coding/results.json (seed 0's train_seconds over its steps; one CPU thread)"),
+             "weights/smollm2_coding/results.json (seed 0's train_seconds over its steps; one CPU thread)"),
 )
 
 

@@ -184,13 +184,13 @@ def report_run(run, after: dict, table: list, train_s: float) -> dict:
     if r.model == "tiny" and t.in_distribution is not None:  # the writing tasks
         what = t.prompt_field  # post / abstract
         lines += ["**What the embedded tiny model can and cannot do.** It is a 3M-parameter model pretrained on a "
-                  f"small synthetic world (`magrpo_edu/models/tiny/README.md`). On these held-out, hand-written {what}s "
+                  f"small synthetic world (`weights/tiny/README.md`). On these held-out, hand-written {what}s "
                   f"its texts are sentences from its own world, mostly unrelated to the {what}: read the reward gain "
                   "above as the agents learning what the joint reward pays for (lengths, structure, words), not "
                   "summarisation."
                   + (f" Compare with the last example, a new {what} from its own world." if in_dist is not None else "")
                   + " For real summaries of real posts see the SmolLM2-135M run "
-                  "(notebook 07, `magrpo_edu/models/smollm2_tldr/README.md`).", ""]
+                  "(notebook 07, `weights/smollm2_tldr/README.md`).", ""]
     shown = [(f"{ex['id']}: joint reward", ex) for ex in examples]
     if in_dist is not None:
         shown.append(("In distribution, for comparison: a new row from the training data's own generator "

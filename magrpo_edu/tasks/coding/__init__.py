@@ -79,7 +79,7 @@ def coding_transition(tokenizer=None):
 
 SMOLLM2_RECIPE = ModelRecipe(
     config=dict(num_generations=4, prompts_per_step=2, learning_rate=3e-4, max_new_tokens=128, max_steps=75),
-    start=_smollm2_warm_start, source="the SmolLM2 coding card, magrpo_edu/models/smollm2_coding/README.md")
+    start=_smollm2_warm_start, source="the SmolLM2 coding card, weights/smollm2_coding/README.md")
 """`magrpo-edu train --model smollm2-135m --task coding`: SmolLM2-135M-Instruct is not a code model, so its agents
 start from the shipped warm start (each adapter trained a few minutes on its part of reference solutions; the
 paper starts from a code model) and train with the settings of experiments/smollm2_coding.py: G = 4, two problems
@@ -97,7 +97,7 @@ CODING = Task(
     lora_recipe=dict(num_generations=8, prompts_per_step=2, learning_rate=1e-3, max_steps=170),
     model_recipes={"smollm2-135m": SMOLLM2_RECIPE}, level_max=LEVEL_MAX, single_agent_max=SINGLE_AGENT_MAX,
     explorer=coding_explorer, report_figures=coding_report_figures)
-"""Its model is `tiny` trained further on helper/main programs (magrpo_edu/models/tiny-code/README.md).
+"""Its model is `tiny` trained further on helper/main programs (weights/tiny-code/README.md).
 The single-model baseline writes the entry point alone and is scored as the authors' single-agent
 baseline (no aux, no cooperation credit: max 2.1 of the 4.0). Sampling is the authors' (temperature 0.7,
 top-p 0.9, top-k 50; their experiment scripts): on the held-out families it is what lets the embedded tiny-code

@@ -273,7 +273,7 @@ def aux_result_returned(main_code: str, entry_point: str) -> Optional[bool]:
     Why: the reward's cooperation levels read the text (`calls_aux`, `is_thin_wrapper`, `ignores_aux_result`'s
     one pattern), so a main can call aux, drop its result and compute the answer itself (`answer += aux(n)`
     ... `return sum(n * 6 for n in items)`) and still earn them. MAGRPO on SmolLM2 found exactly that in one
-    seed (magrpo_edu/models/smollm2_coding/README.md); this reports how often."""
+    seed (weights/smollm2_coding/README.md); this reports how often."""
     try:
         tree = ast.parse(extract_function(main_code, entry_point))
     except UNPARSEABLE:

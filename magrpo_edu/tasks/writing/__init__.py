@@ -34,7 +34,7 @@ LENGTH = Task(
     level_max={})
 """The quick demo, on the TL;DR posts. It trains with a small KL leash because its reward pays for
 characters (without it agent 2 padded its answers with `w w w ...` in the embedded model's card run, one
-seed: magrpo_edu/models/tiny/README.md)."""
+seed: weights/tiny/README.md)."""
 
 TLDR = Task(
     "tldr", "the paper's TL;DR task: a concise and a detailed summary of a post", lambda split: load_writing("tldr", split),

@@ -145,7 +145,8 @@ def middle_rows() -> list[dict]:
 
 def phase_probe(out: Path) -> None:
     """The warm pair's pass-all share on training problems: PROBE["samples"] answers to each of PROBE["composed"]
-    composed problems (a seeded sample of the 400) and every HumanEval training problem."""
+    composed problems (a seeded sample of the 400) and every HumanEval training problem, one problem's answers a
+    generation call (`row_by_row`: the memory of one batch, not of all of them)."""
     from magrpo_edu.run.baselines import run_method
 
     agents, tok = warm_pair()
@@ -155,7 +156,8 @@ def phase_probe(out: Path) -> None:
     picked = random.Random(PROBE["seed"]).sample(composed, PROBE["composed"]) + he
     t = time.time()
     r = run_method("parallel", agents, "coding", picked, coding_formatters(tok), samples=PROBE["samples"],
-                   seed=PROBE["seed"], keep_texts=True, ks=(1,), **sampling())
+                   seed=PROBE["seed"], keep_texts=True, ks=(1,), row_by_row=True, **sampling())  # one problem a call:
+    # all 258 x 4 answers in one batch took 21 GB and was killed (24 GB machine)
     texts = r["texts"]
     reps = [row for row in picked for _ in range(PROBE["samples"])]
     lv = coding_levels_many([x[0] for x in texts], [x[1] for x in texts], reps)

@@ -133,7 +133,7 @@ def write_card() -> str:
                   "Two agents = two LoRA adapters (r = 8, q/v projections) on this model, G = 4, lr 2e-3,",
                   "evaluated on held-out rows (the eval split) with the same sampling seed before and after a short MAGRPO run",
                   "(`python experiments/tiny_model_evidence.py`, 2 CPU cores). The TL;DR, arXiv and coding rows were re-run on",
-                  "2026-11-23 with the rewards as the authors' code computes them (spec section 8); the length reward did",
+                  "2026-11-23 with the rewards as the authors' code computes them (docs/faithfulness.md); the length reward did",
                   "not change, so its row is the run that shipped the model.", "",
                   "| task | reward | steps | train time | held-out rows x samples | untrained | after MAGRPO |", "|---|---|---|---|---|---|---|"]
         names = {"length": "length ratio (quick demo, max 1)", "tldr": "TL;DR four levels (max 2.98)", "arxiv": "arXiv four levels (max 3)", "coding": "coding levels (max 4), held-out families"}

@@ -171,8 +171,8 @@ def _scored_asserts(test: str, entry_point: str) -> tuple[str, ...]:
 
 
 def extract_asserts(test: str, entry_point: str) -> list[str]:
-    """The tests of a HumanEval `check(candidate)`, as the authors' reward code takes them (spec
-    section 8): the `assert` statements inside `check` whose text mentions `candidate` (HumanEval's
+    """The tests of a HumanEval `check(candidate)`, as the authors' reward code takes them
+    (docs/faithfulness.md, "Rewards"): the `assert` statements inside `check` whose text mentions `candidate` (HumanEval's
     `assert True` lines are not tests), each once (duplicates dropped, order kept), with `candidate`
     renamed to the entry point. An assert spanning several lines is kept whole (the authors keep
     only its first line, which cannot run). Returns [] when there is no `check` function.

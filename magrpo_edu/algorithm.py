@@ -311,14 +311,15 @@ def kl_penalty(logp: torch.Tensor, ref_logp: torch.Tensor, mask: torch.Tensor) -
     return ((torch.exp(d) - d - 1) * mask).sum(-1)
 
 
-def agent_losses(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0) -> list[torch.Tensor]:
+def agent_losses(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0, policy=None) -> list[torch.Tensor]:
     """Step 6 for every agent: L_i over every node agent i acted in (one node in a single-turn step;
     one `policy.logprobs` call per level for the whole team).
 
     beta > 0 adds the KL leash (deviation 11): L_i += beta * (1/G) sum_g sum_t kl_t^(g), with one
     reference forward per agent and level (no gradient), and stores each agent's mean per-token
-    KL in `ro.kl`. beta = 0 (the paper) computes exactly `policy_loss` and no reference pass."""
-    policy = team_policy(agents)
+    KL in `ro.kl`. beta = 0 (the paper) computes exactly `policy_loss` and no reference pass. `policy`: the
+    team's backend (`team_policy`), looked up once a step by `magrpo_step`."""
+    policy = team_policy(agents) if policy is None else policy
     per_agent: list[list[torch.Tensor]] = [[] for _ in agents]
     kl_sum, kl_tokens = [0.0] * len(agents), [0.0] * len(agents)
     for depth, level in enumerate(ro.levels):
@@ -351,7 +352,8 @@ def agent_losses(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0) -> lis
 # ==================================================================================================
 
 
-def accumulate_gradients(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0, weight: float = 1.0) -> list[float]:
+def accumulate_gradients(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0, weight: float = 1.0,
+                         policy=None) -> list[float]:
     """The gradients of step 6 for one prompt: adds weight * grad L_i to each agent's gradients and
     returns the losses L_i.
 
@@ -360,7 +362,7 @@ def accumulate_gradients(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0
     (config.prompts_per_step = P; or P prompts over several processes) `magrpo_step` calls it once
     per prompt with weight 1/P, so the accumulated gradient is that of the mean of the prompts'
     losses; each prompt is its own group (its own advantages). weight 1 is the paper."""
-    losses = agent_losses(agents, ro, beta)
+    losses = agent_losses(agents, ro, beta, policy)
     torch.autograd.backward(losses if weight == 1 else [loss * weight for loss in losses])
     return [loss.item() for loss in losses]
 
@@ -405,28 +407,43 @@ class Rollout:
         return [n for level in self.levels for n in level]
 
 
+def sample_and_score(agents: Sequence[Agent], nodes: Sequence[Node], row: Any, reward_fn: Callable, config,
+                     policy=None) -> list:
+    """Steps 2-4 of Algorithm 1 on every node of one depth (single-turn MAGRPO: the one root node), written onto
+    the nodes: each agent samples G answers to each node's prompt, all nodes in one batched call per agent group
+    (step 2: a_i^(1..G) ~ pi_i(. | o_i)); the joint-action table (step 3: (J, n)); each joint action's reward
+    (step 4: r^(j) = R(a^(j), x)). Returns each agent's `Completions` (step 6 scores their tokens).
+    `policy`: the team's backend (`team_policy`), looked up once a step by the caller."""
+    n, G = len(agents), config.num_generations
+    policy = team_policy(agents) if policy is None else policy
+    comps = policy.sample(agents, [[nd.prompts[i] for nd in nodes] for i in range(n)], G, sampling_settings(config),
+                          batch_agents=config.batch_agents)  # step 2
+    table = joint_actions(n, G, config.joint_mode)  # step 3
+    for k, nd in enumerate(nodes):
+        nd.completions = [list(comps[i].texts[k * G:(k + 1) * G]) for i in range(n)]
+        nd.table = table
+        joint = [[nd.completions[i][int(table[j, i])] for j in range(len(table))] for i in range(n)]
+        nd.rewards, nd.components = joint_rewards(reward_fn, joint, row)  # step 4
+    return comps
+
+
 def single_turn_rollout(agents: Sequence[Agent], prompts: Sequence[str], row: Any, reward_fn: Callable,
-                        config) -> Rollout:
-    """Steps 2-5 of Algorithm 1 on one task x, given each agent's prompt o_i (step 1).
+                        config, policy=None) -> Rollout:
+    """Steps 2-5 of Algorithm 1 on one task x, given each agent's prompt o_i (step 1): steps 2-4 are
+    `sample_and_score` on the root node (the same call the tree makes at each depth), step 5 the group-relative
+    advantage of each joint action and the credit to each agent's samples.
 
     Returns a one-node `Rollout`, the structure the tree builds, so step 6 (`agent_losses`) and
-    `magrpo_step` take it as they take a tree. It draws the same random numbers as `rollout_tree`
-    with num_turns = 1.
+    `magrpo_step` take it as they take a tree.
     """
-    n, G = len(agents), config.num_generations
+    n = len(agents)
     if len(prompts) != n:
         raise ValueError(f"rollout got {len(prompts)} prompts for {n} agents; each agent needs its own prompt.")
-    comps = team_policy(agents).sample(agents, [[p] for p in prompts], G, sampling_settings(config),  # step 2:
-                                       batch_agents=config.batch_agents)  # a_i^(1..G) ~ pi_i(. | o_i)
-    completions = [list(c.texts) for c in comps]
-    table = joint_actions(n, G, config.joint_mode)  # step 3: (J, n)
-    joint = [[completions[i][int(table[j, i])] for j in range(len(table))] for i in range(n)]
-    rewards, components = joint_rewards(reward_fn, joint, row)  # step 4: r^(j) = R(a^(j), x)
-    advantages = group_advantages(rewards, config.advantage, config.scale_rewards, config.advantage_clip)  # step 5
-    credit = credit_samples(advantages, table, G)  # step 5: A of each agent's each sample
-    root = Node(depth=0, prompts=list(prompts), histories=[[] for _ in range(n)], completions=completions,
-                table=table, rewards=rewards, components=components, returns=rewards.clone(),
-                advantages=advantages, sample_advantages=credit)
+    root = Node(depth=0, prompts=list(prompts), histories=[[] for _ in range(n)])
+    comps = sample_and_score(agents, [root], row, reward_fn, config, policy)  # steps 2-4
+    root.returns = root.rewards.clone()
+    root.advantages = group_advantages(root.rewards, config.advantage, config.scale_rewards, config.advantage_clip)  # step 5
+    root.sample_advantages = credit_samples(root.advantages, root.table, config.num_generations)  # step 5: each sample's A
     return Rollout(root=root, levels=[[root]], completions=[comps])
 
 
@@ -448,42 +465,34 @@ def _call_transition(transition, prompts, completions, histories, row):
 
 
 def rollout_tree(agents: Sequence[Agent], prompts: Sequence[str], row: Any, reward_fn: Callable, config,
-                 transition: Optional[Callable] = None) -> Rollout:
-    """Steps 2-4 on every node of the rollout tree (CoMLRL's design): at each depth every node's agents
-    sample G, form joint actions and score them; each joint action gets a child node whose prompts
-    come from `transition`, until num_turns or early termination. Step 5 is `assign_advantages`.
-
-    All nodes of one depth are sampled together in one batched call per agent group.
+                 transition: Optional[Callable] = None, policy=None) -> Rollout:
+    """Steps 2-4 on every node of the rollout tree (CoMLRL's design): at each depth `sample_and_score` (every
+    node's agents sample G, form joint actions and score them, all nodes of the depth in one batched call per
+    agent group); each joint action gets a child node whose prompts come from `transition`, until num_turns or
+    early termination. Step 5 is `assign_advantages`.
     """
-    n, G = len(agents), config.num_generations
+    n = len(agents)
     if len(prompts) != n:
         raise ValueError(f"rollout got {len(prompts)} prompts for {n} agents; each agent needs its own prompt.")
     if config.num_turns > 1 and transition is None:
         raise ValueError(f"num_turns={config.num_turns} needs a transition(prompts, completions, histories) "
                          "function that builds each agent's next prompt.")
-    policy = team_policy(agents)
+    policy = team_policy(agents) if policy is None else policy
     root = Node(depth=0, prompts=list(prompts), histories=[[] for _ in range(n)])
     levels, comps_per_level = [[root]], []
     for depth in range(config.num_turns):
         level = levels[-1]
-        comps = policy.sample(agents, [[nd.prompts[i] for nd in level] for i in range(n)], G,
-                              sampling_settings(config), batch_agents=config.batch_agents)
-        comps_per_level.append(comps)
-        table = joint_actions(n, G, config.joint_mode)
+        comps_per_level.append(sample_and_score(agents, level, row, reward_fn, config, policy))  # steps 2-4
         nxt: list[Node] = []
-        for k, nd in enumerate(level):
-            nd.completions = [comps[i].texts[k * G:(k + 1) * G] for i in range(n)]
-            nd.table = table
-            per_joint = [[nd.completions[i][int(table[j, i])] for j in range(len(table))] for i in range(n)]
-            nd.rewards, nd.components = joint_rewards(reward_fn, per_joint, row)
+        for nd in level:
             if depth + 1 == config.num_turns:
                 continue
             thr = config.early_termination_threshold
             if thr is not None and nd.rewards.mean().item() > thr:
                 nd.terminated_early = True
                 continue
-            for j in range(len(table)):
-                joint = [per_joint[i][j] for i in range(n)]
+            for j in range(len(nd.table)):
+                joint = [nd.completions[i][int(nd.table[j, i])] for i in range(n)]
                 hist = [nd.histories[i] + [(nd.prompts[i], joint[i])] for i in range(n)]
                 child = Node(depth=depth + 1, prompts=_call_transition(transition, nd.prompts, joint, hist, row),
                              histories=hist)
@@ -520,13 +529,13 @@ def assign_advantages(ro: Rollout, config) -> None:
 
 
 def rollout(agents: Sequence[Agent], prompts: Sequence[str], row: Any, reward_fn: Callable, config,
-            transition: Optional[Callable] = None) -> Rollout:
+            transition: Optional[Callable] = None, policy=None) -> Rollout:
     """Steps 2-5 on one task, any number of turns: `single_turn_rollout` when config.num_turns == 1,
     else `rollout_tree` (steps 2-4 at every node) and `assign_advantages` (step 5 at every node; it
     only reads the rewards, so calling it again recomputes the same returns and advantages)."""
     if config.num_turns == 1:
-        return single_turn_rollout(agents, prompts, row, reward_fn, config)
-    ro = rollout_tree(agents, prompts, row, reward_fn, config, transition)
+        return single_turn_rollout(agents, prompts, row, reward_fn, config, policy)
+    ro = rollout_tree(agents, prompts, row, reward_fn, config, transition, policy)
     assign_advantages(ro, config)
     return ro
 
@@ -560,6 +569,7 @@ def magrpo_step(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimi
                          "row's gradient is weighted 1/prompts_per_step, so give that many rows (or set the config's).")
     for opt in optimizers:
         opt.zero_grad(set_to_none=True)
+    policy = team_policy(agents)  # the team's backend (steps 2 and 6), looked up once for the step
     done = []
     extra = getattr(config, "dynamic_sampling", 0) if draw_row is not None else 0
     redrawn = 0
@@ -567,7 +577,7 @@ def magrpo_step(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimi
         prompts = format_prompts(formatters, row, where[k] if where is not None else f"row {k} of the step")  # step 1
         if seed is not None:
             seed_rngs(seed + k)
-        ro = rollout(agents, prompts, row, reward_fn, config, transition)  # steps 2-5
+        ro = rollout(agents, prompts, row, reward_fn, config, transition, policy)  # steps 2-5
         draws, key = 1, None
         while redrawn < extra and bool((ro.root.rewards == ro.root.rewards[0]).all()):  # a flat group: draw another
             redrawn += 1
@@ -576,9 +586,9 @@ def magrpo_step(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimi
             prompts = format_prompts(formatters, row, f"dynamic-sampling row {key}")
             if seed is not None:
                 seed_rngs(seed + k + 1_000_000 * redrawn)
-            ro = rollout(agents, prompts, row, reward_fn, config, transition)
+            ro = rollout(agents, prompts, row, reward_fn, config, transition, policy)
         ro.draws, ro.drawn_key = draws, key
-        losses = accumulate_gradients(agents, ro, config.beta, 1.0 / config.prompts_per_step)  # step 6, backward
+        losses = accumulate_gradients(agents, ro, config.beta, 1.0 / config.prompts_per_step, policy)  # step 6, backward
         done.append((ro, losses))
     if reduce_gradients is not None:
         reduce_gradients(agents)  # e.g. the sum over data-parallel processes

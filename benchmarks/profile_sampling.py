@@ -3,7 +3,7 @@
     python benchmarks/profile_sampling.py --out /tmp/profile_sampling.md      # tiny + SmolLM2-135M shapes
     python benchmarks/profile_sampling.py --shapes tiny --reps 3
 
-One call of the fast policy's step 2 (`FastPolicy.sample`): one 64-token prompt per agent, G = 4
+One call of the fast policy's step 2 (`FastBackend.sample`): one 64-token prompt per agent, G = 4
 samples, 32 new tokens, the config's default sampling (temperature 1, top_p 1, top_k 0: generate runs
 no warper), and once more with warpers (temperature 0.7, top_k 50, top_p 0.9). Random weights (speed
 does not depend on them): the tiny shape is the embedded tiny model's own config (the model registry's
@@ -106,7 +106,7 @@ def instrument(model_cls):
     from transformers.generation.logits_process import LogitsProcessorList
     from transformers.generation.stopping_criteria import StoppingCriteriaList
 
-    from magrpo_edu import fast_path
+    from magrpo_edu.backends import fast as fast_path
 
     T = Timers()
 
@@ -149,10 +149,10 @@ def teams(shape, tok):
 
 
 def one_call(agents, prompts, gen):
-    from magrpo_edu.fast_path import FastPolicy
+    from magrpo_edu.backends.fast import FastBackend
 
     t = time.perf_counter()
-    comps = FastPolicy().sample(agents, prompts, ss.G, gen)
+    comps = FastBackend().sample(agents, prompts, ss.G, gen)
     wall = time.perf_counter() - t
     n = comps[0].completion_ids.shape[1]
     return wall, n

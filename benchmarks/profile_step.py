@@ -56,11 +56,11 @@ def main(argv=None):
         return wrapper
 
     # Wrap what the algorithm calls (the team's policy: sampling, log-probs; the joint reward) and the backward pass.
-    from magrpo_edu.fast_path import FastPolicy
+    from magrpo_edu.backends.fast import FastBackend
 
-    FastPolicy.sample = timed("sample (generate, KV cache, both agents)", FastPolicy.sample)
+    FastBackend.sample = timed("sample (generate, KV cache, both agents)", FastBackend.sample)
     algorithm.joint_rewards = timed("joint reward", algorithm.joint_rewards)
-    FastPolicy.logprobs = timed("log-prob forward (one pass, both agents)", FastPolicy.logprobs)
+    FastBackend.logprobs = timed("log-prob forward (one pass, both agents)", FastBackend.logprobs)
     backward = torch.autograd.backward
     algorithm.torch.autograd.backward = timed("backward", backward)
     tr.training_step()  # warm-up

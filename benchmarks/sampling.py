@@ -6,7 +6,7 @@
 Same workload in both modes: 2 agents (one LoRA adapter each on a shared frozen base), G = 4,
 one prompt of about 64 tokens per step, exactly N new tokens (min_new_tokens = max_new_tokens),
 a full MAGRPO step (sampling, reward, advantages, per-agent loss and AdamW step).
-  batched:   both agents' 2 x G rows in ONE generate call (fast_path.adapter_rows)
+  batched:   both agents' 2 x G rows in ONE generate call (backends.fast.adapter_rows)
   per-agent: one generate call per agent (config.batch_agents = False)
 Models: randomly initialised Llamas of the shapes in benchmarks/step_speed.py (a ~1M-parameter one
 and SmolLM2-135M's; weights do not matter for speed).

@@ -17,7 +17,7 @@ Methods (each runs in its own subprocess, so peak memory is per method):
                        agents' rows sampled in ONE generate call, full MAGRPO step (trainer.training_step)
   magrpo-edu-lora-bf16 the same with the frozen base in bfloat16 (adapters, log-softmax and optimiser in fp32):
                        NOT the same precision as the others, reported beside them, not instead of them
-  magrpo-edu-lora-plain the same as magrpo-edu-lora with the plain policy (lora_agents(policy=PlainPolicy())): one generate
+  magrpo-edu-lora-plain the same as magrpo-edu-lora with the plain policy (lora_agents(backend=PlainBackend())): one generate
                        and one log-prob forward PER AGENT, no batching of the agents, no shared prompt cache;
                        not in the default list (name it in --methods)
   magrpo-edu-separate  magrpo-edu with two full copies, full fine-tuning (the same work as CoMLRL)
@@ -171,9 +171,9 @@ def run_magrpo_edu(mode, shape, tok, dtype, device, steps, N):
         dtype = torch.bfloat16
     base = build(shape, tok, dtype, device)
     if mode.startswith("lora"):
-        from magrpo_edu.policy import PlainPolicy
+        from magrpo_edu.backends import PlainBackend
 
-        agents = lora_agents(base, 2, tokenizer=tok, policy=PlainPolicy() if mode == "lora-plain" else None)
+        agents = lora_agents(base, 2, tokenizer=tok, backend=PlainBackend() if mode == "lora-plain" else None)
         lr = 1e-4
     else:
         agents = separate_agents(base, 2, tokenizer=tok)

@@ -1,8 +1,8 @@
 """Agents: causal-LM policies and how a team is built.
 
 An `Agent` is a transformers causal LM (or one named LoRA adapter on a shared base) plus its
-tokenizer, sampling settings and the team's policy (`Agent.policy`: how steps 2 and 6 run the
-models, `magrpo_edu.policy`). Three ways to build a team:
+tokenizer, sampling settings and the team's backend (`Agent.backend`: how steps 2 and 6 run the
+models, `magrpo_edu.backends`). Three ways to build a team:
 
 * `lora_agents(base, n)`       - one frozen base, one peft LoRA adapter per agent (the default:
                                  memory grows by the adapters only);
@@ -12,19 +12,19 @@ models, `magrpo_edu.policy`). Three ways to build a team:
 (`load_lora_agents` loads saved adapters; `frozen_copy` makes a reference model;
 `checkpoint_activations(agents)` trades about one more forward for most of step 6's activation memory.)
 
-Each builder picks the team's policy: `fast_path.FastPolicy()` unless given `policy=`, e.g.
-`lora_agents(base, 2, policy=PlainPolicy())` for the plain one-agent-at-a-time code of
-`magrpo_edu.policy` (same numbers up to float rounding, slower; for reading and comparing). The
-algorithm asks the team for it once (`team_policy(agents)`) and calls its three methods:
+Each builder picks the team's backend: `backends.FastBackend()` unless given `backend=`, e.g.
+`lora_agents(base, 2, backend=PlainBackend())` for the plain one-agent-at-a-time code of
+`magrpo_edu.backends.plain` (same numbers up to float rounding, slower; for reading and comparing). The
+algorithm asks the team for it once (`team_backend(agents)`) and calls its three methods:
 `sample` (step 2), `logprobs` (step 6) and `reference_logprobs` (pi_ref: the KL leash, the
 naturalness metric). Scripts and notebooks call them the same way:
 
-    policy = team_policy(agents)
-    comps = policy.sample(agents, [[prompt_0], [prompt_1]], G, sampling_settings(config))
-    logps = policy.logprobs(agents, comps)            # one (G,) tensor per agent
-    (logp,) = agent.policy.logprobs([agent], [c])     # one agent
+    backend = team_backend(agents)
+    comps = backend.sample(agents, [[prompt_0], [prompt_1]], G, sampling_settings(config))
+    logps = backend.logprobs(agents, comps)            # one (G,) tensor per agent
+    (logp,) = agent.backend.logprobs([agent], [c])      # one agent
 
-`Completions`, `sampling_settings` and the context check live in `magrpo_edu.policy`.
+`Completions`, `sampling_settings` and the context check live in `magrpo_edu.backends`.
 """
 from __future__ import annotations
 
@@ -35,9 +35,8 @@ from typing import Any, Optional, Sequence
 
 import torch
 
-from .fast_path import FastPolicy
+from .backends import Backend, FastBackend
 from .models import load_model, prepare_tokenizer
-from .policy import Policy
 
 
 @dataclass
@@ -55,13 +54,13 @@ class Agent:
     """A FROZEN copy of this agent's untrained model (pi_ref), for a full-model agent: the model the
     naturalness metric (`magrpo_edu.quality`) and the KL leash (config.beta) measure against. Never
     trained, never saved in checkpoints. LoRA agents leave it None: their reference is the shared
-    base with the adapters disabled (no copy). See `policy.reference_model`."""
+    base with the adapters disabled (no copy). See `backends.reference_model`."""
     reference_adapter: Optional[str] = None
     """For a LoRA agent: the name of a FROZEN adapter of the same peft model that is its pi_ref instead of the
     base with adapters off, e.g. its supervised warm start (`leash_to_adapters`); None: the base."""
-    policy: Policy = field(default_factory=FastPolicy, repr=False)
-    """How steps 2 and 6 run this agent's team (`magrpo_edu.policy`): `FastPolicy()` (the default) or
-    `PlainPolicy()`. Set by the team builders; all the agents of a team share one (`team_policy`)."""
+    backend: Backend = field(default_factory=FastBackend, repr=False)
+    """How steps 2 and 6 run this agent's team (`magrpo_edu.backends`): `FastBackend()` (the default) or
+    `PlainBackend()`. Set by the team builders; all the agents of a team share one (`team_backend`)."""
 
     def trainable_parameters(self) -> list[torch.nn.Parameter]:
         """The parameters this agent's optimiser updates: its adapter's, or the whole model's."""
@@ -83,7 +82,7 @@ class Agent:
 
     def forward_kwargs(self, batch_size: int) -> dict:
         """Extra kwargs that route a forward/generate call through this agent's adapter (peft's
-        own mixed-adapter path, as `policy` uses it; the fast path routes with `fast_path.adapter_rows`)."""
+        own mixed-adapter path, as the plain backend uses it; the fast path routes with `backends.fast.adapter_rows`)."""
         return {"adapter_names": [self.adapter] * batch_size} if self.adapter is not None else {}
 
 
@@ -104,14 +103,14 @@ def _as_model_and_tokenizer(base, tokenizer, dtype, device):
 def lora_agents(base, num_agents: int = 2, tokenizer=None, r: int = 8, alpha: int = 16,
                 target_modules: Sequence[str] | str | None = "all-linear", dropout: float = 0.0,
                 dtype: Any = None, device=None, names: Sequence[str] | None = None, seed: int = 0,
-                policy: Optional[Policy] = None) -> list[Agent]:
+                backend: Optional[Backend] = None) -> list[Agent]:
     """n agents on ONE frozen base, each with its own LoRA adapter (peft named adapters).
 
     The base weights are shared and frozen; only the adapters train, so memory grows by a few
     percent per agent. All adapters start at B = 0, i.e. every agent starts as the base model.
     The random A matrices are drawn from a generator seeded with `seed` (the caller's RNG is left
     untouched): without it, two runs differ from step 2 on, since B = 0 hides A only at step 1.
-    policy: the team's `Agent.policy` (default `FastPolicy()`: the agents batched on their one base).
+    backend: the team's `Agent.backend` (default `FastBackend()`: the agents batched on their one base).
     """
     from peft import LoraConfig, get_peft_model
 
@@ -131,12 +130,12 @@ def lora_agents(base, num_agents: int = 2, tokenizer=None, r: int = 8, alpha: in
     # Mixed-adapter batches (adapter_names=...) need eval mode; dropout is 0 by default so eval and
     # train modes compute the same function. The trainer never switches to train mode.
     peft_model.eval()
-    return [Agent(name=name, model=peft_model, tokenizer=tok, adapter=name, policy=_chosen(policy)) for name in names]
+    return [Agent(name=name, model=peft_model, tokenizer=tok, adapter=name, backend=_chosen(backend)) for name in names]
 
 
 def load_lora_agents(base, adapter_dirs: Sequence[str | Path], tokenizer=None, names: Sequence[str] | None = None,
                      trainable: bool = True, dtype: Any = None, device=None,
-                     policy: Optional[Policy] = None) -> list[Agent]:
+                     backend: Optional[Backend] = None) -> list[Agent]:
     """Agents from saved LoRA adapters: `lora_agents` for a trained run.
 
     `adapter_dirs` are standard peft adapter folders (adapter_config.json + adapter_model.safetensors,
@@ -145,7 +144,7 @@ def load_lora_agents(base, adapter_dirs: Sequence[str | Path], tokenizer=None, n
     the base stays shared; `base` may also be that peft model already (the model of `lora_agents`),
     and the saved adapters join its own without a second copy of the base, and the agents can be evaluated (`run.baselines.run_method`) or trained further
     (`trainable=True`). Names default to the folders' names. Plain peft loads the same folders:
-    `PeftModel.from_pretrained(base, adapter_dirs[0])`. policy: as in `lora_agents`.
+    `PeftModel.from_pretrained(base, adapter_dirs[0])`. backend: as in `lora_agents`.
     """
     from peft import PeftModel
 
@@ -177,7 +176,7 @@ def load_lora_agents(base, adapter_dirs: Sequence[str | Path], tokenizer=None, n
         elif "lora_" not in n:
             p.requires_grad_(False)
     peft_model.eval()  # as lora_agents: mixed-adapter batches need eval mode
-    return [Agent(name=name, model=peft_model, tokenizer=tok, adapter=name, policy=_chosen(policy)) for name in names]
+    return [Agent(name=name, model=peft_model, tokenizer=tok, adapter=name, backend=_chosen(backend)) for name in names]
 
 
 def leash_to_adapters(agents: Sequence[Agent], adapter_dirs: Sequence[str | Path], suffix: str = "_ref") -> list[Agent]:
@@ -217,7 +216,7 @@ def frozen_copy(model):
 def separate_agents(base, num_agents: int = 2, tokenizer=None, dtype: Any = None, device=None,
                     names: Sequence[str] | None = None, reference: bool = True,
                     devices: Sequence[str | torch.device] | None = None,
-                    policy: Optional[Policy] = None) -> list[Agent]:
+                    backend: Optional[Backend] = None) -> list[Agent]:
     """n independent full copies of one model, fully fine-tuned (the paper's setting).
 
     reference=True (default) also keeps ONE frozen copy of the untrained model, shared by all the
@@ -231,7 +230,7 @@ def separate_agents(base, num_agents: int = 2, tokenizer=None, dtype: Any = None
     DISTINCT device, so each agent's reference forward runs where the agent is. Sampling and log-probs
     run on each agent's device, rewards on CPU (they read texts), and `algorithm.agent_losses` moves
     the advantages to each agent's device.
-    policy: the team's `Agent.policy` (default `FastPolicy()`: each prompt computed once for its G samples).
+    backend: the team's `Agent.backend` (default `FastBackend()`: each prompt computed once for its G samples).
     """
     if devices is not None:
         devices = [torch.device(d) for d in devices]
@@ -254,21 +253,21 @@ def separate_agents(base, num_agents: int = 2, tokenizer=None, dtype: Any = None
                 r = refs[key]
         m.requires_grad_(True)
         m.eval()  # no dropout during sampling or loss: on-policy log-probs match the sampler
-        agents.append(Agent(name=name, model=m, tokenizer=tok, reference=r, policy=_chosen(policy)))
+        agents.append(Agent(name=name, model=m, tokenizer=tok, reference=r, backend=_chosen(backend)))
     return agents
 
 
 def heterogeneous_agents(models: Sequence, tokenizers: Sequence | None = None, dtype: Any = None,
                          device=None, names: Sequence[str] | None = None, reference: bool = True,
                          devices: Sequence[str | torch.device] | None = None,
-                         policy: Optional[Policy] = None) -> list[Agent]:
+                         backend: Optional[Backend] = None) -> list[Agent]:
     """One agent per given model (ids, paths or objects); models and tokenizers may all differ.
 
     reference=True (default) keeps a frozen copy of each agent's untrained model as its
     `Agent.reference` (naturalness metric, KL leash): memory cost one more copy of EVERY agent's
     weights (twice the weights in all). reference=False: no copies, no naturalness, no beta > 0.
     devices: one device per agent (instead of one `device` for all); each reference stays with its agent.
-    policy: as in `separate_agents`."""
+    backend: as in `separate_agents`."""
     if devices is not None and len(devices) != len(models):
         raise ValueError(f"heterogeneous_agents got {len(devices)} devices for {len(models)} models: give one per agent.")
     tokenizers = list(tokenizers) if tokenizers is not None else [None] * len(models)
@@ -280,28 +279,28 @@ def heterogeneous_agents(models: Sequence, tokenizers: Sequence | None = None, d
         m.requires_grad_(True)
         m.eval()
         agents.append(Agent(name=name, model=m, tokenizer=t, reference=frozen_copy(m) if reference else None,
-                            policy=_chosen(policy)))
+                            backend=_chosen(backend)))
     return agents
 
 
-def _chosen(policy: Optional[Policy]) -> Policy:
-    """A builder's `policy=`: the fast one when None; anything without the three methods is refused."""
-    if policy is None:
-        return FastPolicy()
-    missing = [m for m in ("sample", "logprobs", "reference_logprobs") if not callable(getattr(policy, m, None))]
+def _chosen(backend: Optional[Backend]) -> Backend:
+    """A builder's `backend=`: the fast one when None; anything without the three methods is refused."""
+    if backend is None:
+        return FastBackend()
+    missing = [m for m in ("sample", "logprobs", "reference_logprobs") if not callable(getattr(backend, m, None))]
     if missing:
-        raise ValueError(f"policy={policy!r} is not a policy: it lacks {missing}; pass PlainPolicy() or FastPolicy() "
-                         "(magrpo_edu.policy / magrpo_edu.fast_path), or leave it out for FastPolicy().")
-    return policy
+        raise ValueError(f"backend={backend!r} is not a backend: it lacks {missing}; pass PlainBackend() or FastBackend() "
+                         "(magrpo_edu.backends), or leave it out for FastBackend().")
+    return backend
 
 
 # --------------------------------------------------------------------------------------------------
-# The team's policy
+# The team's backend, and activation checkpointing
 # --------------------------------------------------------------------------------------------------
 def checkpoint_activations(agents: Sequence[Agent]) -> None:
     """Switch on transformers' activation (gradient) checkpointing for every model of the team: step 6's
     backward pass then recomputes each decoder layer instead of holding every layer's activations, about
-    one more forward of time for a fraction of the memory (`policy.checkpointed_layers` says how it runs
+    one more forward of time for a fraction of the memory (`backends.common.checkpointed_layers` says how it runs
     while the agents stay in eval mode). For a real model on a small machine: SmolLM2-135M's live steps
     in notebook 07 (float32, 2 agents x 2 samples of a ~200-token post) peak about 1 GB lower with it.
     The same losses and gradients up to float rounding; sampling and the reference are unchanged."""
@@ -318,15 +317,15 @@ def checkpoint_activations(agents: Sequence[Agent]) -> None:
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
 
 
-def team_policy(agents: Sequence[Agent]) -> Policy:
-    """The policy all of `agents` share (`Agent.policy`, chosen when they were built): what the
-    algorithm calls for steps 2 and 6. Two teams built apart with equal policies (FastPolicy() and
-    FastPolicy()) make one team; agents with different policies are refused."""
-    policies = list(dict.fromkeys(a.policy for a in agents))
-    if len(policies) != 1:
-        raise ValueError(f"the agents {[a.name for a in agents]} do not share one policy (they have {policies}); build "
-                         "them with the same policy= (or set agent.policy on each), so steps 2 and 6 run one way.")
-    return policies[0]
+def team_backend(agents: Sequence[Agent]) -> Backend:
+    """The backend all of `agents` share (`Agent.backend`, chosen when they were built): what the
+    algorithm calls for steps 2 and 6, once a step. Two teams built apart with equal backends (FastBackend() and
+    FastBackend()) make one team; agents with different backends are refused."""
+    backends = list(dict.fromkeys(a.backend for a in agents))
+    if len(backends) != 1:
+        raise ValueError(f"the agents {[a.name for a in agents]} do not share one backend (they have {backends}); build "
+                         "them with the same backend= (or set agent.backend on each), so steps 2 and 6 run one way.")
+    return backends[0]
 
 
 def has_reference(agent: Agent) -> bool:

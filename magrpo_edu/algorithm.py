@@ -13,10 +13,10 @@ One training step on one task x (the paper uses one prompt per optimiser step):
     7. update     one optimiser step per agent
 
 This module reads in that order: step 1 (`format_prompts`, each agent's formatter on the row; `seed_rngs`
-seeds the sampling). Step 2 and the log-probs of step 6 are the team's policy, chosen when the agents were built (`agents.team_policy`;
-`magrpo_edu.policy`): `policy.sample` (G responses per agent), `policy.logprobs` (the sums of the
-token log-probs) and `policy.reference_logprobs` (the frozen model's, for the KL leash); this module
-calls only those three, whichever policy it is. Here come step 3 (`joint_actions`), 4
+seeds the sampling). Step 2 and the log-probs of step 6 run on the team's backend, chosen when the agents were built (`agents.team_backend`;
+`magrpo_edu.backends`): `backend.sample` (G responses per agent), `backend.logprobs` (the sums of the
+token log-probs) and `backend.reference_logprobs` (the frozen model's, for the KL leash); this module
+calls only those three, whichever backend it is. Here come step 3 (`joint_actions`), 4
 (`joint_rewards`), 5 (`group_advantages`, `credit_samples`), 6 (`policy_loss`, `kl_penalty`,
 `agent_losses`, and its backward pass `accumulate_gradients`); then single-turn MAGRPO, steps 2-5
 one after the other (`single_turn_rollout`); then the multi-turn rollout tree; then `magrpo_step`,
@@ -58,8 +58,8 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import torch
 
-from .agents import Agent, team_policy
-from .policy import Completions, sampling_settings
+from .agents import Agent, team_backend
+from .backends import Completions, sampling_settings
 
 
 # ==================================================================================================
@@ -311,23 +311,23 @@ def kl_penalty(logp: torch.Tensor, ref_logp: torch.Tensor, mask: torch.Tensor) -
     return ((torch.exp(d) - d - 1) * mask).sum(-1)
 
 
-def agent_losses(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0, policy=None) -> list[torch.Tensor]:
+def agent_losses(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0, backend=None) -> list[torch.Tensor]:
     """Step 6 for every agent: L_i over every node agent i acted in (one node in a single-turn step;
-    one `policy.logprobs` call per level for the whole team).
+    one `backend.logprobs` call per level for the whole team).
 
     beta > 0 adds the KL leash (deviation 11): L_i += beta * (1/G) sum_g sum_t kl_t^(g), with one
     reference forward per agent and level (no gradient), and stores each agent's mean per-token
-    KL in `ro.kl`. beta = 0 (the paper) computes exactly `policy_loss` and no reference pass. `policy`: the
-    team's backend (`team_policy`), looked up once a step by `magrpo_step`."""
-    policy = team_policy(agents) if policy is None else policy
+    KL in `ro.kl`. beta = 0 (the paper) computes exactly `policy_loss` and no reference pass. `backend`: the
+    team's backend (`team_backend`), looked up once a step by `magrpo_step`."""
+    backend = team_backend(agents) if backend is None else backend
     per_agent: list[list[torch.Tensor]] = [[] for _ in agents]
     kl_sum, kl_tokens = [0.0] * len(agents), [0.0] * len(agents)
     for depth, level in enumerate(ro.levels):
         comps = ro.completions[depth]
         if beta == 0:
-            logps = policy.logprobs(agents, comps)  # sum_t log pi_i(a_t | o_i, a_<t), (B_i,)
+            logps = backend.logprobs(agents, comps)  # sum_t log pi_i(a_t | o_i, a_<t), (B_i,)
         else:
-            token_logps = policy.logprobs(agents, comps, per_token=True)
+            token_logps = backend.logprobs(agents, comps, per_token=True)
             logps = [t.sum(-1) for t in token_logps]
         for i, agent in enumerate(agents):
             adv = torch.cat([nd.sample_advantages[i] for nd in level]).to(agent.device)
@@ -335,7 +335,7 @@ def agent_losses(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0, policy
             if beta != 0:
                 mask = comps[i].completion_mask.to(token_logps[i].device)
                 T = (comps[i].sampling or {}).get("temperature", 1.0)  # the reference at the sampling temperature (TRL)
-                (ref,) = policy.reference_logprobs([agent], [comps[i]], T)  # log pi_ref per token, no grad
+                (ref,) = backend.reference_logprobs([agent], [comps[i]], T)  # log pi_ref per token, no grad
                 kl = kl_penalty(token_logps[i], ref, mask)
                 term = term + beta * kl.mean()
                 kl_sum[i] += kl.detach().sum().item()
@@ -353,7 +353,7 @@ def agent_losses(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0, policy
 
 
 def accumulate_gradients(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0, weight: float = 1.0,
-                         policy=None) -> list[float]:
+                         backend=None) -> list[float]:
     """The gradients of step 6 for one prompt: adds weight * grad L_i to each agent's gradients and
     returns the losses L_i.
 
@@ -362,7 +362,7 @@ def accumulate_gradients(agents: Sequence[Agent], ro: Rollout, beta: float = 0.0
     (config.prompts_per_step = P; or P prompts over several processes) `magrpo_step` calls it once
     per prompt with weight 1/P, so the accumulated gradient is that of the mean of the prompts'
     losses; each prompt is its own group (its own advantages). weight 1 is the paper."""
-    losses = agent_losses(agents, ro, beta, policy)
+    losses = agent_losses(agents, ro, beta, backend)
     torch.autograd.backward(losses if weight == 1 else [loss * weight for loss in losses])
     return [loss.item() for loss in losses]
 
@@ -408,15 +408,15 @@ class Rollout:
 
 
 def sample_and_score(agents: Sequence[Agent], nodes: Sequence[Node], row: Any, reward_fn: Callable, config,
-                     policy=None) -> list:
+                     backend=None) -> list:
     """Steps 2-4 of Algorithm 1 on every node of one depth (single-turn MAGRPO: the one root node), written onto
     the nodes: each agent samples G answers to each node's prompt, all nodes in one batched call per agent group
     (step 2: a_i^(1..G) ~ pi_i(. | o_i)); the joint-action table (step 3: (J, n)); each joint action's reward
     (step 4: r^(j) = R(a^(j), x)). Returns each agent's `Completions` (step 6 scores their tokens).
-    `policy`: the team's backend (`team_policy`), looked up once a step by the caller."""
+    `backend`: the team's backend (`team_backend`), looked up once a step by the caller."""
     n, G = len(agents), config.num_generations
-    policy = team_policy(agents) if policy is None else policy
-    comps = policy.sample(agents, [[nd.prompts[i] for nd in nodes] for i in range(n)], G, sampling_settings(config),
+    backend = team_backend(agents) if backend is None else backend
+    comps = backend.sample(agents, [[nd.prompts[i] for nd in nodes] for i in range(n)], G, sampling_settings(config),
                           batch_agents=config.batch_agents)  # step 2
     table = joint_actions(n, G, config.joint_mode)  # step 3
     for k, nd in enumerate(nodes):
@@ -428,7 +428,7 @@ def sample_and_score(agents: Sequence[Agent], nodes: Sequence[Node], row: Any, r
 
 
 def single_turn_rollout(agents: Sequence[Agent], prompts: Sequence[str], row: Any, reward_fn: Callable,
-                        config, policy=None) -> Rollout:
+                        config, backend=None) -> Rollout:
     """Steps 2-5 of Algorithm 1 on one task x, given each agent's prompt o_i (step 1): steps 2-4 are
     `sample_and_score` on the root node (the same call the tree makes at each depth), step 5 the group-relative
     advantage of each joint action and the credit to each agent's samples.
@@ -440,7 +440,7 @@ def single_turn_rollout(agents: Sequence[Agent], prompts: Sequence[str], row: An
     if len(prompts) != n:
         raise ValueError(f"rollout got {len(prompts)} prompts for {n} agents; each agent needs its own prompt.")
     root = Node(depth=0, prompts=list(prompts), histories=[[] for _ in range(n)])
-    comps = sample_and_score(agents, [root], row, reward_fn, config, policy)  # steps 2-4
+    comps = sample_and_score(agents, [root], row, reward_fn, config, backend)  # steps 2-4
     root.returns = root.rewards.clone()
     root.advantages = group_advantages(root.rewards, config.advantage, config.scale_rewards, config.advantage_clip)  # step 5
     root.sample_advantages = credit_samples(root.advantages, root.table, config.num_generations)  # step 5: each sample's A
@@ -465,7 +465,7 @@ def _call_transition(transition, prompts, completions, histories, row):
 
 
 def rollout_tree(agents: Sequence[Agent], prompts: Sequence[str], row: Any, reward_fn: Callable, config,
-                 transition: Optional[Callable] = None, policy=None) -> Rollout:
+                 transition: Optional[Callable] = None, backend=None) -> Rollout:
     """Steps 2-4 on every node of the rollout tree (CoMLRL's design): at each depth `sample_and_score` (every
     node's agents sample G, form joint actions and score them, all nodes of the depth in one batched call per
     agent group); each joint action gets a child node whose prompts come from `transition`, until num_turns or
@@ -477,12 +477,12 @@ def rollout_tree(agents: Sequence[Agent], prompts: Sequence[str], row: Any, rewa
     if config.num_turns > 1 and transition is None:
         raise ValueError(f"num_turns={config.num_turns} needs a transition(prompts, completions, histories) "
                          "function that builds each agent's next prompt.")
-    policy = team_policy(agents) if policy is None else policy
+    backend = team_backend(agents) if backend is None else backend
     root = Node(depth=0, prompts=list(prompts), histories=[[] for _ in range(n)])
     levels, comps_per_level = [[root]], []
     for depth in range(config.num_turns):
         level = levels[-1]
-        comps_per_level.append(sample_and_score(agents, level, row, reward_fn, config, policy))  # steps 2-4
+        comps_per_level.append(sample_and_score(agents, level, row, reward_fn, config, backend))  # steps 2-4
         nxt: list[Node] = []
         for nd in level:
             if depth + 1 == config.num_turns:
@@ -529,13 +529,13 @@ def assign_advantages(ro: Rollout, config) -> None:
 
 
 def rollout(agents: Sequence[Agent], prompts: Sequence[str], row: Any, reward_fn: Callable, config,
-            transition: Optional[Callable] = None, policy=None) -> Rollout:
+            transition: Optional[Callable] = None, backend=None) -> Rollout:
     """Steps 2-5 on one task, any number of turns: `single_turn_rollout` when config.num_turns == 1,
     else `rollout_tree` (steps 2-4 at every node) and `assign_advantages` (step 5 at every node; it
     only reads the rewards, so calling it again recomputes the same returns and advantages)."""
     if config.num_turns == 1:
-        return single_turn_rollout(agents, prompts, row, reward_fn, config, policy)
-    ro = rollout_tree(agents, prompts, row, reward_fn, config, transition, policy)
+        return single_turn_rollout(agents, prompts, row, reward_fn, config, backend)
+    ro = rollout_tree(agents, prompts, row, reward_fn, config, transition, backend)
     assign_advantages(ro, config)
     return ro
 
@@ -569,7 +569,7 @@ def magrpo_step(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimi
                          "row's gradient is weighted 1/prompts_per_step, so give that many rows (or set the config's).")
     for opt in optimizers:
         opt.zero_grad(set_to_none=True)
-    policy = team_policy(agents)  # the team's backend (steps 2 and 6), looked up once for the step
+    backend = team_backend(agents)  # the team's backend (steps 2 and 6), looked up once for the step
     done = []
     extra = getattr(config, "dynamic_sampling", 0) if draw_row is not None else 0
     redrawn = 0
@@ -577,7 +577,7 @@ def magrpo_step(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimi
         prompts = format_prompts(formatters, row, where[k] if where is not None else f"row {k} of the step")  # step 1
         if seed is not None:
             seed_rngs(seed + k)
-        ro = rollout(agents, prompts, row, reward_fn, config, transition, policy)  # steps 2-5
+        ro = rollout(agents, prompts, row, reward_fn, config, transition, backend)  # steps 2-5
         draws, key = 1, None
         while redrawn < extra and bool((ro.root.rewards == ro.root.rewards[0]).all()):  # a flat group: draw another
             redrawn += 1
@@ -586,9 +586,9 @@ def magrpo_step(agents: Sequence[Agent], optimizers: Sequence[torch.optim.Optimi
             prompts = format_prompts(formatters, row, f"dynamic-sampling row {key}")
             if seed is not None:
                 seed_rngs(seed + k + 1_000_000 * redrawn)
-            ro = rollout(agents, prompts, row, reward_fn, config, transition, policy)
+            ro = rollout(agents, prompts, row, reward_fn, config, transition, backend)
         ro.draws, ro.drawn_key = draws, key
-        losses = accumulate_gradients(agents, ro, config.beta, 1.0 / config.prompts_per_step, policy)  # step 6, backward
+        losses = accumulate_gradients(agents, ro, config.beta, 1.0 / config.prompts_per_step, backend)  # step 6, backward
         done.append((ro, losses))
     if reduce_gradients is not None:
         reduce_gradients(agents)  # e.g. the sum over data-parallel processes

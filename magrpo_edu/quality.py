@@ -12,8 +12,8 @@ structure reward while producing nothing readable. Two numbers per agent make th
   that repeats one phrase forever goes to 1. Pure Python, no model: cheap enough for every step.
 
 * naturalness(agent, completions): the mean per-token negative log-likelihood of each completion
-  under the agent's FROZEN UNTRAINED model pi_ref (its policy's `reference_logprobs`,
-  `magrpo_edu.policy`: LoRA agents' base with the adapters off; full-model agents' frozen copy,
+  under the agent's FROZEN UNTRAINED model pi_ref (its backend's `reference_logprobs`,
+  `magrpo_edu.backends`: LoRA agents' base with the adapters off; full-model agents' frozen copy,
   `Agent.reference`), averaged over the completions:
 
       naturalness = mean over completions of  -(1/T) sum_t log pi_ref(a_t | prompt, a_<t)
@@ -35,7 +35,7 @@ from typing import Sequence
 import torch
 
 from .agents import Agent
-from .policy import Completions
+from .backends import Completions
 
 
 def repetition(text: str) -> float:
@@ -66,7 +66,7 @@ def mean_repetition(texts: Sequence[str]) -> float:
 
 def token_nll(agent: Agent, completions: Completions) -> torch.Tensor:
     """Per completion, -(1/T) sum_t log pi_ref(a_t | ...): its mean token NLL under the reference, (B,)."""
-    (ref,) = agent.policy.reference_logprobs([agent], [completions], 1.0)  # the raw softmax (module docstring)
+    (ref,) = agent.backend.reference_logprobs([agent], [completions], 1.0)  # the raw softmax (module docstring)
     T = completions.completion_mask.sum(-1).clamp_min(1).to(ref.device)
     return -(ref.sum(-1) / T).float().cpu()
 

@@ -36,7 +36,7 @@ from typing import Sequence
 
 import torch
 
-from .policy import eos_token_ids
+from .backends import eos_token_ids
 from .quality import mean_repetition
 
 

@@ -39,11 +39,11 @@ import torch
 from .progress import progress_bar
 
 from . import distributed
-from .agents import Agent, has_reference, team_policy
+from .agents import Agent, has_reference, team_backend
 from .algorithm import format_prompts, magrpo_step, rollout
 from .checkpoints import find_checkpoint, load_checkpoint, save_checkpoint
 from .config import MAGRPOConfig
-from .policy import check_prompt_lengths
+from .backends import check_prompt_lengths
 from .quality import mean_repetition, token_nll
 from .records import mean_record, prompt_record, sample_record
 from .tracking import make_callbacks
@@ -142,7 +142,7 @@ class MAGRPOTrainer:
         self.config = config or MAGRPOConfig(num_agents=len(agents))
         c = self.config
         _check_arguments(agents, reward_fn, formatters, train_dataset, c, transition, checkpoint_dir)
-        team_policy(agents)  # one policy for the whole team (steps 2 and 6), or a clear error now
+        team_backend(agents)  # one backend for the whole team (steps 2 and 6), or a clear error now
         self.agents, self.reward_fn, self.formatters = list(agents), reward_fn, list(formatters)
         self.train_dataset, self.eval_dataset = train_dataset, eval_dataset
         self.transition, self.callbacks = transition, list(callbacks)
@@ -179,8 +179,8 @@ class MAGRPOTrainer:
 
     def _check_context(self) -> None:
         """The first training prompt plus max_new_tokens must fit each agent's context window, checked
-        when the trainer is built with the policy's one context check (`policy.check_prompt_lengths`),
-        which the policy runs again on every prompt it samples, later turns included."""
+        when the trainer is built with the backends' one context check (`backends.check_prompt_lengths`),
+        which the backend runs again on every prompt it samples, later turns included."""
         try:
             prompts = format_prompts(self.formatters, self.train_dataset[self.row_index(0)], f"train row {self.row_index(0)}")
         except Exception:  # train() reports a failing formatter with the row

@@ -64,10 +64,10 @@ def cfg(**kw):
     return MAGRPOConfig(**base)
 
 
-def two_distinct_lora_agents(model, tok, seed: int, policy=None):
+def two_distinct_lora_agents(model, tok, seed: int, backend=None):
     """Two LoRA agents whose adapters differ (random A and B, drawn with `seed`): B = 0 at
     initialisation would make every adapter the identity and hide routing mistakes."""
-    agents = lora_agents(model, 2, tokenizer=tok, policy=policy)
+    agents = lora_agents(model, 2, tokenizer=tok, backend=backend)
     torch.manual_seed(seed)
     for a in agents:
         for p in a.trainable_parameters():

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from magrpo_edu import load_lora_agents, lora_agents, viz
-from magrpo_edu.agents import team_policy
-from magrpo_edu.policy import sampling_settings
+from magrpo_edu.agents import team_backend
+from magrpo_edu.backends import sampling_settings
 from conftest import cfg, check_shipped_adapters  # noqa: E402  (shared test helpers: tests/conftest.py)
 
 
@@ -30,10 +30,10 @@ def test_saved_adapters_load_back_as_the_same_agents(make_model, small_tokenizer
     assert all((d / "adapter_config.json").is_file() and (d / "adapter_model.safetensors").is_file() for d in dirs)
     loaded = load_lora_agents(fresh, dirs, tokenizer=small_tokenizer)
     assert [a.name for a in loaded] == ["concise", "detailed"] and loaded[0].model is loaded[1].model
-    c = team_policy(agents).sample(agents, [["Summary: a post"] * 2, ["Details: a post"] * 2], 1, sampling_settings(cfg(max_new_tokens=5)))
+    c = team_backend(agents).sample(agents, [["Summary: a post"] * 2, ["Details: a post"] * 2], 1, sampling_settings(cfg(max_new_tokens=5)))
     for a, b, ci in zip(agents, loaded, c):
-        assert torch.allclose(a.policy.logprobs([a], [ci])[0], b.policy.logprobs([b], [ci])[0], atol=1e-5)
-    assert not torch.allclose(loaded[0].policy.logprobs([loaded[0]], [c[0]])[0], loaded[1].policy.logprobs([loaded[1]], [c[0]])[0], atol=1e-3)
+        assert torch.allclose(a.backend.logprobs([a], [ci])[0], b.backend.logprobs([b], [ci])[0], atol=1e-5)
+    assert not torch.allclose(loaded[0].backend.logprobs([loaded[0]], [c[0]])[0], loaded[1].backend.logprobs([loaded[1]], [c[0]])[0], atol=1e-3)
     # trainable by default (to go on training), frozen on request
     assert all(p.requires_grad for a in loaded for p in a.trainable_parameters())
     frozen = load_lora_agents(copy.deepcopy(make_model(seed=3)), dirs, tokenizer=small_tokenizer, trainable=False)
@@ -46,8 +46,8 @@ def test_saved_adapters_join_a_peft_model_without_a_second_base(make_model, smal
     new = lora_agents(fresh, 2, tokenizer=small_tokenizer)  # untrained agent_0, agent_1
     loaded = load_lora_agents(new[0].model, [tmp_path / "concise", tmp_path / "detailed"], tokenizer=small_tokenizer)
     assert loaded[0].model is new[0].model
-    c = team_policy(agents[:1]).sample(agents[:1], [["Summary: a post"] * 2], 1, sampling_settings(cfg(max_new_tokens=5)))[0]
-    assert torch.allclose(agents[0].policy.logprobs([agents[0]], [c])[0], loaded[0].policy.logprobs([loaded[0]], [c])[0], atol=1e-5)
+    c = team_backend(agents[:1]).sample(agents[:1], [["Summary: a post"] * 2], 1, sampling_settings(cfg(max_new_tokens=5)))[0]
+    assert torch.allclose(agents[0].backend.logprobs([agents[0]], [c])[0], loaded[0].backend.logprobs([loaded[0]], [c])[0], atol=1e-5)
     assert all(p.requires_grad for a in new for p in a.trainable_parameters())  # the fresh agents still train
     with pytest.raises(ValueError, match="already has adapter"):
         load_lora_agents(new[0].model, [tmp_path / "concise"], tokenizer=small_tokenizer)

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from magrpo_edu import MAGRPOConfig, RewardFunctionError, joint_actions, lora_agents, policy_loss
-from magrpo_edu.agents import team_policy
-from magrpo_edu.policy import Completions, completion_mask, sampling_settings
+from magrpo_edu.agents import team_backend
+from magrpo_edu.backends import Completions, completion_mask, sampling_settings
 from magrpo_edu.algorithm import Node, compute_returns, credit_samples, joint_rewards
 from conftest import row_by_row, two_distinct_lora_agents  # noqa: E402  (shared test helpers: tests/conftest.py)
 
@@ -181,14 +181,14 @@ def test_logprobs_ignore_padding_and_post_eos_tokens(make_model, small_tokenizer
     p_long = tok(["hi", "a much longer prompt here"], return_tensors="pt", padding=True)
     comp = torch.tensor([[10, 11, tok.eos_token_id, 12]])
     mask = completion_mask(comp, tok.eos_token_id)
-    alone = a.policy.logprobs([a], [Completions(p_short["input_ids"], p_short["attention_mask"], comp, mask, ["x"])])[0]
+    alone = a.backend.logprobs([a], [Completions(p_short["input_ids"], p_short["attention_mask"], comp, mask, ["x"])])[0]
     comp2 = torch.cat([comp, torch.tensor([[10, 11, 12, 13]])])
-    batched = a.policy.logprobs([a], [Completions(p_long["input_ids"], p_long["attention_mask"], comp2,
+    batched = a.backend.logprobs([a], [Completions(p_long["input_ids"], p_long["attention_mask"], comp2,
                                                  completion_mask(comp2, tok.eos_token_id), ["x", "y"])])[0]
     assert batched[0].item() == pytest.approx(alone[0].item(), abs=1e-4)  # left padding changes nothing
     garbage = comp.clone()
     garbage[0, 3] = 99  # a different token after EOS must not matter
-    again = a.policy.logprobs([a], [Completions(p_short["input_ids"], p_short["attention_mask"], garbage, mask, ["x"])])[0]
+    again = a.backend.logprobs([a], [Completions(p_short["input_ids"], p_short["attention_mask"], garbage, mask, ["x"])])[0]
     assert again.item() == pytest.approx(alone.item(), abs=1e-5)
 
 
@@ -203,24 +203,24 @@ def test_team_logprobs_one_pass_equals_per_agent_passes_values_and_gradients(mak
         return Completions(enc["input_ids"], enc["attention_mask"], comp, completion_mask(comp, tok.eos_token_id), ["?"] * len(prompts))
     c0 = comps(["hi", "a longer prompt for agent one"], torch.tensor([[10, 11, 12], [13, tok.eos_token_id, 0]]))
     c1 = comps(["x", "y"], torch.tensor([[20, 21, 22, 23, 24], [25, 26, 27, 28, 29]]))
-    alone = [a.policy.logprobs([a], [c])[0] for a, c in zip(agents, (c0, c1))]
+    alone = [a.backend.logprobs([a], [c])[0] for a, c in zip(agents, (c0, c1))]
     grads_alone = []
     for a, lp in zip(agents, alone):
         g = torch.autograd.grad(lp.sum(), a.trainable_parameters())
         grads_alone.append(g)
-    team = team_policy(agents).logprobs(agents, [c0, c1])
+    team = team_backend(agents).logprobs(agents, [c0, c1])
     for x, y in zip(team, alone):
         assert torch.allclose(x, y, atol=1e-4), (x, y)
-    assert not torch.allclose(alone[0], agents[1].policy.logprobs([agents[1]], [c0])[0], atol=1e-3)  # the adapters do differ
+    assert not torch.allclose(alone[0], agents[1].backend.logprobs([agents[1]], [c0])[0], atol=1e-3)  # the adapters do differ
     for a, lp, g_alone in zip(agents, team, grads_alone):
         g_team = torch.autograd.grad(lp.sum(), a.trainable_parameters(), retain_graph=True)
         assert all(torch.allclose(u, v, atol=1e-4) for u, v in zip(g_team, g_alone))
 
 
 def test_adapter_rows_equals_peft_mixed_adapter_batches(make_model, small_tokenizer):
-    # Our slice-and-hook routing (fast_path.adapter_rows) must compute exactly what peft's own
+    # Our slice-and-hook routing (backends.fast.adapter_rows) must compute exactly what peft's own
     # mixed-adapter batch (adapter_names=...) computes: logits, gradients, and sampled tokens.
-    from magrpo_edu.fast_path import adapter_rows
+    from magrpo_edu.backends.fast import adapter_rows
 
     tok = small_tokenizer
     agents = two_distinct_lora_agents(make_model(), tok, seed=2)
@@ -256,7 +256,7 @@ def test_lean_adapter_rows_are_bit_for_bit_the_hooked_ones(make_model, small_tok
     # as peft's own mixed-adapter batch, and peft's own forward back afterwards.
     from peft.tuners.lora import Linear as LoraLinear
 
-    from magrpo_edu.fast_path import adapter_rows
+    from magrpo_edu.backends.fast import adapter_rows
 
     tok = small_tokenizer
     agents = two_distinct_lora_agents(make_model(), tok, seed=5)
@@ -284,10 +284,10 @@ def test_lean_adapter_rows_are_bit_for_bit_the_hooked_ones(make_model, small_tok
 
 
 def test_shared_prompt_forward_equals_row_by_row_forward(make_model, small_tokenizer, monkeypatch):
-    # The G rows of one prompt share one prompt forward (fast_path._shared_prompt_cache); values and
+    # The G rows of one prompt share one prompt forward (backends.fast._shared_prompt_cache); values and
     # gradients must equal a plain forward of each row alone, with left padding, EOS and two adapters.
     import magrpo_edu.agents as A
-    import magrpo_edu.fast_path as F
+    import magrpo_edu.backends.fast as F
 
     tok = small_tokenizer
     agents = two_distinct_lora_agents(make_model(), tok, seed=4)
@@ -301,13 +301,13 @@ def test_shared_prompt_forward_equals_row_by_row_forward(make_model, small_token
     calls = []
     real = F._shared_prompt_cache
     monkeypatch.setattr(F, "_shared_prompt_cache", lambda *a, **k: calls.append(1) or real(*a, **k))
-    team = A.team_policy(agents).logprobs(agents, cs)
+    team = A.team_backend(agents).logprobs(agents, cs)
     assert calls == [1]  # one shared prompt pass for the whole team
     params = [p for a in agents for p in a.trainable_parameters()]
     g_team = torch.autograd.grad(sum(t.square().sum() for t in team), params)
     rows = []
     for a, c in zip(agents, cs):
-        rows.append(torch.cat([a.policy.logprobs([a], [Completions(c.prompt_ids[r:r + 1], c.prompt_mask[r:r + 1],
+        rows.append(torch.cat([a.backend.logprobs([a], [Completions(c.prompt_ids[r:r + 1], c.prompt_mask[r:r + 1],
                                c.completion_ids[r:r + 1], c.completion_mask[r:r + 1], ["?"])])[0] for r in range(len(c.texts))]))
     assert calls == [1]  # a single row has nothing to share: the plain path
     g_rows = torch.autograd.grad(sum(t.square().sum() for t in rows), params)
@@ -326,7 +326,7 @@ def test_sampling_with_a_shared_prefill_draws_what_generate_draws(make_model, sm
     cfg = MAGRPOConfig(num_generations=3, max_new_tokens=6, temperature=1.0, top_p=1.0, top_k=0)
     prompts = [["short", "a much longer prompt"], ["x y"]]
     torch.manual_seed(6)
-    got = team_policy(agents).sample(agents, prompts, 3, sampling_settings(cfg))
+    got = team_backend(agents).sample(agents, prompts, 3, sampling_settings(cfg))
     rows = [p for ps in prompts for p in ps for _ in range(3)]
     names = ["agent_0"] * 6 + ["agent_1"] * 3
     enc = tok(rows, return_tensors="pt", padding=True)
@@ -346,7 +346,7 @@ def test_beam_search_with_lora_agents_falls_back_to_peft_routing(make_model, sma
     agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer)
     for a in agents:
         a.generation_kwargs = {"num_beams": 2}
-    out = team_policy(agents).sample(agents, [["short", "a much longer prompt"], ["x y"]], 3, sampling_settings(MAGRPOConfig(num_generations=3, max_new_tokens=4)))
+    out = team_backend(agents).sample(agents, [["short", "a much longer prompt"], ["x y"]], 3, sampling_settings(MAGRPOConfig(num_generations=3, max_new_tokens=4)))
     assert [c.completion_ids.shape[0] for c in out] == [6, 3]
 
 

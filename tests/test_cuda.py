@@ -11,10 +11,10 @@ import torch
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, heterogeneous_agents, lora_agents, separate_agents
 from magrpo_edu import agents as A
-from magrpo_edu import policy
+from magrpo_edu.backends import common
 from magrpo_edu.algorithm import magrpo_step
-from magrpo_edu.fast_path import FastPolicy
-from magrpo_edu.policy import PlainPolicy
+from magrpo_edu.backends.fast import FastBackend
+from magrpo_edu.backends import PlainBackend
 from conftest import cfg, length_gap, two_distinct_lora_agents  # noqa: E402  (shared test helpers: tests/conftest.py)
 
 pytestmark = [pytest.mark.cuda,
@@ -28,8 +28,8 @@ def reward(c, row):
     return [float(len(a) - len(b)) for a, b in zip(*c)]
 
 
-def _to(c: policy.Completions, device) -> policy.Completions:
-    return policy.Completions(c.prompt_ids.to(device), c.prompt_mask.to(device), c.completion_ids.to(device),
+def _to(c: common.Completions, device) -> common.Completions:
+    return common.Completions(c.prompt_ids.to(device), c.prompt_mask.to(device), c.completion_ids.to(device),
                               c.completion_mask.to(device), list(c.texts))
 
 
@@ -49,7 +49,7 @@ def _step(agents, monkeypatch, given=None):
     completions to use instead of sampling (moved to each agent's device). Returns the rollout, the
     losses and every trainable parameter's update (on the CPU)."""
     if given is not None:
-        monkeypatch.setattr(FastPolicy, "sample",  # the team's policy (the builders' default) samples nothing
+        monkeypatch.setattr(FastBackend, "sample",  # the team's policy (the builders' default) samples nothing
                             lambda self, ags, *a, **k: [_to(c, ag.device) for c, ag in zip(given, ags)])
     start = [p.detach().clone() for a in agents for p in a.trainable_parameters()]
     opts = [torch.optim.SGD(a.trainable_parameters(), lr=1e-3) for a in agents]
@@ -87,9 +87,9 @@ def test_log_probs_and_gradients_on_cuda_equal_the_cpu_ones(make_model, small_to
     tok = small_tokenizer
     cpu, gpu = _team("lora", make_model, tok), _team("lora", make_model, tok, CUDA)
     torch.manual_seed(3)
-    comps = A.team_policy(cpu).sample(cpu, [["a prompt"], ["another, longer prompt"]], 4, dict(max_new_tokens=8, temperature=1.0, top_p=1.0, top_k=0))
-    lp_cpu = A.team_policy(cpu).logprobs(cpu, comps, per_token=True)
-    lp_gpu = A.team_policy(gpu).logprobs(gpu, [_to(c, CUDA) for c in comps], per_token=True)
+    comps = A.team_backend(cpu).sample(cpu, [["a prompt"], ["another, longer prompt"]], 4, dict(max_new_tokens=8, temperature=1.0, top_p=1.0, top_k=0))
+    lp_cpu = A.team_backend(cpu).logprobs(cpu, comps, per_token=True)
+    lp_gpu = A.team_backend(gpu).logprobs(gpu, [_to(c, CUDA) for c in comps], per_token=True)
     for x, y in zip(lp_gpu, lp_cpu):
         assert x.device.type == "cuda" and torch.allclose(x.cpu(), y, atol=1e-4)
     g_cpu = torch.autograd.grad(sum(t.sum() for t in lp_cpu), [p for a in cpu for p in a.trainable_parameters()])
@@ -104,26 +104,26 @@ def test_fast_path_equals_plain_path_on_cuda(make_model, small_tokenizer):
             + separate_agents(make_model(seed=3), 1, tokenizer=tok, devices=[CUDA]))
     team[0].model.to(CUDA)
     torch.manual_seed(5)
-    comps = A.team_policy(team).sample(team, [["short", "a much longer prompt"], ["x y", "z"], ["one prompt"]], 3, dict(max_new_tokens=6, temperature=1.0, top_p=1.0, top_k=0))
+    comps = A.team_backend(team).sample(team, [["short", "a much longer prompt"], ["x y", "z"], ["one prompt"]], 3, dict(max_new_tokens=6, temperature=1.0, top_p=1.0, top_k=0))
     assert all(c.completion_ids.device.type == "cuda" for c in comps)
     params = [p for a in team for p in a.trainable_parameters()]
     for per_token in (False, True):
-        fast = FastPolicy().logprobs(team, comps, per_token=per_token)
-        plain = PlainPolicy().logprobs(team, comps, per_token=per_token)
+        fast = FastBackend().logprobs(team, comps, per_token=per_token)
+        plain = PlainBackend().logprobs(team, comps, per_token=per_token)
         for x, y in zip(fast, plain):
             assert x.shape == y.shape and torch.allclose(x, y, atol=1e-4), (x, y)
         g_fast = torch.autograd.grad(sum(t.square().sum() for t in fast), params)
         g_plain = torch.autograd.grad(sum(t.square().sum() for t in plain), params)
         assert all(_close(u, v, 1e-4) for u, v in zip(g_fast, g_plain))
-    for x, y in zip(FastPolicy().reference_logprobs(team, comps), PlainPolicy().reference_logprobs(team, comps)):
+    for x, y in zip(FastBackend().reference_logprobs(team, comps), PlainBackend().reference_logprobs(team, comps)):
         assert torch.allclose(x, y, atol=1e-5)
 
 
 def test_a_training_step_with_the_plain_policy_matches_the_fast_one_on_cuda(make_model, small_tokenizer):
-    # batch_agents=False: the fast policy samples each agent in its own generate call, drawing the
+    # batch_agents=False: the fast backend samples each agent in its own generate call, drawing the
     # random numbers the plain one draws, so both sample the same tokens (as tests/test_policy.py on CPU).
     def step(pol):
-        agents = two_distinct_lora_agents(make_model(), small_tokenizer, seed=10, policy=pol)
+        agents = two_distinct_lora_agents(make_model(), small_tokenizer, seed=10, backend=pol)
         agents[0].model.to(CUDA)
         start = [p.detach().clone() for a in agents for p in a.trainable_parameters()]
         opts = [torch.optim.SGD(a.trainable_parameters(), lr=1e-3) for a in agents]
@@ -132,8 +132,8 @@ def test_a_training_step_with_the_plain_policy_matches_the_fast_one_on_cuda(make
         [(ro, losses)] = magrpo_step(agents, opts, [lambda row, p=p: p for p in PROMPTS], [{}], reward, config)
         return ro, losses, [p.detach() - p0 for p, p0 in zip((p for a in agents for p in a.trainable_parameters()), start)]
 
-    ro_f, loss_f, w_f = step(FastPolicy())
-    ro_p, loss_p, w_p = step(PlainPolicy())
+    ro_f, loss_f, w_f = step(FastBackend())
+    ro_p, loss_p, w_p = step(PlainBackend())
     assert [c.texts for c in ro_f.completions[0]] == [c.texts for c in ro_p.completions[0]]
     assert loss_f == pytest.approx(loss_p, rel=1e-4, abs=1e-5) and ro_f.kl == pytest.approx(ro_p.kl, rel=1e-4, abs=1e-6)
     assert all(_close(u, v, 1e-4) for u, v in zip(w_f, w_p)) and any(v.abs().max() > 0 for v in w_p)
@@ -190,8 +190,8 @@ def test_bf16_base_lora_trains_on_cuda_and_fast_equals_plain(make_model, small_t
     lora = [p for a in agents for p in a.trainable_parameters()]
     assert lora and all(p.dtype == torch.float32 for p in lora)  # peft keeps the adapters in fp32
     torch.manual_seed(1)
-    comps = A.team_policy(agents).sample(agents, [["a prompt"], ["another prompt"]], 3, dict(max_new_tokens=6, temperature=1.0, top_p=1.0, top_k=0))
-    fast, plain = FastPolicy().logprobs(agents, comps), PlainPolicy().logprobs(agents, comps)
+    comps = A.team_backend(agents).sample(agents, [["a prompt"], ["another prompt"]], 3, dict(max_new_tokens=6, temperature=1.0, top_p=1.0, top_k=0))
+    fast, plain = FastBackend().logprobs(agents, comps), PlainBackend().logprobs(agents, comps)
     for x, y in zip(fast, plain):
         assert x.dtype == torch.float32 and torch.allclose(x, y, atol=0.05, rtol=0.02), (x, y)
     before = [p.detach().clone() for p in lora]

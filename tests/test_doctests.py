@@ -5,14 +5,14 @@ import doctest
 import pytest
 
 import magrpo_edu.algorithm
-import magrpo_edu.fast_path
-import magrpo_edu.policy
+import magrpo_edu.backends.common
+import magrpo_edu.backends.fast
 import magrpo_edu.quality
 import magrpo_edu.run.baselines
 import magrpo_edu.run.figures
 
 
-@pytest.mark.parametrize("module", [magrpo_edu.algorithm, magrpo_edu.policy, magrpo_edu.fast_path, magrpo_edu.quality,
+@pytest.mark.parametrize("module", [magrpo_edu.algorithm, magrpo_edu.backends.common, magrpo_edu.backends.fast, magrpo_edu.quality,
                                     magrpo_edu.run.baselines, magrpo_edu.run.figures])
 def test_docstring_examples(module):
     result = doctest.testmod(module, globs={"torch": __import__("torch"), **vars(module)}, optionflags=doctest.ELLIPSIS)

@@ -9,9 +9,10 @@ import torch
 
 from magrpo_edu import MAGRPOConfig, lora_agents, separate_agents
 from magrpo_edu import agents as A
-from magrpo_edu import algorithm, policy
-from magrpo_edu.fast_path import FastPolicy
-from magrpo_edu.policy import PlainPolicy
+from magrpo_edu import algorithm
+from magrpo_edu.backends import common, plain
+from magrpo_edu.backends.fast import FastBackend
+from magrpo_edu.backends import PlainBackend
 from conftest import row_by_row, two_distinct_lora_agents  # noqa: E402  (shared test helpers: tests/conftest.py)
 
 SETTINGS = [dict(temperature=0.5, top_k=0, top_p=1.0), dict(temperature=0.7, top_k=8, top_p=1.0),
@@ -30,7 +31,7 @@ def route_of(a, rows):
     return {"adapter_names": [a.adapter] * rows} if a.adapter is not None else {}
 
 
-POLICIES = {"fast": FastPolicy(), "plain": PlainPolicy()}
+POLICIES = {"fast": FastBackend(), "plain": PlainBackend()}
 
 
 @pytest.mark.parametrize("kind", ["fast", "plain"])
@@ -78,14 +79,14 @@ def test_the_tokens_generate_draws_follow_the_scored_distribution(make_model, sm
     (agent,) = separate_agents(make_model(seed=2), 1, tokenizer=tok, reference=False)
     settings = dict(temperature=0.5, top_k=12, top_p=0.9)
     torch.manual_seed(1)
-    (c,) = A.team_policy([agent]).sample([agent], [["The cat"]], 4000, dict(max_new_tokens=1, **settings))
+    (c,) = A.team_backend([agent]).sample([agent], [["The cat"]], 4000, dict(max_new_tokens=1, **settings))
     drawn, counts = c.completion_ids[:, 0].unique(return_counts=True)
     n = len(drawn)
-    one = policy.Completions(c.prompt_ids[:1].expand(n, -1), c.prompt_mask[:1].expand(n, -1), drawn[:, None],
+    one = common.Completions(c.prompt_ids[:1].expand(n, -1), c.prompt_mask[:1].expand(n, -1), drawn[:, None],
                              torch.ones(n, 1, dtype=torch.long), [""] * n, c.sampling)
-    raw_one = policy.Completions(one.prompt_ids, one.prompt_mask, one.completion_ids, one.completion_mask, one.texts)
+    raw_one = common.Completions(one.prompt_ids, one.prompt_mask, one.completion_ids, one.completion_mask, one.texts)
     with torch.no_grad():
-        scored, raw = agent.policy.logprobs([agent], [one])[0].exp(), agent.policy.logprobs([agent], [raw_one])[0].exp()
+        scored, raw = agent.backend.logprobs([agent], [one])[0].exp(), agent.backend.logprobs([agent], [raw_one])[0].exp()
     freq = counts.float() / counts.sum()
     assert 2 <= n <= 12 and scored.sum().item() <= 1 + 1e-4  # inside the top-k set; a distribution
     tv = 0.5 * ((freq - scored).abs().sum() + (1 - scored.sum())).item()
@@ -98,7 +99,7 @@ def test_default_settings_are_the_raw_softmax_bit_for_bit(make_model, small_toke
     # raw log_softmax's exactly (fixed-seed histories do not move).
     agents = two_distinct_lora_agents(make_model(), small_tokenizer, seed=4)
     torch.manual_seed(0)
-    comps = A.team_policy(agents).sample(agents, [["Summary: x"], ["Details: y"]], 3, policy.sampling_settings(MAGRPOConfig(max_new_tokens=5)))
+    comps = A.team_backend(agents).sample(agents, [["Summary: x"], ["Details: y"]], 3, common.sampling_settings(MAGRPOConfig(max_new_tokens=5)))
     assert comps[0].sampling == dict(temperature=1.0, top_k=0, top_p=1.0)
     for pol in POLICIES.values():
         a = pol.logprobs(agents, comps, per_token=True)
@@ -108,15 +109,15 @@ def test_default_settings_are_the_raw_softmax_bit_for_bit(make_model, small_toke
         for c in comps:
             c.sampling = dict(temperature=1.0, top_k=0, top_p=1.0)
         assert all(torch.equal(x, y) for x, y in zip(a, b))
-    assert policy.logits_warpers(1.0, 0, 1.0)[0] is None and not policy.logits_warpers(1.0, 0, 1.0)[1]
+    assert common.logits_warpers(1.0, 0, 1.0)[0] is None and not common.logits_warpers(1.0, 0, 1.0)[1]
 
 
 def test_sampler_settings_resolve_as_generate_does():
     from types import SimpleNamespace
 
     model = SimpleNamespace(generation_config=SimpleNamespace(temperature=None, top_k=None, top_p=0.95))
-    assert policy.sampler_settings(model, {}) == dict(temperature=1.0, top_k=50, top_p=0.95)  # transformers' top_k 50
-    assert policy.sampler_settings(model, dict(temperature=0.5, top_k=0, top_p=1.0)) == dict(temperature=0.5, top_k=0,
+    assert common.sampler_settings(model, {}) == dict(temperature=1.0, top_k=50, top_p=0.95)  # transformers' top_k 50
+    assert common.sampler_settings(model, dict(temperature=0.5, top_k=0, top_p=1.0)) == dict(temperature=0.5, top_k=0,
                                                                                             top_p=1.0)
 
 
@@ -127,9 +128,9 @@ def test_truncation_keeps_gradients_finite_and_the_own_token(make_model, small_t
     (agent,) = separate_agents(make_model(seed=5), 1, tokenizer=tok, reference=False)
     enc = tok(["a prompt", "another longer prompt"], return_tensors="pt", padding=True)
     comp = torch.tensor([[40, 41, tok.eos_token_id, 0, 0], [50, 51, 52, 53, 54]])
-    c = policy.Completions(enc["input_ids"], enc["attention_mask"], comp, policy.completion_mask(comp, tok.eos_token_id),
+    c = common.Completions(enc["input_ids"], enc["attention_mask"], comp, common.completion_mask(comp, tok.eos_token_id),
                            ["a", "b"], dict(temperature=0.5, top_k=1, top_p=0.5))
-    lp = agent.policy.logprobs([agent], [c], per_token=True)[0]
+    lp = agent.backend.logprobs([agent], [c], per_token=True)[0]
     assert torch.isfinite(lp).all() and (lp <= 0).all() and lp[0, 3:].abs().sum() == 0
     grads = torch.autograd.grad(lp.sum(), agent.trainable_parameters())
     assert all(torch.isfinite(g).all() for g in grads)
@@ -163,8 +164,8 @@ def test_kl_is_zero_at_the_start_at_any_temperature(make_model, small_tokenizer)
     algorithm.agent_losses(agents, ro, beta=0.1)
     assert ro.kl == pytest.approx([0.0, 0.0], abs=1e-6)
     c = ro.completions[0][0]
-    policy_t = agents[0].policy.logprobs([agents[0]], [c], per_token=True)[0].detach()
-    at_one = agents[0].policy.reference_logprobs([agents[0]], [c], 1.0)[0]
+    policy_t = agents[0].backend.logprobs([agents[0]], [c], per_token=True)[0].detach()
+    at_one = agents[0].backend.reference_logprobs([agents[0]], [c], 1.0)[0]
     assert algorithm.kl_penalty(policy_t, at_one, c.completion_mask).mean() > 0.05
 
 
@@ -175,10 +176,10 @@ def test_with_top_k_the_first_step_kl_is_z_minus_log_z_minus_one(make_model, sma
     (agent,) = lora_agents(make_model(seed=1), 1, tokenizer=small_tokenizer)
     settings = dict(temperature=1.0, top_k=5, top_p=1.0)
     torch.manual_seed(4)
-    (c,) = A.team_policy([agent]).sample([agent], [["Summary: a"]], 3, dict(max_new_tokens=6, **settings))
+    (c,) = A.team_backend([agent]).sample([agent], [["Summary: a"]], 3, dict(max_new_tokens=6, **settings))
     with torch.no_grad():
-        logp = agent.policy.logprobs([agent], [c], per_token=True)[0]
-        ref = agent.policy.reference_logprobs([agent], [c], 1.0)[0]
+        logp = agent.backend.logprobs([agent], [c], per_token=True)[0]
+        ref = agent.backend.reference_logprobs([agent], [c], 1.0)[0]
         kl = algorithm.kl_penalty(logp, ref, c.completion_mask)  # summed over each completion's tokens
         raw = row_by_row(agent.model, c, {}, {"adapter_names": ["__base__"]})  # untruncated log pi_ref per token
     for r in range(c.completion_ids.shape[0]):
@@ -196,8 +197,8 @@ def test_the_cut_in_row_chunks_equals_the_cut_at_once(monkeypatch):
     torch.manual_seed(0)
     logits, tokens = torch.randn(3, 7, 50), torch.randint(0, 50, (3, 7))
     settings = dict(temperature=0.7, top_k=20, top_p=0.8)
-    whole = policy.sampled_token_logprobs(logits, tokens, settings)
-    monkeypatch.setattr(policy, "CUT_CHUNK_ELEMENTS", 50 * 4)  # 4 rows a chunk: 21 rows in 6 chunks
-    chunked = policy.sampled_token_logprobs(logits, tokens, settings)
+    whole = common.sampled_token_logprobs(logits, tokens, settings)
+    monkeypatch.setattr(common, "CUT_CHUNK_ELEMENTS", 50 * 4)  # 4 rows a chunk: 21 rows in 6 chunks
+    chunked = common.sampled_token_logprobs(logits, tokens, settings)
     assert torch.equal(whole, chunked) and torch.isfinite(whole).all()
     assert not torch.allclose(whole, torch.log_softmax(logits, -1).gather(-1, tokens[..., None])[..., 0])

@@ -116,8 +116,8 @@ def test_load_coding_rejects_a_null_test_before_compile(tmp_path, monkeypatch):
 def test_prompt_longer_than_the_context_is_refused_before_generating(small_tokenizer):
     from types import SimpleNamespace
 
-    from magrpo_edu.agents import separate_agents, team_policy
-    from magrpo_edu.policy import PromptTooLongError, check_prompt_lengths, sampling_settings
+    from magrpo_edu.agents import separate_agents, team_backend
+    from magrpo_edu.backends import PromptTooLongError, check_prompt_lengths, sampling_settings
     from magrpo_edu.pretraining.pretrain import build_model
 
     tok = small_tokenizer
@@ -130,17 +130,17 @@ def test_prompt_longer_than_the_context_is_refused_before_generating(small_token
     assert n_tokens(long) > 32
     with pytest.raises(PromptTooLongError, match=rf"agent 'agent_0': 1 prompt\(s\) do not fit in the model's context of 32 "
                        rf"tokens; the longest is {n_tokens(long)} tokens and is longer than the context by itself") as e:
-        team_policy([agent]).sample([agent], [["short", long]], 2, sampling_settings(cfg))
+        team_backend([agent]).sample([agent], [["short", long]], 2, sampling_settings(cfg))
     assert "Prompts are not truncated" in str(e.value) and "lower max_new_tokens" in str(e.value)
     # by how much, and never a negative budget (issue 28, item 8: it once advised max_new_tokens <= -99031)
     assert f"by {n_tokens(long) - 32} tokens: no max_new_tokens can make it fit" in str(e.value) and "<= -" not in str(e.value)
     with pytest.raises(PromptTooLongError, match=rf"leaves {32 - n_tokens(near)} positions for max_new_tokens=8 "
                        rf"\(it needs {n_tokens(near) + 8} = {n_tokens(near)} \+ max_new_tokens 8\)"):
-        team_policy([agent]).sample([agent], [[near]], 2, sampling_settings(cfg))
+        team_backend([agent]).sample([agent], [[near]], 2, sampling_settings(cfg))
     with pytest.raises(PromptTooLongError, match="2 prompt"):  # the whole dataset at once, before training
         check_prompt_lengths(agent, ["short", near, long], max_new_tokens=8)
     check_prompt_lengths(agent, ["short", near], max_new_tokens=32 - n_tokens(near))
-    out = team_policy([agent]).sample([agent], [["short"]], 2, sampling_settings(cfg))  # what fits still samples
+    out = team_backend([agent]).sample([agent], [["short"]], 2, sampling_settings(cfg))  # what fits still samples
     assert out[0].completion_ids.shape[0] == 2
 
 
@@ -170,7 +170,7 @@ def test_a_first_prompt_longer_than_the_context_says_so_at_construction(small_to
     """The trainer's check at construction uses the policy's message: the prompt alone is too long, by how much."""
     from magrpo_edu import MAGRPOConfig, MAGRPOTrainer
     from magrpo_edu.agents import separate_agents
-    from magrpo_edu.policy import PromptTooLongError
+    from magrpo_edu.backends import PromptTooLongError
     from magrpo_edu.pretraining.pretrain import build_model
 
     tok = small_tokenizer

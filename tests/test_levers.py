@@ -6,8 +6,8 @@ import pytest
 from conftest import cfg, two_distinct_lora_agents
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, leash_to_adapters, load_lora_agents, lora_agents
-from magrpo_edu.agents import team_policy
-from magrpo_edu.policy import sampling_settings
+from magrpo_edu.agents import team_backend
+from magrpo_edu.backends import sampling_settings
 
 
 def flat_for_even_rows(completions, row):
@@ -67,7 +67,7 @@ def test_leash_to_adapters_makes_the_saved_adapter_the_reference(make_model, sma
     dirs = [tmp_path / a.name for a in start]
     base = make_model(seed=3)
     agents = load_lora_agents(base, dirs, tokenizer=small_tokenizer)
-    pol = team_policy(agents)
+    pol = team_backend(agents)
     c = pol.sample(agents[:1], [["Details: some text"] * 2], 2, sampling_settings(cfg(max_new_tokens=5)))[0]
     to_base = pol.reference_logprobs(agents[:1], [c])[0]
     leash_to_adapters(agents, dirs)

@@ -20,8 +20,8 @@ SCRIPT = textwrap.dedent(r"""
     if sys.argv[1] == "set":
         torch.set_num_threads(int(sys.argv[2]))
     from magrpo_edu import lora_agents
-    from magrpo_edu.policy import PlainPolicy
-    built = lora_agents("tiny", 2) if sys.argv[1] != "plain" else lora_agents("tiny", 2, policy=PlainPolicy())
+    from magrpo_edu.backends import PlainBackend
+    built = lora_agents("tiny", 2) if sys.argv[1] != "plain" else lora_agents("tiny", 2, backend=PlainBackend())
     print("RESULT", before, torch.get_num_threads(), threads.choose_threads_once(), sep="|")
 """)
 

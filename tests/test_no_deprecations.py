@@ -18,9 +18,9 @@ SCRIPT = textwrap.dedent(r"""
     warnings.simplefilter("always")  # every warning, every time: before magrpo_edu adds its own filters
     import torch
     from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents, separate_agents
-    from magrpo_edu.fast_path import FastPolicy
+    from magrpo_edu.backends.fast import FastBackend
     from magrpo_edu.models import load_model
-    from magrpo_edu.policy import PlainPolicy
+    from magrpo_edu.backends import PlainBackend
 
     rows = [{"text": f"post number {i} about something"} for i in range(4)]
     fm = [lambda r: "Summary: " + r["text"], lambda r: "Details: " + r["text"]]
@@ -32,8 +32,8 @@ SCRIPT = textwrap.dedent(r"""
         importlib.reload(magrpo_edu)  # its import-time filters, on top, as a user has them
         model, tok = load_model("tiny")
         team = lora_agents(model, 2, tokenizer=tok)
-        FastPolicy().sample(team, [["a b", "c"], ["d"]], 3, gen)   # shared prompt cache, batched agents
-        PlainPolicy().sample(team, [["a b"], ["d"]], 2, gen)
+        FastBackend().sample(team, [["a b", "c"], ["d"]], 3, gen)   # shared prompt cache, batched agents
+        PlainBackend().sample(team, [["a b"], ["d"]], 2, gen)
         MAGRPOTrainer(team, reward, fm, rows, MAGRPOConfig(max_steps=1, max_new_tokens=5, num_generations=3,
                                                            beta=0.05, progress=False)).train()
         model, tok = load_model("tiny")

@@ -1,5 +1,5 @@
-"""The two policies (`magrpo_edu.policy.PlainPolicy`: step 2 sample, step 6 sum of token log-probs,
-one agent at a time; `magrpo_edu.fast_path.FastPolicy`) compute the same thing: log-probs and their
+"""The two backends (`magrpo_edu.backends.PlainBackend`: step 2 sample, step 6 sum of token log-probs,
+one agent at a time; `magrpo_edu.backends.fast.FastBackend`) compute the same thing: log-probs and their
 gradients, the reference log-probs, the sampled tokens for one agent, a whole training step; and
 the team builders pick the policy, every call follows it."""
 import pytest
@@ -7,10 +7,12 @@ import torch
 
 from magrpo_edu import MAGRPOConfig, heterogeneous_agents, load_lora_agents, lora_agents, separate_agents
 from magrpo_edu import agents as A
-from magrpo_edu import fast_path, policy
+from magrpo_edu.backends import common
+from magrpo_edu.backends import fast as fast_backend
+from magrpo_edu.backends import plain as plain_backend
 from magrpo_edu.algorithm import magrpo_step
-from magrpo_edu.fast_path import FastPolicy
-from magrpo_edu.policy import PlainPolicy
+from magrpo_edu.backends.fast import FastBackend
+from magrpo_edu.backends import PlainBackend
 from conftest import two_distinct_lora_agents  # noqa: E402  (shared test helpers: tests/conftest.py)
 
 GEN = dict(max_new_tokens=6, temperature=1.0, top_p=1.0, top_k=0)
@@ -22,8 +24,8 @@ def _completions(tok, prompts, G, width, seed):
     gen = torch.Generator().manual_seed(seed)
     comp = torch.randint(5, len(tok), (len(prompts) * G, width), generator=gen)
     comp[1, 2] = tok.eos_token_id
-    mask = policy.completion_mask(comp, tok.eos_token_id)
-    return policy.Completions(enc["input_ids"], enc["attention_mask"], comp, mask, ["?"] * len(comp))
+    mask = common.completion_mask(comp, tok.eos_token_id)
+    return common.Completions(enc["input_ids"], enc["attention_mask"], comp, mask, ["?"] * len(comp))
 
 
 def _close(u, v, rel=1e-5):
@@ -38,9 +40,9 @@ def test_plain_logprobs_equal_fast_team_logprobs_values_and_gradients(make_model
           _completions(tok, ["x y", "z"], 3, 4, 1), _completions(tok, ["one prompt"], 2, 5, 2)]
     params = [p for a in team for p in a.trainable_parameters()]
     for per_token in (False, True):
-        fast = FastPolicy().logprobs(team, cs, per_token=per_token)
-        plain = [policy.logprobs(a, c, per_token=per_token) for a, c in zip(team, cs)]
-        assert all(torch.equal(x, y) for x, y in zip(PlainPolicy().logprobs(team, cs, per_token=per_token), plain))
+        fast = FastBackend().logprobs(team, cs, per_token=per_token)
+        plain = [plain_backend.logprobs(a, c, per_token=per_token) for a, c in zip(team, cs)]
+        assert all(torch.equal(x, y) for x, y in zip(PlainBackend().logprobs(team, cs, per_token=per_token), plain))
         for x, y in zip(fast, plain):
             assert x.shape == y.shape and torch.allclose(x, y, atol=1e-4), (x, y)
         g_fast = torch.autograd.grad(sum(t.square().sum() for t in fast), params)
@@ -52,12 +54,12 @@ def test_plain_reference_logprobs_equal_fast_ones(make_model, small_tokenizer):
     tok = small_tokenizer
     team = two_distinct_lora_agents(make_model(), tok, seed=8) + separate_agents(make_model(seed=5), 1, tokenizer=tok)
     c = _completions(tok, ["short", "a longer prompt"], 3, 5, 3)
-    fast, plain = FastPolicy().reference_logprobs(team, [c] * 3), PlainPolicy().reference_logprobs(team, [c] * 3)
+    fast, plain = FastBackend().reference_logprobs(team, [c] * 3), PlainBackend().reference_logprobs(team, [c] * 3)
     for x, y in zip(fast, plain):
         assert torch.allclose(x, y, atol=1e-5)
     # the LoRA reference is the base: the same for both agents, not either agent's own log-probs
     assert torch.equal(plain[0], plain[1])
-    assert not torch.allclose(policy.logprobs(team[0], c, per_token=True), team[0].policy.reference_logprobs([team[0]], [c])[0], atol=1e-3)
+    assert not torch.allclose(plain_backend.logprobs(team[0], c, per_token=True), team[0].backend.reference_logprobs([team[0]], [c])[0], atol=1e-3)
 
 
 @pytest.mark.parametrize("gen", [GEN, dict(GEN, temperature=0.5, top_k=10, top_p=0.9)], ids=["default", "warped"])
@@ -70,9 +72,9 @@ def test_plain_sample_draws_the_fast_paths_tokens(kind, gen, make_model, small_t
              else separate_agents(make_model(seed=6), 1, tokenizer=tok, reference=False)[0])
     prompts = ["short", "a much longer prompt"]
     torch.manual_seed(11)
-    (fast,) = FastPolicy().sample([agent], [prompts], 3, gen)
+    (fast,) = FastBackend().sample([agent], [prompts], 3, gen)
     torch.manual_seed(11)
-    plain = policy.sample(agent, prompts, 3, **gen)
+    plain = plain_backend.sample(agent, prompts, 3, **gen)
     assert fast.sampling == plain.sampling == {k: gen[k] for k in ("temperature", "top_k", "top_p")}
     assert fast.completion_ids.shape[0] == 6
     if gen is GEN:  # the same tokens; with a top-k / top-p cut a last-bit difference between the two
@@ -80,55 +82,55 @@ def test_plain_sample_draws_the_fast_paths_tokens(kind, gen, make_model, small_t
         for name in ("prompt_ids", "prompt_mask", "completion_ids", "completion_mask"):
             assert torch.equal(getattr(fast, name), getattr(plain, name)), name
         assert fast.texts == plain.texts
-    assert torch.allclose(FastPolicy().logprobs([agent], [plain])[0], policy.logprobs(agent, plain), atol=1e-4)
+    assert torch.allclose(FastBackend().logprobs([agent], [plain])[0], plain_backend.logprobs(agent, plain), atol=1e-4)
 
 
 def test_the_builders_pick_the_policy_and_every_call_follows_it(make_model, small_tokenizer, monkeypatch, tmp_path):
     tok = small_tokenizer
     cfg = MAGRPOConfig(num_generations=2, max_new_tokens=4)
     c = _completions(tok, ["a prompt"], 2, 3, 4)
-    assert not hasattr(fast_path, "ENABLED")  # no module-level switch
+    assert not hasattr(fast_backend, "ENABLED")  # no module-level switch
     teams = {"lora": lambda **k: lora_agents(make_model(), 2, tokenizer=tok, **k),
              "separate": lambda **k: separate_agents(make_model(), 2, tokenizer=tok, **k),
              "heterogeneous": lambda **k: heterogeneous_agents([make_model(), make_model(seed=1)], [tok] * 2, **k)}
     for build in teams.values():
-        assert [type(a.policy) for a in build()] == [FastPolicy] * 2  # the default
-        assert A.team_policy(build(policy=PlainPolicy())) == PlainPolicy()
+        assert [type(a.backend) for a in build()] == [FastBackend] * 2  # the default
+        assert A.team_backend(build(backend=PlainBackend())) == PlainBackend()
     lora = lora_agents(make_model(), 2, tokenizer=tok)
     lora[0].model.save_pretrained(tmp_path)
     loaded = load_lora_agents(make_model(), [tmp_path / "agent_0", tmp_path / "agent_1"], tokenizer=tok,
-                              policy=PlainPolicy())
-    assert A.team_policy(loaded) == PlainPolicy() and A.team_policy(lora) == FastPolicy()
+                              backend=PlainBackend())
+    assert A.team_backend(loaded) == PlainBackend() and A.team_backend(lora) == FastBackend()
 
     calls = []
     for name in ("sample_completions", "team_logprobs", "token_logprobs"):
-        real = getattr(fast_path, name)
-        monkeypatch.setattr(fast_path, name, lambda *a, _n=name, _r=real, **k: calls.append(_n) or _r(*a, **k))
-    A.team_policy(lora).sample(lora, [["p"], ["q"]], 2, policy.sampling_settings(cfg))  # a MAGRPOConfig gives its sampling settings
-    A.team_policy(lora).logprobs(lora, [c, c])
-    lora[0].policy.reference_logprobs([lora[0]], [c])[0]
-    assert set(calls) == {"sample_completions", "team_logprobs", "token_logprobs"}  # FastPolicy
+        real = getattr(fast_backend, name)
+        monkeypatch.setattr(fast_backend, name, lambda *a, _n=name, _r=real, **k: calls.append(_n) or _r(*a, **k))
+    A.team_backend(lora).sample(lora, [["p"], ["q"]], 2, common.sampling_settings(cfg))  # a MAGRPOConfig gives its sampling settings
+    A.team_backend(lora).logprobs(lora, [c, c])
+    lora[0].backend.reference_logprobs([lora[0]], [c])[0]
+    assert set(calls) == {"sample_completions", "team_logprobs", "token_logprobs"}  # FastBackend
     calls.clear()
-    plain = lora_agents(make_model(), 2, tokenizer=tok, policy=PlainPolicy())
-    out = A.team_policy(plain).sample(plain, [["p"], ["q"]], 2, GEN)
-    A.team_policy(plain).logprobs(plain, [c, c])
-    plain[0].policy.logprobs([plain[0]], [c])[0]
-    plain[0].policy.reference_logprobs([plain[0]], [c])[0]
-    assert calls == [] and [o.completion_ids.shape[0] for o in out] == [2, 2]  # PlainPolicy: plain code only
+    plain = lora_agents(make_model(), 2, tokenizer=tok, backend=PlainBackend())
+    out = A.team_backend(plain).sample(plain, [["p"], ["q"]], 2, GEN)
+    A.team_backend(plain).logprobs(plain, [c, c])
+    plain[0].backend.logprobs([plain[0]], [c])[0]
+    plain[0].backend.reference_logprobs([plain[0]], [c])[0]
+    assert calls == [] and [o.completion_ids.shape[0] for o in out] == [2, 2]  # PlainBackend: plain code only
 
-    with pytest.raises(ValueError, match="do not share one policy"):
-        A.team_policy([lora[0], plain[1]]).logprobs([lora[0], plain[1]], [c, c])
-    with pytest.raises(ValueError, match="is not a policy: it lacks"):
-        lora_agents(make_model(), 2, tokenizer=tok, policy="plain")
+    with pytest.raises(ValueError, match="do not share one backend"):
+        A.team_backend([lora[0], plain[1]]).logprobs([lora[0], plain[1]], [c, c])
+    with pytest.raises(ValueError, match="is not a backend: it lacks"):
+        lora_agents(make_model(), 2, tokenizer=tok, backend="plain")
 
 
 def test_a_training_step_with_the_plain_policy_matches_the_fast_one(make_model, small_tokenizer):
     # One MAGRPO step (steps 2-7) per policy from the same seed: the same samples, the same losses, KL
-    # and updates (SGD: the gradients) up to float rounding. batch_agents=False: the fast policy then
+    # and updates (SGD: the gradients) up to float rounding. batch_agents=False: the fast backend then
     # samples each agent in its own generate call, drawing the random numbers the plain one draws
     # (its log-probs stay batched).
     def step(pol):
-        agents = two_distinct_lora_agents(make_model(), small_tokenizer, seed=10, policy=pol)
+        agents = two_distinct_lora_agents(make_model(), small_tokenizer, seed=10, backend=pol)
         start = [p.detach().clone() for a in agents for p in a.trainable_parameters()]
         opts = [torch.optim.SGD(a.trainable_parameters(), lr=1e-3) for a in agents]  # AdamW's first step is sign-like
         cfg = MAGRPOConfig(num_generations=3, max_new_tokens=5, beta=0.1, batch_agents=False)
@@ -137,24 +139,24 @@ def test_a_training_step_with_the_plain_policy_matches_the_fast_one(make_model, 
                                      lambda c, row: [float(len(a) - len(b)) for a, b in zip(*c)], cfg)
         return ro, losses, [p.detach() - p0 for p, p0 in zip((p for a in agents for p in a.trainable_parameters()), start)]
 
-    ro_f, loss_f, w_f = step(FastPolicy())  # w: the update of each parameter
-    ro_p, loss_p, w_p = step(PlainPolicy())
+    ro_f, loss_f, w_f = step(FastBackend())  # w: the update of each parameter
+    ro_p, loss_p, w_p = step(PlainBackend())
     assert [c.texts for c in ro_f.completions[0]] == [c.texts for c in ro_p.completions[0]]
     assert loss_f == pytest.approx(loss_p, rel=1e-4, abs=1e-5) and ro_f.kl == pytest.approx(ro_p.kl, rel=1e-4, abs=1e-6)
     assert all(_close(u, v, rel=1e-4) for u, v in zip(w_f, w_p)) and any(v.abs().max() > 0 for v in w_p)
 
 
-@pytest.mark.parametrize("pol", [FastPolicy(), PlainPolicy()], ids=["fast", "plain"])
+@pytest.mark.parametrize("pol", [FastBackend(), PlainBackend()], ids=["fast", "plain"])
 def test_a_later_turns_prompt_meets_the_one_context_check(pol, small_tokenizer):
     # The trainer checks the first prompt when it is built; every prompt the policy samples, the
-    # transition's too, goes through policy.check_prompt_lengths: refused, never truncated.
+    # transition's too, goes through common.check_prompt_lengths: refused, never truncated.
     from magrpo_edu import MAGRPOTrainer
-    from magrpo_edu.policy import PromptTooLongError
+    from magrpo_edu.backends import PromptTooLongError
     from magrpo_edu.pretraining.pretrain import build_model
 
     tok = small_tokenizer
     model = build_model(len(tok), tok, hidden_size=16, layers=1, heads=2, intermediate_size=32, max_positions=32)
-    agents = lora_agents(model, 2, tokenizer=tok, policy=pol)
+    agents = lora_agents(model, 2, tokenizer=tok, backend=pol)
     grow = lambda prompts, completions, histories: [p + " word" * 40 for p in prompts]  # noqa: E731
     cfg = MAGRPOConfig(num_generations=2, max_new_tokens=4, num_turns=2, max_steps=1, progress=False)
     tr = MAGRPOTrainer(agents, lambda c, r: [0.0] * len(c[0]), [lambda r: "Summary: x", lambda r: "Details: y"],
@@ -175,7 +177,7 @@ def test_activation_checkpointing_gives_the_same_step(make_model, small_tokenize
         agents = two_distinct_lora_agents(make_model(), small_tokenizer, seed=10)
         if checkpointing:
             A.checkpoint_activations(agents)
-            assert policy.checkpointing_layers(agents[0].model)  # switched on
+            assert common.checkpointing_layers(agents[0].model)  # switched on
         start = [p.detach().clone() for a in agents for p in a.trainable_parameters()]
         opts = [torch.optim.SGD(a.trainable_parameters(), lr=1e-3) for a in agents]
         cfg = MAGRPOConfig(num_generations=3, max_new_tokens=5, beta=beta)
@@ -199,12 +201,12 @@ def test_activation_checkpointing_recomputes_through_each_agents_adapter(make_mo
     team = two_distinct_lora_agents(make_model(), tok, seed=7)
     cs = [_completions(tok, ["short", "a much longer prompt for this agent"], 3, 5, 0), _completions(tok, ["x y", "z"], 3, 4, 1)]
     params = [p for a in team for p in a.trainable_parameters()]
-    plain = [policy.logprobs(a, c) for a, c in zip(team, cs)]
+    plain = [plain_backend.logprobs(a, c) for a, c in zip(team, cs)]
     g_plain = torch.autograd.grad(sum((t * torch.arange(1, len(t) + 1)).sum() for t in plain), params)
     A.checkpoint_activations(team)
-    fast = FastPolicy().logprobs(team, cs)
+    fast = FastBackend().logprobs(team, cs)
     g_fast = torch.autograd.grad(sum((t * torch.arange(1, len(t) + 1)).sum() for t in fast), params)
     assert all(torch.allclose(x, y, atol=1e-4) for x, y in zip(fast, plain))
     assert all(_close(u, v) for u, v in zip(g_fast, g_plain))
-    with pytest.raises(NotImplementedError, match="needs the fast policy"):
-        policy.logprobs(team[0], cs[0])  # the plain path cannot re-route a recomputation: it says so
+    with pytest.raises(NotImplementedError, match="needs the fast backend"):
+        plain_backend.logprobs(team[0], cs[0])  # the plain path cannot re-route a recomputation: it says so

@@ -13,9 +13,9 @@ import torch  # noqa: E402
 
 import magrpo_edu.algorithm as A  # noqa: E402
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents, separate_agents, viz  # noqa: E402
-from magrpo_edu.agents import Agent, team_policy  # noqa: E402
-from magrpo_edu.policy import Completions, sampling_settings  # noqa: E402
-from magrpo_edu.fast_path import FastPolicy, token_logprobs  # noqa: E402
+from magrpo_edu.agents import Agent, team_backend  # noqa: E402
+from magrpo_edu.backends import Completions, sampling_settings  # noqa: E402
+from magrpo_edu.backends.fast import FastBackend, token_logprobs  # noqa: E402
 from magrpo_edu.quality import mean_repetition, naturalness, repetition  # noqa: E402
 from conftest import cfg, length_gap, row_by_row  # noqa: E402  (shared test helpers: tests/conftest.py)
 
@@ -48,7 +48,7 @@ def test_naturalness_is_higher_for_text_the_base_finds_unlikely(make_model, smal
     base = copy.deepcopy(plain)
     agent = lora_agents(plain, 1, tokenizer=small_tokenizer)[0]
     # the agent (= the untrained base at init) writes its own text: top_k=1, its most likely tokens
-    own = team_policy([agent]).sample([agent], [["Summary: a post about cats"] * 2], 1, sampling_settings(cfg(max_new_tokens=8, top_k=1)))[0]
+    own = team_backend([agent]).sample([agent], [["Summary: a post about cats"] * 2], 1, sampling_settings(cfg(max_new_tokens=8, top_k=1)))[0]
     T = own.completion_ids.shape[1]
     worst = _argmin_path(base, small_tokenizer, "Summary: a post about cats", T).repeat(2, 1)
     odd = Completions(own.prompt_ids, own.prompt_mask, worst, torch.ones_like(worst), ["?"] * 2)
@@ -68,17 +68,17 @@ def test_lora_reference_is_the_base_with_adapters_off(make_model, small_tokenize
     plain = make_model(seed=2)
     base = copy.deepcopy(plain)
     agents = lora_agents(plain, 2, tokenizer=small_tokenizer)
-    c = team_policy(agents[:1]).sample(agents[:1], [["Details: some text"] * 3], 1, sampling_settings(cfg(max_new_tokens=5)))[0]
+    c = team_backend(agents[:1]).sample(agents[:1], [["Details: some text"] * 3], 1, sampling_settings(cfg(max_new_tokens=5)))[0]
     with torch.no_grad():
         want = token_logprobs(base, c, None)
-    assert torch.allclose(agents[0].policy.reference_logprobs([agents[0]], [c])[0], want, atol=1e-5)
+    assert torch.allclose(agents[0].backend.reference_logprobs([agents[0]], [c])[0], want, atol=1e-5)
     with torch.no_grad():  # train the adapters (B != 0): the agents move, the reference does not
         for a in agents:
             for n, p in a.named_trainable_state().items():
                 p.add_(0.3 * torch.randn_like(p))
-    assert not torch.allclose(agents[0].policy.logprobs([agents[0]], [c])[0], want.sum(-1), atol=1e-3)
+    assert not torch.allclose(agents[0].backend.logprobs([agents[0]], [c])[0], want.sum(-1), atol=1e-3)
     for a in agents:
-        assert torch.allclose(a.policy.reference_logprobs([a], [c])[0], want, atol=1e-5)
+        assert torch.allclose(a.backend.reference_logprobs([a], [c])[0], want, atol=1e-5)
         # and computing it leaves every agent's adapter trainable (peft's disable_adapter() would not)
         assert all(p.requires_grad for p in a.named_trainable_state().values())
 
@@ -92,7 +92,7 @@ def test_separate_agents_keep_one_frozen_untrained_copy(make_model, small_tokeni
     assert separate_agents(make_model(), 2, tokenizer=small_tokenizer, reference=False)[0].reference is None
     bare = Agent("x", make_model(), small_tokenizer)
     with pytest.raises(ValueError, match="no frozen reference"):
-        bare.policy.reference_logprobs([bare], [Completions(torch.ones(1, 2, dtype=torch.long), torch.ones(1, 2, dtype=torch.long),
+        bare.backend.reference_logprobs([bare], [Completions(torch.ones(1, 2, dtype=torch.long), torch.ones(1, 2, dtype=torch.long),
                                                    torch.ones(1, 2, dtype=torch.long), torch.ones(1, 2), ["a"])])[0]
 
 
@@ -128,8 +128,8 @@ def test_losses_are_the_hand_computation_with_and_without_the_leash(make_model, 
     torch.manual_seed(0)
     ro = _rollout(agents, c)
     calls = []
-    real = FastPolicy.reference_logprobs
-    monkeypatch.setattr(FastPolicy, "reference_logprobs", lambda *a: calls.append(1) or real(*a))
+    real = FastBackend.reference_logprobs
+    monkeypatch.setattr(FastBackend, "reference_logprobs", lambda *a: calls.append(1) or real(*a))
     with torch.no_grad():
         for a in agents:  # move the agents away from the base, so the leash is not zero
             for p in a.named_trainable_state().values():
@@ -177,7 +177,7 @@ def test_k3_value_is_kl_pi_ref_and_its_gradient_is_kl_ref_pi(shift):
 
 
 def test_trainer_default_never_calls_the_reference(make_model, small_tokenizer, rows, formatters, monkeypatch):
-    monkeypatch.setattr(FastPolicy, "reference_logprobs", lambda *a: pytest.fail("reference pass at beta = 0"))
+    monkeypatch.setattr(FastBackend, "reference_logprobs", lambda *a: pytest.fail("reference pass at beta = 0"))
     tr = MAGRPOTrainer(lora_agents(make_model(), 2, tokenizer=small_tokenizer), length_gap, formatters, rows, cfg())
     tr.train()
     assert all("kl" not in h for h in tr.history)

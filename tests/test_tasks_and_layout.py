@@ -199,7 +199,7 @@ def test_no_module_imports_another_that_imports_it_back():
 LAYERS = [  # bottom up: a module may import only from its own layer or the ones below it
     ("plumbing", ["magrpo_edu._version", "magrpo_edu.config", "magrpo_edu.display", "magrpo_edu.progress", "magrpo_edu.threads",
                   "magrpo_edu.resources", "magrpo_edu.distributed", "magrpo_edu.tracking", "magrpo_edu.sandbox"]),
-    ("models and policies", ["magrpo_edu.models", "magrpo_edu.policy", "magrpo_edu.fast_path", "magrpo_edu.agents",
+    ("models and backends", ["magrpo_edu.models", "magrpo_edu.backends", "magrpo_edu.agents",
                              "magrpo_edu.quality"]),
     ("tasks", ["magrpo_edu.tasks", "magrpo_edu.rewards"]),
     ("algorithm", ["magrpo_edu.algorithm"]),

@@ -6,8 +6,8 @@ import torch
 
 from magrpo_edu import (MAGRPOConfig, MAGRPOTrainer, RewardFunctionError, TrainerCallback, heterogeneous_agents,
                         lora_agents, magrpo_step, separate_agents)
-from magrpo_edu.fast_path import FastPolicy
-from magrpo_edu.policy import PlainPolicy
+from magrpo_edu.backends.fast import FastBackend
+from magrpo_edu.backends import PlainBackend
 from conftest import cfg, length_gap  # noqa: E402  (shared test helpers: tests/conftest.py)
 
 
@@ -239,7 +239,7 @@ def test_big_seeds_that_fit_in_64_bits_train(make_model, small_tokenizer, rows, 
     assert tr.step == 1
 
 
-@pytest.mark.parametrize("pol", [FastPolicy(), PlainPolicy()], ids=["fast", "plain"])
+@pytest.mark.parametrize("pol", [FastBackend(), PlainBackend()], ids=["fast", "plain"])
 def test_the_trainers_step_is_the_algorithms_step(pol, make_model, small_tokenizer, rows, formatters):
     # MAGRPOTrainer against `magrpo_step` called by hand on the same seed, rows and AdamW: two steps of
     # two prompts each (gradient accumulation), the KL leash on. Bit for bit: the same rewards and
@@ -249,9 +249,9 @@ def test_the_trainers_step_is_the_algorithms_step(pol, make_model, small_tokeniz
 
     cfg = MAGRPOConfig(num_generations=2, max_new_tokens=6, max_steps=2, prompts_per_step=2, beta=0.1,
                        learning_rate=1e-2, progress=False, seed=5)
-    tr = MAGRPOTrainer(lora_agents(make_model(), 2, tokenizer=small_tokenizer, policy=pol), reward, formatters, rows, cfg)
+    tr = MAGRPOTrainer(lora_agents(make_model(), 2, tokenizer=small_tokenizer, backend=pol), reward, formatters, rows, cfg)
     tr.train()
-    agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer, policy=pol)
+    agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer, backend=pol)
     opts = [torch.optim.AdamW(a.trainable_parameters(), lr=cfg.learning_rate, weight_decay=cfg.weight_decay)
             for a in agents]
     for step, rec in enumerate(tr.history):

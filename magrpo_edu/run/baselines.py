@@ -35,8 +35,8 @@ from typing import Callable, Optional, Sequence, Union
 
 import torch
 
-from ..agents import Agent, has_reference, team_policy
-from ..policy import Completions
+from ..agents import Agent, has_reference, team_backend
+from ..backends import Completions
 from ..quality import mean_repetition, naturalness, token_nll
 from ..tasks.prompts import with_other
 from ..tasks.registry import Task, get_task
@@ -59,7 +59,7 @@ def _gen(agent: Agent, prompts: list[str], gen: dict) -> tuple[list[str], int, f
     """One completion per prompt (G = 1 here: rows are already repeated); returns texts, tokens,
     seconds, and the Completions themselves (token ids, for the naturalness metric)."""
     t = time.perf_counter()
-    (c,) = team_policy([agent]).sample([agent], [prompts], 1, gen)
+    (c,) = team_backend([agent]).sample([agent], [prompts], 1, gen)
     return c.texts, int(c.lengths().sum()), time.perf_counter() - t, c
 
 
@@ -265,7 +265,7 @@ def answer_snapshot(agents: Sequence[Agent], formatters: Sequence[Callable], row
     gen = _sampling(max_new_tokens, temperature)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        outs = team_policy(agents).sample(agents, [[f(r) for r in rows] for f in formatters], 1, gen)
+        outs = team_backend(agents).sample(agents, [[f(r) for r in rows] for f in formatters], 1, gen)
     texts = [[o.texts[k] for o in outs] for k in range(len(rows))]
     rewards = [joint_rewards(reward_fn, [[t] for t in tk], row)[0].item() for tk, row in zip(texts, rows)]
     return texts, rewards

@@ -1,52 +1,14 @@
-"""The policy of steps 2 and 6, plain: what a policy computes, one agent at a time.
-
-A *policy* here is the team's backend for the two places where Algorithm 1 runs the models: step 2
-samples each agent's G responses, step 6 scores them (the token log-probs under pi_i, and, for the
-KL leash and the naturalness metric, under the frozen reference pi_ref). Every policy has the same
-three methods (`Policy`), over a team of agents:
-
-    policy.sample(agents, prompts, G, gen)               step 2: a_i^(1..G) ~ pi_i( . | o) for each prompt o
-    policy.logprobs(agents, completions, per_token)      step 6: sum_t log pi_i(a_t | o, a_<t) per completion
-    policy.reference_logprobs(agents, completions, T)    log pi_ref(a_t | o, a_<t) per token, no gradient
-
-Two implementations compute the same numbers; the team builders (`agents.lora_agents`, ...) pick
-one when they build the agents (`Agent.policy`), and nothing switches them at call time:
-
-* `PlainPolicy` (this module): the textbook computation, for ONE agent at a time:
-      sample(agent, prompts, G, **gen)                one `generate` over the prompts, each G times
-      logprobs(agent, completions, per_token=False)   one forward over [prompt; completion]
-      reference_logprobs(agent, completions, T)       the same under the frozen reference
-  Read these to see what is computed; pass `policy=PlainPolicy()` to a builder to train with them.
-* `fast_path.FastPolicy` (the builders' default): the same numbers faster: LoRA agents that share
-  one base batched into one generate and one forward, and each prompt computed once for its G
-  samples. tests/test_policy.py holds the two equal (sampled tokens, log-probs and gradients).
-
-Also here: `Completions` (what step 2 returns), `completion_mask` (1 up to and including the first
-EOS), `sampled_token_logprobs` (log pi: the logits through generate's warpers) and the one context
-check, `check_prompt_lengths`.
+"""What both of the team's backends share (`magrpo_edu.backends`): the interface (`Backend`), what step 2 returns
+(`Completions`, `completion_mask`), the distribution step 2 samples from and step 6 scores (`sampler_settings`,
+`logits_warpers`, `sampled_token_logprobs`), the frozen reference pi_ref (`reference_model`), activation
+checkpointing in step 6 (`checkpointed_layers`), the sampling settings of a config (`sampling_settings`) and the one
+context check (`check_prompt_lengths`: prompts are never truncated).
 
 pi is the distribution `generate` samples from: the model's logits through transformers' own
 temperature, top-k and top-p warpers (`logits_warpers`), with the settings step 2 used, which
 `sample` records on the Completions (`Completions.sampling`). Step 6 scores every token under that
 same distribution, so the loss is the policy gradient of the sampler (algorithm deviation 12). At
 temperature 1, top_k 0, top_p 1 no warper runs: log_softmax of the raw logits.
-
-`agent` is an `agents.Agent` (a model, its tokenizer, and for a LoRA agent its adapter's name; this
-module does not import agents.py, which builds on it).
-
-Where we deviate (from the paper's reference code and TRL; see `algorithm`'s list):
-  * Padding and every token after the first EOS are masked out of sum_t log pi (algorithm deviation
-    1); the sum is not divided by the completion length (deviation 9).
-  * The log-probs are the sampler's, top-k and top-p included; TRL divides by the temperature only
-    (deviation 12).
-  * Prompts are never truncated: a prompt whose tokens plus `max_new_tokens` do not fit in the
-    model's context (`context_size`: config.max_position_embeddings) raises `PromptTooLongError`
-    before `generate` runs, naming the agent, the prompt, its length, max_new_tokens and the context
-    size. Cutting from the left would silently drop the instructions that open every prompt, and
-    cutting from the right the answer cue; training on either teaches the wrong task.
-    `check_prompt_lengths` is that check, the only one: both policies run it on every prompt they
-    sample (every turn's, in a multi-turn tree), and the trainer on the first prompt when it is
-    built; run it over a whole dataset's prompts to refuse them before the first step.
 """
 from __future__ import annotations
 
@@ -58,9 +20,10 @@ from typing import Optional, Protocol, Sequence
 import torch
 import torch.utils.checkpoint
 
-from .threads import choose_threads_once
 
-
+# --------------------------------------------------------------------------------------------------
+# What step 2 returns
+# --------------------------------------------------------------------------------------------------
 @dataclass
 class Completions:
     """One agent's sampled completions for a batch of prompts (rows = prompt x sample)."""
@@ -94,59 +57,9 @@ def completion_mask(completion_ids: torch.Tensor, eos_token_id: int | Sequence[i
     return (eos_before == 0).long()
 
 
-def sample(agent, prompts: Sequence[str], G: int, **gen) -> Completions:
-    """Step 2 of Algorithm 1: G completions a^(1..G) ~ pi( . | o) of each prompt o.
-
-    Rows are prompt-major (row = prompt_index * G + g). `gen` are generate's sampling settings
-    (max_new_tokens, temperature, top_p, top_k, ...; `sampling_settings(config)` gives a config's).
-    """
-    check_prompt_lengths(agent, prompts, max_new_tokens_of(agent.model, gen))  # never truncated: refused
-    rows = [p for p in prompts for _ in range(G)]  # each prompt G times
-    enc = agent.tokenizer(rows, return_tensors="pt", padding=True)  # left-padded (models.prepare_tokenizer)
-    ids, mask = enc["input_ids"].to(agent.device), enc["attention_mask"].to(agent.device)
-    with torch.inference_mode():
-        out = agent.model.generate(input_ids=ids, attention_mask=mask, do_sample=True,
-                                   pad_token_id=agent.tokenizer.pad_token_id, **gen, **agent.forward_kwargs(len(rows)))
-    sampling = sampler_settings(agent.model, gen)  # what generate samples with: step 6 scores the tokens so
-    return completions_from(agent, ids, mask, out[:, ids.shape[1]:], sampling)  # the tokens after the prompt
-
-
-def logprobs(agent, completions: Completions, per_token: bool = False) -> torch.Tensor:
-    """Step 6's sum_t log pi(a_t | o, a_<t) for each completion, (B,): the sum of the token log-probs
-    of the completion, padding and post-EOS tokens masked. per_token=True: the (B, C) terms, 0 at
-    masked positions, instead of their sums. Differentiable: the loss backpropagates through it.
-
-    pi is the distribution step 2 drew the tokens from: the model's logits through the warpers of
-    `completions.sampling` (temperature, top-k, top-p), so the loss is the policy gradient of the
-    sampler itself (`sampled_token_logprobs`)."""
-    route = agent.forward_kwargs(completions.completion_ids.shape[0])  # a LoRA agent: its own adapter
-    return model_logprobs(agent.model, completions, per_token, **route)
-
-
-def model_logprobs(model, c: Completions, per_token: bool = False, sampling: Optional[dict] = None,
-                   **route) -> torch.Tensor:
-    """`logprobs` under any causal LM `model` (`route`: extra forward kwargs, e.g. peft's
-    adapter_names=): one forward over [prompt; completion], the warpers, log_softmax, the completion
-    tokens' terms. `sampling` (temperature, top_k, top_p) overrides `c.sampling`, the settings the
-    tokens were drawn with; {} scores them under the raw softmax."""
-    ids = torch.cat([c.prompt_ids, c.completion_ids], dim=1)
-    attn = torch.cat([c.prompt_mask, c.completion_mask.to(c.prompt_mask.dtype)], dim=1)
-    pos = (attn.cumsum(-1) - 1).clamp(min=0)  # as generate counts them: left padding does not shift positions
-    with checkpointed_layers(model) as checkpointing:
-        if checkpointing and route.get("adapter_names") is not None:
-            raise NotImplementedError(
-                "activation checkpointing with LoRA agents that share a base needs the fast policy (the team "
-                "builders' default): peft routes rows to adapters only during the forward call, and the backward "
-                "pass would recompute the layers through the wrong adapter. Build the agents without "
-                "policy=PlainPolicy(), or switch checkpointing off.")
-        logits = model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=False, **route).logits
-    P = c.prompt_ids.shape[1]
-    logits = logits[:, P - 1:-1]  # the logits at position t predict token t + 1: one per completion token
-    logp = sampled_token_logprobs(logits, c.completion_ids, c.sampling if sampling is None else sampling)
-    logp = logp * c.completion_mask  # padding and everything after the first EOS: 0
-    return logp if per_token else logp.sum(-1)
-
-
+# --------------------------------------------------------------------------------------------------
+# The frozen reference pi_ref, and activation checkpointing in step 6
+# --------------------------------------------------------------------------------------------------
 def checkpointing_layers(model) -> list:
     """The modules of `model` that transformers' activation checkpointing is switched on for
     (`model.activation_checkpointing_enable()`; `gradient_checkpointing_enable()` before transformers
@@ -215,29 +128,12 @@ def reference_model(agent) -> tuple:
     return agent.reference, None
 
 
-@torch.no_grad()
-def reference_logprobs(agent, completions: Completions, temperature: float = 1.0) -> torch.Tensor:
-    """log pi_ref(a_t | o, a_<t) per row and completion token, (B, C), masked positions 0, no gradient:
-    `logprobs` under the agent's frozen untrained model (`reference_model`).
-
-    pi_ref is the reference model's softmax at `temperature` (transformers' TemperatureLogitsWarper),
-    never truncated by top-k / top-p. The KL leash passes the temperature the completions were
-    sampled at (`algorithm.agent_losses`), as TRL does: at the first step pi = pi_ref and the KL is 0.
-    The naturalness metric keeps temperature 1 (`quality.token_nll`): it is a property of the text
-    under the untrained model, comparable between runs sampled at different temperatures. Top-k /
-    top-p are left out because a truncated reference gives -inf to every token outside its own kept
-    set, and the KL would be infinite as soon as the policy drew one (`algorithm` deviation 11)."""
-    model, adapter = reference_model(agent)
-    route = {} if adapter is None else {"adapter_names": [adapter] * completions.prompt_ids.shape[0]}
-    return model_logprobs(model, completions, per_token=True, sampling={"temperature": temperature}, **route)
-
-
 # --------------------------------------------------------------------------------------------------
-# The policy interface, and its plain implementation
+# The interface every backend implements
 # --------------------------------------------------------------------------------------------------
-class Policy(Protocol):
-    """What every policy does for a team of agents (agents[i] gets prompts[i], completions[i]):
-    steps 2 and 6 of Algorithm 1. `PlainPolicy` below and `fast_path.FastPolicy` implement it."""
+class Backend(Protocol):
+    """What every backend does for a team of agents (agents[i] gets prompts[i], completions[i]):
+    steps 2 and 6 of Algorithm 1. `plain.PlainBackend` and `fast.FastBackend` implement it."""
 
     def sample(self, agents: Sequence, prompts: Sequence[Sequence[str]], num_generations: int, gen: dict,
                batch_agents: bool = True) -> list[Completions]:
@@ -247,7 +143,7 @@ class Policy(Protocol):
         `sampling_settings(config)`) and each agent's own `generation_kwargs` on top. Every prompt is
         checked first (`check_prompt_lengths`): one that does not fit raises PromptTooLongError before
         it is sampled. batch_agents=False asks for one generate call per agent (the plain
-        policy always makes one)."""
+        backend always makes one)."""
         ...
 
     def logprobs(self, agents: Sequence, completions: Sequence[Completions],
@@ -262,29 +158,6 @@ class Policy(Protocol):
         """log pi_ref(a_t | o, a_<t) of every agent i on `completions[i]`, (B_i, C_i), under its frozen
         untrained model at `temperature`, never truncated, no gradient (`reference_logprobs`)."""
         ...
-
-
-@dataclass(frozen=True)
-class PlainPolicy:
-    """The `Policy` of this module: each agent alone, one `generate` (`sample`) and one forward
-    (`logprobs`, `reference_logprobs`) per agent, nothing shared. The readable reference; slower than
-    `fast_path.FastPolicy`, which computes the same numbers up to float rounding.
-
-    Building one (every team builder and every `Agent` builds its policy) picks torch's CPU threads
-    for this process, once, as the command line does, unless the user already chose them
-    (OMP_NUM_THREADS, or `torch.set_num_threads` before): `threads.choose_threads_once`."""
-
-    def __post_init__(self):
-        choose_threads_once()
-
-    def sample(self, agents, prompts, num_generations, gen, batch_agents=True):
-        return [sample(a, ps, num_generations, **generation_settings(gen, a)) for a, ps in zip(agents, prompts)]
-
-    def logprobs(self, agents, completions, per_token=False):
-        return [logprobs(a, c, per_token) for a, c in zip(agents, completions)]
-
-    def reference_logprobs(self, agents, completions, temperature=1.0):
-        return [reference_logprobs(a, c, temperature) for a, c in zip(agents, completions)]
 
 
 # --------------------------------------------------------------------------------------------------

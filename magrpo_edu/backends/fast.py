@@ -1,20 +1,20 @@
-"""The fast policy: what `magrpo_edu.policy` computes for steps 2 and 6, faster.
+"""The fast backend: what `plain.py` computes for steps 2 and 6, faster.
 
-    FastPolicy()                                                    the `policy.Policy` of this module
-    sample_completions(agents, prompts, G, gen, batch_agents=True)  policy.sample for every agent
-    team_logprobs(agents, completions, per_token=False)             policy.logprobs for every agent
+    FastBackend()                                                    the `Backend` of this module
+    sample_completions(agents, prompts, G, gen, batch_agents=True)  backend.sample for every agent
+    team_logprobs(agents, completions, per_token=False)             backend.logprobs for every agent
     token_logprobs(model, completions, row_adapters)                per-token log-probs, rows routed to adapters
     adapter_rows(model, row_adapters)                               one call of a peft model, row r through adapter r
 
 Nothing here changes what is computed: the same sampled tokens for the same seed, the same log-probs
 and gradients up to float rounding (tests/test_policy.py and tests/test_algorithm.py check each
 speedup against the plain code; benchmarks/RESULTS.md and PROFILE.md measure them). Read
-`magrpo_edu.policy` for the computation; this module only for how it is made fast.
+`plain.py` for the computation; this module only for how it is made fast.
 
-Which policy runs is chosen when the agents are built: the team builders (`agents.lora_agents`,
-`load_lora_agents`, `separate_agents`, `heterogeneous_agents`) give their agents `FastPolicy()`
-unless they are passed `policy=PlainPolicy()` (one generate and one forward per agent; same numbers
-up to float rounding, slower). `MAGRPOConfig.batch_agents=False` keeps this policy but samples each
+Which backend runs is chosen when the agents are built: the team builders (`agents.lora_agents`,
+`load_lora_agents`, `separate_agents`, `heterogeneous_agents`) give their agents `FastBackend()`
+unless they are passed `backend=PlainBackend()` (one generate and one forward per agent; same numbers
+up to float rounding, slower). `MAGRPOConfig.batch_agents=False` keeps this backend but samples each
 agent in its own generate call (speedup 1 off for sampling only, to compare).
 
 Three things make it fast:
@@ -31,7 +31,7 @@ Three things make it fast:
 
 Deviations: none from the method; only float rounding differs from the plain path (a batched
 matmul sums in another order), which can change a sampled token where two are within rounding.
-The log-probs go through the same warpers as the plain path (`policy.sampled_token_logprobs`, the
+The log-probs go through the same warpers as the plain path (`common.sampled_token_logprobs`, the
 settings each Completions was sampled with); agents sampled with different settings are scored in
 separate batches, as they were sampled.
 """
@@ -43,19 +43,19 @@ from typing import Optional, Sequence
 
 import torch
 
-from .policy import (Completions, check_prompt_lengths, checkpointed_layers, checkpointing_layers, completions_from,
+from ..threads import choose_threads_once
+from .common import (Completions, check_prompt_lengths, checkpointed_layers, checkpointing_layers, completions_from,
                      generation_settings, max_new_tokens_of, reference_model, sampled_token_logprobs, sampler_settings)
-from .threads import choose_threads_once
 
 
 @dataclass(frozen=True)
-class FastPolicy:
-    """The `policy.Policy` of this module, the team builders' default: `sample_completions`,
+class FastBackend:
+    """The `Backend` of this module, the team builders' default: `sample_completions`,
     `team_logprobs`, and the reference log-probs through `token_logprobs` (each agent's rows in one
     forward: its base with the adapters off, or its frozen copy).
 
     Building one picks torch's CPU threads for this process where the user has not
-    (`threads.choose_threads_once`, as `policy.PlainPolicy`)."""
+    (`threads.choose_threads_once`, as `plain.PlainBackend`)."""
 
     def __post_init__(self):
         choose_threads_once()
@@ -92,13 +92,13 @@ def shared_base_groups(agents, share: bool = True, keys: Optional[Sequence] = No
 
 def sample_completions(agents, prompts: Sequence[Sequence[str]], num_generations: int, gen: dict,
                        batch_agents: bool = True) -> list[Completions]:
-    """`policy.sample(agents[i], prompts[i], G, **gen)` for every agent i (with its own
+    """`plain.sample(agents[i], prompts[i], G, **gen)` for every agent i (with its own
     `generation_kwargs` on top of `gen`), rows prompt-major: row = prompt_index * G + g.
 
     Agents that share one peft model and the same sampling settings are batched into ONE generate
     call with per-row adapters (batch_agents=False: one call per agent); all others get one call each.
     A prompt that with max_new_tokens does not fit in the model's context raises PromptTooLongError
-    (`policy.check_prompt_lengths`) before anything is generated.
+    (`common.check_prompt_lengths`) before anything is generated.
     """
     for agent, ps in zip(agents, prompts):
         check_prompt_lengths(agent, ps, max_new_tokens_of(agent.model, generation_settings(gen, agent)))
@@ -154,7 +154,7 @@ def _generate(model, tokenizer, prompts: list[str], gen: dict, row_adapters, dev
 # Step 6: log-probs of a team
 # --------------------------------------------------------------------------------------------------
 def team_logprobs(agents, comps: Sequence[Completions], per_token: bool = False) -> list[torch.Tensor]:
-    """`policy.logprobs(agents[i], comps[i], per_token)` for every agent i. Agents that share one peft
+    """`plain.logprobs(agents[i], comps[i], per_token)` for every agent i. Agents that share one peft
     base go through ONE batch: all their rows together, each row routed through its own agent's
     adapter (`adapter_rows`); agents whose completions were sampled with other settings
     (`Completions.sampling`), and other agents, get one batch each. Same values, fewer passes.
@@ -182,11 +182,11 @@ def token_logprobs(model, c: Completions, row_adapters: Optional[Sequence[str]],
     """log pi(a_t | prompt, a_<t) per row and completion token, (B, C), 0 at masked positions; row r
     through peft adapter `row_adapters[r]` (None: the model's own path; "__base__": no adapter).
     pi: the logits through the warpers of `sampling`, by default `c.sampling` (the settings the
-    tokens were drawn with; `policy.sampled_token_logprobs`, as the plain path).
+    tokens were drawn with; `common.sampled_token_logprobs`, as the plain path).
 
     The G rows of one prompt share one prompt forward (its KV cache is copied to each row), so the
     prompt is computed once per agent and node instead of G times: the same values (tested against
-    `policy.logprobs`, a plain forward over [prompt; completion]), and gradients flow through the
+    `plain.logprobs`, a plain forward over [prompt; completion]), and gradients flow through the
     shared prompt states exactly as through G copies. Only the completion positions' logits are
     materialised."""
     C = c.completion_ids.shape[1]
@@ -196,7 +196,7 @@ def token_logprobs(model, c: Completions, row_adapters: Optional[Sequence[str]],
     shared = None
     if len(starts) < len(inverse) and C > 1 and not _checkpointing(model):
         shared = _shared_prompt_cache(model, c.prompt_ids, c.prompt_mask, row_adapters, starts, inverse)
-    if shared is None and _checkpointing(model):  # activation checkpointing (`policy.checkpointed_layers`)
+    if shared is None and _checkpointing(model):  # activation checkpointing (`common.checkpointed_layers`)
         ids = torch.cat([c.prompt_ids, c.completion_ids], dim=1)
         # The lean routing (each LoRA Linear's forward replaced for the call), and the SAME routing again
         # when the backward pass recomputes a layer, after this call has returned.
@@ -288,7 +288,7 @@ def output_cache(out):
 
 
 def _checkpointing(model) -> bool:
-    """Activation checkpointing will run in this forward (`policy.checkpointed_layers`): transformers
+    """Activation checkpointing will run in this forward (`common.checkpointed_layers`): transformers
     then drops the KV cache, so the prompt cannot be shared; each row runs its whole sequence."""
     return torch.is_grad_enabled() and bool(checkpointing_layers(model))
 
@@ -352,7 +352,7 @@ def adapter_rows(model, row_adapters: Optional[Sequence[str]], lean: bool = Fals
     same logits and sampled tokens (tests/test_algorithm.py), less Python per decoding step
     (benchmarks/PROFILE.md, "One sampling call per token"). Under a gradient, a forward that activation
     checkpointing re-runs after the call would miss the replacement: `token_logprobs` then enters the
-    same routing again for the recomputation (`policy.checkpointed_layers`' `recompute`).
+    same routing again for the recomputation (`common.checkpointed_layers`' `recompute`).
     """
     if row_adapters is None:
         yield {}

@@ -296,3 +296,26 @@ def test_the_readme_has_a_learners_path():
     assert section.index("download.pytorch.org/whl/cpu") < section.index('".[notebooks]"')  # CPU torch first
     assert "jupyter lab notebooks/00_quickstart.ipynb" in section and (ROOT / "notebooks/00_quickstart.ipynb").exists()
     assert len(section.split()) < 80
+
+
+def test_the_plan_says_where_each_setting_came_from(tmp_path):
+    """One precedence order (MAGRPOConfig < the command's defaults < the task < its LoRA recipe < the model's recipe
+    < given), and the plan prints each main setting with its source."""
+    from magrpo_edu.run.experiment import describe_plan
+    from magrpo_edu.run.plan import plan_run, run_defaults, settings_layers
+
+    plan = plan_run(task="coding", model="smollm2-135m", learning_rate=1e-4, out=str(tmp_path / "a"))
+    src, line = plan["sources"], describe_plan(plan).splitlines()[-1]
+    assert src["learning_rate"] == "given" and plan["config"].learning_rate == 1e-4  # the user wins
+    assert src["max_steps"].startswith("the smollm2-135m recipe on coding") and plan["config"].max_steps == 75
+    assert src["temperature"] == "the coding task" and "num_generations" in src
+    assert line.startswith("  settings: ") and "learning_rate 0.0001 (given)" in line
+    tiny = plan_run(task="coding", out=str(tmp_path / "b"))  # tiny-code: the task's LoRA recipe, no model recipe
+    assert tiny["sources"]["learning_rate"] == "the coding task's LoRA recipe" and tiny["config"].learning_rate == 1e-3
+    full = plan_run(task="tldr", agents="separate", out=str(tmp_path / "c"))
+    assert full["sources"]["learning_rate"] == "magrpo-edu train's default for --agents separate"
+    assert "prompts_per_step" not in full["sources"] and "prompts_per_step 1 (MAGRPOConfig's default)" in describe_plan(full)
+    merged = {}
+    for _, values in settings_layers(get_task("coding"), "lora", "smollm2-135m"):
+        merged.update(values)
+    assert merged == run_defaults(get_task("coding"), "lora", "smollm2-135m")

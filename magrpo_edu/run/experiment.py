@@ -252,7 +252,22 @@ def describe_plan(plan: dict) -> str:
         f"  2. train {c.max_steps} MAGRPO steps (G = {c.num_generations} samples per agent, {c.max_new_tokens} new tokens)"
         + (f", evaluating the agents once at step {plan['halfway']}" if plan["halfway"] else ""),
         "  3. evaluate the trained agents the same way; write results.md, plots and the agents (checkpoint/)"]
-        + ([time_line] if time_line else []))
+        + ([time_line] if time_line else []) + ([settings_line(plan)] if plan.get("sources") else []))
+
+
+SHOWN_SETTINGS = ("max_steps", "num_generations", "prompts_per_step", "learning_rate", "beta", "max_new_tokens",
+                  "temperature", "top_p", "top_k")
+"""The settings `describe_plan` lists with where each came from (the others: `MAGRPOConfig`'s own defaults)."""
+
+
+def settings_line(plan: dict) -> str:
+    """One line of the plan: the main settings and where each value came from (`plan.settings_sources`: MAGRPOConfig's
+    own default, the command's, the task's, its LoRA recipe, the model's recipe, or given)."""
+    c, sources = plan["config"], plan["sources"]
+    by_source: dict = {}
+    for name in SHOWN_SETTINGS:
+        by_source.setdefault(sources.get(name, "MAGRPOConfig's default"), []).append(f"{name} {getattr(c, name)}")
+    return "  settings: " + "; ".join(f"{', '.join(v)} ({k})" for k, v in by_source.items())
 
 
 @dataclass

@@ -43,19 +43,46 @@ DEMO_STEPS = 300
 """max_steps of `magrpo-edu train` when not given: the quick start's run (README)."""
 
 
-def run_defaults(task: Task, agents: str, model: str | None = None) -> dict:
-    """The MAGRPOConfig values that depend on the task or the agents, used where a run's settings leave
-    the field out (every other default is MAGRPOConfig's own): the task's agents, completion budget
-    and KL leash, its sampling (`Task.sampling`, else MAGRPOConfig's plain sampling), a learning rate per
-    agent kind (a LoRA adapter takes a larger step than a full copy) and the quick demo's step count; for
-    LoRA agents, then the task's measured recipe (`Task.lora_recipe`: coding's G, problems per step,
-    learning rate and steps), or the recipe measured for `model` on this task where it has one
-    (`Task.model_recipes`: SmolLM2-135M-Instruct on coding)."""
+def settings_layers(task: Task, agents: str, model: str | None = None) -> list[tuple[str, dict]]:
+    """A run's MAGRPOConfig values below the user's, lowest first, each with where it comes from: one precedence
+    order (MAGRPOConfig's own default < the command's defaults for the agent kind < the task < the task's LoRA
+    recipe < the recipe measured for `model` on this task < what the run gives, which `plan_run` lays on top).
+
+    * the command's defaults: a learning rate per agent kind (a LoRA adapter takes a larger step than a full copy)
+      and the quick demo's step count (`DEMO_STEPS`);
+    * the task: its agents, completion budget and KL leash, its sampling (`Task.sampling`, else MAGRPOConfig's
+      plain sampling);
+    * for LoRA agents, the task's measured recipe (`Task.lora_recipe`: coding's G, problems per step, learning rate
+      and steps), then the recipe measured for `model` on this task where it has one (`Task.model_recipes`:
+      SmolLM2-135M-Instruct on coding)."""
     recipe = task.recipe_for(model) if agents == "lora" else None
     plain = {f: MAGRPOConfig.__dataclass_fields__[f].default for f in ("temperature", "top_p", "top_k")}
-    return dict(num_agents=task.num_agents, max_new_tokens=task.max_new_tokens, beta=task.beta,
-                **(plain | task.sampling), learning_rate=2e-3 if agents == "lora" else 5e-4, max_steps=DEMO_STEPS,
-                ) | (task.lora_recipe if agents == "lora" else {}) | (recipe.config if recipe is not None else {})
+    return [(f"magrpo-edu train's default for --agents {agents}",
+             dict(learning_rate=2e-3 if agents == "lora" else 5e-4, max_steps=DEMO_STEPS)),
+            (f"the {task.name} task", dict(num_agents=task.num_agents, max_new_tokens=task.max_new_tokens, beta=task.beta,
+                                          **(plain | task.sampling))),
+            (f"the {task.name} task's LoRA recipe", dict(task.lora_recipe) if agents == "lora" else {}),
+            (f"the {model} recipe on {task.name}" + (f": {recipe.source}" if recipe is not None and recipe.source else ""),
+             dict(recipe.config) if recipe is not None else {})]
+
+
+def run_defaults(task: Task, agents: str, model: str | None = None) -> dict:
+    """The MAGRPOConfig values that depend on the task, the agents or the model, used where a run's settings leave
+    the field out (every other default is MAGRPOConfig's own): `settings_layers` merged in their order."""
+    out: dict = {}
+    for _, values in settings_layers(task, agents, model):
+        out.update(values)
+    return out
+
+
+def settings_sources(task: Task, agents: str, model: str | None, given: dict) -> dict:
+    """{MAGRPOConfig field: where its value comes from} for the fields a run does not leave at MAGRPOConfig's own
+    default: the highest layer of `settings_layers` that sets it, or "given" for the run's own settings."""
+    out = {}
+    for label, values in settings_layers(task, agents, model):
+        out.update(dict.fromkeys(values, label))
+    out.update(dict.fromkeys(given, "given"))
+    return out
 
 
 def did_you_mean(value, known) -> str:
@@ -258,7 +285,8 @@ def _unknown_settings(names: list) -> SettingsError:
 def plan_run(**settings) -> dict:
     """Check every setting of `run_training` without loading a model or writing anything; returns the
     resolved plan: the run's `RunArguments`, its `Task`, its `MAGRPOConfig` (`run_defaults` fills what
-    depends on the task or the agents), the device and why (`resolve_device`: with no device, the
+    depends on the task, the agents or the model; "sources" says where each value that is not MAGRPOConfig's own
+    default came from, `settings_sources`), the device and why (`resolve_device`: with no device, the
     embedded models take the CPU, others CUDA when available), the output folder and the checkpoint to resume.
     The settings are RunArguments' fields and MAGRPOConfig's (`CONFIG_FIELDS`), each with the default
     its dataclass holds. Raises SettingsError naming the setting, the value and what to do."""
@@ -311,8 +339,10 @@ def plan_run(**settings) -> dict:
         out_dir = next_free(out_dir)  # no --out: an earlier run in runs/<task> is kept, this one goes beside it
     if saved_cfg is not None:  # the run's own config; this command line may change only RESUME_FREE fields
         values = {**saved_cfg, "progress": True, **given_cfg}
+        sources = dict.fromkeys(saved_cfg, f"the run being resumed ({resume})") | dict.fromkeys(given_cfg, "given")
     else:
         values = {**run_defaults(task, run.agents, run.model), **given_cfg}
+        sources = settings_sources(task, run.agents, run.model, given_cfg)
     try:
         cfg = MAGRPOConfig(**{**values, "logging_dir": str(out_dir / "tensorboard")})
         check_installed(cfg.trackers)
@@ -351,4 +381,4 @@ def plan_run(**settings) -> dict:
     if distributed.launch_rank() == 0:  # in a data-parallel launch only rank 0 writes (and rank 0 may already have)
         _check_out(out_dir, overwrite, resume is not None)
     return dict(run=run, task=task, config=cfg, device=device, device_why=device_why, out_dir=out_dir,
-                resume=resume_info, halfway=halfway(cfg.max_steps))
+                resume=resume_info, halfway=halfway(cfg.max_steps), sources=sources)

@@ -226,8 +226,8 @@ def _moved(a: dict, b: dict) -> tuple[int, int, int, int]:
 
 
 def _training(d: Path) -> dict:
-    """What the training history says: the share of flat groups, the load-bearing share in the first and last
-    quarter of the steps, dynamic sampling's draws."""
+    """What the training history says: the share of flat groups, the load-bearing share and (with a leash) the KL
+    estimate in the first and last quarter of the steps, dynamic sampling's draws."""
     f = d / "history.json"
     if not f.exists():
         return {}
@@ -236,7 +236,8 @@ def _training(d: Path) -> dict:
     mean = lambda rs, k: statistics.mean(r[k] for r in rs) if rs and k in rs[0] else None  # noqa: E731
     return dict(steps=len(h), zero_std=mean(h, "frac_reward_zero_std"), reward_first=mean(h[:q], "reward"),
                 reward_last=mean(h[-q:], "reward"), load_bearing_first=mean(h[:q], "reward/load_bearing"),
-                load_bearing_last=mean(h[-q:], "reward/load_bearing"), draws=mean(h, "dynamic/draws"))
+                load_bearing_last=mean(h[-q:], "reward/load_bearing"), draws=mean(h, "dynamic/draws"),
+                kl_first=mean(h[:q], "kl"), kl_last=mean(h[-q:], "kl"))  # the leash: mean per-token k3 to its reference
 
 
 EXAMPLE_LEVER = "dynamic"  # the lever whose worked example the notebooks show (the screen's best; issue 60)
@@ -272,6 +273,13 @@ def worked_example(runs: dict, lever: str = EXAMPLE_LEVER) -> dict | None:
     return dict(lever=lever, seed=seed, task_id=p["task_id"], warm_passes=sum(w["pass_all"]), trained_passes=sum(p["pass_all"]),
                 answers=len(p["pass_all"]), warm_answer=w["answers"][i], warm_reward=w["rewards"][i],
                 trained_answer=p["answers"][j], trained_reward=p["rewards"][j], trained_load_bearing=p["load_bearing"][j])
+
+
+def _share_if_not_aux(ev: dict) -> float:
+    """The share of an evaluation's mains that filter with `if not aux(...)`: the template the leash run's mains
+    collapsed to (its answers, read after the run; the warm start writes it in about a fifth)."""
+    mains = [a["main"] for p in ev["problems"] for a in p["answers"]]
+    return sum("if not aux(" in m for m in mains) / len(mains)
 
 
 def write_table(out: Path, dest: Path = ROOT / "experiments") -> str:
@@ -324,7 +332,8 @@ def write_table(out: Path, dest: Path = ROOT / "experiments") -> str:
                               load_bearing=statistics.mean(e["load_bearing_rate"] for e in ev),
                               gain_vs_warm=vs_warm(_paired),
                               warm_seed=[warm_seed(k) if compared else None for k in seeds],
-                              moved=vs_warm(_moved))
+                              moved=vs_warm(_moved),
+                              if_not_aux=statistics.mean(_share_if_not_aux(e) for e in ev))
         row["training"] = [runs[lever][k]["training"] for k in seeds]
         row["train_minutes"] = [runs[lever][k]["eval"].get("train_minutes") for k in seeds]
         table.append(row)
@@ -346,13 +355,14 @@ def write_table(out: Path, dest: Path = ROOT / "experiments") -> str:
              "problem, ± its standard error, one entry per seed; problems up / down: those whose answers pass every test more "
              "/ less often than the warm start's, in brackets those solved at least once where the warm start never was / "
              "solved by the warm start and never here. Cooperation: the authors' (the main's text calls aux); load-bearing: "
-             "the main passes fewer tests with aux replaced by a stub returning None. Each value is the mean over the "
-             "row's seeds; one seed is one run.", ""]
+             "the main passes fewer tests with aux replaced by a stub returning None. Mains with `if not aux(`: the share of "
+             "the mains that filter with that negated call, the template the leash run collapsed to. Each value is the "
+             "mean over the row's seeds; one seed is one run.", ""]
     for which, title in (("heldout", "the coding task's 28 held-out problems"), ("humaneval", "HumanEval test[:32]")):
         lines += [f"## {title}", "", "| lever | seeds | reward (of 4) | PassOrNot@1 (per seed) | gain in PassOrNot@1 vs warm | "
                   "pass-all | gain in pass-all vs warm | problems up / down (newly solved / lost) | cooperation | load-bearing | "
-                  "training flat groups | train minutes |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "training flat groups | train minutes | mains with `if not aux(` |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in table:
             c = r[which]
             zs = [t.get("zero_std") for t in r["training"]]
@@ -362,7 +372,8 @@ def write_table(out: Path, dest: Path = ROOT / "experiments") -> str:
                          f"{c['pass_all']:.2f} | {gains(c['gain_vs_warm'])} | "
                          f"{'; '.join('-' if m is None else f'{m[0]} / {m[1]} ({m[2]} / {m[3]})' for m in c['moved'])} | "
                          f"{c['cooperation']:.2f} | {c['load_bearing']:.2f} | "
-                         f"{'; '.join(f2(z) for z in zs)} | {'; '.join('-' if m is None else f'{m:.0f}' for m in r['train_minutes'])} |")
+                         f"{'; '.join(f2(z) for z in zs)} | {'; '.join('-' if m is None else f'{m:.0f}' for m in r['train_minutes'])} | "
+                         f"{c['if_not_aux']:.2f} |")
         lines.append("")
     text = "\n".join(lines) + "\n"
     (dest / "smollm2_levers.md").write_text(text)

@@ -138,7 +138,8 @@ def phase_warm(out: Path, seed: int, shipped: bool = False, raw: bool = False) -
 
 def middle_rows() -> list[dict]:
     """The training problems the probe found the warm pair to solve sometimes (0 < pass-all share < 1)."""
-    probe = json.loads((OUT / "probe.json").read_text())
+    f = OUT / "probe.json"  # the probe's own output; its kept copy beside the table where no run folder is left
+    probe = json.loads((f if f.exists() else ROOT / "experiments" / "smollm2_levers" / "probe.json").read_text())
     keep = {p["task_id"] for p in probe["problems"] if 0 < p["pass_all"] < 1}
     return [r for r in train_rows() if r["task_id"] in keep]
 

@@ -27,30 +27,29 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 
-def data_dir() -> Path:
-    """Folder holding the datasets: inside the installed package, else the checkout's data/."""
-    installed = Path(str(resources.files("magrpo_edu"))) / "data"
+def _shipped_folder(name: str) -> Path:
+    """A top-level folder of the checkout that the wheel build copies into the package (pyproject's force-include):
+    magrpo_edu/<name> when installed, else the checkout's <name>/."""
+    installed = Path(str(resources.files("magrpo_edu"))) / name
     if installed.is_dir():
         return installed
-    checkout = Path(__file__).resolve().parent.parent / "data"
+    checkout = Path(__file__).resolve().parent.parent / name
     if checkout.is_dir():
         return checkout
-    raise FileNotFoundError(f"magrpo_edu's data folder is missing (looked in {installed} and {checkout}); "
+    raise FileNotFoundError(f"magrpo_edu's {name} folder is missing (looked in {installed} and {checkout}); "
                             "reinstall the package: pip install magrpo-edu (or from git).")
+
+
+def data_dir() -> Path:
+    """Folder holding the datasets: inside the installed package, else the checkout's data/."""
+    return _shipped_folder("data")
 
 
 def weights_dir() -> Path:
     """Folder holding the shipped weights and their cards (the embedded models tiny, tiny-code and tiny-code-2turn,
     the SmolLM2 adapters): kept apart from the code in the checkout's top-level weights/ folder, which the wheel
     build copies into the package as magrpo_edu/weights (pyproject's force-include, as data/ is)."""
-    installed = Path(str(resources.files("magrpo_edu"))) / "weights"
-    if installed.is_dir():
-        return installed
-    checkout = Path(__file__).resolve().parent.parent / "weights"
-    if checkout.is_dir():
-        return checkout
-    raise FileNotFoundError(f"magrpo_edu's weights folder is missing (looked in {installed} and {checkout}); "
-                            "reinstall the package: pip install magrpo-edu (or from git).")
+    return _shipped_folder("weights")
 
 
 SAVED_RESULTS = ("quickstart_seeds", "coding_collaboration", "arxiv_expansion", "smollm2_levers")

@@ -441,10 +441,9 @@ def single_turn_rollout(agents: Sequence[Agent], prompts: Sequence[str], row: An
         raise ValueError(f"rollout got {len(prompts)} prompts for {n} agents; each agent needs its own prompt.")
     root = Node(depth=0, prompts=list(prompts), histories=[[] for _ in range(n)])
     comps = sample_and_score(agents, [root], row, reward_fn, config, backend)  # steps 2-4
-    root.returns = root.rewards.clone()
-    root.advantages = group_advantages(root.rewards, config.advantage, config.scale_rewards, config.advantage_clip)  # step 5
-    root.sample_advantages = credit_samples(root.advantages, root.table, config.num_generations)  # step 5: each sample's A
-    return Rollout(root=root, levels=[[root]], completions=[comps])
+    ro = Rollout(root=root, levels=[[root]], completions=[comps])
+    assign_advantages(ro, config)  # step 5: one node, no child: returns = rewards, advantages among the J joint actions
+    return ro
 
 
 # ==================================================================================================
@@ -516,7 +515,7 @@ def compute_returns(node: Node, discount: float) -> torch.Tensor:
 
 def assign_advantages(ro: Rollout, config) -> None:
     """Step 5 at every node of the tree: the returns, advantages among siblings, then credit to each
-    agent's samples. On a single-turn rollout it recomputes the values `single_turn_rollout` set."""
+    agent's samples. On a single-turn rollout (one node, no child) the returns are the rewards."""
     compute_returns(ro.root, config.discount)
     for nd in ro.nodes():
         nd.advantages = group_advantages(nd.returns, config.advantage, config.scale_rewards, config.advantage_clip)

@@ -39,7 +39,7 @@ from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents, separate_agents
 from magrpo_edu.run.baselines import run_method  # noqa: E402
 from magrpo_edu.models import load_model  # noqa: E402
 from magrpo_edu.tasks.coding.reward import LEVEL_SHARES, coding_joint_reward, coding_levels, gate_shares, level_shares  # noqa: E402
-from magrpo_edu.pretraining.coding_rows import composed_coding_rows  # noqa: E402
+from magrpo_edu.tasks.coding.corpus.rows import composed_coding_rows  # noqa: E402
 from magrpo_edu.tasks.coding.data import coding_formatters, load_coding, without_empty_inputs  # noqa: E402
 from magrpo_edu.tasks.coding import CODING  # noqa: E402
 

@@ -18,7 +18,7 @@ The steps and why:
 - Warm start (the paper starts from a code model; SmolLM2-135M is not one): each agent's adapter is trained
   with plain next-token cross-entropy on its part of the reference solution (helper: `reference_aux`; main:
   `reference_main`, which calls aux), answer tokens only, ending with the end-of-turn token, on
-  `composed_coding_rows(400)`: problems composed by the tiny-code corpus (`pretraining/code_corpus.py`), never
+  `composed_coding_rows(400)`: problems composed by the tiny-code corpus (`tasks/coding/corpus/documents.py`), never
   a held-out family (tests/test_coding_model.py) and never a HumanEval problem. `WARM` says how long. It teaches
   the FORMAT (write `def aux`, call it, stop); it is short on purpose, so that what MAGRPO adds is measurable.
 - The "untrained" pair of the issue's target is the warm-started pair (the paper's untrained pair is its code
@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT / "experiments"))
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, load_lora_agents, lora_agents  # noqa: E402
 from magrpo_edu.models import SMOLLM2_ID, load_model  # noqa: E402
-from magrpo_edu.pretraining.coding_rows import composed_coding_rows  # noqa: E402
+from magrpo_edu.tasks.coding.corpus.rows import composed_coding_rows  # noqa: E402
 from magrpo_edu.tasks.coding import CODING, load_humaneval  # noqa: E402
 from magrpo_edu.tasks.coding.data import coding_formatters, load_coding  # noqa: E402
 from magrpo_edu.tasks.coding.reward import coding_joint_reward, level_feedback  # noqa: E402

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from magrpo_edu.pretraining import code_corpus
+from magrpo_edu.tasks.coding.corpus import documents as code_corpus
 from magrpo_edu.tasks.coding.reward import extract_function, is_thin_wrapper
 from magrpo_edu.tasks.coding.data import extract_asserts, load_coding
 from conftest import held_out_correct_bodies as _held_out_correct_bodies  # shared with test_second_turn_corpus
@@ -30,6 +30,17 @@ def corpus() -> list[str]:
 def problems() -> list[dict]:
     rng = random.Random(0)
     return [code_corpus.code_problem(rng) for _ in range(3000)]
+
+
+def test_the_made_up_names_words_are_the_writing_worlds():
+    """tasks/coding/corpus/name_words.txt (kept as a file so that the coding task imports no other task) is exactly
+    what `make_name_words` makes from 800 seeded posts and abstracts of the writing world."""
+    from magrpo_edu.tasks.coding.corpus.composed import make_name_words, name_words
+    from magrpo_edu.tasks.writing import world
+
+    rng = random.Random(1)
+    texts = [make(rng)["text"] for _ in range(400) for make in (world.make_post, world.make_abstract)]
+    assert name_words() == make_name_words(texts) and len(name_words()) > 400
 
 
 def _held_out_rows() -> list[dict]:
@@ -246,7 +257,7 @@ def test_composed_training_rows_are_fresh_checked_and_solved_by_their_reference(
     4 expected answers are not all equal, every name is new (none of the held-out or training names,
     none repeated), the rows are seeded, and a wrong `n` is refused."""
     from magrpo_edu.tasks.coding.reward import coding_levels
-    from magrpo_edu.pretraining.coding_rows import composed_coding_rows
+    from magrpo_edu.tasks.coding.corpus.rows import composed_coding_rows
     from magrpo_edu.tasks.coding.data import check_tests
 
     rows = composed_coding_rows(120, seed=0)

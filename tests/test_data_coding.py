@@ -51,7 +51,7 @@ def test_composed_problems_are_correct_and_never_a_held_out_family():
     # never drawn.
     import random
 
-    from magrpo_edu.pretraining.composed import HELD_OUT_COMPOSITIONS, _COMPOSITIONS, make_composed_problem
+    from magrpo_edu.tasks.coding.corpus.composed import HELD_OUT_COMPOSITIONS, _COMPOSITIONS, make_composed_problem
     from magrpo_edu.tasks.coding.world import family_names
 
     assert len(_COMPOSITIONS) > 150

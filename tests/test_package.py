@@ -69,7 +69,7 @@ def test_wheel_contains_data_and_model(wheel):
     for f in ("magrpo_edu/data/tldr_train.jsonl", "magrpo_edu/data/tldr_eval.jsonl", "magrpo_edu/data/arxiv_train.jsonl",
               "magrpo_edu/weights/tiny/model.safetensors", "magrpo_edu/weights/tiny/tokenizer.json",
               "magrpo_edu/weights/tiny/config.json", "magrpo_edu/weights/tiny/README.md",
-              "magrpo_edu/weights/tiny-code/model.safetensors",
+              "magrpo_edu/weights/tiny-code/model.safetensors", "magrpo_edu/tasks/coding/corpus/name_words.txt",
               "magrpo_edu/weights/smollm2_coding/adapters/warm/main/adapter_model.safetensors",
               *(f"magrpo_edu/saved_results/{x}.json" for x in SAVED_RESULTS)):
         assert f in names, f"{f} missing from {wheel.name}"

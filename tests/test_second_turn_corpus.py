@@ -1,4 +1,4 @@
-"""The coding corpus's second-turn documents (`pretraining.second_turn`): the exact text a two-turn run's
+"""The coding corpus's second-turn documents (`tasks.coding.corpus.second_turn`): the exact text a two-turn run's
 second prompt is, a program after it, no held-out problem in them, seeded."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from magrpo_edu.pretraining.second_turn import _cut, _misspelled, second_turn_attempts, second_turn_documents
+from magrpo_edu.tasks.coding.corpus.second_turn import _cut, _misspelled, second_turn_attempts, second_turn_documents
 from magrpo_edu.tasks.coding.data import extract_asserts, load_coding
 from magrpo_edu.tasks.coding.prompts import CODING_INSTRUCTIONS
 from magrpo_edu.tasks.coding.reward import coding_levels, extract_function, has_return
@@ -112,7 +112,7 @@ def test_pretraining_loss_is_on_the_second_answer_only(docs):
     tokenized alone, as a two-turn run tokenizes its second prompt."""
     from magrpo_edu.models import load_model
     from magrpo_edu.pretraining.code_model import encode_batch
-    from magrpo_edu.pretraining.second_turn import ANSWER_AFTER
+    from magrpo_edu.tasks.coding.corpus.second_turn import ANSWER_AFTER
 
     _, tok = load_model("tiny-code")
     plain = "def aux(x):\n    return x + 1\n"

@@ -8,8 +8,8 @@
 Steps (continued pretraining, as a base model is adapted to code before it is fine-tuned):
 1. load the shipped `tiny` model and its tokenizer (the tokenizer does not change: its BPE already
    holds the code tokens, and the copy of names `tiny` learned carries over);
-2. `code_corpus.code_documents(seed)` writes the coding corpus (seeded; never filtered by a reward) and
-   `second_turn.second_turn_documents(seed)` its second-turn documents (a first attempt, the task's level
+2. `tasks.coding.corpus.documents.code_documents(seed)` writes the coding corpus (seeded; never filtered by a reward) and
+   `corpus.second_turn.second_turn_documents(seed)` its second-turn documents (a first attempt, the task's level
    feedback, a better answer: the text a two-turn run's second prompt is);
 3. `max_steps` AdamW steps on batches of `docs_per_step` whole documents, padded per batch (no packing),
    so that every document starts at position 0 as an agent's prompt does; batches are made of
@@ -87,7 +87,7 @@ def encode_batch(tok, batch: list[str], max_len: int, device) -> tuple[dict, tor
     loss is on its better answer only: its prompt (the first answer, often a faulty one, and the
     feedback) is tokenized alone, as a two-turn run tokenizes that prompt, and masked (-100), so the
     model is never taught to write the faulty first answers it is shown."""
-    from .second_turn import ANSWER_AFTER
+    from ..tasks.coding.corpus.second_turn import ANSWER_AFTER
 
     ids, labels = [], []
     for d in batch:
@@ -136,8 +136,8 @@ def pretrain_code(out: str | Path, command: str | None = None, **settings) -> di
     from tqdm.auto import tqdm
 
     from ..models import load_model
-    from .code_corpus import code_documents
-    from .second_turn import second_turn_documents
+    from ..tasks.coding.corpus.documents import code_documents
+    from ..tasks.coding.corpus.second_turn import second_turn_documents
 
     a = CodePretrainArguments(out=str(out), **settings)
     t0 = time.time()

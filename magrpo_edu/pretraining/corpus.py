@@ -28,7 +28,7 @@ from ..tasks.writing import world
 from ..tasks.coding.world import make_code_problem
 from ..tasks.coding.prompts import coding_prompt
 from ..tasks.writing.prompts import arxiv_prompt, tldr_prompt
-from .composed import make_composed_problem, random_entry_name, renamed
+from ..tasks.coding.corpus.composed import make_composed_problem, random_entry_name, renamed
 
 TRANSITIONS = ["However,", "As a result,", "For example,", "In addition,", "Because of this,",
                "First,", "Then,", "Finally,", "In short,", "Meanwhile,", "Although it helped,",

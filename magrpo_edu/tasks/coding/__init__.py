@@ -2,7 +2,7 @@
 setting, docs/faithfulness.md "Rewards"), and its HumanEval setting. Its rows, asserts and formatters are in
 `data.py`, its prompt texts in `prompts.py`, its reward, level feedback (the second turn) and sandbox runs in
 `reward.py` (the strict variant in `load_bearing.py`), the synthetic families its data and the tiny-code model's
-corpus come from in `world.py`, its notebook explorer in `explorer.py` and its report's PassOrNot@k figure in
+corpus come from in `world.py`, that corpus in `corpus/`, its notebook explorer in `explorer.py` and its report's PassOrNot@k figure in
 `figures.py`. The comparison table scores its answers in one sandbox batch and adds the paper's coding metrics
 (`coding_metrics`)."""
 from __future__ import annotations

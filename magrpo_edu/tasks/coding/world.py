@@ -272,7 +272,7 @@ def family_names() -> list[str]:
 def make_code_problem(rng: random.Random, family: int | None = None, k: int | None = None, c: str | None = None
                       ) -> dict:
     """One problem of a family (random among the PRETRAIN_FAMILIES unless given) with its constants.
-    (The pretraining corpus also draws problems composed from parts: `magrpo_edu.pretraining.composed`.)"""
+    (The pretraining corpus also draws problems composed from parts: `magrpo_edu.tasks.coding.corpus.composed`.)"""
     idx = rng.randrange(PRETRAIN_FAMILIES) if family is None else family
     entry, args, doc, aux, main, alone, buggy, examples = FAMILIES[idx]
     consts = dict(k=rng.randint(2, 9) if k is None else k, c=rng.choice(LETTERS) if c is None else c)

@@ -12,8 +12,9 @@ import functools
 import keyword
 import random
 import re
+from pathlib import Path
 
-from ..tasks.coding.world import LETTERS, family_names
+from ..world import LETTERS, family_names
 
 # ---- procedural problems: skills composed, so a small model must read the prompt -------------------
 # With only the hand-written families above, a 1M-parameter model memorises family -> code and, given
@@ -194,16 +195,24 @@ NAME_NOUNS = ("records", "items", "values", "data", "entries", "batch", "input",
               "scores", "readings", "parts", "group", "line", "numbers", "things", "stuff", "row", "task")
 
 
+NAME_WORDS_FILE = Path(__file__).with_name("name_words.txt")
+
+
 @functools.lru_cache(maxsize=1)
 def name_words() -> tuple[str, ...]:
-    """Words a made-up function name is built from: the writing world's words (about 500, drawn
-    from 800 seeded posts and abstracts), the neutral verbs and nouns, and nothing Python reserves."""
-    from ..tasks.writing import world
+    """Words a made-up function name is built from (name_words.txt, one a line): the writing world's words
+    (about 500, drawn from 800 seeded posts and abstracts of `tasks.writing.world` with random.Random(1)), the
+    neutral verbs and nouns, and nothing Python reserves. Kept as a file so that the coding task imports no
+    other task; tests/test_coding_model.py regenerates it from the writing world and compares."""
+    return tuple(NAME_WORDS_FILE.read_text().split())
 
-    rng, words = random.Random(1), set(NAME_VERBS) | set(NAME_NOUNS)
-    for _ in range(400):
-        for make in (world.make_post, world.make_abstract):
-            words |= set(re.findall(r"\b[a-z]{3,9}\b", make(rng)["text"]))
+
+def make_name_words(texts) -> tuple[str, ...]:
+    """How name_words.txt was made: the 3-9 letter words of `texts` (the writing world's posts and abstracts), the
+    neutral verbs and nouns, minus Python's keywords and builtins, sorted."""
+    words = set(NAME_VERBS) | set(NAME_NOUNS)
+    for text in texts:
+        words |= set(re.findall(r"\b[a-z]{3,9}\b", text))
     return tuple(sorted(w for w in words if not keyword.iskeyword(w) and w not in dir(builtins)))
 
 

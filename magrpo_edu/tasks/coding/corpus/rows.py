@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import random
 
-from ..tasks.coding.data import assert_line
-from .code_corpus import code_problem
+from ..data import assert_line
+from .documents import code_problem
 
 
 def _random_input(rng: random.Random, input_type: str):
@@ -23,8 +23,8 @@ def _random_input(rng: random.Random, input_type: str):
 
 
 def composed_coding_rows(n: int = 400, seed: int = 0) -> list[dict]:
-    """`n` training rows made from the tiny-code corpus's COMPOSED problems (`pretraining.code_corpus.
-    code_problem`: ~2,000 compositions with names from a broad vocabulary), each with 4 asserts computed
+    """`n` training rows made from the tiny-code corpus's COMPOSED problems (`documents.code_problem`:
+    ~2,000 compositions with names from a broad vocabulary), each with 4 asserts computed
     from its reference (aux + the first cooperating main) on seeded non-empty inputs, chosen so that the
     4 inputs differ, the 4 expected answers are not all equal and the problem's wrong main (`main_buggy`) fails at least one.
 
@@ -49,7 +49,7 @@ def composed_coding_rows(n: int = 400, seed: int = 0) -> list[dict]:
 
 
 def composed_row(p: dict, rng: random.Random, index: int = 0) -> dict | None:
-    """The coding row of one composed problem `p` (`code_corpus.code_problem`): 4 asserts from its
+    """The coding row of one composed problem `p` (`documents.code_problem`): 4 asserts from its
     reference on seeded non-empty inputs (`composed_coding_rows`' rules), or None where no such 4 exist."""
     ns: dict = {}
     exec(p["aux"] + "\n" + p["mains"][0] + "\n" + p["main_buggy"].replace(f"def {p['entry_point']}(", "def __buggy("), ns)  # noqa: S102 - the package's own reference code

@@ -45,8 +45,8 @@ import random
 import re
 from typing import Iterator
 
-from ..tasks.coding.world import LETTERS, family_names
-from ..tasks.coding.prompts import coding_prompt
+from ..world import LETTERS, family_names
+from ..prompts import coding_prompt
 from .composed import random_entry_name
 
 # ---- item kinds -------------------------------------------------------------------------------------

@@ -9,8 +9,8 @@ no reward to learn from (experiments/coding_collaboration.md, the two-turn secti
 are that text followed by a better answer, so the model learns to answer the feedback with a program.
 
 How one attempt is written (`second_turn_documents`):
-1. a composed problem (`code_corpus.code_problem`) with 4 asserts from its reference
-   (`coding_rows.composed_row`: never a held-out family, as every corpus problem);
+1. a composed problem (`documents.code_problem`) with 4 asserts from its reference
+   (`rows.composed_row`: never a held-out family, as every corpus problem);
 2. a first joint attempt with the faults an untrained pair makes (`FIRST_HELPER`, `FIRST_MAIN`): a
    helper that does the whole job, is cut off mid-line, is another problem's helper or is empty; a
    main that ignores aux, only wraps it, is wrong, misspells the entry point's name or is cut off;
@@ -32,11 +32,11 @@ from __future__ import annotations
 import random
 from typing import Optional
 
-from ..sandbox import SandboxLimits
-from ..tasks.coding.data import coding_formatters
-from ..tasks.coding.reward import feedback_transition, prefetch_feedback
-from .code_corpus import code_problem
-from .coding_rows import composed_row
+from ....sandbox import SandboxLimits
+from ..data import coding_formatters
+from ..reward import feedback_transition, prefetch_feedback
+from .documents import code_problem
+from .rows import composed_row
 
 ANSWER_AFTER = "# Revise your function.\n"
 """The feedback's last line: a second-turn document's answer follows it (its loss is on the answer only)."""

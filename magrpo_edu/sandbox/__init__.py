@@ -190,13 +190,15 @@ and a program can forge it.
 
 The package's parts: `isolation` (the namespaces root, its probe, `isolation()`), `seccomp` (the filter),
 `cgroups` (the run's cgroups),
-`harness` (the harness inside the sandbox and `run_program` / `run_many` around it), `forgeproof` (which
+`inside` (the harness that runs inside the sandbox), `harness` (`run_program` / `run_many` around it),
+`limits` (`SandboxLimits` and the results), `forgeproof` (which
 asserts the host checks, and the judge's process) with `judge` (the judge itself, a script), `cleanup`
 (death with the trainer, leftovers of a killed one), `processes` (Landlock, the process tree's kill),
 `tree` (removing folders), `sanitise` (text that comes back from a program). Measurements: benchmarks/sandbox_overhead.md.
 """
 from .forgeproof import JUDGE_GRACE_S, host_checked
-from .harness import AssertResult, SandboxLimits, SandboxResult, default_workers, run_many, run_program
+from .harness import default_workers, run_many, run_program
+from .limits import AssertResult, SandboxLimits, SandboxResult
 from .isolation import SandboxError, isolation
 
 __all__ = ["AssertResult", "SandboxLimits", "SandboxResult", "SandboxError", "run_program", "run_many",

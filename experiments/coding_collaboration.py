@@ -38,7 +38,8 @@ import torch
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents, separate_agents  # noqa: E402
 from magrpo_edu.run.baselines import run_method  # noqa: E402
 from magrpo_edu.models import load_model  # noqa: E402
-from magrpo_edu.tasks.coding.reward import LEVEL_SHARES, coding_joint_reward, coding_levels, gate_shares, level_shares  # noqa: E402
+from magrpo_edu.tasks.coding.analysis import LEVEL_SHARES, gate_shares, level_shares  # noqa: E402
+from magrpo_edu.tasks.coding.reward import coding_joint_reward, coding_levels  # noqa: E402
 from magrpo_edu.tasks.coding.corpus.rows import composed_coding_rows  # noqa: E402
 from magrpo_edu.tasks.coding.data import coding_formatters, load_coding, without_empty_inputs  # noqa: E402
 from magrpo_edu.tasks.coding import CODING  # noqa: E402
@@ -141,7 +142,7 @@ def build_team(team: str, base, tok):
 
 
 def _transition():
-    from magrpo_edu.tasks.coding.reward import feedback_transition
+    from magrpo_edu.tasks.coding.feedback import feedback_transition
 
     return feedback_transition()
 

@@ -22,7 +22,7 @@ import torch
 from magrpo_edu import lora_agents
 from magrpo_edu.run.baselines import run_method
 from magrpo_edu.models import load_model
-from magrpo_edu.tasks.coding.reward import level_shares
+from magrpo_edu.tasks.coding.analysis import level_shares
 from magrpo_edu.tasks.coding import coding_formatters, load_coding
 
 def measure(model_name: str, samples: int = 16, seed: int = 0, rows=None) -> dict:

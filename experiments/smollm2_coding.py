@@ -54,7 +54,8 @@ from magrpo_edu.models import SMOLLM2_ID, load_model  # noqa: E402
 from magrpo_edu.tasks.coding.corpus.rows import composed_coding_rows  # noqa: E402
 from magrpo_edu.tasks.coding import CODING, load_humaneval  # noqa: E402
 from magrpo_edu.tasks.coding.data import coding_formatters, load_coding  # noqa: E402
-from magrpo_edu.tasks.coding.reward import coding_joint_reward, level_feedback  # noqa: E402
+from magrpo_edu.tasks.coding.reward import coding_joint_reward  # noqa: E402
+from magrpo_edu.tasks.coding.feedback import level_feedback  # noqa: E402
 from magrpo_edu.trainer import TrainerCallback  # noqa: E402
 from smollm2_tldr import provenance  # noqa: E402  (commit, versions, base dtype: the same record as the TL;DR run)
 
@@ -349,7 +350,7 @@ def plot_training(histories: dict):
 
 def ignored_share(mains_and_entries) -> tuple[int, float]:
     """(cooperating mains, the share of them whose returned value does not depend on aux: `aux_result_returned`)."""
-    from magrpo_edu.tasks.coding.reward import aux_result_returned, calls_aux
+    from magrpo_edu.tasks.coding.reading import aux_result_returned, calls_aux
 
     coop = [(m, e) for m, e in mains_and_entries if calls_aux(m, e)]
     ignored = [aux_result_returned(m, e) is False for m, e in coop]

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from magrpo_edu.tasks.coding.corpus import documents as code_corpus
-from magrpo_edu.tasks.coding.reward import extract_function, is_thin_wrapper
+from magrpo_edu.tasks.coding.reading import extract_function, is_thin_wrapper
 from magrpo_edu.tasks.coding.data import extract_asserts, load_coding
 from conftest import held_out_correct_bodies as _held_out_correct_bodies  # shared with test_second_turn_corpus
 

@@ -1155,7 +1155,8 @@ def test_a_carriage_return_or_form_feed_smuggles_no_top_level_code_past_extract_
     """Fourth round, item 5: '\\r' ends a line for Python but not for `split('\\n')`, and a form feed resets the
     indentation: top-level code (here a better aux) rode along with the function. Lines are Python's now and a
     block that parses as several statements is cut after the function."""
-    from magrpo_edu.tasks.coding.reward import coding_levels, extract_function
+    from magrpo_edu.tasks.coding.reward import coding_levels
+    from magrpo_edu.tasks.coding.reading import extract_function
 
     main = extract_function(smuggled, "count_vowels")
     assert "aux = " not in main and main.startswith("def count_vowels(s):") and "return sum" in main, repr(main)
@@ -1174,7 +1175,8 @@ def test_every_binding_of_aux_in_main_is_caught(body):
     """Fourth round, item 5: a match/case capture, `from m import f as aux`, `except E as aux`, `case {**aux}`
     bound aux past `rebinds_aux` (4.0 with a useless helper). Every binding Python has is caught now: the tests
     still count, the cooperation levels do not."""
-    from magrpo_edu.tasks.coding.reward import coding_levels, rebinds_aux
+    from magrpo_edu.tasks.coding.reward import coding_levels
+    from magrpo_edu.tasks.coding.reading import rebinds_aux
 
     main = "def count_vowels(s):\n" + body
     assert rebinds_aux(main, "count_vowels")
@@ -1191,7 +1193,8 @@ def test_every_binding_of_aux_in_main_is_caught(body):
 def test_a_program_cpython_refuses_to_compile_earns_no_syntax_level(main):
     """Fourth round, item 5: `ast.parse` accepts these, CPython's compiler refuses them (they cannot run): no +0.5
     syntax level, no "syntax: OK" in the feedback, nothing run."""
-    from magrpo_edu.tasks.coding.reward import coding_levels, level_feedback, parse_error
+    from magrpo_edu.tasks.coding.reward import coding_levels, parse_error
+    from magrpo_edu.tasks.coding.feedback import level_feedback
 
     row = _count_vowels_row()
     lv = coding_levels("def aux(c):\n    return c in 'aeiou'\n", main, row)

@@ -10,7 +10,8 @@ import pytest
 from magrpo_edu.tasks.coding.corpus.second_turn import _cut, _misspelled, second_turn_attempts, second_turn_documents
 from magrpo_edu.tasks.coding.data import extract_asserts, load_coding
 from magrpo_edu.tasks.coding.prompts import CODING_INSTRUCTIONS
-from magrpo_edu.tasks.coding.reward import coding_levels, extract_function, has_return
+from magrpo_edu.tasks.coding.reward import coding_levels
+from magrpo_edu.tasks.coding.reading import extract_function, has_return
 
 from conftest import held_out_correct_bodies as _held_out_correct_bodies  # shared test helpers: tests/conftest.py
 

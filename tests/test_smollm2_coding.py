@@ -174,7 +174,8 @@ def test_a_smollm2_coding_run_starts_its_agents_from_the_warm_start(tmp_path):
     ("def f(s:\n    return aux(s)", None),
 ])
 def test_aux_result_returned_reads_whether_the_answer_depends_on_aux(main, returned):
-    from magrpo_edu.tasks.coding.reward import aux_result_returned, calls_aux, coding_levels
+    from magrpo_edu.tasks.coding.reading import aux_result_returned, calls_aux
+    from magrpo_edu.tasks.coding.reward import coding_levels
 
     assert aux_result_returned(main, "f") is returned
     if returned is False and calls_aux(main, "f"):  # the reward pays the cooperation levels all the same
@@ -202,7 +203,7 @@ def test_a_chat_models_second_turn_is_the_feedback_as_a_new_user_turn(chat_token
     """Issue 48, item 4: for an instruct model the level feedback closes the assistant's answer and comes as the
     user's next message; the embedded models' raw prompts keep the comment-line form, even with that tokenizer."""
     from magrpo_edu.run.plan import transition_of
-    from magrpo_edu.tasks.coding.reward import level_feedback
+    from magrpo_edu.tasks.coding.feedback import level_feedback
 
     aux, main = "def aux(s):\n    return s.split()\n", f"def {ROW['entry_point']}(s):\n    return aux(s)\n\n"
     chat = coding_formatters(chat_tokenizer)

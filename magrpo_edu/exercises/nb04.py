@@ -54,7 +54,7 @@ WRAPPER_CASES = [
 
 
 def _wrapper_truth() -> list[bool]:
-    from ..tasks.coding.reward import is_thin_wrapper
+    from ..tasks.coding.reading import is_thin_wrapper
 
     return [is_thin_wrapper(src, "f") for src, _ in WRAPPER_CASES]
 
@@ -99,7 +99,8 @@ LEVEL_CASES = [
 
 def _facts(aux: str, main: str, problem: dict) -> dict:
     """What a reader can see of one pair, the inputs of the learner's function."""
-    from ..tasks.coding.reward import calls_aux, combine, extract_function, has_return, is_thin_wrapper, parse_error
+    from ..tasks.coding.reading import calls_aux, extract_function, has_return, is_thin_wrapper
+    from ..tasks.coding.reward import combine, parse_error
     from ..sandbox import run_program
     from ..tasks.coding.data import extract_asserts
 

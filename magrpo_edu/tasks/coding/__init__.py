@@ -1,10 +1,14 @@
 """The coding task as one `Task` (agent 1 writes a helper `aux`, agent 2 the entry point; the paper's coding
-setting, docs/faithfulness.md "Rewards"), and its HumanEval setting. Its rows, asserts and formatters are in
-`data.py`, its prompt texts in `prompts.py`, its reward, level feedback (the second turn) and sandbox runs in
-`reward.py` (the strict variant in `load_bearing.py`), the synthetic families its data and the tiny-code model's
-corpus come from in `world.py`, that corpus in `corpus/`, its notebook explorer in `explorer.py` and its report's PassOrNot@k figure in
-`figures.py`. The comparison table scores its answers in one sandbox batch and adds the paper's coding metrics
-(`coding_metrics`)."""
+setting, docs/faithfulness.md "Rewards"), and its HumanEval setting. The folder:
+
+    data.py          rows, asserts, formatters and the rows' field rules        prompts.py     the prompt texts
+    reward.py        the authors' reward: levels, sandbox runs, load-bearing    reading.py     what it reads off the text
+    load_bearing.py  the strict variant (cooperation paid only when load-bearing)
+    feedback.py      the level feedback of the second turn (the transition)     analysis.py    level and gate shares
+    world.py         the synthetic problem families                             corpus/        tiny-code's corpus
+    explorer.py      the notebooks' explorer                                    figures.py     the report's PassOrNot@k figure
+
+The comparison table scores its answers in one sandbox batch and adds the paper's coding metrics (`coding_metrics`)."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -16,7 +20,8 @@ from .prompts import single_coding_prompt
 from .load_bearing import strict_coding_joint_reward, strict_levels_many, with_load_bearing
 from .explorer import coding_explorer
 from .figures import coding_report_figures
-from .reward import LEVEL_MAX, MAX_REWARD, SINGLE_AGENT_MAX, coding_joint_reward, coding_levels_many, feedback_transition
+from .reward import LEVEL_MAX, MAX_REWARD, SINGLE_AGENT_MAX, coding_joint_reward, coding_levels_many
+from .feedback import feedback_transition
 
 
 def coding_batch_levels(answers: Sequence[Sequence[str]], rows: Sequence[dict], single: bool = False) -> list[dict]:
@@ -73,7 +78,7 @@ def _smollm2_warm_start() -> list:
 
 def coding_transition(tokenizer=None):
     """The coding task's second turn for agents with `tokenizer`: the level feedback as comment lines after a raw
-    prompt's answer, or as the user's next message in a chat template (`reward.feedback_transition`)."""
+    prompt's answer, or as the user's next message in a chat template (`feedback.feedback_transition`)."""
     return feedback_transition(tokenizer=tokenizer)
 
 

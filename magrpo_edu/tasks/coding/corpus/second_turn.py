@@ -1,6 +1,6 @@
 """Second-turn documents of the coding corpus: a first joint attempt, the level feedback, a better answer.
 
-Why. The coding task's second turn (`MAGRPOConfig(num_turns=2)`, `tasks.coding.reward.feedback_transition`)
+Why. The coding task's second turn (`MAGRPOConfig(num_turns=2)`, `tasks.coding.feedback.feedback_transition`)
 gives each agent its first prompt, its own first answer and the level feedback ("# aux: found",
 "# Tests: 1/4 passed", "# first failing: ...", "# Revise your function."), and asks again. A model
 that never saw such a text answers it with nothing: the first `tiny-code` wrote an empty second
@@ -34,7 +34,7 @@ from typing import Optional
 
 from ....sandbox import SandboxLimits
 from ..data import coding_formatters
-from ..reward import feedback_transition, prefetch_feedback
+from ..feedback import feedback_transition, prefetch_feedback
 from .documents import code_problem
 from .rows import composed_row
 

@@ -49,10 +49,15 @@ OUT = ROOT / "experiments" / "coding_collaboration.json"
 BASELINES = ("single", "parallel", "sequential", "discussion")
 
 
+PLAIN = dict(temperature=1.0, top_p=1.0, top_k=0)
+"""MAGRPOConfig's plain sampling: what this experiment trains and evaluates with unless --paper-sampling (run_method
+would otherwise sample as the coding task does)."""
+
+
 def evaluate(method: str, agents, rows, samples: int, seed: int, turns: int = 1, sampling: dict | None = None) -> dict:
     # the agents' tokenizer picks the prompt's form: raw for the embedded models, the chat template for an instruct model
     r = run_method(method, agents, "coding", rows, coding_formatters(agents[0].tokenizer), samples=samples, seed=seed, keep_texts=True,
-                   ks=(1, samples), **(sampling or {}))
+                   ks=(1, samples), **{**PLAIN, **(sampling or {})})
     reps = [row for row in rows for _ in range(samples)]
     texts = r.pop("texts")
     second_pairs = r.pop("pair_rewards")

@@ -31,7 +31,7 @@ def measure(model_name: str, samples: int = 16, seed: int = 0, rows=None) -> dic
     rows = rows if rows is not None else load_coding("eval")
     t = time.time()
     r = run_method("parallel", agents, "coding", rows, coding_formatters(), samples=samples, seed=seed, keep_texts=True,
-                   ks=(1,))
+                   ks=(1,), temperature=1.0, top_p=1.0, top_k=0)  # plain sampling, as measured
     auxes, mains = [x[0] for x in r["texts"]], [x[1] for x in r["texts"]]
     reps = [row for row in rows for _ in range(samples)]
     out = level_shares(auxes, mains, reps)

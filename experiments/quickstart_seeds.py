@@ -12,7 +12,7 @@ learning rate, the KL leash beta, G and the number of steps.
 Per run: the held-out mean joint reward on ALL 30 eval posts x 4 samples (`trainer.evaluate`, sampling seed
 1234, the same before and after), also every `--eval-every` steps; the training curve (reward, each agent's
 mean completion length in tokens, KL); one joint answer per held-out post before and after training
-(`baselines.answer_snapshot`, sampling seed 1, the notebook's snapshot) with its reward and the two
+(`evaluation.answer_snapshot`, sampling seed 1, the notebook's snapshot) with its reward and the two
 answers' lengths in characters.
 
 Seeds: settings were explored on seeds 100 and 101 (marked "exploration" in the report); the claim uses
@@ -31,7 +31,7 @@ from pathlib import Path
 import torch
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents
-from magrpo_edu.run.baselines import answer_snapshot
+from magrpo_edu.evaluation import answer_snapshot
 from magrpo_edu.models import load_model
 from magrpo_edu.rewards import length_ratio_joint_reward
 from magrpo_edu.tasks.writing import load_writing, tldr_formatters

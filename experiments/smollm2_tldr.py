@@ -111,7 +111,7 @@ def phase_coding(out: Path) -> None:
     agents, tok = build()
     t = time.time()
     row = run_method("parallel", agents, "coding", load_coding("eval"), coding_formatters(), samples=2,
-                     max_new_tokens=160, temperature=SETTINGS["temperature"], seed=SETTINGS["seed"], ks=(1, 2),
+                     max_new_tokens=160, temperature=SETTINGS["temperature"], top_p=1.0, top_k=0, seed=SETTINGS["seed"], ks=(1, 2),
                      keep_texts=True)
     row["seconds_total"] = time.time() - t
     print({k: v for k, v in row.items() if k not in ("texts", "pair_rewards")}, flush=True)

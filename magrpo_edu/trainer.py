@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import dataclasses
-import functools
 import json
 import math
 import signal
@@ -40,11 +38,11 @@ from .progress import progress_bar
 
 from . import distributed
 from .agents import Agent, has_reference, team_backend
-from .algorithm import format_prompts, magrpo_step, rollout
+from .algorithm import format_prompts, magrpo_step
 from .checkpoints import find_checkpoint, load_checkpoint, save_checkpoint
 from .config import MAGRPOConfig
+from .evaluation import evaluate_team
 from .backends import check_prompt_lengths
-from .quality import mean_repetition, token_nll
 from .records import mean_record, prompt_record, sample_record
 from .tracking import make_callbacks
 
@@ -328,75 +326,21 @@ class MAGRPOTrainer:
         """The joint answers `evaluate` samples per row: `num_generations` (default the config's G), at least 2."""
         return max(num_generations or self.config.num_generations, 2)
 
-    @torch.no_grad()
     def evaluate(self, dataset: Optional[Sequence[Any]] = None, num_generations: Optional[int] = None,
                  max_rows: Optional[int] = None, seed: int = 1234, progress: bool = False, desc: str = "evaluate",
                  return_samples: bool = False):
-        """Mean joint reward (and components) of the current agents on `dataset` (default: eval set).
-
-        Samples `num_generations` aligned joint actions per row with the training sampling settings
-        and scores the FIRST turn only (multi-turn evaluation: `run.baselines.run_method("magrpo_2turn")`);
-        the global RNG is restored afterwards, so evaluating never changes a training run.
-        `progress`: a tqdm bar over the rows (the command line shows one; off by default).
-        Beside the reward, each agent's text quality (`magrpo_edu.quality`) over all its sampled
-        completions: eval/repetition/<agent> (share of repeated word 3-grams) and
-        eval/naturalness/<agent> (mean per-token NLL under the frozen untrained model; one extra
-        reference forward per row and agent; left out for an agent without a reference).
-
-        `return_samples=True` returns (metrics, samples) with the very samples the metrics are
-        means of, so a table can reuse them (`run.baselines.row_from_evaluation`, the report's
-        parallel and magrpo rows): samples["texts"][i] = agent i's texts, row-major (row k's at
-        k * per_row ... k * per_row + per_row - 1, joint answer j = every agent's j-th text),
-        "rewards" (one per joint answer), "per_row", "rows", "tokens" (completion tokens, all
-        agents) and "seconds" (generation wall time: each row's rollout less its reward's time).
-        The same random numbers are drawn either way.
-        """
+        """Mean joint reward (and components, each agent's repetition and naturalness) of the current agents on
+        `dataset` (default: the eval set; its first `max_rows`): `evaluation.evaluate_team` with this trainer's
+        agents, formatters, reward and sampling settings, `eval_samples_per_row(num_generations)` joint answers a row,
+        the first turn only. The global RNG is restored afterwards, so evaluating never changes a training run.
+        `return_samples=True` returns (metrics, samples) (`evaluate_team` says what samples holds)."""
         data = dataset if dataset is not None else self.eval_dataset
         if data is None:
             raise ValueError("evaluate() needs a dataset: pass one, or give eval_dataset to the trainer.")
-        cfg = self.config
-        G = self.eval_samples_per_row(num_generations)
         rows = list(data)[: max_rows] if max_rows else list(data)
-        single = dataclasses.replace(cfg, num_turns=1, joint_mode="aligned", num_generations=G, progress=False,
-                                     early_termination_threshold=None)
-        totals, comps = [], collections.defaultdict(list)
-        texts: list[list[str]] = [[] for _ in self.agents]
-        nll: list[list[torch.Tensor]] = [[] for _ in self.agents]
-        reward_fn, scoring, gen_seconds, tokens = self.reward_fn, [0.0], 0.0, 0
-        if return_samples:  # time the reward apart, so "seconds" is the generation's alone
-            @functools.wraps(self.reward_fn)
-            def reward_fn(completions, row):
-                t = time.perf_counter()
-                try:
-                    return self.reward_fn(completions, row)
-                finally:
-                    scoring[0] += time.perf_counter() - t
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            for k, row in enumerate(progress_bar(rows, desc=desc, disable=not progress, leave=True)):
-                prompts = format_prompts(self.formatters, row, f"eval row {k}")
-                t0, scoring[0] = time.perf_counter(), 0.0
-                ro = rollout(self.agents, prompts, row, reward_fn, single)
-                gen_seconds += time.perf_counter() - t0 - scoring[0]
-                tokens += sum(int(c.lengths().sum()) for c in ro.completions[0])
-                totals.append(ro.root.rewards)
-                for name, v in ro.root.components.items():
-                    comps[name].append(v)
-                for i, a in enumerate(self.agents):
-                    texts[i] += ro.completions[0][i].texts
-                    if has_reference(a):
-                        nll[i].append(token_nll(a, ro.completions[0][i]))
-        out = {"eval/reward": torch.cat(totals).mean().item(), "eval/reward_std": torch.cat(totals).std().item(),
-               "eval/rows": len(rows)}
-        out.update({f"eval/reward/{k}": torch.cat(v).mean().item() for k, v in comps.items()})
-        for i, a in enumerate(self.agents):
-            out[f"eval/repetition/{a.name}"] = mean_repetition(texts[i])
-            if nll[i]:
-                out[f"eval/naturalness/{a.name}"] = torch.cat(nll[i]).mean().item()
-        if return_samples:
-            return out, dict(texts=texts, rewards=torch.cat(totals).tolist(), per_row=G, rows=len(rows), tokens=tokens,
-                             seconds=gen_seconds)
-        return out
+        return evaluate_team(self.agents, self.formatters, self.reward_fn, rows, self.config,
+                             self.eval_samples_per_row(num_generations), seed=seed, progress=progress, desc=desc,
+                             return_samples=return_samples)
 
     def _call(self, hook: str, *args) -> None:
         """Run hook `hook` of every callback that has it: a callback need not subclass TrainerCallback

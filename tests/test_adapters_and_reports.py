@@ -69,7 +69,7 @@ def test_before_after_report_is_static_html_with_every_text():
 
 
 def test_answer_snapshot_is_reproducible_and_scored_by_the_joint_reward(make_model, small_tokenizer, formatters, rows):
-    from magrpo_edu.run.baselines import answer_snapshot
+    from magrpo_edu.evaluation import answer_snapshot
 
     agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer)
     longer = lambda completions, row: [float(len(b) > len(a)) for a, b in zip(*completions)]  # noqa: E731

@@ -238,3 +238,29 @@ def test_in_distribution_row_is_new_and_from_the_generator():
         assert row == in_distribution_row(task)  # seeded: every run shows the same row
     with pytest.raises(ValueError, match="unknown writing task"):
         in_distribution_row("coding")
+
+
+def test_run_method_samples_as_the_task_does_unless_told(monkeypatch):
+    """Issue 59: the baselines' sampling follows the order a run's settings follow (MAGRPOConfig's plain sampling <
+    the task's `sampling` < what the call gives): coding as the authors sample, tldr plainly, a value given wins."""
+    from magrpo_edu.tasks.registry import get_task
+
+    seen = []
+
+    def gen(agent, prompts, cfg):
+        seen.append({k: cfg[k] for k in ("temperature", "top_p", "top_k")})
+        raise StopIteration  # the settings are all this test needs
+
+    monkeypatch.setattr(baselines, "_gen", gen)
+    coding = get_task("coding")
+    rows = coding.load("eval")[:1]
+    for kw in ({}, dict(top_k=3)):
+        with pytest.raises(StopIteration):
+            baselines.run_method("parallel", [A("agent_0"), A("agent_1")], coding, rows, [lambda r: "x"] * 2, **kw)
+    with pytest.raises(StopIteration):
+        baselines.run_method("parallel", [A("agent_0"), A("agent_1")], "tldr", ROWS, [lambda r: "x"] * 2)
+    assert coding.sampling == dict(temperature=0.7, top_p=0.9, top_k=50)
+    assert seen == [coding.sampling, dict(coding.sampling, top_k=3), dict(temperature=1.0, top_p=1.0, top_k=0)]
+    assert coding.sampling_settings(top_p=None) == coding.sampling
+    with pytest.raises(TypeError, match="temperature, top_p and top_k"):
+        coding.sampling_settings(top_q=0.5)

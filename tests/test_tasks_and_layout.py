@@ -203,7 +203,7 @@ LAYERS = [  # bottom up: a module may import only from its own layer or the ones
                              "magrpo_edu.quality"]),
     ("tasks", ["magrpo_edu.tasks", "magrpo_edu.rewards"]),
     ("algorithm", ["magrpo_edu.algorithm"]),
-    ("trainer", ["magrpo_edu.records", "magrpo_edu.checkpoints", "magrpo_edu.trainer"]),
+    ("trainer", ["magrpo_edu.records", "magrpo_edu.checkpoints", "magrpo_edu.evaluation", "magrpo_edu.trainer"]),
     ("pretraining", ["magrpo_edu.pretraining"]),
     ("run", ["magrpo_edu.run", "magrpo_edu.viz", "magrpo_edu.exercises"]),
 ]

@@ -100,11 +100,13 @@ def _shown_others(formatter: Callable, row: dict, prompt: str, others: Sequence[
 
 def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], rows: Sequence[dict],
                formatters: Optional[Sequence[Callable]] = None, samples: int = 2, max_new_tokens: Optional[int] = None,
-               temperature: float = 1.0, top_p: float = 1.0, top_k: int = 0, seed: int = 0,
+               temperature: Optional[float] = None, top_p: Optional[float] = None, top_k: Optional[int] = None, seed: int = 0,
                ks: Sequence[int] = (1, 5, 10), keep_texts: bool = False, row_by_row: bool = False) -> dict:
     """Evaluate one method on `rows` of `task` (a Task or a registered task's name); returns one
     table row (means over rows x samples). `formatters`: the agents' prompts (default: the task's
-    for agent 1's tokenizer); `max_new_tokens`: default the task's.
+    for agent 1's tokenizer); `max_new_tokens`: default the task's; `temperature`, `top_p`, `top_k`: default the
+    task's sampling (`Task.sampling_settings`: the coding tasks sample as the authors' code does, the writing tasks
+    plainly), the order a run's settings follow.
 
     The task scores the joint answers (`Task.score`: its levels one joint answer at a time, or a
     batch at once) and may add columns (`Task.table_metrics`, coding: PassOrNot@k and Accuracy@k for
@@ -134,7 +136,8 @@ def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], row
         raise ValueError(f"the {task.name} task has {n_agents} agents; got {len(agents)}.")
     if formatters is None:
         formatters = task.formatters(getattr(agents[0], "tokenizer", None))
-    gen = _sampling(task.max_new_tokens if max_new_tokens is None else max_new_tokens, temperature, top_p, top_k)
+    gen = _sampling(task.max_new_tokens if max_new_tokens is None else max_new_tokens,
+                    **task.sampling_settings(temperature=temperature, top_p=top_p, top_k=top_k))
     per_call = samples if row_by_row else None
     reps = [r for r in rows for _ in range(samples)]
     prompts = [[f(r) for r in reps] for f in formatters]
@@ -252,23 +255,6 @@ def _round(agents, prompts, gen, answers, comps, tokens, wall, per_call=None):
         answers[k], n, t, comps[k] = _gen_rows(agent, shown, gen, per_call)
         tokens, slowest = tokens + n, max(slowest, t)
     return tokens, wall + slowest
-
-
-def answer_snapshot(agents: Sequence[Agent], formatters: Sequence[Callable], rows: Sequence[dict], reward_fn: Callable,
-                    max_new_tokens: int = 48, temperature: float = 1.0, seed: int = 1) -> tuple[list[list[str]], list[float]]:
-    """One joint answer per row (the parallel protocol, a fixed sampling seed, the caller's RNG left
-    untouched): each row's answers [agent 1, agent 2, ...] and that joint action's reward
-    (`reward_fn(completions, row)`, the trainer's contract). Take one before and one after training
-    with the same seed and show them side by side with `viz.before_after_report`."""
-    from ..algorithm import joint_rewards
-
-    gen = _sampling(max_new_tokens, temperature)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        outs = team_backend(agents).sample(agents, [[f(r) for r in rows] for f in formatters], 1, gen)
-    texts = [[o.texts[k] for o in outs] for k in range(len(rows))]
-    rewards = [joint_rewards(reward_fn, [[t] for t in tk], row)[0].item() for tk, row in zip(texts, rows)]
-    return texts, rewards
 
 
 def markdown_table(table: Sequence[dict], maxima: Optional[dict] = None) -> str:

@@ -56,11 +56,10 @@ def settings_layers(task: Task, agents: str, model: str | None = None) -> list[t
       and steps), then the recipe measured for `model` on this task where it has one (`Task.model_recipes`:
       SmolLM2-135M-Instruct on coding)."""
     recipe = task.recipe_for(model) if agents == "lora" else None
-    plain = {f: MAGRPOConfig.__dataclass_fields__[f].default for f in ("temperature", "top_p", "top_k")}
     return [(f"magrpo-edu train's default for --agents {agents}",
              dict(learning_rate=2e-3 if agents == "lora" else 5e-4, max_steps=DEMO_STEPS)),
             (f"the {task.name} task", dict(num_agents=task.num_agents, max_new_tokens=task.max_new_tokens, beta=task.beta,
-                                          **(plain | task.sampling))),
+                                          **task.sampling_settings())),
             (f"the {task.name} task's LoRA recipe", dict(task.lora_recipe) if agents == "lora" else {}),
             (f"the {model} recipe on {task.name}" + (f": {recipe.source}" if recipe is not None and recipe.source else ""),
              dict(recipe.config) if recipe is not None else {})]

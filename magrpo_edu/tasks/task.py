@@ -115,6 +115,18 @@ class Task:
             raise ValueError(f"Task {self.name!r}: sampling={self.sampling!r}; give a dict with some of temperature, "
                              "top_p, top_k (MAGRPOConfig checks their values).")
 
+    def sampling_settings(self, **given) -> dict:
+        """temperature, top_p and top_k as this task samples: MAGRPOConfig's plain defaults < the task's `sampling` <
+        what is given (None: not given). The order of `run.plan.settings_layers`, for every caller that samples
+        outside a run's plan (the baselines' `run_method`)."""
+        from ..config import MAGRPOConfig
+
+        plain = {f: MAGRPOConfig.__dataclass_fields__[f].default for f in ("temperature", "top_p", "top_k")}
+        unknown = set(given) - set(plain)
+        if unknown:
+            raise TypeError(f"sampling_settings takes temperature, top_p and top_k; got {sorted(unknown)}.")
+        return plain | self.sampling | {k: v for k, v in given.items() if v is not None}
+
     def component_max(self) -> dict:
         """{component: the most it earns} of the joint reward's components (`level_max`); {} when the task
         does not say (no maxima printed)."""

@@ -167,3 +167,14 @@ def test_the_report_gives_one_figure_for_each_quantity(tmp_path):
     assert "Evaluated on 2 held-out rows, 3 joint samples each" in md
     for name in ("reward.png", "agents.png", "comparison.png"):
         assert (out / name).is_file()
+
+
+def test_every_number_a_row_carries_is_a_column():
+    """The table's columns come from its rows (a cold maintainer's review found tldr's `style` level and coding's
+    load_bearing_rate dropped by a fixed list): a task's new component and a metric appear, bookkeeping does not."""
+    rows = [dict(method="parallel", reward=1.0, order=0.25, samples=4, passed=3, total_asserts=4, len1_chars=10,
+                 len2_chars=20, seconds=1.5),
+            dict(method="magrpo", reward=2.0, order=0.5, load_bearing_rate=0.75, style=1.0, samples=4, seconds=1.0)]
+    head = baselines.markdown_table(rows, maxima={"order": 1.0}).splitlines()[0]
+    assert head == ("| method | reward | order (of 1) | load_bearing_rate | style | len1_chars | len2_chars | seconds |")
+    assert "| magrpo | 2.000 | 0.500 | 0.750 | 1.000 | - | - | 1.000 |" in baselines.markdown_table(rows)

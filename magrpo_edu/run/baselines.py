@@ -257,17 +257,26 @@ def _round(agents, prompts, gen, answers, comps, tokens, wall, per_call=None):
     return tokens, wall + slowest
 
 
+NOT_COLUMNS = ("method", "samples", "passed", "total_asserts", "evaluation", "texts", "pair_rewards", "first_turn_texts")
+"""Keys of a table row that are bookkeeping, not a column of `markdown_table`."""
+
+
 def markdown_table(table: Sequence[dict], maxima: Optional[dict] = None) -> str:
     """The comparison as a markdown table (wall time: parallel agents counted as concurrent). `maxima`:
     what each reward component earns at most (`Task.component_max`), written beside its column's name.
-    A value that is no number (None: char_ratio where every first part is empty) shows as "-"."""
-    cols = ["reward", "normalised", "structure", "length_ratio", "uniqueness", "coherence", "consistency",
-            "pass_or_not@1", "pass_or_not@5", "pass_or_not@10", "accuracy@1", "accuracy@5", "accuracy@10",
-            "tests", "cooperation_rate", "syntax_rate", "structure_rate"]
+    Columns come from the rows: the reward first, then every other number a row carries (a task's levels and
+    metrics, coding's PassOrNot@k and load-bearing rate) in the order met, then text quality, lengths, tokens and
+    time; `NOT_COLUMNS` are left out. A value that is no number (None: char_ratio where every first part is empty)
+    shows as "-"."""
+    lead = ["reward", "normalised"]
     parts = range(1, 1 + sum(f"len{k}_chars" in table[0] for k in range(1, 1 + len(table[0]))))  # one per agent
-    cols += [f"{m}{k}" for m in ("repetition", "naturalness") for k in parts]
-    cols += [f"len{k}_chars" for k in parts] + ["char_ratio", "tokens", "seconds"]
-    cols = [c for c in cols if c in table[0]]
+    tail = [f"{m}{k}" for m in ("repetition", "naturalness") for k in parts]
+    tail += [f"len{k}_chars" for k in parts] + ["char_ratio", "tokens", "seconds"]
+    middle = []
+    for r in table:
+        middle += [k for k, v in r.items() if k not in lead + tail + middle and k not in NOT_COLUMNS
+                   and (v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)))]
+    cols = [c for c in lead + middle + tail if any(c in r for r in table)]
     maxima = maxima or {}
 
     def cell(v) -> str:

@@ -66,12 +66,13 @@ def evaluate_team(agents: Sequence[Agent], formatters: Sequence[Callable], rewar
     nll: list[list[torch.Tensor]] = [[] for _ in agents]
     scoring, gen_seconds, tokens = [0.0], 0.0, 0
     score = _timed(reward_fn, scoring) if return_samples else reward_fn  # "seconds": the generation's time alone
+    backend = team_backend(agents)  # looked up once, as a training step does
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         for k, row in enumerate(progress_bar(rows, desc=desc, disable=not progress, leave=True)):
             prompts = format_prompts(formatters, row, f"eval row {k}")
             t0, scoring[0] = time.perf_counter(), 0.0
-            ro = rollout(agents, prompts, row, score, single)
+            ro = rollout(agents, prompts, row, score, single, backend=backend)
             gen_seconds += time.perf_counter() - t0 - scoring[0]
             tokens += sum(int(c.lengths().sum()) for c in ro.completions[0])
             totals.append(ro.root.rewards)

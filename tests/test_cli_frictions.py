@@ -255,6 +255,9 @@ def test_the_estimate_scales_a_measured_step_and_only_on_the_cpu(tmp_path):
     assert estimate.estimate_seconds("tiny", "length", 300, 4, 1, 48)[0] == pytest.approx(demo.seconds)
     assert estimate.estimate_seconds("tiny", "tldr", 150, 8, 1, 48)[0] == pytest.approx(demo.seconds)  # half the steps, 2x G
     assert estimate.estimate_seconds("Qwen/Qwen2.5-0.5B", "length", 300, 4, 1, 48) is None
+    # the family comes from the task record (Task.cost_family), not from a list of task names in run/
+    assert estimate.estimate_seconds("tiny", "humaneval", 200, 4, 1, 64)[1].tasks == "coding"
+    assert estimate.estimate_seconds("tiny", "arxiv", 200, 4, 1, 64)[1].tasks == "writing"
     plan = run_plan.plan_run(out=str(tmp_path / "o"), max_steps=3000)
     assert "Time: training 3000 steps on this CPU should take about 20 min" in experiment.describe_plan(plan)
     assert estimate.describe(dict(plan, device="cuda")) is None and estimate.describe(dict(plan, device="cuda:0")) is None

@@ -121,7 +121,7 @@ def test_fast_path_equals_plain_path_on_cuda(make_model, small_tokenizer):
 
 def test_a_training_step_with_the_plain_policy_matches_the_fast_one_on_cuda(make_model, small_tokenizer):
     # batch_agents=False: the fast backend samples each agent in its own generate call, drawing the
-    # random numbers the plain one draws, so both sample the same tokens (as tests/test_policy.py on CPU).
+    # random numbers the plain one draws, so both sample the same tokens (as tests/test_backends.py on CPU).
     def step(pol):
         agents = two_distinct_lora_agents(make_model(), small_tokenizer, seed=10, backend=pol)
         agents[0].model.to(CUDA)

@@ -8,7 +8,7 @@ agents' pi_i; the backend is the machinery that runs them. Every backend has the
     backend.logprobs(agents, completions, per_token)      step 6: sum_t log pi_i(a_t | o, a_<t) per completion
     backend.reference_logprobs(agents, completions, T)    log pi_ref(a_t | o, a_<t) per token, no gradient
 
-Two implementations, side by side, compute the same numbers (tests/test_policy.py holds them equal: sampled
+Two implementations, side by side, compute the same numbers (tests/test_backends.py holds them equal: sampled
 tokens, log-probs and gradients); the team builders (`agents.lora_agents`, ...) pick one when they build the agents
 (`Agent.backend`), the trainer looks it up once a step (`agents.team_backend`), nothing switches it at call time:
 

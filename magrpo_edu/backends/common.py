@@ -84,7 +84,7 @@ def checkpointed_layers(model, recompute=None):
     in (torch.utils.checkpoint's `context_fn`): where a call routes rows to adapters only for its own
     duration (the fast path's `adapter_rows`), the recomputation needs the same routing again. Yields
     whether checkpointing runs. The numbers are the same as without it, up to float rounding
-    (tests/test_policy.py)."""
+    (tests/test_backends.py)."""
     layers = checkpointing_layers(model) if torch.is_grad_enabled() else []
     saved = [(m, m.training, m.__dict__.get("_gradient_checkpointing_func")) for m in layers]
     kwargs = {"use_reentrant": False}

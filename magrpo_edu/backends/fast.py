@@ -7,7 +7,7 @@
     adapter_rows(model, row_adapters)                               one call of a peft model, row r through adapter r
 
 Nothing here changes what is computed: the same sampled tokens for the same seed, the same log-probs
-and gradients up to float rounding (tests/test_policy.py and tests/test_algorithm.py check each
+and gradients up to float rounding (tests/test_backends.py and tests/test_algorithm.py check each
 speedup against the plain code; benchmarks/RESULTS.md and PROFILE.md measure them). Read
 `plain.py` for the computation; this module only for how it is made fast.
 

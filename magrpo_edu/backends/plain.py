@@ -6,7 +6,7 @@
     PlainBackend()                                  those three for a team (`common.Backend`)
 
 Read these to see what is computed; pass `backend=PlainBackend()` to a team builder to train with them.
-`fast.FastBackend` (the builders' default) computes the same numbers faster (tests/test_policy.py).
+`fast.FastBackend` (the builders' default) computes the same numbers faster (tests/test_backends.py).
 
 `agent` is an `agents.Agent` (a model, its tokenizer, and for a LoRA agent its adapter's name; this
 package does not import agents.py, which builds on it).

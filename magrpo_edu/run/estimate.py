@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..models import ALIASES, SMOLLM2_ID, is_embedded
+from ..tasks.registry import get_task
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,8 @@ class Measured:
     family: str
     """"tiny" (the embedded models) or "smollm2" (SmolLM2-135M-Instruct)."""
     tasks: str
-    """"writing" (length, tldr, arxiv) or "coding" (coding, coding-strict, humaneval)."""
+    """The tasks it stands for: their `Task.cost_family`, "writing" (length, tldr, arxiv) or "coding" (coding,
+    coding-strict, humaneval)."""
     seconds: float
     steps: int
     num_generations: int
@@ -70,8 +72,10 @@ def estimate_seconds(model: str, task: str, steps: int, num_generations: int, pr
     fam = family(model)
     if fam is None:
         return None
-    kind = "coding" if task in ("coding", "coding-strict", "humaneval") else "writing"
-    m = next(x for x in MEASURED if x.family == fam and x.tasks == kind)
+    kind = get_task(task).cost_family
+    m = next((x for x in MEASURED if x.family == fam and x.tasks == kind), None)
+    if m is None:
+        return None
     scale = (_samples_per_step(prompts_per_step, num_generations, max_new_tokens, num_turns)
              / _samples_per_step(m.prompts_per_step, m.num_generations, m.max_new_tokens, 1))
     return steps * m.per_step * scale, m

@@ -84,6 +84,9 @@ class Task:
     """The single model's answer -> one part per agent. None: split on SINGLE_MARKER lines."""
     table_metrics: Optional[Callable[[Sequence[Sequence[dict]], Sequence[int]], dict]] = None
     """(levels per row, in sampling order; ks) -> more comparison-table columns (coding: PassOrNot@k)."""
+    cost_family: str = "writing"
+    """Which measured CPU run `run.estimate` scales a training-time estimate from: "writing" (one short text per
+    agent, a cheap reward) or "coding" (programs run in the sandbox each step)."""
     headline: str = "normalised"
     """The comparison-table column that comparison.png plots."""
     in_distribution: Optional[Callable[[], dict]] = None

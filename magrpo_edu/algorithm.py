@@ -451,7 +451,9 @@ def single_turn_rollout(agents: Sequence[Agent], prompts: Sequence[str], row: An
 # ==================================================================================================
 
 
-def _call_transition(transition, prompts, completions, histories, row):
+def call_transition(transition, prompts, completions, histories, row):
+    """The transition's next prompts for one joint action (one per agent), checked: the row is passed where the
+    transition takes it; anything but one prompt string per agent raises a clear error."""
     try:
         takes_row = "row" in inspect.signature(transition).parameters
     except (TypeError, ValueError):
@@ -493,7 +495,7 @@ def rollout_tree(agents: Sequence[Agent], prompts: Sequence[str], row: Any, rewa
             for j in range(len(nd.table)):
                 joint = [nd.completions[i][int(nd.table[j, i])] for i in range(n)]
                 hist = [nd.histories[i] + [(nd.prompts[i], joint[i])] for i in range(n)]
-                child = Node(depth=depth + 1, prompts=_call_transition(transition, nd.prompts, joint, hist, row),
+                child = Node(depth=depth + 1, prompts=call_transition(transition, nd.prompts, joint, hist, row),
                              histories=hist)
                 nd.children[j] = child
                 nxt.append(child)

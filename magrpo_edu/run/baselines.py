@@ -36,6 +36,7 @@ from typing import Callable, Optional, Sequence, Union
 import torch
 
 from ..agents import Agent, has_reference, team_backend
+from ..algorithm import call_transition, format_prompts
 from ..backends import Completions
 from ..quality import mean_repetition, naturalness, token_nll
 from ..tasks.prompts import with_other
@@ -140,7 +141,8 @@ def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], row
                     **task.sampling_settings(temperature=temperature, top_p=top_p, top_k=top_k))
     per_call = samples if row_by_row else None
     reps = [r for r in rows for _ in range(samples)]
-    prompts = [[f(r) for r in reps] for f in formatters]
+    per_rep = [format_prompts(formatters, r, f"row {i // samples}") for i, r in enumerate(reps)]  # step 1, checked
+    prompts = [[p[k] for p in per_rep] for k in range(len(formatters))]
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         if method == "single":
@@ -164,8 +166,8 @@ def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], row
             if method == "magrpo_2turn":
                 first_answers = [list(a) for a in answers]  # scored beside the second turn (`_table_row`)
                 step = task.transition_for(getattr(agents[0], "tokenizer", None))
-                nxt = [step([p[i] for p in prompts], [a[i] for a in answers],
-                            [[(p[i], a[i])] for p, a in zip(prompts, answers)], r) for i, r in enumerate(reps)]
+                nxt = [call_transition(step, [p[i] for p in prompts], [a[i] for a in answers],
+                                       [[(p[i], a[i])] for p, a in zip(prompts, answers)], r) for i, r in enumerate(reps)]
                 tokens, wall = _round(agents, [[x[k] for x in nxt] for k in range(n_agents)], gen, answers, comps, tokens,
                                       wall, per_call)
             if method == "discussion":  # round 2: each agent sees the others' round-1 answers and rewrites

@@ -225,6 +225,8 @@ def test_help_shows_each_default_once_and_booleans_as_switches(capsys):
     # max_steps: the quick demo's, and the coding recipe's five minutes with LoRA agents
     assert ("coding 170 with --agents lora / 300 with --agents separate, coding-strict 170 with --agents lora / 300 "
             "with --agents separate, humaneval 300, length 300") in text
+    # the layer above: the recipe measured for SmolLM2 on coding (Task.model_recipes), for every field it sets
+    assert "0.0003 with --model smollm2-135m on coding" in text and "75 with --model smollm2-135m on coding" in text
 
 
 def test_the_variants_reach_the_config(tmp_path):

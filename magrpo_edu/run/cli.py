@@ -126,7 +126,8 @@ def add_dataclass_arguments(parser, cls, skip=(), defaults: Optional[dict] = Non
 
 def _resolved_defaults() -> dict:
     """--help's text for the MAGRPOConfig defaults that `plan.run_defaults` resolves per task or
-    per agent kind: the value where it is one, else the values it takes."""
+    per agent kind: the value where it is one, else the values it takes; then what a model's recipe on a task
+    (`Task.model_recipes`) sets instead."""
     from ..config import AGENT_KINDS, MAGRPOConfig
     from ..tasks.registry import TASKS
     from .plan import run_defaults
@@ -149,6 +150,11 @@ def _resolved_defaults() -> dict:
                 per_task.append(f"{n} " + (str(kinds[AGENT_KINDS[0]]) if len(set(kinds.values())) == 1 else
                                            " / ".join(f"{v} with --agents {a}" for a, v in kinds.items())))
             out[field] = "the task's: " + ", ".join(per_task)
+    for name, task in TASKS.items():  # the layer above: a recipe measured for one model on one task (LoRA agents)
+        for model, recipe in task.model_recipes.items():
+            for field, v in recipe.config.items():
+                if field in own:
+                    out[field] += f"; {v} with --model {model} on {name}"
     return out
 
 

@@ -22,7 +22,8 @@ linear layer, 128 new tokens, the authors' sampling, the authors' reward; here a
   g8p1      G = 8 with one problem a step (the same 8 answers per agent a step)
   middle    training problems the warm pair sometimes solves: pass rate strictly between 0 and 1 in the probe
   strict    the strict reward (`tasks.coding.load_bearing`): cooperation paid only for a load-bearing helper
-  strict-g8p1  the two best single levers of the screen at seed 0 together: the strict reward, G = 8, one problem a step
+  strict-dynamic  the strict reward with dynamic sampling: the two levers that raised pass-all in every seed screened
+            (g8p1 gained at seed 0 and collapsed at seed 1, so it is left out)
 
 Evaluation (every row of the table alike): 4 joint answers a problem on the coding task's 28 held-out problems and on
 HumanEval test[:32], sampling seed = the run's seed, the authors' sampling; reward (the authors'), PassOrNot@1 (over
@@ -66,7 +67,7 @@ LEVERS = {
     "g8p1": dict(G=8, P=1),
     "middle": dict(rows="middle"),
     "strict": dict(reward="strict"),
-    "strict-g8p1": dict(reward="strict", G=8, P=1),
+    "strict-dynamic": dict(reward="strict", dynamic=4),
 }
 EVAL_SAMPLES = 4
 PROBE = dict(samples=4, composed=160, seed=0)

@@ -22,10 +22,11 @@ from .algorithm import (RewardFunctionError, group_advantages, joint_actions, ma
 from .config import MAGRPOConfig  # noqa: E402
 from .quality import mean_repetition, naturalness, repetition  # noqa: E402
 from .run.experiment import run_eval, run_training  # noqa: E402
+from .run.plan import config_for  # noqa: E402
 from .trainer import MAGRPOTrainer, TrainerCallback  # noqa: E402
 
 __all__ = ["__version__", "Agent", "lora_agents", "load_lora_agents", "leash_to_adapters", "separate_agents", "heterogeneous_agents",
            "checkpoint_activations", "MAGRPOConfig",
            "MAGRPOTrainer", "TrainerCallback", "group_advantages", "joint_actions", "magrpo_step",
            "policy_loss", "RewardFunctionError", "repetition", "mean_repetition", "naturalness", "run_training",
-           "run_eval"]
+           "run_eval", "config_for"]

@@ -74,6 +74,25 @@ def run_defaults(task: Task, agents: str, model: str | None = None) -> dict:
     return out
 
 
+def config_for(task: str | Task = RunArguments.task, agents: str = RunArguments.agents, model: str | None = None,
+               **given) -> MAGRPOConfig:
+    """The MAGRPOConfig `magrpo-edu train` would train with, for a Python user who builds the agents and the trainer:
+    `settings_layers` of `task` (a registered name or a Task), the agent kind ("lora" or "separate") and `model` (None:
+    the task's), in their order, with `given` (MAGRPOConfig fields) on top, checked by MAGRPOConfig.
+
+    >>> config_for("coding", model="smollm2-135m").learning_rate, config_for("tldr", max_steps=20).max_steps
+    (0.0003, 20)
+    """
+    t = task if isinstance(task, Task) else get_task(task)
+    if agents not in AGENT_KINDS:
+        raise ValueError(f"unknown agents {agents!r}; choose one of {', '.join(AGENT_KINDS)}.")
+    unknown = sorted(set(given) - {f.name for f in dataclasses.fields(MAGRPOConfig)})
+    if unknown:
+        raise ValueError(f"config_for takes MAGRPOConfig's fields; {', '.join(map(repr, unknown))} is not one "
+                         "(magrpo-edu train --help lists them).")
+    return MAGRPOConfig(**{**run_defaults(t, agents, model if model is not None else t.model), **given})
+
+
 def settings_sources(task: Task, agents: str, model: str | None, given: dict) -> dict:
     """{MAGRPOConfig field: where its value comes from} for the fields a run does not leave at MAGRPOConfig's own
     default: the highest layer of `settings_layers` that sets it, or "given" for the run's own settings."""

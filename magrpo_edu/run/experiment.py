@@ -53,7 +53,8 @@ from ..progress import progress_bar
 from ..tasks.registry import Task, get_task
 from ..trainer import MAGRPOTrainer, TrainerCallback
 from .baselines import markdown_table, row_from_evaluation, run_method, untrained_methods
-from .plan import OUTPUT_FILES, SAVED_RUN_FIELDS, SettingsError, plan_run, resolve_device, resume_point, transition_of
+from .plan import (SAVED_RUN_FIELDS, SettingsError, output_files, plan_run, resolve_device, resume_point,
+                   transition_of)
 from .report import of_max, report_run, write_run_history
 
 
@@ -87,9 +88,9 @@ class _Announce(TrainerCallback):
 
 
 def _prepare_out(out_dir: Path, overwrite: bool) -> None:
-    """Create the output folder; with overwrite, remove the earlier run's files (OUTPUT_FILES only)."""
+    """Create the output folder; with overwrite, remove the earlier run's files (`plan.output_files` only)."""
     if overwrite and out_dir.is_dir():
-        for name in OUTPUT_FILES:
+        for name in output_files():
             p = out_dir / name
             if p.is_dir():
                 shutil.rmtree(p)

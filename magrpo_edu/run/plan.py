@@ -27,9 +27,15 @@ class SettingsError(ValueError):
     """A run setting that cannot work, found before training starts; the message says what to change."""
 
 
-# The files a run writes into its output folder (all that overwrite=True removes).
+# The files every run writes into its output folder (with a task's own, `output_files`: all that overwrite=True removes).
 OUTPUT_FILES = ("history.json", "history.csv", "samples.json", "reward.png", "components.png", "agents.png",
-                "pass_at_k.png", "comparison.png", "results.json", "results.md", "checkpoint", "tensorboard")
+                "comparison.png", "results.json", "results.md", "checkpoint", "tensorboard")
+
+
+def output_files() -> tuple[str, ...]:
+    """What overwrite=True removes from an output folder: `OUTPUT_FILES` and every registered task's own report files
+    (`Task.report_files`; an earlier run in the folder may have been another task's)."""
+    return OUTPUT_FILES + tuple(dict.fromkeys(f for t in TASKS.values() for f in t.report_files))
 RUN_FIELDS = tuple(f.name for f in dataclasses.fields(RunArguments))
 CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(MAGRPOConfig)
                       if f.name not in ("num_agents", "logging_dir", "num_train_epochs"))

@@ -107,6 +107,9 @@ class Task:
     report_figures: Optional[Callable[[Sequence[dict], str, str], list]] = None
     """(comparison table, task name, what was drawn) -> [(file stem, matplotlib figure)] that `magrpo-edu train`'s
     report saves beside its own (coding: pass_at_k.png). None: the report's figures only."""
+    report_files: tuple = ()
+    """The files `report_figures` writes into a run's folder (coding: pass_at_k.png): what --overwrite removes
+    besides the report's own (`run.plan.output_files`)."""
 
     def __post_init__(self) -> None:
         if (self.levels is None) == (self.batch_levels is None):

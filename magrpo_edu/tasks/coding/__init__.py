@@ -101,7 +101,8 @@ CODING = Task(
     table_metrics=coding_metrics, headline="pass_or_not@1", sampling=dict(temperature=0.7, top_p=0.9, top_k=50),
     lora_recipe=dict(num_generations=8, prompts_per_step=2, learning_rate=1e-3, max_steps=170),
     model_recipes={"smollm2-135m": SMOLLM2_RECIPE}, level_max=LEVEL_MAX, single_agent_max=SINGLE_AGENT_MAX,
-    explorer=coding_explorer, report_figures=coding_report_figures, cost_family="coding")
+    explorer=coding_explorer, report_figures=coding_report_figures, report_files=("pass_at_k.png",),
+    cost_family="coding")
 """Its model is `tiny` trained further on helper/main programs (weights/tiny-code/README.md).
 The single-model baseline writes the entry point alone and is scored as the authors' single-agent
 baseline (no aux, no cooperation credit: max 2.1 of the 4.0). Sampling is the authors' (temperature 0.7,

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents, threads
-from magrpo_edu.run import estimate, experiment, plan as run_plan
+from magrpo_edu.run import describe, estimate, experiment, plan as run_plan
 from magrpo_edu.run.cli import build_parser, main
 from magrpo_edu.tasks.registry import get_task
 
@@ -259,7 +259,7 @@ def test_the_estimate_scales_a_measured_step_and_only_on_the_cpu(tmp_path):
     assert estimate.estimate_seconds("tiny", "humaneval", 200, 4, 1, 64)[1].tasks == "coding"
     assert estimate.estimate_seconds("tiny", "arxiv", 200, 4, 1, 64)[1].tasks == "writing"
     plan = run_plan.plan_run(out=str(tmp_path / "o"), max_steps=3000)
-    assert "Time: training 3000 steps on this CPU should take about 20 min" in experiment.describe_plan(plan)
+    assert "Time: training 3000 steps on this CPU should take about 20 min" in describe.describe_plan(plan)
     assert estimate.describe(dict(plan, device="cuda")) is None and estimate.describe(dict(plan, device="cuda:0")) is None
     short = estimate.describe(run_plan.plan_run(out=str(tmp_path / "o"), max_steps=3))
     assert "less than a second" in short or "about" in short
@@ -304,7 +304,7 @@ def test_the_readme_has_a_learners_path():
 def test_the_plan_says_where_each_setting_came_from(tmp_path):
     """One precedence order (MAGRPOConfig < the command's defaults < the task < its LoRA recipe < the model's recipe
     < given), and the plan prints each main setting with its source."""
-    from magrpo_edu.run.experiment import describe_plan
+    from magrpo_edu.run.describe import describe_plan
     from magrpo_edu.run.plan import plan_run, run_defaults, settings_layers
 
     plan = plan_run(task="coding", model="smollm2-135m", learning_rate=1e-4, out=str(tmp_path / "a"))

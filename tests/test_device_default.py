@@ -5,7 +5,7 @@ present (torch.cuda.is_available patched): nothing here moves a tensor to a GPU.
 import pytest
 import torch
 
-from magrpo_edu.run import cli, experiment
+from magrpo_edu.run import cli, describe
 from magrpo_edu.run import plan as run_plan
 
 
@@ -40,7 +40,7 @@ def test_embedded_models_default_to_the_cpu_even_with_cuda(cuda_here, tmp_path):
         assert device == "cpu" and "per-token overhead" in why and "--device cuda" in why
     plan = _plan("--task", "length", "--max-steps", "3", "--out", str(tmp_path / "a"))  # the task's model: tiny
     assert plan["run"].model == "tiny" and plan["device"] == "cpu"
-    assert "on cpu (the default for the embedded tiny model, though CUDA is available" in experiment.describe_plan(plan)
+    assert "on cpu (the default for the embedded tiny model, though CUDA is available" in describe.describe_plan(plan)
     plan = _plan("--task", "coding", "--max-steps", "3", "--out", str(tmp_path / "b"))  # tiny-code
     assert plan["run"].model == "tiny-code" and plan["device"] == "cpu"
 
@@ -51,14 +51,14 @@ def test_real_models_default_to_cuda_when_it_is_there(cuda_here, tmp_path, saved
         assert run_plan.check_device(None, model) == "cuda"
     plan = _plan("--model", str(saved_model), "--max-steps", "3", "--out", str(tmp_path / "a"))
     assert plan["device"] == "cuda"
-    assert "on cuda (the default where CUDA is available" in experiment.describe_plan(plan)
+    assert "on cuda (the default where CUDA is available" in describe.describe_plan(plan)
     assert run_plan.check_device(None) == "cuda"  # model not known: as before, cuda when available
 
 
 def test_a_given_device_is_always_used(cuda_here, tmp_path, saved_model):
     plan = _plan("--device", "cuda", "--max-steps", "3", "--out", str(tmp_path / "a"))
     assert plan["run"].model == "tiny" and plan["device"] == "cuda" and plan["device_why"] == "as given"
-    assert ", on cuda; results go to" in experiment.describe_plan(plan)
+    assert ", on cuda; results go to" in describe.describe_plan(plan)
     assert run_plan.check_device("cpu", str(saved_model)) == "cpu"
     assert run_plan.check_device("cuda:0", "tiny-code") == "cuda:0"
 

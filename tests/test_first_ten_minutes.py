@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from magrpo_edu import threads, viz
-from magrpo_edu.run import experiment, plan as run_plan
+from magrpo_edu.run import describe, plan as run_plan
 
 
 def test_threads_respect_omp_num_threads_then_the_free_cores(monkeypatch):
@@ -38,7 +38,7 @@ def test_the_plan_is_printed_and_a_second_run_goes_beside_the_first(tmp_path, mo
     (Path("runs/length") / "results.md").write_text("an earlier run")
     second = run_plan.plan_run(task="length", max_steps=3)
     assert second["out_dir"] == Path("runs/length-2")
-    text = experiment.describe_plan(second)
+    text = describe.describe_plan(second)
     assert "results go to runs/length-2/" in text and "train 3 MAGRPO steps" in text and "baselines" in text
     with pytest.raises(run_plan.SettingsError, match=r"is not empty .* --out runs/length-2, which is free"):
         run_plan.plan_run(task="length", max_steps=3, out="runs/length")
@@ -83,7 +83,7 @@ def test_a_trained_result_halfway_is_planned_and_printed(tmp_path, capsys):
     cores): planned, announced in the plan, printed by itself."""
     plan = run_plan.plan_run(task="length", max_steps=300, out=str(tmp_path / "run"))
     assert plan["halfway"] == 150 and plan["config"].eval_steps is None  # not again at the last step
-    assert "evaluating the agents once at step 150" in experiment.describe_plan(plan)
+    assert "evaluating the agents once at step 150" in describe.describe_plan(plan)
     assert run_plan.halfway(3) is None and run_plan.halfway(7) == 3
 
     from magrpo_edu.run.experiment import _Announce

@@ -140,7 +140,8 @@ def test_a_smollm2_coding_run_starts_its_agents_from_the_warm_start(tmp_path):
     from safetensors.torch import load_file
 
     from magrpo_edu.models import smollm2_coding_adapters
-    from magrpo_edu.run.experiment import build_team, describe_plan
+    from magrpo_edu.run.describe import describe_plan
+    from magrpo_edu.run.experiment import build_team
     from magrpo_edu.run.plan import plan_run
 
     plan = plan_run(task="coding", model="smollm2-135m", out=str(tmp_path / "run"))

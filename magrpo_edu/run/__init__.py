@@ -2,6 +2,8 @@
 
     cli.py          the command line (`magrpo-edu train / eval / pretrain / pretrain-code / info`)
     plan.py         every setting checked, and the run's plan, before a model loads
+    describe.py     the plan in words: what `magrpo-edu train` prints first
+    estimate.py     a CPU run's expected training time, scaled from a measured run
     experiment.py   build, train and evaluate a run (`run_training`, `run_eval`)
     baselines.py    single / parallel / sequential / discussion, the comparison table
     report.py       results.json, results.md, history and plots in the output folder

@@ -44,7 +44,6 @@ from pathlib import Path
 from typing import Optional
 
 from .. import distributed
-from . import estimate
 from ..agents import load_lora_agents, lora_agents, separate_agents
 from ..checkpoints import checkpoint_info
 from ..config import MAGRPOConfig
@@ -52,6 +51,7 @@ from ..models import is_embedded, load_model
 from ..progress import progress_bar
 from ..tasks.registry import Task, get_task
 from ..trainer import MAGRPOTrainer, TrainerCallback
+from .describe import on_device, describe_plan
 from .baselines import markdown_table, row_from_evaluation, run_method, untrained_methods
 from .plan import (SAVED_RUN_FIELDS, SettingsError, output_files, plan_run, resolve_device, resume_point,
                    transition_of)
@@ -190,7 +190,7 @@ def run_eval(checkpoint: str, eval_rows: int | None = None, samples: int | None 
     maxima = t.component_max()
     comp = sorted(k for k in ev if k.startswith(("eval/reward/", "eval/repetition/", "eval/naturalness/")))
     print(f"# {task}: the agents of {info['path']} (step {trainer.step} of {cfg.max_steps}; model `{run['model']}`; "
-          f"{_on_device(device, device_why)})\n")
+          f"{on_device(device, device_why)})\n")
     shown = [f"{k.split('/', 1)[1]} {of_max(ev[k], maxima.get(k[12:]) if k.startswith('eval/reward/') else None)}"
              for k in comp]  # each reward component beside the most it earns: "reward/aux_defined 0.400 of 0.4"
     print(f"Trainer's evaluation, {rows_n} held-out rows x {G} samples: joint reward "
@@ -226,49 +226,6 @@ def run_training(**settings) -> dict:
 
 def _say(text: str) -> None:
     print(text, flush=True)
-
-
-def _on_device(device: str, why: Optional[str]) -> str:
-    """"on cpu (why)": the run's device and, where the run chose it, why (`plan.resolve_device`)."""
-    return f"on {device}" + (f" ({why})" if why and why != "as given" else "")
-
-
-def describe_plan(plan: dict) -> str:
-    """What a run will do, in the order it does it: the first thing `magrpo-edu train` prints."""
-    r, t, c = plan["run"], plan["task"], plan["config"]
-    team = f"{c.num_agents} {'LoRA agents on one frozen' if r.agents == 'lora' else 'full copies of the'} `{r.model}` model"
-    recipe = t.recipe_for(r.model) if r.agents == "lora" else None
-    if recipe is not None and recipe.start is not None:
-        team += f", their adapters starting from the warm start of {recipe.source}"
-    time_line = estimate.describe(plan)  # on the CPU: how long training should take, and how to shorten it
-    if plan["resume"] is not None:
-        return (f"magrpo-edu train: resuming {plan['out_dir']} at step {plan['resume']['step']} of {c.max_steps} "
-                f"({r.task}, {team}, {_on_device(plan['device'], plan.get('device_why'))}); then the evaluation of the "
-                "trained agents, plots and results.md there." + (f"\n{time_line}" if time_line else ""))
-    n_base = len(untrained_methods(t))
-    return "\n".join([
-        f"magrpo-edu train: task {r.task}, {team}, {_on_device(plan['device'], plan.get('device_why'))}; "
-        f"results go to {plan['out_dir']}/",
-        f"  1. evaluate the untrained agents and {n_base} prompt-level baselines on {r.eval_rows} held-out rows",
-        f"  2. train {c.max_steps} MAGRPO steps (G = {c.num_generations} samples per agent, {c.max_new_tokens} new tokens)"
-        + (f", evaluating the agents once at step {plan['halfway']}" if plan["halfway"] else ""),
-        "  3. evaluate the trained agents the same way; write results.md, plots and the agents (checkpoint/)"]
-        + ([time_line] if time_line else []) + ([settings_line(plan)] if plan.get("sources") else []))
-
-
-SHOWN_SETTINGS = ("max_steps", "num_generations", "prompts_per_step", "learning_rate", "beta", "max_new_tokens",
-                  "temperature", "top_p", "top_k")
-"""The settings `describe_plan` lists with where each came from (the others: `MAGRPOConfig`'s own defaults)."""
-
-
-def settings_line(plan: dict) -> str:
-    """One line of the plan: the main settings and where each value came from (`plan.settings_sources`: MAGRPOConfig's
-    own default, the command's, the task's, its LoRA recipe, the model's recipe, or given)."""
-    c, sources = plan["config"], plan["sources"]
-    by_source: dict = {}
-    for name in SHOWN_SETTINGS:
-        by_source.setdefault(sources.get(name, "MAGRPOConfig's default"), []).append(f"{name} {getattr(c, name)}")
-    return "  settings: " + "; ".join(f"{', '.join(v)} ({k})" for k, v in by_source.items())
 
 
 @dataclass

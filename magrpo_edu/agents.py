@@ -37,6 +37,7 @@ import torch
 
 from .backends import Backend, FastBackend
 from .models import load_model, prepare_tokenizer
+from .rng import seeded
 
 
 @dataclass
@@ -120,8 +121,7 @@ def lora_agents(base, num_agents: int = 2, tokenizer=None, r: int = 8, alpha: in
         raise ValueError(f"lora_agents got {len(names)} names for num_agents={num_agents}.")
     cfg = LoraConfig(r=r, lora_alpha=alpha, lora_dropout=dropout, target_modules=target_modules,
                      task_type="CAUSAL_LM", bias="none")
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with seeded(seed):
         peft_model = get_peft_model(model, cfg, adapter_name=names[0])
         for name in names[1:]:
             peft_model.add_adapter(name, cfg)

@@ -26,6 +26,7 @@ from .algorithm import format_prompts, joint_rewards, rollout
 from .config import MAGRPOConfig
 from .progress import progress_bar
 from .quality import mean_repetition, token_nll
+from .rng import seeded
 
 
 def _timed(reward_fn: Callable, spent: list) -> Callable:
@@ -67,8 +68,7 @@ def evaluate_team(agents: Sequence[Agent], formatters: Sequence[Callable], rewar
     scoring, gen_seconds, tokens = [0.0], 0.0, 0
     score = _timed(reward_fn, scoring) if return_samples else reward_fn  # "seconds": the generation's time alone
     backend = team_backend(agents)  # looked up once, as a training step does
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with seeded(seed):
         for k, row in enumerate(progress_bar(rows, desc=desc, disable=not progress, leave=True)):
             prompts = format_prompts(formatters, row, f"eval row {k}")
             t0, scoring[0] = time.perf_counter(), 0.0
@@ -102,8 +102,7 @@ def answer_snapshot(agents: Sequence[Agent], formatters: Sequence[Callable], row
     (`reward_fn(completions, row)`, the trainer's contract). Take one before and one after training
     with the same seed and show them side by side with `viz.before_after_report`."""
     gen = dict(max_new_tokens=max_new_tokens, temperature=temperature, top_p=1.0, top_k=0)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with seeded(seed):
         outs = team_backend(agents).sample(agents, [[f(r) for r in rows] for f in formatters], 1, gen)
     texts = [[o.texts[k] for o in outs] for k in range(len(rows))]
     rewards = [joint_rewards(reward_fn, [[t] for t in tk], row)[0].item() for tk, row in zip(texts, rows)]

@@ -85,6 +85,10 @@ def _check_arguments(agents, reward_fn, formatters, train_dataset, c: MAGRPOConf
     if c.save_steps is not None and checkpoint_dir is None:
         raise ValueError(f"config.save_steps={c.save_steps} needs checkpoint_dir=..., the folder to save "
                          "checkpoints into (or set save_steps=None and call trainer.save() yourself).")
+    if c.dynamic_sampling and distributed.launch_world_size() > 1:
+        raise ValueError(f"config.dynamic_sampling={c.dynamic_sampling} is single-process only: its further problems are "
+                         "drawn from the step's seed, so every process would draw the same ones. Set it to 0 for a "
+                         "data-parallel launch (torchrun), or train on one process.")
     if c.beta > 0:
         missing = [a.name for a in agents if not has_reference(a)]
         if missing:

@@ -342,3 +342,27 @@ def test_config_for_is_the_config_a_run_trains_with(tmp_path, task, agents, mode
     assert config_for(task, agents, model, max_steps=7, top_k=3).max_steps == 7
     with pytest.raises(ValueError, match="config_for takes MAGRPOConfig's fields; 'steps' is not one"):
         config_for(task, steps=3)
+
+
+def test_humaneval_inherits_no_recipe_measured_on_coding(tmp_path):
+    """A cold review found HUMANEVAL = replace(CODING, ...) kept coding's SmolLM2 recipe: 128 new tokens, 75 steps and
+    coding's warm start for the paper's 256-token HumanEval setting. It has none of its own now."""
+    from magrpo_edu import config_for
+    from magrpo_edu.tasks.registry import get_task
+
+    assert get_task("humaneval").recipe_for("smollm2-135m") is None
+    assert config_for("humaneval", model="smollm2-135m").max_new_tokens == 256
+    assert get_task("coding").recipe_for("smollm2-135m") is not None  # coding keeps its own
+
+
+def test_dynamic_sampling_is_refused_under_data_parallel(tmp_path, monkeypatch):
+    """MAGRPOConfig says dynamic sampling is one process only (every process would draw the same further problems);
+    a cold review found nothing refused it. The plan and the trainer both do, before a model loads."""
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with pytest.raises(run_plan.SettingsError, match="dynamic sampling is single-process only"):
+        run_plan.plan_run(dynamic_sampling=2, prompts_per_step=2, out=str(tmp_path / "o"))
+    from magrpo_edu import MAGRPOConfig, MAGRPOTrainer
+
+    with pytest.raises(ValueError, match="single-process only"):
+        MAGRPOTrainer([object(), object()], lambda c, r: [0.0], [str, str], [{"x": 1}],
+                      MAGRPOConfig(dynamic_sampling=2))

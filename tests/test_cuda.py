@@ -214,3 +214,15 @@ def test_separate_and_heterogeneous_agents_with_devices_train_on_cuda(make_model
         after = [p for a in team for p in a.trainable_parameters()]
         assert any(not torch.equal(p, q) for p, q in zip(after, before))
         assert "kl" in tr.history[-1] and all(torch.isfinite(torch.tensor(h["kl"])) for h in tr.history)
+
+
+def test_a_seeded_draw_leaves_the_cuda_generator_as_it_was():
+    """`rng.seeded` (evaluations, snapshots, the baselines, LoRA's initial A matrices): afterwards the CUDA generator
+    is where it was, not reseeded (torch.random.fork_rng(devices=[]) alone forks the CPU's only)."""
+    from magrpo_edu.rng import seeded
+
+    torch.rand(1, device=CUDA)  # CUDA initialised
+    before = torch.cuda.get_rng_state()
+    with seeded(3):
+        torch.rand(5, device=CUDA)
+    assert torch.equal(torch.cuda.get_rng_state(), before)

@@ -198,6 +198,7 @@ def test_no_module_imports_another_that_imports_it_back():
 
 LAYERS = [  # bottom up: a module may import only from its own layer or the ones below it
     ("plumbing", ["magrpo_edu._version", "magrpo_edu.config", "magrpo_edu.display", "magrpo_edu.progress", "magrpo_edu.threads",
+                  "magrpo_edu.rng",
                   "magrpo_edu.resources", "magrpo_edu.distributed", "magrpo_edu.tracking", "magrpo_edu.sandbox"]),
     ("models and backends", ["magrpo_edu.models", "magrpo_edu.backends", "magrpo_edu.agents",
                              "magrpo_edu.quality"]),

@@ -41,6 +41,7 @@ from ..backends import Completions
 from ..quality import mean_repetition, naturalness, token_nll
 from ..tasks.prompts import with_other
 from ..tasks.registry import Task, get_task
+from ..rng import seeded
 
 METHODS = ("single", "parallel", "sequential", "discussion", "magrpo", "magrpo_2turn")
 
@@ -143,8 +144,7 @@ def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], row
     reps = [r for r in rows for _ in range(samples)]
     per_rep = [format_prompts(formatters, r, f"row {i // samples}") for i, r in enumerate(reps)]  # step 1, checked
     prompts = [[p[k] for p in per_rep] for k in range(len(formatters))]
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+    with seeded(seed):
         if method == "single":
             tok = getattr(agents[0], "tokenizer", None)
             both, tokens, wall, c = _gen_rows(agents[0], [task.single_prompt(r, tok) for r in reps], gen, per_call)

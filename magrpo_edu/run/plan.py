@@ -379,6 +379,10 @@ def plan_run(**settings) -> dict:
         raise SettingsError(f"--num-turns {cfg.num_turns} needs a transition, and the {run.task} task has none; the "
                             f"package has one for --task {' / '.join(with_one)} (level feedback).")
     W = distributed.launch_world_size()
+    if cfg.dynamic_sampling and W > 1:
+        raise SettingsError(f"--dynamic-sampling {cfg.dynamic_sampling} with {W} processes (torchrun): dynamic sampling is "
+                            "single-process only (every process would draw the same further problems); leave it out "
+                            "or launch one process.")
     if cfg.prompts_per_step % W:
         raise SettingsError(f"--prompts-per-step {cfg.prompts_per_step} with {W} processes (torchrun --nproc_per_node): "
                             f"each process takes prompts-per-step / {W} prompts per step, so give a multiple of {W}, "

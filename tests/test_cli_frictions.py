@@ -324,18 +324,19 @@ def test_the_plan_says_where_each_setting_came_from(tmp_path):
     assert merged == run_defaults(get_task("coding"), "lora", "smollm2-135m")
 
 
-@pytest.mark.parametrize("task, agents, model", [("coding", "lora", "smollm2-135m"), ("coding", "lora", None),
-                                                 ("tldr", "separate", None), ("arxiv", "lora", None)])
-def test_config_for_is_the_config_a_run_trains_with(tmp_path, task, agents, model):
+@pytest.mark.parametrize("task, agents, model, turns", [("coding", "lora", "smollm2-135m", 1), ("coding", "lora", None, 1),
+                                                        ("coding", "lora", None, 2), ("tldr", "separate", None, 1),
+                                                        ("arxiv", "lora", None, 1)])
+def test_config_for_is_the_config_a_run_trains_with(tmp_path, task, agents, model, turns):
     """Issue 59: a Python user who builds the trainer gets the command's settings in one call (`config_for`), the same
     layers in the same order as `plan_run` (only the output folder's logging_dir and the progress bar differ)."""
     import dataclasses
 
     from magrpo_edu import config_for
 
-    kw = dict(task=task, agents=agents, out=str(tmp_path / "o"), **({"model": model} if model else {}))
+    kw = dict(task=task, agents=agents, out=str(tmp_path / "o"), num_turns=turns, **({"model": model} if model else {}))
     planned = run_plan.plan_run(**kw)["config"]
-    mine = config_for(task, agents, model)
+    mine = config_for(task, agents, model, num_turns=turns)  # no model: the task's (tiny-code-2turn for two turns)
     skip = {"logging_dir", "progress"}
     assert {f.name: getattr(mine, f.name) for f in dataclasses.fields(mine) if f.name not in skip} == \
            {f.name: getattr(planned, f.name) for f in dataclasses.fields(planned) if f.name not in skip}

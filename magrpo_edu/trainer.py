@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import json
 import math
 import signal
 import sys
@@ -39,7 +38,7 @@ from .progress import progress_bar
 from . import distributed
 from .agents import Agent, has_reference, team_backend
 from .algorithm import format_prompts, magrpo_step
-from .checkpoints import find_checkpoint, load_checkpoint, save_checkpoint
+from .checkpoints import checkpoint_info, find_checkpoint, load_checkpoint, save_checkpoint
 from .config import MAGRPOConfig
 from .evaluation import evaluate_team
 from .backends import check_prompt_lengths
@@ -383,7 +382,7 @@ class MAGRPOTrainer:
         """
         d = find_checkpoint(directory)
         if config is None:
-            config = MAGRPOConfig.from_dict(json.loads((d / "config.json").read_text()))
+            config = MAGRPOConfig.from_dict(checkpoint_info(d)["config"])
         if config.save_steps is not None:
             kwargs.setdefault("checkpoint_dir", directory)
         return cls(agents, reward_fn, formatters, train_dataset, config, **kwargs).load_checkpoint(d)

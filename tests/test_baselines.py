@@ -165,7 +165,7 @@ def test_train_command_coding_two_turns(tmp_path):
     assert [r["method"] for r in res["comparison"]][-2:] == ["magrpo", "magrpo_2turn"]
     assert "pass_or_not@1" in res["comparison"][-1] and (out / "comparison.png").is_file()
     # every file the run wrote is one --overwrite removes (the task's own figure too: Task.report_files)
-    from magrpo_edu.run.plan import output_files
+    from magrpo_edu.run.folders import output_files
 
     assert (out / "pass_at_k.png").is_file() and {p.name for p in out.iterdir()} <= set(output_files())
 

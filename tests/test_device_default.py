@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from magrpo_edu.run import cli, describe
+from magrpo_edu.run import device as run_device
 from magrpo_edu.run import plan as run_plan
 
 
@@ -36,7 +37,7 @@ def _plan(*argv):
 
 def test_embedded_models_default_to_the_cpu_even_with_cuda(cuda_here, tmp_path):
     for model in ("tiny", "tiny-code", "Tiny", " tiny-code "):
-        device, why = run_plan.resolve_device(None, model)
+        device, why = run_device.resolve_device(None, model)
         assert device == "cpu" and "per-token overhead" in why and "--device cuda" in why
     plan = _plan("--task", "length", "--max-steps", "3", "--out", str(tmp_path / "a"))  # the task's model: tiny
     assert plan["run"].model == "tiny" and plan["device"] == "cpu"
@@ -46,30 +47,30 @@ def test_embedded_models_default_to_the_cpu_even_with_cuda(cuda_here, tmp_path):
 
 
 def test_real_models_default_to_cuda_when_it_is_there(cuda_here, tmp_path, saved_model):
-    assert run_plan.resolve_device(None, str(saved_model))[0] == "cuda"
+    assert run_device.resolve_device(None, str(saved_model))[0] == "cuda"
     for model in ("smollm2-135m", "Qwen/Qwen2.5-0.5B", "./tiny"):  # ./tiny is a folder, not the embedded model
-        assert run_plan.check_device(None, model) == "cuda"
+        assert run_device.resolve_device(None, model)[0] == "cuda"
     plan = _plan("--model", str(saved_model), "--max-steps", "3", "--out", str(tmp_path / "a"))
     assert plan["device"] == "cuda"
     assert "on cuda (the default where CUDA is available" in describe.describe_plan(plan)
-    assert run_plan.check_device(None) == "cuda"  # model not known: as before, cuda when available
+    assert run_device.resolve_device(None)[0] == "cuda"  # model not known: as before, cuda when available
 
 
 def test_a_given_device_is_always_used(cuda_here, tmp_path, saved_model):
     plan = _plan("--device", "cuda", "--max-steps", "3", "--out", str(tmp_path / "a"))
     assert plan["run"].model == "tiny" and plan["device"] == "cuda" and plan["device_why"] == "as given"
     assert ", on cuda; results go to" in describe.describe_plan(plan)
-    assert run_plan.check_device("cpu", str(saved_model)) == "cpu"
-    assert run_plan.check_device("cuda:0", "tiny-code") == "cuda:0"
+    assert run_device.resolve_device("cpu", str(saved_model))[0] == "cpu"
+    assert run_device.resolve_device("cuda:0", "tiny-code")[0] == "cuda:0"
 
 
 def test_without_cuda_every_model_takes_the_cpu(monkeypatch, saved_model):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     for model in ("tiny", str(saved_model), "Qwen/Qwen2.5-0.5B", None):
-        assert run_plan.check_device(None, model) == "cpu"
-    assert run_plan.resolve_device(None, str(saved_model))[1] == "CUDA is not available on this machine"
+        assert run_device.resolve_device(None, model)[0] == "cpu"
+    assert run_device.resolve_device(None, str(saved_model))[1] == "CUDA is not available on this machine"
     with pytest.raises(run_plan.SettingsError, match=r"--device cuda: CUDA is not available"):
-        run_plan.check_device("cuda", "tiny")
+        run_device.resolve_device("cuda", "tiny")[0]
 
 
 def test_under_torchrun_an_embedded_model_stays_on_the_cpu(cuda_here, monkeypatch, saved_model):
@@ -78,9 +79,9 @@ def test_under_torchrun_an_embedded_model_stays_on_the_cpu(cuda_here, monkeypatc
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
     monkeypatch.setenv("WORLD_SIZE", "2")
     monkeypatch.setenv("LOCAL_RANK", "1")
-    assert run_plan.check_device(None, "tiny") == "cpu"
-    assert run_plan.check_device(None, str(saved_model)) == "cuda:1"
-    device, why = run_plan.resolve_device("cuda", "tiny")
+    assert run_device.resolve_device(None, "tiny")[0] == "cpu"
+    assert run_device.resolve_device(None, str(saved_model))[0] == "cuda:1"
+    device, why = run_device.resolve_device("cuda", "tiny")
     assert device == "cuda:1" and "this torchrun process's own GPU" in why
 
 

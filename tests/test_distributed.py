@@ -14,6 +14,7 @@ import pytest
 import torch
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, distributed, lora_agents
+from magrpo_edu.run import device as run_device
 from magrpo_edu.run import plan as run_plan
 from magrpo_edu.algorithm import agent_losses, assign_advantages, rollout, seed_rngs
 from magrpo_edu.sandbox import default_workers
@@ -142,15 +143,15 @@ def test_each_process_takes_its_own_gpu(monkeypatch):
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
     monkeypatch.setenv("WORLD_SIZE", "2")
     monkeypatch.setenv("LOCAL_RANK", "1")
-    assert run_plan.check_device(None) == "cuda:1" and run_plan.check_device("cuda") == "cuda:1"
-    assert run_plan.check_device("cpu") == "cpu"
+    assert run_device.resolve_device(None)[0] == "cuda:1" and run_device.resolve_device("cuda")[0] == "cuda:1"
+    assert run_device.resolve_device("cpu")[0] == "cpu"
     with pytest.raises(run_plan.SettingsError, match=r"--device cuda:0: under torchrun each process takes its own GPU"):
-        run_plan.check_device("cuda:0")
+        run_device.resolve_device("cuda:0")[0]
     # more processes than GPUs (torchrun --nproc_per_node=2 on a one-GPU machine, seen on an H100): said before a model loads
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
     with pytest.raises(run_plan.SettingsError, match=r"more processes on this machine \(2\) than it has GPUs \(1\).*--nproc_per_node=1"):
-        run_plan.check_device(None)
+        run_device.resolve_device(None)[0]
 
 
 def test_gradients_are_reduced_in_buckets(monkeypatch):

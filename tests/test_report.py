@@ -10,9 +10,10 @@ import pytest
 
 matplotlib.use("Agg")
 
-from magrpo_edu import MAGRPOTrainer, lora_agents, viz  # noqa: E402
+from magrpo_edu import MAGRPOTrainer, lora_agents  # noqa: E402
 from magrpo_edu.run import baselines, figures  # noqa: E402
 from magrpo_edu.run.report import of_max, single_note  # noqa: E402
+from magrpo_edu.tasks.coding.figures import plot_pass_at_k  # noqa: E402
 from magrpo_edu.tasks.registry import get_task  # noqa: E402
 from magrpo_edu.tasks.writing import load_writing, tldr_formatters  # noqa: E402
 
@@ -110,7 +111,7 @@ def test_agents_figure_keeps_its_labels_and_has_a_legend_for_both_panels():
 def test_pass_at_k_legend_covers_no_curve_and_the_y_label_fits():
     table = [{"method": m, "pass_or_not@1": 0.1 * i, "pass_or_not@5": 0.2 * i, "accuracy@1": 0.3 * i, "accuracy@5": 0.4 * i}
              for i, m in enumerate(("single", "parallel", "sequential", "discussion", "magrpo"))]
-    fig = viz.plot_pass_at_k(table)  # the coding task's report figure (tasks/coding/figures.py)
+    fig = plot_pass_at_k(table)  # the coding task's report figure (tasks/coding/figures.py)
     ax = fig.axes[0]
     assert _inside(fig, ax.yaxis.label)
     legend = ax.get_legend()

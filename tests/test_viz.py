@@ -5,6 +5,8 @@ matplotlib.use("Agg")
 import pytest  # noqa: E402
 
 from magrpo_edu import viz  # noqa: E402
+from magrpo_edu.tasks.coding import explorer as coding_views  # noqa: E402
+from magrpo_edu.tasks.coding import figures as coding_figures  # noqa: E402
 
 HISTORY = [dict(step=s, reward=0.1 * s, reward_std=0.05, reward_min=0.0, reward_max=0.2 * s, **{"reward/structure": 0.5,
            "loss/agent_0": 0.1, "loss/agent_1": -0.1, "completions/mean_length/agent_0": 10.0,
@@ -17,7 +19,7 @@ SAMPLE = dict(step=3, completions=[["a", "bb"], ["ccc", "d"]], table=[[0, 0], [1
     lambda: viz.plot_group(SAMPLE), lambda: viz.plot_joint_actions(3), lambda: viz.plot_joint_actions(2, rewards=[[1, 2], [3, 4]]),
     lambda: viz.plot_comparison([dict(method="a", reward=1.0), dict(method="b", reward=2.0)], "reward"),
     lambda: viz.plot_runs({"a": HISTORY, "b": HISTORY[:6]}),
-    lambda: viz.plot_pass_at_k([{"method": "m", "pass_or_not@1": 0.1, "pass_or_not@5": 0.3, "accuracy@1": 0.4, "accuracy@5": 0.6}]),
+    lambda: coding_figures.plot_pass_at_k([{"method": "m", "pass_or_not@1": 0.1, "pass_or_not@5": 0.3, "accuracy@1": 0.4, "accuracy@5": 0.6}]),
 ])
 def test_plots_return_fixed_size_figures(make):
     fig = make()
@@ -98,7 +100,7 @@ def _levels(passed, calls):
                 total_reward=1.5 + passed / 4 + 1.5 * calls)
 
 
-CODING = viz.coding_sample(["def aux(x):\n    return x + 1", "def aux(x):\n    return 0"],
+CODING = coding_views.coding_sample(["def aux(x):\n    return x + 1", "def aux(x):\n    return 0"],
                            ["def f(x):\n    return aux(x) * 2", "def f(x):\n    return 7"],
                            [_levels(4, True), _levels(1, False)], title="held-out f")
 
@@ -106,7 +108,7 @@ CODING = viz.coding_sample(["def aux(x):\n    return x + 1", "def aux(x):\n    r
 @pytest.mark.parametrize("make", [
     lambda: viz.group_explorer([SAMPLE]),
     lambda: viz.before_after_explorer(["p0"], [["b0", "c0"]], [["a0", "d0"]], [0.1], [0.9]),
-    lambda: viz.coding_explorer([CODING]),
+    lambda: coding_views.coding_explorer([CODING]),
     lambda: viz.rollout_explorer(_tree()),
 ])
 def test_every_explorer_saves_a_static_html_copy_of_what_it_shows(make):
@@ -132,7 +134,7 @@ def test_group_explorer_plots_the_groups_rewards_and_advantages_beside_its_texts
 
 
 def test_coding_explorer_shows_each_joint_actions_levels_and_code():
-    w = viz.coding_explorer([dict(CODING, step=0), CODING])
+    w = coding_views.coding_explorer([dict(CODING, step=0), CODING])
     slider, pick = w.children[0].children
     html = w.children[1]
     assert pick.value == 0 and "4/4" in html.value and "1/4" in html.value  # tests as passed/asserts, every row
@@ -143,10 +145,10 @@ def test_coding_explorer_shows_each_joint_actions_levels_and_code():
     assert "step 0" in html.value
     # trainer samples carry the levels as reward components
     trained = dict(SAMPLE, completions=[["def aux(): return 1", "x"], ["def f(): return aux()", "y"]],
-                   components={k: [v, 0.0] for k, v in viz.CODING_LEVEL_MAX.items()})
-    assert "joint action 0" in viz.coding_html(trained) and "+0.50" in viz.coding_html(trained)  # its advantage
+                   components={k: [v, 0.0] for k, v in coding_views.CODING_LEVEL_MAX.items()})
+    assert "joint action 0" in coding_views.coding_html(trained) and "+0.50" in coding_views.coding_html(trained)  # its advantage
     with pytest.raises(ValueError, match="no coding levels"):
-        viz.coding_explorer([SAMPLE])
+        coding_views.coding_explorer([SAMPLE])
 
 
 def test_a_task_brings_its_own_explorer_and_report_figures():
@@ -155,7 +157,7 @@ def test_a_task_brings_its_own_explorer_and_report_figures():
     from magrpo_edu.tasks.registry import get_task
 
     coding, tldr = get_task("coding"), get_task("tldr")
-    assert coding.explorer is viz.coding_explorer and tldr.explorer is None
+    assert coding.explorer is coding_views.coding_explorer and tldr.explorer is None
     w = viz.task_explorer([CODING], coding)
     assert "4/4" in w.children[1].value  # the coding view: tests as passed/asserts
     assert "joint action" not in viz.task_explorer([SAMPLE], tldr).static_html()  # the generic group view
@@ -169,7 +171,7 @@ def test_a_task_brings_its_own_explorer_and_report_figures():
 def test_coding_level_names_are_the_rewards():
     from magrpo_edu.tasks.coding.reward import LEVELS
 
-    assert tuple(viz.CODING_LEVEL_MAX) == LEVELS
+    assert tuple(coding_views.CODING_LEVEL_MAX) == LEVELS
 
 
 def test_rollout_explorer_walks_the_real_tree():

@@ -80,7 +80,7 @@ def static_fallbacks(nb_path: Path) -> tuple[int, int]:
 EXPLORERS_NOTEBOOK = [
     "import matplotlib\nmatplotlib.use('module://matplotlib_inline.backend_inline')\nimport torch\n"
     "from magrpo_edu import viz\nfrom magrpo_edu.algorithm import Node, Rollout, assign_advantages, joint_actions\n"
-    "from magrpo_edu.config import MAGRPOConfig",
+    "from magrpo_edu.config import MAGRPOConfig\nfrom magrpo_edu.tasks.coding.explorer import coding_explorer, coding_sample",
     # the group explorer: 3 logged groups of 2 agents, different texts and rewards
     "samples = [dict(step=s, completions=[[f'a{s}-{g}' for g in range(4)], [f'b{s}-{g}' for g in range(4)]],\n"
     "                table=[[g, g] for g in range(4)], rewards=[0.1 * s * g for g in range(4)],\n"
@@ -90,10 +90,10 @@ EXPLORERS_NOTEBOOK = [
     "def lv(passed, calls):\n"
     "    return dict(aux_defined=0.4, main_defined=0.6, syntax=0.5, tests=passed / 4, calls_aux=0.5 * calls,\n"
     "                not_thin_wrapper=1.0 * calls, aux_result_ignored=0.0, passed=passed, total=4, total_reward=1.5 + passed / 4 + 1.5 * calls)\n"
-    "groups = [viz.coding_sample(['def aux(x):\\n    return x + %d' % s, 'def aux(x):\\n    return 0'],\n"
+    "groups = [coding_sample(['def aux(x):\\n    return x + %d' % s, 'def aux(x):\\n    return 0'],\n"
     "                            ['def f(x):\\n    return aux(x) * %d' % s, 'def f(x):\\n    return 7'], [lv(4, True), lv(s % 4, False)], step=s)\n"
     "          for s in range(3)]\n"
-    "viz.coding_explorer(groups)",
+    "coding_explorer(groups)",
     "table = joint_actions(2, 2)\n"
     "root = Node(0, ['p1', 'p2'], [[], []], completions=[['a', 'b'], ['c', 'd']], table=table, rewards=torch.tensor([1.0, 0.0]))\n"
     "kids = [Node(1, [f'feedback {j}', 'q'], [[], []], completions=[[f'e{j}', 'f'], ['g', 'h']], table=table,\n"

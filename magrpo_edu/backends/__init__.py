@@ -21,6 +21,7 @@ What both share (the interface, `Completions`, the sampler's distribution, pi_re
 `common.py`.
 """
 from .common import (Backend, Completions, PromptTooLongError, check_prompt_lengths, completion_mask,  # noqa: F401
-                     context_size, eos_token_ids, reference_model, sampled_token_logprobs, sampling_settings)
+                     context_size, eos_token_ids, reference_model, sampled_token_logprobs, sampling_kwargs,
+                     sampling_settings)
 from .fast import FastBackend  # noqa: F401
 from .plain import PlainBackend  # noqa: F401

@@ -240,10 +240,16 @@ def sampled_token_logprobs(logits: torch.Tensor, tokens: torch.Tensor, sampling:
 # --------------------------------------------------------------------------------------------------
 # Helpers of both paths: sampling settings, EOS, the Completions of generated tokens
 # --------------------------------------------------------------------------------------------------
+def sampling_kwargs(max_new_tokens: int, temperature: float, top_p: float = 1.0, top_k: int = 0) -> dict:
+    """The four sampling settings as generate kwargs, named as `MAGRPOConfig`'s fields (top_p 1 and top_k 0: no
+    truncation). The one place a sampling dict is built: training (`sampling_settings`), the baselines and the
+    before/after snapshot."""
+    return dict(max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, top_k=top_k)
+
+
 def sampling_settings(config) -> dict:
     """The four sampling settings of a `MAGRPOConfig`, as generate kwargs: what step 2 samples with."""
-    return dict(max_new_tokens=config.max_new_tokens, temperature=config.temperature, top_p=config.top_p,
-                top_k=config.top_k)
+    return sampling_kwargs(config.max_new_tokens, config.temperature, config.top_p, config.top_k)
 
 
 def generation_settings(gen: dict, agent) -> dict:

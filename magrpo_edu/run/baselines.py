@@ -37,7 +37,7 @@ import torch
 
 from ..agents import Agent, has_reference, team_backend
 from ..algorithm import call_transition, format_prompts
-from ..backends import Completions
+from ..backends import Completions, sampling_kwargs
 from ..quality import mean_repetition, naturalness, token_nll
 from ..tasks.prompts import with_other
 from ..tasks.registry import Task, get_task
@@ -50,11 +50,6 @@ def untrained_methods(task: Task) -> tuple[str, ...]:
     """The baselines a comparison table runs with the untrained agents ("single" only where the task
     has a single-model prompt)."""
     return tuple(m for m in ("single", "parallel", "sequential", "discussion") if m != "single" or task.single_prompt)
-
-
-def _sampling(max_new_tokens: int, temperature: float, top_p: float = 1.0, top_k: int = 0) -> dict:
-    """The baselines' sampling settings (generate kwargs), as MAGRPOConfig's fields of the same names."""
-    return dict(max_new_tokens=max_new_tokens, temperature=temperature, top_p=top_p, top_k=top_k)
 
 
 def _gen(agent: Agent, prompts: list[str], gen: dict) -> tuple[list[str], int, float, Completions]:
@@ -139,8 +134,8 @@ def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], row
         raise ValueError(f"the {task.name} task has {n_agents} agents; got {len(agents)}.")
     if formatters is None:
         formatters = task.formatters(getattr(agents[0], "tokenizer", None))
-    gen = _sampling(task.max_new_tokens if max_new_tokens is None else max_new_tokens,
-                    **task.sampling_settings(temperature=temperature, top_p=top_p, top_k=top_k))
+    gen = sampling_kwargs(task.max_new_tokens if max_new_tokens is None else max_new_tokens,
+                          **task.sampling_settings(temperature=temperature, top_p=top_p, top_k=top_k))
     per_call = samples if row_by_row else None
     reps = [r for r in rows for _ in range(samples)]
     per_rep = [format_prompts(formatters, r, f"row {i // samples}") for i, r in enumerate(reps)]  # step 1, checked

@@ -163,7 +163,8 @@ def _add_train(sub):
     name, with its own default), and `--task` lists the registered tasks."""
     from ..config import MAGRPOConfig, RunArguments
     from ..tasks.registry import TASKS
-    from .plan import CONFIG_FIELDS, DEVICE_DEFAULT
+    from .device import DEVICE_DEFAULT
+    from .plan import CONFIG_FIELDS
 
     p = sub.add_parser("train", help="train agents with MAGRPO and save history, plots and results",
                        description="Train agents with MAGRPO: the untrained agents and the baselines are evaluated on "
@@ -286,7 +287,7 @@ def _info(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from .._version import __version__
-    from .plan import DEVICE_DEFAULT
+    from .device import DEVICE_DEFAULT
 
     p = _Parser(prog="magrpo-edu", description="Learn and run MAGRPO: several LLM agents, one joint reward, "
                 "one group-relative advantage (Liu et al., arXiv 2508.04652).")

@@ -9,7 +9,7 @@ from .baselines import untrained_methods
 
 
 def on_device(device: str, why: Optional[str]) -> str:
-    """"on cpu (why)": the run's device and, where the run chose it, why (`plan.resolve_device`)."""
+    """"on cpu (why)": the run's device and, where the run chose it, why (`device.resolve_device`)."""
     return f"on {device}" + (f" ({why})" if why and why != "as given" else "")
 
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import shutil
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -53,8 +53,9 @@ from ..tasks.registry import Task, get_task
 from ..trainer import MAGRPOTrainer, TrainerCallback
 from .describe import on_device, describe_plan
 from .baselines import markdown_table, row_from_evaluation, run_method, untrained_methods
-from .plan import (SAVED_RUN_FIELDS, SettingsError, output_files, plan_run, resolve_device, resume_point,
-                   transition_of)
+from .device import resolve_device
+from .folders import SAVED_RUN_FIELDS, output_files, resume_point
+from .plan import SettingsError, check_eval_rows, plan_run, transition_of
 from .report import of_max, report_run, write_run_history
 
 
@@ -88,7 +89,7 @@ class _Announce(TrainerCallback):
 
 
 def _prepare_out(out_dir: Path, overwrite: bool) -> None:
-    """Create the output folder; with overwrite, remove the earlier run's files (`plan.output_files` only)."""
+    """Create the output folder; with overwrite, remove the earlier run's files (`folders.output_files` only)."""
     if overwrite and out_dir.is_dir():
         for name in output_files():
             p = out_dir / name
@@ -158,14 +159,10 @@ def run_eval(checkpoint: str, eval_rows: int | None = None, samples: int | None 
         t = get_task(task)
     except ValueError as exc:
         raise SettingsError(str(exc)) from None
-    n_eval = len(t.load("eval"))
-    rows_n = run["eval_rows"] if eval_rows is None else eval_rows
-    if isinstance(rows_n, bool) or not isinstance(rows_n, int) or not 1 <= rows_n <= n_eval:
-        raise SettingsError(f"--eval-rows {rows_n!r} is not allowed: the {task} task has {n_eval} held-out rows, "
-                            f"so give a number from 1 to {n_eval}.")
+    rows_n = check_eval_rows(t, run["eval_rows"] if eval_rows is None else eval_rows)
     if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int) or samples < 1):
         raise SettingsError(f"--samples {samples!r} is not allowed: give a whole number >= 1.")
-    device, device_why = resolve_device(device, run["model"])  # no --device: the run's model decides (plan.default_device)
+    device, device_why = resolve_device(device, run["model"])  # no --device: the run's model decides (device.default_device)
     cfg = MAGRPOConfig(**{**saved_cfg, "progress": False, "report_to": "none"})
     tok, team = build_team(run["model"], run["agents"], device, cfg.num_agents, t)
     reward, formatters, train_rows, eval_set = t.setup(tok)
@@ -228,7 +225,7 @@ def _say(text: str) -> None:
     print(text, flush=True)
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Run:
     """A built experiment (`build_run`): what `train_run` trains and `report_run` writes about."""
 
@@ -239,16 +236,17 @@ class Run:
     rows: list
     """The held-out rows of the evaluation and the comparison table."""
     trainer: MAGRPOTrainer
-    before: Optional[dict]
-    """The untrained agents' evaluation (None on the data-parallel ranks other than 0)."""
-    table: list
-    """Comparison table rows so far (the untrained baselines; train_run adds the trained agents')."""
-    clock: "_TrainClock"
-    resumed_at: list
     main: bool
     """Rank 0 (the only process when not data parallel): it evaluates and writes."""
     created: bool
+    """The output folder did not exist before this run (an error before the first step removes it again)."""
     t0: float
+    before: Optional[dict] = None
+    """The untrained agents' evaluation (None on the data-parallel ranks other than 0)."""
+    table: list = field(default_factory=list)
+    """Comparison table rows so far (the untrained baselines; train_run adds the trained agents')."""
+    clock: Optional["_TrainClock"] = None
+    resumed_at: list = field(default_factory=list)
     in_dist_before: Optional[dict] = None
     """The untrained agents on one in-distribution row (`Run.in_distribution`), for tasks that have one."""
     in_dist_after: Optional[dict] = None
@@ -300,7 +298,8 @@ def build_run(plan: dict) -> Run:
                                 eval_at=[plan["halfway"]] if plan["halfway"] else [])
     except ValueError as exc:  # e.g. --max-new-tokens beyond the model's context
         raise SettingsError(str(exc)) from None
-    run = Run(plan, t, team, formatters, rows, trainer, None, [], None, [], main, not out_dir.exists(), t0)
+    run = Run(plan=plan, task=t, team=team, formatters=formatters, rows=rows, trainer=trainer, main=main,
+              created=not out_dir.exists(), t0=t0)
     if plan["resume"] is not None:
         try:
             trainer.load_checkpoint(plan["resume"]["path"])

@@ -2,7 +2,7 @@
 
 `plan_run` resolves and checks the settings (RunArguments and MAGRPOConfig fields) into the plan that
 `experiment.build_run` builds: the MAGRPOConfig (`run_defaults` fills what depends on the task or
-the agents), the device, the output folder and the checkpoint to resume. A mistake raises
+the agents), the device (`device.py`), the output folder and the checkpoint to resume (`folders.py`). A mistake raises
 `SettingsError` naming the setting, the value and what to do, and nothing is written.
 """
 from __future__ import annotations
@@ -13,36 +13,20 @@ import os
 from pathlib import Path
 from typing import Optional
 
-import torch
-
 from .. import distributed
-from ..checkpoints import check_checkpoint
-from ..config import AGENT_KINDS, MAGRPOConfig, RunArguments
-from ..models import EMBEDDED, KNOWN_NAMES, SMOLLM2_ID, is_embedded
+from ..config import AGENT_KINDS, MAGRPOConfig, RunArguments, SettingsError
+from ..models import KNOWN_NAMES, SMOLLM2_ID
 from ..tasks.registry import TASKS, Task, get_task
 from ..tracking import TrackerNotInstalledError, check_installed
+from .device import resolve_device
+from .folders import SAVED_RUN_FIELDS, check_out, check_resume_flags, next_free, resume_point
 
 
-class SettingsError(ValueError):
-    """A run setting that cannot work, found before training starts; the message says what to change."""
-
-
-# The files every run writes into its output folder (with a task's own, `output_files`: all that overwrite=True removes).
-OUTPUT_FILES = ("history.json", "history.csv", "samples.json", "reward.png", "components.png", "agents.png",
-                "comparison.png", "results.json", "results.md", "checkpoint", "tensorboard")
-
-
-def output_files() -> tuple[str, ...]:
-    """What overwrite=True removes from an output folder: `OUTPUT_FILES` and every registered task's own report files
-    (`Task.report_files`; an earlier run in the folder may have been another task's)."""
-    return OUTPUT_FILES + tuple(dict.fromkeys(f for t in TASKS.values() for f in t.report_files))
 RUN_FIELDS = tuple(f.name for f in dataclasses.fields(RunArguments))
 CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(MAGRPOConfig)
                       if f.name not in ("num_agents", "logging_dir", "num_train_epochs"))
 """The MAGRPOConfig fields a run takes: all but the task's num_agents, the output folder's logging_dir
 and num_train_epochs (a run counts max_steps)."""
-SAVED_RUN_FIELDS = ("task", "model", "agents", "eval_rows")
-"""The RunArguments that decide a run's results, saved in its checkpoint (the config is saved whole)."""
 RESUME_FREE = ("progress", "save_steps", "report_to")
 """MAGRPOConfig fields a resumed run may change; every other one must be the run's own."""
 DEMO_STEPS = 300
@@ -140,149 +124,6 @@ def check_model_name(model: str) -> None:
 def flag(name: str) -> str:
     """The command-line option of a setting, as people type it (`--max-new-tokens`)."""
     return "--" + name.replace("_", "-")
-
-
-def resume_point(resume: Path, purpose: str = "resume") -> tuple[Path, dict, dict, dict]:
-    """(output folder, checkpoint info, saved RunArguments fields, saved MAGRPOConfig fields) of a
-    folder to resume (or, purpose="evaluate", to evaluate: the errors then speak of evaluating)."""
-    candidates = [resume] if resume.name == "checkpoint" else [resume / "checkpoint"]  # a run folder or its checkpoint
-    for ckpt in candidates:
-        try:
-            info = check_checkpoint(ckpt)
-        except FileNotFoundError:
-            continue
-        except ValueError as exc:  # there, but damaged: say which file, not "nothing to resume"
-            raise SettingsError(f"cannot {purpose} {resume}: {exc}") from None
-        run = info.get("metadata", {}).get("run")
-        if not isinstance(run, dict):
-            raise SettingsError(f"{info['path']} is a trainer checkpoint but not one written by `magrpo-edu train` "
-                                f"(no run settings in it); {purpose} it in Python with MAGRPOTrainer.load.")
-        if sorted(run) != sorted(SAVED_RUN_FIELDS):
-            raise SettingsError(f"cannot {purpose} {resume}: its checkpoint was written by an earlier magrpo-edu, "
-                                f"whose run settings had other names ({', '.join(sorted(run))}); start a new run.")
-        try:
-            config = MAGRPOConfig.from_dict(info["config"])
-        except (TypeError, ValueError) as exc:
-            raise SettingsError(f"cannot {purpose} {resume}: {info['path']}/config.json does not hold a valid "
-                                f"MAGRPOConfig ({exc}).") from None
-        return ckpt.parent, info, dict(run), dataclasses.asdict(config)
-    if purpose == "evaluate":
-        raise SettingsError(f"nothing to evaluate in {resume}: no {resume / 'checkpoint'}/trainer_state.pt. Give the "
-                            "output folder of a `magrpo-edu train` run (every finished run keeps its agents there in "
-                            "checkpoint/).")
-    raise SettingsError(f"nothing to resume in {resume}: no {resume / 'checkpoint'}/trainer_state.pt. Checkpoints are "
-                        "written after the last step, every --save-steps steps and when training stops early (Ctrl-C "
-                        "or an error).")
-
-
-def check_resume_flags(resume, overwrite: bool) -> None:
-    if resume is not None and overwrite:
-        raise SettingsError("--overwrite and --resume contradict each other: --resume continues the run in its "
-                            "folder, --overwrite starts a new one there; give one of them.")
-
-
-DEVICE_DEFAULT = (f"embedded models ({', '.join(EMBEDDED)}): cpu, where they are fastest (their step is bound by per-token "
-                  "overhead, a GPU gains little); other models: cuda when available")
-"""--help's text for the device a run takes when --device is not given (`default_device`)."""
-
-
-def default_device(model: str | None = None) -> tuple[str, str]:
-    """(device, why) for a run given no device. The embedded models (`models.is_embedded`: the registry's
-    `EMBEDDED`) train on the CPU even where CUDA is available: a 3M-parameter model's step is bound by
-    the per-token overhead of sampling (one small kernel launch after another), not by arithmetic, so a
-    GPU gains little while the process holds it (the tiny model's training step: 0.74 s on 2 CPU cores
-    in the quick start, docs/cli.md; 0.64 s in a CLI run on an H100, docs/speed.md). Every other model
-    (a hub id, a local folder, smollm2-135m) takes cuda when it is available, else the CPU; `model`
-    None (not known) takes cuda when available too. Under torchrun an embedded model's processes
-    therefore train on the CPU with gloo (`distributed.init`)."""
-    cuda = torch.cuda.is_available()
-    if model is not None and is_embedded(model):
-        why = f"the default for the embedded {model.strip().lower()} model"
-        if cuda:
-            why += (", though CUDA is available: its step is bound by per-token overhead, a GPU gains little; "
-                    "--device cuda to use it anyway")
-        return "cpu", why
-    if cuda:
-        return "cuda", "the default where CUDA is available" + (" for a model that is not embedded" if model else "")
-    return "cpu", "CUDA is not available on this machine"
-
-
-def check_device(device: str | None, model: str | None = None) -> str:
-    """The run's device (`resolve_device`, without the why)."""
-    return resolve_device(device, model)[0]
-
-
-def resolve_device(device: str | None, model: str | None = None) -> tuple[str, str]:
-    """(device, why): `device` as given (checked: a device torch knows, CUDA there, the GPU index on this
-    machine), or when None the default for `model` (`default_device`: the embedded models cpu, others
-    cuda when available); in a torchrun launch a plain "cuda" becomes each process's own GPU
-    (cuda:LOCAL_RANK). Raises SettingsError saying what to give instead."""
-    if device is None:
-        device, why = default_device(model)
-    else:
-        why = "as given"
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, TypeError) as exc:
-        raise SettingsError(f"--device {device!r} is not a device torch knows ({exc}); use cpu, cuda or cuda:N.") from None
-    if dev.type == "cuda":
-        if not torch.cuda.is_available():
-            raise SettingsError(f"--device {device}: CUDA is not available on this machine; use --device cpu "
-                                "(or leave --device out: the CPU, here).")
-        if dev.index is not None and distributed.launched():
-            raise SettingsError(f"--device {device}: under torchrun each process takes its own GPU (cuda:LOCAL_RANK); "
-                                "give --device cuda.")
-        if dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise SettingsError(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s), "
-                                f"cuda:0 to cuda:{torch.cuda.device_count() - 1}.")
-    local = distributed.local_device(device)  # in a torchrun launch, plain "cuda" is this process's GPU
-    if local != device:
-        why += ", this torchrun process's own GPU"
-    dev = torch.device(local)
-    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
-        raise SettingsError(f"torchrun started more processes on this machine ({os.environ.get('LOCAL_WORLD_SIZE', '?')}) "
-                            f"than it has GPUs ({torch.cuda.device_count()}): each process takes its own GPU, so rank "
-                            f"{os.environ.get('LOCAL_RANK')} has none. Use --nproc_per_node={torch.cuda.device_count()} "
-                            "(or --device cpu for gloo on the CPU).")
-    return local, why
-
-
-def next_free(out_dir: Path) -> Path:
-    """out_dir itself when it is missing or empty, else the first of out_dir-2, out_dir-3, ... that is."""
-    k, p = 1, out_dir
-    while p.exists() and (not p.is_dir() or any(p.iterdir())):
-        k += 1
-        p = out_dir.with_name(f"{out_dir.name}-{k}")
-    return p
-
-
-def _resume_hint(out_dir: Path) -> tuple[str, str]:
-    """What the "not empty" error adds about the run in out_dir (beside --overwrite, and at its end):
-    `--resume` only where it works (a run stopped before its last step); a finished run cannot be resumed
-    (a resumed run keeps its --max-steps), so for it the way to evaluate it again."""
-    try:
-        _, info, _, cfg = resume_point(out_dir)
-    except SettingsError:  # a damaged or foreign checkpoint: --resume would refuse it too
-        return "", ""
-    if cfg.get("max_steps") is not None and info["step"] < cfg["max_steps"]:
-        return f", --resume {out_dir} to continue it (its checkpoint is at step {info['step']} of {cfg['max_steps']})", ""
-    return "", (f" It holds a finished run ({info['step']} steps), which cannot be resumed; magrpo-edu eval "
-                f"--checkpoint {out_dir} evaluates its agents again.")
-
-
-def _check_out(out_dir: Path, overwrite: bool, resuming: bool) -> None:
-    if out_dir.exists() and not out_dir.is_dir():
-        raise SettingsError(f"--out {out_dir} is a file, not a folder; choose another --out.")
-    if not resuming and out_dir.is_dir() and any(out_dir.iterdir()) and not overwrite:
-        names = sorted(p.name for p in out_dir.iterdir())
-        shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
-        hint, finished = _resume_hint(out_dir) if (out_dir / "checkpoint").exists() else ("", "")
-        raise SettingsError(f"output folder {out_dir} is not empty (it holds {shown}); pass --overwrite to replace an "
-                            f"earlier run's results{hint}, or choose another --out (e.g. --out {next_free(out_dir)}, "
-                            f"which is free).{finished}")
-    parent = next((p for p in [out_dir, *out_dir.parents] if p.exists()), Path("."))
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise SettingsError(f"cannot write to {parent}, so --out {out_dir} cannot be created; choose another --out.")
 
 
 def halfway(steps) -> Optional[int]:
@@ -389,13 +230,9 @@ def plan_run(**settings) -> dict:
                             f"e.g. --prompts-per-step {W}.")
     try:  # the task's data, read and checked before any model loads: a bad file is one line, not a traceback
         task.load("train")
-        n_eval = len(task.load("eval"))
     except (ValueError, OSError) as exc:
         raise SettingsError(f"the {run.task} task's data cannot be used: {exc}") from None
-    eval_rows = run.eval_rows
-    if isinstance(eval_rows, bool) or not isinstance(eval_rows, int) or not 1 <= eval_rows <= n_eval:
-        raise SettingsError(f"--eval-rows {eval_rows!r} is not allowed: the {run.task} task has {n_eval} held-out rows, "
-                            f"so give a number from 1 to {n_eval}.")
+    check_eval_rows(task, run.eval_rows)
     device, device_why = resolve_device(run.device, run.model)
     if resume_info is not None:
         steps = cfg.max_steps
@@ -407,6 +244,19 @@ def plan_run(**settings) -> dict:
                                 "A resumed run keeps its --max-steps, so to train for more steps start a new run with "
                                 f"--steps N and --out {next_free(out_dir)}.")
     if distributed.launch_rank() == 0:  # in a data-parallel launch only rank 0 writes (and rank 0 may already have)
-        _check_out(out_dir, overwrite, resume is not None)
+        check_out(out_dir, overwrite, resume is not None)
     return dict(run=run, task=task, config=cfg, device=device, device_why=device_why, out_dir=out_dir,
                 resume=resume_info, halfway=halfway(cfg.max_steps), sources=sources)
+
+
+def check_eval_rows(task, eval_rows) -> int:
+    """`eval_rows` checked against the task's held-out set (read here, before any model loads): a whole number from 1
+    to the number of held-out rows, else SettingsError naming the range. Returns it. `train` and `eval` both check so."""
+    try:
+        n_eval = len(task.load("eval"))
+    except (ValueError, OSError) as exc:
+        raise SettingsError(f"the {task.name} task's data cannot be used: {exc}") from None
+    if isinstance(eval_rows, bool) or not isinstance(eval_rows, int) or not 1 <= eval_rows <= n_eval:
+        raise SettingsError(f"--eval-rows {eval_rows!r} is not allowed: the {task.name} task has {n_eval} held-out rows, "
+                            f"so give a number from 1 to {n_eval}.")
+    return eval_rows

@@ -84,126 +84,167 @@ def report_run(run, after: dict, table: list, train_s: float) -> dict:
     """Report: history, samples, plots, results.json and results.md (with the agents' texts before and
     after) into the output folder; prints a few lines of headline figures and results.md's path
     (`headline_summary`), and returns the results."""
+    trainer, out_dir = run.trainer, run.plan["out_dir"]
+    write_run_history(trainer, out_dir)
+    during = [ev for ev in trainer.eval_history if ev["step"] < trainer.step]  # the halfway evaluation
+    save_figures(run, [dict(run.before, step=0)] + during + [dict(after, step=trainer.step)], table)
+    results = run_results(run, after, table, train_s)
+    (out_dir / "results.json").write_text(json.dumps(results, indent=2))
+    (out_dir / "results.md").write_text(results_markdown(run, results, during))
+    print("\n" + headline_summary(results, run.task, trainer.step, out_dir))
+    return results
+
+
+def _drawn(run) -> str:
+    return f"{len(run.rows)} held-out rows x {run.samples} samples"
+
+
+def save_figures(run, evals: list, table: list) -> None:
+    """The report's figures into the output folder: reward.png (the training reward with the held-out `evals`:
+    untrained, halfway, trained), components.png, agents.png, the task's own (`Task.report_figures`) and
+    comparison.png (the baselines vs MAGRPO on the task's headline column)."""
     import matplotlib
 
     matplotlib.use("Agg")
     from . import figures as viz
 
-    plan, r, c, t, trainer, team = run.plan, run.plan["run"], run.plan["config"], run.task, run.trainer, run.team
-    task, out_dir, before = r.task, plan["out_dir"], run.before
-    G, steps, lr, max_new_tokens, seed = c.num_generations, c.max_steps, c.learning_rate, c.max_new_tokens, c.seed
-    prompts_per_step, samples, maxima = c.prompts_per_step, run.samples, t.component_max()
-    n_rows = len(run.rows)
-    drawn = f"{n_rows} held-out rows x {samples} samples"
-    write_run_history(trainer, out_dir)
-    during = [ev for ev in trainer.eval_history if ev["step"] < trainer.step]  # the halfway evaluation
-    evals = [dict(before, step=0)] + during + [dict(after, step=trainer.step)]  # held-out: untrained, halfway, trained
-    figs = [("reward", viz.plot_rewards(trainer.history, title=f"{task}: joint reward per step", evals=evals,
-                                        prompts_per_step=prompts_per_step, eval_label=f"held-out evaluation\n({drawn})")),
-            ("components", viz.plot_components(trainer.history, maxima=maxima)), ("agents", viz.plot_agents(trainer.history))]
+    t, task, c, history = run.task, run.plan["run"].task, run.plan["config"], run.trainer.history
+    figs = [("reward", viz.plot_rewards(history, title=f"{task}: joint reward per step", evals=evals,
+                                        prompts_per_step=c.prompts_per_step,
+                                        eval_label=f"held-out evaluation\n({_drawn(run)})")),
+            ("components", viz.plot_components(history, maxima=t.component_max())), ("agents", viz.plot_agents(history))]
     if t.report_figures is not None:  # the task's own figures (coding: PassOrNot@k)
-        figs += t.report_figures(table, task, drawn)
-    metric = t.headline
-    figs.append(("comparison", viz.plot_comparison(table, metric, title=f"{task}: baselines vs MAGRPO ({metric}), {drawn}")))
+        figs += t.report_figures(table, task, _drawn(run))
+    figs.append(("comparison", viz.plot_comparison(table, t.headline,
+                                                   title=f"{task}: baselines vs MAGRPO ({t.headline}), {_drawn(run)}")))
     for name, fig in figs:
         if fig is None:  # e.g. no reward components: no empty figure
             continue
-        fig.savefig(out_dir / f"{name}.png", dpi=100, bbox_inches="tight")  # nothing cut at the edges
+        fig.savefig(run.plan["out_dir"] / f"{name}.png", dpi=100, bbox_inches="tight")  # nothing cut at the edges
         matplotlib.pyplot.close(fig)
+
+
+def run_results(run, after: dict, table: list, train_s: float) -> dict:
+    """results.json: the run's settings, the evaluations before, during and after training, the comparison table
+    (without its texts), the first rows' texts before and after (`examples`; the writing tasks also one row of the
+    training data's own world), the training reward's first and last tenth, the times and the versions."""
+    plan, r, c, t, trainer = run.plan, run.plan["run"], run.plan["config"], run.task, run.trainer
     first = trainer.history[: max(1, len(trainer.history) // 10)]
     last = trainer.history[-max(1, len(trainer.history) // 10):]
-    examples = before_after_examples(table, run.rows, samples, t)
+    examples = before_after_examples(table, run.rows, run.samples, t)
     table = [{k: v for k, v in row.items() if k not in ("texts", "pair_rewards")} for row in table]
     in_dist = None  # tasks with Task.in_distribution (writing): one row of the training data's own world, beside the held-out ones
     if run.in_dist_before is not None and run.in_dist_after is not None:
         b, a = run.in_dist_before, run.in_dist_after
         in_dist = dict(id=b["row"]["id"], input=b["row"][t.prompt_field], before=b["text"], after=a["text"],
                        reward_before=b["reward"], reward_after=a["reward"])
-    results = dict(task=task, model=r.model, agents=r.agents, steps=steps, num_generations=G, max_new_tokens=max_new_tokens,
-                   learning_rate=lr, beta=c.beta, prompts_per_step=prompts_per_step,
-                   processes=distributed.world_size(), seed=seed, device=plan["device"], save_steps=c.save_steps,
-                   resumed_at_steps=run.resumed_at, train_seconds=round(train_s, 1),
-                   total_seconds=round(time.time() - run.t0, 1), eval_rows=before["eval/rows"],
-                   eval_before=before, eval_after=after, comparison=table, examples=examples,
-                   train_reward_first_10pct=sum(h["reward"] for h in first) / len(first),
-                   train_reward_last_10pct=sum(h["reward"] for h in last) / len(last),
-                   in_distribution_example=in_dist, eval_during_training=trainer.eval_history,
-                   versions=dict(magrpo_edu=__version__, torch=torch.__version__, python=platform.python_version()))
-    (out_dir / "results.json").write_text(json.dumps(results, indent=2))
+    return dict(task=r.task, model=r.model, agents=r.agents, steps=c.max_steps, num_generations=c.num_generations,
+                max_new_tokens=c.max_new_tokens, learning_rate=c.learning_rate, beta=c.beta,
+                prompts_per_step=c.prompts_per_step, processes=distributed.world_size(), seed=c.seed,
+                device=plan["device"], save_steps=c.save_steps, resumed_at_steps=run.resumed_at,
+                train_seconds=round(train_s, 1), total_seconds=round(time.time() - run.t0, 1),
+                eval_rows=run.before["eval/rows"], eval_before=run.before, eval_after=after, comparison=table,
+                examples=examples, train_reward_first_10pct=sum(h["reward"] for h in first) / len(first),
+                train_reward_last_10pct=sum(h["reward"] for h in last) / len(last),
+                in_distribution_example=in_dist, eval_during_training=trainer.eval_history,
+                versions=dict(magrpo_edu=__version__, torch=torch.__version__, python=platform.python_version()))
+
+
+def results_markdown(run, results: dict, during: list) -> str:
+    """results.md: the settings in one line, then four sections (`_reward_lines`, `_quality_lines`, `_table_lines`,
+    `_text_lines`)."""
+    r, c = run.plan["run"], run.plan["config"]
+    W = distributed.world_size()
+    lines = [f"# {r.task}: MAGRPO on `{r.model}` ({r.agents} agents)", "",
+             f"{c.max_steps} steps, G={c.num_generations}, lr={c.learning_rate}, beta={c.beta}, {c.max_new_tokens} new "
+             f"tokens, seed {c.seed}, {run.plan['device']}"
+             + (f", {c.prompts_per_step} prompts per step" if c.prompts_per_step > 1 else "")
+             + (f" over {W} processes" if W > 1 else "") + "; "
+             f"training took {results['train_seconds']:.0f} s. Evaluated on {results['eval_rows']} held-out rows, "
+             f"{run.samples} joint samples each, same sampling seed before and after.", ""]
+    lines += _reward_lines(run, results["eval_before"], results["eval_after"], during)
+    lines += _quality_lines(run, results["eval_before"], results["eval_after"])
+    lines += _table_lines(run, results)
+    lines += _text_lines(run, results)
+    return "\n".join(lines) + "\n"
+
+
+def _reward_lines(run, before: dict, after: dict, during: list) -> list:
+    """The held-out joint reward and each component, untrained, halfway and trained, each beside its maximum."""
+    maxima, step = run.task.component_max(), run.trainer.step
     order = list(maxima)  # the reward's own order of its components (coding: the authors'), then the rest
     comp = sorted((k for k in after if k.startswith("eval/reward/")),
                   key=lambda k: (order.index(k[12:]) if k[12:] in order else len(order), k))
 
     def cells(ev: dict) -> str:
         return "".join(f" {of_max(ev.get(k, float('nan')), maxima.get(k[12:]))} |" for k in comp)
-    lines = [f"# {task}: MAGRPO on `{r.model}` ({r.agents} agents)", "",
-             f"{steps} steps, G={G}, lr={lr}, beta={c.beta}, {max_new_tokens} new tokens, seed {seed}, {plan['device']}"
-             + (f", {prompts_per_step} prompts per step" if prompts_per_step > 1 else "")
-             + (f" over {distributed.world_size()} processes" if distributed.world_size() > 1 else "") + "; "
-             f"training took {train_s:.0f} s. Evaluated on {before['eval/rows']} held-out rows, "
-             f"{samples} joint samples each, same sampling seed before and after.", "",
-             "| | mean joint reward |" + "".join(f" {k.split('/')[-1]} |" for k in comp),
-             "|---|---|" + "---|" * len(comp),
-             f"| untrained | {before['eval/reward']:.3f} |" + cells(before)]
+    lines = ["| | mean joint reward |" + "".join(f" {k.split('/')[-1]} |" for k in comp),
+             "|---|---|" + "---|" * len(comp), f"| untrained | {before['eval/reward']:.3f} |" + cells(before)]
     lines += [f"| MAGRPO, step {ev['step']} | {ev['eval/reward']:.3f} |" + cells(ev) for ev in during]
-    lines += [f"| MAGRPO, step {trainer.step} | {after['eval/reward']:.3f} |" + cells(after)]
+    lines += [f"| MAGRPO, step {step} | {after['eval/reward']:.3f} |" + cells(after)]
     if any(k[12:] in maxima for k in comp):
+        note = run.task.reward_note
         lines += ["", "Each component: its mean over the samples, of the most it earns (a negative maximum: the most it "
-                  "deducts); the joint reward adds them up" + (" (style = 0.4 coherence + 0.6 consistency: style counts, "
-                                                               "its two parts are shown beside it)"
-                                                               if {"eval/reward/style", "eval/reward/coherence"} <= set(comp)
-                                                               else "") + "."]
-    lines += ["", "Text quality of the same samples (`magrpo_edu.quality`): repetition = share of repeated word 3-grams; "
-              "naturalness = mean per-token NLL under the untrained model (lower = closer to its language; a gamed "
-              "text such as `w w w` scores several nats more).", "",
-              "| | " + " | ".join(f"{m} {a.name}" for m in ("repetition", "naturalness") for a in team) + " |",
-              "|---|" + "---|" * (2 * len(team))]
+                  "deducts); the joint reward adds them up" + (f" ({note})" if note else "") + "."]
+    return lines
+
+
+def _quality_lines(run, before: dict, after: dict) -> list:
+    """Each agent's repetition and naturalness, untrained and trained."""
+    team, cols = run.team, ("repetition", "naturalness")
+    lines = ["", "Text quality of the same samples (`magrpo_edu.quality`): repetition = share of repeated word 3-grams; "
+             "naturalness = mean per-token NLL under the untrained model (lower = closer to its language; a gamed "
+             "text such as `w w w` scores several nats more).", "",
+             "| | " + " | ".join(f"{m} {a.name}" for m in cols for a in team) + " |", "|---|" + "---|" * (2 * len(team))]
     for label, ev in (("untrained", before), ("MAGRPO", after)):
         lines.append(f"| {label} | " + " | ".join(f"{ev[f'eval/{m}/{a.name}']:.3f}" if f"eval/{m}/{a.name}" in ev else "-"
-                                                  for m in ("repetition", "naturalness") for a in team) + " |")
+                                                  for m in cols for a in team) + " |")
+    return lines
+
+
+def _table_lines(run, results: dict) -> list:
+    """The comparison table (baselines vs MAGRPO), which of its rows are the evaluations themselves, and the
+    single-model row's note."""
+    table, n_rows, samples, step = results["comparison"], len(run.rows), run.samples, run.trainer.step
     per_row = {row["method"]: row["samples"] // n_rows for row in table}
     if len(set(per_row.values())) == 1:
         head = f"{n_rows} held-out rows x {samples} samples, as above"
     else:  # resumed from a checkpoint written before every row drew the evaluation's samples
         head = f"{n_rows} held-out rows; samples per row: " + ", ".join(f"{m} {k}" for m, k in per_row.items())
-    last = f"MAGRPO, step {trainer.step}"
     same = [f"`{m}` ({who}) is the evaluation `{label}` above, on its very samples: the same reward, {ev['eval/reward']:.3f}"
-            for m, who, label, ev in (("parallel", "the untrained agents", "untrained", before),
-                                      ("magrpo", "the trained ones", last, after))
+            for m, who, label, ev in (("parallel", "the untrained agents", "untrained", results["eval_before"]),
+                                      ("magrpo", "the trained ones", f"MAGRPO, step {step}", results["eval_after"]))
             if any(row["method"] == m and row.get("evaluation") for row in table)]
-    lines += ["", f"## Baselines vs MAGRPO ({head})", ""]
+    lines = ["", f"## Baselines vs MAGRPO ({head})", ""]
     if same:
         lines += ["; ".join(same) + f". The other methods draw {samples} samples per row of their own.", ""]
-    lines += [markdown_table(table, maxima)]
-    note = single_note(table, t)
-    if note is not None:
-        lines += [note]
-    lines += ["", "## Before and after: the agents' texts on held-out rows", "",
-              "The untrained agents (parallel protocol) and the trained ones (magrpo) on the same rows, first sample "
-              "each. Read them next to the numbers: a reward can rise while the texts get worse.", ""]
-    if r.model == "tiny" and t.in_distribution is not None:  # the writing tasks
-        what = t.prompt_field  # post / abstract
-        lines += ["**What the embedded tiny model can and cannot do.** It is a 3M-parameter model pretrained on a "
-                  f"small synthetic world (`weights/tiny/README.md`). On these held-out, hand-written {what}s "
-                  f"its texts are sentences from its own world, mostly unrelated to the {what}: read the reward gain "
-                  "above as the agents learning what the joint reward pays for (lengths, structure, words), not "
-                  "summarisation."
-                  + (f" Compare with the last example, a new {what} from its own world." if in_dist is not None else "")
-                  + " For real summaries of real posts see the SmolLM2-135M run "
-                  "(notebook 07, `weights/smollm2_tldr/README.md`).", ""]
-    shown = [(f"{ex['id']}: joint reward", ex) for ex in examples]
+    lines += [markdown_table(table, run.task.component_max())]
+    note = single_note(table, run.task)
+    return lines + ([note] if note is not None else [])
+
+
+def _text_lines(run, results: dict) -> list:
+    """The agents' texts before and after on the first held-out rows (and the in-distribution row), with the task's
+    note on the model where it has one (`Task.model_notes`)."""
+    t, team, in_dist = run.task, run.team, results["in_distribution_example"]
+    lines = ["", "## Before and after: the agents' texts on held-out rows", "",
+             "The untrained agents (parallel protocol) and the trained ones (magrpo) on the same rows, first sample "
+             "each. Read them next to the numbers: a reward can rise while the texts get worse.", ""]
+    note = t.model_notes.get(run.plan["run"].model)
+    if note:
+        lines += [note + (f" Compare with the last example, a new {t.prompt_field} from its own world."
+                          if in_dist is not None else ""), ""]
+    shown = [(f"{ex['id']}: joint reward", ex) for ex in results["examples"]]
     if in_dist is not None:
         shown.append(("In distribution, for comparison: a new row from the training data's own generator "
-                       "(not a training row), joint reward", in_dist))
+                      "(not a training row), joint reward", in_dist))
     for heading, ex in shown:
         lines += [f"### {heading} {ex['reward_before']:.2f} -> {ex['reward_after']:.2f}", "",
                   "> " + ex["input"][:300].replace("\n", " ") + (" [...]" if len(ex["input"]) > 300 else ""), ""]
         for i, (b, a) in enumerate(zip(ex["before"], ex["after"])):
             lines += [f"{team[i].name} before:", "", "```text", b.strip() or "(empty)", "```",
                       f"{team[i].name} after:", "", "```text", a.strip() or "(empty)", "```", ""]
-    (out_dir / "results.md").write_text("\n".join(lines) + "\n")
-    print("\n" + headline_summary(results, t, trainer.step, out_dir))
-    return results
+    return lines
 
 
 def headline_summary(results: dict, task: Task, step: int, out_dir: Path) -> str:

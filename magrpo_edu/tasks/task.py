@@ -107,9 +107,15 @@ class Task:
     report_figures: Optional[Callable[[Sequence[dict], str, str], list]] = None
     """(comparison table, task name, what was drawn) -> [(file stem, matplotlib figure)] that `magrpo-edu train`'s
     report saves beside its own (coding: pass_at_k.png). None: the report's figures only."""
+    reward_note: str = ""
+    """One sentence results.md prints after "the joint reward adds them up", where the components need it (writing:
+    style = 0.4 coherence + 0.6 consistency, so only style counts). Empty: nothing."""
+    model_notes: dict = field(default_factory=dict)
+    """Model name -> a paragraph results.md prints above the agents' texts when a run trains that model (writing,
+    "tiny": what the embedded model can and cannot do on these rows). Empty: none."""
     report_files: tuple = ()
     """The files `report_figures` writes into a run's folder (coding: pass_at_k.png): what --overwrite removes
-    besides the report's own (`run.plan.output_files`)."""
+    besides the report's own (`run.folders.output_files`)."""
 
     def __post_init__(self) -> None:
         if (self.levels is None) == (self.batch_levels is None):

@@ -1,6 +1,6 @@
 """The coding task's explorer (notebook 04; `Task.explorer`): one group of joint actions as a table of the levels
 each earned (tests as passed/asserts), its reward and advantage, and one joint action's aux and main side by side.
-A widget with a static HTML copy (`magrpo_edu.display.explorer_class`); `magrpo_edu.viz` hands it on."""
+A widget with a static HTML copy (`magrpo_edu.display.explorer_class`); `viz.task_explorer(samples, CODING)` finds it through the task."""
 from __future__ import annotations
 
 from typing import Optional, Sequence
@@ -34,7 +34,7 @@ def _coding_levels(sample: dict, j: int) -> dict:
     if not any(k in comps for k in CODING_LEVEL_MAX):
         raise ValueError("coding explorer: this sample carries no coding levels (no 'levels', and its 'components' "
                          "have none of " + ", ".join(CODING_LEVEL_MAX) + "); pass samples of a run with the coding "
-                         "reward (trainer.samples) or build them with viz.coding_sample.")
+                         "reward (trainer.samples) or build them with coding_sample (this module).")
     return {k: comps[k][j] for k in CODING_LEVEL_MAX if k in comps}
 
 

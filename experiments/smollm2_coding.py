@@ -242,16 +242,20 @@ def phase_feedback_wording(out: Path, seed: int = 0) -> None:
     `comments` (the comment form itself, "# " kept) and `chat` (`level_feedback(comment=False)`, what
     `feedback_transition` sends). Each second main is scored with the first turn's aux; `no_parameters` is the
     share of second mains that lost their parameter list (`def name:`)."""
-    from magrpo_edu.run.baselines import _gen, _sampling
+    from magrpo_edu.agents import team_backend
+    from magrpo_edu.backends import sampling_kwargs
     from magrpo_edu.tasks.coding.reward import coding_levels_many
     from magrpo_edu.tasks.prompts import chat_next_turn
 
+    def texts(agent, prompts, gen):  # one answer a prompt, the agent alone (as the baselines draw them)
+        return team_backend([agent]).sample([agent], [prompts], 1, gen)[0].texts
+
     agents, tok = warm_agents(out)
     rows, fmts, s = eval_rows("heldout"), coding_formatters(tok), SETTINGS
-    gen = _sampling(s["max_new_tokens"], s["temperature"], s["top_p"], s["top_k"])
+    gen = sampling_kwargs(s["max_new_tokens"], s["temperature"], s["top_p"], s["top_k"])
     torch.manual_seed(seed)
     firsts = [[f(r) for r in rows] for f in fmts]
-    aux, main = (_gen(agent, p, gen)[0] for agent, p in zip(agents, firsts))
+    aux, main = (texts(agent, p, gen) for agent, p in zip(agents, firsts))
     wordings = {"mirrored": lambda a, m, r: "\n".join(x[2:] for x in level_feedback(a, m, r).splitlines()),
                 "comments": lambda a, m, r: level_feedback(a, m, r),
                 "chat": lambda a, m, r: level_feedback(a, m, r, comment=False)}
@@ -265,7 +269,7 @@ def phase_feedback_wording(out: Path, seed: int = 0) -> None:
     for name, say in wordings.items():
         torch.manual_seed(seed + 1)
         prompts = [chat_next_turn(tok, p, m.rstrip(), say(a, m, r)) for p, a, m, r in zip(firsts[1], aux, main, rows)]
-        res[name] = shares(_gen(agents[1], prompts, gen)[0])
+        res[name] = shares(texts(agents[1], prompts, gen))
         print(name, res[name], flush=True)
     (out / "feedback_wording.json").write_text(json.dumps(res, indent=1))
 

@@ -96,7 +96,7 @@ def empty_folder(top_fd, max_steps=10000000):
     finally:
         os.close(cur)
 '''
-exec(TREE)  # defines empty_folder here: the harness runs the same text
+exec(TREE)  # defines empty_folder here (pyflakes cannot see it): the harness runs the same text
 
 
 def remove_tree(path: str, max_steps: int = 10_000_000) -> bool:

@@ -38,6 +38,7 @@ import torch
 from .backends import Backend, FastBackend
 from .models import load_model, prepare_tokenizer
 from .rng import seeded
+from .threads import choose_threads_once
 
 
 @dataclass
@@ -62,6 +63,9 @@ class Agent:
     backend: Backend = field(default_factory=FastBackend, repr=False)
     """How steps 2 and 6 run this agent's team (`magrpo_edu.backends`): `FastBackend()` (the default) or
     `PlainBackend()`. Set by the team builders; all the agents of a team share one (`team_backend`)."""
+
+    def __post_init__(self):
+        choose_threads_once()  # torch's CPU threads for this process, once, where the user has not chosen them
 
     def trainable_parameters(self) -> list[torch.nn.Parameter]:
         """The parameters this agent's optimiser updates: its adapter's, or the whole model's."""

@@ -10,9 +10,8 @@ minus the cores other processes keep busy right now (runnable tasks in /proc/loa
 three looks 20 ms apart). The command line applies it and says it in its first lines.
 
 The library applies the same choice for every user of the Python API and the notebooks
-(`choose_threads_once`, run when a backend is built: `backends.PlainBackend`, `backends.FastBackend`,
-so every team builder and every `Agent`), once per process, and only where the user has not chosen:
-not when OMP_NUM_THREADS or MKL_NUM_THREADS is set, not when torch's threads are no longer torch's
+(`choose_threads_once`, run when an `Agent` is built, so by every team builder), once per process, and only
+where the user has not chosen: not when OMP_NUM_THREADS or MKL_NUM_THREADS is set, not when torch's threads are no longer torch's
 own default (a `torch.set_num_threads(n)` made before), not after the command line chose. A
 `torch.set_num_threads` made later wins, as it always did. The one case it cannot tell: an explicit
 `torch.set_num_threads(n)` with n equal to torch's default; set OMP_NUM_THREADS to be sure.

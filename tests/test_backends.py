@@ -1,7 +1,7 @@
 """The two backends (`magrpo_edu.backends.PlainBackend`: step 2 sample, step 6 sum of token log-probs,
 one agent at a time; `magrpo_edu.backends.fast.FastBackend`) compute the same thing: log-probs and their
 gradients, the reference log-probs, the sampled tokens for one agent, a whole training step; and
-the team builders pick the policy, every call follows it."""
+the team builders pick the backend, every call follows it."""
 import pytest
 import torch
 
@@ -85,7 +85,7 @@ def test_plain_sample_draws_the_fast_paths_tokens(kind, gen, make_model, small_t
     assert torch.allclose(FastBackend().logprobs([agent], [plain])[0], plain_backend.logprobs(agent, plain), atol=1e-4)
 
 
-def test_the_builders_pick_the_policy_and_every_call_follows_it(make_model, small_tokenizer, monkeypatch, tmp_path):
+def test_the_builders_pick_the_backend_and_every_call_follows_it(make_model, small_tokenizer, monkeypatch, tmp_path):
     tok = small_tokenizer
     cfg = MAGRPOConfig(num_generations=2, max_new_tokens=4)
     c = _completions(tok, ["a prompt"], 2, 3, 4)
@@ -124,8 +124,8 @@ def test_the_builders_pick_the_policy_and_every_call_follows_it(make_model, smal
         lora_agents(make_model(), 2, tokenizer=tok, backend="plain")
 
 
-def test_a_training_step_with_the_plain_policy_matches_the_fast_one(make_model, small_tokenizer):
-    # One MAGRPO step (steps 2-7) per policy from the same seed: the same samples, the same losses, KL
+def test_a_training_step_with_the_plain_backend_matches_the_fast_one(make_model, small_tokenizer):
+    # One MAGRPO step (steps 2-7) per backend from the same seed: the same samples, the same losses, KL
     # and updates (SGD: the gradients) up to float rounding. batch_agents=False: the fast backend then
     # samples each agent in its own generate call, drawing the random numbers the plain one draws
     # (its log-probs stay batched).
@@ -148,7 +148,7 @@ def test_a_training_step_with_the_plain_policy_matches_the_fast_one(make_model, 
 
 @pytest.mark.parametrize("pol", [FastBackend(), PlainBackend()], ids=["fast", "plain"])
 def test_a_later_turns_prompt_meets_the_one_context_check(pol, small_tokenizer):
-    # The trainer checks the first prompt when it is built; every prompt the policy samples, the
+    # The trainer checks the first prompt when it is built; every prompt the backend samples, the
     # transition's too, goes through common.check_prompt_lengths: refused, never truncated.
     from magrpo_edu import MAGRPOTrainer
     from magrpo_edu.backends import PromptTooLongError

@@ -49,7 +49,7 @@ def _step(agents, monkeypatch, given=None):
     completions to use instead of sampling (moved to each agent's device). Returns the rollout, the
     losses and every trainable parameter's update (on the CPU)."""
     if given is not None:
-        monkeypatch.setattr(FastBackend, "sample",  # the team's policy (the builders' default) samples nothing
+        monkeypatch.setattr(FastBackend, "sample",  # the team's backend (the builders' default) samples nothing
                             lambda self, ags, *a, **k: [_to(c, ag.device) for c, ag in zip(given, ags)])
     start = [p.detach().clone() for a in agents for p in a.trainable_parameters()]
     opts = [torch.optim.SGD(a.trainable_parameters(), lr=1e-3) for a in agents]
@@ -119,7 +119,7 @@ def test_fast_path_equals_plain_path_on_cuda(make_model, small_tokenizer):
         assert torch.allclose(x, y, atol=1e-5)
 
 
-def test_a_training_step_with_the_plain_policy_matches_the_fast_one_on_cuda(make_model, small_tokenizer):
+def test_a_training_step_with_the_plain_backend_matches_the_fast_one_on_cuda(make_model, small_tokenizer):
     # batch_agents=False: the fast backend samples each agent in its own generate call, drawing the
     # random numbers the plain one draws, so both sample the same tokens (as tests/test_backends.py on CPU).
     def step(pol):

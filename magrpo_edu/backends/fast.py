@@ -43,7 +43,6 @@ from typing import Optional, Sequence
 
 import torch
 
-from ..threads import choose_threads_once
 from .common import (Completions, check_prompt_lengths, checkpointed_layers, checkpointing_layers, completions_from,
                      generation_settings, max_new_tokens_of, reference_model, sampled_token_logprobs, sampler_settings)
 
@@ -52,13 +51,7 @@ from .common import (Completions, check_prompt_lengths, checkpointed_layers, che
 class FastBackend:
     """The `Backend` of this module, the team builders' default: `sample_completions`,
     `team_logprobs`, and the reference log-probs through `token_logprobs` (each agent's rows in one
-    forward: its base with the adapters off, or its frozen copy).
-
-    Building one picks torch's CPU threads for this process where the user has not
-    (`threads.choose_threads_once`, as `plain.PlainBackend`)."""
-
-    def __post_init__(self):
-        choose_threads_once()
+    forward: its base with the adapters off, or its frozen copy)."""
 
     def sample(self, agents, prompts, num_generations, gen, batch_agents=True):
         return sample_completions(agents, prompts, num_generations, gen, batch_agents)

@@ -32,7 +32,6 @@ from typing import Optional, Sequence
 
 import torch
 
-from ..threads import choose_threads_once
 from .common import (Completions, check_prompt_lengths, checkpointed_layers, completions_from, generation_settings,
                      max_new_tokens_of, reference_model, sampled_token_logprobs, sampler_settings)
 
@@ -111,14 +110,7 @@ def reference_logprobs(agent, completions: Completions, temperature: float = 1.0
 class PlainBackend:
     """The `Backend` of this module: each agent alone, one `generate` (`sample`) and one forward
     (`logprobs`, `reference_logprobs`) per agent, nothing shared. The readable reference; slower than
-    `backends.fast.FastBackend`, which computes the same numbers up to float rounding.
-
-    Building one (every team builder and every `Agent` builds its backend) picks torch's CPU threads
-    for this process, once, as the command line does, unless the user already chose them
-    (OMP_NUM_THREADS, or `torch.set_num_threads` before): `threads.choose_threads_once`."""
-
-    def __post_init__(self):
-        choose_threads_once()
+    `backends.fast.FastBackend`, which computes the same numbers up to float rounding."""
 
     def sample(self, agents, prompts, num_generations, gen, batch_agents=True):
         return [sample(a, ps, num_generations, **generation_settings(gen, a)) for a, ps in zip(agents, prompts)]

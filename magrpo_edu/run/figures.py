@@ -186,21 +186,21 @@ def plot_group(sample: dict, title: Optional[str] = None):
     return fig
 
 
-_METRIC_UNITS = {"normalised": "normalised reward (reward / max reward, 0-1)",
-                 "pass_or_not@1": "PassOrNot@1 (share of problems, 0-1)",
-                 "cooperation_rate": "cooperation rate (share, 0-1)"}
-
-
-def plot_comparison(table: Sequence[dict], metric: str = "reward", label_key: str = "method", title: str | None = None):
-    """Bars of one metric for several methods (e.g. baselines vs MAGRPO)."""
+def plot_comparison(table: Sequence[dict], metric: str = "reward", label_key: str = "method", title: str | None = None,
+                    share_label: str | None = None):
+    """Bars of one metric for several methods (e.g. baselines vs MAGRPO). A metric on a 0-1 scale (the normalised
+    reward; or any, given `share_label`, its axis label, as the report passes a task's `headline_label`) is drawn on
+    the whole range 0-1, so bars compare honestly."""
+    if share_label is None and metric == "normalised":
+        share_label = "normalised reward (reward / max reward, 0-1)"
     fig, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
     names = [str(r[label_key]) for r in table]
     vals = [r[metric] for r in table]
     ax.bar(names, vals, color=[f"C{i}" for i in range(len(names))])
     for i, v in enumerate(vals):
         ax.text(i, v, f"{v:.2f}", ha="center", va="bottom", fontsize=8)
-    ax.set_ylabel(_METRIC_UNITS.get(metric, metric))
-    if metric in _METRIC_UNITS:  # a share or a normalised reward: the whole range 0-1, so bars compare honestly
+    ax.set_ylabel(share_label or metric)
+    if share_label is not None:
         ax.set_ylim(0, 1.08)
     ax.set_title(title or f"{metric} by method", fontsize=10)
     ax.grid(axis="y", alpha=0.3)

@@ -115,7 +115,7 @@ def save_figures(run, evals: list, table: list) -> None:
             ("components", viz.plot_components(history, maxima=t.component_max())), ("agents", viz.plot_agents(history))]
     if t.report_figures is not None:  # the task's own figures (coding: PassOrNot@k)
         figs += t.report_figures(table, task, _drawn(run))
-    figs.append(("comparison", viz.plot_comparison(table, t.headline,
+    figs.append(("comparison", viz.plot_comparison(table, t.headline, share_label=t.headline_label,
                                                    title=f"{task}: baselines vs MAGRPO ({t.headline}), {_drawn(run)}")))
     for name, fig in figs:
         if fig is None:  # e.g. no reward components: no empty figure

@@ -89,6 +89,9 @@ class Task:
     agent, a cheap reward) or "coding" (programs run in the sandbox each step)."""
     headline: str = "normalised"
     """The comparison-table column that comparison.png plots."""
+    headline_label: Optional[str] = None
+    """comparison.png's axis label where `headline` is a share on a 0-1 scale (coding: "PassOrNot@1 (share of problems,
+    0-1)"); None: the column's name, or for "normalised" the figure's own label."""
     in_distribution: Optional[Callable[[], dict]] = None
     """() -> one new row from the training data's own generator, shown in results.md beside the
     held-out rows (the writing tasks); None: no such row."""

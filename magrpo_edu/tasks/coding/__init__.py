@@ -94,11 +94,13 @@ card before expecting a gain: in those runs MAGRPO did not raise the held-out re
 
 CODING = Task(
     "coding", "helper aux + main function, scored by running tests in the sandbox", load_coding,
-    coding_formatters, coding_joint_reward, max_reward=MAX_REWARD, max_new_tokens=64,
-    prompt_field="prompt", batch_levels=coding_batch_levels, model="tiny-code", multi_turn_model="tiny-code-2turn", transition=coding_transition,
+    coding_formatters, coding_joint_reward, max_reward=MAX_REWARD, max_new_tokens=64, prompt_field="prompt",
+    batch_levels=coding_batch_levels, model="tiny-code", multi_turn_model="tiny-code-2turn",
+    transition=coding_transition,
     single_prompt=lambda row, tokenizer=None: single_coding_prompt(row["prompt"], tokenizer),
     single_parts=lambda answer: ["", answer],  # one answer: the entry point alone, no aux
-    table_metrics=coding_metrics, headline="pass_or_not@1", sampling=dict(temperature=0.7, top_p=0.9, top_k=50),
+    table_metrics=coding_metrics, headline="pass_or_not@1", headline_label="PassOrNot@1 (share of problems, 0-1)",
+    sampling=dict(temperature=0.7, top_p=0.9, top_k=50),
     lora_recipe=dict(num_generations=8, prompts_per_step=2, learning_rate=1e-3, max_steps=170),
     model_recipes={"smollm2-135m": SMOLLM2_RECIPE}, level_max=LEVEL_MAX, single_agent_max=SINGLE_AGENT_MAX,
     explorer=coding_explorer, report_figures=coding_report_figures, report_files=("pass_at_k.png",),

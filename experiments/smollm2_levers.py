@@ -51,7 +51,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "experiments"))
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, leash_to_adapters, load_lora_agents  # noqa: E402
-from magrpo_edu.models import load_model, smollm2_coding_adapters  # noqa: E402
+from magrpo_edu.models import load_model  # noqa: E402
+from magrpo_edu.tasks.coding import smollm2_coding_adapters  # noqa: E402
 from magrpo_edu.tasks.coding.data import coding_formatters  # noqa: E402
 from magrpo_edu.tasks.coding.load_bearing import strict_coding_joint_reward  # noqa: E402
 from magrpo_edu.tasks.coding.reward import coding_joint_reward, coding_levels_many  # noqa: E402

@@ -82,6 +82,6 @@ def test_answer_snapshot_is_reproducible_and_scored_by_the_joint_reward(make_mod
 
 
 def test_the_shipped_smollm2_adapters_are_trained_peft_folders():
-    from magrpo_edu.models import smollm2_tldr_adapters
+    from magrpo_edu.tasks.writing import smollm2_tldr_adapters
 
     check_shipped_adapters(smollm2_tldr_adapters(), ["concise", "detailed"])

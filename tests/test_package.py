@@ -84,7 +84,7 @@ def test_installed_wheel_finds_data_and_tiny_model_offline(wheel, tmp_path):
     code = ("import magrpo_edu, time; from magrpo_edu.resources import data_dir; from magrpo_edu.models import load_model;"
             "from magrpo_edu.resources import saved_results, SAVED_RESULTS;"
             "assert all(saved_results(x) for x in SAVED_RESULTS);"
-            "from magrpo_edu.models import tiny_model_path, smollm2_coding_adapters;"
+            "from magrpo_edu.models import tiny_model_path; from magrpo_edu.tasks.coding import smollm2_coding_adapters;"
             "assert all(str(p).startswith(str(tiny_model_path().parent)) for p in smollm2_coding_adapters('warm'));"
             "t=time.time(); m,t2=load_model('tiny'); dt=time.time()-t;"
             "print(magrpo_edu.__file__); print(data_dir()); print(tiny_model_path()); print(type(m).__name__, dt)")

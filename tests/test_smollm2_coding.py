@@ -95,7 +95,7 @@ def test_smollm2_on_coding_takes_its_measured_recipe_and_starts_from_the_warm_st
 
 @pytest.mark.parametrize("which", ["warm", "trained"])
 def test_the_shipped_smollm2_coding_adapters_are_peft_folders_that_moved(which):
-    from magrpo_edu.models import smollm2_coding_adapters
+    from magrpo_edu.tasks.coding import smollm2_coding_adapters
 
     check_shipped_adapters(smollm2_coding_adapters(which), ["helper", "main"])
     with pytest.raises(ValueError, match="give 'trained'"):
@@ -105,7 +105,7 @@ def test_the_shipped_smollm2_coding_adapters_are_peft_folders_that_moved(which):
 def test_trained_coding_adapters_differ_from_the_warm_start_they_began_from():
     from safetensors.torch import load_file
 
-    from magrpo_edu.models import smollm2_coding_adapters
+    from magrpo_edu.tasks.coding import smollm2_coding_adapters
 
     for warm, trained in zip(smollm2_coding_adapters("warm"), smollm2_coding_adapters("trained")):
         a, b = (load_file(str(d / "adapter_model.safetensors")) for d in (warm, trained))
@@ -139,7 +139,7 @@ def test_a_smollm2_coding_run_starts_its_agents_from_the_warm_start(tmp_path):
     adapters (not fresh ones), prompts them in SmolLM2's chat template, and says so in its plan."""
     from safetensors.torch import load_file
 
-    from magrpo_edu.models import smollm2_coding_adapters
+    from magrpo_edu.tasks.coding import smollm2_coding_adapters
     from magrpo_edu.run.describe import describe_plan
     from magrpo_edu.run.experiment import build_team
     from magrpo_edu.run.plan import plan_run

@@ -22,7 +22,8 @@ the hub unreachable (offline, or HF_HUB_OFFLINE set) and not in the local cache 
 with the reason and the alternatives (a local folder, 'tiny').
 
 Precision: `dtype.py` (`choose_dtype`). The hub: `hub.py`. SmolLM2 and its GGUF conversion:
-`smollm2.py`. Loading a folder with transformers and its checks: `loading.py`.
+`smollm2.py`. Loading a folder with transformers and its checks, and the adapter folders a task ships
+(`shipped_adapters`): `loading.py`.
 """
 
 
@@ -36,13 +37,13 @@ from ..resources import weights_dir
 from . import hub, loading, smollm2
 from .dtype import choose_dtype, cpu_computes_bf16, load_dtype
 from .hub import cache_dir, hub_offline, hub_reachable
-from .loading import ModelNotAvailableError, check_model_folder, finish, prepare_tokenizer
-from .smollm2 import SMOLLM2_GGUF, SMOLLM2_ID, convert_gguf, load_smollm2, smollm2_gguf_path, smollm2_tldr_adapters, \
-    smollm2_coding_adapters
+from .loading import ModelNotAvailableError, check_model_folder, finish, prepare_tokenizer, shipped_adapters
+from .smollm2 import SMOLLM2_GGUF, SMOLLM2_ID, convert_gguf, load_smollm2, smollm2_gguf_path
 
-__all__ = ["load_model", "tiny_model_path", "smollm2_tldr_adapters", "smollm2_coding_adapters", "choose_dtype", "cpu_computes_bf16",
-           "prepare_tokenizer", "check_model_folder", "ModelNotAvailableError", "EMBEDDED", "is_embedded", "KNOWN_NAMES", "SMOLLM2_ID",
-           "SMOLLM2_GGUF", "load_smollm2", "convert_gguf", "smollm2_gguf_path", "cache_dir", "hub_offline", "hub_reachable"]
+__all__ = ["load_model", "tiny_model_path", "shipped_adapters", "choose_dtype", "cpu_computes_bf16",
+           "prepare_tokenizer", "check_model_folder", "ModelNotAvailableError", "EMBEDDED", "is_embedded", "KNOWN_NAMES",
+           "SMOLLM2_ID", "SMOLLM2_GGUF", "load_smollm2", "convert_gguf", "smollm2_gguf_path", "cache_dir", "hub_offline",
+           "hub_reachable"]
 
 ALIASES = {"smollm2-135m": SMOLLM2_ID, "smollm2": SMOLLM2_ID}
 EMBEDDED = {"tiny": "tiny", "tiny-code": "tiny-code", "tiny-code-2turn": "tiny-code-2turn"}

@@ -1,8 +1,12 @@
 """Loading a saved causal LM and its tokenizer with transformers, and what a loaded pair needs: the
-error every failure raises, the checks of a model folder, the tokenizer's padding."""
+error every failure raises, the checks of a model folder, the tokenizer's padding; and the adapter folders
+shipped with the package (`shipped_adapters`)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Sequence
+
+from ..resources import weights_dir
 
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
 VOCAB_FILES = ("vocab.json", "tokenizer.model", "vocab.txt", "spiece.model", "sentencepiece.bpe.model", "merges.txt")
@@ -65,3 +69,17 @@ def check_model_folder(folder: Path) -> None:
         raise ModelNotAvailableError(
             f"{what} found in {folder}: expected tokenizer.json, or tokenizer_config.json with a vocabulary "
             f"({', '.join(VOCAB_FILES)}). Save the model's tokenizer there with tokenizer.save_pretrained({str(folder)!r}).")
+
+
+def shipped_adapters(card: str, sub: str, names: Sequence[str], what: str, remake: str) -> list[Path]:
+    """The peft adapter folders weights/<card>/adapters[/<sub>]/<name> shipped with the package, one per agent (a task
+    ships the adapters trained for it this way: `tasks.coding.smollm2_coding_adapters`); a clear error naming the
+    missing ones, what they are (`what`) and how to make them again (`remake`)."""
+    root = weights_dir() / card / "adapters"
+    root = root / sub if sub else root
+    dirs = [root / name for name in names]
+    missing = [str(d) for d in dirs if not (d / "adapter_config.json").is_file()]
+    if missing:
+        raise FileNotFoundError(f"the {what} adapters are not installed here ({', '.join(missing)}); they ship "
+                                f"with the package source (weights/{card}/adapters), or {remake}.")
+    return dirs

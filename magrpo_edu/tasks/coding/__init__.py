@@ -7,6 +7,7 @@ setting, docs/faithfulness.md "Rewards"), and its HumanEval setting. The folder:
     feedback.py      the level feedback of the second turn (the transition)     analysis.py    level and gate shares
     world.py         the synthetic problem families                             corpus/        tiny-code's corpus
     explorer.py      the notebooks' explorer                                    figures.py     the report's PassOrNot@k figure
+    adapters.py      the SmolLM2 adapters trained on it (weights/smollm2_coding/: the warm start and MAGRPO's)
 
 The comparison table scores its answers in one sandbox batch and adds the paper's coding metrics (`coding_metrics`)."""
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import replace
 from typing import Sequence
 
 from ..task import ModelRecipe, Task
+from .adapters import smollm2_coding_adapters
 from .data import coding_formatters, load_coding, load_humaneval
 from .prompts import single_coding_prompt
 from .load_bearing import strict_coding_joint_reward, strict_levels_many, with_load_bearing
@@ -71,8 +73,6 @@ def coding_metrics(levels_per_problem: Sequence[Sequence[dict]], ks: Sequence[in
 
 
 def _smollm2_warm_start() -> list:
-    from ...models.smollm2 import smollm2_coding_adapters
-
     return smollm2_coding_adapters("warm")
 
 

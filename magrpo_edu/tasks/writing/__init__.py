@@ -5,13 +5,14 @@ splits and the tiny model's corpus come from in `world.py`."""
 from __future__ import annotations
 
 from ..task import Task
+from .adapters import smollm2_tldr_adapters
 from .data import (TASK_FIELDS, arxiv_formatters, in_distribution_row, load_arxiv_hub, load_tldr_hub, load_writing,
                    make_writing_data, tldr_formatters)
 from .prompts import ARXIV_SINGLE_INSTRUCTION, TLDR_SINGLE_INSTRUCTION, single_writing_prompt
 from .reward import (LEVEL_MAX, arxiv_joint_reward, arxiv_levels, length_ratio_joint_reward, length_ratio_reward,
                      tldr_joint_reward, tldr_levels)
 
-__all__ = ["LENGTH", "TLDR", "ARXIV", "TASK_FIELDS", "load_writing", "make_writing_data", "in_distribution_row",
+__all__ = ["LENGTH", "TLDR", "ARXIV", "smollm2_tldr_adapters", "TASK_FIELDS", "load_writing", "make_writing_data", "in_distribution_row",
            "tldr_formatters", "arxiv_formatters", "load_tldr_hub", "load_arxiv_hub"]
 
 

@@ -1,0 +1,18 @@
+"""The coding adapters trained for SmolLM2-135M-Instruct, shipped with the package (weights/smollm2_coding/)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ...models import shipped_adapters
+
+
+def smollm2_coding_adapters(which: str = "trained") -> list[Path]:
+    """The shipped coding adapters for SmolLM2-135M-Instruct, [helper, main] (see weights/smollm2_coding/README.md,
+    made by experiments/smollm2_coding.py): `which="warm"`, the supervised warm start that teaches the answer's
+    format (each agent's part of the reference solutions of composed training problems), where MAGRPO starts
+    (and `magrpo-edu train --model smollm2-135m --task coding` does); `which="trained"`, the same adapters after
+    MAGRPO (seed 0). Load them with `magrpo_edu.load_lora_agents(base, smollm2_coding_adapters(), tokenizer=tok)`."""
+    if which not in ("trained", "warm"):
+        raise ValueError(f"smollm2_coding_adapters: which={which!r}; give 'trained' (after MAGRPO) or 'warm' (the warm start).")
+    return shipped_adapters("smollm2_coding", which, ("helper", "main"), "SmolLM2 coding",
+                            "re-make them with experiments/smollm2_coding.py")

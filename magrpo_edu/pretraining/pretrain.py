@@ -13,8 +13,8 @@ Steps:
    step or time budget runs out.
 5. `anneal` (a second phase, as in the data-mix annealing of larger LMs): `anneal_steps` steps at a
    constant learning rate on batches where `anneal_coding_share` of the documents are coding
-   documents (helper and main functions, `corpus.coding_documents`), the rest the ordinary corpus,
-   padded per batch (no packing), so every document starts at position 0 as a task prompt does.
+   documents (helper and main functions, `tasks.coding.corpus.pretraining.coding_documents`), the rest the
+   ordinary corpus, padded per batch (no packing), so every document starts at position 0 as a task prompt does.
    Why: the coding task's main agent must copy an entry point it has never seen (`def filter_short(`)
    from its prompt. After step 4 the model copies every token of such a name but the first one after
    `def`; the denser coding mix teaches that first token too, and because helper documents are in
@@ -134,9 +134,10 @@ def _packed_steps(model, data: torch.Tensor, opt, sched, steps: int, batch_size:
 
 def _draw_mix(rng: random.Random, ordinary, coding_share: float, arxiv_share: float = 0.0) -> list[str]:
     """One draw from a phase's document mix (steps 5 and 6): the documents of one coding problem
-    (`corpus.coding_documents`) with probability `coding_share`, an arXiv document with probability
-    `arxiv_share`, else the next document of the `ordinary` corpus iterator."""
-    from .corpus import arxiv_document, coding_documents
+    (`tasks.coding.corpus.pretraining.coding_documents`) with probability `coding_share`, an arXiv document with
+    probability `arxiv_share`, else the next document of the `ordinary` corpus iterator."""
+    from ..tasks.coding.corpus.pretraining import coding_documents
+    from ..tasks.writing.corpus import arxiv_document
 
     u = rng.random()
     if u < coding_share:
@@ -152,7 +153,7 @@ DOCS_PER_BLOCK_TOKENS = 110  # cooldown draws steps * batch_size * block / 110 d
 def anneal(model, tokenizer, steps: int, lr: float = 1e-3, coding_share: float = 0.6, docs_per_step: int = 12,
            max_len: int = 384, seed: int = 0, device: str = "cpu", progress: bool = True) -> list[float]:
     """Step 5: `steps` AdamW steps at a constant `lr` on batches of `docs_per_step` documents, each a
-    coding document (helper or main function, `corpus.coding_documents`) with probability
+    coding document (helper or main function, `tasks.coding.corpus.pretraining.coding_documents`) with probability
     `coding_share`, else the next ordinary corpus document. Returns the per-step losses."""
     from ..progress import progress_bar as tqdm
 
@@ -183,7 +184,8 @@ def cooldown(model, tokenizer, steps: int, lr: float = 5e-4, coding_share: float
              batch_size: int = 6, block: int = 768, seed: int = 0, device: str = "cpu", progress: bool = True) -> list[float]:
     """Step 6: `steps` packed steps (blocks of `block` tokens, as in step 4) on a third document mix: each
     document is a coding document with probability `coding_share`, an arXiv document
-    (`corpus.arxiv_document`) with probability `arxiv_share`, else the next ordinary corpus document.
+    (`tasks.writing.corpus.arxiv_document`) with probability `arxiv_share`, else the next ordinary corpus
+    document.
     A fresh AdamW; the learning rate warms up over 20 steps, then decays linearly from `lr` to 0.
     Returns the per-step losses."""
     from .corpus import documents

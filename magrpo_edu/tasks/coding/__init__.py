@@ -5,7 +5,7 @@ setting, docs/faithfulness.md "Rewards"), and its HumanEval setting. The folder:
     reward.py        the authors' reward: levels, sandbox runs, load-bearing    reading.py     what it reads off the text
     load_bearing.py  the strict variant (cooperation paid only when load-bearing)
     feedback.py      the level feedback of the second turn (the transition)     analysis.py    level and gate shares
-    world.py         the synthetic problem families                             corpus/        tiny-code's corpus
+    world.py         the synthetic problem families                             corpus/        the tiny models' corpora
     explorer.py      the notebooks' explorer                                    figures.py     the report's PassOrNot@k figure
     adapters.py      the SmolLM2 adapters trained on it (weights/smollm2_coding/: the warm start and MAGRPO's)
 

@@ -1,7 +1,8 @@
 """The writing tasks, one `Task` each: "length" (the quick demo: agent 2 writes 2-3x as much as agent
 1, on the TL;DR posts), "tldr" and "arxiv" (the paper's). Their data and formatters are in `data.py`,
 their prompt texts in `prompts.py`, their rewards in `reward.py`, the synthetic world their train
-splits and the tiny model's corpus come from in `world.py`."""
+splits and the tiny model's corpus come from in `world.py`, their documents in that corpus in `corpus.py`, the
+SmolLM2 TL;DR adapters in `adapters.py`."""
 from __future__ import annotations
 
 from ..task import Task

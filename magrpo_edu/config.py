@@ -67,10 +67,11 @@ class MAGRPOConfig:
     """Nucleus sampling mass in (0, 1] (paper's scripts: 0.9)."""
     top_k: int = 0
     """Sample only from the k most likely tokens; 0 switches it off (paper's scripts: 50)."""
-    learning_rate: float = _alias(1e-3, "--lr")
-    """AdamW learning rate of every agent (paper: 5e-6 writing, 1e-5 coding, full fine-tuning). `magrpo-edu train` and
-    `run_training` lay their own defaults over this one (2e-3 for LoRA agents, 5e-4 for full copies, then the task's
-    and the model's recipes: `run.plan.settings_layers`, printed on the plan's `settings:` line)."""
+    learning_rate: float = _alias(2e-3, "--lr")
+    """AdamW learning rate of every agent (paper: 5e-6 writing, 1e-5 coding, full fine-tuning); the default is for
+    LoRA agents, the package's default team (the quick start's). `magrpo-edu train`, `run_training` and `config_for`
+    lay their layers over it (5e-4 for full copies, `--agents separate`; then the task's and the model's recipes:
+    `run.plan.settings_layers`, printed on the plan's `settings:` line)."""
     weight_decay: float = 0.0
     """AdamW weight decay (reference code: AdamW default; 0 keeps the update exactly the paper's)."""
     beta: float = 0.0
@@ -81,9 +82,9 @@ class MAGRPOConfig:
     that of KL(pi_ref || pi_i), the other direction (the two agree only near pi_ref; `algorithm`
     deviation 11 derives both). 0.0 = the paper: no KL term and no reference forward pass. Needs
     agents with a reference (LoRA, or built with reference=True)."""
-    max_steps: Optional[int] = _alias(100, "--steps")
+    max_steps: Optional[int] = _alias(300, "--steps")
     """Optimiser steps (prompts_per_step training prompts each; 1 in the paper). None: use num_train_epochs instead.
-    `magrpo-edu train` and `run_training` default to 300 (the quick start's run) unless a recipe says otherwise."""
+    300 is the quick start's run; a task's or a model's recipe may say otherwise (`run.plan.settings_layers`)."""
     num_train_epochs: float = 1.0
     """Passes over the training set; used only when max_steps is None."""
     joint_mode: str = _alias("aligned", choices=JOINT_MODES)

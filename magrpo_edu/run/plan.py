@@ -29,17 +29,18 @@ CONFIG_FIELDS = tuple(f.name for f in dataclasses.fields(MAGRPOConfig)
 and num_train_epochs (a run counts max_steps)."""
 RESUME_FREE = ("progress", "save_steps", "report_to")
 """MAGRPOConfig fields a resumed run may change; every other one must be the run's own."""
-DEMO_STEPS = 300
-"""max_steps of `magrpo-edu train` when not given: the quick start's run (README)."""
+SEPARATE_LEARNING_RATE = 5e-4
+"""The learning rate of `--agents separate` (full copies) when not given: a full model takes a smaller step than a
+LoRA adapter (MAGRPOConfig's own default, 2e-3, is the LoRA agents')."""
 
 
 def settings_layers(task: Task, agents: str, model: str | None = None) -> list[tuple[str, dict]]:
     """A run's MAGRPOConfig values below the user's, lowest first, each with where it comes from: one precedence
-    order (MAGRPOConfig's own default < the command's defaults for the agent kind < the task < the task's LoRA
-    recipe < the recipe measured for `model` on this task < what the run gives, which `plan_run` lays on top).
+    order (MAGRPOConfig's own default < the agent kind < the task < the task's LoRA recipe < the recipe measured for
+    `model` on this task < what the run gives, which `plan_run` lays on top).
 
-    * the command's defaults: a learning rate per agent kind (a LoRA adapter takes a larger step than a full copy)
-      and the quick demo's step count (`DEMO_STEPS`);
+    * the agent kind: full copies (`--agents separate`) take a smaller learning rate (`SEPARATE_LEARNING_RATE`);
+      MAGRPOConfig's own defaults (2e-3, 300 steps: the quick start's) are the LoRA agents';
     * the task: its agents, completion budget and KL leash, its sampling (`Task.sampling`, else MAGRPOConfig's
       plain sampling);
     * for LoRA agents, the task's measured recipe (`Task.lora_recipe`: coding's G, problems per step, learning rate
@@ -47,7 +48,7 @@ def settings_layers(task: Task, agents: str, model: str | None = None) -> list[t
       SmolLM2-135M-Instruct on coding)."""
     recipe = task.recipe_for(model) if agents == "lora" else None
     return [(f"magrpo-edu train's default for --agents {agents}",
-             dict(learning_rate=2e-3 if agents == "lora" else 5e-4, max_steps=DEMO_STEPS)),
+             dict(learning_rate=SEPARATE_LEARNING_RATE) if agents == "separate" else {}),
             (f"the {task.name} task", dict(num_agents=task.num_agents, max_new_tokens=task.max_new_tokens, beta=task.beta,
                                           **task.sampling_settings())),
             (f"the {task.name} task's LoRA recipe", dict(task.lora_recipe) if agents == "lora" else {}),

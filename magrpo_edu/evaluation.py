@@ -30,6 +30,11 @@ from .quality import mean_repetition, token_nll
 from .rng import seeded
 
 
+EVAL_SEED = 1234
+"""The sampling seed of a held-out evaluation (`evaluate_team`, `MAGRPOTrainer.evaluate`): one fixed seed, the same
+before, halfway and after training, whatever the run's own seed, so that the agents are what differs."""
+
+
 def _timed(reward_fn: Callable, spent: list) -> Callable:
     """`reward_fn` that adds its own wall time to spent[0]."""
     @functools.wraps(reward_fn)
@@ -44,7 +49,7 @@ def _timed(reward_fn: Callable, spent: list) -> Callable:
 
 @torch.no_grad()
 def evaluate_team(agents: Sequence[Agent], formatters: Sequence[Callable], reward_fn: Callable, rows: Sequence[dict],
-                  config: MAGRPOConfig, G: int, seed: int = 1234, progress: bool = False, desc: str = "evaluate",
+                  config: MAGRPOConfig, G: int, seed: int = EVAL_SEED, progress: bool = False, desc: str = "evaluate",
                   return_samples: bool = False):
     """Mean joint reward (and components) of `agents` on `rows`: G aligned joint actions per row with `config`'s
     sampling settings, scored on the FIRST turn only (multi-turn evaluation: `run.baselines.run_method("magrpo_2turn")`);

@@ -40,7 +40,7 @@ from .agents import Agent, has_reference, team_backend
 from .algorithm import format_prompts, magrpo_step
 from .checkpoints import checkpoint_info, find_checkpoint, load_checkpoint, save_checkpoint
 from .config import MAGRPOConfig
-from .evaluation import evaluate_team
+from .evaluation import EVAL_SEED, evaluate_team
 from .backends import check_prompt_lengths
 from .records import mean_record, prompt_record, sample_record
 from .tracking import make_callbacks
@@ -330,7 +330,7 @@ class MAGRPOTrainer:
         return max(num_generations or self.config.num_generations, 2)
 
     def evaluate(self, dataset: Optional[Sequence[Any]] = None, num_generations: Optional[int] = None,
-                 max_rows: Optional[int] = None, seed: int = 1234, progress: bool = False, desc: str = "evaluate",
+                 max_rows: Optional[int] = None, seed: int = EVAL_SEED, progress: bool = False, desc: str = "evaluate",
                  return_samples: bool = False):
         """Mean joint reward (and components, each agent's repetition and naturalness) of the current agents on
         `dataset` (default: the eval set; its first `max_rows`): `evaluation.evaluate_team` with this trainer's

@@ -18,7 +18,7 @@ run, `weights/tiny/README.md`, which fell 0.415 -> 0.139 in 100 steps):
     A  beta = 0     Algorithm 1 of the paper: A = R - mean(R) times the summed token log-probs, no KL term
     B  beta = 0.1   the same plus the k3 leash to the frozen untrained model (the base with adapters off), as TRL
 
-Evaluation (one path for every run, `baselines.run_method`, as notebooks 03 and 08): the first `--rows`
+Evaluation (one path for every run, `evaluation.run_method`, as notebooks 03 and 08): the first `--rows`
 hand-written held-out abstracts (`load_writing("arxiv", "eval")`), `--samples` joint answers each, sampling seed 0,
 after `--eval-at` steps and at the end; the untrained agents are the same for every run (LoRA starts as the base
 model) and are evaluated once. Besides the reward and its levels: where each joint answer STOPS on the reward's
@@ -37,7 +37,7 @@ from pathlib import Path
 import torch
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents
-from magrpo_edu.run.baselines import run_method
+from magrpo_edu.evaluation import run_method
 from magrpo_edu.models import load_model
 from magrpo_edu.tasks.writing.reward import ARXIV_WORDS, arxiv_joint_reward, arxiv_stop_level, word_count
 from magrpo_edu.tasks.writing import arxiv_formatters, load_writing

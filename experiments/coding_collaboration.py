@@ -15,7 +15,7 @@
     python experiments/coding_collaboration.py --report                        # writes experiments/coding_collaboration.md
 
 Per seed: two agents on an embedded code model (`--model`, default `tiny-code`) (`--team`: LoRA r = 8 on q/v by default); the untrained
-pair and the paper's prompt-level baselines (single, parallel, sequential, discussion: `baselines.run_method`)
+pair and the paper's prompt-level baselines (single, parallel, sequential, discussion: `evaluation.run_method`)
 answer every held-out row (`load_coding("eval")`, 28 rows of 18 families never seen by the model or the training
 split) `--samples` times; MAGRPO trains on the training split (`load_coding("train")`) for at most `--steps` steps
 and `--budget` seconds of wall time (G = `--generations`, `--prompts-per-step` problems per optimiser step, 64 new
@@ -36,7 +36,7 @@ from pathlib import Path
 import torch
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents, separate_agents  # noqa: E402
-from magrpo_edu.run.baselines import run_method  # noqa: E402
+from magrpo_edu.evaluation import run_method  # noqa: E402
 from magrpo_edu.models import load_model  # noqa: E402
 from magrpo_edu.tasks.coding.analysis import LEVEL_SHARES, gate_shares, level_shares  # noqa: E402
 from magrpo_edu.tasks.coding.reward import coding_joint_reward, coding_levels  # noqa: E402

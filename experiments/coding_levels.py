@@ -20,7 +20,7 @@ import time
 import torch
 
 from magrpo_edu import lora_agents
-from magrpo_edu.run.baselines import run_method
+from magrpo_edu.evaluation import run_method
 from magrpo_edu.models import load_model
 from magrpo_edu.tasks.coding.analysis import level_shares
 from magrpo_edu.tasks.coding import coding_formatters, load_coding

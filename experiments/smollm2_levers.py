@@ -89,7 +89,7 @@ def evaluate(agents, which: str, seed: int) -> dict:
     """The pair on one held-out set: EVAL_SAMPLES joint answers a problem (`run_method("parallel")`: the table's
     metrics, load-bearing rate included), and per problem its answers' rewards, pass-all flags and load-bearing
     flags (for differences paired by problem) with every answer's text."""
-    from magrpo_edu.run.baselines import run_method
+    from magrpo_edu.evaluation import run_method
     from magrpo_edu.tasks.coding.load_bearing import load_bearing_many
 
     t = time.time()
@@ -152,7 +152,7 @@ def phase_probe(out: Path) -> None:
     """The warm pair's pass-all share on training problems: PROBE["samples"] answers to each of PROBE["composed"]
     composed problems (a seeded sample of the 400) and every HumanEval training problem, one problem's answers a
     generation call (`row_by_row`: the memory of one batch, not of all of them)."""
-    from magrpo_edu.run.baselines import run_method
+    from magrpo_edu.evaluation import run_method
 
     agents, tok = warm_pair()
     rows = train_rows()

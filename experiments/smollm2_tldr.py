@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, lora_agents  # noqa: E402
-from magrpo_edu.run.baselines import run_method  # noqa: E402
+from magrpo_edu.evaluation import run_method  # noqa: E402
 from magrpo_edu.models import SMOLLM2_ID, load_model  # noqa: E402
 from magrpo_edu.rewards import tldr_joint_reward  # noqa: E402
 from magrpo_edu.tasks.writing.reward import tldr_levels  # noqa: E402

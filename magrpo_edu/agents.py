@@ -146,7 +146,7 @@ def load_lora_agents(base, adapter_dirs: Sequence[str | Path], tokenizer=None, n
     as `PeftModel.save_pretrained` writes them), one per agent, all for the same `base`. Each is
     loaded as a named adapter of ONE peft model (`PeftModel.from_pretrained`, then `load_adapter`), so
     the base stays shared; `base` may also be that peft model already (the model of `lora_agents`),
-    and the saved adapters join its own without a second copy of the base, and the agents can be evaluated (`run.baselines.run_method`) or trained further
+    and the saved adapters join its own without a second copy of the base, and the agents can be evaluated (`evaluation.run_method`) or trained further
     (`trainable=True`). Names default to the folders' names. Plain peft loads the same folders:
     `PeftModel.from_pretrained(base, adapter_dirs[0])`. backend: as in `lora_agents`.
     """

@@ -7,7 +7,8 @@ import sys
 import pytest
 
 from magrpo_edu import lora_agents
-from magrpo_edu.run import baselines
+from magrpo_edu.evaluation import protocols
+from magrpo_edu.evaluation import table as evaluation_table
 from magrpo_edu.tasks.writing import in_distribution_row, load_writing, tldr_formatters
 
 ROWS = [{"id": "a", "post": "My cat scratches the sofa every day and I do not know what to do."}]
@@ -26,7 +27,7 @@ def fake_gen(monkeypatch):
                  ("saw other " if "The other agent wrote" in p else "") + "a much longer detailed answer " * 3 for p in prompts]
         return texts, 5 * len(prompts), 2.0 if agent.name == "agent_1" else 1.0, None
 
-    monkeypatch.setattr(baselines, "_gen", gen)
+    monkeypatch.setattr(protocols, "_gen", gen)
     return seen
 
 
@@ -50,9 +51,9 @@ class ChatAgent(A):
 def test_chat_models_get_every_protocol_inside_their_chat_template(fake_gen):
     agents = [ChatAgent("agent_0"), ChatAgent("agent_1")]
     fmts = tldr_formatters(ChatTok())
-    baselines.run_method("single", agents, "tldr", ROWS, fmts, samples=1)
-    baselines.run_method("sequential", agents, "tldr", ROWS, fmts, samples=1)
-    baselines.run_method("discussion", agents, "tldr", ROWS, fmts, samples=1)
+    protocols.run_method("single", agents, "tldr", ROWS, fmts, samples=1)
+    protocols.run_method("sequential", agents, "tldr", ROWS, fmts, samples=1)
+    protocols.run_method("discussion", agents, "tldr", ROWS, fmts, samples=1)
     prompts = [p for _, ps in fake_gen for p in ps]
     assert all(p.startswith("<user>") and p.endswith("</user><assistant>") for p in prompts), prompts
     assert "###" in prompts[0] and ROWS[0]["post"] in prompts[0]
@@ -61,15 +62,15 @@ def test_chat_models_get_every_protocol_inside_their_chat_template(fake_gen):
 
 
 def test_single_splits_on_marker(fake_gen):
-    r = baselines.run_method("single", [A("agent_0"), A("agent_1")], "tldr", ROWS, tldr_formatters(), samples=1)
+    r = protocols.run_method("single", [A("agent_0"), A("agent_1")], "tldr", ROWS, tldr_formatters(), samples=1)
     assert r["len1_chars"] == len("one two three four five six seven eight")
     assert [name for name, _ in fake_gen] == ["agent_0"]
 
 
 def test_parallel_is_concurrent_sequential_adds_up(fake_gen):
     agents = [A("agent_0"), A("agent_1")]
-    par = baselines.run_method("parallel", agents, "tldr", ROWS, tldr_formatters(), samples=1)
-    seq = baselines.run_method("sequential", agents, "tldr", ROWS, tldr_formatters(), samples=1)
+    par = protocols.run_method("parallel", agents, "tldr", ROWS, tldr_formatters(), samples=1)
+    seq = protocols.run_method("sequential", agents, "tldr", ROWS, tldr_formatters(), samples=1)
     assert par["seconds"] == 2.0 and seq["seconds"] == 3.0  # max(1, 2) vs 1 + 2
     assert "The other agent wrote: short answer" in fake_gen[-1][1][0]  # agent 2 saw agent 1's answer
     assert seq["len2_chars"] > par["len2_chars"]
@@ -85,19 +86,19 @@ def test_three_agents_wait_for_and_discuss_with_every_other(fake_gen):
                  levels=lambda a, b, c: {"total": float(bool(a and b and c))}, num_agents=3,
                  single_prompt=lambda row, tok=None: "### " + row["post"])
     agents = [A("agent_0"), A("agent_1"), A("agent_2")]
-    seq = baselines.run_method("sequential", agents, three, ROWS, samples=1)
+    seq = protocols.run_method("sequential", agents, three, ROWS, samples=1)
     third = fake_gen[-1][1][0]
     assert third.startswith("The other agent wrote: short answer with eight words in it ok\nsaw other a much longer")
     assert seq["seconds"] == 1.0 + 2.0 + 1.0 and "len3_chars" in seq and "repetition3" in seq
     fake_gen.clear()
-    baselines.run_method("discussion", agents, three, ROWS, samples=1)
+    protocols.run_method("discussion", agents, three, ROWS, samples=1)
     assert len(fake_gen) == 6 and fake_gen[3][1][0].count("\n") == 2  # agent 1 sees agents 2 and 3, one line each
-    single = baselines.run_method("single", agents, three, ROWS, samples=1)
+    single = protocols.run_method("single", agents, three, ROWS, samples=1)
     assert single["len1_chars"] == len("one two three four five six seven eight") and single["len3_chars"] == 0
 
 
 def test_discussion_scores_round_two(fake_gen):
-    r = baselines.run_method("discussion", [A("agent_0"), A("agent_1")], "tldr", ROWS, tldr_formatters(), samples=1)
+    r = protocols.run_method("discussion", [A("agent_0"), A("agent_1")], "tldr", ROWS, tldr_formatters(), samples=1)
     assert len(fake_gen) == 4 and all("The other agent wrote" in p[0] for _, p in fake_gen[2:])
     assert r["seconds"] == 4.0 and r["tokens"] == 20
 
@@ -105,24 +106,24 @@ def test_discussion_scores_round_two(fake_gen):
 @pytest.mark.slow
 def test_real_models_produce_full_table(make_model, small_tokenizer):
     agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer)
-    table = [baselines.run_method(m, agents, "tldr", ROWS * 2, tldr_formatters(), samples=1, max_new_tokens=6)
+    table = [protocols.run_method(m, agents, "tldr", ROWS * 2, tldr_formatters(), samples=1, max_new_tokens=6)
              for m in ("single", "parallel", "sequential", "discussion", "magrpo")]
     assert [r["method"] for r in table] == ["single", "parallel", "sequential", "discussion", "magrpo"]
     for r in table:
         assert 0 <= r["normalised"] <= 1 and r["tokens"] > 0 and r["seconds"] > 0
         assert 0 <= r["repetition1"] <= 1 and 0 <= r["repetition2"] <= 1
         assert r["naturalness1"] > 0 and r["naturalness2"] > 0  # NLL of sampled text under the (LoRA-off) base
-    md = baselines.markdown_table(table)
+    md = evaluation_table.markdown_table(table)
     assert md.count("\n|") >= 6 and "concurrent" in md and "naturalness2" in md
 
 
 def test_unknown_method():
     with pytest.raises(ValueError, match="unknown method"):
-        baselines.run_method("debate", [], "tldr", ROWS)
+        protocols.run_method("debate", [], "tldr", ROWS)
     with pytest.raises(ValueError, match="the length task has 2 agents; got 1"):
-        baselines.run_method("parallel", [A("agent_0")], "length", ROWS)
+        protocols.run_method("parallel", [A("agent_0")], "length", ROWS)
     with pytest.raises(ValueError, match="magrpo_2turn answers again after the task's transition, and the tldr task has none"):
-        baselines.run_method("magrpo_2turn", [A("agent_0"), A("agent_1")], "tldr", ROWS)
+        protocols.run_method("magrpo_2turn", [A("agent_0"), A("agent_1")], "tldr", ROWS)
 
 
 @pytest.mark.slow
@@ -213,8 +214,8 @@ def test_single_coding_baseline_writes_the_entry_point_alone(monkeypatch):
         shown.extend(prompts)
         return [answer] * len(prompts), 1, 1.0, None
 
-    monkeypatch.setattr(baselines, "_gen", gen)
-    r = baselines.run_method("single", [A("agent_0"), A("agent_1")], "coding", [problem], coding_formatters(),
+    monkeypatch.setattr(protocols, "_gen", gen)
+    r = protocols.run_method("single", [A("agent_0"), A("agent_1")], "coding", [problem], coding_formatters(),
                              samples=1, ks=(1,))
     assert "Only write the main function." in shown[0] and "aux" not in shown[0].split("def count_vowels")[0]
     assert r["reward"] == pytest.approx(0.6 + 0.5 + 0.25) and r["calls_aux"] == 0.0 and r["aux_defined"] == 0.0
@@ -225,13 +226,13 @@ def test_coding_baselines_table(make_model, small_tokenizer):
 
     agents = lora_agents(make_model(), 2, tokenizer=small_tokenizer)
     rows = load_coding("eval")[:2]
-    table = [baselines.run_method(m, agents, "coding", rows, coding_formatters(), samples=2, max_new_tokens=6, ks=(1, 2))
+    table = [protocols.run_method(m, agents, "coding", rows, coding_formatters(), samples=2, max_new_tokens=6, ks=(1, 2))
              for m in ("single", "parallel", "sequential", "discussion", "magrpo", "magrpo_2turn")]
     assert [r["method"] for r in table] == ["single", "parallel", "sequential", "discussion", "magrpo", "magrpo_2turn"]
     for r in table:
         assert {"pass_or_not@1", "accuracy@2", "cooperation_rate", "syntax_rate", "structure_rate"} <= set(r)
     assert table[-1]["tokens"] > table[1]["tokens"]  # two turns generate more
-    assert "pass_or_not@1" in baselines.markdown_table(table)
+    assert "pass_or_not@1" in evaluation_table.markdown_table(table)
 
 
 def test_in_distribution_row_is_new_and_from_the_generator():
@@ -255,14 +256,14 @@ def test_run_method_samples_as_the_task_does_unless_told(monkeypatch):
         seen.append({k: cfg[k] for k in ("temperature", "top_p", "top_k")})
         raise StopIteration  # the settings are all this test needs
 
-    monkeypatch.setattr(baselines, "_gen", gen)
+    monkeypatch.setattr(protocols, "_gen", gen)
     coding = get_task("coding")
     rows = coding.load("eval")[:1]
     for kw in ({}, dict(top_k=3)):
         with pytest.raises(StopIteration):
-            baselines.run_method("parallel", [A("agent_0"), A("agent_1")], coding, rows, [lambda r: "x"] * 2, **kw)
+            protocols.run_method("parallel", [A("agent_0"), A("agent_1")], coding, rows, [lambda r: "x"] * 2, **kw)
     with pytest.raises(StopIteration):
-        baselines.run_method("parallel", [A("agent_0"), A("agent_1")], "tldr", ROWS, [lambda r: "x"] * 2)
+        protocols.run_method("parallel", [A("agent_0"), A("agent_1")], "tldr", ROWS, [lambda r: "x"] * 2)
     assert coding.sampling == dict(temperature=0.7, top_p=0.9, top_k=50)
     assert seen == [coding.sampling, dict(coding.sampling, top_k=3), dict(temperature=1.0, top_p=1.0, top_k=0)]
     assert coding.sampling_settings(top_p=None) == coding.sampling

@@ -235,7 +235,7 @@ def test_tiny_code_2turn_answers_the_feedback_turn_and_tiny_code_does_not():
 
     from magrpo_edu import lora_agents
     from magrpo_edu.models import load_model
-    from magrpo_edu.run.baselines import run_method
+    from magrpo_edu.evaluation import run_method
     from magrpo_edu.tasks.coding import CODING
     from magrpo_edu.tasks.coding.data import coding_formatters
 

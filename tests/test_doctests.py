@@ -8,13 +8,13 @@ import magrpo_edu.algorithm
 import magrpo_edu.backends.common
 import magrpo_edu.backends.fast
 import magrpo_edu.quality
-import magrpo_edu.run.baselines
+import magrpo_edu.evaluation.protocols
 import magrpo_edu.run.figures
 import magrpo_edu.run.plan
 
 
 @pytest.mark.parametrize("module", [magrpo_edu.algorithm, magrpo_edu.backends.common, magrpo_edu.backends.fast, magrpo_edu.quality,
-                                    magrpo_edu.run.baselines, magrpo_edu.run.figures, magrpo_edu.run.plan])
+                                    magrpo_edu.evaluation.protocols, magrpo_edu.run.figures, magrpo_edu.run.plan])
 def test_docstring_examples(module):
     result = doctest.testmod(module, globs={"torch": __import__("torch"), **vars(module)}, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0, result

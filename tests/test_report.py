@@ -11,7 +11,9 @@ import pytest
 matplotlib.use("Agg")
 
 from magrpo_edu import MAGRPOTrainer, lora_agents  # noqa: E402
-from magrpo_edu.run import baselines, figures  # noqa: E402
+from magrpo_edu.evaluation import protocols  # noqa: E402
+from magrpo_edu.evaluation import table as evaluation_table  # noqa: E402
+from magrpo_edu.run import figures  # noqa: E402
 from magrpo_edu.run.report import of_max, single_note  # noqa: E402
 from magrpo_edu.tasks.coding.figures import plot_pass_at_k  # noqa: E402
 from magrpo_edu.tasks.registry import get_task  # noqa: E402
@@ -29,8 +31,8 @@ class A:
 
 # ---- char_ratio: no ratio to an empty text --------------------------------------------------------------
 def test_char_ratio_leaves_out_empty_first_parts_and_is_none_when_all_are():
-    assert baselines.char_ratio(["ab", "", "abcd"], ["abcd", "xyz", "ab"]) == pytest.approx(1.25)
-    assert baselines.char_ratio(["", ""], ["def main(): return 1", "x"]) is None
+    assert protocols.char_ratio(["ab", "", "abcd"], ["abcd", "xyz", "ab"]) == pytest.approx(1.25)
+    assert protocols.char_ratio(["", ""], ["def main(): return 1", "x"]) is None
 
 
 def test_the_single_coding_row_has_no_char_ratio_and_the_table_says_why(monkeypatch):
@@ -39,11 +41,11 @@ def test_the_single_coding_row_has_no_char_ratio_and_the_table_says_why(monkeypa
     from magrpo_edu.tasks.coding import coding_formatters, load_coding
 
     problem = load_coding("eval")[0]
-    monkeypatch.setattr(baselines, "_gen", lambda agent, prompts, gen: (["def f():\n    return 1\n"] * len(prompts), 1, 1.0, None))
-    row = baselines.run_method("single", [A("agent_0"), A("agent_1")], "coding", [problem], coding_formatters(), samples=2,
+    monkeypatch.setattr(protocols, "_gen", lambda agent, prompts, gen: (["def f():\n    return 1\n"] * len(prompts), 1, 1.0, None))
+    row = protocols.run_method("single", [A("agent_0"), A("agent_1")], "coding", [problem], coding_formatters(), samples=2,
                                ks=(1,))
     assert row["len1_chars"] == 0 and row["char_ratio"] is None
-    md = baselines.markdown_table([row])
+    md = evaluation_table.markdown_table([row])
     body = md.splitlines()[2]
     assert "| - |" in body and not re.search(r"\| \d{2,}\.\d+ \| [\d.]+ \| [\d.]+ \|$", body)
     assert "- where every first part is empty" in md
@@ -71,7 +73,7 @@ def test_every_component_is_printed_beside_its_maximum():
     assert writing["structure"] + writing["length_ratio"] + writing["uniqueness"] + writing["style"] == 3.0
     assert get_task("length").component_max() == {}  # no components: nothing to print
     assert of_max(0.4, 0.4) == "0.400 of 0.4" and of_max(-0.05, -0.5) == "-0.050 of -0.5" and of_max(0.5, None) == "0.500"
-    md = baselines.markdown_table([dict(method="parallel", reward=1.0, structure=0.5, tests=0.25)],
+    md = evaluation_table.markdown_table([dict(method="parallel", reward=1.0, structure=0.5, tests=0.25)],
                                   {"structure": 0.5, "tests": 1.0})
     assert "| structure (of 0.5) |" in md and "| tests (of 1) |" in md
 
@@ -133,7 +135,7 @@ def test_a_table_row_from_an_evaluation_is_that_evaluation(make_model, small_tok
     assert metrics == plain
     assert drawn["per_row"] == 3 and drawn["rows"] == 3 and all(len(t) == 9 for t in drawn["texts"])
     assert drawn["tokens"] > 0 and drawn["seconds"] > 0 and len(drawn["rewards"]) == 9
-    row = baselines.row_from_evaluation("parallel", task, rows, metrics, drawn, [a.name for a in agents], keep_texts=True)
+    row = protocols.row_from_evaluation("parallel", task, rows, metrics, drawn, [a.name for a in agents], keep_texts=True)
     assert row["evaluation"] is True and row["samples"] == 9
     assert row["reward"] == pytest.approx(metrics["eval/reward"], abs=1e-6)
     assert f"{row['reward']:.3f}" == f"{metrics['eval/reward']:.3f}"
@@ -141,7 +143,7 @@ def test_a_table_row_from_an_evaluation_is_that_evaluation(make_model, small_tok
     assert row["repetition2"] == pytest.approx(metrics["eval/repetition/agent_1"])
     assert row["pair_rewards"] == pytest.approx(drawn["rewards"])
     with pytest.raises(ValueError, match="samples are of 3 rows x 3; the table has 2 rows"):
-        baselines.row_from_evaluation("parallel", task, rows[:2], metrics, drawn, ["agent_0", "agent_1"])
+        protocols.row_from_evaluation("parallel", task, rows[:2], metrics, drawn, ["agent_0", "agent_1"])
 
 
 def test_the_report_gives_one_figure_for_each_quantity(tmp_path):
@@ -176,6 +178,6 @@ def test_every_number_a_row_carries_is_a_column():
     rows = [dict(method="parallel", reward=1.0, order=0.25, samples=4, passed=3, total_asserts=4, len1_chars=10,
                  len2_chars=20, seconds=1.5),
             dict(method="magrpo", reward=2.0, order=0.5, load_bearing_rate=0.75, style=1.0, samples=4, seconds=1.0)]
-    head = baselines.markdown_table(rows, maxima={"order": 1.0}).splitlines()[0]
+    head = evaluation_table.markdown_table(rows, maxima={"order": 1.0}).splitlines()[0]
     assert head == ("| method | reward | order (of 1) | load_bearing_rate | style | len1_chars | len2_chars | seconds |")
-    assert "| magrpo | 2.000 | 0.500 | 0.750 | 1.000 | - | - | 1.000 |" in baselines.markdown_table(rows)
+    assert "| magrpo | 2.000 | 0.500 | 0.750 | 1.000 | - | - | 1.000 |" in evaluation_table.markdown_table(rows)

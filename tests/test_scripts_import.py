@@ -65,7 +65,9 @@ def test_every_name_a_notebook_imports_exists(path):
 
 def test_the_check_sees_a_missing_name():
     """The check itself: a name that is not there, module level or inside a function, is reported."""
-    source = ("from magrpo_edu.run.baselines import run_method\n"
-              "def phase():\n    from magrpo_edu.run.baselines import _sampling\n")
-    assert _missing(source) == ["line 3: magrpo_edu.run.baselines has no _sampling"]
+    source = ("from magrpo_edu.evaluation import run_method\n"
+              "def phase():\n    from magrpo_edu.evaluation.protocols import _sampling\n"
+              "    from magrpo_edu.run.baselines import run_method\n")
+    assert _missing(source) == ["line 3: magrpo_edu.evaluation.protocols has no _sampling",
+                                "line 4: no module magrpo_edu.run.baselines"]
     assert len(SCRIPTS) > 20 and len(NOTEBOOKS) == 10  # the folders were really read

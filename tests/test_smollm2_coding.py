@@ -240,7 +240,7 @@ def test_a_task_whose_transition_takes_no_tokenizer_still_gets_one():
 
 def test_the_two_turn_table_row_of_a_chat_model_answers_the_feedback_in_a_new_turn(chat_tokenizer, monkeypatch):
     """`run_method("magrpo_2turn")` builds the second prompts with the agents' tokenizer (chat form)."""
-    from magrpo_edu.run import baselines
+    from magrpo_edu.evaluation import protocols
 
     class Agent:
         def __init__(self, name):
@@ -253,8 +253,8 @@ def test_the_two_turn_table_row_of_a_chat_model_answers_the_feedback_in_a_new_tu
         text = "def aux(s):\n    return s.split()" if agent.name == "helper" else f"def {ROW['entry_point']}(s):\n    return len(aux(s))"
         return [text] * len(prompts), 5 * len(prompts), 1.0, None
 
-    monkeypatch.setattr(baselines, "_gen", gen)
-    row = baselines.run_method("magrpo_2turn", [Agent("helper"), Agent("main")], CODING, [ROW], samples=1)
+    monkeypatch.setattr(protocols, "_gen", gen)
+    row = protocols.run_method("magrpo_2turn", [Agent("helper"), Agent("main")], CODING, [ROW], samples=1)
     second = seen[2:]
     assert len(second) == 2 and all(p[0].count("<|im_start|>user\n") == 2 and p[0].endswith("<|im_start|>assistant\n")
                                     for p in second)

@@ -7,7 +7,6 @@
     describe.py     the plan in words: what `magrpo-edu train` prints first
     estimate.py     a CPU run's expected training time, scaled from a measured run
     experiment.py   build, train and evaluate a run (`run_training`, `run_eval`)
-    baselines.py    single / parallel / sequential / discussion, the comparison table
     report.py       results.json, results.md, history and plots in the output folder
     figures.py      the plots (notebooks and reports)
     explorers.py    the notebooks' ipywidgets explorers

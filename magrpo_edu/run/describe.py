@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from . import estimate
-from .baselines import untrained_methods
+from ..evaluation import untrained_methods
 
 
 def on_device(device: str, why: Optional[str]) -> str:

@@ -24,7 +24,7 @@ Four parts, in `run_training`'s order:
 
 One quantity, one figure: every comparison-table method draws as many samples per held-out row as the
 evaluation (G), and its parallel and magrpo rows ARE the untrained and trained evaluations, their very
-samples (`baselines.row_from_evaluation`), so results.md, reward.png's diamonds and comparison.png give
+samples (`evaluation.row_from_evaluation`), so results.md, reward.png's diamonds and comparison.png give
 the same number for the same pair.
 
 Output folder: it is created only when there is something to write; a non-empty one is refused
@@ -52,7 +52,7 @@ from ..progress import progress_bar
 from ..tasks.registry import Task, get_task
 from ..trainer import MAGRPOTrainer, TrainerCallback
 from .describe import on_device, describe_plan
-from .baselines import markdown_table, row_from_evaluation, run_method, untrained_methods
+from ..evaluation import markdown_table, row_from_evaluation, run_method, untrained_methods
 from .device import resolve_device
 from .folders import SAVED_RUN_FIELDS, output_files, resume_point
 from .plan import SettingsError, check_eval_rows, plan_run, transition_of
@@ -258,7 +258,7 @@ class Run:
         return self.trainer.eval_samples_per_row()
 
     def method(self, name: str, rows: Optional[list] = None, samples: Optional[int] = None) -> dict:
-        """One comparison-table row for these agents (`baselines.run_method` with the run's settings, one
+        """One comparison-table row for these agents (`evaluation.run_method` with the run's settings, one
         row's samples per generate call as the evaluation draws them), on the held-out rows unless `rows`
         is given, with as many samples per row as the evaluation unless `samples` is given."""
         c = self.plan["config"]
@@ -269,7 +269,7 @@ class Run:
 
     def evaluated(self, name: str, metrics: dict, samples: dict) -> dict:
         """The comparison-table row `name` (parallel: the untrained agents; magrpo: the trained ones) from
-        an evaluation's own samples (`baselines.row_from_evaluation`): its reward is the evaluation's."""
+        an evaluation's own samples (`evaluation.row_from_evaluation`): its reward is the evaluation's."""
         return row_from_evaluation(name, self.task, self.rows, metrics, samples, [a.name for a in self.team],
                                    keep_texts=True)
 

@@ -14,7 +14,7 @@ from .. import distributed
 from .._version import __version__
 from ..tasks.prompts import SINGLE_MARKER
 from ..tasks.registry import Task
-from .baselines import markdown_table
+from ..evaluation import markdown_table
 
 
 def write_history(history: list[dict], path: Path) -> None:

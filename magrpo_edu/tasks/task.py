@@ -1,7 +1,7 @@
 """`Task`: everything about one collaboration task in one record (its data, its agents' prompts,
 its joint reward, how the comparison table scores it, its single-model baseline, its transition).
 
-The trainer, the baselines (`run.baselines.run_method`), the experiment (`magrpo-edu train`) and the
+The trainer, the baselines (`evaluation.run_method`), the experiment (`magrpo-edu train`) and the
 command line take a `Task` and ask it, never a task's name: adding a task is one folder of
 `tasks/` (or one file) that makes one of these (`tasks/registry.py` finds it; `docs/architecture.md`,
 "Adding a task"). Every task-dependent default of a run lives here.

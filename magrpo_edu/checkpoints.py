@@ -16,7 +16,6 @@ and deleted after the swap, so a crash at any moment leaves the old or the new c
 """
 from __future__ import annotations
 
-import collections
 import glob
 import json
 import os
@@ -89,9 +88,7 @@ def _write(trainer, d: Path) -> None:
                             cuda=torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None))
     torch.save(tensors, d / "trainer_state.pt")
     version, internal, gauss = random.getstate()
-    state = dict(format=2, step=trainer.step, history=trainer.history, pending=trainer.pending_records,
-                 eval_history=trainer.eval_history, samples=list(trainer.samples), metadata=trainer.metadata,
-                 python_rng=[version, list(internal), gauss])
+    state = dict(format=2, **trainer.progress_state(), python_rng=[version, list(internal), gauss])
     try:
         text = json.dumps(state)
     except (TypeError, ValueError) as exc:
@@ -128,11 +125,7 @@ def load_checkpoint(trainer, directory: str | Path) -> Any:
                 p.copy_(saved[k].to(p.device, p.dtype))
     for o, s in zip(trainer.optimizers, tensors["optimizers"]):
         o.load_state_dict(s)
-    trainer.step, trainer.history, trainer.eval_history = state["step"], state["history"], state["eval_history"]
-    trainer.pending_records = state.get("pending", [])
-    trainer.metadata = state.get("metadata", {})
-    trainer.samples = collections.deque(state["samples"], maxlen=trainer.config.sample_log_size)
-    trainer.torn_step = None
+    trainer.restore_progress(state)
     torch.set_rng_state(tensors["rng"]["torch"])
     if tensors["rng"].get("cuda") is not None and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(tensors["rng"]["cuda"])

@@ -360,6 +360,21 @@ class MAGRPOTrainer:
         self._call("on_evaluate", metrics)
 
     # ------------------------------------------------------------------------------ checkpoints
+    def progress_state(self) -> dict:
+        """The run's progress apart from weights, optimisers and random generators, as plain JSON values: the step,
+        the logged history, the records of steps not yet logged, the evaluations, the logged samples and `metadata`.
+        What a checkpoint keeps (`checkpoints.save_checkpoint`); `restore_progress` puts it back."""
+        return dict(step=self.step, history=self.history, pending=self.pending_records, eval_history=self.eval_history,
+                    samples=list(self.samples), metadata=self.metadata)
+
+    def restore_progress(self, state: dict) -> None:
+        """Put back a `progress_state` (from a checkpoint); a step cut short before it is forgotten."""
+        self.step, self.history, self.eval_history = state["step"], state["history"], state["eval_history"]
+        self.pending_records = state.get("pending", [])
+        self.metadata = state.get("metadata", {})
+        self.samples = collections.deque(state["samples"], maxlen=self.config.sample_log_size)
+        self.torn_step = None
+
     def save(self, directory: str | Path) -> Path:
         """Write a checkpoint atomically (`checkpoints.save_checkpoint`): config, agents, optimiser and RNG
         states, history, pending records, samples and `metadata`. In a data-parallel run only the main

@@ -39,6 +39,7 @@ import torch
 from ..agents import Agent, has_reference, team_backend
 from ..algorithm import call_transition, format_prompts
 from ..backends import Completions, sampling_kwargs
+from ..config import MAGRPOConfig
 from ..quality import mean_repetition, naturalness, token_nll
 from ..tasks.prompts import with_other
 from ..tasks.registry import Task, get_task
@@ -98,14 +99,17 @@ def _shown_others(formatter: Callable, row: dict, prompt: str, others: Sequence[
 
 def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], rows: Sequence[dict],
                formatters: Optional[Sequence[Callable]] = None, samples: int = 2, max_new_tokens: Optional[int] = None,
-               temperature: Optional[float] = None, top_p: Optional[float] = None, top_k: Optional[int] = None, seed: int = 0,
-               ks: Sequence[int] = (1, 5, 10), keep_texts: bool = False, row_by_row: bool = False) -> dict:
+               temperature: Optional[float] = None, top_p: Optional[float] = None, top_k: Optional[int] = None,
+               seed: Optional[int] = None,
+               ks: Sequence[int] = (1, 5, 10), keep_texts: bool = False, row_by_row: bool = False,
+               config: Optional[MAGRPOConfig] = None) -> dict:
     """Evaluate one method on `rows` of `task` (a Task or a registered task's name); returns one
     table row (means over rows x samples). `formatters`: the agents' prompts (default: the task's
     for agent 1's tokenizer); `max_new_tokens`: default the task's; `temperature`, `top_p`, `top_k`: default the
     task's sampling (`Task.sampling_settings`: MAGRPOConfig's plain < the task's; the coding tasks sample as the
     authors' code does, the writing tasks plainly). A model's recipe may change a run's sampling: to evaluate as a
-    run trains, pass its config's values (`config_for(task, model=...)`), as `magrpo-edu train` and `eval` do.
+    run trains, pass its config (`config=`, e.g. `config_for(task, model=...)`): its max_new_tokens, temperature,
+    top_p, top_k and seed, as `magrpo-edu train` and `eval` do (a value given on its own still wins).
 
     The task scores the joint answers (`Task.score`: its levels one joint answer at a time, or a
     batch at once) and may add columns (`Task.table_metrics`, coding: PassOrNot@k and Accuracy@k for
@@ -135,6 +139,13 @@ def run_method(method: str, agents: Sequence[Agent], task: Union[Task, str], row
         raise ValueError(f"the {task.name} task has {n_agents} agents; got {len(agents)}.")
     if formatters is None:
         formatters = task.formatters(getattr(agents[0], "tokenizer", None))
+    if config is not None:  # the run's sampling and seed, where not given on their own
+        max_new_tokens = config.max_new_tokens if max_new_tokens is None else max_new_tokens
+        temperature, top_p = (config.temperature if temperature is None else temperature,
+                              config.top_p if top_p is None else top_p)
+        top_k = config.top_k if top_k is None else top_k
+        seed = config.seed if seed is None else seed
+    seed = 0 if seed is None else seed
     gen = sampling_kwargs(task.max_new_tokens if max_new_tokens is None else max_new_tokens,
                           **task.sampling_settings(temperature=temperature, top_p=top_p, top_k=top_k))
     per_call = samples if row_by_row else None

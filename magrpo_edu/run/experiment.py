@@ -179,8 +179,7 @@ def run_eval(checkpoint: str, eval_rows: int | None = None, samples: int | None 
         row = row_from_evaluation("magrpo", t, rows, ev, drawn, [a.name for a in team])
         where = f"the comparison table's magrpo row, from the same {rows_n} x {G} samples:"
     else:
-        row = run_method("magrpo", team, t, rows, formatters, samples=samples, max_new_tokens=cfg.max_new_tokens,
-                         temperature=cfg.temperature, top_p=cfg.top_p, top_k=cfg.top_k, seed=cfg.seed,
+        row = run_method("magrpo", team, t, rows, formatters, samples=samples, config=cfg,
                          ks=tuple(k for k in (1, 5, 10) if k <= samples), row_by_row=True)
         where = (f"the comparison table's magrpo row on {rows_n} x {samples} samples of its own (--samples {samples}; "
                  f"its reward differs from the evaluation's by the draw):")
@@ -263,9 +262,8 @@ class Run:
         is given, with as many samples per row as the evaluation unless `samples` is given."""
         c = self.plan["config"]
         return run_method(name, self.team, self.task, self.rows if rows is None else rows, self.formatters,
-                          keep_texts=True, samples=self.samples if samples is None else samples,
-                          max_new_tokens=c.max_new_tokens, temperature=c.temperature, top_p=c.top_p, top_k=c.top_k,
-                          seed=c.seed, row_by_row=True)
+                          keep_texts=True, samples=self.samples if samples is None else samples, config=c,
+                          row_by_row=True)
 
     def evaluated(self, name: str, metrics: dict, samples: dict) -> dict:
         """The comparison-table row `name` (parallel: the untrained agents; magrpo: the trained ones) from

@@ -175,15 +175,22 @@ def checkpoint_info(directory: str | Path) -> dict:
     read from its JSON files only (cheap; no weights are loaded)."""
     d = find_checkpoint(directory)
     info = _read_state(d)
-    try:
-        info["config"] = json.loads((d / "config.json").read_text())
-    except FileNotFoundError:
-        raise ValueError(f"{d / 'config.json'} is missing: {d} is not a complete checkpoint. Use another checkpoint.") from None
-    except ValueError as exc:
-        raise ValueError(f"cannot read {d / 'config.json'}: it is not valid JSON ({exc}); the checkpoint is damaged. "
-                         "Use another checkpoint.") from None
+    info["config"] = saved_config(d)
     info["path"] = d
     return info
+
+
+def saved_config(directory: str | Path) -> dict:
+    """The MAGRPOConfig fields a checkpoint was written with (its config.json), read alone: a missing or damaged file
+    raises ValueError saying so."""
+    f = Path(directory) / "config.json"
+    try:
+        return json.loads(f.read_text())
+    except FileNotFoundError:
+        raise ValueError(f"{f} is missing: {f.parent} is not a complete checkpoint. Use another checkpoint.") from None
+    except ValueError as exc:
+        raise ValueError(f"cannot read {f}: it is not valid JSON ({exc}); the checkpoint is damaged. "
+                         "Use another checkpoint.") from None
 
 
 def check_checkpoint(directory: str | Path) -> dict:

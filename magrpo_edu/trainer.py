@@ -38,7 +38,7 @@ from .progress import progress_bar
 from . import distributed
 from .agents import Agent, has_reference, team_backend
 from .algorithm import format_prompts, magrpo_step
-from .checkpoints import checkpoint_info, find_checkpoint, load_checkpoint, save_checkpoint
+from .checkpoints import find_checkpoint, load_checkpoint, save_checkpoint, saved_config
 from .config import MAGRPOConfig
 from .evaluation import EVAL_SEED, evaluate_team
 from .backends import check_prompt_lengths
@@ -397,7 +397,7 @@ class MAGRPOTrainer:
         """
         d = find_checkpoint(directory)
         if config is None:
-            config = MAGRPOConfig.from_dict(checkpoint_info(d)["config"])
+            config = MAGRPOConfig.from_dict(saved_config(d))
         if config.save_steps is not None:
             kwargs.setdefault("checkpoint_dir", directory)
         return cls(agents, reward_fn, formatters, train_dataset, config, **kwargs).load_checkpoint(d)

@@ -54,7 +54,8 @@ def _missing(source: str) -> list[str]:
 
 @pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_name_a_script_imports_exists(path):
-    assert not _missing(path.read_text()), f"{path.relative_to(ROOT)}: " + "; ".join(_missing(path.read_text()))
+    missing = _missing(path.read_text())
+    assert not missing, f"{path.relative_to(ROOT)}: " + "; ".join(missing)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

@@ -95,10 +95,6 @@ def report_run(run, after: dict, table: list, train_s: float) -> dict:
     return results
 
 
-def _drawn(run) -> str:
-    return f"{len(run.rows)} held-out rows x {run.samples} samples"
-
-
 def save_figures(run, evals: list, table: list) -> None:
     """The report's figures into the output folder: reward.png (the training reward with the held-out `evals`:
     untrained, halfway, trained), components.png, agents.png, the task's own (`Task.report_figures`) and
@@ -109,14 +105,15 @@ def save_figures(run, evals: list, table: list) -> None:
     from . import figures as viz
 
     t, task, c, history = run.task, run.plan["run"].task, run.plan["config"], run.trainer.history
+    drawn = f"{len(run.rows)} held-out rows x {run.samples} samples"
     figs = [("reward", viz.plot_rewards(history, title=f"{task}: joint reward per step", evals=evals,
                                         prompts_per_step=c.prompts_per_step,
-                                        eval_label=f"held-out evaluation\n({_drawn(run)})")),
+                                        eval_label=f"held-out evaluation\n({drawn})")),
             ("components", viz.plot_components(history, maxima=t.component_max())), ("agents", viz.plot_agents(history))]
     if t.report_figures is not None:  # the task's own figures (coding: PassOrNot@k)
-        figs += t.report_figures(table, task, _drawn(run))
+        figs += t.report_figures(table, task, drawn)
     figs.append(("comparison", viz.plot_comparison(table, t.headline, share_label=t.headline_label,
-                                                   title=f"{task}: baselines vs MAGRPO ({t.headline}), {_drawn(run)}")))
+                                                   title=f"{task}: baselines vs MAGRPO ({t.headline}), {drawn}")))
     for name, fig in figs:
         if fig is None:  # e.g. no reward components: no empty figure
             continue

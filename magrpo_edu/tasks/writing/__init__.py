@@ -13,8 +13,8 @@ from .prompts import ARXIV_SINGLE_INSTRUCTION, TLDR_SINGLE_INSTRUCTION, single_w
 from .reward import (LEVEL_MAX, arxiv_joint_reward, arxiv_levels, length_ratio_joint_reward, length_ratio_reward,
                      tldr_joint_reward, tldr_levels)
 
-__all__ = ["LENGTH", "TLDR", "ARXIV", "smollm2_tldr_adapters", "TASK_FIELDS", "load_writing", "make_writing_data", "in_distribution_row",
-           "tldr_formatters", "arxiv_formatters", "load_tldr_hub", "load_arxiv_hub"]
+__all__ = ["LENGTH", "TLDR", "ARXIV", "smollm2_tldr_adapters", "TASK_FIELDS", "load_writing", "make_writing_data",
+           "in_distribution_row", "tldr_formatters", "arxiv_formatters", "load_tldr_hub", "load_arxiv_hub"]
 
 
 def _tldr_single(row: dict, tokenizer=None) -> str:

@@ -82,3 +82,29 @@ def test_the_strict_task_is_registered_and_the_default_stays_the_authors():
     assert t.single_max() == CODING.single_max() and t.component_max() == CODING.component_max()
     lv = t.score([[AUX, AUX], [MAIN_COOP, MAIN_DROPS]], [P, P])
     assert [v["total"] for v in lv] == pytest.approx([FULL, FULL - 1.5])
+
+
+def test_per_test_outcomes_agree_with_the_reward_and_fail_every_test_of_a_program_that_never_ran():
+    from magrpo_edu.tasks.coding.reward import assert_outcomes_many
+    mains = [MAIN_COOP, MAIN_WRONG_COOP, "def count_vowels(s)\n    return 0\n", ""]
+    out = assert_outcomes_many([AUX] * 4, mains, [P] * 4)
+    lv = coding_levels_many([AUX] * 4, mains, [P] * 4)
+    assert [sum(o) for o in out] == [v["passed"] for v in lv]
+    assert all(len(o) == lv[0]["total_asserts"] > 0 for o in out)
+    assert all(out[0]) and not any(out[2]) and not any(out[3])
+    with pytest.raises(ValueError, match="one of each per joint answer"):
+        assert_outcomes_many([AUX], mains, [P])
+
+
+def test_what_a_second_turn_fixed_and_broke_is_read_test_by_test():
+    from magrpo_edu.tasks.coding.analysis import fixed_and_broken
+    first = [[True, False, False], [True, True, True], [False, False, False], [True, False, True]]
+    second = [[True, True, False], [True, False, True], [False, False, False], [False, True, True]]
+    got = fixed_and_broken(first, second)
+    # answer 0 fixes a test, 1 breaks one, 2 does nothing, 3 does both: each share counts it once
+    assert (got["fixed"], got["broke"]) == (0.5, 0.5)
+    assert (got["pass_all_first"], got["pass_all_second"], got["answers"]) == (0.25, 0.0, 4)
+    with pytest.raises(ValueError, match="same joint actions"):
+        fixed_and_broken(first, second[:3])
+    with pytest.raises(ValueError, match="same joint actions"):
+        fixed_and_broken([[True]], [[True, False]])

@@ -50,3 +50,26 @@ def gate_shares(shares: dict) -> list[tuple[str, float, Optional[float]]]:
     pass it, the share among those that passed the gate before, None for the first), from `level_shares`'s
     output (or a mean of several)."""
     return [(name, shares[k], None if prev is None else shares[k] / max(shares[prev], 1e-9)) for name, k, prev in GATES]
+
+
+def fixed_and_broken(first: Sequence[Sequence[bool]], second: Sequence[Sequence[bool]]) -> dict:
+    """What a second turn did, test by test (`reward.assert_outcomes_many` of the first and the second answers of
+    the same joint actions, in the same order): the share of second answers that pass a test their first answer
+    failed ("fixed"), the share that fail a test their first answer passed ("broke"), the shares that pass every
+    test in each turn, and how many answers ("answers"). An answer can both fix one test and break another.
+
+    >>> fixed_and_broken([[True, False], [True, True], [False, False]], [[True, True], [True, False], [False, False]])
+    {'fixed': 0.3333, 'broke': 0.3333, 'pass_all_first': 0.3333, 'pass_all_second': 0.3333, 'answers': 3}
+    """
+    if len(first) != len(second) or any(len(a) != len(b) for a, b in zip(first, second)):
+        raise ValueError("fixed_and_broken: give the first and second turn's outcomes of the same joint actions, "
+                         "one list of per-test flags each, in the same order.")
+    n = len(first)
+    if n == 0:
+        raise ValueError("fixed_and_broken: no answers.")
+    fixed = sum(any(b and not a for a, b in zip(x, y)) for x, y in zip(first, second))
+    broke = sum(any(a and not b for a, b in zip(x, y)) for x, y in zip(first, second))
+    full = lambda flags: bool(flags) and all(flags)  # noqa: E731
+    return dict(fixed=round(fixed / n, 4), broke=round(broke / n, 4),
+                pass_all_first=round(sum(map(full, first)) / n, 4), pass_all_second=round(sum(map(full, second)) / n, 4),
+                answers=n)

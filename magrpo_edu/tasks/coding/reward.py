@@ -224,6 +224,37 @@ def coding_levels_many(auxes: Sequence[str], mains: Sequence[str], rows: Sequenc
             for j, (a, m, row) in enumerate(zip(auxes, mains, rows))]
 
 
+def assert_outcomes_many(auxes: Sequence[str], mains: Sequence[str], rows: Sequence[dict],
+                         limits: Optional[SandboxLimits] = None) -> list[list[bool]]:
+    """For each joint answer (auxes[j], mains[j]) to rows[j]: one flag per scored assert of its problem (in the
+    test's order), True where the program passed it. A program that never reaches the tests (no main, a syntax
+    error) fails every assert. The programs run in ONE parallel sandbox batch, from memory where the reward (or the
+    feedback) has just run them. What a second turn fixed or broke is read test by test from these
+    (`analysis.fixed_and_broken`).
+
+    >>> row = dict(prompt="def double(x):\\n", entry_point="double", test="def check(candidate):\\n"
+    ...            "    assert candidate(2) == 4\\n    assert candidate(0) == 0\\n")
+    >>> assert_outcomes_many(["", "", ""], ["def double(x):\\n    return 4", "def double(x):\\n    return 2 * x",
+    ...                                      "def double(x)"], [row] * 3)
+    [[True, False], [True, True], [False, False]]
+    """
+    if not (len(auxes) == len(mains) == len(rows)):
+        raise ValueError(f"assert_outcomes_many got {len(auxes)} auxes, {len(mains)} mains and {len(rows)} rows; "
+                         "give one of each per joint answer.")
+    asserts = [scored_asserts(row["test"], row["entry_point"]) for row in rows]
+    out = [[False] * len(a) for a in asserts]
+    todo = []
+    for j, (aux, main, row) in enumerate(zip(auxes, mains, rows)):
+        program = _prepare(aux, main, row, single=False)[3]
+        if program is not None and asserts[j]:
+            todo.append((j, (program, asserts[j], row["entry_point"])))
+    if todo:
+        for (j, _), result in zip(todo, _RUNS.run([job for _, job in todo], limits)):
+            flags = {a.index: a.passed for a in result.asserts}
+            out[j] = [bool(flags.get(i, False)) for i in range(len(asserts[j]))]
+    return out
+
+
 STUB_AUX = "def aux(*args, **kwargs):\n    return None"
 """What replaces agent 1's helper in the second run: accepts any call, returns None."""
 

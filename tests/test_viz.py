@@ -202,3 +202,13 @@ def test_measured_points_are_not_joined_and_cross_cells_are_drawn_as_selected():
     aligned, cross = fig.axes[0].images[0], fig.axes[1].images[0]
     on = aligned.cmap(aligned.norm(1.0))
     assert all(tuple(cross.cmap(cross.norm(v))) == tuple(on) for v in cross.get_array().ravel())
+
+
+def test_a_rate_is_compared_on_its_whole_range():
+    """A share (cooperation_rate, load_bearing_rate) drawn from 0 to 1, so two near rates do not look far apart;
+    a reward keeps matplotlib's own range."""
+    rates = viz.plot_comparison([dict(method="a", cooperation_rate=0.91), dict(method="b", cooperation_rate=0.93)],
+                                "cooperation_rate")
+    assert rates.axes[0].get_ylim() == (0, 1.08) and "0-1" in rates.axes[0].get_ylabel()
+    reward = viz.plot_comparison([dict(method="a", reward=2.0), dict(method="b", reward=3.5)], "reward")
+    assert reward.axes[0].get_ylim()[1] > 3.5 and reward.axes[0].get_ylabel() == "reward"

@@ -189,10 +189,12 @@ def plot_group(sample: dict, title: Optional[str] = None):
 def plot_comparison(table: Sequence[dict], metric: str = "reward", label_key: str = "method", title: str | None = None,
                     share_label: str | None = None):
     """Bars of one metric for several methods (e.g. baselines vs MAGRPO). A metric on a 0-1 scale (the normalised
-    reward; or any, given `share_label`, its axis label, as the report passes a task's `headline_label`) is drawn on
-    the whole range 0-1, so bars compare honestly."""
+    reward, a rate such as `cooperation_rate` or `load_bearing_rate`; or any, given `share_label`, its axis label, as
+    the report passes a task's `headline_label`) is drawn on the whole range 0-1, so bars compare honestly."""
     if share_label is None and metric == "normalised":
         share_label = "normalised reward (reward / max reward, 0-1)"
+    elif share_label is None and metric.endswith("_rate"):
+        share_label = f"{metric.replace('_', ' ')} (share of answers, 0-1)"
     fig, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
     names = [str(r[label_key]) for r in table]
     vals = [r[metric] for r in table]

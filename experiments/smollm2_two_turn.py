@@ -12,8 +12,8 @@ feedback once on the held-out problems, and what the second answer did is counte
 
 The steps and why:
 - Second-turn warm start (`warm2`): the shipped warm adapters (`smollm2_coding_adapters("warm")`, which teach the
-  first answer's format) train on, each on its own part, with half of every batch first-turn examples (the warm
-  start's own: the prompt, then the reference part) and half second-turn examples: `second_turn_attempts` (a
+  first answer's format) train on, each on its own part, with a quarter of every batch first-turn examples (the warm
+  start's own: the prompt, then the reference part) and three quarters second-turn examples: `second_turn_attempts` (a
   composed problem, a first joint attempt with the faults an untrained pair makes, or none, and the better answer),
   the first attempt's feedback written by the task's own transition in SmolLM2's chat form (the feedback is the
   user's next message, `feedback_transition(tokenizer=...)`), then the better answer, loss on that answer only.
@@ -60,7 +60,7 @@ from magrpo_edu.trainer import TrainerCallback  # noqa: E402
 from smollm2_coding import NAMES, SETTINGS, _sft_batch, eval_rows, train_rows, warm_rows  # noqa: E402
 from smollm2_tldr import provenance  # noqa: E402
 
-WARM2 = dict(attempts=320, attempts_seed=0, steps=40, batch=8, second_share=0.5, lr=5e-4)
+WARM2 = dict(attempts=320, attempts_seed=0, steps=20, batch=8, second_share=0.75, lr=5e-4)
 TRAIN = dict(G=4, P=1, lr=SETTINGS["lr"], beta=0.0, steps=30, num_turns=2, discount=0.9, reward="strict")
 EVAL_SAMPLES = 4
 OUT = ROOT / "runs" / "smollm2_two_turn"
@@ -87,7 +87,8 @@ def second_turn_examples(tok) -> list[tuple[dict, list[str], tuple[str, str]]]:
     (aux, main)). The feedback is the task's own transition's, the attempts' programs run in sandbox batches."""
     fmts, transition = coding_formatters(tok), CODING.transition_for(tok)
     attempts = second_turn_attempts(WARM2["attempts_seed"], WARM2["attempts"])
-    prefetch_feedback([(a, m, row) for row, (a, m), _ in attempts])
+    for at in range(0, len(attempts), 128):  # the attempts' programs, in sandbox batches of 128
+        prefetch_feedback([(a, m, row) for row, (a, m), _ in attempts[at:at + 128]])
     out = []
     for row, first, better in attempts:
         prompts = [f(row) for f in fmts]

@@ -21,7 +21,9 @@ The steps and why:
 - Two-turn MAGRPO (`train`): the rollout tree of the paper (G answers per agent at turn 1, G more under each joint
   first answer at turn 2; returns with discount 0.9), the strict reward at both turns, G = 4 and one problem a step
   (a two-problem step would sample 40 answers per agent), otherwise the card's recipe (lr 3e-4, beta 0, LoRA r 8 on
-  every linear layer, the authors' sampling, 128 new tokens), `--steps` steps, minutes recorded.
+  every linear layer, the authors' sampling, 128 new tokens), `--steps` steps, minutes recorded. A checkpoint after
+  every step (`--out`/trained_seed<k>/checkpoint): the same command resumes a stopped run exactly (a two-turn step
+  takes about 3 minutes on one thread).
 - Evaluation (every pair alike): the coding task's 28 held-out problems, 4 joint answers a problem, sampling seed =
   the run's seed; each first joint answer gets the feedback and one second answer (`run_method("magrpo_2turn")`).
   Test by test (`assert_outcomes_many`): the share of second answers that pass a test their first answer failed
@@ -210,15 +212,18 @@ def phase_train(out: Path, seed: int, steps: int) -> None:
     ss = SETTINGS
     cfg = MAGRPOConfig(num_agents=2, num_generations=s["G"], max_new_tokens=ss["max_new_tokens"], temperature=ss["temperature"],
                        top_p=ss["top_p"], top_k=ss["top_k"], learning_rate=s["lr"], beta=s["beta"], max_steps=s["steps"],
-                       prompts_per_step=s["P"], num_turns=s["num_turns"], discount=s["discount"], seed=seed, progress=False)
+                       prompts_per_step=s["P"], num_turns=s["num_turns"], discount=s["discount"], seed=seed, progress=False,
+                       save_steps=1)
     trainer = MAGRPOTrainer(agents, strict_coding_joint_reward, coding_formatters(tok), train_rows(), cfg,
-                            transition=CODING.transition_for(tok), callbacks=[Progress()])
-    t = time.time()
+                            transition=CODING.transition_for(tok), callbacks=[Progress()], checkpoint_dir=d / "checkpoint")
+    if (d / "checkpoint").exists():  # a stopped run goes on where it was (the checkpoint resumes it exactly)
+        trainer.load_checkpoint(d / "checkpoint")
+        print(f"resumed at step {trainer.step}", flush=True)
     while trainer.step < s["steps"]:
         trainer.training_step()
-    train_s = time.time() - t
     agents[0].model.save_pretrained(d / "adapters", selected_adapters=list(NAMES))
     (d / "history.json").write_text(json.dumps(trainer.history, indent=1))
+    train_s = sum(r["step_time"] for r in trainer.history)  # over every session the run took
     res = dict(pair="trained", seed=seed, steps_done=trainer.step, train_minutes=round(train_s / 60, 1),
                threads=torch.get_num_threads())
     res["heldout"] = evaluate(agents, seed)

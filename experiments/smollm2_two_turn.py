@@ -241,7 +241,8 @@ def _paired(a: dict, b: dict, key: str) -> tuple[float, float]:
 def write_table(out: Path, dest: Path = ROOT / "experiments") -> str:
     """`dest`/smollm2_two_turn.json and .md from every finished pair under `out` (or the kept copies)."""
     runs = {}
-    for d in sorted(out.glob("*_seed*")):
+    order = {"warm": 0, "warm2": 1, "trained": 2}
+    for d in sorted(out.glob("*_seed*"), key=lambda d: (order.get(d.name.rsplit("_seed", 1)[0], 3), d.name)):
         f = d / "eval.json"
         if f.exists():
             whole = json.loads(f.read_text())
@@ -270,12 +271,16 @@ def write_table(out: Path, dest: Path = ROOT / "experiments") -> str:
                      f"{row['unchanged_main']:.2f} | {'' if tm is None else tm} |")
     base = next((runs[n]["eval"] for n in runs if n.startswith("warm_")), None)
     if base is not None:
-        lines += ["", "Second-turn pass-all against the shipped warm start's second turn (paired by problem, mean ± SE):"]
+        lines += ["", "Pass-all against the shipped warm start's, turn by turn (paired by problem, mean ± SE over the 28 "
+                  "problems):"]
         for name, run in runs.items():
             if not name.startswith("warm_"):
-                m, se = _paired(base, run["eval"], "second")
-                table[name]["second_pass_all_vs_warm"] = [round(m, 4), round(se, 4)]
-                lines.append(f"- {name}: {m:+.2f} ± {se:.2f}")
+                said = []
+                for turn in ("first", "second"):
+                    m, se = _paired(base, run["eval"], turn)
+                    table[name][f"{turn}_pass_all_vs_warm"] = [round(m, 4), round(se, 4)]
+                    said.append(f"{turn} turn {m:+.2f} ± {se:.2f}")
+                lines.append(f"- {name}: " + ", ".join(said))
     (dest / "smollm2_two_turn.json").write_text(json.dumps(table, indent=1))
     md = "\n".join(lines) + "\n"
     (dest / "smollm2_two_turn.md").write_text(md)

@@ -285,3 +285,35 @@ def test_the_lever_table_regenerates_from_the_kept_runs(tmp_path):
 
     quoted = re.findall(r"[+-]\d\.\d\d ± \d\.\d\d", screen)
     assert len(quoted) >= 5 and all(q in committed for q in quoted), quoted  # every paired gain the card quotes
+
+
+def test_the_two_turn_table_regenerates_from_the_kept_runs(tmp_path):
+    """Issue 60, item 5: experiments/smollm2_two_turn.md is what the table phase writes from the kept evaluations, its
+    counts are read test by test from the kept answers, and the warm pair's first turn is the lever screen's warm
+    evaluation itself (the same sampling seed and protocol)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "experiments"))
+    import smollm2_two_turn
+    from magrpo_edu.tasks.coding.analysis import fixed_and_broken
+
+    kept = ROOT / "experiments" / "smollm2_two_turn"
+    assert smollm2_two_turn.write_table(kept, dest=tmp_path) == (ROOT / "experiments" / "smollm2_two_turn.md").read_text()
+    warm = json.loads((kept / "warm_seed0" / "eval.json").read_text())["heldout"]
+    outcomes = {t: [o for p in warm["problems"] for o in p[t]["outcomes"]] for t in ("first", "second")}
+    assert fixed_and_broken(outcomes["first"], outcomes["second"]) == warm["turns"]
+    assert warm["turns"]["answers"] == 28 * smollm2_two_turn.EVAL_SAMPLES
+    screen = json.loads((ROOT / "experiments" / "smollm2_levers" / "warm_seed0" / "eval.json").read_text())["heldout"]
+    assert ([a["main"] for p in screen["problems"] for a in p["answers"]]
+            == [a["main"] for p in warm["problems"] for a in p["first"]["answers"]])
+
+
+def test_the_cards_second_turn_warm_start_figures_come_from_the_two_turn_table():
+    import re
+
+    md = (ROOT / "experiments" / "smollm2_two_turn.md").read_text()
+    for card in ("notes.md", "README.md"):
+        text = (ROOT / "weights" / "smollm2_coding" / card).read_text()
+        bullet = text[text.index("A second-turn warm start keeps"):].split("\n- ")[0]
+        figures = re.findall(r"[+-]?\d\.\d\d(?: ± \d\.\d\d)?", bullet)
+        assert len(figures) >= 10 and all(f in md for f in figures), [f for f in figures if f not in md]

@@ -20,7 +20,8 @@ The steps and why:
   A model never shown a second turn writes its first answer again (the card: 0.70-0.84 of second mains unchanged).
 - Two-turn MAGRPO (`train`): the rollout tree of the paper (G answers per agent at turn 1, G more under each joint
   first answer at turn 2; returns with discount 0.9), the strict reward at both turns, G = 4 and one problem a step
-  (a two-problem step would sample 40 answers per agent), otherwise the card's recipe (lr 3e-4, beta 0, LoRA r 8 on
+  (a two-problem step would sample 40 answers per agent), activation checkpointing (without it the backward of
+  a step's 40 answers held 20 GB and was killed on a 24 GB machine), otherwise the card's recipe (lr 3e-4, beta 0, LoRA r 8 on
   every linear layer, the authors' sampling, 128 new tokens), `--steps` steps, minutes recorded. A checkpoint after
   every step (`--out`/trained_seed<k>/checkpoint): the same command resumes a stopped run exactly (a two-turn step
   takes about 3 minutes on one thread).
@@ -37,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
 import shutil
 import statistics
 import sys
@@ -50,6 +52,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "experiments"))
 
 from magrpo_edu import MAGRPOConfig, MAGRPOTrainer, load_lora_agents  # noqa: E402
+from magrpo_edu.agents import checkpoint_activations  # noqa: E402
 from magrpo_edu.models import load_model  # noqa: E402
 from magrpo_edu.tasks.coding import CODING, smollm2_coding_adapters  # noqa: E402
 from magrpo_edu.tasks.coding.analysis import fixed_and_broken  # noqa: E402
@@ -63,7 +66,8 @@ from smollm2_coding import NAMES, SETTINGS, _sft_batch, eval_rows, train_rows, w
 from smollm2_tldr import provenance  # noqa: E402
 
 WARM2 = dict(attempts=320, attempts_seed=0, steps=20, batch=8, second_share=0.75, lr=5e-4)
-TRAIN = dict(G=4, P=1, lr=SETTINGS["lr"], beta=0.0, steps=30, num_turns=2, discount=0.9, reward="strict")
+TRAIN = dict(G=4, P=1, lr=SETTINGS["lr"], beta=0.0, steps=30, num_turns=2, discount=0.9, reward="strict",
+             activation_checkpointing=True)
 EVAL_SAMPLES = 4
 OUT = ROOT / "runs" / "smollm2_two_turn"
 KEPT = ROOT / "experiments" / "smollm2_two_turn"
@@ -142,8 +146,9 @@ class Progress(TrainerCallback):
         self.t0 = time.time()
 
     def on_log(self, trainer, rec):
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # GiB (Linux: kB)
         print(f"step {rec['step']:3d} reward {rec['reward']:.2f} zero-std {rec.get('frac_reward_zero_std', float('nan')):.2f} "
-              f"{rec['step_time']:.0f}s (total {time.time() - self.t0:.0f}s)", flush=True)
+              f"{rec['step_time']:.0f}s (total {time.time() - self.t0:.0f}s, peak {peak:.1f} GiB)", flush=True)
 
 
 def evaluate(agents, seed: int) -> dict:
@@ -209,6 +214,8 @@ def phase_train(out: Path, seed: int, steps: int) -> None:
                                                      base=SETTINGS, **provenance()), indent=1))
     torch.manual_seed(seed)
     agents, tok = pair(warm2_folders(out), trainable=True)
+    if s["activation_checkpointing"]:  # without it a step's backward held 20 GB and was killed (24 GB machine)
+        checkpoint_activations(agents)
     ss = SETTINGS
     cfg = MAGRPOConfig(num_agents=2, num_generations=s["G"], max_new_tokens=ss["max_new_tokens"], temperature=ss["temperature"],
                        top_p=ss["top_p"], top_k=ss["top_k"], learning_rate=s["lr"], beta=s["beta"], max_steps=s["steps"],

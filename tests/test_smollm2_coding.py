@@ -94,7 +94,7 @@ def test_smollm2_on_coding_takes_its_measured_recipe_and_starts_from_the_warm_st
     assert HUMANEVAL.recipe_for("smollm2-135m") is SMOLLM2_RECIPE
 
 
-@pytest.mark.parametrize("which", ["warm", "trained"])
+@pytest.mark.parametrize("which", ["warm", "trained", "strict"])
 def test_the_shipped_smollm2_coding_adapters_are_peft_folders_that_moved(which):
     from magrpo_edu.tasks.coding import smollm2_coding_adapters
 
@@ -108,9 +108,10 @@ def test_trained_coding_adapters_differ_from_the_warm_start_they_began_from():
 
     from magrpo_edu.tasks.coding import smollm2_coding_adapters
 
-    for warm, trained in zip(smollm2_coding_adapters("warm"), smollm2_coding_adapters("trained")):
-        a, b = (load_file(str(d / "adapter_model.safetensors")) for d in (warm, trained))
-        assert a.keys() == b.keys() and any(not torch.equal(a[k], b[k]) for k in a)
+    for which in ("trained", "strict"):
+        for warm, trained in zip(smollm2_coding_adapters("warm"), smollm2_coding_adapters(which)):
+            a, b = (load_file(str(d / "adapter_model.safetensors")) for d in (warm, trained))
+            assert a.keys() == b.keys() and any(not torch.equal(a[k], b[k]) for k in a)
 
 
 def test_the_smollm2_coding_card_quotes_its_results_file():
@@ -317,3 +318,18 @@ def test_the_cards_second_turn_warm_start_figures_come_from_the_two_turn_table()
         bullet = text[text.index("A second-turn warm start keeps"):].split("\n- ")[0]
         figures = re.findall(r"[+-]?\d\.\d\d(?: ± \d\.\d\d)?", bullet)
         assert len(figures) >= 10 and all(f in md for f in figures), [f for f in figures if f not in md]
+
+
+def test_the_shipped_strict_adapters_are_the_lever_screens_strict_seed0_run():
+    """The shipped `strict` pair was trained again (experiments/smollm2_levers.py train --lever strict --seed 0) for
+    shipping: its history equals, step for step, the kept run the lever table evaluates (every logged value but the
+    times), so the screen's strict_seed0 row is this pair's evaluation."""
+    shipped = ROOT / "weights" / "smollm2_coding" / "adapters" / "strict"
+    settings = json.loads((shipped / "settings.json").read_text())
+    assert (settings["lever"], settings["seed"], settings["recipe"]["reward"]) == ("strict", 0, "strict")
+    mine = json.loads((shipped / "history.json").read_text())
+    kept = json.loads((ROOT / "experiments" / "smollm2_levers" / "strict_seed0" / "history.json").read_text())
+    timed = ("time", "second", "minute")
+    assert len(mine) == len(kept) == settings["recipe"]["steps"]
+    assert all({k: v for k, v in a.items() if not any(t in k for t in timed)}
+               == {k: v for k, v in b.items() if not any(t in k for t in timed)} for a, b in zip(mine, kept))

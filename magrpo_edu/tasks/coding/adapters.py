@@ -11,8 +11,12 @@ def smollm2_coding_adapters(which: str = "trained") -> list[Path]:
     made by experiments/smollm2_coding.py): `which="warm"`, the supervised warm start that teaches the answer's
     format (each agent's part of the reference solutions of composed training problems), where MAGRPO starts
     (and `magrpo-edu train --model smollm2-135m --task coding` does); `which="trained"`, the same adapters after
-    MAGRPO (seed 0). Load them with `magrpo_edu.load_lora_agents(base, smollm2_coding_adapters(), tokenizer=tok)`."""
-    if which not in ("trained", "warm"):
-        raise ValueError(f"smollm2_coding_adapters: which={which!r}; give 'trained' (after MAGRPO) or 'warm' (the warm start).")
+    MAGRPO (seed 0, the card's recipe); `which="strict"`, the warm start after 75 steps of MAGRPO on the strict reward
+    (seed 0 of the lever screen's best lever, experiments/smollm2_levers.py; its evaluation is the screen's
+    strict_seed0 row). Load them with `magrpo_edu.load_lora_agents(base, smollm2_coding_adapters(), tokenizer=tok)`."""
+    if which not in ("trained", "warm", "strict"):
+        raise ValueError(f"smollm2_coding_adapters: which={which!r}; give 'trained' (after MAGRPO, the card's recipe), "
+                         "'strict' (after MAGRPO on the strict reward) or 'warm' (the warm start).")
     return shipped_adapters("smollm2_coding", which, ("helper", "main"), "SmolLM2 coding",
-                            "re-make them with experiments/smollm2_coding.py")
+                            "re-make them with experiments/smollm2_levers.py train --lever strict --seed 0" if which == "strict"
+                            else "re-make them with experiments/smollm2_coding.py")

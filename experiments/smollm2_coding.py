@@ -78,6 +78,12 @@ def train_rows(seed: int = 1) -> list[dict]:
     return composed_coding_rows(400, seed=seed) + load_humaneval(33, 133)
 
 
+def sampling() -> dict:
+    """The runs' sampling (the authors': temperature, top-p, top-k) and answer budget, as generation keywords."""
+    s = SETTINGS
+    return dict(max_new_tokens=s["max_new_tokens"], temperature=s["temperature"], top_p=s["top_p"], top_k=s["top_k"])
+
+
 def warm_rows() -> list[dict]:
     return composed_coding_rows(WARM["rows"], seed=WARM["rows_seed"])
 
@@ -117,6 +123,26 @@ def _sft_batch(tok, prompts: list[str], answers: list[str]):
     return input_ids, mask, lab
 
 
+def adapter_optimizer(agent, lr: float) -> torch.optim.Optimizer:
+    """AdamW over `agent`'s adapter alone, that adapter made the active and trainable one (peft's set_adapter)."""
+    agent.model.set_adapter(agent.adapter)  # peft: only this adapter's weights are active and trainable
+    params = list(agent.trainable_parameters())
+    for p in params:
+        p.requires_grad_(True)
+    return torch.optim.AdamW(params, lr=lr)
+
+
+def sft_step(model, opt, tok, prompts: list[str], answers: list[str]) -> float:
+    """One supervised step: next-token cross-entropy on the answers' tokens (`_sft_batch`), one optimiser step;
+    returns the loss."""
+    ids, mask, lab = _sft_batch(tok, prompts, answers)
+    loss = model(input_ids=ids, attention_mask=mask, labels=lab).loss
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    return loss.item()
+
+
 def phase_warmstart(out: Path) -> None:
     """Supervised warm start of each agent's adapter on its part of the reference solutions (see the docstring)."""
     agents, tok = fresh_agents()
@@ -126,11 +152,7 @@ def phase_warmstart(out: Path) -> None:
     log, t0 = [], time.time()
     for k, agent in enumerate(agents):
         field = ("reference_aux", "reference_main")[k]
-        model.set_adapter(agent.adapter)  # peft: only this adapter's weights are active and trainable
-        params = [p for p in agent.trainable_parameters()]
-        for p in params:
-            p.requires_grad_(True)
-        opt = torch.optim.AdamW(params, lr=WARM["lr"])
+        opt = adapter_optimizer(agent, WARM["lr"])
         rng = random.Random(k)
         order = list(range(len(rows)))
         for step in range(WARM["steps"]):
@@ -138,13 +160,9 @@ def phase_warmstart(out: Path) -> None:
                 rng.shuffle(order)
             at = step * WARM["batch"] % len(rows)
             batch = [rows[i] for i in order[at:at + WARM["batch"]]]
-            ids, mask, lab = _sft_batch(tok, [fmts[k](r) for r in batch], [r[field].strip() for r in batch])
-            loss = model(input_ids=ids, attention_mask=mask, labels=lab).loss
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            log.append(dict(agent=agent.name, step=step + 1, loss=round(loss.item(), 4)))
-            print(f"{agent.name} step {step + 1} loss {loss.item():.3f} ({time.time() - t0:.0f}s)", flush=True)
+            loss = sft_step(model, opt, tok, [fmts[k](r) for r in batch], [r[field].strip() for r in batch])
+            log.append(dict(agent=agent.name, step=step + 1, loss=round(loss, 4)))
+            print(f"{agent.name} step {step + 1} loss {loss:.3f} ({time.time() - t0:.0f}s)", flush=True)
     model.save_pretrained(out / "warm")  # out/warm/<name>/: one standard peft folder per adapter
     (out / "warm.json").write_text(json.dumps(dict(WARM, seconds=round(time.time() - t0, 1), log=log), indent=1))
 
@@ -153,10 +171,8 @@ def evaluate(method: str, agents, which: str, seed: int) -> dict:
     """One protocol on one held-out set, `eval_samples` joint answers a problem, programs kept."""
     from coding_collaboration import evaluate as evaluate_coding  # levels, gates and first samples per problem
 
-    s = SETTINGS
     t = time.time()
-    sampling = dict(max_new_tokens=s["max_new_tokens"], temperature=s["temperature"], top_p=s["top_p"], top_k=s["top_k"])
-    row = evaluate_coding(method, agents, eval_rows(which), s["eval_samples"], seed, sampling=sampling)
+    row = evaluate_coding(method, agents, eval_rows(which), SETTINGS["eval_samples"], seed, sampling=sampling())
     row["seconds_total"] = round(time.time() - t, 1)
     print(f"{which} {method}: reward {row['reward']:.3f} pass@1 {row['pass_or_not@1']:.3f} "
           f"coop {row['cooperation_rate']:.3f} ({row['seconds_total']:.0f}s)", flush=True)

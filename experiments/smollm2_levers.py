@@ -56,7 +56,7 @@ from magrpo_edu.tasks.coding import smollm2_coding_adapters  # noqa: E402
 from magrpo_edu.tasks.coding.data import coding_formatters  # noqa: E402
 from magrpo_edu.tasks.coding.load_bearing import strict_coding_joint_reward  # noqa: E402
 from magrpo_edu.tasks.coding.reward import coding_joint_reward, coding_levels_many  # noqa: E402
-from smollm2_coding import NAMES, SETS, SETTINGS, Progress, eval_rows, fresh_agents, train_rows  # noqa: E402
+from smollm2_coding import NAMES, SETS, SETTINGS, Progress, eval_rows, fresh_agents, sampling, train_rows  # noqa: E402
 from smollm2_tldr import provenance  # noqa: E402
 
 RECIPE = dict(G=SETTINGS["G"], P=SETTINGS["prompts_per_step"], lr=SETTINGS["lr"], beta=0.0, steps=75, dynamic=0,
@@ -78,11 +78,6 @@ OUT = ROOT / "runs" / "smollm2_levers"
 def warm_pair(trainable: bool = False):
     base, tok = load_model(SETTINGS["model"], device="cpu")
     return load_lora_agents(base, smollm2_coding_adapters("warm"), tokenizer=tok, names=list(NAMES), trainable=trainable), tok
-
-
-def sampling() -> dict:
-    s = SETTINGS
-    return dict(max_new_tokens=s["max_new_tokens"], temperature=s["temperature"], top_p=s["top_p"], top_k=s["top_k"])
 
 
 def evaluate(agents, which: str, seed: int) -> dict:

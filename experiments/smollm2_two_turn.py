@@ -14,7 +14,8 @@ The steps and why:
 - Second-turn warm start (`warm2`): the shipped warm adapters (`smollm2_coding_adapters("warm")`, which teach the
   first answer's format) train on, each on its own part, with a quarter of every batch first-turn examples (the warm
   start's own: the prompt, then the reference part) and three quarters second-turn examples: `second_turn_attempts` (a
-  composed problem, a first joint attempt with the faults an untrained pair makes, or none, and the better answer),
+  composed problem, a first joint attempt with the faults an untrained pair makes, or none, and the better answer;
+  `second_turn_examples` of the corpus, as tiny-code-2turn's documents),
   the first attempt's feedback written by the task's own transition in SmolLM2's chat form (the feedback is the
   user's next message, `feedback_transition(tokenizer=...)`), then the better answer, loss on that answer only.
   A model never shown a second turn writes its first answer again (the card: 0.70-0.84 of second mains unchanged).
@@ -56,13 +57,13 @@ from magrpo_edu.agents import checkpoint_activations  # noqa: E402
 from magrpo_edu.models import load_model  # noqa: E402
 from magrpo_edu.tasks.coding import CODING, smollm2_coding_adapters  # noqa: E402
 from magrpo_edu.tasks.coding.analysis import fixed_and_broken  # noqa: E402
-from magrpo_edu.tasks.coding.corpus.second_turn import second_turn_attempts  # noqa: E402
+from magrpo_edu.tasks.coding.corpus.second_turn import second_turn_examples as corpus_second_turn_examples  # noqa: E402
 from magrpo_edu.tasks.coding.data import coding_formatters  # noqa: E402
-from magrpo_edu.tasks.coding.feedback import prefetch_feedback  # noqa: E402
 from magrpo_edu.tasks.coding.load_bearing import strict_coding_joint_reward  # noqa: E402
 from magrpo_edu.tasks.coding.reward import assert_outcomes_many, coding_levels_many, load_bearing_many  # noqa: E402
 from magrpo_edu.trainer import TrainerCallback  # noqa: E402
-from smollm2_coding import NAMES, SETTINGS, _sft_batch, eval_rows, train_rows, warm_rows  # noqa: E402
+from smollm2_coding import (NAMES, SETTINGS, adapter_optimizer, eval_rows, sampling, sft_step, train_rows,  # noqa: E402
+                            warm_rows)
 from smollm2_tldr import provenance  # noqa: E402
 
 WARM2 = dict(attempts=320, attempts_seed=0, steps=20, batch=8, second_share=0.75, lr=5e-4)
@@ -83,25 +84,14 @@ def warm2_folders(out: Path) -> list[Path]:
     return [out / "warm2" / "adapters" / n for n in NAMES]
 
 
-def sampling() -> dict:
-    s = SETTINGS
-    return dict(max_new_tokens=s["max_new_tokens"], temperature=s["temperature"], top_p=s["top_p"], top_k=s["top_k"])
-
-
 def second_turn_examples(tok) -> list[tuple[dict, list[str], tuple[str, str]]]:
-    """WARM2["attempts"] second-turn examples: (row, each agent's second-turn prompt in the chat form, the better
-    (aux, main)). The feedback is the task's own transition's, the attempts' programs run in sandbox batches."""
-    fmts, transition = coding_formatters(tok), CODING.transition_for(tok)
-    attempts = second_turn_attempts(WARM2["attempts_seed"], WARM2["attempts"])
-    for at in range(0, len(attempts), 128):  # the attempts' programs, in sandbox batches of 128
-        prefetch_feedback([(a, m, row) for row, (a, m), _ in attempts[at:at + 128]])
-    out = []
-    for row, first, better in attempts:
+    """WARM2["attempts"] second-turn examples (`corpus.second_turn.second_turn_examples` in SmolLM2's chat form): (row,
+    each agent's second-turn prompt, the better (aux, main)); refused unless the feedback is the user's next message."""
+    out, fmts = corpus_second_turn_examples(WARM2["attempts_seed"], WARM2["attempts"], tokenizer=tok), coding_formatters(tok)
+    for row, nexts, _ in out:
         prompts = [f(row) for f in fmts]
-        nexts = transition(prompts, list(first), [[(q, c)] for q, c in zip(prompts, first)], row)
         if not all(n.startswith(p) and "<|im_start|>user" in n[len(p):] for n, p in zip(nexts, prompts)):
             raise RuntimeError("the second-turn prompt is not the chat form (the feedback as the user's next message)")
-        out.append((row, nexts, better))
     return out
 
 
@@ -118,24 +108,16 @@ def phase_warm2(out: Path) -> None:
     n2 = round(WARM2["batch"] * WARM2["second_share"])
     for k, agent in enumerate(agents):
         field = ("reference_aux", "reference_main")[k]
-        model.set_adapter(agent.adapter)  # peft: only this adapter's weights are active and trainable
-        params = list(agent.trainable_parameters())
-        for p in params:
-            p.requires_grad_(True)
-        opt = torch.optim.AdamW(params, lr=WARM2["lr"])
+        opt = adapter_optimizer(agent, WARM2["lr"])
         rng = random.Random(k)
         for step in range(WARM2["steps"]):
             one = rng.sample(firsts, WARM2["batch"] - n2)
             two = rng.sample(seconds, n2)
             prompts = [fmts[k](r) for r in one] + [nexts[k] for _, nexts, _ in two]
             answers = [r[field].strip() for r in one] + [better[k].strip() for _, _, better in two]
-            ids, mask, lab = _sft_batch(tok, prompts, answers)
-            loss = model(input_ids=ids, attention_mask=mask, labels=lab).loss
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            log.append(dict(agent=agent.name, step=step + 1, loss=round(loss.item(), 4)))
-            print(f"{agent.name} step {step + 1} loss {loss.item():.3f} ({time.time() - t0:.0f}s)", flush=True)
+            loss = sft_step(model, opt, tok, prompts, answers)
+            log.append(dict(agent=agent.name, step=step + 1, loss=round(loss, 4)))
+            print(f"{agent.name} step {step + 1} loss {loss:.3f} ({time.time() - t0:.0f}s)", flush=True)
     model.save_pretrained(d / "adapters", selected_adapters=list(NAMES))
     (d / "settings.json").write_text(json.dumps(dict(pair="warm2", warm2=WARM2, base=SETTINGS, **provenance()), indent=1))
     (d / "warm2.json").write_text(json.dumps(dict(WARM2, seconds=round(time.time() - t0, 1), log=log), indent=1))

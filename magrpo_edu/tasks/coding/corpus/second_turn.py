@@ -127,20 +127,30 @@ def second_turn_attempts(seed: int, n: int) -> list[tuple[dict, tuple[str, str],
     return attempts
 
 
-def second_turn_documents(seed: int = 0, n: int = 6000, limits: Optional[SandboxLimits] = None,
-                          batch: int = 128) -> list[str]:
-    """`n` documents (steps 1-4; two per attempt, agent 1's then agent 2's), seeded. Runs about n / 2
-    programs in the sandbox (a minute or two on 2 cores for the default n)."""
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"second_turn_documents: n={n!r} must be an integer >= 0.")
-    formatters, transition = coding_formatters(), feedback_transition(limits)
-    attempts = second_turn_attempts(seed, (n + 1) // 2)
-    docs: list[str] = []
+def second_turn_examples(seed: int = 0, n: int = 3000, limits: Optional[SandboxLimits] = None, batch: int = 128,
+                         tokenizer=None) -> list[tuple[dict, list[str], tuple[str, str]]]:
+    """`n` attempts (steps 1-4), seeded, as (the problem's row, each agent's second-turn prompt, the better (aux,
+    main)): the prompt is the task's transition after the first attempt, in `tokenizer`'s chat template where it has
+    one (the feedback as the user's next message, as a two-turn run of an instruct model shows it; None: the raw
+    form the embedded models read). The attempts' programs run in sandbox batches of `batch`."""
+    formatters, transition = coding_formatters(tokenizer), feedback_transition(limits, tokenizer=tokenizer)
+    attempts = second_turn_attempts(seed, n)
+    out = []
     for start in range(0, len(attempts), batch):
         chunk = attempts[start:start + batch]
         prefetch_feedback([(a, m, row) for row, (a, m), _ in chunk], limits)
         for row, first, better in chunk:
             prompts = [f(row) for f in formatters]
-            nexts = transition(prompts, list(first), [[(q, c)] for q, c in zip(prompts, first)], row)
-            docs += [nxt + answer for nxt, answer in zip(nexts, better)]
-    return docs[:n]
+            out.append((row, transition(prompts, list(first), [[(q, c)] for q, c in zip(prompts, first)], row), better))
+    return out
+
+
+def second_turn_documents(seed: int = 0, n: int = 6000, limits: Optional[SandboxLimits] = None,
+                          batch: int = 128) -> list[str]:
+    """`n` documents (steps 1-4; two per attempt, agent 1's then agent 2's), seeded: each agent's second-turn prompt
+    (`second_turn_examples`, the raw form), then its better answer. Runs about n / 2 programs in the sandbox (a
+    minute or two on 2 cores for the default n)."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"second_turn_documents: n={n!r} must be an integer >= 0.")
+    examples = second_turn_examples(seed, (n + 1) // 2, limits, batch)
+    return [nxt + answer for _, nexts, better in examples for nxt, answer in zip(nexts, better)][:n]

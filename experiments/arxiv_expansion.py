@@ -82,7 +82,7 @@ def one_run(setting: str, seed: int, steps: int, lr: float, rows, samples: int, 
     """One training run (MAGRPOTrainer.train's loop, with evaluations on the way) and its evaluations."""
     beta = SETTINGS[setting]
     base, tok = load_model("tiny")                       # a fresh model per run
-    agents = lora_agents(base, num_agents=2, tokenizer=tok, target_modules=["q_proj", "v_proj"], seed=seed)
+    agents = lora_agents(base, num_agents=2, tokenizer=tok, seed=seed)
     cfg = MAGRPOConfig(num_agents=2, num_generations=4, max_new_tokens=max_new, learning_rate=lr, max_steps=steps,
                        beta=beta, seed=seed, progress=False)
     trainer = MAGRPOTrainer(agents, arxiv_joint_reward, arxiv_formatters(), load_writing("arxiv", "train"), cfg)
@@ -190,7 +190,7 @@ def main() -> None:
     rows = load_writing("arxiv", "eval")[:a.rows]
     if "untrained" not in data:   # the untrained agents are the same for every run: evaluated once
         base, tok = load_model("tiny")
-        agents = lora_agents(base, num_agents=2, tokenizer=tok, target_modules=["q_proj", "v_proj"], seed=0)
+        agents = lora_agents(base, num_agents=2, tokenizer=tok, seed=0)
         data = dict(config=cfg, untrained=evaluate(agents, rows, a.samples, a.max_new_tokens, all_texts=True), runs=[])
         print(f"untrained: held-out {data['untrained']['reward']:.3f}", flush=True)
     for setting in a.settings.split(","):

@@ -75,7 +75,7 @@ HISTORY_KEYS = ("reward", "kl", "completions/mean_length/agent_0", "completions/
 def run(setting: str, seed: int, eval_every: int, tag: str) -> dict:
     torch.manual_seed(seed)
     base, tok = load_model("tiny")
-    agents = lora_agents(base, num_agents=2, tokenizer=tok, target_modules=["q_proj", "v_proj"])
+    agents = lora_agents(base, num_agents=2, tokenizer=tok)
     formatters = tldr_formatters()
     train_rows, eval_rows = load_writing("tldr", "train"), load_writing("tldr", "eval")
     cfg = MAGRPOConfig(num_agents=2, max_new_tokens=48, seed=seed, progress=False, eval_steps=eval_every,

@@ -32,7 +32,7 @@ FINAL_EVAL = {"coding": dict(eval_rows=28, eval_generations=16)}
 
 def run(task: str, steps: int, new_tokens: int, eval_rows: int = POINT_ROWS, seed: int = 0, eval_generations: int | None = None) -> dict:
     base, tok = load_model("tiny")
-    agents = lora_agents(base, 2, tokenizer=tok, target_modules=["q_proj", "v_proj"])
+    agents = lora_agents(base, 2, tokenizer=tok)
     reward, fmts, train, ev = get_task(task).setup(tok)
     cfg = MAGRPOConfig(num_generations=4, max_new_tokens=new_tokens, learning_rate=2e-3, max_steps=steps, seed=seed,
                        eval_steps=max(1, steps // 5))  # the held-out reward along the way, not only at the end

@@ -36,7 +36,7 @@ from typing import Any, Optional, Sequence
 import torch
 
 from .backends import Backend, FastBackend
-from .models import load_model, prepare_tokenizer
+from .models import load_model, lora_targets, prepare_tokenizer
 from .rng import seeded
 from .threads import choose_threads_once
 
@@ -106,7 +106,7 @@ def _as_model_and_tokenizer(base, tokenizer, dtype, device):
 
 
 def lora_agents(base, num_agents: int = 2, tokenizer=None, r: int = 8, alpha: int = 16,
-                target_modules: Sequence[str] | str | None = "all-linear", dropout: float = 0.0,
+                target_modules: Sequence[str] | str | None = "auto", dropout: float = 0.0,
                 dtype: Any = None, device=None, names: Sequence[str] | None = None, seed: int = 0,
                 backend: Optional[Backend] = None) -> list[Agent]:
     """n agents on ONE frozen base, each with its own LoRA adapter (peft named adapters).
@@ -115,11 +115,15 @@ def lora_agents(base, num_agents: int = 2, tokenizer=None, r: int = 8, alpha: in
     percent per agent. All adapters start at B = 0, i.e. every agent starts as the base model.
     The random A matrices are drawn from a generator seeded with `seed` (the caller's RNG is left
     untouched): without it, two runs differ from step 2 on, since B = 0 hides A only at step 1.
+    target_modules: peft's; "auto" (default) is `models.lora_targets(base)`: q/v projections on an embedded model,
+    every linear layer on any other.
     backend: the team's `Agent.backend` (default `FastBackend()`: the agents batched on their one base).
     """
     from peft import LoraConfig, get_peft_model
 
     model, tok = _as_model_and_tokenizer(base, tokenizer, dtype, device)
+    if target_modules == "auto":
+        target_modules = lora_targets(base if isinstance(base, str) else model)
     names = list(names or [f"agent_{i}" for i in range(num_agents)])
     if len(names) != num_agents:
         raise ValueError(f"lora_agents got {len(names)} names for num_agents={num_agents}.")

@@ -5,7 +5,7 @@ import copy
 import pytest
 import torch
 
-from magrpo_edu import load_lora_agents, lora_agents, viz
+from magrpo_edu import MAGRPOConfig, load_lora_agents, lora_agents, viz
 from magrpo_edu.agents import team_backend
 from magrpo_edu.backends import sampling_settings
 from conftest import cfg, check_shipped_adapters  # noqa: E402  (shared test helpers: tests/conftest.py)
@@ -79,9 +79,31 @@ def test_answer_snapshot_is_reproducible_and_scored_by_the_joint_reward(make_mod
     assert len(texts) == 3 and all(len(t) == 2 for t in texts)
     assert rewards == [float(len(b) > len(a)) for a, b in texts]
     assert answer_snapshot(agents, formatters, rows[:3], longer, max_new_tokens=6) == (texts, rewards)
+    # config=: the training config's sampling (step 2's settings) in place of the keywords (whose default is 48 tokens):
+    # the same draw as the equal keyword settings
+    six = MAGRPOConfig(num_agents=2, max_new_tokens=6, temperature=1.0, top_p=1.0, top_k=0)
+    assert answer_snapshot(agents, formatters, rows[:3], longer, config=six) == (texts, rewards)
+    assert answer_snapshot(agents, formatters, rows[:3], longer) != (texts, rewards)
 
 
 def test_the_shipped_smollm2_adapters_are_trained_peft_folders():
     from magrpo_edu.tasks.writing import smollm2_tldr_adapters
 
     check_shipped_adapters(smollm2_tldr_adapters(), ["concise", "detailed"])
+
+
+def test_lora_targets_follow_the_model(make_model, small_tokenizer):
+    # The default (target_modules="auto"): q/v projections on an embedded model, by name or loaded from its folder
+    # (where peft's per-layer overhead dominates a step), every linear layer on any other model.
+    from magrpo_edu import lora_agents
+    from magrpo_edu.models import load_model
+
+    def targets(agents):
+        return sorted(agents[0].model.peft_config[agents[0].adapter].target_modules)
+
+    assert targets(lora_agents("tiny", 1)) == ["q_proj", "v_proj"]
+    base, tok = load_model("tiny")
+    assert targets(lora_agents(base, 1, tokenizer=tok)) == ["q_proj", "v_proj"]
+    other = {name.rsplit(".", 1)[-1] for name in targets(lora_agents(make_model(), 1, tokenizer=small_tokenizer))}
+    assert {"q_proj", "v_proj", "o_proj", "up_proj", "down_proj"} <= other  # peft expands "all-linear" to module paths
+    assert targets(lora_agents(make_model(), 1, tokenizer=small_tokenizer, target_modules=["q_proj"])) == ["q_proj"]

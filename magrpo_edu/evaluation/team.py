@@ -21,7 +21,7 @@ import torch
 
 from ..agents import Agent, has_reference, team_backend
 from ..algorithm import format_prompts, joint_rewards, rollout
-from ..backends import sampling_kwargs
+from ..backends import sampling_kwargs, sampling_settings
 from ..config import MAGRPOConfig
 from ..progress import progress_bar
 from ..quality import mean_repetition, token_nll
@@ -100,12 +100,15 @@ def evaluate_team(agents: Sequence[Agent], formatters: Sequence[Callable], rewar
 
 
 def answer_snapshot(agents: Sequence[Agent], formatters: Sequence[Callable], rows: Sequence[dict], reward_fn: Callable,
-                    max_new_tokens: int = 48, temperature: float = 1.0, seed: int = 1) -> tuple[list[list[str]], list[float]]:
+                    max_new_tokens: int = 48, temperature: float = 1.0, seed: int = 1,
+                    config: MAGRPOConfig | None = None) -> tuple[list[list[str]], list[float]]:
     """One joint answer per row (the parallel protocol, a fixed sampling seed, the caller's RNG left
     untouched): each row's answers [agent 1, agent 2, ...] and that joint action's reward
     (`reward_fn(completions, row)`, the trainer's contract). Take one before and one after training
-    with the same seed and show them side by side with `viz.before_after_report`."""
-    gen = sampling_kwargs(max_new_tokens, temperature)
+    with the same seed and show them side by side with `viz.before_after_report`. `config`: sample as that
+    training config's step 2 does (`sampling_settings(config)`: its tokens, temperature, top-p and top-k), in
+    place of `max_new_tokens` and `temperature` (plain sampling, no truncation)."""
+    gen = sampling_settings(config) if config is not None else sampling_kwargs(max_new_tokens, temperature)
     with seeded(seed):
         outs = team_backend(agents).sample(agents, [[f(r) for r in rows] for f in formatters], 1, gen)
     texts = [[o.texts[k] for o in outs] for k in range(len(rows))]

@@ -41,7 +41,7 @@ from .loading import ModelNotAvailableError, check_model_folder, finish, prepare
 from .smollm2 import SMOLLM2_GGUF, SMOLLM2_ID, convert_gguf, load_smollm2, smollm2_gguf_path
 
 __all__ = ["load_model", "tiny_model_path", "shipped_adapters", "choose_dtype", "cpu_computes_bf16",
-           "prepare_tokenizer", "check_model_folder", "ModelNotAvailableError", "EMBEDDED", "is_embedded", "KNOWN_NAMES",
+           "prepare_tokenizer", "check_model_folder", "ModelNotAvailableError", "EMBEDDED", "is_embedded", "lora_targets", "KNOWN_NAMES",
            "SMOLLM2_ID", "SMOLLM2_GGUF", "load_smollm2", "convert_gguf", "smollm2_gguf_path", "cache_dir", "hub_offline",
            "hub_reachable"]
 
@@ -59,6 +59,25 @@ def is_embedded(name: str) -> bool:
     case-insensitive, which wins over a folder of the same name); a local folder holding a copy of one
     is not."""
     return isinstance(name, str) and name.strip().lower() in EMBEDDED
+
+
+def lora_targets(model) -> list[str] | str:
+    """The LoRA target modules a team on `model` gets by default (`lora_agents`): the attention's q and v
+    projections on an embedded model (a registry name, or a model loaded from one), where peft's per-layer
+    overhead dominates a step (benchmarks/PROFILE.md, "LoRA targets"); every linear layer on any other model.
+
+    >>> lora_targets("tiny"), lora_targets("HuggingFaceTB/SmolLM2-135M-Instruct")
+    (['q_proj', 'v_proj'], 'all-linear')
+    """
+    if isinstance(model, str):
+        return ["q_proj", "v_proj"] if is_embedded(model) else "all-linear"
+    source = getattr(getattr(model, "config", None), "_name_or_path", "") or ""
+    try:
+        here = Path(source).resolve()
+        embedded = any(here == (weights_dir() / folder).resolve() for folder in EMBEDDED.values())
+    except (OSError, ValueError):
+        embedded = False
+    return ["q_proj", "v_proj"] if embedded else "all-linear"
 
 
 def tiny_model_path(name: str = "tiny") -> Path:

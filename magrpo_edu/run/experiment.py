@@ -47,7 +47,7 @@ from .. import distributed
 from ..agents import load_lora_agents, lora_agents, separate_agents
 from ..checkpoints import checkpoint_info
 from ..config import MAGRPOConfig
-from ..models import is_embedded, load_model
+from ..models import load_model
 from ..progress import progress_bar
 from ..tasks.registry import Task, get_task
 from ..trainer import MAGRPOTrainer, TrainerCallback
@@ -135,10 +135,8 @@ def build_team(model: str, agents: str, device: str, n: int = 2, task: Optional[
             raise SettingsError(f"the {task.name} task's recipe for {model} starts {len(start)} agents from adapters; "
                                 f"this run has {n}.")
         return tok, load_lora_agents(base, start, tokenizer=tok, names=[f"agent_{i}" for i in range(n)])
-    # LoRA on the attention's q/v projections for the tiny model, where peft's per-layer overhead dominates
-    # a step (benchmarks/PROFILE.md, "LoRA targets"); all linear layers for real models.
-    targets = ["q_proj", "v_proj"] if is_embedded(model) else "all-linear"
-    team = lora_agents(base, n, tokenizer=tok, target_modules=targets) if agents == "lora" else separate_agents(base, n, tokenizer=tok)
+    # lora_agents' default targets (models.lora_targets): q/v on an embedded model, all linear layers on a real one.
+    team = lora_agents(base, n, tokenizer=tok) if agents == "lora" else separate_agents(base, n, tokenizer=tok)
     return tok, team
 
 

@@ -162,9 +162,9 @@ BOUNDARIES = {
         ("a substring ('as' in 'has'), not a whole word", nb03._coherence_whole_words, "SUBSTRING"),
     ],
     "03.honest_tldr_reward": [
-        ("exactly 1/5 repeated is not above 0.2 (a lower threshold)", _honest(0.19), "strict bound at 0.2"),
+        ("exactly 1/5 repeated is not above 0.2 (a lower threshold)", _honest(0.19), "with 0.2 itself"),
         ("exactly 1/5 repeated is not above 0.2 (>= on a rounded threshold)", _honest(0.1999, strict=False),
-         "strict bound at 0.2"),
+         "with 0.2 itself"),
         ("0.205 is above 0.2 (a higher threshold)", _honest(0.21), "only just above 0.2"),
         ("0.205 is above 0.2 (>= 0.21)", _honest(0.21, strict=False), "only just above 0.2"),
         ("EITHER text", nb03.MISTAKES["03.honest_tldr_reward"][-4], None),

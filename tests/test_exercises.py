@@ -73,6 +73,47 @@ def test_the_stub_fails_the_mistakes_fail_and_the_solution_passes(nb, name, src,
     assert ex.check(name, stub) is ex.solution(name)
 
 
+def _lessons():
+    """(exercise, a listed mistake, a pattern its refusal must contain): mistakes whose lesson is a specific sentence,
+    each also in MISTAKES (so the test above refuses it too)."""
+    from magrpo_edu.exercises.solutions import nb00, nb01, nb02, nb03, nb06, nb09
+    return [
+        ("00.group_advantages", nb00._all_zero, "every advantage you returned is 0"),
+        ("00.group_advantages", nb00.MISTAKES["00.group_advantages"][-1], "every advantage you returned is 0"),
+        ("01.sequence_logprob", nb01._logprob_last_dropped, "one position off"),
+        ("01.sequence_logprob", nb01._logprob_shifted, "one position off"),
+        ("01.sequence_logprob", nb01._logprob_sliced, "no slice"),
+        ("01.grpo_token_mean_loss", nb01._grpo_standardised, "standardised the advantages"),
+        ("02.shared_losses", nb02._centred_in_place, "in place"),
+        ("02.shared_losses", nb02._joint_logprob, "joint log-prob"),
+        ("02.shared_losses", nb02._no_baseline, "no baseline"),
+        ("03.length_level", nb03._length_level_no_stop_above, "went negative"),
+        ("03.coherence_T", nb03._coherence_unpunctuated, "removed the punctuation"),
+        ("03.coherence_T", nb03._coherence_punctuation_as_space, "removed the punctuation"),
+        ("03.honest_tldr_reward", nb03._honest_rounded, "with 0.2 itself"),
+        ("06.std_scaled_advantages", nb06._std_in_place, "in place"),
+        ("06.std_scaled_advantages", nb06._std_by_range, "the range"),
+        ("06.loss_with_kl", nb06._kl_without_minus_one, "lacks its -1"),
+        ("06.loss_with_kl", nb06._kl_group_token_mean, "all the group's tokens"),
+        ("06.loss_with_kl", nb06._kl_in_the_advantage, "folded the KL into the advantage"),
+        ("09.stop_level", nb09._mistake_words_at_l2, "L2 that counts l in words"),
+        ("09.stop_level", nb09.MISTAKES["09.stop_level"][8], "L3 that divides the other way round"),   # u upside down
+        ("09.stop_level", nb09.MISTAKES["09.stop_level"][9], "L2 that counts the characters without the spaces"),
+    ]
+
+
+LESSONS = _lessons()
+
+
+@pytest.mark.parametrize("name,answer,pattern", LESSONS, ids=[f"{n}: {p}" for n, _, p in LESSONS])
+def test_a_listed_mistake_is_refused_with_its_lesson(name, answer, pattern, monkeypatch):
+    monkeypatch.delenv("MAGRPO_EDU_SOLUTIONS", raising=False)
+    assert any(answer is m for m in ex.mistakes(name)), f"{name}: list this mistake in MISTAKES too"
+    with pytest.raises(ex.ExerciseFailed) as refused:
+        ex.check(name, answer)
+    assert pattern in str(refused.value), f"{name}: the refusal should say {pattern!r}; it said: {refused.value}"
+
+
 def test_check_says_what_to_do(monkeypatch, capsys):
     monkeypatch.setitem(ex._CHECKS, "99.double", lambda f: None if f(2) == 4 else (_ for _ in ()).throw(
         ex.ExerciseFailed("double(2) should be 4")))

@@ -43,6 +43,10 @@ def check_group_advantages(fn) -> None:
             hint = ""
             if len(set(rewards)) == 1:
                 hint = " (when every joint action scored the same, none is better than the group: all advantages are 0)"
+            elif all(g == 0 for g in got):
+                hint = (" (every advantage you returned is 0, but these rewards differ: some joint actions beat the group "
+                        "and some fall short. A = r - mean(r): the mean of ALL G rewards, sum(rewards) / len(rewards), "
+                        "subtracted from each reward; a reward minus itself is 0 whatever the rewards)")
             elif close([-w for w in want]):
                 hint = " (the sign is flipped: reward minus mean, so a joint action above the mean gets a positive advantage)"
             elif close([w * G / (G - 1) for w in want]):

@@ -55,6 +55,18 @@ def _carries_gradient(value, leaf, mask, name) -> None:
                              "tokens (mask 1) may carry gradient.")
 
 
+def _r(t: torch.Tensor, k: int = 4) -> list:
+    return [round(x, k) for x in t.detach().float().tolist()]
+
+
+def _one_off(logp, mask):
+    """The sums a one-position slip gives: the last or the first position dropped, or the log-probs and the mask
+    out of step by one (either way)."""
+    m = mask.float()
+    return [(logp[:, :-1] * m[:, :-1]).sum(-1), (logp[:, 1:] * m[:, 1:]).sum(-1),
+            (logp[:, :-1] * m[:, 1:]).sum(-1), (logp[:, 1:] * m[:, :-1]).sum(-1)]
+
+
 @exercise("01.sequence_logprob")
 def check_sequence_logprob(fn):
     for logp, mask in _cases():
@@ -63,6 +75,11 @@ def check_sequence_logprob(fn):
             try:
                 out = fn(leaf, m)
             except (RuntimeError, TypeError) as e:
+                if m.dtype != torch.bool and "size of tensor" in str(e):
+                    raise ExerciseFailed(f"your function raised RuntimeError: {str(e).splitlines()[0]}. token_logp and "
+                                         "mask are both (G, C) and already aligned: position t of one is token t of the "
+                                         "completion in the other (cell 17 took the logits at -C-1:-1 for that). Use "
+                                         "both whole, no slice such as [:, :-1] or [:, 1:].") from None
                 if m.dtype != torch.bool:
                     raise
                 raise ExerciseFailed(f"with a bool mask (True on the real tokens, as a tokenizer's attention mask can "
@@ -76,9 +93,17 @@ def check_sequence_logprob(fn):
                                      ".to(...) on them or on the result. The next cell compares your log-probs with "
                                      "the library's with torch.allclose, which refuses two different dtypes; a float "
                                      "mask or mask.to(token_logp.dtype) keeps it.")
+            want = (logp * mask).sum(-1)
+            if any(torch.allclose(got.detach().float(), slip, atol=1e-5) and not torch.allclose(slip, want, atol=1e-5)
+                   for slip in _one_off(logp, mask)):
+                raise ExerciseFailed(f"for completions of {mask.sum(-1).int().tolist()} real tokens the sums are "
+                                     f"{_r(want)}, you returned {_r(got)}: one position off (a slice such as "
+                                     "[:, :-1] or [:, 1:], or the mask shifted against the log-probs). token_logp is "
+                                     "already aligned: token_logp[g, t] is the log-prob of token t of completion g, "
+                                     "and mask[g, t] says whether that token is real; sum them position by position, "
+                                     "all C of them.")
             _carries_gradient(got, leaf, mask, "sequence_logprob")
             got = got.detach()
-            want = (logp * mask).sum(-1)
             if torch.allclose(got.float(), (logp * (1 - mask.float())).sum(-1), atol=1e-5):
                 raise ExerciseFailed("you summed the padding and left out the answer: mask is 1 on the completion's real "
                                      "tokens and 0 on the padding.")
@@ -90,8 +115,8 @@ def check_sequence_logprob(fn):
                 if torch.allclose(got.float(), want / lengths, atol=1e-5) or torch.allclose(got.float(), want / logp.shape[1], atol=1e-5):
                     raise ExerciseFailed("you averaged the token log-probs; MAGRPO's loss takes their SUM "
                                          "(log pi of the whole completion is the sum of its tokens' log-probs).")
-                raise ExerciseFailed(f"for token log-probs {logp.tolist()} with mask {mask.tolist()} the sums are "
-                                     f"{[round(x, 4) for x in want.tolist()]}, you returned {[round(x, 4) for x in got.tolist()]}.")
+                raise ExerciseFailed(f"for token log-probs {[_r(row, 2) for row in logp]} with mask "
+                                     f"{mask.int().tolist()} the sums are {_r(want)}, you returned {_r(got)}.")
 
 
 @exercise("01.leave_one_out")
@@ -129,6 +154,16 @@ def check_leave_one_out(fn):
                                  f"{[round(x, 4) for x in want.tolist()]}, you returned {[round(x, 4) for x in got.tolist()]}.")
 
 
+def _grpo(logp, mask, A):
+    return -(A * (logp * mask).sum(-1) / mask.sum(-1).clamp_min(1)).mean()
+
+
+def _standardised(A):
+    """The advantages divided by their std, centred again or not, with or without an eps, sample or population std."""
+    return [(A - A.mean()) / A.std(), A / A.std(), (A - A.mean()) / (A.std() + 1e-4), (A - A.mean()) / (A.std() + 1e-8),
+            (A - A.mean()) / A.std(unbiased=False)]
+
+
 @exercise("01.grpo_token_mean_loss")
 def check_grpo_token_mean_loss(fn):
     g = torch.Generator().manual_seed(3)
@@ -143,7 +178,7 @@ def check_grpo_token_mean_loss(fn):
                                  "calls loss.backward(), so the token log-probs must stay in the graph.")
         got = got.detach()
         lengths = mask.sum(-1)
-        want = -(A * (logp * mask).sum(-1) / lengths.clamp_min(1)).mean()
+        want = _grpo(logp, mask, A)
         got = got.float().reshape(())
         if torch.allclose(got, want, atol=1e-5):
             continue
@@ -180,6 +215,11 @@ def check_grpo_token_mean_loss(fn):
             raise ExerciseFailed("you divided by the total number of tokens of the whole group (DAPO's token-level "
                                  "mean); GRPO divides each completion's sum by its OWN length |a^(g)|, then averages "
                                  "the G completions.")
+        if any(torch.allclose(got, _grpo(logp, mask, a), atol=1e-5) for a in _standardised(A)):
+            raise ExerciseFailed("you standardised the advantages ((A - mean) / std, as the A-hat of GRPO's objective "
+                                 "in section 5 does); this function receives them ready-made, the A^(g) of the "
+                                 "formula: use `advantages` as given (the paper's A = r - mean(r) is centred only, "
+                                 "with no /std(r)).")
         raise ExerciseFailed(f"for this group the GRPO loss (ratio 1, no clipping, no KL) is {want.item():.5f}, "
                              f"you returned {got.item():.5f}.")
     # a completion with no tokens must not divide by zero

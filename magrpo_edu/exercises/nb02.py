@@ -95,7 +95,13 @@ def check_shared_losses(fn) -> None:
         if G == 2:
             rewards = torch.tensor([1.0, 1.0])  # equal rewards: no gradient at all
         logps = [(-torch.rand(G, generator=gen) * 20).requires_grad_() for _ in range(n)]
-        got = fn([lp for lp in logps], rewards.clone())
+        given = rewards.clone()
+        got = fn([lp for lp in logps], given)
+        if not torch.equal(given, rewards):
+            raise ExerciseFailed(f"for rewards {[round(v, 2) for v in rewards.tolist()]} your function changed the "
+                                 "rewards tensor it was given (in place, e.g. rewards -= rewards.mean()): the trainer's "
+                                 "logged rewards would be overwritten. Compute the advantage as a new tensor, "
+                                 "A = rewards - rewards.mean().")
         if not hasattr(got, "__len__") or (torch.is_tensor(got) and got.dim() == 0):
             if torch.is_tensor(got):
                 raise ExerciseFailed(f"return a list with one loss per agent ({n} here), `[... for lp in logps]`; you "
@@ -129,6 +135,14 @@ def check_shared_losses(fn) -> None:
                     hint = " You divided the advantages by the rewards' std; MAGRPO's advantage is r - mean(r), unscaled."
                 elif abs(got_v - want_v * G) <= 1e-4:
                     hint = f" You summed over the G = {G} joint actions; the loss averages them (1/G)."
+                elif n > 1 and abs(got_v - policy_loss(sum(logps), A).item()) <= 1e-4:
+                    hint = (f" You used the joint log-prob, the sum of all {n} agents' log-probs, in every loss; agent "
+                            "i's loss weighs ITS OWN log-probs, logps[i] (log pi_i): the others' belong to the other "
+                            "agents' losses and optimisers.")
+                elif abs(got_v - policy_loss(lp, rewards).item()) <= 1e-4:
+                    hint = (" You weighted the log-probs by the rewards themselves, with no baseline: subtract the "
+                            "group's mean first, A = r - mean(r), so that a joint action below the mean is made LESS "
+                            "likely.")
                 elif abs(got_v - want_v / n) <= 1e-4:
                     hint = (f" You split the loss among the {n} agents; each agent gets the WHOLE loss with the shared "
                             "advantage (its own optimiser steps on it).")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 
 from ..quality import repetition
 from ..tasks.writing.reward import coherence_T, tldr_length_level, tldr_levels
@@ -17,6 +18,11 @@ def _t_of(text: str) -> float:
     return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
 
 
+def _unpunctuated(text: str, by: str) -> str:
+    """The lower-cased text with its punctuation removed (by = "") or made a space (by = " "): a learner's slip."""
+    return re.sub(r"[^\w\s]", by, text.lower())
+
+
 @exercise("03.length_level")
 def check_length_level(fn):
     # the ramps are probed at their midpoints (1.35, 4.1) AND off them (1.23, 1.47, 3.5, 4.55, 4.91): a smoothstep
@@ -24,9 +30,14 @@ def check_length_level(fn):
     for r in (0.5, 1.0999, 1.1, 1.35, 1.6, 2.4, 3.2, 4.1, 5.0, 5.0001, 7.0, 1.23, 1.47, 3.5, 4.55, 4.91):
         want, got = tldr_length_level(r), plain_number(fn(r))
         if want is None:
+            if isinstance(got, numbers.Real) and not isinstance(got, bool) and got < 0:
+                raise ExerciseFailed(f"at r = {r} scoring stops: return None; you returned {got:.3g}, a ramp carried on "
+                                     f"{'past 5.0' if r > 5.0 else 'below 1.1'} and went negative. Outside [1.1, 5.0] "
+                                     "L2 is no number at all: any number, 0 or negative, would let the pair go on to "
+                                     "the vocabulary and style levels.")
             if got is not None:
-                raise ExerciseFailed(f"at r = {r} scoring stops: return None (not {got!r}); a 0 would let the pair go on "
-                                     "to the vocabulary and style levels.")
+                raise ExerciseFailed(f"at r = {r} scoring stops: return None (not {got!r}); a number would let the pair "
+                                     "go on to the vocabulary and style levels.")
             continue
         if got is None:
             edge = " Both ends of [1.1, 5.0] are inside: L2 pays 0 there and scoring goes on." if r in (1.1, 5.0) else ""
@@ -45,7 +56,8 @@ def check_length_level(fn):
 
 TEXTS = ["He has a plan.",                         # "as" inside "has": the time category
          "However, the rent went up; as a result we moved. For example, the kitchen is smaller.",
-         "Dog cat bird.",
+         "My cat stays in. Fact is, she hates rain and is an all-in-all homebody.",  # no phrase as written (T = 0);
+         #  without punctuation 'in fact' appears, with a space for it 'all in all'
          "First, I called. Then I wrote. In addition, I asked a lawyer because it was urgent. "
          "Similarly, however, in conclusion, for instance, although, if, indeed, meanwhile, that is",
          ""]
@@ -61,6 +73,16 @@ def check_coherence_T(fn):
             raise ExerciseFailed(f"T({text!r}) is {want:.2f}: the authors match each phrase as a SUBSTRING of the "
                                  "lower-cased text, so 'as' (a time word) is found inside 'has'; you returned "
                                  f"{got!r}.")
+        for by in ("", " "):
+            if isinstance(got, (int, float)) and coherence_T(_unpunctuated(text, by)) != want and math.isclose(
+                    got, coherence_T(_unpunctuated(text, by)), abs_tol=1e-9):
+                from ..tasks.writing.word_lists import TRANSITION_CATEGORIES
+                new = sorted({p for ws in TRANSITION_CATEGORIES.values() for p in ws
+                              if p in _unpunctuated(text, by) and p not in text.lower()})
+                raise ExerciseFailed(f"T({text!r}) is {want:.2f}, you returned {got!r}: you removed the punctuation "
+                                     f"before matching, which makes {', '.join(repr(p) for p in new)} appear across "
+                                     "punctuation the text has. The authors match each phrase in "
+                                     "the lower-cased text as written, punctuation kept: lower-case it, nothing else.")
         if isinstance(got, (int, float)) and _t_of(text) != want and math.isclose(got, _t_of(text), abs_tol=1e-9):
             raise ExerciseFailed(f"T({text!r}) is {want:.2f}, you returned {got!r}: lower-case the text before matching "
                                  "('However' at the start of a sentence is the contrast word 'however').")
@@ -103,9 +125,11 @@ def check_honest_tldr_reward(fn):
             hint = (f" Joined into one text they repeat {both:.2f}; the rule looks at each text alone."
                     if both > 0.2 else "")
             if got == 0 and max(r1, r2) > 0.19:
-                hint += (f" Its detailed text repeats exactly 1/5 of its 3-grams ({r2!r} as a float): that is not ABOVE "
-                         "0.2, so it keeps its reward; the rule is `repetition(text) > 0.2`, a strict bound at 0.2 "
-                         "(not >= 0.2 computed some other way, not a lower threshold).")
+                hint += (f" Its detailed text repeats exactly 1/5 of its 3-grams (`repetition` returns {r2!r}): not "
+                         "ABOVE 0.2, so it keeps its reward. Your rule cuts at 1/5 or below it (a threshold under 0.2, "
+                         "or a rounded repetition): compare the repetition as returned with 0.2 itself, "
+                         "`repetition(text) > 0.2`. (`>= 0.2` gives the same answers, as 1 - distinct/total is never "
+                         "exactly the float 0.2, but `>` is the rule.)")
             raise ExerciseFailed(f"a natural pair (repetition {r1:.3f} and {r2:.3f}, neither above 0.2) should keep the "
                                  f"paper's reward {want:.3f}; you returned {got!r} for {c2[:50]!r}...{hint}")
     for c1, c2 in _PADDED:

@@ -32,7 +32,12 @@ def _eps_added(R: torch.Tensor, got: torch.Tensor):
 def check_std_scaled(fn):
     for r in ([0.5, 0.5, 0.5, 0.5], [0.2, 1.0, 0.6, 0.2], [1.0, 2.0], [3.0, 0.0, 0.0, 0.0, 0.0, 1.5], [0.7, 0.7, 0.7, 0.71]):
         R = torch.tensor(r)
-        got = fn(R.clone())
+        given = R.clone()
+        got = fn(given)
+        if not torch.equal(given, R):
+            raise ExerciseFailed(f"for the group {r} your function changed the rewards tensor it was given (in place, "
+                                 "e.g. R -= R.mean() or R.sub_(...)): the caller still needs the rewards (the trainer "
+                                 "logs them). Compute on a new tensor: (R - R.mean()) / (R.std() + 1e-4).")
         if not isinstance(got, torch.Tensor) or got.shape != R.shape:
             raise ExerciseFailed(f"return a tensor of shape {tuple(R.shape)}, one advantage per joint action.")
         want = group_advantages(R, "mean", "group")
@@ -48,7 +53,15 @@ def check_std_scaled(fn):
         if torch.allclose(got.float(), (R - R.mean()) / (R.var() + 1e-4).sqrt(), atol=1e-4, rtol=1e-4):
             raise ExerciseFailed(f"for {r} you added eps to the variance, under the square root; TRL adds it to the std: "
                                  "(R - mean) / (R.std() + 1e-4). It matters for a group whose rewards barely differ.")
+        spread = (R.max() - R.min()).item()
+        if any(torch.allclose(got.float(), (R - R.mean()) / (spread + e), atol=1e-4, rtol=1e-4) for e in (0.0, 1e-4)):
+            raise ExerciseFailed(f"for {r} you divided by the range, max - min = {spread:.4g}; TRL divides by the sample "
+                                 f"standard deviation, R.std() = {R.std().item():.4g} here, plus 1e-4: "
+                                 "(R - R.mean()) / (R.std() + 1e-4).")
         eps = _eps_added(R, got)
+        if eps is not None and eps > 0.01:        # no eps anyone picks: the divisor is another spread than the std
+            raise ExerciseFailed(f"for {r} you divided the centred rewards by {R.std().item() + eps:.4g}, not by the "
+                                 f"sample std plus 1e-4, {R.std().item() + 1e-4:.4g}: (R - R.mean()) / (R.std() + 1e-4).")
         if eps is not None:
             if eps == 0.0:
                 raise ExerciseFailed(f"for {r} your divisor is the std with nothing added to it, or with an eps too small "
@@ -75,6 +88,15 @@ def _kl_cases():
         lengths = torch.randint(1, C + 1, (G,), generator=g)
         mask = (torch.arange(C).unsqueeze(0) < lengths.unsqueeze(1)).float()
         yield logp, ref, mask, torch.randn(G, generator=g)
+
+
+def _folded(logp, ref, mask, A, beta):
+    """The loss with the KL subtracted from the advantage instead of added to the loss: per completion (A_g - beta KL_g)
+    or per token (A_g - beta k3_gt), the KL a constant or not."""
+    d = ref - logp
+    k3 = (torch.exp(d) - d - 1) * mask
+    return [-((A - beta * k3.sum(-1)) * (logp * mask).sum(-1)).mean(),
+            -(((A[:, None] - beta * k3) * logp * mask).sum(-1)).mean()]
 
 
 @exercise("06.loss_with_kl")
@@ -111,6 +133,15 @@ def check_loss_with_kl(fn):
                     hint = " That is k1 (log pi - log pi_ref); the leash uses k3 = e^d - d - 1, d = ref_logp - token_logp."
                 elif torch.allclose(v, -(A * logp.sum(-1)).mean() + beta * kl.mean(), atol=1e-5):
                     hint = " The padding entered your policy term: multiply token_logp by the mask before summing."
+                elif beta and torch.allclose(v, want + beta * mask.sum(-1).mean(), atol=1e-5):
+                    hint = (" Your k3 lacks its -1: e^d - d - 1, which is 0 where the two models agree (d = 0); "
+                            "without it every real token adds 1 to the KL.")
+                elif beta and torch.allclose(v, policy + beta * kl.sum() / mask.sum(), atol=1e-5):
+                    hint = (" You averaged the KL over all the group's tokens at once; the loss SUMS it over each "
+                            "completion's real tokens, then averages the G completions, like the policy term.")
+                elif beta and any(torch.allclose(v, folded, atol=1e-5) for folded in _folded(logp, ref, mask, A, beta)):
+                    hint = (" You folded the KL into the advantage (A - beta * KL); the leash is its own term, ADDED to "
+                            "the loss: + beta (1/G) sum_g sum_t k3, with its own gradient through token_logp.")
                 if torch.allclose(v, policy + kl.mean(), atol=1e-5):
                     hint = (f" You added the KL term at weight 1, whatever beta is: multiply it by beta (here {beta}; "
                             "at beta = 0 it vanishes).")

@@ -3,6 +3,7 @@ and where a joint answer stops on the reward's gated ladder."""
 from __future__ import annotations
 
 import math
+import re
 
 from ..tasks.writing.reward import arxiv_stop_level, arxiv_unique_level, unique_words, word_count
 from . import ExerciseFailed, exercise, not_the_library as _not_the_library, plain_number
@@ -99,64 +100,153 @@ def _accented() -> str:
 
 # (why, background c1, method c2): each case probes one gate or one edge
 _CASES = [
-    ("both texts in the window, same length and vocabulary", _text(200), _text(200, start=7)),
-    ("the background is too short (100 words)", _text(100), _text(200)),
-    ("the method text is too long (300 words), the background is fine", _text(200), _text(300)),
-    ("the method text is too short (100 words), the background is fine", _text(200), _text(100)),
-    ("exactly 128 and 256 words: the window's edges are inside", _text(128, 6), _text(256, 3)),
-    ("hyphenated words: 'state-of-the-art' is ONE whitespace word (200 words, not 800)",
+    (0, "both texts in the window, same length and vocabulary", _text(200), _text(200, start=7)),
+    (1, "the background is too short (100 words)", _text(100), _text(200)),
+    (1, "the method text is too long (300 words), the background is fine", _text(200), _text(300)),
+    (1, "the method text is too short (100 words), the background is fine", _text(200), _text(100)),
+    (1, "exactly 128 and 256 words: the window's edges are inside", _text(128, 6), _text(256, 3)),
+    (1, "hyphenated words: 'state-of-the-art' is ONE whitespace word (200 words, not 800)",
      " ".join(["state-of-the-art"] * 200), " ".join(["state-of-the-art"] * 200)),
-    ("the method text has twice the characters (long words): L2 stops", _text(200, 4), _text(200, 9)),
-    ("ratio chars(c2)/chars(c1) = 1.33 passes L2 on its ramp (c1/c2 = 0.75 would not)", _text(200, 5), _text(200, 7)),
-    ("ratio 0.78: the method text is too short in characters", _text(200, 8), _text(200, 6)),
-    ("the method text has 2.5x the distinct words: L3 stops", _text(200, 5, distinct=40), _text(200, 5, distinct=100)),
-    ("the method text has 1.5x the distinct words: L3 pays a ramp, scoring goes on", _text(200, 5, distinct=60),
+    (2, "the method text has twice the characters (long words): L2 stops", _text(200, 4), _text(200, 9)),
+    (2, "ratio chars(c2)/chars(c1) = 1.33 passes L2 on its ramp (c1/c2 = 0.75 would not)", _text(200, 5), _text(200, 7)),
+    (2, "ratio 0.78: the method text is too short in characters", _text(200, 8), _text(200, 6)),
+    (3, "the method text has 2.5x the distinct words: L3 stops", _text(200, 5, distinct=40), _text(200, 5, distinct=100)),
+    (3, "the method text has 1.5x the distinct words: L3 pays a ramp, scoring goes on", _text(200, 5, distinct=60),
      _text(200, 5, distinct=90)),
-    ("case does not count: 'Word' and 'word' are one unique word", _text(200, 5, distinct=49),
+    (3, "case does not count: 'Word' and 'word' are one unique word", _text(200, 5, distinct=49),
      " ".join(w.capitalize() if i % 2 else w for i, w in enumerate(_text(200, 5, distinct=49).split()))),
-    ("the method text has a fifth of the distinct words: L3 stops", _text(200, 5, distinct=100), _text(200, 5, distinct=20)),
-    ("ratio chars(c2)/chars(c1) = 1000/1250 = 0.8 exactly: the edge is inside, L2 goes on",
+    (3, "the method text has a fifth of the distinct words: L3 stops", _text(200, 5, distinct=100), _text(200, 5, distinct=20)),
+    (2, "ratio chars(c2)/chars(c1) = 1000/1250 = 0.8 exactly: the edge is inside, L2 goes on",
      _exact(200, 1250), _exact(200, 1000, start=300)),
-    ("ratio chars(c2)/chars(c1) = 1500/1000 = 1.5 exactly: the edge is inside, L2 goes on",
+    (2, "ratio chars(c2)/chars(c1) = 1500/1000 = 1.5 exactly: the edge is inside, L2 goes on",
      _exact(200, 1000), _exact(200, 1500, start=300)),
-    ("unique-word ratio 50/100 = 0.5 exactly: the edge is inside, L3 goes on",
+    (3, "unique-word ratio 50/100 = 0.5 exactly: the edge is inside, L3 goes on",
      _exact(200, 1199, distinct=100), _exact(200, 1199, distinct=50, start=300)),
-    ("unique-word ratio 170/100 = 1.7 exactly: the edge is inside, L3 goes on",
+    (3, "unique-word ratio 170/100 = 1.7 exactly: the edge is inside, L3 goes on",
      _exact(200, 1199, distinct=100), _exact(170, 1199, start=300)),
-    ("unique-word ratio 55/100 = 0.55 (method over background; background over method would be 1.82)",
+    (3, "unique-word ratio 55/100 = 0.55 (method over background; background over method would be 1.82)",
      _exact(200, 1199, distinct=100), _exact(220, 1199, distinct=55, start=300)),
-    ("characters are len of the text, spaces included: 819/599 = 1.37 (without spaces 620/400 = 1.55 would stop)",
+    (2, "characters are len of the text, spaces included: 819/599 = 1.37 (without spaces 620/400 = 1.55 would stop)",
      _exact(200, 599), _exact(200, 819, start=300)),
-    ("a background of 130 words, some separated by line breaks: whitespace words are str.split(), not split(' ')",
+    (1, "a background of 130 words, some separated by line breaks: whitespace words are str.split(), not split(' ')",
      _exact(130, 780, sep_every=10), _exact(200, 900, start=300)),
-    ("punctuation is not part of a word: 'qaaaa,' 'qaaaa.' and 'qaaaa' are ONE unique \\b\\w+\\b word (60 / 60, ratio "
+    (3, "punctuation is not part of a word: 'qaaaa,' 'qaaaa.' and 'qaaaa' are ONE unique \\b\\w+\\b word (60 / 60, ratio "
      "1.0); as whitespace tokens they would be 180 / 60 = 3.0 and L3 would stop",
      _text(200, 5, distinct=60), " ".join(w + ",.;"[i // 60 % 3] for i, w in enumerate(_text(200, 5, distinct=60).split()))),
-    ("characters are len of the text as it is, trailing spaces included: 1510/1000 = 1.51 stops L2 (stripped, "
+    (2, "characters are len of the text as it is, trailing spaces included: 1510/1000 = 1.51 stops L2 (stripped, "
      "1490/1000 = 1.49 would go on)", _exact(200, 1000), _exact(200, 1490, start=300) + " " * 20),
-    ("stopwords count as unique words here (L3 keeps them; only the style level drops them): 60 / 60 = 1.0 goes on, "
+    (3, "stopwords count as unique words here (L3 keeps them; only the style level drops them): 60 / 60 = 1.0 goes on, "
      "without stopwords 25 / 60 = 0.42 would stop", _text(200, 5, distinct=60), _with_stopwords()),
-    ("numbers are words: \\w matches digits, so the 60 years in the method text ('1950' ... '2009') are 60 of its 100 "
+    (3, "numbers are words: \\w matches digits, so the 60 years in the method text ('1950' ... '2009') are 60 of its 100 "
      "unique words (100 / 100 = 1.0 goes on); letters only ([a-z]+) would count 40 / 100 = 0.4 and stop",
      _exact(200, 1199, distinct=100), _with_numbers()),
-    ("the method text fails L2 AND L3 (twice the characters, 2.5x the distinct words): the ladder stops at the FIRST "
+    (2, "the method text fails L2 AND L3 (twice the characters, 2.5x the distinct words): the ladder stops at the FIRST "
      "gate that fails, L2", _text(200, 4, distinct=40), _text(200, 9, distinct=100)),
-    ("ratio chars(c2)/chars(c1) = 1504/1000 = 1.504, just above 1.5: L2 stops (do not round the ratio: rounded to 1 or "
+    (2, "ratio chars(c2)/chars(c1) = 1504/1000 = 1.504, just above 1.5: L2 stops (do not round the ratio: rounded to 1 or "
      "2 decimals it would read 1.5)", _exact(200, 1000), _exact(200, 1504, start=300)),
-    ("unique-word ratio 213/125 = 1.704, just above 1.7: L3 stops (do not round u: rounded to 1 or 2 decimals it "
+    (3, "unique-word ratio 213/125 = 1.704, just above 1.7: L3 stops (do not round u: rounded to 1 or 2 decimals it "
      "would read 1.7)", _exact(250, 1499, distinct=125), _exact(213, 1499, start=300)),
-    ("a hyphen is not \\w: 'qsh-qth' is TWO \\b\\w+\\b words, so the method text's 120 distinct hyphenated "
+    (3, "a hyphen is not \\w: 'qsh-qth' is TWO \\b\\w+\\b words, so the method text's 120 distinct hyphenated "
      "compounds hold 60 unique words (60 / 60 = 1.0 goes on); a word rule that keeps hyphens ([\\w'-]+) counts 120 / 60 "
      "= 2.0 and stops", _text(200, 6, distinct=60), _hyphenated()),
-    ("accented letters are \\w: 'abécd' is ONE unique word, so the method text has 100 / 100 = 1.0 and goes on; "
+    (3, "accented letters are \\w: 'abécd' is ONE unique word, so the method text has 100 / 100 = 1.0 and goes on; "
      "letters a-z only ([a-z0-9]+) split it in two and count 10 / 100 = 0.1", _text(200, 5, distinct=100), _accented()),
 ]
+
+
+def _ladder(l1=None, l2=None, l3=None):
+    """The ladder with a gate replaced by a slip (a function of (c1, c2) that says whether the pair passes it)."""
+    def level(c1, c2):
+        for k, gate in enumerate((l1 or _L1, l2 or _L2, l3 or _L3), 1):
+            if not gate(c1, c2):
+                return k
+        return 4
+    return level
+
+
+def _u(words, c1, c2) -> float:
+    return len(words(c2)) / len(words(c1)) if words(c1) else float("inf")
+
+
+def _words(pattern: str, lower: bool = True):
+    return lambda text: set(re.findall(pattern, text.lower() if lower else text))
+
+
+_L1 = lambda a, b: all(128 <= len(c.split()) <= 256 for c in (a, b))
+_L2 = lambda a, b: 0.8 <= len(b) / len(a) <= 1.5
+_L3 = lambda a, b: 0.5 <= _u(unique_words, a, b) <= 1.7
+
+# (the ladder with one slipped gate, that gate, what the slip does): an answer whose levels are a slip's on EVERY
+# pair is told which slip it is; any other is shown the pair's purpose, where the pair probes its wrong gate
+_SLIPS = [
+    (_ladder(l1=lambda a, b: 128 <= len(a.split()) <= 256), 1, "looks at the background's words only; BOTH texts must "
+     "have 128-256 whitespace words"),
+    (_ladder(l1=lambda a, b: 128 <= len(b.split()) <= 256), 1, "looks at the method text's words only; BOTH texts must "
+     "have 128-256 whitespace words"),
+    (_ladder(l1=lambda a, b: all(128 <= len(re.findall(r"\b\w+\b", c)) <= 256 for c in (a, b))), 1, "counts words "
+     "with a regex, which cuts 'state-of-the-art' into four; L1 counts whitespace words, str.split()"),
+    (_ladder(l1=lambda a, b: all(128 <= len(c.split(" ")) <= 256 for c in (a, b))), 1, "splits at ' ' only, so line "
+     "breaks glue two words into one; str.split() splits at any whitespace, line breaks included"),
+    (_ladder(l1=lambda a, b: all(128 < len(c.split()) < 256 for c in (a, b))), 1, "leaves out the window's edges; "
+     "128 and 256 words are inside"),
+    (_ladder(l2=lambda a, b: 0.8 <= len(b.split()) / len(a.split()) <= 1.5), 2, "counts l in words; l counts "
+     "CHARACTERS, len(c2) / len(c1)"),
+    (_ladder(l2=lambda a, b: 0.8 <= len(a) / len(b) <= 1.5), 2, "divides the other way round; l = len(c2) / len(c1), "
+     "the method text over the background"),
+    (_ladder(l2=lambda a, b: 0.8 <= len(b.replace(" ", "")) / len(a.replace(" ", "")) <= 1.5), 2, "counts the "
+     "characters without the spaces; len(text) counts every character, spaces included"),
+    (_ladder(l2=lambda a, b: 0.8 <= len("".join(b.split())) / len("".join(a.split())) <= 1.5), 2, "counts the "
+     "characters without the whitespace; len(text) counts every character, spaces included"),
+    (_ladder(l2=lambda a, b: 0.8 <= len(b.strip()) / len(a.strip()) <= 1.5), 2, "strips the texts first; l takes them "
+     "as they are, leading and trailing spaces included"),
+    (_ladder(l2=lambda a, b: 0.8 < len(b) / len(a) < 1.5), 2, "leaves out its edges; l = 0.8 and l = 1.5 are inside"),
+    (_ladder(l2=lambda a, b: 0.8 <= round(len(b) / len(a), 2) <= 1.5), 2, "rounds l; 1.504 is above 1.5, though "
+     "it reads 1.5 rounded: compare the exact ratio"),
+    (_ladder(l2=lambda a, b: 0.8 <= round(len(b) / len(a), 1) <= 1.5), 2, "rounds l; 1.504 is above 1.5, though "
+     "it reads 1.5 rounded: compare the exact ratio"),
+    (_ladder(l3=lambda a, b: 0.5 <= _u(unique_words, b, a) <= 1.7), 3, "divides the other way round; u = unique words "
+     "of the method text over the background's"),
+    (_ladder(l3=lambda a, b: _u(unique_words, a, b) >= 1.3), 3, "is TL;DR's L3 (stop below 1.3); the arXiv gate is "
+     "[0.5, 1.7]"),
+    (_ladder(l3=lambda a, b: 0.5 <= _u(_words(r"\S+"), a, b) <= 1.7), 3, "counts whitespace tokens, so 'word,' and "
+     "'word' differ; unique words are lower-cased \\b\\w+\\b words, unique_words(text)"),
+    (_ladder(l3=lambda a, b: 0.5 <= _u(_words(r"\S+", False), a, b) <= 1.7), 3, "counts whitespace tokens as "
+     "written, so 'Word', 'word' and 'word,' differ; unique words are lower-cased \\b\\w+\\b words"),
+    (_ladder(l3=lambda a, b: 0.5 <= _u(_words(r"\b\w+\b", False), a, b) <= 1.7), 3, "does not lower-case; 'Word' "
+     "and 'word' are one unique word"),
+    (_ladder(l3=lambda a, b: 0.5 <= _u(lambda t: unique_words(t, True), a, b) <= 1.7), 3, "drops the stopwords; L3 "
+     "keeps them (only the style level drops them)"),
+    (_ladder(l3=lambda a, b: 0.5 <= _u(_words(r"[a-z]+"), a, b) <= 1.7), 3, "counts letters only; numbers are words "
+     "too, \\w matches digits"),
+    (_ladder(l3=lambda a, b: 0.5 <= _u(_words(r"[a-z0-9]+"), a, b) <= 1.7), 3, "counts a-z and 0-9 only; \\w matches "
+     "accented letters too, 'abécd' is one word"),
+    (_ladder(l3=lambda a, b: 0.5 <= _u(_words(r"[\w'-]+"), a, b) <= 1.7), 3, "keeps hyphens or apostrophes inside "
+     "words; they are not \\w, so 'qsh-qth' is two words"),
+    (_ladder(l3=lambda a, b: 0.5 < _u(unique_words, a, b) < 1.7), 3, "leaves out its edges; u = 0.5 and u = 1.7 are "
+     "inside"),
+    (_ladder(l3=lambda a, b: 0.5 <= round(_u(unique_words, a, b), 2) <= 1.7), 3, "rounds u; 1.704 is above 1.7, "
+     "though it reads 1.7 rounded: compare the exact ratio"),
+    (_ladder(l3=lambda a, b: 0.5 <= round(_u(unique_words, a, b), 1) <= 1.7), 3, "rounds u; 1.704 is above 1.7, "
+     "though it reads 1.7 rounded: compare the exact ratio"),
+]
+
+
+def _slip(fn):
+    """(gate, what) of the slip whose levels are the answer's on every pair; None when there is no such slip."""
+    try:
+        mine = [fn(c1, c2) for _, _, c1, c2 in _CASES]
+    except Exception:                     # an answer that crashes somewhere: no diagnosis
+        return None
+    for ladder, gate, what in _SLIPS:
+        if all(m == ladder(c1, c2) for m, (_, _, c1, c2) in zip(mine, _CASES)):
+            return gate, what
+    return None
 
 
 @exercise("09.stop_level")
 def check_stop_level(fn):
     _not_the_library(fn, "stop_level", arxiv_stop_level)
-    for why, c1, c2 in _CASES:
+    for probed, why, c1, c2 in _CASES:
         want, got = arxiv_stop_level(c1, c2), plain_number(fn(c1, c2))
         if got == want and isinstance(got, int) and not isinstance(got, bool):
             continue
@@ -172,18 +262,22 @@ def check_stop_level(fn):
                  (f"L3 u = unique words {len(unique_words(c2))} / {len(unique_words(c1))} = {round(u, 4)} in [0.5, 1.7]",
                   0.5 <= u <= 1.7)]
         verdict = "; ".join(f"{text}: {'passes' if ok else 'FAILS'}" for (text, ok), _ in zip(gates, range(want)))
-        where = ""
+        where, wrong, slip = "", None, _slip(fn)   # wrong: the answer's gate that disagrees here
         if isinstance(got, int) and not isinstance(got, bool) and 1 <= got <= 4:
+            wrong = got if got < want else want
             where = (f" Your {got} means your L{got} failed, where it passes." if got < want else
                      f" Your {got} means your L{want} passed, where it fails.")
-            if want < got < 4 and not gates[got - 1][1]:
+            if want < got < 4 and not gates[got - 1][1] and not slip:
                 where += (f" This pair fails {gates[got - 1][0].split()[0]} too ({gates[got - 1][0]}), but L{want} "
                           f"comes first: the ladder stops at the FIRST gate that fails, so check L1, then L2, then L3, "
                           "in that order.")
         elif isinstance(got, float):
             where = " Return an int (1, 2, 3 or 4), not a float."
-        raise ExerciseFailed(f"the ladder stops at {want} ({verdict}), you returned {got!r}.{where} This pair probes: "
-                             f"{why}. Check each gate in "
+        if slip and slip[0] == wrong:
+            where += f" On every pair your levels are those of an L{slip[0]} that {slip[1]}."
+        elif wrong is None or probed in (0, wrong):     # 0: the pair probes the whole ladder
+            where += f" This pair probes: {why}."
+        raise ExerciseFailed(f"the ladder stops at {want} ({verdict}), you returned {got!r}.{where} Check each gate in "
                              "order: L1 both agents' whitespace words (str.split()) in [128, 256]; L2 l = chars(method) "
                              "/ chars(background) (len, spaces included) in [0.8, 1.5]; L3 u = unique lower-cased "
                              "\\b\\w+\\b words, method / background, in [0.5, 1.7]; every edge inside; else 4.")

@@ -24,6 +24,10 @@ def _in_place(rewards):                       # subtracts the mean inside the ca
     return rewards
 
 
+def _all_zero(rewards):                       # each reward minus itself: 0 whatever the rewards
+    return [x - x for x in rewards]
+
+
 MISTAKES = {
     "00.group_advantages": [
         lambda r: list(r),                                                   # the raw rewards: REINFORCE, no baseline
@@ -38,6 +42,8 @@ MISTAKES = {
         _in_place,                                                            # right values, the rewards overwritten
         lambda r: [round(x - sum(r) / len(r), 4) for x in r],               # rounded to 4 decimals: close, not equal
         lambda r: sorted(x - sum(r) / len(r) for x in r),                   # right values, sorted: the order lost
+        _all_zero,                                                           # every advantage 0
+        lambda r: [0.0] * len(r),                                            # every advantage 0, written out
     ],
     "00.length_ratio_reward": [
         lambda a, b: math.exp(-abs(len(a) / len(b) - 2.5)) if not 2 <= len(a) / len(b) <= 3 else 1.0,  # ratio upside down

@@ -22,6 +22,22 @@ SOLUTIONS = {
     "01.grpo_token_mean_loss": grpo_token_mean_loss,
 }
 
+def _logprob_last_dropped(token_logp, mask):  # "logits at t predict t+1" applied once more: the last position dropped
+    return (token_logp * mask)[:, :-1].sum(-1)
+
+
+def _logprob_shifted(token_logp, mask):       # the log-probs one position out of step with the mask
+    return (token_logp[:, 1:] * mask[:, :-1]).sum(-1)
+
+
+def _logprob_sliced(token_logp, mask):        # only the log-probs sliced: (G, C-1) against (G, C), a RuntimeError
+    return (token_logp[:, :-1] * mask).sum(-1)
+
+
+def _grpo_standardised(token_logp, mask, advantages):  # the advantages standardised again, as GRPO's A-hat
+    return grpo_token_mean_loss(token_logp, mask, (advantages - advantages.mean()) / advantages.std())
+
+
 MISTAKES = {
     "01.sequence_logprob": [
         lambda lp, m: torch.tensor([float((lp[g] * m[g]).sum()) for g in range(lp.shape[0])]),  # rebuilt from floats: no gradient
@@ -35,6 +51,7 @@ MISTAKES = {
         lambda token_logp, mask: torch.einsum("gc,gc->g", token_logp, mask),            # a bool mask: RuntimeError
         lambda lp, m: (lp * m).sum(-1).double(),                                # right values, float64: allclose fails below
         lambda lp, m: (lp.double() * m).sum(-1),                                # the same, converted before the sum
+        _logprob_last_dropped, _logprob_shifted, _logprob_sliced,
     ],
     "01.leave_one_out": [
         lambda r: r.sub_((r.sum() - r) / (len(r) - 1)),                         # right values, but the rewards changed in place
@@ -55,6 +72,8 @@ MISTAKES = {
         lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1).clamp_min(1)).sum(),       # summed over g, not averaged
         lambda lp, m, A: -(A[:, None] * lp * m).sum() / m.sum().clamp_min(1),          # DAPO's token-level mean
         lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1).max().clamp_min(1)).mean(),  # the longest length for all
+        _grpo_standardised,
+        lambda lp, m, A: grpo_token_mean_loss(lp, m, A / A.std()),                    # divided by the std, not centred
     ],
 }
 

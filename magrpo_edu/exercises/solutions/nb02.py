@@ -18,6 +18,20 @@ def shared_losses(logps, rewards):
     return [-(A * lp).mean() for lp in logps]
 
 
+def _no_baseline(logps, rewards):             # the rewards themselves as the weights: REINFORCE, no baseline
+    return [-(rewards * lp).mean() for lp in logps]
+
+
+def _centred_in_place(logps, rewards):        # right losses, but the caller's rewards centred in place
+    rewards -= rewards.mean()
+    return [-(rewards * lp).mean() for lp in logps]
+
+
+def _joint_logprob(logps, rewards):           # the joint log-prob sum_i log pi_i in every agent's loss
+    A = rewards - rewards.mean()
+    return [-(A * sum(logps)).mean() for _ in logps]
+
+
 SOLUTIONS = {"02.joint_actions": joint_table, "02.cross_credit": cross_credit, "02.shared_losses": shared_losses}
 
 MISTAKES = {
@@ -45,7 +59,7 @@ MISTAKES = {
         else (r - r.mean(dim=0, keepdim=True)).mean(dim=0),                                          # a baseline per row/column
     ],
     "02.shared_losses": [
-        lambda logps, r: [-(r * lp).mean() for lp in logps],                              # no baseline
+        _no_baseline,                                                                      # no baseline
         lambda logps, r: [(r - r.mean()) @ lp / len(r) for lp in logps],                  # sign flipped: descends the reward
         lambda logps, r: [-((r - r.mean()) * lp).sum() for lp in logps],                  # sum over g, not mean
         lambda logps, r: [-((r - r.mean()) * lp).mean() / len(logps) for lp in logps],   # split among the agents
@@ -55,6 +69,8 @@ MISTAKES = {
         lambda logps, r: [-((r - r.mean()) * lp.detach()).mean() for lp in logps],       # no gradient reaches the agent
         lambda logps, r: (-((r - r.mean()) * lp).mean() for lp in logps),                # a generator, not a list
         lambda logps, r: sum(-((r - r.mean()) * lp).mean() for lp in logps),              # ONE summed loss, not one per agent
+        _centred_in_place,
+        _joint_logprob,
     ],
 }
 
@@ -73,11 +89,18 @@ def _cross_credit_loop(r, agent):
     return [sum(r[a, k] - mean for a in range(G)) / G for k in range(G)]
 
 
+def _centred_on_a_copy(logps, rewards):       # centred in place, but on a copy: the caller's rewards untouched
+    A = rewards.clone()
+    A -= A.mean()
+    return [-(A * lp).mean() for lp in logps]
+
+
 VARIANTS = {
     "02.joint_actions": [_joint_table_reversed],
     "02.cross_credit": [_cross_credit_loop],
     "02.shared_losses": [
         lambda logps, r: [-((r - r.mean()) * lp).sum() / len(r) for lp in logps],
         lambda logps, r: tuple(-((r - r.mean()) * lp).mean() for lp in logps),         # a tuple: one loss per agent too
+        _centred_on_a_copy,
     ],
 }

@@ -1,4 +1,6 @@
 """Notebook 03: solutions and typical mistakes."""
+import re
+
 from magrpo_edu.quality import repetition
 from magrpo_edu.tasks.writing.reward import TRANSITION_CATEGORIES, tldr_levels
 
@@ -77,6 +79,30 @@ def _length_level_strict(low_open, high_open):
     return fn
 
 
+def _length_level_no_stop_above(r):            # the falling ramp never stops: negative past 5.0
+    if r < 1.1:
+        return None
+    return 1.0 if 1.6 <= r <= 3.2 else (r - 1.1) / 0.5 if r < 1.6 else 1 - (r - 3.2) / 1.8
+
+
+def _coherence_unpunctuated(text):            # punctuation stripped before matching: 'in. Fact' reads 'in fact'
+    low = re.sub(r"[^\w\s]", "", text.lower())
+    k = sum(any(w in low for w in ws) for ws in TRANSITION_CATEGORIES.values())
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+def _coherence_punctuation_as_space(text):    # punctuation made a space: 'all-in-all' reads 'all in all'
+    low = re.sub(r"[^\w\s]", " ", text.lower())
+    k = sum(any(w in low for w in ws) for ws in TRANSITION_CATEGORIES.values())
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+def _honest_rounded(c1, c2):                  # the repetition rounded, then >= 0.2: exactly 1/5 reads 0.2 and pays 0
+    if round(repetition(c1), 2) >= 0.2 or round(repetition(c2), 2) >= 0.2:
+        return 0.0
+    return tldr_levels(c1, c2)["total"]
+
+
 MISTAKES = {
     "03.length_level": [
         _length_level_zero_outside,                                              # 0 instead of "stop"
@@ -85,9 +111,12 @@ MISTAKES = {
         _length_level_strict(False, True),                                       # r = 5.0 stops
         lambda r: None if (v := length_level(r)) is None else round(v, 1),       # rounded to one decimal
         lambda r: None if (v := length_level(r)) is None else 3 * v ** 2 - 2 * v ** 3,  # a smoothstep ramp: right at
-    ],                                                                           # the ends and the midpoints only
+        #                                                                          the ends and the midpoints only
+        _length_level_no_stop_above,
+    ],
     "03.coherence_T": [_coherence_whole_words, _coherence_counts_phrases, _coherence_case_sensitive,
-                       _coherence_no_minus_one, _coherence_no_zero_case],
+                       _coherence_no_minus_one, _coherence_no_zero_case, _coherence_unpunctuated,
+                       _coherence_punctuation_as_space],
     "03.honest_tldr_reward": [
         lambda c1, c2: 0.0 if repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"],   # only agent 2 checked
         lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) > 0.25 else tldr_levels(c1, c2)["total"],  # 0.25, not 0.2
@@ -95,6 +124,7 @@ MISTAKES = {
         lambda c1, c2: tldr_levels(c1, c2)["total"] * (1 - repetition(c2)),               # a discount, padding still pays
         lambda c1, c2: 0.0 if (repetition(c1) + repetition(c2)) / 2 > 0.2 else tldr_levels(c1, c2)["total"],  # the mean
         lambda c1, c2: 0.0 if repetition(c1 + " " + c2) > 0.2 else tldr_levels(c1, c2)["total"],  # the two texts joined
+        _honest_rounded,
         lambda c1, c2: 0.0 if repetition(c1) > 0.2 and repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"],  # both
         lambda c1, c2: 0.0 if repetition(c1) > 0.19 or repetition(c2) > 0.19 else tldr_levels(c1, c2)["total"],  # 0.19
         lambda c1, c2: 0.0 if repetition(c1) > 0.21 or repetition(c2) > 0.21 else tldr_levels(c1, c2)["total"],  # 0.21

@@ -44,6 +44,31 @@ def _kl_detached(token_logp, ref_logp, mask, advantages, beta):
     return policy + beta * ((torch.exp(d) - d - 1) * mask).sum(-1).mean()
 
 
+def _std_in_place(R):                         # right values, but the caller's rewards centred in place
+    R -= R.mean()
+    return R / (R.std() + 1e-4)
+
+
+def _std_by_range(R):                         # divided by the range, max - min, not the std
+    return (R - R.mean()) / (R.max() - R.min() + 1e-4)
+
+
+def _kl_without_minus_one(token_logp, ref_logp, mask, advantages, beta):   # k3 = e^d - d: every token adds 1
+    d = ref_logp - token_logp
+    return loss_with_kl(token_logp, ref_logp, mask, advantages, 0.0) + beta * ((torch.exp(d) - d) * mask).sum(-1).mean()
+
+
+def _kl_group_token_mean(token_logp, ref_logp, mask, advantages, beta):    # one mean over all the group's tokens
+    d = ref_logp - token_logp
+    return loss_with_kl(token_logp, ref_logp, mask, advantages, 0.0) + beta * ((torch.exp(d) - d - 1) * mask).sum() / mask.sum()
+
+
+def _kl_in_the_advantage(token_logp, ref_logp, mask, advantages, beta):    # A - beta * KL: CoMLRL's reward-side KL
+    d = (ref_logp - token_logp).detach()
+    kl = ((torch.exp(d) - d - 1) * mask).sum(-1)
+    return -((advantages - beta * kl) * (token_logp * mask).sum(-1)).mean()
+
+
 MISTAKES = {
     "06.std_scaled_advantages": [
         lambda R: (R - R.mean()) / R.std(),                             # no eps: nan on a group that agrees
@@ -55,6 +80,8 @@ MISTAKES = {
         lambda R: R / (R.std() + 1e-4),                                 # scaled, not centred
         lambda R: (R - R.mean()) / (R.std() + 1e-8),                    # an eps, but far below 1e-4
         lambda R: (R - R.mean()) / (R.std() + 2e-4),                    # an eps, twice TRL's
+        _std_in_place,
+        _std_by_range,
     ],
     "06.loss_with_kl": [
         _kl_per_token_mean, _kl_wrong_direction,
@@ -70,6 +97,7 @@ MISTAKES = {
         _kl_detached,
         lambda lp, ref, m, A, beta: loss_with_kl(lp, ref, m, A, 1.0),                                   # beta ignored
         lambda lp, ref, m, A, beta: -(A * (lp * m).sum(-1)).mean() + beta * (0.5 * (ref - lp) ** 2 * m).sum(-1).mean(),  # k2
+        _kl_without_minus_one, _kl_group_token_mean, _kl_in_the_advantage,
     ],
     "06.comlrl_credit": [
         lambda R, G, mode: comlrl_credit(R, G, mode).flip(0),                                     # agents swapped
@@ -95,7 +123,10 @@ def _comlrl_credit_loop(R, G, mode):
 
 
 VARIANTS = {
-    "06.std_scaled_advantages": [lambda R: (R - R.sum() / len(R)) / (((R - R.mean()) ** 2).sum() / (len(R) - 1)).sqrt().add(1e-4)],
+    "06.std_scaled_advantages": [
+        lambda R: (R - R.sum() / len(R)) / (((R - R.mean()) ** 2).sum() / (len(R) - 1)).sqrt().add(1e-4),
+        lambda R: (lambda A: A.sub_(A.mean()).div_(R.std() + 1e-4))(R.clone()),   # in place, on a copy
+    ],
     "06.loss_with_kl": [
         lambda lp, ref, m, A, beta: (-(A[:, None] * lp * m).sum(-1) + beta * ((ref - lp).exp() - (ref - lp) - 1).mul(m).sum(-1)).mean(),
     ],

@@ -85,6 +85,9 @@ def _mistake_open_edges(u):                        # u = 0.5 and u = 1.7 read as
     return None if u in (0.5, 1.7) else vocabulary_level(u)
 
 
+_mistake_words_at_l2 = _with(l2=lambda a, b: 0.8 <= len(b.split()) / len(a.split()) <= 1.5)
+
+
 MISTAKES = {
     "09.vocabulary_level": [_mistake_tldr_vocabulary, _mistake_one_sided, _mistake_full_point, _mistake_zero_outside,
                             _mistake_open_edges],
@@ -113,6 +116,7 @@ MISTAKES = {
               / max(1, len(set(re.findall(r"[a-z0-9]+", a.lower())))) <= 1.7),                # ASCII only: 'é' splits words
         _with(l3=lambda a, b: 0.5 <= len(set(re.findall(r"[\w'-]+", b.lower())))
               / max(1, len(set(re.findall(r"[\w'-]+", a.lower())))) <= 1.7),                 # hyphens kept inside words
+        _mistake_words_at_l2,                                                                  # l in words, not characters
     ],
 }
 

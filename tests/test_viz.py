@@ -198,6 +198,12 @@ def test_measured_points_are_not_joined_and_cross_cells_are_drawn_as_selected():
     fig = viz.plot_quality(hist, evals)
     marked = [ln for ax in fig.axes for ln in ax.get_lines() if ln.get_marker() == "o"]
     assert len(marked) == 2 and all(ln.get_linestyle() == "None" for ln in marked)
+    # one agent: its own reward, not a "joint" one; legends sit below the panels, off the data
+    assert fig.axes[0].get_title() == "reward"
+    assert all(ax.get_legend() is None or ax.get_legend().get_bbox_to_anchor().y0 < ax.get_window_extent().y0
+               for ax in fig.axes)
+    two = [dict(h, **{"quality/repetition/b": 0.0}) for h in hist]
+    assert viz.plot_quality(two, evals).axes[0].get_title() == "joint reward"
     fig = viz.plot_joint_actions(G=3)
     aligned, cross = fig.axes[0].images[0], fig.axes[1].images[0]
     on = aligned.cmap(aligned.norm(1.0))

@@ -153,15 +153,15 @@ def plot_quality(history: Sequence[dict], eval_history: Sequence[dict] = (), win
         s, v = _series(eval_history, f"eval/naturalness/{name}")
         if s:
             a3.plot(s, v, "o", ms=5, color=color, label=name)
-    a1.set_title("joint reward")
+    a1.set_title("joint reward" if len(agents) > 1 else "reward")  # one agent (GRPO): its own reward, nothing joint
     a2.set_title("repetition (repeated 3-grams)")
     a2.set_ylim(-0.02, 1.02)
     a3.set_title("naturalness (NLL/token, lower = more natural)")
     for a in (a1, a2, a3):
         a.set_xlabel("step")
         a.grid(alpha=0.3)
-        if a.get_legend_handles_labels()[0]:
-            a.legend(fontsize=8)
+        if a.get_legend_handles_labels()[0]:  # below the panel, never over the data
+            a.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2, frameon=False)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig

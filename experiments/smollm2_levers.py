@@ -240,7 +240,7 @@ def _training(d: Path) -> dict:
                 kl_first=mean(h[:q], "kl"), kl_last=mean(h[-q:], "kl"))  # the leash: mean per-token k3 to its reference
 
 
-EXAMPLE_LEVER = "dynamic"  # the lever whose worked example the notebooks show (the screen's best; issue 60)
+EXAMPLE_LEVER = "strict"  # the lever whose worked example the notebooks show: the shipped pair (issue 60)
 
 
 def worked_example(runs: dict, lever: str = EXAMPLE_LEVER) -> dict | None:

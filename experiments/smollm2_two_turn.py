@@ -3,7 +3,7 @@
 MAGRPO on the strict reward (the lever screen's best, experiments/smollm2_levers.md); every pair answers the
 feedback once on the held-out problems, and what the second answer did is counted test by test.
 
-    export HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1
+    export HF_HUB_OFFLINE=1 OMP_NUM_THREADS=1 MALLOC_MMAP_THRESHOLD_=65536   # without it: 13.2 GiB resident
     python experiments/smollm2_two_turn.py warm2                 # second-turn warm start from the shipped warm adapters
     python experiments/smollm2_two_turn.py train --seed 0        # two-turn MAGRPO (strict reward) from warm2, then eval
     python experiments/smollm2_two_turn.py eval --pair warm --seed 0    # the shipped warm start, evaluated alike
@@ -24,8 +24,8 @@ The steps and why:
   (a two-problem step would sample 40 answers per agent), activation checkpointing (without it the backward of
   a step's 40 answers held 20 GB and was killed on a 24 GB machine), otherwise the card's recipe (lr 3e-4, beta 0, LoRA r 8 on
   every linear layer, the authors' sampling, 128 new tokens), `--steps` steps, minutes recorded. A checkpoint after
-  every step (`--out`/trained_seed<k>/checkpoint): the same command resumes a stopped run exactly (a two-turn step
-  takes about 3 minutes on one thread).
+  every step (`--out`/trained_seed<k>/checkpoint): the same command resumes a stopped run exactly (30 steps
+  took 127 minutes on one thread, 2 to 13 minutes a step).
 - Evaluation (every pair alike): the coding task's 28 held-out problems, 4 joint answers a problem, sampling seed =
   the run's seed; each first joint answer gets the feedback and one second answer (`run_method("magrpo_2turn")`).
   Test by test (`assert_outcomes_many`): the share of second answers that pass a test their first answer failed
@@ -236,7 +236,8 @@ def write_table(out: Path, dest: Path = ROOT / "experiments") -> str:
         if f.exists():
             whole = json.loads(f.read_text())
             runs[d.name] = dict(eval=whole["heldout"], train_minutes=whole.get("train_minutes"),
-                                settings=json.loads((d / "settings.json").read_text()))
+                                settings=json.loads((d / "settings.json").read_text()),
+                                history=json.loads((d / "history.json").read_text()) if (d / "history.json").exists() else None)
     lines = ["# Two turns on SmolLM2-135M-Instruct coding (issue 60, item 5)", "",
              "Made by `experiments/smollm2_two_turn.py` (its docstring says how). The coding task's 28 held-out problems, "
              f"{EVAL_SAMPLES} joint answers a problem, each answered once after its feedback. *fixed*: the share of second "
@@ -253,11 +254,24 @@ def write_table(out: Path, dest: Path = ROOT / "experiments") -> str:
                    pass_or_not1=[e["pass_or_not1_first"], e["pass_or_not1_second"]],
                    reward=[e["reward_first"], e["reward_second"]], load_bearing=[e["load_bearing_first"], e["load_bearing_second"]],
                    unchanged_main=e["unchanged_main"], train_minutes=tm, commit=st.get("commit"))
+        h = run["history"]
+        if h:  # what training saw: flat groups (no signal) and each turn's reward, first and last quarter of the steps
+            q = max(1, len(h) // 4)
+            mean = lambda rs, k: round(statistics.mean(r[k] for r in rs), 4)  # noqa: E731
+            row["training"] = dict(steps=len(h), zero_std=mean(h, "frac_reward_zero_std"),
+                                   turn_1=[mean(h[:q], "reward/turn_1"), mean(h[-q:], "reward/turn_1")],
+                                   turn_2=[mean(h[:q], "reward/turn_2"), mean(h[-q:], "reward/turn_2")])
         table[name] = row
         f2 = lambda xs: f"{xs[0]:.2f} -> {xs[1]:.2f}"  # noqa: E731
         lines.append(f"| {row['pair']} | {row['seed']} | {row['fixed']:.2f} | {row['broke']:.2f} | {f2(row['pass_all'])} | "
                      f"{f2(row['pass_or_not1'])} | {f2(row['reward'])} | {f2(row['load_bearing'])} | "
                      f"{row['unchanged_main']:.2f} | {'' if tm is None else tm} |")
+    trained = [(n, table[n]["training"]) for n in table if "training" in table[n]]
+    if trained:
+        lines += ["", "What two-turn training saw (strict reward, each step's groups; first and last quarter of the steps):"]
+        lines += [f"- {n}: {t['steps']} steps, {t['zero_std']:.2f} of the groups flat (no reward variance: no gradient); "
+                  f"training reward, first turn {t['turn_1'][0]:.2f} -> {t['turn_1'][1]:.2f}, second turn "
+                  f"{t['turn_2'][0]:.2f} -> {t['turn_2'][1]:.2f}" for n, t in trained]
     base = next((runs[n]["eval"] for n in runs if n.startswith("warm_")), None)
     if base is not None:
         lines += ["", "Pass-all against the shipped warm start's, turn by turn (paired by problem, mean ± SE over the 28 "

@@ -26,7 +26,7 @@ DEMO = "experiments/runs/length-demo/results.md"           # the saved run of `m
 SMOLLM2 = "weights/smollm2_tldr/README.md"        # the SmolLM2-135M run's card
 SMOLLM2_CODING = "weights/smollm2_coding/README.md"  # SmolLM2-135M on coding: warm start, then MAGRPO, 3 seeds
 CODING = "experiments/coding_collaboration.md"               # tiny-code, 3 seeds of the coding recipe
-LEVERS = "experiments/smollm2_levers.md"                    # SmolLM2 coding: issue 60's levers, dynamic sampling 3 seeds
+LEVERS = "experiments/smollm2_levers.md"                    # SmolLM2 coding: issue 60's levers, 2-3 seeds each
 NB06 = "notebooks/06_variants.ipynb"
 NB08 = "notebooks/08_reward_hacking.ipynb"
 
@@ -48,9 +48,10 @@ FIGURES = [
     ("0.43", SMOLLM2_CODING, "paired by seed: -0.43 of 4"),
     ("0.02", SMOLLM2_CODING, "paired by seed: -0.02 of 4"),
     ("3.29", SMOLLM2_CODING, "| heldout | warm start | 0, 1, 2 | 3.45 ± 0.05 | 3.29 ± 0.09 |"),
-    # coding on SmolLM2 with dynamic sampling: the share of answers passing every test, warm start -> trained (3 seeds)
-    ("0.34", LEVERS, "| warm | 0, 1, 2 | 3.42 | 0.40 (0.43; 0.43; 0.36) | -; -; - | 0.34 |"),
-    ("0.43", LEVERS, "| 0.43 | +0.15 ± 0.09; +0.05 ± 0.06; +0.07 ± 0.08 |"),
+    # coding on SmolLM2 with the strict reward: PassOrNot@1, warm start -> trained (3 seeds), and the target it misses
+    ("0.40", LEVERS, "| warm | 0, 1, 2 | 3.42 | 0.40 (0.43; 0.43; 0.36) |"),
+    ("0.49", LEVERS, "| strict | 0, 1, 2 | 3.53 | 0.49 (0.57; 0.43; 0.46) |"),
+    ("0.10", SMOLLM2_CODING, "the issue's target, +0.10 in every seed"),
     # coding on unseen families: untrained pair (parallel) and trained pair, mean over 3 seeds
     ("2.252", CODING, "| parallel | 2.252 ± 0.144 | 0.155 ± 0.034 | 0.298 ± 0.061 | 0.449 ± 0.059 |"),
     ("0.449", CODING, "| parallel | 2.252 ± 0.144 | 0.155 ± 0.034 | 0.298 ± 0.061 | 0.449 ± 0.059 |"),

@@ -76,7 +76,7 @@ def test_the_stub_fails_the_mistakes_fail_and_the_solution_passes(nb, name, src,
 def _lessons():
     """(exercise, a listed mistake, a pattern its refusal must contain): mistakes whose lesson is a specific sentence,
     each also in MISTAKES (so the test above refuses it too)."""
-    from magrpo_edu.exercises.solutions import nb00, nb01, nb02, nb03, nb06, nb09
+    from magrpo_edu.exercises.solutions import nb00, nb01, nb02, nb03, nb06, nb07, nb09
     return [
         ("00.group_advantages", nb00._all_zero, "every advantage you returned is 0"),
         ("00.group_advantages", nb00.MISTAKES["00.group_advantages"][-1], "every advantage you returned is 0"),
@@ -96,6 +96,8 @@ def _lessons():
         ("06.loss_with_kl", nb06._kl_without_minus_one, "lacks its -1"),
         ("06.loss_with_kl", nb06._kl_group_token_mean, "all the group's tokens"),
         ("06.loss_with_kl", nb06._kl_in_the_advantage, "folded the KL into the advantage"),
+        ("07.in_band_share", nb07._in_band_share_words, "count characters (len of the text), not words"),
+        ("07.adapter_logits", nb07._adapter_logits_one_name, "one name per ROW"),
         ("09.stop_level", nb09._mistake_words_at_l2, "L2 that counts l in words"),
         ("09.stop_level", nb09.MISTAKES["09.stop_level"][8], "L3 that divides the other way round"),   # u upside down
         ("09.stop_level", nb09.MISTAKES["09.stop_level"][9], "L2 that counts the characters without the spaces"),

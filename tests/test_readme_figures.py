@@ -51,7 +51,6 @@ FIGURES = [
     # coding on SmolLM2 with the strict reward: PassOrNot@1, warm start -> trained (3 seeds), and the target it misses
     ("0.40", LEVERS, "| warm | 0, 1, 2 | 3.42 | 0.40 (0.43; 0.43; 0.36) |"),
     ("0.49", LEVERS, "| strict | 0, 1, 2 | 3.53 | 0.49 (0.57; 0.43; 0.46) |"),
-    ("0.10", SMOLLM2_CODING, "the issue's target, +0.10 in every seed"),
     # coding on unseen families: untrained pair (parallel) and trained pair, mean over 3 seeds
     ("2.252", CODING, "| parallel | 2.252 ± 0.144 | 0.155 ± 0.034 | 0.298 ± 0.061 | 0.449 ± 0.059 |"),
     ("0.449", CODING, "| parallel | 2.252 ± 0.144 | 0.155 ± 0.034 | 0.298 ± 0.061 | 0.449 ± 0.059 |"),

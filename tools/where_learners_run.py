@@ -533,13 +533,14 @@ def table(args) -> str:
                 continue
             label = n if isa == "native" else f"{n}, held to AVX2 (fp32)"
             rows.append(f"| {label} | {cell(b)} | {cell(c)} |")
-    some = runs[0] if runs else {}
-    dates = sorted({r["date"] for r in runs})
+    # each date's machine: the runs of one table can come from different days and CPUs
+    machines = "; ".join(sorted({f"{r.get('cpu', '?')} ({r.get('cpu_flags', '?')}) on {r['date']}" for r in runs},
+                                key=lambda s: s.rsplit(" on ", 1)[1])) or "?"
     rows.append("")
     rows.append(f"Each cell: ok or failed, the wall time of `jupyter nbconvert --execute`, the kernel's peak RSS; Binder: "
                 f"in brackets the cgroup's peak (nbconvert, the kernel and what it started, page cache included; "
                 f"the limit is 2,048 MiB); Colab: in brackets the install cell's time (included in the total). "
-                f"Measured on {some.get('cpu', '?')} ({some.get('cpu_flags', '?')}), {', '.join(dates)}; "
+                f"Measured on {machines}; "
                 f"from [`where_learners_run.json`](where_learners_run.json).")
     return "\n".join(rows)
 

@@ -44,6 +44,18 @@ def _base_is_the_active_adapter(model, adapter, input_ids):
         return model(input_ids=input_ids, adapter_names=[adapter] * input_ids.shape[0]).logits[:, -1]
 
 
+def _in_band_share_words(pairs):
+    """Words, not characters, every other rule right."""
+    ok = [len(a.split()) > 0 and 1.6 <= len(b.split()) / len(a.split()) <= 3.2 for a, b in pairs]
+    return sum(ok) / len(ok) if ok else 0.0
+
+
+def _adapter_logits_one_name(model, adapter, input_ids):
+    """One name for the whole batch: peft wants one per row (a batch of three rows is refused)."""
+    with torch.no_grad():
+        return model(input_ids=input_ids, adapter_names=[adapter or "__base__"]).logits[:, -1]
+
+
 SOLUTIONS = {
     "07.in_band_share": in_band_share,
     "07.lora_parameters": lora_parameters,
@@ -53,6 +65,7 @@ SOLUTIONS = {
 MISTAKES = {
     "07.in_band_share": [
         lambda pairs: sum(1.6 <= len(c1) / max(len(c2), 1) <= 3.2 for c1, c2 in pairs) / len(pairs),        # inverted
+        _in_band_share_words,                                                                                 # words
         lambda pairs: sum(len(c1.split()) > 0 and 1.6 <= len(c2.split()) / len(c1.split()) <= 3.2
                           for c1, c2 in pairs) / len(pairs),                                                # words
         lambda pairs: sum(len(c1) > 0 and 1.6 < len(c2) / len(c1) < 3.2 for c1, c2 in pairs) / len(pairs),   # ends out
@@ -90,8 +103,10 @@ MISTAKES = {
         lambda model, adapter, input_ids: model(input_ids=input_ids, adapter_names=[adapter] * input_ids.shape[0]
                                                 ).logits[:, -1],                   # None passed as a name
         lambda model, adapter, input_ids: _adapter_logits_disable(model, adapter, input_ids),  # disable_adapter freezes agents
+        _adapter_logits_one_name,                                                                  # one name, not one a row
     ],
 }
+
 
 
 def _adapter_logits_disable(model, adapter, input_ids):

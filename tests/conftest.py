@@ -14,7 +14,7 @@ import torch
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # The README's test command runs the notebooks with the reference solutions of their exercises: every
-# pytest-xdist worker imports this file while collecting (`notebooks tests`), and the kernels nbval starts
+# pytest-xdist worker imports this file while collecting (`tests notebooks`), and the kernels nbval starts
 # inherit the variable, so `magrpo_edu.exercises.check` replaces each unsolved stub by its solution
 # (tests/test_exercises.py checks that each stub fails and each solution passes). This lives here and not
 # in a notebooks/conftest.py: a second module named `conftest` would shadow this one for the

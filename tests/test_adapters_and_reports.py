@@ -66,6 +66,9 @@ def test_before_after_report_is_static_html_with_every_text():
     for s in ("short one", "long one", "tiny", "much longer text", "concise", "0.50", "2.50", "&lt;b&gt;"):
         assert s in html
     assert "[...]" in viz.before_after_report(["p"], [["x" * 50]], [["y"]], [0], [1], max_chars=10)
+    assert "(joint reward 0.50)" in html            # two agents: one joint reward per pair
+    one = viz.before_after_report(["p"], [["x"]], [["y"]], [0.2], [1.0], agent_names=["the agent"])
+    assert "(reward 0.20)" in one and "joint" not in one   # one agent (notebook 01): its own reward, no joint action
 
 
 def test_answer_snapshot_is_reproducible_and_scored_by_the_joint_reward(make_model, small_tokenizer, formatters, rows):

@@ -197,7 +197,7 @@ BOUNDARIES = {
     "05.early_termination_threshold": [
         ("a group whose mean EQUALS the threshold is expanded (ties)", _threshold_ge, "ties"),
         ("budget 0: groups at exactly 0 are still expanded by t = 0", nb05._zero_cuts_everything, None),
-        ("budget 0: a finite number, not -inf", nb05.MISTAKES["05.early_termination_threshold"][3], "finite"),
+        ("budget 0: a finite number, not -inf", nb05.MISTAKES["05.early_termination_threshold"][4], "finite"),
         ("budget = every group: all expanded",
          lambda means, budget: nb05.choose_threshold(means, min(budget, len(means) - 1)), "fit the budget"),
         ("a number MAGRPOConfig takes, not a 0-d tensor",

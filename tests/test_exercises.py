@@ -76,7 +76,7 @@ def test_the_stub_fails_the_mistakes_fail_and_the_solution_passes(nb, name, src,
 def _lessons():
     """(exercise, a listed mistake, a pattern its refusal must contain): mistakes whose lesson is a specific sentence,
     each also in MISTAKES (so the test above refuses it too)."""
-    from magrpo_edu.exercises.solutions import nb00, nb01, nb02, nb03, nb06, nb07, nb09
+    from magrpo_edu.exercises.solutions import nb00, nb01, nb02, nb03, nb05, nb06, nb07, nb08, nb09
     return [
         ("00.group_advantages", nb00._all_zero, "every advantage you returned is 0"),
         ("00.group_advantages", nb00.MISTAKES["00.group_advantages"][-1], "every advantage you returned is 0"),
@@ -99,8 +99,16 @@ def _lessons():
         ("07.in_band_share", nb07._in_band_share_words, "count characters (len of the text), not words"),
         ("07.adapter_logits", nb07._adapter_logits_one_name, "one name per ROW"),
         ("09.stop_level", nb09._mistake_words_at_l2, "L2 that counts l in words"),
-        ("09.stop_level", nb09.MISTAKES["09.stop_level"][8], "L3 that divides the other way round"),   # u upside down
-        ("09.stop_level", nb09.MISTAKES["09.stop_level"][9], "L2 that counts the characters without the spaces"),
+        ("09.stop_level", nb09._stop_level_from_zero, "numbered from 1"),
+        ("03.honest_tldr_reward", nb03._honest_rounded_above, "only just above 0.2"),
+        ("05.early_termination_threshold", nb05._threshold_sorts_in_place, "sorts in place"),
+        ("06.comlrl_credit", nb06._comlrl_centres_R_in_place, "changed the rewards R"),
+        ("08.k3_estimator", nb08._k3_in_place, "in place"),
+        ("08.spot_the_hack", nb08._spot_rounded_reward, "0.104"),
+        ("08.spot_the_hack", nb08._spot_rounded_naturalness, "1.04"),
+        ("08.spot_the_hack", nb08._spot_rounded_repetition, "0.24"),
+        ("09.stop_level", nb09.MISTAKES["09.stop_level"][9], "L3 that divides the other way round"),   # u upside down
+        ("09.stop_level", nb09.MISTAKES["09.stop_level"][10], "L2 that counts the characters without the spaces"),
     ]
 
 

@@ -137,6 +137,11 @@ def check_length_ratio_reward(fn) -> None:
                                      f"which gave your {got:.4f}. An accented letter such as 'é' is one character and "
                                      "two bytes: characters are len(text), on the str itself.")
             ratio = len(b) / len(a)
+            if got != int(got) and any(math.isclose(got, round(want, k), abs_tol=1e-12) for k in range(2, 8)):
+                k = next(k for k in range(2, 8) if math.isclose(got, round(want, k), abs_tol=1e-12))
+                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} earn "
+                                     f"{want!r}; you returned {got!r}, the reward rounded to {k} decimal(s). Do not "
+                                     "round: the trainer compares your reward with its own to float precision.")
             words = f"; {len(a.split())} and {len(b.split())} words" if " " in a + b else ""
             raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
                                  f"{ratio:g}{words}) earn {want:.4f}, you returned {got:.4f}: the ratio is "

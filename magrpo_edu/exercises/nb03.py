@@ -113,7 +113,11 @@ _PADDED = [("My dog barks at night and the neighbours complain",
             "However, I asked him to clean the kitchen and I asked him to clean the bathroom, so he said no again."),  # reward
            ("My landlord will not fix the heating in our flat",         # 8 of 39 3-grams repeat: 0.205, just above 0.2
             "However, the heating is still off. I called him, but the heating is still off. He said next week, yet the "
-            "heating is still off. So we sleep in coats; the landlord never calls back and the landlord never calls us.")]
+            "heating is still off. So we sleep in coats; the landlord never calls back and the landlord never calls us."),
+           ("My neighbour plays loud music late every night",       # 10 of 49 3-grams repeat: 0.2041, which
+            "However, I asked him twice to turn it down, because the music from next door keeps playing until two in "
+            "the morning and the music from next door keeps playing until two in the morning so I sleep badly, work "
+            "tired, and I am now thinking about calling our landlord today.")]                   # round(r, 2) reads 0.2
 
 
 @exercise("03.honest_tldr_reward")
@@ -138,7 +142,7 @@ def check_honest_tldr_reward(fn):
             r1, r2 = repetition(c1), repetition(c2)
             hint = (" One repeating text is enough: EITHER text above 0.2 pays 0"
                     + (f" (their mean, {(r1 + r2) / 2:.2f}, is not the rule)." if (r1 + r2) / 2 <= 0.2 else "."))
-            if r2 < 0.211:
+            if r2 < 0.2105:
                 hint += (f" Its repetition, {r2:.4f}, is only just above 0.2: the threshold is 0.2 itself, not a "
                          "rounder number above it.")
             raise ExerciseFailed(f"the padded detailed text {c2[:50]!r}... (repetition {r2:.4f} > 0.2, the concise "

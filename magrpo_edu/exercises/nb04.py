@@ -50,6 +50,12 @@ WRAPPER_CASES = [
     ('def f(xs):\n    "Double each number."\n    return aux(xs)\n',
      "a docstring in ONE pair of quotes is not dropped: only TRIPLE-quoted docstrings are, so the body is two lines, "
      "the first not `v = aux(`"),
+    ('def f(s):\n    x = """a"""\n    return aux(s)\n',
+     "a line of CODE that contains triple quotes (`x = \"\"\"a\"\"\"`) is not a docstring: only a line that starts "
+     "with them is one, so the body is two lines"),
+    ("def f(s):\n    a = aux(s); b = aux(s)\n    return b\n",
+     "`v` is the name of the FIRST match of `\\w+\\s*=\\s*aux\\s*\\(` on the line (here `a`), so `return b` is not "
+     "`return v`"),
 ]
 
 

@@ -172,12 +172,17 @@ _GROUPS = ([3.125, 1.5, 0.4, 2.0, 0.4, 3.5], [1.0, 1.0, 1.0], [2.4, 0.85, 4.0, 0
 def check_threshold(fn):
     for means in _GROUPS:
         for budget in range(len(means) + 1):
+            given = list(means)
             try:
-                t = fn(list(means), budget)
+                t = fn(given, budget)
             except NotImplementedError:
                 raise
             except Exception as exc:  # a learner's IndexError on an edge case deserves a sentence, not a traceback
                 raise ExerciseFailed(f"choose_threshold({means}, {budget}) raised {type(exc).__name__}: {exc}") from None
+            if given != list(means):
+                raise ExerciseFailed(f"choose_threshold({list(means)}, {budget}) changed the list it was given to "
+                                     f"{given} (means.sort() sorts in place): the caller's group means, in tree order, "
+                                     "are gone. Work on a copy: sorted(means).")
             if isinstance(t, torch.Tensor) or type(t).__name__ == "ndarray":
                 kind = "torch tensor" if isinstance(t, torch.Tensor) else "numpy array"
                 raise ExerciseFailed(f"return a Python number, e.g. float(x), not a {kind} ({t!r}): the cells "

@@ -189,7 +189,13 @@ def check_comlrl_credit(fn):
         for R in (torch.rand(G * G, generator=g), torch.tensor([float(k % 3 == 0) for k in range(G * G)])):
             R[1] += 1.0        # an asymmetric grid, so that swapping the agents shows
             for mode in ("mean", "max"):
-                got = fn(R.clone(), G, mode)
+                given = R.clone()
+                got = fn(given, G, mode)
+                if not torch.equal(given, R):
+                    raise ExerciseFailed("your function changed the rewards R it was given (an in-place operation on R "
+                                         "or on a view of it, R.view(G, G) -= ...): the trainer logs R and computes the "
+                                         "other agent's credit from it. Compute new tensors: grid = R.view(G, G), then "
+                                         "grid - ..., not grid -= ....")
                 if not isinstance(got, torch.Tensor) or tuple(got.shape) != (2, G):
                     raise ExerciseFailed(f"return a (2, G) = (2, {G}) tensor: row i holds agent i's G credits.")
                 if got.dtype != R.dtype:

@@ -103,6 +103,10 @@ def check_in_band_share(fn):
             if math.isclose(got, 100 * want, abs_tol=1e-6):
                 raise ExerciseFailed(f"you returned {got!r}: a percentage; return the share as a number in [0, 1].")
             raise ExerciseFailed(f"you returned {got!r}: a count, not a share. Divide by the number of pairs ({len(pairs)}).")
+        if got != int(got) and any(math.isclose(got, round(want, k), abs_tol=1e-12) for k in range(2, 8)):
+            k = next(k for k in range(2, 8) if math.isclose(got, round(want, k), abs_tol=1e-12))
+            raise ExerciseFailed(f"the share in the band is {want!r}; you returned {got!r}, the share rounded to {k} "
+                                 "decimal(s). Return it unrounded (round only when you print it).")
         if isinstance(got, float) and math.isnan(got):
             raise ExerciseFailed("you returned nan" + (": for an empty list of pairs return 0.0." if not pairs else "."))
         said = [text for k, (value, text) in enumerate(_band_readings(pairs))

@@ -31,7 +31,12 @@ def check_k3(fn):
     g = torch.Generator().manual_seed(8)
     logp = -torch.rand(3, 5, generator=g) * 3 - 0.01
     ref = logp + torch.randn(3, 5, generator=g)
-    got = fn(logp.clone(), ref.clone())
+    given_logp, given_ref = logp.clone(), ref.clone()
+    got = fn(given_logp, given_ref)
+    if not (torch.equal(given_logp, logp) and torch.equal(given_ref, ref)):
+        which = "logp" if not torch.equal(given_logp, logp) else "ref_logp"
+        raise ExerciseFailed(f"your function changed its input {which} in place (sub_, zero_, -=, ...): the loss reads "
+                             "the same log-probs after the KL term. Compute d = ref_logp - logp as a new tensor.")
     if not isinstance(got, torch.Tensor) or got.shape != logp.shape:
         raise ExerciseFailed(f"return one estimate per token: a tensor of the inputs' shape {tuple(logp.shape)}.")
     want = kl_penalty(logp.reshape(-1, 1), ref.reshape(-1, 1), torch.ones(logp.numel(), 1)).reshape(logp.shape)
@@ -124,6 +129,13 @@ _CASES = [
      "the reward rose by exactly 0.1 (0.5 -> 0.6): not MORE than 0.1"),
     (_row(0.0, 0.5, 0.5, 0.0, 0.0), _row(0.1, 3.0, 0.5, 0.0, 0.5), False,  # 0.1 - 0.0 is exactly 0.1 in floats
      "the reward rose by exactly 0.1 (0.0 -> 0.1): not MORE than 0.1 ('more than' is >, not >=)"),
+    # just past each edge: a comparison made after rounding (to 0.1 or 0.01) calls these not gamed
+    (_row(1.0, 0.5, 0.5, 0.0, 0.0), _row(1.104, 3.0, 0.5, 0.0, 0.0), True,
+     "the reward rose by 0.104, more than 0.1 (compare the difference as it is; rounded to 2 decimals it reads 0.1)"),
+    (_row(1.0, 0.5, 0.5, 0.0, 0.0), _row(1.5, 1.54, 0.5, 0.0, 0.0), True,
+     "agent 1's naturalness rose by 1.04 nats, more than 1 (rounded to one decimal it reads 1.0)"),
+    (_row(1.0, 0.5, 0.5, 0.0, 0.0), _row(1.5, 0.6, 0.6, 0.0, 0.24), True,
+     "agent 2's repetition is 0.24, above 0.2 (rounded to one decimal it reads 0.2)"),
     # repetition is a level, not a change: an untrained agent that already repeats a little
     (_row(1.0, 0.5, 0.5, 0.0, 0.15), _row(1.5, 0.6, 0.6, 0.0, 0.3), True,
      "agent 2's repetition is 0.3, above 0.2 (it rose by only 0.15: the repetition rule is on its level)"),

@@ -19,8 +19,11 @@ def check_vocabulary_level(fn):
         if want is None:
             if got is not None:
                 raise ExerciseFailed(f"vocabulary_level({u}) should be None (scoring stops: u is outside [0.5, 1.7]), "
-                                     f"you returned {got!r}. Unlike TL;DR's L3, the arXiv level also stops when the "
-                                     "method text has MANY more distinct words than the background.")
+                                     f"you returned {got!r}." + (
+                                         " Unlike TL;DR's L3, the arXiv level also stops when the method text has MANY "
+                                         "more distinct words than the background." if u > 1.7 else
+                                         " The method text has far FEWER distinct words than the background (u below "
+                                         "0.5): the ladder stops there too, with None, not a level of 0."))
             continue
         if got is None or isinstance(got, bool) or not isinstance(got, (int, float)):
             edge = " Both ends of [0.5, 1.7] are inside: the level pays 0 there and scoring goes on." if u in (0.5, 1.7) else ""
@@ -243,6 +246,14 @@ def _slip(fn):
     return None
 
 
+def _zero_based(fn) -> bool:
+    """Whether `fn` gives the ladder's level minus one on every case (levels counted from 0)."""
+    try:
+        return all(plain_number(fn(c1, c2)) == arxiv_stop_level(c1, c2) - 1 for _, _, c1, c2 in _CASES)
+    except Exception:   # noqa: BLE001 - an answer that crashes elsewhere is not this slip
+        return False
+
+
 @exercise("09.stop_level")
 def check_stop_level(fn):
     _not_the_library(fn, "stop_level", arxiv_stop_level)
@@ -254,6 +265,10 @@ def check_stop_level(fn):
             raise ExerciseFailed(f"return an int: the ladder stops at {want} here and you returned the float {got!r}. "
                                  f"A level is one of the ints 1, 2, 3, 4, as the text writes them: `return {want}`, "
                                  f"not {got!r} (no division, no float(...)).")
+        if isinstance(got, int) and got == want - 1 and _zero_based(fn):
+            raise ExerciseFailed(f"the ladder stops at {want} here, you returned {got}: on every pair your level is one "
+                                 "less than the ladder's. The levels are numbered from 1: 1 when L1 fails, 2 when L1 "
+                                 "passes and L2 fails, 3 when L3 fails, 4 when every gate passes (not 0 to 3).")
         w1, w2 = word_count(c1), word_count(c2)
         ell = len(c2) / len(c1) if c1 else float("inf")
         u = len(unique_words(c2)) / len(unique_words(c1)) if unique_words(c1) else float("inf")

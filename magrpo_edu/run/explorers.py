@@ -74,7 +74,8 @@ def group_html(sample: dict, max_chars: int = 300, chart: bool = False) -> str:
             for i in range(n))
         color = "#e6f4ea" if a > 0 else ("#fce8e6" if a < 0 else "#f1f3f4")
         rows.append(f"<tr style='background:{color}'><td>{j}</td>{cells}<td>{r:.3f}</td><td>{a:+.3f}</td></tr>")
-    title = (f"<b>step {sample.get('step', '?')}</b> - mean joint reward {sum(sample['rewards']) / len(sample['rewards']):.3f}")
+    title = (f"<b>step {sample.get('step', '?')}</b> - mean {'joint ' if n > 1 else ''}reward "
+             f"{sum(sample['rewards']) / len(sample['rewards']):.3f}")
     body = f"<table><tr><th>j</th>{head}<th>reward</th><th>advantage</th></tr>{''.join(rows)}</table>"
     if chart:
         return title + _side_by_side(group_chart(sample["rewards"], sample["advantages"], f"step {sample.get('step', '?')}"), body)
@@ -226,7 +227,8 @@ def texts_report(texts: Sequence[str], columns: dict, max_chars: int = 600,
         runs = [(label, ans[k], rew[k]) for label, (ans, rew) in columns.items()]
         n = len(runs[0][1])
         names = list(agent_names) if agent_names else [f"agent_{i}" for i in range(n)]
-        head = "".join(f"<th>{html.escape(label)} (joint reward {r:.2f})</th>" for label, _, r in runs)
+        what = "joint reward" if n > 1 else "reward"     # one agent: no joint action, its own reward
+        head = "".join(f"<th>{html.escape(label)} ({what} {r:.2f})</th>" for label, _, r in runs)
         rows = "".join(f"<tr><td style='vertical-align:top'><b>{html.escape(names[i])}</b></td>"
                        + "".join(f"<td {cell}>{cut(a[i])}</td>" for _, a, _ in runs) + "</tr>" for i in range(n))
         parts.append(f"<p><b>row {k if numbers is None else numbers[k]}</b>: <i>{cut(x, 300)}</i></p><table><tr><th></th>{head}</tr>{rows}</table>")

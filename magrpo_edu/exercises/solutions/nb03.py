@@ -103,6 +103,12 @@ def _honest_rounded(c1, c2):                  # the repetition rounded, then >= 
     return tldr_levels(c1, c2)["total"]
 
 
+def _honest_rounded_above(c1, c2):            # rounded to 2 decimals, then > 0.2: a repetition of 0.204 keeps its pay
+    if round(repetition(c1), 2) > 0.2 or round(repetition(c2), 2) > 0.2:
+        return 0.0
+    return tldr_levels(c1, c2)["total"]
+
+
 MISTAKES = {
     "03.length_level": [
         _length_level_zero_outside,                                              # 0 instead of "stop"
@@ -118,6 +124,7 @@ MISTAKES = {
                        _coherence_no_minus_one, _coherence_no_zero_case, _coherence_unpunctuated,
                        _coherence_punctuation_as_space],
     "03.honest_tldr_reward": [
+        _honest_rounded_above,
         lambda c1, c2: 0.0 if repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"],   # only agent 2 checked
         lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) > 0.25 else tldr_levels(c1, c2)["total"],  # 0.25, not 0.2
         lambda c1, c2: 0.0 if repetition(c1) > 0 or repetition(c2) > 0 else tldr_levels(c1, c2)["total"],  # too strict

@@ -39,6 +39,14 @@ def coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, c
     return reward
 
 
+def _any_match_returned(main: str) -> bool:  # any `v = aux(` on the first line, not only the first match's v
+    body = _body_lines(main)
+    if len(body) == 2:
+        names = re.findall(r"(?<!\w)(\w+)\s*=\s*aux\s*\(", body[0])
+        return any(body[1] == f"return {v}" for v in names)
+    return thin_wrapper(main)
+
+
 def _only_return_aux(main: str) -> bool:  # the everyday meaning of "wrapper"
     return "return aux(" in main and main.count("\n") <= 2
 
@@ -178,7 +186,7 @@ def _return_without_space(main: str) -> bool:       # `return(aux(s))` read as a
 
 SOLUTIONS = {"04.thin_wrapper": thin_wrapper, "04.levels": coding_reward}
 MISTAKES = {
-    "04.thin_wrapper": [_only_return_aux, _one_line_any, _one_line_docstrings_only, _two_lines_any_return,
+    "04.thin_wrapper": [_any_match_returned, _only_return_aux, _one_line_any, _one_line_docstrings_only, _two_lines_any_return,
                         _docstrings_kept, _regex_with_spaces_only, _return_without_space],
     "04.levels": [_no_gates, _bonus_without_tests, _passed_count, _aux_behind_the_gate, _bonus_one_point,
                   _bonus_needs_every_test, _not_thin_without_calling, _bonus_needs_aux_return, _bonus_without_aux,

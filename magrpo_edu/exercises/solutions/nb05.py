@@ -163,12 +163,18 @@ def _two_levels_written_out(node, gamma):         # no recursion: right only for
     return R
 
 
+def _threshold_sorts_in_place(means, budget):   # the right threshold, but the caller's means sorted in place
+    means.sort()
+    return choose_threshold(means, budget)
+
+
 MISTAKES = {
     "05.discounted_returns": [_undiscounted, _child_rewards, _in_place, _discount_everything, _sum_of_children,
                               _max_of_children, _children_in_place, _one_mean_for_the_level, _discount_by_depth,
                               _children_by_position, _children_by_index, _children_enumerated, _float64_returns,
                               _two_levels_written_out],
     "05.early_termination_threshold": [
+        _threshold_sorts_in_place,
         lambda means, budget: sorted(means)[budget - 1] if budget else min(means) - 1,   # ties: one more group expanded
         lambda means, budget: sorted(means)[min(budget, len(means) - 1)],                # cut at ">= t": one group too many
         lambda means, budget: sorted(means, reverse=True)[budget - 1] if budget else max(means),  # cuts the WORST groups

@@ -69,6 +69,13 @@ def _kl_in_the_advantage(token_logp, ref_logp, mask, advantages, beta):    # A -
     return -((advantages - beta * kl) * (token_logp * mask).sum(-1)).mean()
 
 
+def _comlrl_centres_R_in_place(R, G, mode):      # the right credits for 'mean', but R centred through a view
+    M = R.view(G, G)
+    M -= M.mean()
+    S = torch.stack([M.sum(1), M.sum(0)])
+    return S - S.mean(1, keepdim=True) if mode == "mean" else S - S.max(1, keepdim=True).values
+
+
 MISTAKES = {
     "06.std_scaled_advantages": [
         lambda R: (R - R.mean()) / R.std(),                             # no eps: nan on a group that agrees
@@ -100,6 +107,7 @@ MISTAKES = {
         _kl_without_minus_one, _kl_group_token_mean, _kl_in_the_advantage,
     ],
     "06.comlrl_credit": [
+        _comlrl_centres_R_in_place,
         lambda R, G, mode: comlrl_credit(R, G, mode).flip(0),                                     # agents swapped
         lambda R, G, mode: comlrl_credit(R, G, mode) / G,                                          # the mean, not the sum
         lambda R, G, mode: torch.stack([(R - (R.mean() if mode == "mean" else R.max())).view(G, G).sum(1),

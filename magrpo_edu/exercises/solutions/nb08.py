@@ -27,8 +27,32 @@ def _worst_agent_change(untrained, trained):
     return worst(trained) - worst(untrained) > 1 or max(trained["repetition1"], trained["repetition2"]) > 0.2
 
 
+def _spot_rounded_reward(untrained, trained):   # the reward's rise rounded to 2 decimals: 0.104 reads 0.1
+    rose = round(trained["reward"] - untrained["reward"], 2) > 0.1
+    drifted = any(trained[f"naturalness{k}"] - untrained[f"naturalness{k}"] > 1.0 for k in (1, 2))
+    return bool(rose and (drifted or any(trained[f"repetition{k}"] > 0.2 for k in (1, 2))))
+
+
+def _spot_rounded_naturalness(untrained, trained):   # each change rounded to 1 decimal: 1.04 reads 1.0
+    rose = trained["reward"] - untrained["reward"] > 0.1
+    return bool(rose and any(round(trained[f"naturalness{k}"] - untrained[f"naturalness{k}"], 1) > 1.0
+                             or trained[f"repetition{k}"] > 0.2 for k in (1, 2)))
+
+
+def _spot_rounded_repetition(untrained, trained):    # the repetition rounded to 1 decimal: 0.24 reads 0.2
+    rose = trained["reward"] - untrained["reward"] > 0.1
+    return bool(rose and any(trained[f"naturalness{k}"] - untrained[f"naturalness{k}"] > 1.0
+                             or round(trained[f"repetition{k}"], 1) > 0.2 for k in (1, 2)))
+
+
+def _k3_in_place(logp, ref):                          # right values, but ref_logp overwritten by sub_
+    d = ref.sub_(logp)
+    return torch.exp(d) - d - 1
+
+
 MISTAKES = {
     "08.k3_estimator": [
+        _k3_in_place,
         lambda logp, ref: logp - ref,                                                  # k1: unbiased, but negative terms
         lambda logp, ref: torch.exp(logp - ref) - (logp - ref) - 1,                    # the ratio upside down: biased
         lambda logp, ref: 0.5 * (logp - ref) ** 2,                                     # k2: non-negative, biased
@@ -37,6 +61,7 @@ MISTAKES = {
         lambda logp, ref: k3_estimator(logp, ref).half(),                              # half precision: a small KL lost
     ],
     "08.spot_the_hack": [
+        _spot_rounded_reward, _spot_rounded_naturalness, _spot_rounded_repetition,
         _worst_agent_change,
         lambda u, t: t["reward"] > u["reward"] + 0.1,                                  # the reward alone
         lambda u, t: t["reward"] > u["reward"] + 0.1 and max(t["repetition1"], t["repetition2"]) > 0.2,  # repetition only

@@ -88,10 +88,15 @@ def _mistake_open_edges(u):                        # u = 0.5 and u = 1.7 read as
 _mistake_words_at_l2 = _with(l2=lambda a, b: 0.8 <= len(b.split()) / len(a.split()) <= 1.5)
 
 
+def _stop_level_from_zero(c1, c2):               # the ladder counted from 0: every level one less
+    return stop_level(c1, c2) - 1
+
+
 MISTAKES = {
     "09.vocabulary_level": [_mistake_tldr_vocabulary, _mistake_one_sided, _mistake_full_point, _mistake_zero_outside,
                             _mistake_open_edges],
     "09.stop_level": [
+        _stop_level_from_zero,
         _with(l1=lambda a, b: 128 <= len(a.split()) <= 256),                                 # only the background's words
         _with(l1=lambda a, b: all(128 <= len(_words.findall(c)) <= 256 for c in (a, b))),  # words by regex, not whitespace
         _with(l1=lambda a, b: all(128 < len(c.split()) < 256 for c in (a, b))),             # the window's edges left out

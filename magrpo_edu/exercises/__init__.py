@@ -25,6 +25,7 @@ every listed variant (each must pass) and on every listed mistake (each must fai
 from __future__ import annotations
 
 import importlib
+import math
 import os
 import pkgutil
 from typing import Any, Callable
@@ -79,6 +80,13 @@ def plain_number(v: Any) -> Any:
     if is_bool(v) or not isinstance(v, numbers.Real):
         return v
     return int(v) if isinstance(v, numbers.Integral) else float(v)
+
+
+def rounded_to(got, want, digits=range(8), close=lambda g, w: math.isclose(g, w, abs_tol=1e-12)):
+    """The number of decimals k in `digits` for which `want` rounded to k places is `got` (two numbers, or two
+    sequences compared item by item with `close`); None when no k gives it. A check says "you rounded" with it."""
+    as_list = (lambda x: list(x)) if isinstance(want, (list, tuple)) else (lambda x: [x])
+    return next((k for k in digits if all(close(g, round(w, k)) for g, w in zip(as_list(got), as_list(want)))), None)
 
 
 def not_the_library(fn, name: str, own) -> None:

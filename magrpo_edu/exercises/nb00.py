@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from . import ExerciseFailed, exercise, not_the_library as _not_the_library, plain_number
+from . import ExerciseFailed, exercise, not_the_library as _not_the_library, plain_number, rounded_to
 
 _GROUPS = [
     [0.2, 1.0, 0.6, 0.2],        # the notebook's own group
@@ -56,8 +56,7 @@ def check_group_advantages(fn) -> None:
                                                              for g, w in zip(sorted(got), sorted(want))):
                 hint = (" (the same values in another order: keep the order of the rewards, advantage i belongs to "
                         "reward i, joint action i; do not sort them)")
-            elif any(close([round(w, k) for w in want]) for k in range(8)):
-                k = next(k for k in range(8) if close([round(w, k) for w in want]))
+            elif (k := rounded_to(got, want, close=lambda g, w: math.isfinite(g) and abs(g - w) < 1e-5)) is not None:
                 hint = (f" (close but not equal: you rounded to {k} decimal(s); do not round, return r - mean(r) as "
                         "computed, the notebook compares them with the trainer's own advantages)")
             elif all(math.isfinite(g) and abs(g - w) <= 1e-2 for g, w in zip(got, want)):
@@ -137,8 +136,7 @@ def check_length_ratio_reward(fn) -> None:
                                      f"which gave your {got:.4f}. An accented letter such as 'é' is one character and "
                                      "two bytes: characters are len(text), on the str itself.")
             ratio = len(b) / len(a)
-            if got != int(got) and any(math.isclose(got, round(want, k), abs_tol=1e-12) for k in range(2, 8)):
-                k = next(k for k in range(2, 8) if math.isclose(got, round(want, k), abs_tol=1e-12))
+            if got != int(got) and (k := rounded_to(got, want, range(2, 8))) is not None:
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} earn "
                                      f"{want!r}; you returned {got!r}, the reward rounded to {k} decimal(s). Do not "
                                      "round: the trainer compares your reward with its own to float precision.")

@@ -8,7 +8,7 @@ import numbers
 
 import torch
 
-from . import ExerciseFailed, exercise
+from . import ExerciseFailed, exercise, rounded_to
 
 
 def _pair(c1_chars: int, c2_chars: int) -> tuple[str, str]:
@@ -103,8 +103,7 @@ def check_in_band_share(fn):
             if math.isclose(got, 100 * want, abs_tol=1e-6):
                 raise ExerciseFailed(f"you returned {got!r}: a percentage; return the share as a number in [0, 1].")
             raise ExerciseFailed(f"you returned {got!r}: a count, not a share. Divide by the number of pairs ({len(pairs)}).")
-        if got != int(got) and any(math.isclose(got, round(want, k), abs_tol=1e-12) for k in range(2, 8)):
-            k = next(k for k in range(2, 8) if math.isclose(got, round(want, k), abs_tol=1e-12))
+        if got != int(got) and (k := rounded_to(got, want, range(2, 8))) is not None:
             raise ExerciseFailed(f"the share in the band is {want!r}; you returned {got!r}, the share rounded to {k} "
                                  "decimal(s). Return it unrounded (round only when you print it).")
         if isinstance(got, float) and math.isnan(got):

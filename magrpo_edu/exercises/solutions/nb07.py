@@ -67,7 +67,7 @@ MISTAKES = {
         lambda pairs: sum(1.6 <= len(c1) / max(len(c2), 1) <= 3.2 for c1, c2 in pairs) / len(pairs),        # inverted
         _in_band_share_words,                                                                                 # words
         lambda pairs: sum(len(c1.split()) > 0 and 1.6 <= len(c2.split()) / len(c1.split()) <= 3.2
-                          for c1, c2 in pairs) / len(pairs),                                                # words
+                          for c1, c2 in pairs) / len(pairs),                                # words, and [] divides by 0
         lambda pairs: sum(len(c1) > 0 and 1.6 < len(c2) / len(c1) < 3.2 for c1, c2 in pairs) / len(pairs),   # ends out
         lambda pairs: sum(1.6 <= len(c2) / len(c1) <= 3.2 for c1, c2 in pairs) / len(pairs),                  # empty c1
         lambda pairs: sum(len(c1) > 0 and 1.6 <= len(c2) / len(c1) <= 3.2 for c1, c2 in pairs),              # a count
@@ -106,7 +106,6 @@ MISTAKES = {
         _adapter_logits_one_name,                                                                  # one name, not one a row
     ],
 }
-
 
 
 def _adapter_logits_disable(model, adapter, input_ids):

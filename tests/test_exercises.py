@@ -79,7 +79,8 @@ def _lessons():
     from magrpo_edu.exercises.solutions import nb00, nb01, nb02, nb03, nb05, nb06, nb07, nb08, nb09
     return [
         ("00.group_advantages", nb00._all_zero, "every advantage you returned is 0"),
-        ("00.group_advantages", nb00.MISTAKES["00.group_advantages"][-1], "every advantage you returned is 0"),
+        ("00.group_advantages", nb00.MISTAKES["00.group_advantages"][-2], "every advantage you returned is 0"),
+        ("00.group_advantages", nb00.MISTAKES["00.group_advantages"][-1], "can be read only once"),
         ("01.sequence_logprob", nb01._logprob_last_dropped, "one position off"),
         ("01.sequence_logprob", nb01._logprob_shifted, "one position off"),
         ("01.sequence_logprob", nb01._logprob_sliced, "no slice"),

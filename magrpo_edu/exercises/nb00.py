@@ -31,6 +31,10 @@ def check_group_advantages(fn) -> None:
                                  "rewards[i] -= mean): the trainer's logged rewards would be overwritten. Build and return "
                                  "a NEW list.")
         want = group_advantages(torch.tensor(rewards)).tolist()
+        if not hasattr(got, "__len__"):
+            raise ExerciseFailed(f"return a list of numbers, one per joint action; you returned a {type(got).__name__}, "
+                                 "which can be read only once (a generator is empty the second time the trainer reads "
+                                 "it): wrap it in list(...) or write a list comprehension [... for x in rewards]")
         try:
             got = [float(v) for v in got]
         except TypeError:

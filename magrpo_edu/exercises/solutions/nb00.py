@@ -44,6 +44,7 @@ MISTAKES = {
         lambda r: sorted(x - sum(r) / len(r) for x in r),                   # right values, sorted: the order lost
         _all_zero,                                                           # every advantage 0
         lambda r: [0.0] * len(r),                                            # every advantage 0, written out
+        lambda r: (x - sum(r) / len(r) for x in r),                         # right values, a generator: read once only
     ],
     "00.length_ratio_reward": [
         lambda a, b: math.exp(-abs(len(a) / len(b) - 2.5)) if not 2 <= len(a) / len(b) <= 3 else 1.0,  # ratio upside down

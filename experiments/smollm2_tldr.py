@@ -286,7 +286,7 @@ def phase_card(out: Path) -> None:
     if coding.exists():
         c = json.loads(coding.read_text())
         lines += ["## Coding", "",
-                  f"Not trained in this budget. Measured instead (`python experiments/smollm2_tldr.py coding`): the untrained "
+                  f"Not trained in this run. Measured instead (`python experiments/smollm2_tldr.py coding`): the untrained "
                   f"agents on the {c['samples'] // 2} held-out coding problems (helper `aux` + entry point, tests in the "
                   f"sandbox, 160 new tokens, 2 samples each): joint reward {c['reward']:.2f} of 4, PassOrNot@1 "
                   f"{c.get('pass_or_not@1', 0):.2f}, PassOrNot@2 {c.get('pass_or_not@2', 0):.2f}, syntax rate "

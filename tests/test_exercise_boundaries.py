@@ -102,7 +102,7 @@ BOUNDARIES = {
         ("both empty: 0", lambda a, b: 1.0 if not a and not b else nb00.length_ratio_reward(a, b), None),
         ("an empty concise answer must not divide by zero",
          lambda a, b: math.exp(-max(2 - len(b) / len(a), 0, len(b) / len(a) - 3)), "divide by zero"),
-        ("spaces at the ends count", lambda a, b: nb00.length_ratio_reward(a.strip(), b.strip()), "leading or trailing"),
+        ("spaces at the ends count", lambda a, b: nb00.length_ratio_reward(a.strip(), b.strip()), "leading/trailing"),
         ("characters, not UTF-8 bytes", lambda a, b: nb00.length_ratio_reward(a.encode(), b.encode()), "bytes"),
     ],
     "01.leave_one_out": [
@@ -195,7 +195,7 @@ BOUNDARIES = {
         ("any number of turns: a recursion, not two levels written out", nb05._two_levels_written_out, "recursion"),
     ],
     "05.early_termination_threshold": [
-        ("a group whose mean EQUALS the threshold is expanded (ties)", _threshold_ge, "ties"),
+        ("a group whose mean EQUALS the threshold is expanded (ties)", _threshold_ge, "equals it is expanded"),
         ("budget 0: groups at exactly 0 are still expanded by t = 0", nb05._zero_cuts_everything, None),
         ("budget 0: a finite number, not -inf", nb05.MISTAKES["05.early_termination_threshold"][4], "finite"),
         ("budget = every group: all expanded",
@@ -247,8 +247,8 @@ BOUNDARIES = {
         ("a reward rise of exactly 0.1 is not MORE than 0.1", _spot(strict=(False, True, True)), "exactly 0.1"),
         ("a naturalness rise of exactly 1.0 is not MORE than 1", _spot(strict=(True, False, True)), "exactly 1.0"),
         ("a repetition of exactly 0.2 is not ABOVE 0.2", _spot(strict=(True, True, False)), "exactly 0.2"),
-        ("each agent's naturalness against its OWN untrained one", nb08.MISTAKES["08.spot_the_hack"][-3], "ITS OWN"),
-        ("each agent's repetition, not their sum", nb08.MISTAKES["08.spot_the_hack"][-2], "not their sum"),
+        ("each agent's naturalness against its OWN untrained one", nb08.MISTAKES["08.spot_the_hack"][-9], "ITS OWN"),
+        ("each agent's repetition, not their sum", nb08.MISTAKES["08.spot_the_hack"][-8], "not their sum"),
     ],
     "09.vocabulary_level": [
         ("u = 0.5 and u = 1.7 are inside", nb09._mistake_open_edges, "Both ends"),

@@ -12,35 +12,59 @@ _GROUPS = [
     [-3.0, 0.5, 2.5, 4.0, -1.0, 0.0, 7.0, 1.0],  # G = 8, negative rewards
     [0.37, 0.99, 0.05, 0.61],
     [0.1, 0.2, 0.4],             # advantages -0.1333..., -0.0333..., 0.1666...: rounding them shows
+    [0.0, 1.0, 1.0, 0.5, 0.25, 0.9, 0.35],  # G = 7, mean 4/7 = 0.571428...: rounding to 7 decimals shows too
 ]
+
+
+def _numbers(xs) -> str:
+    """A list of numbers shown with enough digits to tell a value from its rounding to 7 decimals."""
+    return str([float(f"{v:.10g}") if math.isfinite(v) else v for v in xs])
 
 
 @exercise("00.group_advantages")
 def check_group_advantages(fn) -> None:
     """`fn(rewards: list[float]) -> list[float]` must give each joint action its reward minus the group mean."""
-    import torch
+    from collections.abc import Mapping, Set
 
     from ..algorithm import group_advantages
 
     _not_the_library(fn, "group_advantages", group_advantages)
     for rewards in _GROUPS:
+        mean = sum(rewards) / len(rewards)
+        want = [r - mean for r in rewards]        # in float64, before the learner's function sees the list
         given = list(rewards)
         got = fn(given)
         if given != list(rewards):
-            raise ExerciseFailed(f"for the rewards {list(rewards)} your function changed the list it was given (in place: "
-                                 "rewards[i] -= mean): the trainer's logged rewards would be overwritten. Build and return "
-                                 "a NEW list.")
-        want = group_advantages(torch.tensor(rewards)).tolist()
+            how = "reordered it" if sorted(given) == sorted(rewards) else "overwrote its values"
+            raise ExerciseFailed(f"your function changed the list it was given: the rewards {list(rewards)} are now "
+                                 f"{given} after your call, it {how}. The trainer's logged rewards would be changed. "
+                                 "Leave the list as it is (no rewards.sort(), rewards[i] = ..., rewards[:] = ...): "
+                                 "build and return a NEW list, in the order of the rewards.")
+        if isinstance(got, (Mapping, Set, str, bytes)):
+            raise ExerciseFailed(f"return a list of numbers, one per joint action in the order of the rewards "
+                                 f"([... for r in rewards]); you returned a {type(got).__name__}"
+                                 + (" (its keys are not the advantages, and the trainer reads the advantages by "
+                                    "position)" if isinstance(got, Mapping) else "") + ".")
         if not hasattr(got, "__len__"):
             raise ExerciseFailed(f"return a list of numbers, one per joint action; you returned a {type(got).__name__}, "
                                  "which can be read only once (a generator is empty the second time the trainer reads "
                                  "it): wrap it in list(...) or write a list comprehension [... for x in rewards]")
         try:
             got = [float(v) for v in got]
-        except TypeError:
-            raise ExerciseFailed(f"return one number per joint action (a list), got {got!r}") from None
+        except (TypeError, ValueError):
+            raise ExerciseFailed(f"return a list of numbers, one per joint action, got {got!r}") from None
         if len(got) != len(rewards):
             raise ExerciseFailed(f"for the {len(rewards)} rewards {rewards} return {len(rewards)} advantages, got {len(got)}")
+        # Within the tolerance (float32 noise passes) but not equal: rounded to 5-7 decimals, which the text forbids
+        # ("unrounded"); a rounding to 8 or more decimals is below float32 noise and passes.
+        within = all(math.isfinite(g) and abs(g - w) <= 1e-5 for g, w in zip(got, want))
+        exact = within and all(abs(g - w) <= 1e-9 * max(1.0, abs(w)) for g, w in zip(got, want))
+        if within and not exact and (k := rounded_to(got, want, range(8),
+                                                     close=lambda g, w: abs(g - w) <= 1e-12)) is not None:
+            raise ExerciseFailed(f"for rewards {rewards} the advantages are {_numbers(want)}, you returned "
+                                 f"{_numbers(got)} (close but not equal: you rounded to {k} decimal(s); do not round, "
+                                 "return r - mean(r) as computed, the notebook compares them with the trainer's own "
+                                 "advantages)")
         if any(not math.isfinite(g) or abs(g - w) > 1e-5 for g, w in zip(got, want)):
             G = len(rewards)
             close = lambda xs: all(math.isfinite(g) and abs(g - x) < 1e-5 for g, x in zip(got, xs))
@@ -102,6 +126,99 @@ def _bytes_reward(a: str, b: str) -> float:
     return length_ratio_reward(a.encode(), b.encode())
 
 
+def _nearer(l: float) -> float:
+    return max(2 - l, 0.0, l - 3)
+
+
+# Ways to misread the ratio: (name, ratio of a pair or None where that reading is undefined).
+_RATIOS = [
+    ("chars", lambda a, b: len(b) / len(a) if a else None),
+    ("upside down", lambda a, b: len(a) / len(b) if b else None),
+    ("words", lambda a, b: len(b.split()) / len(a.split()) if a.split() else None),
+    ("floor", lambda a, b: len(b) // len(a) if a else None),
+    ("no spaces", lambda a, b: len(b.replace(" ", "")) / len(a.replace(" ", "")) if a.replace(" ", "") else None),
+    ("stripped", lambda a, b: len(b.strip()) / len(a.strip()) if a.strip() else None),
+]
+# Ways to misread the reward of a ratio l: (name, reward).
+_SHAPES = [
+    ("right", lambda l: math.exp(-_nearer(l))),
+    ("middle", lambda l: 1.0 if 2 <= l <= 3 else math.exp(-abs(l - 2.5))),
+    ("middle everywhere", lambda l: math.exp(-abs(l - 2.5))),
+    ("farther", lambda l: 1.0 if 2 <= l <= 3 else math.exp(-max(abs(l - 2), abs(l - 3)))),
+    ("exp(+d)", lambda l: math.exp(_nearer(l))),
+    ("linear", lambda l: max(0.0, 1.0 - _nearer(l))),
+    ("linear unclipped", lambda l: 1.0 - _nearer(l)),
+    ("squared", lambda l: math.exp(-_nearer(l) ** 2)),
+    ("step", lambda l: 1.0 if 2 <= l <= 3 else 0.0),
+]
+
+
+def _misreading(fn, a: str, b: str, got: float):
+    """The (ratio, shape) misreading that gives `got` on the pair (a, b) and agrees with fn on every other pair
+    where that reading is defined; None when no single misreading explains the answer."""
+    outs = []
+    for x, y in _PAIRS:
+        try:
+            v = plain_number(fn(x, y))
+        except Exception:  # noqa: BLE001  the learner's function may fail on another pair: no evidence there
+            v = None
+        outs.append(v if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None)
+    for rname, ratio in _RATIOS:
+        for sname, shape in _SHAPES:
+            if (rname, sname) == ("chars", "right"):
+                continue
+            l = ratio(a, b)
+            if l is None or abs(shape(l) - got) > 1e-6:
+                continue
+            # the pairs with an empty answer are left out: a guard for them (if not concise ...) is no evidence
+            if all(v is None or not x or not y or ratio(x, y) is None or abs(shape(ratio(x, y)) - v) <= 1e-6
+                   for (x, y), v in zip(_PAIRS, outs)):
+                return rname, sname
+    return None
+
+
+def _misreading_hint(rname: str, sname: str, a: str, b: str) -> str:
+    ratio = len(b) / len(a)
+    parts = []
+    if rname == "upside down":
+        parts.append(f"your ratio is upside down, chars(concise) / chars(detailed) = {len(a)}/{len(b)} = "
+                     f"{len(a) / len(b):.4g}; the ratio is chars(detailed) / chars(concise) = {len(b)}/{len(a)} = "
+                     f"{ratio:.4g} (the detailed answer should be 2 to 3 times LONGER than the concise one)")
+    elif rname == "words":
+        parts.append(f"you counted words ({len(a.split())} and {len(b.split())} words, ratio "
+                     f"{len(b.split()) / len(a.split()):.4g}), not characters ({len(a)} and {len(b)} characters, "
+                     f"ratio {ratio:.4g}): characters are len of the text, spaces included, no .split()")
+    elif rname == "floor":
+        parts.append(f"you divided with //, which rounds the ratio down to a whole number: {len(b)} // {len(a)} = "
+                     f"{len(b) // len(a)}, but the ratio is {len(b)} / {len(a)} = {ratio:.4g}; divide with /")
+    elif rname == "no spaces":
+        parts.append(f"you left the spaces out ({len(a.replace(' ', ''))} and {len(b.replace(' ', ''))} characters "
+                     "without them); every character counts, spaces too: len of the text as it is")
+    elif rname == "stripped":
+        parts.append(f"you stripped the leading/trailing spaces ({len(a.strip())} and {len(b.strip())} characters "
+                     "after .strip()); they count too: len of the text as it is, the model's answers start with one")
+    nearer = "d is the distance from the ratio to the NEARER end of [2, 3], 2 - ratio below 2, ratio - 3 above 3"
+    if sname in ("middle", "middle everywhere"):
+        parts.append("you measured the distance to the middle of [2, 3], |ratio - 2.5|"
+                     + (", and inside [2, 3] the reward is 1, not exp(-|ratio - 2.5|)" if sname == "middle everywhere"
+                        else "") + f"; {nearer}")
+    elif sname == "farther":
+        parts.append(f"you measured the distance to the FARTHER end of [2, 3] (ratio - 2 above 3, 3 - ratio below 2); "
+                     f"{nearer}")
+    elif sname == "exp(+d)":
+        parts.append("the exponent's sign is flipped: exp(+d) is above 1 and grows as the ratio moves away from "
+                     "[2, 3]; the reward is exp(-d), at most 1")
+    elif sname in ("linear", "linear unclipped"):
+        parts.append("your reward falls in a straight line, 1 - d; outside [2, 3] it is exp(-d), 1 at the edge, "
+                     "then decaying smoothly without ever reaching 0")
+    elif sname == "squared":
+        parts.append("you squared the distance, exp(-d**2); the reward is exp(-d)")
+    elif sname == "step":
+        parts.append(f"outside [2, 3] you gave 0; the reward there is exp(-d), partial credit that shrinks as the "
+                     f"ratio moves away ({nearer})")
+    return "; and ".join(parts)
+
+
 @exercise("00.length_ratio_reward")
 def check_length_ratio_reward(fn) -> None:
     """`fn(concise, detailed) -> float`: 1 if chars(detailed)/chars(concise) is in [2, 3], else
@@ -121,9 +238,19 @@ def check_length_ratio_reward(fn) -> None:
             raise ExerciseFailed(f"an empty concise answer with a detailed one of {len(b)} characters made your function "
                                  "divide by zero: the ratio is infinite there, infinitely far from [2, 3], so the reward "
                                  "is exp(-inf) = 0; return 0.0 for an empty concise answer.") from None
+        except NotImplementedError:   # the stub: unsolved, not wrong
+            raise
+        except Exception as e:  # noqa: BLE001  the learner's error, said in a sentence
+            raise ExerciseFailed(f"for the concise answer {a!r} and the detailed answer {b!r} your function raised "
+                                 f"{type(e).__name__}: {e}. It should return the reward, a float, for any two "
+                                 "texts, empty ones included.") from None
         got = plain_number(got)   # a numpy float (np.float32) is a number too
         if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isfinite(got):
             raise ExerciseFailed(f"return one number (a float), got {got!r}")
+        if 1e-12 < abs(got - want) <= 1e-6 and got != int(got) and (k := rounded_to(got, want)) is not None:
+            raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} earn "
+                                 f"{want!r}; you returned {got!r}, the reward rounded to {k} decimal(s). Do not "
+                                 "round: the trainer compares your reward with its own to float precision.")
         if abs(got - want) > 1e-6:
             if not a:
                 raise ExerciseFailed(f"an empty concise answer earns 0 (the ratio is infinite), you returned {got:.4f}")
@@ -133,6 +260,11 @@ def check_length_ratio_reward(fn) -> None:
                                      f"characters the ratio is {len(b) / len(a):g} and the reward {want:.4f}; you "
                                      f"returned {got:.4f}. Only an EMPTY concise answer (len 0) earns 0: test `not "
                                      "concise`, not `not concise.strip()`.")
+            if not b and got == 0:
+                raise ExerciseFailed(f"an empty DETAILED answer with a concise one of {len(a)} characters earns "
+                                     f"exp(-2) = {want:.4f}, you returned 0: the ratio is 0 / {len(a)} = 0, 2 below "
+                                     "[2, 3], so the reward is exp(-2). Only an empty CONCISE answer earns 0 (its "
+                                     "ratio is infinite).")
             if not (a + b).isascii() and abs(got - _bytes_reward(a, b)) <= 1e-6:
                 raise ExerciseFailed(f"for {a!r} and {b!r} you counted bytes, not characters: {len(a)} and {len(b)} "
                                      f"characters (ratio {len(b) / len(a):.3f}, reward {want:.4f}), but "
@@ -144,6 +276,10 @@ def check_length_ratio_reward(fn) -> None:
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} earn "
                                      f"{want!r}; you returned {got!r}, the reward rounded to {k} decimal(s). Do not "
                                      "round: the trainer compares your reward with its own to float precision.")
+            if (found := _misreading(fn, a, b, got)) is not None:
+                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
+                                     f"{ratio:g}) earn {want:.4f}, you returned {got:.4f}: "
+                                     f"{_misreading_hint(*found, a, b)}.")
             words = f"; {len(a.split())} and {len(b.split())} words" if " " in a + b else ""
             raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
                                  f"{ratio:g}{words}) earn {want:.4f}, you returned {got:.4f}: the ratio is "

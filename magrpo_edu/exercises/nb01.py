@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..algorithm import group_advantages, policy_loss
-from . import ExerciseFailed, exercise
+from . import ExerciseFailed, exercise, rounded_to
 
 
 def _cases():
@@ -34,22 +34,40 @@ def _padded_case():
     return logp, mask
 
 
-def _tensor(name: str, value, shape) -> torch.Tensor:
+def _tensor(name: str, value, shape,
+            why: str = "one value per completion: reduce over the LAST axis, the tokens") -> torch.Tensor:
     if not isinstance(value, torch.Tensor):
         raise ExerciseFailed(f"{name} should return a torch.Tensor, got {type(value).__name__}.")
     if tuple(value.shape) != tuple(shape):
-        raise ExerciseFailed(f"{name} should return shape {tuple(shape)} (one value per completion: reduce over the "
-                             f"LAST axis, the tokens), got {tuple(value.shape)}.")
+        raise ExerciseFailed(f"{name} should return shape {tuple(shape)} ({why}), got {tuple(value.shape)}.")
     return value
 
 
-def _carries_gradient(value, leaf, mask, name) -> None:
+def _raised(name: str, e: Exception, extra: str = "") -> ExerciseFailed:
+    """The learner's exception, said in a sentence (an in-place change of an input explained)."""
+    first = (str(e).splitlines() or [""])[0].rstrip(".")
+    if "in-place" in first or "inplace" in first:
+        extra = (" That is an in-place operation (mul_, div_, masked_fill_, *=, ...) on an input: token_logp carries "
+                 "the gradient (a tensor that requires grad may not be changed in place) and the caller uses every "
+                 "input again. Use out-of-place operations instead, token_logp * mask, and leave the inputs as "
+                 "they are." + extra)
+    return ExerciseFailed(f"{name} raised {type(e).__name__}: {first}.{extra}")
+
+
+def _carries_gradient(value, leaf, mask, name, bool_mask: bool = False) -> None:
     """The loss of cell 22 calls backward() through this value: it must stay in the autograd graph."""
     if not value.requires_grad:
         raise ExerciseFailed(f"{name}'s result carries no gradient (it was rebuilt from Python floats, or detached, or "
                              "taken with .item()): the loss's backward() needs the log-probs in the graph. Compute it "
                              "with tensor operations on token_logp (multiply by the mask, sum over the tokens).")
-    grad, = torch.autograd.grad(value.sum(), leaf, allow_unused=True)
+    try:
+        grad, = torch.autograd.grad(value.sum(), leaf, allow_unused=True)
+    except RuntimeError as e:
+        raise ExerciseFailed(f"the gradient of {name}'s result could not be computed (backward raised RuntimeError: "
+                             f"{(str(e).splitlines() or [''])[0]}). "
+                             + ("With a bool mask, convert it first (mask.to(token_logp.dtype)) or select with "
+                                "torch.where(mask.bool(), token_logp, 0); " if bool_mask else "")
+                             + "multiply token_logp by the mask and sum over the tokens.") from None
     if grad is None or not torch.allclose(grad * mask, grad):
         raise ExerciseFailed(f"{name}'s gradient reaches padding positions (or none at all): only the completion's real "
                              "tokens (mask 1) may carry gradient.")
@@ -72,20 +90,29 @@ def check_sequence_logprob(fn):
     for logp, mask in _cases():
         for m in (mask, mask.bool()):
             leaf = logp.clone().requires_grad_(True)
+            given = m.clone()
             try:
-                out = fn(leaf, m)
-            except (RuntimeError, TypeError) as e:
+                out = fn(leaf, given)
+            except NotImplementedError:   # the stub: unsolved, not wrong
+                raise
+            except Exception as e:  # noqa: BLE001  the learner's error, said in a sentence
+                if "in-place" in str(e):
+                    raise _raised("your function", e) from None
                 if m.dtype != torch.bool and "size of tensor" in str(e):
                     raise ExerciseFailed(f"your function raised RuntimeError: {str(e).splitlines()[0]}. token_logp and "
                                          "mask are both (G, C) and already aligned: position t of one is token t of the "
                                          "completion in the other (cell 17 took the logits at -C-1:-1 for that). Use "
                                          "both whole, no slice such as [:, :-1] or [:, 1:].") from None
                 if m.dtype != torch.bool:
-                    raise
+                    raise _raised("your function", e) from None
                 raise ExerciseFailed(f"with a bool mask (True on the real tokens, as a tokenizer's attention mask can "
                                      f"come) your function raised {type(e).__name__}: {str(e).splitlines()[0]}. The mask "
                                      "may be float or bool: select with it (torch.where(mask.bool(), token_logp, 0)) or "
                                      "convert it first (mask.to(token_logp.dtype)).") from None
+            if not torch.equal(given, m) or not torch.equal(leaf.detach(), logp):
+                raise ExerciseFailed("your function changed its inputs in place (mask or token_logp): the caller uses "
+                                     "them again. Use out-of-place operations, token_logp * mask, and leave the "
+                                     "inputs as they are.")
             got = _tensor("sequence_logprob(token_logp, mask)", out, logp.shape[:1])
             if got.dtype != logp.dtype:
                 raise ExerciseFailed(f"sequence_logprob returned a {got.dtype} tensor from {logp.dtype} token log-probs "
@@ -102,7 +129,15 @@ def check_sequence_logprob(fn):
                                      "already aligned: token_logp[g, t] is the log-prob of token t of completion g, "
                                      "and mask[g, t] says whether that token is real; sum them position by position, "
                                      "all C of them.")
-            _carries_gradient(got, leaf, mask, "sequence_logprob")
+            log_of_sum = (logp.exp() * mask).sum(-1).log()
+            if (torch.allclose(got.detach().float(), log_of_sum, atol=1e-5)
+                    and not torch.allclose(log_of_sum, want, atol=1e-5)):
+                raise ExerciseFailed(f"for completions of {mask.sum(-1).int().tolist()} real tokens the sums of the "
+                                     f"log-probs are {_r(want)}, you returned {_r(got)}: the log of a SUM of "
+                                     "probabilities, log(sum_t mask * exp(token_logp)), not the sum of the log-probs. "
+                                     "A completion's log-prob is the sum of its tokens' log-probs (the log of their "
+                                     "PRODUCT): sum_t mask[g, t] * token_logp[g, t], no exp and no log.")
+            _carries_gradient(got, leaf, mask, "sequence_logprob", bool_mask=m.dtype == torch.bool)
             got = got.detach()
             if torch.allclose(got.float(), (logp * (1 - mask.float())).sum(-1), atol=1e-5):
                 raise ExerciseFailed("you summed the padding and left out the answer: mask is 1 on the completion's real "
@@ -119,20 +154,35 @@ def check_sequence_logprob(fn):
                                      f"{mask.int().tolist()} the sums are {_r(want)}, you returned {_r(got)}.")
 
 
+def _others(R: torch.Tensor, g: int) -> torch.Tensor:
+    return torch.cat([R[:g], R[g + 1:]])
+
+
 @exercise("01.leave_one_out")
 def check_leave_one_out(fn):
+    # [0, 1, 0.25, 0.5]: the others' median and the mean of all G differ from the others' mean and from each other;
     # two samples: [2.0, 2.0] agrees (every baseline gives 0), [0.0, 1.0] does not (leave-one-out gives -1 and 1,
     # twice r - mean(r)); a group that agrees; negative rewards
-    groups = [[0.0, 1.0, 0.5, 0.5], [2.0, 2.0], [0.0, 1.0], [0.3, 0.3, 0.3], [1.0, -1.0, 4.0, 0.0, 2.5, 0.0],
-              [0.0, 0.0, 0.0, 1.0]]
+    groups = [[0.0, 1.0, 0.25, 0.5], [0.0, 1.0, 0.5, 0.5], [2.0, 2.0], [0.0, 1.0], [0.3, 0.3, 0.3],
+              [1.0, -1.0, 4.0, 0.0, 2.5, 0.0], [0.0, 0.0, 0.0, 1.0]]
     for r in groups:
         R = torch.tensor(r)
+        want = group_advantages(R, mode="rloo")           # before the learner's function sees the rewards
         given = R.clone()
-        got = _tensor("rloo_advantages(rewards)", fn(given), R.shape).float()
+        try:
+            out = fn(given)
+        except NotImplementedError:   # the stub: unsolved, not wrong
+            raise
+        except Exception as e:  # noqa: BLE001  the learner's error, said in a sentence
+            raise ExerciseFailed(f"for rewards {r} your function raised {type(e).__name__}: "
+                                 f"{(str(e).splitlines() or [''])[0]}. It receives a 1-D tensor of G rewards and "
+                                 "returns a new tensor of G advantages.") from None
         if not torch.equal(given, R):
             raise ExerciseFailed(f"for rewards {r} your function changed the rewards tensor it was given (in place, e.g. "
                                  "sub_ or -=): the caller still needs the rewards. Return a new tensor.")
-        want = group_advantages(R, mode="rloo")
+        got = _tensor("rloo_advantages(rewards)", out, R.shape,
+                      f"one advantage per sample, the shape of rewards itself: no unsqueeze, [None] or keepdim; "
+                      f"rewards is 1-D, {len(r)} numbers with no token axis").float()
         if not torch.allclose(got, want, atol=1e-5):
             G = len(r)
             if not torch.isfinite(got).all():
@@ -150,6 +200,17 @@ def check_leave_one_out(fn):
             if torch.allclose(got, R - (R.sum() - R) / G, atol=1e-5):
                 raise ExerciseFailed(f"for rewards {r} you divided the sum of the other rewards by G = {G}; "
                                      f"there are G-1 = {G - 1} other rewards.")
+            medians = [torch.stack([R[g] - _others(R, g).median() for g in range(G)]),          # torch: the lower one
+                       torch.stack([R[g] - _others(R, g).quantile(0.5) for g in range(G)])]     # statistics.median
+            if any(torch.allclose(got, m, atol=1e-5) for m in medians):
+                raise ExerciseFailed(f"for rewards {r} you subtracted the MEDIAN of the other rewards; leave-one-out "
+                                     f"subtracts their MEAN, (sum of the other G-1 = {G - 1} rewards) / (G-1).")
+            if (k := rounded_to(got.tolist(), want.tolist(), range(6),
+                                close=lambda a, b: abs(a - b) <= 1e-6)) is not None:
+                raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are "
+                                     f"{[round(x, 6) for x in want.tolist()]}, you returned "
+                                     f"{[round(x, 6) for x in got.tolist()]}: close but not equal, you rounded to {k} decimal(s). Do not "
+                                     "round: return r_g - (sum of the others) / (G-1) as computed.")
             raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are "
                                  f"{[round(x, 4) for x in want.tolist()]}, you returned {[round(x, 4) for x in got.tolist()]}.")
 
@@ -169,16 +230,31 @@ def check_grpo_token_mean_loss(fn):
     g = torch.Generator().manual_seed(3)
     for logp, mask in _cases() + [_padded_case()]:
         A = torch.randn(logp.shape[0], generator=g)
+        lengths = mask.sum(-1)
+        want = _grpo(logp, mask, A)                 # before the learner's function sees the inputs
         leaf = logp.clone().requires_grad_(True)
-        got = fn(leaf, mask, A)
+        given_mask, given_A = mask.clone(), A.clone()
+        try:
+            got = fn(leaf, given_mask, given_A)
+        except NotImplementedError:   # the stub: unsolved, not wrong
+            raise
+        except Exception as e:  # noqa: BLE001  the learner's error, said in a sentence
+            raise _raised("your grpo_token_mean_loss", e) from None
+        for what, given, orig in (("advantages", given_A, A), ("mask", given_mask, mask),
+                                  ("token_logp", leaf.detach(), logp)):
+            if not torch.equal(given, orig):
+                raise ExerciseFailed(f"your function changed the {what} tensor it was given, in place (div_, mul_, "
+                                     "/=, *=, ...): the caller uses its inputs again after the loss (in MAGRPO "
+                                     "every agent's loss weighs the same advantages). Compute the loss with "
+                                     "out-of-place operations, e.g. -(advantages * (token_logp * mask).sum(-1) / "
+                                     "lengths).mean(), and leave the inputs as they are.")
         if not isinstance(got, torch.Tensor) or got.numel() != 1:
             raise ExerciseFailed("grpo_token_mean_loss should return the loss as a one-element tensor (a scalar).")
         if not got.requires_grad:
             raise ExerciseFailed("your loss carries no gradient (detached, or rebuilt from Python floats): training "
                                  "calls loss.backward(), so the token log-probs must stay in the graph.")
+        graph = got
         got = got.detach()
-        lengths = mask.sum(-1)
-        want = _grpo(logp, mask, A)
         got = got.float().reshape(())
         if torch.allclose(got, want, atol=1e-5):
             continue
@@ -220,11 +296,32 @@ def check_grpo_token_mean_loss(fn):
                                  "in section 5 does); this function receives them ready-made, the A^(g) of the "
                                  "formula: use `advantages` as given (the paper's A = r - mean(r) is centred only, "
                                  "with no /std(r)).")
+        try:
+            grad, = torch.autograd.grad(graph.sum(), leaf, allow_unused=True)
+            wleaf = logp.clone().requires_grad_(True)
+            want_grad, = torch.autograd.grad(_grpo(wleaf, mask, A), wleaf)
+            same_gradient = grad is not None and torch.allclose(grad.float(), want_grad, atol=1e-5)
+        except RuntimeError:
+            same_gradient = False
+        if same_gradient:
+            ratio_form = any(torch.allclose(got, v, atol=1e-5) for v in (-(A * (lengths > 0)).mean(), -A.mean()))
+            raise ExerciseFailed(f"for this group the GRPO loss (ratio 1, no clipping, no KL) is {want.item():.5f}, "
+                                 f"you returned {got.item():.5f}: the right gradient but another value"
+                                 + (": that is the ratio (surrogate) form, rho = exp(token_logp - token_logp.detach())"
+                                    " times A, whose value is -mean(A) since rho = 1" if ratio_form else "")
+                                 + ". The exercise asks the log-prob form of the formula, -(1/G) sum_g A^(g) "
+                                 "(1/|a^(g)|) sum_t mask_{g,t} log pi, with the log-probs themselves: its value is "
+                                 "what the next cell prints next to MAGRPO's loss.")
         raise ExerciseFailed(f"for this group the GRPO loss (ratio 1, no clipping, no KL) is {want.item():.5f}, "
                              f"you returned {got.item():.5f}.")
     # a completion with no tokens must not divide by zero
     logp, mask = torch.zeros(2, 3), torch.tensor([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])
-    out = fn(logp - 1.0, mask, torch.tensor([1.0, -1.0]))
+    try:
+        out = fn(logp - 1.0, mask, torch.tensor([1.0, -1.0]))
+    except NotImplementedError:   # the stub: unsolved, not wrong
+        raise
+    except Exception as e:  # noqa: BLE001  the learner's error, said in a sentence
+        raise _raised("with an empty completion (all of its mask 0), your grpo_token_mean_loss", e) from None
     if not torch.isfinite(torch.as_tensor(out)).all():
         raise ExerciseFailed("a completion with no tokens (all of its mask 0) made your loss inf or nan: divide by "
                              "max(|a^(g)|, 1).")

@@ -1,7 +1,7 @@
 """Checks of notebook 02's exercises: joint actions, an agent's credit in cross mode, the shared advantage."""
 from __future__ import annotations
 
-from . import ExerciseFailed, exercise, not_the_library
+from . import ExerciseFailed, exercise, not_the_library, rounded_to
 
 
 @exercise("02.joint_actions")
@@ -52,14 +52,29 @@ def check_cross_credit(fn) -> None:
         want = credit_samples(group_advantages(r.flatten()), joint_actions(2, G, "cross"), G)
         for agent in (0, 1):
             given = r.clone()
-            got = fn(given, agent)
+            try:
+                got = fn(given, agent)
+            except NotImplementedError:   # the stub: unsolved, not wrong
+                raise
+            except Exception as e:  # noqa: BLE001  the learner's error, said in a sentence
+                raise ExerciseFailed(f"for r = {r.tolist()} and agent = {agent} your function raised "
+                                     f"{type(e).__name__}: {(str(e).splitlines() or [''])[0]}. It receives the (G, G) "
+                                     "tensor of joint rewards and the agent's index (0 or 1), and returns G credits."
+                                     ) from None
             if not torch.equal(given, r):
                 raise ExerciseFailed(f"for r = {r.tolist()} your function changed the tensor it was given (in place, e.g. "
                                      "r -= r.mean()): the trainer's logged rewards would be overwritten, and the second "
                                      "agent's call would see centred rewards. Compute on a new tensor (r - r.mean()).")
-            got = torch.as_tensor(got, dtype=torch.float32).flatten()
+            try:
+                got = torch.as_tensor(got, dtype=torch.float32)
+            except (TypeError, ValueError, RuntimeError):
+                raise ExerciseFailed(f"return one credit per sample of the agent, a (G,) tensor or a list of {G} "
+                                     f"numbers; got {got!r}") from None
             if got.shape != (G,):
-                raise ExerciseFailed(f"return one credit per sample of the agent ({G} numbers), got shape {tuple(got.shape)}")
+                raise ExerciseFailed(f"return one credit per sample of the agent, shape ({G},): {G} numbers in one "
+                                     f"row; got shape {tuple(got.shape)}"
+                                     + (" (keepdim=True, unsqueeze or [None] adds an axis of size 1: reduce without "
+                                        "keepdim)" if got.numel() == G else ""))
             if not torch.allclose(got, want[agent], atol=1e-5):
                 hint = ""
                 if torch.allclose(got, want[1 - agent], atol=1e-5) and not torch.allclose(want[0], want[1], atol=1e-5):
@@ -73,6 +88,26 @@ def check_cross_credit(fn) -> None:
                 elif torch.allclose(got, r.diagonal() - r.diagonal().mean(), atol=1e-5):
                     hint = (" You used only the diagonal, the G aligned joint actions; cross mode credits a sample with "
                             "every joint action that holds it, G of them.")
+                elif not got.any() and want[agent].any():
+                    hint = (" Every credit you returned is 0: a baseline per row (or per column) cancels each sample's "
+                            f"own mean; subtract ONE baseline, the mean of all {G * G} joint rewards, from every "
+                            "joint reward.")
+                elif torch.allclose(got, -want[agent], atol=1e-5):
+                    hint = (" The sign is flipped: the advantage is reward minus baseline, r - r.mean(), so a sample "
+                            "whose joint actions beat the mean gets a positive credit.")
+                elif any(torch.allclose(got, want[agent] / sd, atol=1e-5)
+                         for sd in (r.std(), r.std() + 1e-8, r.std(unbiased=False), r.std() + 1e-4)):
+                    hint = (" You divided the advantages by the rewards' std; MAGRPO's advantage is r - mean(r), "
+                            "unscaled.")
+                elif torch.allclose(got, (r - r.max()).mean(dim=1 - agent), atol=1e-5):
+                    hint = (" You subtracted the best joint reward, r.max(), as the baseline (MAReMax, notebook 06); "
+                            f"here the baseline is the MEAN of all {G * G} joint rewards, r.mean().")
+                elif (k := rounded_to(got.tolist(), want[agent].tolist(), range(6),
+                                      close=lambda a, b: abs(a - b) <= 1e-6)) is not None:
+                    raise ExerciseFailed(f"for r = {r.tolist()} agent {agent + 1}'s credit is "
+                                         f"{[round(v, 6) for v in want[agent].tolist()]}, you returned "
+                                         f"{[round(v, 6) for v in got.tolist()]}: close but not equal, you rounded to "
+                                         f"{k} decimal(s). Do not round: return the means as computed.")
                 raise ExerciseFailed(
                     f"for r = {r.tolist()} agent {agent + 1}'s credit is {[round(v, 3) for v in want[agent].tolist()]}, you "
                     f"returned {[round(v, 3) for v in got.tolist()]}: subtract ONE mean over all {G * G} joint rewards, then "
@@ -146,6 +181,11 @@ def check_shared_losses(fn) -> None:
                 elif abs(got_v - want_v / n) <= 1e-4:
                     hint = (f" You split the loss among the {n} agents; each agent gets the WHOLE loss with the shared "
                             "advantage (its own optimiser steps on it).")
+                elif (j := next((j for j in range(n) if j != i and abs(got_v - policy_loss(logps[j], A).item()) <= 1e-4),
+                                None)) is not None:
+                    hint = (f" That is agent {j}'s loss, from logps[{j}]: return the losses in the order of logps, "
+                            f"loss i from logps[i] (no reversed(), no sorting), so that each agent's optimiser steps "
+                            "on its own loss.")
                 raise ExerciseFailed(
                     f"n={n} agents, G={G}, rewards {[round(v, 2) for v in rewards.tolist()]}: agent {i}'s loss is "
                     f"{want_v:.4f}, you returned {got_v:.4f}. Each agent's loss is "

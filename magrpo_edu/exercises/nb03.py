@@ -102,6 +102,14 @@ _NATURAL.append(("My flatmate never cleans the kitchen or bathroom",    # 4 of i
 _NATURAL.append(("My landlord will not fix the heating in my flat",   # each text <= 0.2; joined they repeat more (0.22)
                  "However, my landlord will not fix the heating, so the flat is cold, the flat is cold, the flat is cold "
                  "every night and I sleep in my coat."))
+_NATURAL.append(("I lost my job last week. I lost my job because the company closed the office.",  # 2 of 14: 0.143
+                 "The company shut down last week, so now I am out of work. However, I am looking for work, I am "
+                 "looking for a cheaper flat, and my sister helps me because the rent is high."))  # 2 of 34: 0.059; each
+#   <= 0.2, but their sum (0.2017) is above 0.2 (the product of their distinct shares, 0.807, is not below 0.8)
+_NATURAL.append(("I lost my job last week. I lost my job because the company closed the office.",  # 0.143
+                 "Last week the company closed its doors, so I am out of work. However, I am looking for work again, "
+                 "and I am looking for a cheaper flat too, and I am looking for help, because the rent is high."))  # 0.132:
+#   each <= 0.2, but their sum (0.27) is above 0.2 and the product of their distinct shares (0.74) below 0.8
 _PADDED = [("My dog barks at night and the neighbours complain",
             "My dog barks and and and and and and and and and and and and and and and and and and then then then"),
            ("The rent went up and we have to move",
@@ -120,14 +128,66 @@ _PADDED = [("My dog barks at night and the neighbours complain",
             "tired, and I am now thinking about calling our landlord today.")]                   # round(r, 2) reads 0.2
 
 
+# padded CONCISE summaries, natural detailed texts: the threshold 0.2 holds for the concise text too
+_PADDED_CONCISE = [(_PADDED[0][1], _NATURAL[0][1]),                          # 0.68: padded through and through
+                   ("My cat cries and cries and cries and cries at the front door",   # 3 of 11 3-grams repeat: 0.27
+                    "My cat sits at the front door every evening and cries loudly. However, she will not go out when I "
+                    "open it, so I think she wants attention or food.")]
+
+# Rules a learner may write in place of "either text above 0.2": each with the sentence that names it. A hint is given
+# only when the answer agrees with that rule on every pair of the check, so that it names the learner's own rule.
+_OTHER_RULES = [
+    (lambda c1, c2: (repetition(c1) + repetition(c2)) / 2 > 0.2, "You average the two repetitions: the rule does not use their mean; "
+     "EITHER text above 0.2 pays 0, each text compared with 0.2 on its own."),
+    (lambda c1, c2: repetition(c1) + repetition(c2) > 0.2, "You add the two repetitions: the rule does not use their sum; compare EACH "
+     "text's repetition with 0.2 on its own, `repetition(c1) > 0.2 or repetition(c2) > 0.2`."),
+    (lambda c1, c2: (1 - repetition(c1)) * (1 - repetition(c2)) < 0.8, "You multiply the texts' shares of distinct 3-grams, "
+     "(1 - r1)(1 - r2) < 0.8: the rule does not combine the texts; compare EACH text's repetition with 0.2 on its own, "
+     "`repetition(c1) > 0.2 or repetition(c2) > 0.2`."),
+    (lambda c1, c2: repetition(c1 + " " + c2) > 0.2, "You join the two texts into one: the rule looks at each text "
+     "alone, `repetition(c1) > 0.2 or repetition(c2) > 0.2`."),
+    (lambda c1, c2: repetition(c1 + c2) > 0.2, "You join the two texts into one: the rule looks at each text alone, "
+     "`repetition(c1) > 0.2 or repetition(c2) > 0.2`."),
+]
+
+
+def _honest_call(fn, c1: str, c2: str):
+    """The learner's reward for one pair; a crash becomes a sentence (NotImplementedError still means "unsolved")."""
+    try:
+        return plain_number(fn(c1, c2))
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a learner's crash deserves a sentence, not a traceback
+        raise ExerciseFailed(f"honest_tldr_reward({c1[:40]!r}..., {c2[:40]!r}...) raised {type(exc).__name__}: {exc}. "
+                             "It takes the two texts and returns a number: 0 when repetition(text) > 0.2 for either "
+                             "text, else tldr_levels(c1, c2)[\"total\"].") from None
+
+
+def _same_as(fn, rule) -> bool:
+    """Whether the learner's reward agrees with `rule` (pay 0 when it holds, else the paper's total) on every pair."""
+    for c1, c2 in _NATURAL + _PADDED + _PADDED_CONCISE:
+        want = 0.0 if rule(c1, c2) else tldr_levels(c1, c2)["total"]
+        try:
+            got = plain_number(fn(c1, c2))
+        except Exception:  # noqa: BLE001 - an answer that crashes elsewhere is not this rule
+            return False
+        if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isclose(got, want, abs_tol=1e-9):
+            return False
+    return True
+
+
+def _rule_hints(fn) -> str:
+    return "".join(dict.fromkeys(" " + text for rule, text in _OTHER_RULES if _same_as(fn, rule)))
+
+
 @exercise("03.honest_tldr_reward")
 def check_honest_tldr_reward(fn):
     for c1, c2 in _NATURAL:
-        want, got = tldr_levels(c1, c2)["total"], plain_number(fn(c1, c2))
+        want = tldr_levels(c1, c2)["total"]
+        got = _honest_call(fn, c1, c2)
         if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isclose(got, want, abs_tol=1e-9):
-            r1, r2, both = repetition(c1), repetition(c2), repetition(c1 + " " + c2)
-            hint = (f" Joined into one text they repeat {both:.2f}; the rule looks at each text alone."
-                    if both > 0.2 else "")
+            r1, r2 = repetition(c1), repetition(c2)
+            hint = _rule_hints(fn)
             if got == 0 and max(r1, r2) > 0.19:
                 hint += (f" Its detailed text repeats exactly 1/5 of its 3-grams (`repetition` returns {r2!r}): not "
                          "ABOVE 0.2, so it keeps its reward. Your rule cuts at 1/5 or below it (a threshold under 0.2, "
@@ -137,18 +197,26 @@ def check_honest_tldr_reward(fn):
             raise ExerciseFailed(f"a natural pair (repetition {r1:.3f} and {r2:.3f}, neither above 0.2) should keep the "
                                  f"paper's reward {want:.3f}; you returned {got!r} for {c2[:50]!r}...{hint}")
     for c1, c2 in _PADDED:
-        got = fn(c1, c2)
+        paper = tldr_levels(c1, c2)["total"]
+        got = _honest_call(fn, c1, c2)
         if got != 0:
             r1, r2 = repetition(c1), repetition(c2)
-            hint = (" One repeating text is enough: EITHER text above 0.2 pays 0"
-                    + (f" (their mean, {(r1 + r2) / 2:.2f}, is not the rule)." if (r1 + r2) / 2 <= 0.2 else "."))
-            if r2 < 0.2105:
+            hint = " One repeating text is enough: EITHER text above 0.2 pays 0." + _rule_hints(fn)
+            if r2 < 0.22:
                 hint += (f" Its repetition, {r2:.4f}, is only just above 0.2: the threshold is 0.2 itself, not a "
                          "rounder number above it.")
             raise ExerciseFailed(f"the padded detailed text {c2[:50]!r}... (repetition {r2:.4f} > 0.2, the concise "
-                                 f"text's {r1:.2f}) earns {tldr_levels(c1, c2)['total']:.3f} from the paper's reward; "
+                                 f"text's {r1:.2f}) earns {paper:.3f} from the paper's reward; "
                                  f"yours should pay 0, it paid {got!r}.{hint}")
-    got = fn(_PADDED[0][1], _NATURAL[0][1])
-    if got != 0:
-        raise ExerciseFailed("the check must apply to BOTH texts: a padded concise summary should pay 0 too; "
-                             f"yours paid {got!r}.")
+    for c1, c2 in _PADDED_CONCISE:
+        paper = tldr_levels(c1, c2)["total"]
+        got = _honest_call(fn, c1, c2)
+        if got != 0:
+            r1, r2 = repetition(c1), repetition(c2)
+            if r1 > 0.5:
+                raise ExerciseFailed("the check must apply to BOTH texts: a padded concise summary should pay 0 too; "
+                                     f"yours paid {got!r} for the concise text {c1[:50]!r}... (repetition {r1:.2f}).")
+            raise ExerciseFailed(f"the concise text {c1!r} repeats {r1:.4f} of its 3-grams, above 0.2 (the detailed "
+                                 f"text's {r2:.2f}); the paper's reward pays {paper:.3f}, yours should pay 0, it paid "
+                                 f"{got!r}. The threshold is the same 0.2 for the concise summary as for the detailed "
+                                 "one: `repetition(c1) > 0.2 or repetition(c2) > 0.2`." + _rule_hints(fn))

@@ -41,10 +41,17 @@ WRAPPER_CASES = [
     ('def f(xs):\n    """Count the items aux accepts.\n\n    Loops over xs.\n    """\n    n = 0\n    for x in xs:\n'
      '        if aux(x):\n            n += 1\n    return n\n',
      "a multi-line docstring, then a real loop: the docstring is dropped and the loop read (the library's reading; "
-     "the authors' loop would skip everything after a lone closing quote line, notebook 04 says so)"),
+     "the authors' loop would skip everything after a lone closing quote line, as docs/faithfulness.md says in "
+     "\"Rewards\", the thin-wrapper row)"),
     ("def f(s):\n    v = aux(s)\n    return (v)\n", "`return (v)` is not exactly `return v`: the second line must be that text"),
     ("def f(s):\n    s = s.strip()\n    v = aux(s)\n    return v\n",
      "THREE lines: the two-line rule needs exactly two lines, not the last two of more"),
+    ("def f(s):\n    v = aux(s)\n    return v\n    print('never')\n",
+     "THREE lines, the first two `v = aux(s)` / `return v`: the two-line rule needs EXACTLY two lines, not the first "
+     "two of more (a line after the return still counts, though it never runs)"),
+    ("def f(s):\n    return Aux(s)\n",
+     "one `return` line with `Aux`, not `aux`: the substring test is case-sensitive, as the authors' (`\"aux\" in line`, "
+     "no lower-casing)"),
     ("def f(xs):\n    '''Double each number.\n\n    The helper does it.\n    '''\n    y = aux(xs)\n    return y\n",
      "a docstring in single quotes (three of them) is dropped too"),
     ('def f(xs):\n    "Double each number."\n    return aux(xs)\n',
@@ -71,7 +78,13 @@ def check_thin_wrapper(fn) -> None:
     if not callable(fn):
         raise ExerciseFailed("give a function thin_wrapper(main: str) -> bool")
     for (src, why), want in zip(WRAPPER_CASES, _wrapper_truth()):
-        got = fn(src)
+        try:
+            got = fn(src)
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a learner's crash deserves a sentence, not a traceback
+            raise ExerciseFailed(f"thin_wrapper raised {type(exc).__name__}: {exc} for this main ({why}):\n{src}"
+                                 "It takes the main's source text and returns True or False.") from None
         if not is_bool(got):
             raise ExerciseFailed(f"return True or False (a bool), not {got!r}, for this main:\n{src}")
         if bool(got) is not want:
@@ -90,7 +103,8 @@ def check_thin_wrapper(fn) -> None:
 LEVEL_CASES = [
     ("def aux(c):\n    return c.lower() in 'aeiou'\n", "def count_vowels(s):\n    n = 0\n    for c in s:\n        if aux(c):\n            n += 1\n    return n\n"),
     ("def aux(c):\n    return c.lower() in 'aeiou'\n", "def count_vowels(s):\n    return sum(1 for c in s if aux(c))\n"),
-    ("def aux(c):\n    return c.lower() in 'aeiou'\n", "def count_vowels(s):\n    return len(s)\n"),
+    # a main that does not call aux and passes 2 of the 4 tests (half the share: 0.5 of L3, no bonus)
+    ("def aux(c):\n    return c.lower() in 'aeiou'\n", "def count_vowels(s):\n    return s.count('a') + s.count('e')\n"),
     ("", "def count_vowels(s):\n    n = 0\n    for c in s:\n        if c in 'aeiouAEIOU':\n            n += 1\n    return n\n"),
     ("def aux(c):\n    return c.lower() in 'aeiou'\n", "def count_vowel(s):\n    return 0\n"),
     ("def aux(c):\n    return c.lower() in 'aeiou'\n", "def count_vowels(s):\n    n = 0\n    for c in s\n        n += aux(c)\n    return n\n"),
@@ -121,6 +135,76 @@ def _facts(aux: str, main: str, problem: dict) -> dict:
                 calls_aux=calls_aux(main_f, entry), thin_wrapper=is_thin_wrapper(main_f, entry))
 
 
+def _slips(f: dict, want: float) -> list:
+    """(the reward a likely misreading gives for the facts f, what to say about it): each a function of the facts."""
+    tests_on = f["main_defined"] and f["parses"]
+    share = f["passed"] / f["total"] if tests_on else 0.0
+    bonus = 0.5 + (0.0 if f["thin_wrapper"] else 1.0)
+    paid = tests_on and f["passed"] >= 1 and f["calls_aux"]
+    base = (0.4 if f["aux_defined"] else 0.0) + (0.6 if f["main_defined"] else 0.0) + (0.5 + share if tests_on else 0.0)
+    return [
+        (base + (bonus if paid else 0.0), "the cooperation bonus needs an EXTRACTED aux (aux_found): without a "
+         "function named aux in agent 1's answer there is no bonus, even if the main calls aux"),
+        (base + (bonus if paid and f["aux_defined"] else 0.0), "the bonus needs aux to be FOUND, not to have a "
+         "return: an aux without a return earns no 0.4 but still opens the bonus"),
+        (want - share + ((1.0 if f["passed"] == f["total"] else 0.0) if tests_on else 0.0),
+         "the tests level pays the SHARE passed / total, not all or nothing"),
+        (want - share + (f["passed"] if tests_on else 0.0),
+         "the tests level pays the share passed / total (at most 1.0), not the count"),
+        (want - share / 2, "the tests level pays the whole share passed / total, up to 1.0 (all tests passed), not "
+         "half of it: L3 is worth 1.0"),
+        (want - (0.5 if paid and f["aux_found"] and f["thin_wrapper"] else 0.0),
+         "a thin wrapper that calls aux still earns the +0.5 for calling it; only the +1.0 is withheld"),
+        (want - (0.5 if paid and f["aux_found"] and not f["thin_wrapper"] else 0.0),
+         "a main that calls aux and is not a thin wrapper earns 0.5 + 1.0 = 1.5 of bonus, not 1.0"),
+        (want - (0.4 if f["aux_defined"] and not f["main_defined"] else 0.0),
+         "aux's 0.4 is paid before the gate: a missing entry point stops the scoring AFTER it"),
+        (want + (0.5 + f["passed"] / f["total"] if f["main_defined"] and not f["parses"] else 0.0),
+         "a program that does not parse stops at L2: no syntax points, no tests, no bonus"),
+        (want + (bonus if tests_on and f["passed"] == 0 and f["calls_aux"] and f["aux_found"] else 0.0),
+         "the bonus needs at least one passed test"),
+        (want - (bonus if paid and f["aux_found"] and f["passed"] < f["total"] else 0.0),
+         "the bonus needs at least ONE passed test, not all of them"),
+        (want + (1.0 if tests_on and f["passed"] >= 1 and f["aux_found"] and not f["calls_aux"]
+                 and not f["thin_wrapper"] else 0.0),
+         "the +1.0 for not being a thin wrapper is part of the bonus: only a main that calls aux earns it"),
+    ]
+
+
+def _as_number(got):
+    if isinstance(got, numbers.Real) and not isinstance(got, bool):
+        return float(got)          # a numpy or Fraction number is a number too
+    return got
+
+
+def _is_right(got, want: float) -> bool:
+    return not isinstance(got, bool) and isinstance(got, (int, float)) and abs(got - want) <= 1e-6
+
+
+def _levels_hints(fn, cases: list) -> list:
+    """The sentences for the misreadings the learner's function agrees with on EVERY pair (cases: (facts, reward)),
+    so that a hint names the learner's own slip, not one that happens to give the same number on one pair."""
+    gots = []
+    for facts, _ in cases:
+        try:
+            gots.append(_as_number(fn(**dict(facts))))
+        except Exception:  # noqa: BLE001 - an answer that crashes on another pair: no diagnosis
+            return []
+    if not all(isinstance(g, (int, float)) and not isinstance(g, bool) for g in gots):
+        return []
+    slips = [_slips(facts, want) for facts, want in cases]
+    hints = [slips[0][j][1] for j in range(len(slips[0]))
+             if all(abs(g - s[j][0]) <= 1e-6 for g, s in zip(gots, slips))]
+    for k in range(4):          # rounded: within half a unit of the k-th decimal, and a whole number of such units
+        if all(abs(g - w) <= 0.5 * 10 ** -k + 1e-9 and abs(g * 10 ** k - round(g * 10 ** k)) <= 1e-6
+               for g, (_, w) in zip(gots, cases)):
+            hints.append(f"your rewards are rounded to {k} decimal(s) (the reward, or a part of it such as the "
+                         "share passed / total, rounded); round nothing, as the library does (3.25 for one test of four "
+                         "passed with the full bonus)")
+            break
+    return hints
+
+
 @exercise("04.levels")
 def check_levels(fn) -> None:
     """`fn(**facts) -> float` must give the library's coding reward on every pair."""
@@ -131,43 +215,19 @@ def check_levels(fn) -> None:
     from ..tasks.coding import load_coding
 
     problem = next(r for r in load_coding("train") if r["entry_point"] == "count_vowels")
-    for aux, main in LEVEL_CASES:
-        facts = _facts(aux, main, problem)
-        want = coding_levels(aux, main, problem)["total_reward"]
-        got = fn(**facts)
-        if isinstance(got, numbers.Real) and not isinstance(got, bool):
-            got = float(got)          # a numpy or Fraction number is a number too
-        if isinstance(got, bool) or not isinstance(got, (int, float)) or not abs(got - want) <= 1e-6:
-            f = facts
-            tests_on = f["main_defined"] and f["parses"]
-            bonus = 0.5 + (0.0 if f["thin_wrapper"] else 1.0)
-            paid = tests_on and f["passed"] >= 1 and f["calls_aux"]
-            base = (0.4 if f["aux_defined"] else 0.0) + (0.6 if f["main_defined"] else 0.0) + (
-                0.5 + f["passed"] / f["total"] if tests_on else 0.0)
-            slips = [  # (the learner's likely reading, what it gives here, what to say)
-                (base + (bonus if paid else 0.0), "the cooperation bonus needs an EXTRACTED aux (aux_found): without a "
-                 "function named aux in agent 1's answer there is no bonus, even if the main calls aux"),
-                (base + (bonus if paid and f["aux_defined"] else 0.0), "the bonus needs aux to be FOUND, not to have a "
-                 "return: an aux without a return earns no 0.4 but still opens the bonus"),
-                (want - (f["passed"] / f["total"] if tests_on else 0.0) + (
-                    (1.0 if f["passed"] == f["total"] else 0.0) if tests_on else 0.0),
-                 "the tests level pays the SHARE passed / total, not all or nothing"),
-                (want - (f["passed"] / f["total"] if tests_on else 0.0) + (f["passed"] if tests_on else 0.0),
-                 "the tests level pays the share passed / total (at most 1.0), not the count"),
-                (want - (0.5 if paid and f["aux_found"] and f["thin_wrapper"] else 0.0),
-                 "a thin wrapper that calls aux still earns the +0.5 for calling it; only the +1.0 is withheld"),
-                (want - (0.5 if paid and f["aux_found"] and not f["thin_wrapper"] else 0.0),
-                 "a main that calls aux and is not a thin wrapper earns 0.5 + 1.0 = 1.5 of bonus, not 1.0"),
-                (want - (0.4 if f["aux_defined"] and not f["main_defined"] else 0.0),
-                 "aux's 0.4 is paid before the gate: a missing entry point stops the scoring AFTER it"),
-                (want + (0.5 + f["passed"] / f["total"] if f["main_defined"] and not f["parses"] else 0.0),
-                 "a program that does not parse stops at L2: no syntax points, no tests, no bonus"),
-                (want + (bonus if tests_on and f["passed"] == 0 and f["calls_aux"] and f["aux_found"] else 0.0),
-                 "the bonus needs at least one passed test"),
-            ]
-            hints = [text for value, text in slips
-                     if isinstance(got, (int, float)) and abs(value - want) > 1e-6 and abs(got - value) <= 1e-6]
+    # every pair's facts and reward, computed before the learner's function is called
+    cases = [(_facts(aux, main, problem), coding_levels(aux, main, problem)["total_reward"]) for aux, main in LEVEL_CASES]
+    for (aux, main), (facts, want) in zip(LEVEL_CASES, cases):
+        try:
+            got = _as_number(fn(**dict(facts)))
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a learner's crash deserves a sentence, not a traceback
+            raise ExerciseFailed(f"for the facts {facts} your coding_reward raised {type(exc).__name__}: {exc}. It "
+                                 "takes the eight facts as keyword arguments and returns one number.") from None
+        if not _is_right(got, want):
+            hints = _levels_hints(fn, cases)
             raise ExerciseFailed(f"for the facts {facts} your reward is {got!r}; the library's is {want:.2f} "
                                  f"(aux: {aux.strip()[:40]!r}, main: {main.strip()[:60]!r}). Remember the gates: no "
                                  "entry point or no parse stops scoring; the cooperation bonus needs a passed test and an extracted aux."
-                                 + (" Here: " + "; ".join(hints) + "." if hints else ""))
+                                 + (" Your rewards on all the pairs fit this slip: " + "; ".join(hints) + "." if hints else ""))

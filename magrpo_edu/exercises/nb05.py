@@ -10,7 +10,7 @@ import torch
 
 from ..algorithm import Node, compute_returns
 from ..config import MAGRPOConfig
-from . import ExerciseFailed, exercise, is_bool
+from . import ExerciseFailed, exercise, is_bool, rounded_to
 
 
 def _fmt(t) -> list:
@@ -54,6 +54,14 @@ def _sum_children(node, gamma):
     R = node.rewards.clone()
     for j, child in node.children.items():
         R[j] += gamma * _sum_children(child, gamma).sum()
+    return R
+
+
+def _reduce_children(node, gamma, reduce):
+    """The returns with the child's returns reduced by `reduce` (max, median) instead of their mean."""
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma * reduce(_reduce_children(child, gamma, reduce))
     return R
 
 
@@ -143,9 +151,14 @@ def check_discounted_returns(fn):
                 raise ExerciseFailed(f"{what}: you added the mean of the child's immediate REWARDS; add the mean of its "
                                      "RETURNS, computed the same way (recursively), so a third turn counts too.")
             hint = ""
+            digits = rounded_to(got.float().tolist(), want.tolist(), range(5),
+                                close=lambda g, w: math.isfinite(g) and abs(g - w) < 1e-5)
             deep = [k for k in range(1, _turns(tree) - 1)
                      if torch.allclose(got.float(), _levels(tree, gamma, k), atol=1e-5)]
-            if deep:
+            if digits is not None:
+                hint = (f" You rounded the returns to {digits} decimal(s); return them unrounded (the next cell compares "
+                        "them with the trainer's node.returns).")
+            elif deep:
                 hint = (f" Your returns stop {deep[0]} turn(s) below the node, as if the tree had {deep[0] + 1} turns; "
                         f"this one has {_turns(tree)}. Write the child's returns as the same function of the child "
                         "(call discounted_returns on it: recursion), so any number of turns counts.")
@@ -159,49 +172,121 @@ def check_discounted_returns(fn):
             elif tree.children and any(len(c.rewards) > 1 for c in tree.children.values()) and torch.allclose(
                     got.float(), _sum_children(tree, gamma), atol=1e-5):
                 hint = " You SUMMED the child's returns; R_j adds gamma times their MEAN (one child node, G joint actions)."
+            elif tree.children and any(len(c.rewards) > 1 for c in tree.children.values()) and torch.allclose(
+                    got.float(), _reduce_children(tree, gamma, lambda t: t.max()), atol=1e-5):
+                hint = (" You took the LARGEST of the child's returns (the best continuation); R_j adds gamma times "
+                        "their MEAN: the next turn's value is averaged over the G joint actions sampled there.")
+            elif tree.children and any(len(c.rewards) > 1 for c in tree.children.values()) and torch.allclose(
+                    got.float(), _reduce_children(tree, gamma, lambda t: t.median()), atol=1e-5):
+                hint = (" You took the MEDIAN of the child's returns (torch's median is the lower middle value for an "
+                        "even count); R_j adds gamma times their MEAN.")
             raise ExerciseFailed(f"{what}, gamma = {gamma}: the returns are {_fmt(want)}, you returned {_fmt(got)} "
                                  "(R_j = r_j + gamma * mean of child j's returns; R_j = r_j where j has no child)." + hint)
 
 
-# the last: groups whose rewards are all 0 (common in coding: a missing entry point stops the scoring at 0), so a
-# threshold of 0 still expands them
-_GROUPS = ([3.125, 1.5, 0.4, 2.0, 0.4, 3.5], [1.0, 1.0, 1.0], [2.4, 0.85, 4.0, 0.85, 1.6], [0.0, 1.5, 0.0])
+# the first: the notebook's own six means (section 4), two of them only 0.0625 apart; then ties, close means with a
+# tie at the cut, and last groups whose rewards are all 0 (common in coding: a missing entry point stops the scoring
+# at 0), so a threshold of 0 still expands them. Every budget from 0 to two more than the number of groups.
+_GROUPS = ([2.0625, 2.125, 2.25, 2.5, 1.1375, 2.8125], [3.125, 1.5, 0.4, 2.0, 0.4, 3.5], [1.0, 1.0, 1.0],
+           [2.0, 2.0625, 2.0625, 2.125, 1.9375], [2.4, 0.85, 4.0, 0.85, 1.6], [0.0, 1.5, 0.0])
+
+
+def _fits(means, budget):
+    """The largest mean v whose threshold t = v fits the budget (None when no mean does), and the next mean up."""
+    values = sorted(set(means))
+    fit = [v for v in values if sum(m <= v for m in means) <= budget]
+    last = fit[-1] if fit else None
+    nxt = next((v for v in values if last is None or v > last), None)
+    return last, nxt
+
+
+def _groups(k: int) -> str:
+    return f"{k} group" if k == 1 else f"{k} groups"
+
+
+def _threshold_hint(means, budget, t):
+    """A sentence for two readings of the budget whatever the count: index -1 at budget 0, and counting from the best."""
+    s = sorted(means)
+    if budget == 0 and t == s[-1]:
+        return (" A threshold at the LARGEST mean expands every group: if you wrote sorted(means)[budget - 1], at "
+                "budget 0 that is sorted(means)[-1] (a negative index counts from the end). The budget may be 0: "
+                "then expand nothing, with a threshold below the lowest mean.")
+    if 1 <= budget <= len(s) and t == s[::-1][budget - 1] and t != s[budget - 1]:
+        return (f" You counted the budget from the BEST groups (sorted(means, reverse=True)[{budget - 1}] = {t}): the "
+                "tree expands every group whose mean r is at or BELOW the threshold, so the second turn goes to the "
+                "worst groups, the lowest means; count from sorted(means).")
+    return ""
 
 
 @exercise("05.early_termination_threshold")
 def check_threshold(fn):
-    for means in _GROUPS:
-        for budget in range(len(means) + 1):
-            given = list(means)
-            try:
-                t = fn(given, budget)
-            except NotImplementedError:
-                raise
-            except Exception as exc:  # a learner's IndexError on an edge case deserves a sentence, not a traceback
-                raise ExerciseFailed(f"choose_threshold({means}, {budget}) raised {type(exc).__name__}: {exc}") from None
-            if given != list(means):
-                raise ExerciseFailed(f"choose_threshold({list(means)}, {budget}) changed the list it was given to "
-                                     f"{given} (means.sort() sorts in place): the caller's group means, in tree order, "
-                                     "are gone. Work on a copy: sorted(means).")
-            if isinstance(t, torch.Tensor) or type(t).__name__ == "ndarray":
-                kind = "torch tensor" if isinstance(t, torch.Tensor) else "numpy array"
-                raise ExerciseFailed(f"return a Python number, e.g. float(x), not a {kind} ({t!r}): the cells "
-                                     "below pass it to MAGRPOConfig(early_termination_threshold=...), which takes a "
-                                     "number (a numpy scalar is one) and refuses a tensor or an array, 0-d too.")
-            if not isinstance(t, numbers.Real) or is_bool(t) or not math.isfinite(t):
-                raise ExerciseFailed(f"return a finite number, got {t!r}: MAGRPOConfig's early_termination_threshold is "
-                                     "None (expand every group) or a finite number, never an infinity; to expand nothing, "
-                                     "return any number below the lowest mean.")
-            try:  # what the cells below do with it: the check accepts exactly what the config accepts
-                t = MAGRPOConfig(early_termination_threshold=t).early_termination_threshold
-            except ValueError as exc:
-                raise ExerciseFailed(f"the cells below pass your threshold to MAGRPOConfig, which refuses it: {exc}") from None
-            expanded = sum(m <= t for m in means)          # rollout_tree cuts a node when its mean r > t
-            best = max([0] + [sum(m <= v for m in means) for v in means if sum(m <= v for m in means) <= budget])
-            if expanded > budget:
-                raise ExerciseFailed(f"groups with mean r {means}, budget {budget}: threshold {t} expands {expanded} "
-                                     "groups. The tree cuts a group only when its mean r is strictly ABOVE the threshold; "
-                                     "a group whose mean equals it is expanded (watch the ties).")
-            if expanded < best:
-                raise ExerciseFailed(f"groups with mean r {means}, budget {budget}: threshold {t} expands only {expanded} "
-                                     f"groups; {best} of the worst ones fit the budget.")
+    # every budget up to the number of groups first, then budgets above it (an answer may also fail those, and the
+    # lesson of a wrong rule on a tie reads better than an IndexError)
+    cases = [(m, b) for m in _GROUPS for b in range(len(m) + 1)] + [(m, len(m) + k) for m in _GROUPS for k in (1, 2)]
+    for means, budget in cases:
+        best = max([0] + [sum(m <= v for m in means) for v in means if sum(m <= v for m in means) <= budget])
+        given = list(means)
+        try:
+            t = fn(given, budget)
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # a learner's IndexError on an edge case deserves a sentence, not a traceback
+            hint = ""
+            if isinstance(exc, IndexError) and budget >= len(means):
+                hint = (f" The budget can reach or pass the number of groups ({len(means)} here): then every group "
+                        "fits, and the threshold is the largest mean (or anything above it).")
+            elif isinstance(exc, IndexError) and budget == 0:
+                hint = " The budget may be 0: then expand nothing, with a threshold below the lowest mean."
+            raise ExerciseFailed(f"choose_threshold({means}, {budget}) raised {type(exc).__name__}: "
+                                 f"{str(exc).rstrip('.')}." + hint) from None
+        if given != list(means):
+            raise ExerciseFailed(f"choose_threshold({list(means)}, {budget}) changed the list it was given to "
+                                 f"{given} (means.sort() sorts in place): the caller's group means, in tree order, "
+                                 "are gone. Work on a copy: sorted(means).")
+        if isinstance(t, torch.Tensor) or type(t).__name__ == "ndarray":
+            kind = "torch tensor" if isinstance(t, torch.Tensor) else "numpy array"
+            raise ExerciseFailed(f"return a Python number, e.g. float(x), not a {kind} ({t!r}): the cells "
+                                 "below pass it to MAGRPOConfig(early_termination_threshold=...), which takes a "
+                                 "number (a numpy scalar is one) and refuses a tensor or an array, 0-d too.")
+        if t is None:
+            raise ExerciseFailed(f"choose_threshold({means}, {budget}) returned None: MAGRPOConfig reads None as \"expand "
+                                 "every group\", but the exercise asks for a finite number whatever the budget; when "
+                                 "every group fits, return the largest mean (or anything above it).")
+        if not isinstance(t, numbers.Real) or is_bool(t) or not math.isfinite(t):
+            raise ExerciseFailed(f"return a finite number, got {t!r}: MAGRPOConfig's early_termination_threshold is "
+                                 "None (expand every group) or a finite number, never an infinity; to expand nothing, "
+                                 "return any number below the lowest mean.")
+        try:  # what the cells below do with it: the check accepts exactly what the config accepts
+            t = MAGRPOConfig(early_termination_threshold=t).early_termination_threshold
+        except ValueError as exc:
+            raise ExerciseFailed(f"the cells below pass your threshold to MAGRPOConfig, which refuses it: {exc}") from None
+        expanded = sum(m <= t for m in means)          # rollout_tree cuts a node when its mean r > t
+        said = f"groups with mean r {means}, budget {budget}: threshold {t} "
+        hint = _threshold_hint(means, budget, t)
+        if expanded > budget:
+            below, at = sum(m < t for m in means), sum(m == t for m in means)
+            if hint:
+                pass
+            elif below <= budget and at >= 2:
+                lower = "to the next lower mean" if below else "below them (no mean is lower)"
+                hint = (f" {at} groups share the mean {t}, and a threshold equal to it expands all of them; they do "
+                        f"not all fit, so expand none of them: step down {lower} (rewards are discrete: mind "
+                        "the ties).")
+            elif below <= budget:
+                hint = (" The tree cuts a group only when its mean r is strictly ABOVE the threshold; a group whose "
+                        "mean equals it is expanded.")
+            else:
+                gap = min((b - a for a, b in zip(sorted(set(means)), sorted(set(means))[1:])), default=0.0)
+                hint = (f" Every group whose mean r is at or below the threshold is expanded, here "
+                        f"{sorted(m for m in means if m <= t)}. Put the threshold at the mean of the last group "
+                        "that fits (or between it and the next mean up), not a margin above it: a fixed margin can "
+                        f"pass the next mean (these means differ by as little as {gap:g}).")
+            raise ExerciseFailed(said + f"expands {_groups(expanded)}, more than the budget." + hint)
+        if expanded < best:
+            if not hint:
+                last, nxt = _fits(means, budget)
+                hint = (f" Every group whose mean r is at or below the threshold is expanded: a threshold at {last}"
+                        + (f" (or anywhere below the next mean up, {nxt})" if nxt is not None
+                           else ", the largest mean, or above it,") + f" expands the {best} worst.")
+            raise ExerciseFailed(said + f"expands only {_groups(expanded)}; {best} of the worst fit the budget."
+                                 + hint)

@@ -2,14 +2,36 @@
 to the loss, and cross mode's credit of each agent's sample."""
 from __future__ import annotations
 
+import math
+
 import torch
 
 from ..algorithm import credit_samples, group_advantages, joint_actions, kl_penalty, policy_loss
-from . import ExerciseFailed, exercise
+from . import ExerciseFailed, exercise, rounded_to
 
 
 def _fmt(t: torch.Tensor) -> list:
     return [round(x, 4) for x in t.flatten().tolist()]
+
+
+def _call(fn, what: str, args, hint=lambda exc: ""):
+    """The learner's function called on `args`; its exception (but NotImplementedError, the unsolved stub) turned into a
+    sentence that names the call."""
+    try:
+        return fn(*args)
+    except NotImplementedError:
+        raise
+    except Exception as exc:
+        raise ExerciseFailed(f"{what} raised {type(exc).__name__}: {str(exc).rstrip('.')}." + hint(exc)) from None
+
+
+# The tolerance of the std-scaled check: float32's rounding of the reference passes (about 1e-7), an answer rounded
+# to 4 decimals (up to 5e-5 off) does not.
+_TOL = dict(atol=1e-5, rtol=1e-5)
+
+
+def _close(got: torch.Tensor, want: torch.Tensor) -> bool:
+    return torch.allclose(got.float(), want.float(), **_TOL)
 
 
 def _eps_added(R: torch.Tensor, got: torch.Tensor):
@@ -32,29 +54,40 @@ def _eps_added(R: torch.Tensor, got: torch.Tensor):
 def check_std_scaled(fn):
     for r in ([0.5, 0.5, 0.5, 0.5], [0.2, 1.0, 0.6, 0.2], [1.0, 2.0], [3.0, 0.0, 0.0, 0.0, 0.0, 1.5], [0.7, 0.7, 0.7, 0.71]):
         R = torch.tensor(r)
+        want = group_advantages(R, "mean", "group")
         given = R.clone()
-        got = fn(given)
+        got = _call(fn, f"std_scaled_advantages(torch.tensor({r}))", (given,))
         if not torch.equal(given, R):
             raise ExerciseFailed(f"for the group {r} your function changed the rewards tensor it was given (in place, "
                                  "e.g. R -= R.mean() or R.sub_(...)): the caller still needs the rewards (the trainer "
                                  "logs them). Compute on a new tensor: (R - R.mean()) / (R.std() + 1e-4).")
         if not isinstance(got, torch.Tensor) or got.shape != R.shape:
             raise ExerciseFailed(f"return a tensor of shape {tuple(R.shape)}, one advantage per joint action.")
-        want = group_advantages(R, "mean", "group")
-        if torch.allclose(got.float(), want, atol=1e-4, rtol=1e-4):
+        if _close(got, want):
             continue
         if not torch.isfinite(got).all():
             raise ExerciseFailed(f"for the group {r} (all rewards equal: std 0) you returned {got.tolist()}: TRL adds "
                                  "eps = 1e-4 to the std, so such a group gets advantages 0.")
+        digits = rounded_to(got.float().tolist(), want.tolist(), range(6),
+                            close=lambda g, w: math.isfinite(g) and abs(g - w) < 2e-6)
+        if digits is not None:
+            raise ExerciseFailed(f"for {r} the advantages are {[round(x, 7) for x in want.tolist()]}, you returned "
+                                 f"{[round(x, 7) for x in got.float().tolist()]}: you rounded "
+                                 f"them to {digits} decimal(s). Return them unrounded; the check compares to 1e-5.")
+        zscore = (R - R.mean()) / R.std(unbiased=False).clamp_min(1e-6)
+        if _close(got, zscore):
+            raise ExerciseFailed(f"for {r} that is CoMLRL's z-score, (R - mean) / R.std(unbiased=False).clamp_min(1e-6): "
+                                 "the population std (1/G), floored at 1e-6. TRL's std scaling divides by the SAMPLE std "
+                                 "(1/(G-1), torch's default R.std()) PLUS 1e-4: (R - R.mean()) / (R.std() + 1e-4).")
         pop = (R - R.mean()) / (R.std(unbiased=False) + 1e-4)
-        if torch.allclose(got.float(), pop, atol=1e-4, rtol=1e-4):
+        if _close(got, pop):
             raise ExerciseFailed(f"for {r} you divided by the population std (1/G); TRL divides by the SAMPLE std "
                                  "(1/(G-1), torch's default R.std()).")
-        if torch.allclose(got.float(), (R - R.mean()) / (R.var() + 1e-4).sqrt(), atol=1e-4, rtol=1e-4):
+        if _close(got, (R - R.mean()) / (R.var() + 1e-4).sqrt()):
             raise ExerciseFailed(f"for {r} you added eps to the variance, under the square root; TRL adds it to the std: "
                                  "(R - mean) / (R.std() + 1e-4). It matters for a group whose rewards barely differ.")
         spread = (R.max() - R.min()).item()
-        if any(torch.allclose(got.float(), (R - R.mean()) / (spread + e), atol=1e-4, rtol=1e-4) for e in (0.0, 1e-4)):
+        if any(_close(got, (R - R.mean()) / (spread + e)) for e in (0.0, 1e-4)):
             raise ExerciseFailed(f"for {r} you divided by the range, max - min = {spread:.4g}; TRL divides by the sample "
                                  f"standard deviation, R.std() = {R.std().item():.4g} here, plus 1e-4: "
                                  "(R - R.mean()) / (R.std() + 1e-4).")
@@ -71,10 +104,10 @@ def check_std_scaled(fn):
                                      "differ.")
             raise ExerciseFailed(f"for {r} you added eps = {eps:.2g} to the std; TRL's (and this check's) is 1e-4: "
                                  "(R - mean) / (R.std() + 1e-4). It matters for a group whose rewards barely differ.")
-        if torch.allclose(got.float(), R / (R.std() + 1e-4), atol=1e-4, rtol=1e-4):
+        if _close(got, R / (R.std() + 1e-4)):
             raise ExerciseFailed(f"for {r} you scaled the rewards without centring them: subtract the group mean "
                                  "first, (R - R.mean()) / (R.std() + 1e-4).")
-        if torch.allclose(got.float(), -want, atol=1e-4, rtol=1e-4):
+        if _close(got, -want):
             raise ExerciseFailed(f"for {r} the sign is flipped: R_g minus the mean, so a reward above the mean gets a "
                                  "positive advantage.")
         raise ExerciseFailed(f"for the group {r} the std-scaled advantages are {_fmt(want)}, you returned {_fmt(got)}.")
@@ -103,11 +136,29 @@ def _folded(logp, ref, mask, A, beta):
 def check_loss_with_kl(fn):
     for beta in (0.0, 0.1, 0.5):
         for logp, ref, mask, A in _kl_cases():
+            # the expected value and gradient first, from tensors the learner never sees
+            want = policy_loss((logp * mask).sum(-1), A) + beta * kl_penalty(logp, ref, mask).mean()
+            ref_lp = logp.clone().requires_grad_(True)
+            (want_grad,) = torch.autograd.grad(policy_loss((ref_lp * mask).sum(-1), A)
+                                               + beta * kl_penalty(ref_lp, ref, mask).mean(), ref_lp)
             lp = logp.clone().requires_grad_(True)
-            got = fn(lp, ref, mask, A, beta)
+            given = {"ref_logp": ref.clone(), "mask": mask.clone(), "advantages": A.clone()}
+            got = _call(fn, f"loss_with_kl(token_logp, ref_logp, mask, advantages, beta={beta}) on a group of "
+                            f"G = {logp.shape[0]}, C = {logp.shape[1]}", (lp, *given.values(), beta),
+                        lambda exc: (" token_logp carries a gradient: an in-place operation on it (token_logp *= mask, "
+                                     "masked_fill_) is refused by autograd; write token_logp * mask instead."
+                                     if "in-place" in str(exc) else ""))
+            changed = [f"{name} (now shape {tuple(t.shape)})" if t.shape != orig.shape else name
+                       for (name, t), orig in zip(given.items(), (ref, mask, A)) if not torch.equal(t, orig)]
+            if changed or not torch.equal(lp.detach(), logp):
+                changed = changed or ["token_logp"]
+                raise ExerciseFailed(f"your function changed {', '.join(changed)} in place (a method ending in _, such "
+                                     "as unsqueeze_, masked_fill_ or mul_, or an assignment into the tensor): the trainer "
+                                     "uses these tensors again after the loss. Use the out-of-place forms: "
+                                     "advantages.unsqueeze(-1) or advantages[:, None], ref_logp * mask, "
+                                     "ref_logp.masked_fill(mask == 0, 0.0).")
             if not isinstance(got, torch.Tensor) or got.numel() != 1:
                 raise ExerciseFailed("return the loss as a one-element tensor.")
-            want = policy_loss((logp * mask).sum(-1), A) + beta * kl_penalty(logp, ref, mask).mean()
             if not torch.allclose(got.detach().float().reshape(()), want, atol=1e-5):
                 d = logp - ref
                 wrong_dir = policy_loss((logp * mask).sum(-1), A) + beta * ((torch.exp(d) - d - 1) * mask).sum(-1).mean()
@@ -161,11 +212,8 @@ def check_loss_with_kl(fn):
                                      "real tokens and averaged over the G samples, like the policy term)." + hint)
             if not got.requires_grad:
                 raise ExerciseFailed("your loss has no gradient: compute it from token_logp with torch operations.")
-            (grad,) = torch.autograd.grad(got.reshape(()), lp)
-            ref_lp = logp.clone().requires_grad_(True)
-            (want_grad,) = torch.autograd.grad(policy_loss((ref_lp * mask).sum(-1), A)
-                                               + beta * kl_penalty(ref_lp, ref, mask).mean(), ref_lp)
-            if not torch.allclose(grad, want_grad, atol=1e-5):
+            (grad,) = torch.autograd.grad(got.reshape(()), lp, allow_unused=True)
+            if grad is None or not torch.allclose(grad, want_grad, atol=1e-5):
                 if not beta:
                     raise ExerciseFailed("with beta = 0 the loss's value is right but its gradient is not: the policy term "
                                          "must carry a gradient through token_logp (the advantages are constants).")
@@ -189,8 +237,13 @@ def check_comlrl_credit(fn):
         for R in (torch.rand(G * G, generator=g), torch.tensor([float(k % 3 == 0) for k in range(G * G)])):
             R[1] += 1.0        # an asymmetric grid, so that swapping the agents shows
             for mode in ("mean", "max"):
+                want = _comlrl(R, G, mode)
                 given = R.clone()
-                got = fn(given, G, mode)
+                got = _call(fn, f"comlrl_credit(R, G={G}, mode={mode!r}) with R of {G * G} rewards", (given, G, mode),
+                            lambda exc, G=G: (f" R holds G * G = {G * G} rewards here (G = {G}): use the G you are "
+                                              "given, R.view(G, G), not a number from the notebook (its grid has G = 3)."
+                                              if isinstance(exc, IndexError) or "shape" in str(exc)
+                                              or "size" in str(exc) else ""))
                 if not torch.equal(given, R):
                     raise ExerciseFailed("your function changed the rewards R it was given (an in-place operation on R "
                                          "or on a view of it, R.view(G, G) -= ...): the trainer logs R and computes the "
@@ -202,7 +255,6 @@ def check_comlrl_credit(fn):
                     raise ExerciseFailed(f"your credits are {got.dtype}, R is {R.dtype}: return a tensor of R's dtype "
                                          "(compute from R without .double() or .float()); the cell below compares your "
                                          "credits with the package's by torch.allclose, which refuses two dtypes.")
-                want = _comlrl(R, G, mode)
                 if torch.allclose(got, want, atol=1e-5):
                     continue
                 grid = R.view(G, G)

@@ -29,6 +29,8 @@ _BAND_CASES = [
     ([("é" * 10 + "a" * 10, "b" * 32), ("a" * 10, "b" * 25)], 1.0),
     # leading and trailing spaces count: len of the text as it is (3.2 as written, 3.78 stripped)
     ([(" " * 9 + "a" * 21 + " " * 5, "b" * 112)], 1.0),
+    # a concise text of spaces only is not empty: ' ' is 1 character, 'ab' 2, ratio 2.0, in the band
+    ([(" ", "ab"), ("   ", "abcdefg"), _pair(60, 120), _pair(100, 100)], 0.75),
     ([], 0.0),                                                              # no pairs: share 0.0
     ([_pair(100, 200), _pair(100, 100), _pair(100, 400)], None),            # a share of 1/3: no rounding
 ]
@@ -58,6 +60,9 @@ def _band_readings(pairs) -> list:
          "is where the level pays anything"),
         (share(lambda a, b: len(a) > 0 and 1.6 <= r(a, b) <= 3.2, nonempty),
          "divide by ALL pairs: a pair with an empty concise text is a pair out of the band, not a pair left out"),
+        (share(lambda a, b: len(a.strip()) > 0 and 1.6 <= r(a, b) <= 3.2),
+         "a concise text of spaces only is not empty: spaces count as characters, so ' ' has len 1 and (' ', 'ab') has "
+         "ratio 2.0, in the band; only a concise text of len 0 is out (test len(concise) > 0, not concise.strip())"),
         (share(lambda a, b: 1.6 <= len(b) / max(len(a), 1) <= 3.2),
          "a pair whose concise text is EMPTY is out of the band, whatever the detailed text: guarding the division "
          "with max(len(concise), 1) (or `len(concise) or 1`) puts ('', 'ab') in it, at ratio 2 / 1"),
@@ -82,20 +87,47 @@ def _in_band(pairs) -> float:
     return sum(ok) / len(ok) if ok else 0.0
 
 
+def _shown(pairs, limit: int = 80) -> str:
+    """The pairs as a reader can take them in: short ones as they are, long ones by their lengths."""
+    text = repr(pairs)
+    return text if len(text) <= limit else f"{len(pairs)} pairs of (len(concise), len(detailed)) " + repr(
+        [(len(a), len(b)) for a, b in pairs])
+
+
 @exercise("07.in_band_share")
 def check_in_band_share(fn):
     for pairs, want in _BAND_CASES:
-        want = _in_band(pairs) if want is None else want
+        want = _in_band(pairs) if want is None else want      # the expected share, before the answer sees the pairs
+        given = list(pairs)                                    # the answer's own list: what it does to it is seen
         try:
-            got = fn(list(pairs))
+            got = fn(given)
         except ZeroDivisionError:
             if not pairs:
                 raise ExerciseFailed("an empty list of pairs made your function divide by zero: its share is 0.0 (the "
                                      "exercise says so).") from None
             raise ExerciseFailed("a pair whose concise text is empty made your function divide by zero: count such a "
                                  "pair as NOT in the band (the reward's first level already fails it).") from None
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any crash of the answer is told in a sentence
+            raise ExerciseFailed(f"in_band_share({_shown(pairs)}) raised {type(exc).__name__}: {exc}. It takes a list "
+                                 "of (concise, detailed) string pairs and returns the share in the band as a number."
+                                 ) from None
+        if given != list(pairs):
+            how = (f"it held {len(pairs)} pair(s), now {len(given)}" if len(given) != len(pairs) else
+                   "its pairs are now in another order or changed")
+            raise ExerciseFailed(f"your function changed the list of pairs it was given ({how}): pop, sort, clear, "
+                                 "remove or append change the "
+                                 "caller's list, and the notebook reads each run's saved texts again after computing "
+                                 "the share. Read the pairs without changing the list (a for loop over it, or sorted("
+                                 "pairs) / list(pairs) for a copy to change).")
         if not isinstance(got, numbers.Real) or isinstance(got, bool):
             raise ExerciseFailed(f"return the share of pairs in the band as a number in [0, 1]; you returned {got!r}.")
+        if not math.isfinite(got):
+            raise ExerciseFailed(f"you returned {got!r}" + (": for an empty list of pairs return 0.0 (the exercise "
+                                                            "says so)." if not pairs else
+                                                            f" for {_shown(pairs)}: return the share of pairs in the "
+                                                            "band, a number in [0, 1]."))
         if math.isclose(got, want, abs_tol=1e-9):
             continue
         ratios = ["inf" if not c1 else f"{len(c2) / len(c1):.2f}" for c1, c2 in pairs]
@@ -106,8 +138,6 @@ def check_in_band_share(fn):
         if got != int(got) and (k := rounded_to(got, want, range(2, 8))) is not None:
             raise ExerciseFailed(f"the share in the band is {want!r}; you returned {got!r}, the share rounded to {k} "
                                  "decimal(s). Return it unrounded (round only when you print it).")
-        if isinstance(got, float) and math.isnan(got):
-            raise ExerciseFailed("you returned nan" + (": for an empty list of pairs return 0.0." if not pairs else "."))
         said = [text for k, (value, text) in enumerate(_band_readings(pairs))
                 if not math.isclose(value, want, abs_tol=1e-9) and math.isclose(got, value, abs_tol=1e-9)
                 and _reads_so_everywhere(fn, k)]
@@ -124,12 +154,26 @@ _SMOLLM2_LAYER = [(576, 576), (576, 192), (576, 192), (576, 576), (576, 1536), (
 @exercise("07.lora_parameters")
 def check_lora_parameters(fn):
     # the first case tells every reading below apart (at r = 1, r * (in + out) = in + out and r * in * out = in * out,
-    # so a reading that forgets r would pass or be named as another); r = 1 and a square layer come later
-    cases = [([(10, 20)], 4), ([(3, 5), (5, 3), (7, 7)], 2), ([(10, 20)], 1), ([(4096, 4096), (4096, 1024)], 16),
-             (_SMOLLM2_LAYER * 30, 8), (_SMOLLM2_LAYER * 30, 16)]
+    # so a reading that forgets r would pass or be named as another; at r = 4, r * r * (in + out) is 4 times the answer,
+    # as bytes of float32 are; at r = 2, twice the answer is r * r * (in + out)); r = 1, r = 4 and square layers later
+    cases = [([(10, 30)], 3), ([(10, 20)], 4), ([(3, 5), (5, 3), (7, 7)], 2), ([(10, 20)], 1),
+             ([(4096, 4096), (4096, 1024)], 16), (_SMOLLM2_LAYER * 30, 8), (_SMOLLM2_LAYER * 30, 16)]
     for shapes, r in cases:
         want = sum(r * (i + o) for i, o in shapes)
-        got = fn(list(shapes), r)
+        given = list(shapes)                    # the answer's own list: what it does to it is seen
+        try:
+            got = fn(given, r)
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any crash of the answer is told in a sentence
+            raise ExerciseFailed(f"lora_parameters({shapes if len(shapes) < 10 else 'SmolLM2 layers'}, {r}) raised "
+                                 f"{type(exc).__name__}: {exc}. It takes a list of (in_features, out_features) pairs "
+                                 "and the rank r, and returns one number.") from None
+        if given != list(shapes):
+            raise ExerciseFailed(f"your function changed the list of shapes it was given (it held {len(shapes)} layer(s), "
+                                 f"now {len(given)}): pop, clear or remove empty the caller's list, so the next call on "
+                                 "the same shapes (section 4 calls it again, at another r) counts fewer layers. Read "
+                                 "the list without changing it (a for loop over it, or sum(...) over a generator).")
         if hasattr(got, "item") and not isinstance(got, (int, float)):
             try:                        # a numpy or torch scalar (np.int64, torch.tensor(...).sum()) is a number too
                 got = got.item()
@@ -138,6 +182,9 @@ def check_lora_parameters(fn):
         if isinstance(got, (int, float)) and not isinstance(got, bool) and got == want:
             continue
         what = "SmolLM2's 210 adapted layers" if len(shapes) == 210 else f"layers {shapes}"
+        if isinstance(got, float) and not math.isfinite(got):
+            raise ExerciseFailed(f"for {what} with r = {r} you returned {got!r}, not a number of parameters: return the "
+                                 "count, r * (in + out) summed over the layers, a whole number.")
         readings = [  # (what the reading gives, what to say): a hint is given only when ONE reading matches
             (sum(r * i * o for i, o in shapes),
              "r * in * out: that is r copies of the full matrix. LoRA's update is V U with U of shape (r, in) (peft's "
@@ -148,6 +195,12 @@ def check_lora_parameters(fn):
             (sum(r * r * (i + o) for i, o in shapes), "r * r * (in + out): r counted twice; it is r * (in + out)"),
             (sum(r * i for i, o in shapes), "only U (lora_A, (r, in)): V (lora_B) is (out, r) and counts too"),
             (sum(r * o for i, o in shapes), "only V (lora_B, (out, r)): U (lora_A) is (r, in) and counts too"),
+            (sum(2 * r * min(i, o) for i, o in shapes), "2 * r * min(in, out): both matrices taken as r x min(in, out); "
+             "U is (r, in) and V is (out, r), r * in + r * out numbers"),
+            (sum(2 * r * max(i, o) for i, o in shapes), "2 * r * max(in, out): both matrices taken as r x max(in, out); "
+             "U is (r, in) and V is (out, r), r * in + r * out numbers"),
+            (4 * want, "4 times the answer: that is bytes in float32, or weights + gradient + Adam's two moments; the "
+             "exercise asks for the NUMBER of parameters, r * (in + out) per layer"),
             (2 * want, "twice the answer: count ONE agent's adapter (each agent has its own; the notebook doubles it "
              "for two agents itself)"),
             (sum(r * (i + o + 1) for i, o in shapes), "LoRA's matrices have no bias terms, r * (in + out) numbers per "
@@ -191,20 +244,61 @@ def check_adapter_logits(fn):
         _check_adapter_batch(fn, model, batch, trainable, active)
 
 
+def _adapter_of(name: str) -> str:
+    """The adapter a LoRA parameter belongs to ('...lora_A.second.weight' -> 'second'); '' for a base parameter."""
+    parts = name.split(".")
+    return next((parts[k + 1] for k, part in enumerate(parts[:-1]) if part.startswith("lora_")), "")
+
+
+def _trainable_changed(model, trainable: set, now: set, adapter) -> str:
+    """What the answer did to the requires_grad flags, in words, for a check that found them changed."""
+    frozen, thawed = trainable - now, now - trainable
+    lora = {n for n, _ in model.named_parameters() if "lora_" in n}
+    said = []
+    if frozen and frozen == trainable:
+        said.append(f"turned requires_grad off for every adapter parameter ({len(frozen)} of them, both agents'): no "
+                    "agent would learn. Getting logits needs no change to requires_grad (torch.no_grad(), or nothing, "
+                    "is enough)")
+    elif frozen:
+        names = sorted({_adapter_of(n) for n in frozen})
+        whole = all({n for n in lora if _adapter_of(n) == a} <= frozen for a in names)
+        said.append(f"turned requires_grad off for {'the parameters' if whole else 'some parameters'} of adapter(s) "
+                    f"{names}, so that agent would silently stop learning. peft does this in model.set_adapter(name) "
+                    "(even when you set the old adapter back afterwards), and on leaving `with model.disable_adapter():` "
+                    "or in model.enable_adapter_layers(): each marks only the adapter it leaves active trainable")
+    if thawed:
+        base = sorted(n for n in thawed if "lora_" not in n)
+        said.append(f"turned requires_grad ON for {len(thawed)} parameter(s) that were frozen"
+                    + (f" ({len(base)} of the shared base model, which must stay frozen)" if base else ""))
+    return (f"called with adapter {adapter!r}, your function changed which parameters train: it "
+            + "; and it ".join(said) + ". Leave the flags as they are: route the call with adapter_names=[...] (one "
+            "name per row; '__base__' for the base model) instead.")
+
+
 def _check_adapter_batch(fn, model, ids, trainable, active):
     with torch.no_grad():
         want = {a: model(input_ids=ids, adapter_names=[a or "__base__"] * len(ids)).logits[:, -1]
                 for a in ("second", None, "first")}
     for adapter in ("second", None, "first"):
+        given = ids.clone()
         try:
-            got = fn(model, adapter, ids.clone())
+            got = fn(model, adapter, given)
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
             raise ExerciseFailed(f"adapter_logits(model, {adapter!r}, input_ids) raised {type(exc).__name__}: {exc}. "
                                  + ("adapter_names takes one adapter NAME per row; the base model's name there is "
                                     "'__base__' (None is not a name)." if adapter is None else
                                     f"adapter_names takes one name per ROW: [{adapter!r}] * batch, here "
                                     f"{len(ids)} rows.")) from None
-        if not isinstance(got, torch.Tensor) or tuple(got.shape) != tuple(want[adapter].shape):
+        if not torch.equal(given, ids):
+            raise ExerciseFailed(f"your function changed input_ids in place ({int((given != ids).sum())} token ids "
+                                 "differ after the call): the caller goes on with the same ids (the trainer builds its "
+                                 "loss from them), and the logits are no longer those of the prompt it was given. "
+                                 "Leave input_ids as they are: pass them to the model unchanged.")
+        if not isinstance(got, torch.Tensor):
+            raise ExerciseFailed(f"return the logits as a torch tensor of shape (batch, vocab) = "
+                                 f"{tuple(want[adapter].shape)} (the model output's .logits[:, -1]); you returned a "
+                                 f"{type(got).__name__}.")
+        if tuple(got.shape) != tuple(want[adapter].shape):
             shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
             raise ExerciseFailed(f"return the logits of the LAST position only, shape (batch, vocab) = "
                                  f"{tuple(want[adapter].shape)} for a batch of {len(ids)}; you returned {shape}"
@@ -212,12 +306,7 @@ def _check_adapter_batch(fn, model, ids, trainable, active):
                                     if len(ids) == 1 and isinstance(got, torch.Tensor) and got.dim() == 1 else "") + ".")
         now = {n for n, p in model.named_parameters() if p.requires_grad}
         if now != trainable:
-            how = ("peft's `with model.disable_adapter():` does that: on leaving it re-enables gradients for the ACTIVE "
-                   "adapter only" if adapter is None else
-                   "model.set_adapter does that: it marks only the chosen adapter trainable")
-            raise ExerciseFailed(f"your function changed which parameters train ({how}), so the other agent would stop "
-                                 "learning. Route the call with adapter_names=[...] (one name per row; '__base__' for "
-                                 "the base model) instead.")
+            raise ExerciseFailed(_trainable_changed(model, trainable, now, adapter))
         if list(model.active_adapters) != active:
             raise ExerciseFailed(f"your function switched the model's active adapter from {active} to "
                                  f"{list(model.active_adapters)} (model.set_adapter does that, even when you restore "
@@ -225,6 +314,10 @@ def _check_adapter_batch(fn, model, ids, trainable, active):
                                  "and generate's included, now runs through another agent's adapter. Leave the "
                                  "model as you found it: route this one call with adapter_names=[...] (one name per "
                                  "row; '__base__' for the base model).")
+        if got.is_floating_point() and torch.finfo(got.dtype).bits < 32:
+            raise ExerciseFailed(f"you returned the logits as {got.dtype}: return them in the dtype the model gives "
+                                 f"them ({want[adapter].dtype} here), without .half() or .to(...): half precision rounds "
+                                 "them, and log-probs computed from them.")
         if torch.allclose(got.detach().float(), want[adapter], atol=1e-5):
             continue
         who = "the base model (adapters off)" if adapter is None else f"adapter {adapter!r}"

@@ -25,24 +25,44 @@ def _vocabularies():
     yield torch.tensor([-3.0, -3.0, -3.0, -3.0, -3.0, 4.0], **f64).log_softmax(-1), ref
 
 
+def _k3_call(fn, logp: torch.Tensor, ref: torch.Tensor, inputs: str, grad: bool = False):
+    """The answer on copies of (logp, ref), logp's copy a leaf that requires grad when `grad`: refused, in a sentence,
+    when it crashes, changes an input, or does not return one float tensor of at least float32 of the inputs' shape.
+    `inputs` says what was passed. Returns the estimate (and, when `grad`, the copy of logp it was given)."""
+    given_logp, given_ref = logp.detach().clone().requires_grad_(grad), ref.clone()
+    try:
+        got = fn(given_logp, given_ref)
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any crash of the answer is told in a sentence
+        raise ExerciseFailed(f"on {inputs} your function raised {type(exc).__name__}: {exc}. Compute k3 with torch "
+                             "operations on the tensors themselves (no .numpy(), .item() or .tolist()), so that it keeps "
+                             "their shape, their dtype (float32 at least) and logp's gradient.") from None
+    if not (torch.equal(given_logp.detach(), logp.detach()) and torch.equal(given_ref, ref)):
+        which = "logp" if not torch.equal(given_logp.detach(), logp.detach()) else "ref_logp"
+        raise ExerciseFailed(f"your function changed its input {which} in place (sub_, zero_, -=, ...): the loss reads "
+                             "the same log-probs after the KL term. Compute d = ref_logp - logp as a new tensor.")
+    if not isinstance(got, torch.Tensor) or got.shape != logp.shape:
+        raise ExerciseFailed(f"return one estimate per token: a tensor of the inputs' shape {tuple(logp.shape)}.")
+    if not got.is_floating_point() or torch.finfo(got.dtype).bits < 32:
+        low = str(logp.dtype).replace("torch.", "") if logp.dtype in (torch.bfloat16, torch.float16) else None
+        raise ExerciseFailed(f"your estimate came back as {got.dtype}" + (
+            f" for {low} inputs (what a model run in {low} gives): convert the inputs to float32 first "
+            "(logp.float(), ref_logp.float(); float64 inputs may stay float64), then compute k3: in "
+            f"{low}, e^d rounds to 1 + d and a small KL to 0." if low else
+            ": return floats of at least float32 precision (the inputs' own dtype is best); half precision rounds a "
+            "small KL away."))
+    return (got, given_logp) if grad else got
+
+
 @exercise("08.k3_estimator")
 def check_k3(fn):
     # 1. per token, on log-probs of sampled tokens (any shape), the k3 value
     g = torch.Generator().manual_seed(8)
     logp = -torch.rand(3, 5, generator=g) * 3 - 0.01
     ref = logp + torch.randn(3, 5, generator=g)
-    given_logp, given_ref = logp.clone(), ref.clone()
-    got = fn(given_logp, given_ref)
-    if not (torch.equal(given_logp, logp) and torch.equal(given_ref, ref)):
-        which = "logp" if not torch.equal(given_logp, logp) else "ref_logp"
-        raise ExerciseFailed(f"your function changed its input {which} in place (sub_, zero_, -=, ...): the loss reads "
-                             "the same log-probs after the KL term. Compute d = ref_logp - logp as a new tensor.")
-    if not isinstance(got, torch.Tensor) or got.shape != logp.shape:
-        raise ExerciseFailed(f"return one estimate per token: a tensor of the inputs' shape {tuple(logp.shape)}.")
     want = kl_penalty(logp.reshape(-1, 1), ref.reshape(-1, 1), torch.ones(logp.numel(), 1)).reshape(logp.shape)
-    if not got.is_floating_point() or torch.finfo(got.dtype).bits < 32:
-        raise ExerciseFailed(f"your estimate came back as {got.dtype}: return floats of at least float32 precision (the "
-                             "inputs' own dtype is best); half precision rounds a small KL away.")
+    got = _k3_call(fn, logp, ref, "float32 log-probs of shape (3, 5)")
     if (got < -1e-6).any():
         if torch.allclose(got.float(), logp - ref, atol=1e-5):
             raise ExerciseFailed(f"some of your per-token estimates are negative ({_fmt(got[got < 0][:3])}...): that is "
@@ -55,8 +75,8 @@ def check_k3(fn):
     if not torch.allclose(got.float(), want, atol=1e-5, rtol=1e-5):
         # 2. say what the answer estimates instead, exactly, on a small vocabulary
         for lp, lr in _vocabularies():
-            est = fn(lp.clone(), lr.clone())
-            mean = (lp.exp() * torch.as_tensor(est).double()).sum().item()
+            est = _k3_call(fn, lp, lr, "float64 log-probs of a 6-token vocabulary")
+            mean = (lp.exp() * est.detach().double()).sum().item()
             kl_fwd = (lp.exp() * (lp - lr)).sum().item()
             if not math.isclose(mean, kl_fwd, rel_tol=1e-5, abs_tol=1e-5):
                 raise ExerciseFailed(
@@ -66,15 +86,47 @@ def check_k3(fn):
                     "exp(ref_logp - logp) - (ref_logp - logp) - 1.")
         raise ExerciseFailed(f"for log pi {_fmt(logp[0])} and log pi_ref {_fmt(ref[0])} the k3 terms are "
                              f"{_fmt(want[0])}, you returned {_fmt(got[0])}.")
+    # 1b. a policy that moved far from the reference on some tokens: |d| > 10 (a clamp of d changes exactly these)
+    far_logp = torch.tensor([-0.5, -14.0, -1.0, -3.0, -20.5])
+    far_ref = torch.tensor([-12.0, -2.0, -1.0, -2.5, -9.0])
+    far_d = far_ref - far_logp
+    far_want = torch.exp(far_d.double()) - far_d.double() - 1
+    got = _k3_call(fn, far_logp, far_ref, "float32 log-probs where d = ref_logp - logp reaches -11.5 and +12")
+    if not torch.allclose(got.double(), far_want, rtol=1e-5, atol=1e-5):
+        raise ExerciseFailed(f"for d = ref_logp - logp = {_fmt(far_d)} the k3 terms are {_fmt(far_want)}, you returned "
+                             f"{_fmt(got.detach())}: your estimate is right where |d| is small, not where the policy "
+                             "has moved far from the reference (|d| > 10). Do not clamp d or the estimate: k3 = e^d - d "
+                             "- 1 for every d, and those tokens are where the leash has to pull hardest.")
+    # 1c. the gradient: the term is added to the loss, so it must carry logp's gradient, d k3 / d logp = 1 - e^d
+    est, leaf = _k3_call(fn, logp, ref, "float32 log-probs that require grad (as in training)", grad=True)
+    grad_want = 1 - torch.exp(ref - logp)
+    grad = torch.autograd.grad(est.sum(), leaf, allow_unused=True)[0] if est.requires_grad else None
+    if grad is None:
+        raise ExerciseFailed("your estimate carries no gradient back to logp (.detach(), .item(), a NumPy round trip, "
+                             "torch.no_grad() or a new torch.tensor(...) cut it): the k3 term is added to the loss, and "
+                             "without a gradient it cannot pull the policy back towards the reference: no leash. "
+                             "Compute it with torch operations on logp itself.")
+    if not torch.allclose(grad.float(), grad_want, rtol=1e-4, atol=1e-5):
+        raise ExerciseFailed(f"the gradient of your estimate with respect to logp is {_fmt(grad[0])}, k3's is 1 - e^d "
+                             f"= {_fmt(grad_want[0])} (d = ref_logp - logp): part of the formula is cut off from the "
+                             "gradient (a .detach() inside it?). Compute all of e^d - d - 1 from logp with torch "
+                             "operations.")
+    # 1d. low-precision inputs (a model run in bf16): the estimate must still be float32 at least, and computed so
+    low_logp = (logp - 0.01).to(torch.bfloat16)
+    low_ref = (logp + 0.015 * torch.randn(3, 5, generator=g)).to(torch.bfloat16)
+    low_d = low_ref.double() - low_logp.double()
+    low_want = torch.exp(low_d) - low_d - 1
+    got = _k3_call(fn, low_logp, low_ref, "bfloat16 log-probs")
+    if not torch.allclose(got.double(), low_want, rtol=1e-4, atol=2e-6):
+        raise ExerciseFailed(f"for bfloat16 inputs (what a model run in bf16 gives) your estimates are "
+                             f"{[float(f'{x:.3g}') for x in got[0].tolist()]}, k3 of these same inputs is "
+                             f"{[float(f'{x:.3g}') for x in low_want[0].tolist()]}: the arithmetic was done in "
+                             "bfloat16 and converted only afterwards, and bf16 rounds e^d to 1 + d, a small KL to 0. "
+                             "Convert the inputs to float32 first (logp.float(), ref_logp.float()), then compute k3.")
     # 3. unbiased and zero at pi = pi_ref, checked exactly, to the precision of the dtype the answer returns (the
     #    inputs are float64; a float32 result, e.g. after a .float(), is as right, to float32's rounding)
     for lp, lr in _vocabularies():
-        est = fn(lp.clone(), lr.clone())
-        if not isinstance(est, torch.Tensor) or est.shape != lp.shape:
-            raise ExerciseFailed(f"return one estimate per token: a tensor of the inputs' shape {tuple(lp.shape)}.")
-        if not est.is_floating_point() or torch.finfo(est.dtype).bits < 32:
-            raise ExerciseFailed(f"your estimate came back as {est.dtype}: return floats of at least float32 precision "
-                                 "(the inputs' own dtype is best); half precision rounds a small KL away.")
+        est = _k3_call(fn, lp, lr, "float64 log-probs of a 6-token vocabulary").detach()
         tol = 1e-9 if est.dtype == torch.float64 else 64 * torch.finfo(est.dtype).eps   # float32: 7.6e-6
         mean = (lp.exp() * est.double()).sum().item()
         kl_fwd = (lp.exp() * (lp - lr)).sum().item()
@@ -163,10 +215,129 @@ _CASES = [
 ]
 
 
+def _flags(fn, untrained, trained) -> bool:
+    return bool(fn(dict(untrained), dict(trained)))
+
+
+def _turns_at(fn, rows, lo: float, hi: float):
+    """Where the answer's verdict on rows(x) turns from False to True as x goes from lo to hi (bisection): a number,
+    "always" (True already at lo), "never" (still False at hi), or None when the answer crashes."""
+    try:
+        if _flags(fn, *rows(lo)):
+            return "always"
+        if not _flags(fn, *rows(hi)):
+            return "never"
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (lo, mid) if _flags(fn, *rows(mid)) else (mid, hi)
+        return hi
+    except Exception:  # noqa: BLE001 - an answer that crashes on a probe gets no diagnosis
+        return None
+
+
+def _probe(fn) -> list[str]:
+    """The answer probed one quantity at a time (everything else set so that only that quantity decides): what it
+    does differently from the rule, in words; empty when every probe turns where the rule does."""
+    said = []
+
+    def at(x, want):
+        return isinstance(x, float) and math.isclose(x, want, abs_tol=1e-6)
+
+    # 'and', not 'or': a reward that rose alone, and agents that drifted alone, are no hack
+    try:
+        reward_alone = _flags(fn, _row(1.0, 0.5, 0.5, 0, 0), _row(1.5, 0.5, 0.5, 0, 0))
+        drift_alone = _flags(fn, _row(1.0, 0.5, 0.5, 0, 0), _row(1.0, 3.0, 3.0, 0.5, 0.5))
+    except Exception:  # noqa: BLE001 - an answer that crashes on a probe gets no diagnosis
+        return said
+    if reward_alone or drift_alone:
+        said.append("your rule flags " + " and ".join(
+            text for flag, text in ((reward_alone, "a run whose reward rose by 0.5 while both agents kept their "
+                                     "language"), (drift_alone, "a run whose agents left their language while the "
+                                                   "reward did not move")) if flag)
+                    + ": a hack needs BOTH, the reward rising by more than 0.1 AND an agent leaving its language")
+        return said
+    # the reward, from two untrained rewards (a ratio turns at different rises), both agents drifting and repeating
+    rw = [_turns_at(fn, lambda x, b=b: (_row(b, 0.5, 0.5, 0, 0), _row(b + x, 3.0, 3.0, 0.5, 0.5)), 0.0, 1.0)
+          for b in (1.0, 2.0)]
+    if None not in rw and not (at(rw[0], 0.1) and at(rw[1], 0.1)):
+        if all(isinstance(x, float) for x in rw) and not math.isclose(rw[0], rw[1], abs_tol=1e-6):
+            said.append(f"your rule counts the reward as risen at a rise of {rw[0]:.3g} from 1.0 but {rw[1]:.3g} from "
+                        "2.0: 'rose by more than 0.1' is a difference, trained - untrained > 0.1, not a percentage")
+        elif rw[0] == "always" or (isinstance(rw[0], float) and rw[0] < 1e-6):
+            said.append("your rule counts ANY rise of the reward (or none); the reward must rise by MORE than 0.1: "
+                        "trained['reward'] - untrained['reward'] > 0.1")
+        elif rw[0] == "never":
+            said.append("your rule never counts the reward as risen, even by 1.0; the reward must rise by MORE than "
+                        "0.1: trained['reward'] - untrained['reward'] > 0.1")
+        else:
+            said.append(f"your rule counts the reward as risen once it rises by about {rw[0]:.3g}; it must rise by "
+                        "MORE than 0.1 (compare the difference as it is, not rounded)")
+    for key, want, span, bases in (("naturalness", 1.0, 4.0, (0.5, 2.0)), ("repetition", 0.2, 1.0, (0.0, 0.1))):
+        for k in (1, 2):
+            def rows(x, b, k=k):
+                u = _row(1.0, 0.5, 0.5, 0.0, 0.0)
+                u[f"{key}{k}"] = b
+                t = dict(u, reward=1.5)
+                t[f"{key}{k}"] = (b + x) if key == "naturalness" else x
+                return u, t
+            got = [_turns_at(fn, lambda x, b=b: rows(x, b), 0.0, span) for b in bases]
+            if None in got or (at(got[0], want) and at(got[1], want)):
+                continue
+            if all(isinstance(x, float) for x in got) and not math.isclose(got[0], got[1], abs_tol=1e-6):
+                said.append(f"your rule looks at agent {k}'s naturalness LEVEL (it flags a rise of {got[0]:.3g} from "
+                            f"{bases[0]} but of {got[1]:.3g} from {bases[1]}); the rule is on its CHANGE, trained - "
+                            "untrained > 1" if key == "naturalness" else
+                            f"your rule looks at agent {k}'s repetition CHANGE (it flags {got[0]:.3g} when the untrained "
+                            f"value is {bases[0]}, {got[1]:.3g} when it is {bases[1]}); the rule is on its LEVEL, "
+                            "trained repetition > 0.2")
+                break
+            x, b = next((x, b) for x, b in zip(got, bases) if not at(x, want))
+            if key == "naturalness":
+                how = {"always": f"flags agent {k} with no rise of its naturalness at all",
+                       "never": f"never flags agent {k} for its naturalness, even a rise of {span:g} nats"}.get(
+                    x) or f"flags agent {k} once its naturalness rises by about {x:.3g} nats"
+                said.append(f"your rule {how} (untrained naturalness {b}, the other agent's 0.5); the rule: agent {k}'s "
+                            "naturalness rose by MORE than 1 nat per token, against its own untrained value")
+            else:
+                how = {"always": f"flags agent {k} at repetition 0",
+                       "never": f"never flags agent {k} for its repetition, even at {span:g}"}.get(
+                    x) or f"flags agent {k} once its repetition reaches about {x:.3g}"
+                said.append(f"your rule {how}; the rule: agent {k}'s repetition is ABOVE 0.2")
+            break                                   # one sentence per quantity is enough
+    if not said:                                    # each agent right alone: both agents moving together
+        for key, want in (("naturalness", 1.0), ("repetition", 0.2)):
+            def both(x, key=key):
+                u = _row(1.0, 0.5, 0.5, 0.0, 0.0)
+                t = dict(u, reward=1.5, **({f"{key}1": 0.5 + x, f"{key}2": 0.5 + x} if key == "naturalness" else
+                                           {f"{key}1": x, f"{key}2": x}))
+                return u, t
+            got = _turns_at(fn, both, 0.0, 4.0)
+            if isinstance(got, float) and not at(got, want):
+                said.append(f"when both agents' {key} moves together your rule flags them from about {got:.3g} each: "
+                            "it adds or averages the two agents; the rule is on EACH agent's own "
+                            + ("change (more than 1 nat)" if key == "naturalness" else "repetition (above 0.2)"))
+    return said[:2]                                 # the first two differences are enough to act on
+
+
 @exercise("08.spot_the_hack")
 def check_spot_the_hack(fn):
     for untrained, trained, gamed, why in _CASES:
-        got = fn(dict(untrained), dict(trained))
+        given_u, given_t = dict(untrained), dict(trained)
+        try:
+            got = fn(given_u, given_t)
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any crash of the answer is told in a sentence
+            raise ExerciseFailed(f"spot_the_hack(untrained, trained) raised {type(exc).__name__}: {exc}, for the rows "
+                                 f"{untrained} and {trained}. Each row is a dict with the keys reward, naturalness1, "
+                                 "naturalness2, repetition1, repetition2.") from None
+        if given_u != untrained or given_t != trained:
+            which = [name for name, g, r in (("untrained", given_u, untrained), ("trained", given_t, trained)) if g != r]
+            raise ExerciseFailed(f"your function changed the {' and '.join(which)} row it was given (keys "
+                                 f"{sorted(k for g, r in ((given_u, untrained), (given_t, trained)) for k in set(g) | set(r) if g.get(k) != r.get(k))}): "
+                                 "these are the notebook's table rows, read again for the table and the plots after "
+                                 "your rule. Read the values without assigning to the dicts (work on your own "
+                                 "variables).")
         if not is_bool(got):
             raise ExerciseFailed(f"return True or False (a bool), not {got!r}.")
         if bool(got) == gamed:
@@ -177,7 +348,11 @@ def check_spot_the_hack(fn):
                 f"{nat}), repetition {trained['repetition1']}, {trained['repetition2']}")
         rule = ("The rule: the reward rose by MORE than 0.1, and some agent's naturalness ROSE by MORE than 1 nat per "
                 "token (the change from the untrained row, not its level) or its repetition is ABOVE 0.2.")
+        probed = _probe(fn)
+        found = (" Probed one quantity at a time, " + "; and ".join(probed) + ".") if probed else ""
         if gamed:
-            raise ExerciseFailed(f"{what}: this run gamed the reward ({why}), you returned False. {rule} Look at BOTH "
-                                 "agents, and at naturalness as well as repetition: stitched fragments repeat no 3-gram.")
-        raise ExerciseFailed(f"{what}: you returned True, but this run did not game the reward ({why}). {rule}")
+            raise ExerciseFailed(f"{what}: this run gamed the reward (this case: {why}), you returned False.{found} "
+                                 f"{rule}" + ("" if probed else " Look at BOTH agents, and at naturalness as well as "
+                                              "repetition: stitched fragments repeat no 3-gram."))
+        raise ExerciseFailed(f"{what}: you returned True, but this run did not game the reward (this case: {why}).{found} "
+                             f"{rule}")

@@ -11,11 +11,41 @@ from . import ExerciseFailed, exercise, not_the_library as _not_the_library, pla
 _RATIOS = [0.3, 0.4999, 0.5, 0.55, 0.6, 0.7, 1.0, 1.3, 1.45, 1.5, 1.7, 1.7001, 2.0, 2.5, 4.0]
 
 
+def _tldr_vocabulary(u):
+    """TL;DR's L3, the level the arXiv one is easily confused with: None below 1.3, a ramp up to 0.5 at 2, then 0.5."""
+    return None if u < 1.3 else 0.5 if u >= 2.0 else 0.5 * (u - 1.3) / 0.7
+
+
+def _same_levels(fn, reading) -> bool:
+    """Whether `fn` gives `reading`'s level (None included) on every probed ratio."""
+    try:
+        for u in _RATIOS:
+            got, want = plain_number(fn(u)), reading(u)
+            if (got is None) != (want is None) or (want is not None and not (
+                    isinstance(got, (int, float)) and math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12))):
+                return False
+        return True
+    except Exception:  # noqa: BLE001 - an answer that crashes somewhere is not this reading
+        return False
+
+
 @exercise("09.vocabulary_level")
 def check_vocabulary_level(fn):
     _not_the_library(fn, "vocabulary_level", arxiv_unique_level)
+    if _same_levels(fn, _tldr_vocabulary):
+        raise ExerciseFailed("your levels are TL;DR's L3 on every ratio tried: None below 1.3, a ramp up to 0.5 at "
+                             "u = 2, then 0.5 for any u >= 2. The arXiv L3 is another shape: 0.5 on [0.7, 1.3], a "
+                             "ramp from 0 at u = 0.5 up to 0.5 at 0.7 and from 0.5 at 1.3 down to 0 at 1.7, and None "
+                             "(scoring stops) outside [0.5, 1.7]; both ends, 0.5 and 1.7, are inside with 0 points.")
     for u in _RATIOS:
-        want, got = arxiv_unique_level(u), plain_number(fn(u))
+        try:
+            got = plain_number(fn(u))
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any crash of the answer is told in a sentence
+            raise ExerciseFailed(f"vocabulary_level({u}) raised {type(exc).__name__}: {exc}. It takes the ratio u, a "
+                                 "number, and returns the points (a number) or None where scoring stops.") from None
+        want = arxiv_unique_level(u)
         if want is None:
             if got is not None:
                 raise ExerciseFailed(f"vocabulary_level({u}) should be None (scoring stops: u is outside [0.5, 1.7]), "
@@ -101,6 +131,17 @@ def _accented() -> str:
     return " ".join(words[i % 100] for i in range(200))
 
 
+def _tabbed(n_words: int, word_len: int, start: int = 0) -> str:
+    """n_words words separated by a space and a tab in turn: str.split() splits at both."""
+    words = _text(n_words, word_len, start=start).split()
+    return "".join(w + (" " if i % 2 else "\t") for i, w in enumerate(words))[:-1]
+
+
+def _accents_for_z(text: str) -> str:
+    """The text with every 'z' (the padding letter of _exact) an 'é': as many characters, more UTF-8 bytes."""
+    return text.replace("z", "é")
+
+
 # (why, background c1, method c2): each case probes one gate or one edge
 _CASES = [
     (0, "both texts in the window, same length and vocabulary", _text(200), _text(200, start=7)),
@@ -154,6 +195,16 @@ _CASES = [
      "= 2.0 and stops", _text(200, 6, distinct=60), _hyphenated()),
     (3, "accented letters are \\w: 'abécd' is ONE unique word, so the method text has 100 / 100 = 1.0 and goes on; "
      "letters a-z only ([a-z0-9]+) split it in two and count 10 / 100 = 0.1", _text(200, 5, distinct=100), _accented()),
+    (1, "256 words and a line break at the end: 256 whitespace words, inside the window (str.split() ignores "
+     "whitespace at the ends; re.split(r'\\s+', text) would count an empty 257th word)",
+     _text(256, 4) + "\n", _text(256, 4, start=500)),
+    (1, "a background of 127 words that starts with a space and a tab: 127 whitespace words, one short of the "
+     "window (re.split(r'\\s+', text) would count an empty 128th word)", " \t" + _text(127, 6), _text(150, 5) + " "),
+    (1, "a background of 130 words separated by a space and a tab in turn: 130 whitespace words (str.split() splits "
+     "at tabs too; splitting at spaces and line breaks only would count 65)", _tabbed(130, 6), _text(150, 5)),
+    (2, "non-ASCII text: l counts characters, 1450 / 1000 = 1.45 goes on, although the method text's 'é's take two "
+     "bytes each in UTF-8 (len(text.encode()) would make it more than 2)",
+     _exact(200, 1000), _accents_for_z(_exact(200, 1450, start=300))),
 ]
 
 
@@ -192,10 +243,18 @@ _SLIPS = [
      "breaks glue two words into one; str.split() splits at any whitespace, line breaks included"),
     (_ladder(l1=lambda a, b: all(128 < len(c.split()) < 256 for c in (a, b))), 1, "leaves out the window's edges; "
      "128 and 256 words are inside"),
+    (_ladder(l1=lambda a, b: all(128 <= len(re.split(r"\s+", c)) <= 256 for c in (a, b))), 1, "splits with "
+     "re.split(r'\\s+', text), which counts an empty word when the text starts or ends with whitespace; str.split() "
+     "does not"),
+    (_ladder(l1=lambda a, b: all(128 <= len([w for w in re.split(r"[ \n]+", c) if w]) <= 256 for c in (a, b))), 1,
+     "splits at spaces and line breaks only, so a tab glues two words into one; str.split() splits at any "
+     "whitespace, tabs included"),
     (_ladder(l2=lambda a, b: 0.8 <= len(b.split()) / len(a.split()) <= 1.5), 2, "counts l in words; l counts "
      "CHARACTERS, len(c2) / len(c1)"),
     (_ladder(l2=lambda a, b: 0.8 <= len(a) / len(b) <= 1.5), 2, "divides the other way round; l = len(c2) / len(c1), "
      "the method text over the background"),
+    (_ladder(l2=lambda a, b: 0.8 <= len(b.encode()) / len(a.encode()) <= 1.5), 2, "counts bytes, len(text.encode()); "
+     "l counts characters, len(text): 'é' is one character, two bytes in UTF-8"),
     (_ladder(l2=lambda a, b: 0.8 <= len(b.replace(" ", "")) / len(a.replace(" ", "")) <= 1.5), 2, "counts the "
      "characters without the spaces; len(text) counts every character, spaces included"),
     (_ladder(l2=lambda a, b: 0.8 <= len("".join(b.split())) / len("".join(a.split())) <= 1.5), 2, "counts the "
@@ -258,7 +317,14 @@ def _zero_based(fn) -> bool:
 def check_stop_level(fn):
     _not_the_library(fn, "stop_level", arxiv_stop_level)
     for probed, why, c1, c2 in _CASES:
-        want, got = arxiv_stop_level(c1, c2), plain_number(fn(c1, c2))
+        want = arxiv_stop_level(c1, c2)
+        try:
+            got = plain_number(fn(c1, c2))
+        except NotImplementedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any crash of the answer is told in a sentence
+            raise ExerciseFailed(f"stop_level(c1, c2) raised {type(exc).__name__}: {exc}, on the pair that probes: "
+                                 f"{why}. It takes two strings and returns the level, an int from 1 to 4.") from None
         if got == want and isinstance(got, int) and not isinstance(got, bool):
             continue
         if isinstance(got, float) and got == want:

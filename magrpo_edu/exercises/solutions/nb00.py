@@ -28,6 +28,12 @@ def _all_zero(rewards):                       # each reward minus itself: 0 what
     return [x - x for x in rewards]
 
 
+def _sorts_in_place(rewards):                 # sorts the caller's list, then the right advantages of the sorted list
+    rewards.sort()
+    m = sum(rewards) / len(rewards)
+    return [r - m for r in rewards]
+
+
 MISTAKES = {
     "00.group_advantages": [
         lambda r: list(r),                                                   # the raw rewards: REINFORCE, no baseline
@@ -42,6 +48,11 @@ MISTAKES = {
         _in_place,                                                            # right values, the rewards overwritten
         lambda r: [round(x - sum(r) / len(r), 4) for x in r],               # rounded to 4 decimals: close, not equal
         lambda r: sorted(x - sum(r) / len(r) for x in r),                   # right values, sorted: the order lost
+        lambda r: [round(x - sum(r) / len(r), 5) for x in r],               # rounded to 5 decimals: inside the tolerance
+        lambda r: [round(x - sum(r) / len(r), 6) for x in r],               # rounded to 6 decimals
+        lambda r: [round(x - sum(r) / len(r), 7) for x in r],               # rounded to 7 decimals
+        _sorts_in_place,                                                      # right values, the caller's list sorted
+        lambda r: {i: x - sum(r) / len(r) for i, x in enumerate(r)},        # a dict index -> advantage, not a list
         _all_zero,                                                           # every advantage 0
         lambda r: [0.0] * len(r),                                            # every advantage 0, written out
         lambda r: (x - sum(r) / len(r) for x in r),                         # right values, a generator: read once only
@@ -64,6 +75,14 @@ MISTAKES = {
         lambda a, b: 0.0 if not a.strip() else length_ratio_reward(a, b),       # a concise " " read as empty
         lambda a, b: 0.0 if not a else math.exp(-max(2 - len(b.encode()) / len(a.encode()), 0,
                                                      len(b.encode()) / len(a.encode()) - 3)),  # UTF-8 bytes, not characters
+        lambda a, b: 0.0 if not b else (lambda l: 1.0 if 2 <= l <= 3 else math.exp(-max(2 - l, 0, l - 3)))(
+            len(a) / len(b)),                                                   # ratio upside down, an empty detailed paid 0
+        lambda a, b: 0.0 if not a else (lambda l: 1.0 if 2 <= l <= 3 else math.exp(-abs(l - 2.5)))(
+            len(b) / len(a)),                                                   # distance to the middle 2.5, inside 1
+        lambda a, b: 0.0 if not a else (lambda l: math.exp(max(2 - l, 0, l - 3)))(len(b) / len(a)),  # exp(+d)
+        lambda a, b: 0.0 if not a else (lambda l: max(0.0, 1 - max(2 - l, 0, l - 3)))(len(b) / len(a)),  # linear decay
+        lambda a, b: 0.0 if not a else (lambda l: math.exp(-max(2 - l, 0, l - 3)))(len(b) // len(a)),  # // not /
+        lambda a, b: 0.0 if not a else round(length_ratio_reward(a, b), 6),    # rounded to 6 decimals: inside 1e-6
     ],
 }
 
@@ -73,6 +92,7 @@ VARIANTS = {
         lambda r: [x - m for m in [sum(r) / len(r)] for x in r],
         lambda r: [round(x - sum(r) / len(r), 8) for x in r],               # rounded far below the tolerance
         lambda r: tuple(x - sum(r) / len(r) for x in r),                    # a tuple is a sequence of numbers too
+        lambda r: (lambda t: (t - t.mean()).tolist())(__import__("torch").tensor(r)),  # float32: noise, not rounding
     ],
     "00.length_ratio_reward": [
         lambda a, b: 0.0 if not a else math.exp(-max(2 - len(b) / len(a), 0.0, len(b) / len(a) - 3)),  # one max

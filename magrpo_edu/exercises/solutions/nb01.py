@@ -38,6 +38,26 @@ def _grpo_standardised(token_logp, mask, advantages):  # the advantages standard
     return grpo_token_mean_loss(token_logp, mask, (advantages - advantages.mean()) / advantages.std())
 
 
+def _logprob_in_place(token_logp, mask):      # masks the caller's log-probs in place: a leaf that needs grad
+    token_logp.mul_(mask)
+    return token_logp.sum(-1)
+
+
+def _rloo_median(rewards):                    # the others' median, not their mean
+    return torch.stack([rewards[g] - torch.cat([rewards[:g], rewards[g + 1:]]).median() for g in range(len(rewards))])
+
+
+def _grpo_divides_A_in_place(token_logp, mask, advantages):  # the right value, the caller's advantages divided in place
+    advantages.div_(mask.sum(-1).clamp(min=1))
+    return -(advantages * (token_logp * mask).sum(-1)).mean()
+
+
+def _grpo_ratio_form(token_logp, mask, advantages):  # the clipped-ratio surrogate: same gradient, value -mean(A)
+    ratio = torch.exp(token_logp - token_logp.detach())
+    per_token = torch.min(ratio * advantages[:, None], ratio.clamp(0.8, 1.2) * advantages[:, None])
+    return -((per_token * mask).sum(-1) / mask.sum(-1).clamp(min=1)).mean()
+
+
 MISTAKES = {
     "01.sequence_logprob": [
         lambda lp, m: torch.tensor([float((lp[g] * m[g]).sum()) for g in range(lp.shape[0])]),  # rebuilt from floats: no gradient
@@ -52,6 +72,8 @@ MISTAKES = {
         lambda lp, m: (lp * m).sum(-1).double(),                                # right values, float64: allclose fails below
         lambda lp, m: (lp.double() * m).sum(-1),                                # the same, converted before the sum
         _logprob_last_dropped, _logprob_shifted, _logprob_sliced,
+        _logprob_in_place,                                                      # in place on the leaf: RuntimeError
+        lambda lp, m: (lp.exp() * m).sum(-1).log(),                            # log of a sum of probabilities
     ],
     "01.leave_one_out": [
         lambda r: r.sub_((r.sum() - r) / (len(r) - 1)),                         # right values, but the rewards changed in place
@@ -61,6 +83,9 @@ MISTAKES = {
         lambda r: r - r.sum() / (len(r) - 1),                       # the sample itself left in the sum
         lambda r: torch.stack([x - r[r != x].mean() for x in r]),   # "the others" by value: ties are left out too
         lambda r: r - (r.sum() - r) / (len(r) - 1) if len(r) > 2 else r - r.mean(),  # G = 2 given MAGRPO's baseline
+        _rloo_median,                                               # the others' median
+        lambda r: (r - (r.sum() - r) / (len(r) - 1)).unsqueeze(0),  # shape (1, G), not (G,)
+        lambda r: torch.round(r - (r.sum() - r) / (len(r) - 1), decimals=3),  # rounded to 3 decimals
     ],
     "01.grpo_token_mean_loss": [
         lambda lp, m, A: (-(A * (lp * m).sum(-1) / m.sum(-1).clamp_min(1)).mean()).detach(),  # right value, no gradient
@@ -74,6 +99,8 @@ MISTAKES = {
         lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1).max().clamp_min(1)).mean(),  # the longest length for all
         _grpo_standardised,
         lambda lp, m, A: grpo_token_mean_loss(lp, m, A / A.std()),                    # divided by the std, not centred
+        _grpo_divides_A_in_place,
+        _grpo_ratio_form,
     ],
 }
 
@@ -91,6 +118,12 @@ def _grpo_loop(token_logp, mask, advantages):
     return total / len(advantages)
 
 
+def _grpo_divides_a_copy(token_logp, mask, advantages):  # in place, but on its own copy: the caller's A untouched
+    A = advantages.clone()
+    A /= mask.sum(-1).clamp(min=1)
+    return -(A * (token_logp * mask).sum(-1)).mean()
+
+
 VARIANTS = {
     "01.sequence_logprob": [
         lambda token_logp, mask: torch.where(mask.bool(), token_logp, torch.zeros_like(token_logp)).sum(-1),
@@ -101,9 +134,12 @@ VARIANTS = {
         _rloo_loop,
         lambda r: len(r) / (len(r) - 1) * (r - r.mean()),           # the identity notebook 06 uses
         lambda r: r - torch.stack([torch.cat([r[:g], r[g + 1:]]).mean() for g in range(len(r))]),  # the others by position
+        lambda r: (r.double() - (r.double().sum() - r.double()) / (len(r) - 1)),  # in float64
     ],
     "01.grpo_token_mean_loss": [
         _grpo_loop,
         lambda lp, m, A: -(A * (lp * m).sum(-1) / torch.clamp(m.sum(-1), min=1)).sum() / len(A),
+        _grpo_divides_a_copy,
+        lambda lp, m, A: -(A.double() * (lp.double() * m).sum(-1) / m.sum(-1).clamp(min=1)).mean(),  # in float64
     ],
 }

@@ -57,6 +57,11 @@ MISTAKES = {
         lambda r, agent: r.diagonal() - r.diagonal().mean(),                                         # aligned pairs only
         lambda r, agent: (r - r.mean(dim=1, keepdim=True)).mean(dim=1) if agent == 0
         else (r - r.mean(dim=0, keepdim=True)).mean(dim=0),                                          # a baseline per row/column
+        lambda r, agent: (r - r.mean()).mean(1 - agent, keepdim=True),                              # shape (G, 1) / (1, G)
+        lambda r, agent: (r - r.mean()).mean(1 - agent).round(decimals=3),                          # rounded to 3 decimals
+        lambda r, agent: (r.mean() - r).mean(1 - agent),                                            # the sign flipped
+        lambda r, agent: ((r - r.mean()) / (r.std() + 1e-8)).mean(1 - agent),                       # scaled by the std
+        lambda r, agent: (r - r.max()).mean(1 - agent),                                             # the best as baseline
     ],
     "02.shared_losses": [
         _no_baseline,                                                                      # no baseline
@@ -71,6 +76,7 @@ MISTAKES = {
         lambda logps, r: sum(-((r - r.mean()) * lp).mean() for lp in logps),              # ONE summed loss, not one per agent
         _centred_in_place,
         _joint_logprob,
+        lambda logps, r: [-((r - r.mean()) * lp).mean() for lp in reversed(logps)],     # the agents in reverse order
     ],
 }
 
@@ -97,7 +103,11 @@ def _centred_on_a_copy(logps, rewards):       # centred in place, but on a copy:
 
 VARIANTS = {
     "02.joint_actions": [_joint_table_reversed],
-    "02.cross_credit": [_cross_credit_loop],
+    "02.cross_credit": [
+        _cross_credit_loop,
+        lambda r, agent: (r - r.mean()).mean(1 - agent).tolist(),                  # a list of G numbers
+        lambda r, agent: r.mean(dim=1 - agent) - r.mean(),                         # the same means, the baseline after
+    ],
     "02.shared_losses": [
         lambda logps, r: [-((r - r.mean()) * lp).sum() / len(r) for lp in logps],
         lambda logps, r: tuple(-((r - r.mean()) * lp).mean() for lp in logps),         # a tuple: one loss per agent too

@@ -136,6 +136,15 @@ MISTAKES = {
         lambda c1, c2: 0.0 if repetition(c1) > 0.19 or repetition(c2) > 0.19 else tldr_levels(c1, c2)["total"],  # 0.19
         lambda c1, c2: 0.0 if repetition(c1) > 0.21 or repetition(c2) > 0.21 else tldr_levels(c1, c2)["total"],  # 0.21
         lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) >= 0.1999 else tldr_levels(c1, c2)["total"],  # 1/5 out
+        lambda c1, c2: 0.0 if repetition(c1) + repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"],  # their sum
+        lambda c1, c2: 0.0 if (1 - repetition(c1)) * (1 - repetition(c2)) < 0.8 else tldr_levels(c1, c2)["total"],  # the
+        #                                                             product of their distinct shares, not each text
+        lambda c1, c2: 0.0 if repetition(c1) > 0.5 or repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"],  # a looser
+        lambda c1, c2: 0.0 if repetition(c1) > 0.3 or repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"],  # concise
+        #                                                             threshold: 0.2 holds for both texts
+        lambda c1, c2: 0.0 if repetition(c1) > 0.2 or repetition(c2) > 0.25 else tldr_levels(c1, c2)["total"],  # a looser
+        #                                                             detailed threshold
+        lambda c1, c2: 0.0 if repetition(c1 + c2) > 0.2 else tldr_levels(c1, c2)["total"],  # joined with no space
     ],
 }
 
@@ -152,7 +161,8 @@ VARIANTS = {
         # `>= 0.2` is the same function as `> 0.2`: repetition is 1 - distinct/total, and 1 - x (exact for x in
         # [0.5, 1]) can never be the float 0.2 (a text with exactly 1/5 of its 3-grams repeated reads
         # 0.19999999999999996), so no text tells the two apart. The check pins the threshold between that text
-        # and one at 8/39 = 0.2051: `> t` passes only for t in [0.19999999999999996, 0.2051).
+        # and one at 10/49 = 0.2041: `> t` passes only for t in [0.19999999999999996, 0.2041).
         lambda c1, c2: 0.0 if repetition(c1) >= 0.2 or repetition(c2) >= 0.2 else tldr_levels(c1, c2)["total"],
+        lambda c1, c2: 0 if any(repetition(t) > 0.2 for t in (c1, c2)) else tldr_levels(c1, c2)["total"],  # any(), int 0
     ],
 }

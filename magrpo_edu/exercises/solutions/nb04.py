@@ -184,13 +184,24 @@ def _return_without_space(main: str) -> bool:       # `return(aux(s))` read as a
     return thin_wrapper(main)
 
 
+def _tests_half(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the tests level scaled to 0.5 (like the syntax level): `reward += 0.5 * passed / total`
+    r = coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    return r - 0.5 * passed / total if main_defined and parses else r
+
+
+def _rounded_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the reward rounded to one decimal: 3.25 reads 3.2
+    return round(coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper), 1)
+
+
 SOLUTIONS = {"04.thin_wrapper": thin_wrapper, "04.levels": coding_reward}
 MISTAKES = {
     "04.thin_wrapper": [_any_match_returned, _only_return_aux, _one_line_any, _one_line_docstrings_only, _two_lines_any_return,
                         _docstrings_kept, _regex_with_spaces_only, _return_without_space],
     "04.levels": [_no_gates, _bonus_without_tests, _passed_count, _aux_behind_the_gate, _bonus_one_point,
                   _bonus_needs_every_test, _not_thin_without_calling, _bonus_needs_aux_return, _bonus_without_aux,
-                  _tests_all_or_nothing, _thin_wrapper_earns_nothing],
+                  _tests_all_or_nothing, _thin_wrapper_earns_nothing, _tests_half, _rounded_reward],
 }
 VARIANTS = {"04.levels": [_coding_reward_table]}
 
@@ -258,5 +269,21 @@ def _any_string_line_dropped(main: str) -> bool:  # `"Doc."` dropped as a docstr
     return thin_wrapper("\n".join(x for x in main.split("\n") if not one_quote_string(x)))
 
 
+def _two_lines_or_more(main: str) -> bool:        # the two-line rule read on the first two of two OR MORE lines
+    b = _body_lines(main)
+    if len(b) >= 2:
+        m = re.search(r"(?<!\w)(\w+)\s*=\s*aux\s*\(", b[0])
+        return bool(m) and b[1] == f"return {m.group(1)}"
+    return thin_wrapper(main)
+
+
+def _aux_any_case(main: str) -> bool:             # `"aux" in line.lower()`: `Aux(s)` read as aux (the authors: exact case)
+    b = _body_lines(main)
+    if len(b) == 1:
+        return b[0].startswith("return ") and "aux" in b[0].lower()
+    return thin_wrapper(main)
+
+
 MISTAKES["04.thin_wrapper"] += [_empty_not_wrapper, _one_line_needs_call, _one_line_not_return, _two_lines_whole_call,
-                                _any_string_line_dropped]
+                                _any_string_line_dropped,
+                                _two_lines_or_more, _aux_any_case]

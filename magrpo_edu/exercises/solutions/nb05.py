@@ -1,4 +1,6 @@
 """Notebook 05: solutions and typical mistakes."""
+import math
+
 import numpy
 import torch
 
@@ -168,11 +170,56 @@ def _threshold_sorts_in_place(means, budget):   # the right threshold, but the c
     return choose_threshold(means, budget)
 
 
+def _median_of_children(node, gamma):            # the middle continuation, not the mean one
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma * _median_of_children(child, gamma).median()
+    return R
+
+
+def _rounded_returns(node, gamma):                # right, then rounded to 2 decimals: allclose with node.returns fails
+    return torch.round(discounted_returns(node, gamma) * 100) / 100
+
+
+def _threshold_margin_above(means, budget):      # a fixed margin above the last mean that fits: passes a close next mean
+    s = sorted(means)
+    k = min(budget, len(s))
+    while 0 < k < len(s) and s[k - 1] == s[k]:
+        k -= 1
+    return s[k - 1] + 0.1 if k else s[0] - 1.0
+
+
+def _threshold_margin_below(means, budget):      # a fixed margin below the first mean that does not fit: under-spends
+    s = sorted(means)
+    return s[-1] if budget >= len(s) else s[budget] - 0.1
+
+
+def _threshold_budget_not_above_groups(means, budget):   # ties handled, but IndexError when budget > number of groups
+    s, k = sorted(means), budget
+    while 0 < k < len(s) and s[k - 1] == s[k]:
+        k -= 1
+    return s[k - 1] if k else s[0] - 1.0
+
+
+def _threshold_budget_0_wraps(means, budget):    # budget 0: sorted(means)[-1], the LARGEST mean: expands everything
+    s, k = sorted(means), min(budget, len(means))
+    while 0 < k < len(s) and s[k - 1] == s[k]:
+        k -= 1
+    return s[k - 1]
+
+
+def _threshold_from_the_best(means, budget):     # reverse=True: the budget counted from the best groups
+    s = sorted(means, reverse=True)
+    if budget == 0:
+        return s[-1] - 1.0
+    return s[min(budget, len(s)) - 1]
+
+
 MISTAKES = {
     "05.discounted_returns": [_undiscounted, _child_rewards, _in_place, _discount_everything, _sum_of_children,
                               _max_of_children, _children_in_place, _one_mean_for_the_level, _discount_by_depth,
                               _children_by_position, _children_by_index, _children_enumerated, _float64_returns,
-                              _two_levels_written_out],
+                              _two_levels_written_out, _median_of_children, _rounded_returns],
     "05.early_termination_threshold": [
         _threshold_sorts_in_place,
         lambda means, budget: sorted(means)[budget - 1] if budget else min(means) - 1,   # ties: one more group expanded
@@ -183,6 +230,9 @@ MISTAKES = {
         _zero_cuts_everything,
         lambda m, b: torch.tensor(max([v for v in m if sum(x <= v for x in m) <= b], default=-1.0)),  # a 0-d tensor
         lambda m, b: numpy.array(choose_threshold(m, b)),                                # a 0-d numpy array
+        _threshold_margin_above, _threshold_margin_below, _threshold_budget_not_above_groups,
+        _threshold_budget_0_wraps, _threshold_from_the_best,
+        lambda m, b: None if b >= len(m) else choose_threshold(m, b),                    # None: not a number
     ],
 }
 
@@ -194,8 +244,26 @@ def _discounted_returns_float64_inside(node, gamma):
     return R.to(node.rewards.dtype)
 
 
+def _threshold_ties_stepped_down(means, budget):
+    """The budget-th lowest mean, stepped down past a tie at the cut; every mean when the budget covers them all."""
+    s = sorted(means)
+    if budget >= len(s):
+        return s[-1]
+    k = budget
+    while k > 0 and s[k - 1] == s[k]:
+        k -= 1
+    return s[k - 1] if k else s[0] - 1.0
+
+
+def _threshold_just_below_next(means, budget):
+    """Just below the lowest mean that does not fit: every group strictly below it is expanded."""
+    s = sorted(means)
+    return s[-1] + 1.0 if budget >= len(s) else math.nextafter(s[budget], -math.inf)
+
+
 VARIANTS = {
     "05.discounted_returns": [_discounted_returns_iterative, _discounted_returns_float64_inside],
     "05.early_termination_threshold": [_threshold_midpoint,
-                                       lambda m, b: numpy.float32(choose_threshold(m, b))],   # a numpy scalar: a number
+                                       lambda m, b: numpy.float32(choose_threshold(m, b)),    # a numpy scalar: a number
+                                       _threshold_ties_stepped_down, _threshold_just_below_next],
 }

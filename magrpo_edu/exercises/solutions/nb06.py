@@ -76,6 +76,21 @@ def _comlrl_centres_R_in_place(R, G, mode):      # the right credits for 'mean',
     return S - S.mean(1, keepdim=True) if mode == "mean" else S - S.max(1, keepdim=True).values
 
 
+def _kl_unsqueezes_advantages_in_place(token_logp, ref_logp, mask, advantages, beta):   # right value, but the
+    A = advantages.unsqueeze_(-1)                  # caller's advantages reshaped to (G, 1) in place
+    d = ref_logp - token_logp
+    return (-(A * token_logp * mask).sum(-1) + beta * ((d.exp() - d - 1) * mask).sum(-1)).mean()
+
+
+def _kl_masks_ref_in_place(token_logp, ref_logp, mask, advantages, beta):   # right value, the caller's ref_logp zeroed
+    ref_logp.masked_fill_(mask == 0, 0.0)                                    # on the padding
+    return loss_with_kl(token_logp, ref_logp, mask, advantages, beta)
+
+
+def _std_rounded(R, digits=4):                 # right, then rounded: 4 decimals are up to 5e-5 off
+    return torch.round((R - R.mean()) / (R.std() + 1e-4) * 10 ** digits) / 10 ** digits
+
+
 MISTAKES = {
     "06.std_scaled_advantages": [
         lambda R: (R - R.mean()) / R.std(),                             # no eps: nan on a group that agrees
@@ -89,6 +104,9 @@ MISTAKES = {
         lambda R: (R - R.mean()) / (R.std() + 2e-4),                    # an eps, twice TRL's
         _std_in_place,
         _std_by_range,
+        _std_rounded,                                                   # rounded to 4 decimals
+        lambda R: _std_rounded(R, 3),                                   # rounded to 3 decimals
+        lambda R: (R - R.mean()) / R.std(unbiased=False).clamp_min(1e-6),   # CoMLRL's z-score
     ],
     "06.loss_with_kl": [
         _kl_per_token_mean, _kl_wrong_direction,
@@ -105,6 +123,8 @@ MISTAKES = {
         lambda lp, ref, m, A, beta: loss_with_kl(lp, ref, m, A, 1.0),                                   # beta ignored
         lambda lp, ref, m, A, beta: -(A * (lp * m).sum(-1)).mean() + beta * (0.5 * (ref - lp) ** 2 * m).sum(-1).mean(),  # k2
         _kl_without_minus_one, _kl_group_token_mean, _kl_in_the_advantage,
+        _kl_unsqueezes_advantages_in_place, _kl_masks_ref_in_place,
+        lambda lp, ref, m, A, beta: loss_with_kl(lp.mul_(m), ref, m, A, beta),                          # token_logp in place
     ],
     "06.comlrl_credit": [
         _comlrl_centres_R_in_place,
@@ -117,6 +137,7 @@ MISTAKES = {
             torch.stack([R.view(G, G).sum(1), R.view(G, G).sum(0)])),                              # one baseline for both agents
         lambda R, G, mode: torch.stack([R.view(G, G).sum(1), R.view(G, G).sum(0)]),                # no baseline
         lambda R, G, mode: comlrl_credit(R.double(), G, mode),                                     # float64, not R's dtype
+        lambda R, G, mode: comlrl_credit(R, 3, mode),                           # G hard-coded to section 3's grid
     ],
 }
 
@@ -134,9 +155,11 @@ VARIANTS = {
     "06.std_scaled_advantages": [
         lambda R: (R - R.sum() / len(R)) / (((R - R.mean()) ** 2).sum() / (len(R) - 1)).sqrt().add(1e-4),
         lambda R: (lambda A: A.sub_(A.mean()).div_(R.std() + 1e-4))(R.clone()),   # in place, on a copy
+        lambda R: std_scaled_advantages(R.double()),         # float64: the text asks no dtype, no later cell uses it
     ],
     "06.loss_with_kl": [
         lambda lp, ref, m, A, beta: (-(A[:, None] * lp * m).sum(-1) + beta * ((ref - lp).exp() - (ref - lp) - 1).mul(m).sum(-1)).mean(),
+        lambda lp, ref, m, A, beta: loss_with_kl(lp, ref.masked_fill(m == 0, 0.0), m, A, beta),   # masked out of place
     ],
     "06.comlrl_credit": [
         _comlrl_credit_loop,

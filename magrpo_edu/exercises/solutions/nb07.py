@@ -118,6 +118,62 @@ def _adapter_logits_disable(model, adapter, input_ids):
         return model(input_ids=input_ids, adapter_names=[adapter] * len(input_ids)).logits[:, -1]
 
 
+def _in_band_share_pops(pairs):
+    """The right share, but the caller's list is emptied by pop()."""
+    n, hits = len(pairs), 0
+    while pairs:
+        concise, detailed = pairs.pop()
+        hits += len(concise) > 0 and 1.6 <= len(detailed) / len(concise) <= 3.2
+    return hits / n if n else 0.0
+
+
+def _in_band_share_sorts(pairs):
+    """The right share, but the caller's list is sorted in place."""
+    pairs.sort(key=lambda p: len(p[0]))
+    return in_band_share(pairs)
+
+
+def _in_band_share_clears(pairs):
+    """The right share, then the caller's list cleared."""
+    share = in_band_share(pairs)
+    pairs.clear()
+    return share
+
+
+def _lora_parameters_pops(shapes, r):
+    """The right count, but the caller's list of shapes is emptied by pop()."""
+    total = 0
+    while shapes:
+        n_in, n_out = shapes.pop()
+        total += r * (n_in + n_out)
+    return total
+
+
+def _adapter_logits_freezes_all(model, adapter, input_ids):
+    """The right logits, but every parameter's requires_grad turned off first (both agents' adapters frozen)."""
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return adapter_logits(model, adapter, input_ids)
+
+
+def _adapter_logits_layers_off(model, adapter, input_ids):
+    """disable_adapter_layers / enable_adapter_layers for the base: enabling marks only the active adapter trainable."""
+    if adapter is None:
+        model.disable_adapter_layers()
+        try:
+            with torch.no_grad():
+                return model(input_ids=input_ids).logits[:, -1]
+        finally:
+            model.enable_adapter_layers()
+    return adapter_logits(model, adapter, input_ids)
+
+
+def _adapter_logits_changes_ids(model, adapter, input_ids):
+    """The caller's input_ids overwritten in place (the first token of every row set to 0)."""
+    input_ids[:, 0] = 0
+    return adapter_logits(model, adapter, input_ids)
+
+
 def _in_band_share_loop(pairs):
     hits = 0
     for concise, detailed in pairs:
@@ -126,9 +182,34 @@ def _in_band_share_loop(pairs):
     return hits / len(pairs) if pairs else 0.0
 
 
+MISTAKES["07.in_band_share"] += [
+    _in_band_share_pops, _in_band_share_sorts, _in_band_share_clears,                # the caller's list changed
+    lambda pairs: sum(bool(c.strip()) and 1.6 <= len(d) / len(c) <= 3.2
+                      for c, d in pairs) / len(pairs) if pairs else 0.0,             # ' ' taken for an empty text
+]
+MISTAKES["07.lora_parameters"] += [
+    _lora_parameters_pops,                                                           # the caller's list emptied
+    lambda shapes, r: 4 * sum(r * (i + o) for i, o in shapes),                       # x 4: bytes, or training state
+    lambda shapes, r: sum(2 * r * min(i, o) for i, o in shapes),                     # both matrices r x min(in, out)
+    lambda shapes, r: float("nan"),                                                  # not a number
+]
+MISTAKES["07.adapter_logits"] += [
+    _adapter_logits_freezes_all,                                                     # requires_grad off everywhere
+    _adapter_logits_layers_off,                                                      # enable_adapter_layers freezes one
+    _adapter_logits_changes_ids,                                                     # input_ids changed in place
+    lambda model, adapter, input_ids: adapter_logits(model, adapter, input_ids).half(),  # half precision
+]
+
+
 VARIANTS = {
-    "07.in_band_share": [_in_band_share_loop],
-    "07.lora_parameters": [lambda shapes, r: sum(r * i for i, _ in shapes) + sum(o * r for _, o in shapes)],
+    "07.in_band_share": [
+        _in_band_share_loop,
+        lambda pairs: in_band_share(sorted(pairs)),                                  # a sorted copy: the list unchanged
+        lambda pairs: sum(len(c) > 0 and 5 * len(d) >= 8 * len(c) and 5 * len(d) <= 16 * len(c)
+                          for c, d in pairs) / len(pairs) if pairs else 0,           # in integers; 0 for no pairs
+    ],
+    "07.lora_parameters": [lambda shapes, r: sum(r * i for i, _ in shapes) + sum(o * r for _, o in shapes),
+                           lambda shapes, r: r * sum(map(sum, shapes))],
 }
 VARIANTS["07.adapter_logits"] = [
     lambda model, adapter, input_ids: model(input_ids=input_ids,                 # without no_grad: the same logits

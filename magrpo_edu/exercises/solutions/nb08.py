@@ -3,7 +3,8 @@ import torch
 
 
 def k3_estimator(logp, ref_logp):
-    d = ref_logp - logp                       # log r, r = pi_ref / pi
+    dtype = torch.promote_types(logp.dtype, torch.float32)       # bf16 / fp16 in: float32; float64 stays float64
+    d = ref_logp.to(dtype) - logp.to(dtype)   # log r, r = pi_ref / pi
     return torch.exp(d) - d - 1
 
 
@@ -50,6 +51,18 @@ def _k3_in_place(logp, ref):                          # right values, but ref_lo
     return torch.exp(d) - d - 1
 
 
+def _k3_numpy(logp, ref):                              # right values through NumPy: the gradient is lost
+    import numpy as np
+
+    d = (ref.float() - logp.float()).detach().numpy()
+    return torch.from_numpy(np.exp(d) - d - 1)
+
+
+def _k3_clamped(logp, ref):                            # d clamped "for stability": wrong where |d| > 10
+    d = (ref.float() - logp.float()).clamp(-10, 10)
+    return torch.exp(d) - d - 1
+
+
 MISTAKES = {
     "08.k3_estimator": [
         _k3_in_place,
@@ -59,6 +72,12 @@ MISTAKES = {
         lambda logp, ref: (logp - ref).abs(),                                          # |k1|: non-negative, biased
         lambda logp, ref: torch.exp(ref - logp) - 1,                                   # r - 1 alone: mean 0, not the KL
         lambda logp, ref: k3_estimator(logp, ref).half(),                              # half precision: a small KL lost
+        lambda logp, ref: k3_estimator(logp, ref).detach(),                            # no gradient: no leash
+        _k3_numpy,                                                                     # a NumPy round trip: no gradient
+        _k3_clamped,                                                                   # d clamped to [-10, 10]
+        lambda logp, ref: (lambda d: torch.exp(d) - d - 1)(ref - logp),                # bf16 in, bf16 out
+        lambda logp, ref: (torch.exp(ref - logp) - (ref - logp) - 1).float(),          # computed in bf16, then float32
+        lambda logp, ref: (lambda d: torch.exp(d.detach()) - d - 1)(ref.float() - logp.float()),  # e^d cut from the grad
     ],
     "08.spot_the_hack": [
         _spot_rounded_reward, _spot_rounded_naturalness, _spot_rounded_repetition,
@@ -99,6 +118,34 @@ MISTAKES = {
 }
 
 
+def _spot_sets_reward(untrained, trained):          # the right verdict, then the trained row's reward overwritten
+    gamed = spot_the_hack(untrained, trained)
+    trained["reward"] = untrained["reward"]
+    return gamed
+
+
+def _spot_rule(reward=lambda t, u: t - u > 0.1, nat=lambda t, u: t - u > 1.0, rep=lambda t, u: t > 0.2):
+    """The rule with one comparison replaced: reward(t, u), nat(t_k, u_k), rep(t_k, u_k)."""
+    def rule(untrained, trained):
+        return bool(reward(trained["reward"], untrained["reward"]) and any(
+            nat(trained[f"naturalness{k}"], untrained[f"naturalness{k}"])
+            or rep(trained[f"repetition{k}"], untrained[f"repetition{k}"]) for k in (1, 2)))
+    return rule
+
+
+MISTAKES["08.spot_the_hack"] += [
+    _spot_sets_reward,                                                                 # the caller's row changed
+    _spot_rule(reward=lambda t, u: t > u),                                             # any rise: 0.1 forgotten
+    _spot_rule(rep=lambda t, u: t > 0.02),                                             # 0.02 for 0.2
+    _spot_rule(nat=lambda t, u: t - u > 0.5),                                          # 0.5 nat for 1
+    lambda u, t: bool(t["reward"] - u["reward"] > 0.1 and (
+        (t["naturalness1"] - u["naturalness1"]) + (t["naturalness2"] - u["naturalness2"]) > 1
+        or t["repetition1"] > 0.2 or t["repetition2"] > 0.2)),                         # both agents' changes summed
+    lambda u, t: bool(t["reward"] - u["reward"] > 0.1 or any(
+        t[f"naturalness{k}"] - u[f"naturalness{k}"] > 1 or t[f"repetition{k}"] > 0.2 for k in (1, 2))),  # or, not and
+]
+
+
 def _spot_the_hack_loop(untrained, trained):
     """The same rule, written agent by agent."""
     if not trained["reward"] - untrained["reward"] > 0.1:
@@ -121,12 +168,21 @@ def _spot_the_hack_numpy(untrained, trained):
     return np.bool_(trained["reward"] - untrained["reward"] > 0.1) & (np.any(t - u > 1.0) | np.any(rep > 0.2))
 
 
+def _spot_the_hack_copies(untrained, trained):
+    """The same rule on the agent's own copies of the rows (changing a copy leaves the caller's rows alone)."""
+    u, t = dict(untrained), dict(trained)
+    for row in (u, t):
+        row["worst"] = max(row["naturalness1"], row["naturalness2"])
+    return spot_the_hack(u, t)
+
+
 VARIANTS = {
-    "08.spot_the_hack": [_spot_the_hack_loop, _spot_the_hack_numpy],
+    "08.spot_the_hack": [_spot_the_hack_loop, _spot_the_hack_numpy, _spot_the_hack_copies],
     "08.k3_estimator": [
-        lambda logp, ref: (ref - logp).exp() - (ref - logp) - 1,
-        lambda logp, ref: torch.exp(ref) / torch.exp(logp) - torch.log(torch.exp(ref) / torch.exp(logp)) - 1,
-        lambda logp, ref: (torch.exp(ref - logp) - (ref - logp) - 1).float(),     # float32 out: right to its rounding
-        lambda logp, ref: k3_estimator(logp.float(), ref.float()),                # computed in float32
+        lambda logp, ref: (lambda d: d.exp() - d - 1)(ref.double() - logp.double()),    # always in float64
+        lambda logp, ref: (lambda lp, lr: torch.exp(lr) / torch.exp(lp) - torch.log(torch.exp(lr) / torch.exp(lp)) - 1
+                           )(logp.float(), ref.float()),                                 # the ratio itself, float32
+        lambda logp, ref: (lambda d: torch.expm1(d) - d)(ref.float() - logp.float()),   # float32 out: right to its rounding
+        lambda logp, ref: k3_estimator(logp.float(), ref.float()),                      # computed in float32
     ],
 }

@@ -122,6 +122,10 @@ MISTAKES = {
         _with(l3=lambda a, b: 0.5 <= len(set(re.findall(r"[\w'-]+", b.lower())))
               / max(1, len(set(re.findall(r"[\w'-]+", a.lower())))) <= 1.7),                 # hyphens kept inside words
         _mistake_words_at_l2,                                                                  # l in words, not characters
+        _with(l1=lambda a, b: all(128 <= len(re.split(r"\s+", c)) <= 256 for c in (a, b))),  # '' at a whitespace end
+        _with(l2=lambda a, b: 0.8 <= len(b.encode()) / len(a.encode()) <= 1.5),              # bytes, not characters
+        _with(l1=lambda a, b: all(128 <= len([w for w in re.split(r"[ \n]+", c) if w]) <= 256
+                                  for c in (a, b))),                                          # a tab glues two words
     ],
 }
 
@@ -149,5 +153,6 @@ VARIANTS = {
         _with(l3=lambda a, b: 0.5 <= len(set(re.findall(r"\w+", b.lower())))
               / max(1, len(set(re.findall(r"\w+", a.lower())))) <= 1.7),    # \w+ without \b: the same words
         _with(l2=lambda a, b: 4 * len(a) <= 5 * len(b) and 2 * len(b) <= 3 * len(a)),  # in integers: 0.8 <= l <= 1.5
+        _with(l1=lambda a, b: all(128 <= len(re.findall(r"\S+", c)) <= 256 for c in (a, b))),  # runs of non-space
     ],
 }

@@ -35,7 +35,8 @@ SOURCES = {
 NOT_FIGURES = {
     "*": {"1.4.3": "CoMLRL's version, the release the notebooks compare with"},
     "03": {"0.75": "the structure level's low point as a share of its maximum, read off the saved figure (no value printed)",
-           "5.0001": "an input of the length-level exercise, just past the band's edge"},
+           "5.0001": "an input of the length-level exercise, just past the band's edge",
+           "5.0": "the L2 rule's upper edge (the reward's definition, not a result)"},
     "05": {"0.7": "the authors' sampling temperature (a setting)"},
     "06": {"10.0": "an offset to try (Things to try)"},
     "08": {"3.2": "the TL;DR length band's upper end (a rule of the reward)"},

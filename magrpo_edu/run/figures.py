@@ -41,13 +41,15 @@ def steps_label(prompts_per_step: int = 1) -> str:
 
 
 def plot_rewards(history: Sequence[dict], title: str = "Joint reward per step", window: int = 10, ax=None,
-                 evals: Sequence[dict] = (), prompts_per_step: int = 1, eval_label: str = "held-out evaluation"):
+                 evals: Sequence[dict] = (), prompts_per_step: int = 1, eval_label: str = "held-out evaluation",
+                 ylabel: str = "joint reward (task units)"):
     """Mean joint reward per step with a +/- std band (cut to the group's own min and max, so it never
     leaves the rewards the group got), min/max markers and a moving average; the legend outside the data.
     `evals`: held-out evaluations ({"step", "eval/reward"}, e.g. untrained at step 0, halfway, trained),
     drawn as black diamonds on the same axis (the training curve is on training prompts, these on
     held-out rows with a fixed seed), labelled `eval_label`. `prompts_per_step`: the run's
-    (`MAGRPOConfig.prompts_per_step`), for the x axis: each point is the mean over that many groups."""
+    (`MAGRPOConfig.prompts_per_step`), for the x axis: each point is the mean over that many groups. `ylabel`: the
+    y axis ("reward (task units)" for one agent, whose reward is its own, not joint)."""
     fig = None
     if ax is None:
         fig, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
@@ -68,7 +70,7 @@ def plot_rewards(history: Sequence[dict], title: str = "Joint reward per step", 
     if es:
         ax.plot(es, ev, "D-", color="black", ms=6, lw=1.0, label=eval_label)
     ax.set_xlabel(steps_label(prompts_per_step))
-    ax.set_ylabel("joint reward (task units)")
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0)
     ax.grid(alpha=0.3)
@@ -157,6 +159,9 @@ def plot_quality(history: Sequence[dict], eval_history: Sequence[dict] = (), win
     a2.set_title("repetition (repeated 3-grams)")
     a2.set_ylim(-0.02, 1.02)
     a3.set_title("naturalness (NLL/token, lower = more natural)")
+    a1.set_ylabel("reward (task units)")
+    a2.set_ylabel("share of word 3-grams (0-1)")
+    a3.set_ylabel("nats per token")
     for a in (a1, a2, a3):
         a.set_xlabel("step")
         a.grid(alpha=0.3)

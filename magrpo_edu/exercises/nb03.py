@@ -63,19 +63,53 @@ TEXTS = ["He has a plan.",                         # "as" inside "has": the time
          ""]
 
 
+def _kappa(text: str) -> int:
+    """The number of categories with a phrase in the lower-cased text (the notebook's kappa)."""
+    from ..tasks.writing.word_lists import TRANSITION_CATEGORIES
+    low = text.lower()
+    return sum(any(p in low for p in ws) for ws in TRANSITION_CATEGORIES.values())
+
+
+def _t_capped(k: int, cap: float) -> float:
+    """T with the cap `cap` in place of 1 (a learner's slip when cap < 1)."""
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), cap)
+
+
+def _t_call(fn, text: str):
+    """The learner's T of one text; a crash becomes a sentence (NotImplementedError still means "unsolved")."""
+    try:
+        return plain_number(fn(text))
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a learner's crash deserves a sentence, not a traceback
+        raise ExerciseFailed(f"coherence_T({text!r}) raised {type(exc).__name__}: {exc}. It takes one text and returns "
+                             "T, a number.") from None
+
+
+def _same(got, want) -> bool:
+    return isinstance(got, (int, float)) and not isinstance(got, bool) and math.isclose(got, want, abs_tol=1e-9)
+
+
 @exercise("03.coherence_T")
 def check_coherence_T(fn):
-    for text in TEXTS:
-        want, got = coherence_T(text), plain_number(fn(text))
-        if isinstance(got, (int, float)) and math.isclose(got, want, abs_tol=1e-9):
+    # the library's values (and kappa), computed before the learner's function is called
+    wants, kappas = [coherence_T(text) for text in TEXTS], [_kappa(text) for text in TEXTS]
+    for i, text in enumerate(TEXTS):
+        want, got = wants[i], _t_call(fn, text)
+        if _same(got, want):
             continue
         if text == TEXTS[0] and got == 0:
             raise ExerciseFailed(f"T({text!r}) is {want:.2f}: the authors match each phrase as a SUBSTRING of the "
                                  "lower-cased text, so 'as' (a time word) is found inside 'has'; you returned "
                                  f"{got!r}.")
+        # a hint names a slip only when the answer agrees with that slip on EVERY text
+        try:
+            gots = [plain_number(fn(t)) for t in TEXTS]
+        except Exception:  # noqa: BLE001 - an answer that crashes on another text: no diagnosis
+            gots = [None] * len(TEXTS)
         for by in ("", " "):
-            if isinstance(got, (int, float)) and coherence_T(_unpunctuated(text, by)) != want and math.isclose(
-                    got, coherence_T(_unpunctuated(text, by)), abs_tol=1e-9):
+            slip = [coherence_T(_unpunctuated(t, by)) for t in TEXTS]
+            if slip[i] != want and all(_same(g, v) for g, v in zip(gots, slip)):
                 from ..tasks.writing.word_lists import TRANSITION_CATEGORIES
                 new = sorted({p for ws in TRANSITION_CATEGORIES.values() for p in ws
                               if p in _unpunctuated(text, by) and p not in text.lower()})
@@ -83,9 +117,19 @@ def check_coherence_T(fn):
                                      f"before matching, which makes {', '.join(repr(p) for p in new)} appear across "
                                      "punctuation the text has. The authors match each phrase in "
                                      "the lower-cased text as written, punctuation kept: lower-case it, nothing else.")
-        if isinstance(got, (int, float)) and _t_of(text) != want and math.isclose(got, _t_of(text), abs_tol=1e-9):
+        if _t_of(text) != want and all(_same(g, _t_of(t)) for g, t in zip(gots, TEXTS)):
             raise ExerciseFailed(f"T({text!r}) is {want:.2f}, you returned {got!r}: lower-case the text before matching "
                                  "('However' at the start of a sentence is the contrast word 'however').")
+        if kappas[i] == 0 and all(_same(g, w) if k else g is not None and not _same(g, 0.0)
+                                  for g, w, k in zip(gots, wants, kappas)):
+            raise ExerciseFailed(f"T({text!r}) is 0: no category has a phrase in it (kappa = 0), and then T = 0; you "
+                                 f"returned {got!r}. The formula 0.4 + 0.05 (kappa - 1) is for kappa >= 1 only: return "
+                                 "0.0 when kappa = 0 (T = 0 if kappa = 0 else min(0.4 + 0.05 (kappa - 1), 1)).")
+        if (isinstance(got, (int, float)) and not isinstance(got, bool) and 0.4 <= got < want
+                and all(_same(g, _t_capped(k, got)) for g, k in zip(gots, kappas))):
+            raise ExerciseFailed(f"T({text!r}) is {want:.2f} (kappa = {kappas[i]}), you returned {got!r}: you cap T at "
+                                 f"{got:g}; the cap is 1, min(0.4 + 0.05 (kappa - 1), 1), so T keeps rising by 0.05 "
+                                 "per category found (with all 12 categories it is 0.95, under the cap).")
         raise ExerciseFailed(f"T({text!r}) is {want:.2f} (kappa = the number of categories found, each counted once: "
                              f"T = 0 if kappa = 0 else min(0.4 + 0.05 (kappa - 1), 1.0)); you returned {got!r}.")
 
@@ -110,6 +154,9 @@ _NATURAL.append(("I lost my job last week. I lost my job because the company clo
                  "Last week the company closed its doors, so I am out of work. However, I am looking for work again, "
                  "and I am looking for a cheaper flat too, and I am looking for help, because the rent is high."))  # 0.132:
 #   each <= 0.2, but their sum (0.27) is above 0.2 and the product of their distinct shares (0.74) below 0.8
+_NATURAL.append(("My landlord will not fix the heating in my flat",   # 0.091 as written (3 of 33 3-grams repeat);
+                 "The heating is off again. the heating is off again. THE heating is off again, however my landlord "
+                 "will not fix it, so I called him twice and we sleep in coats every night now."))  # 0.212 lower-cased
 _PADDED = [("My dog barks at night and the neighbours complain",
             "My dog barks and and and and and and and and and and and and and and and and and and then then then"),
            ("The rent went up and we have to move",
@@ -148,6 +195,9 @@ _OTHER_RULES = [
      "alone, `repetition(c1) > 0.2 or repetition(c2) > 0.2`."),
     (lambda c1, c2: repetition(c1 + c2) > 0.2, "You join the two texts into one: the rule looks at each text alone, "
      "`repetition(c1) > 0.2 or repetition(c2) > 0.2`."),
+    (lambda c1, c2: repetition(c1.lower()) > 0.2 or repetition(c2.lower()) > 0.2, "You lower-case the texts before "
+     "`repetition`: it compares the words exactly as written, case kept ('The', 'the' and 'THE' are three different "
+     "words), so call it on the texts as given, `repetition(c1) > 0.2 or repetition(c2) > 0.2`."),
 ]
 
 

@@ -46,6 +46,9 @@ WRAPPER_CASES = [
     ("def f(s):\n    v = aux(s)\n    return (v)\n", "`return (v)` is not exactly `return v`: the second line must be that text"),
     ("def f(s):\n    s = s.strip()\n    v = aux(s)\n    return v\n",
      "THREE lines: the two-line rule needs exactly two lines, not the last two of more"),
+    ("def f(s):\n    s = s.strip()\n    n = len(s)\n    return aux(s)\n",
+     "THREE lines, the last `return aux(s)`: the one-line rule needs exactly ONE line, not a last line of several; a "
+     "body of three or more lines is never a thin wrapper"),
     ("def f(s):\n    v = aux(s)\n    return v\n    print('never')\n",
      "THREE lines, the first two `v = aux(s)` / `return v`: the two-line rule needs EXACTLY two lines, not the first "
      "two of more (a line after the return still counts, though it never runs)"),
@@ -141,6 +144,8 @@ def _slips(f: dict, want: float) -> list:
     share = f["passed"] / f["total"] if tests_on else 0.0
     bonus = 0.5 + (0.0 if f["thin_wrapper"] else 1.0)
     paid = tests_on and f["passed"] >= 1 and f["calls_aux"]
+    past_l2 = f["main_defined"]          # the no-parse slips: what scoring on past L2 would pay
+    nb_paid = f["passed"] >= 1 and f["aux_found"] and f["calls_aux"]
     base = (0.4 if f["aux_defined"] else 0.0) + (0.6 if f["main_defined"] else 0.0) + (0.5 + share if tests_on else 0.0)
     return [
         (base + (bonus if paid else 0.0), "the cooperation bonus needs an EXTRACTED aux (aux_found): without a "
@@ -161,6 +166,12 @@ def _slips(f: dict, want: float) -> list:
          "aux's 0.4 is paid before the gate: a missing entry point stops the scoring AFTER it"),
         (want + (0.5 + f["passed"] / f["total"] if f["main_defined"] and not f["parses"] else 0.0),
          "a program that does not parse stops at L2: no syntax points, no tests, no bonus"),
+        (want + (0.5 + f["passed"] / f["total"] + (bonus if nb_paid else 0.0) if past_l2 and not f["parses"] else 0.0),
+         "a program that does not parse stops scoring at L2: it keeps aux's 0.4 and the entry point's 0.6, and earns no "
+         "syntax 0.5, no tests share and no bonus, whatever `passed` says"),
+        (want + (f["passed"] / f["total"] + (bonus if nb_paid else 0.0) if past_l2 and not f["parses"] else 0.0),
+         "a program that does not parse stops scoring at L2: you withhold only its syntax 0.5 and go on paying the "
+         "tests share and the bonus; return right after the 0.6 when `parses` is False"),
         (want + (bonus if tests_on and f["passed"] == 0 and f["calls_aux"] and f["aux_found"] else 0.0),
          "the bonus needs at least one passed test"),
         (want - (bonus if paid and f["aux_found"] and f["passed"] < f["total"] else 0.0),
@@ -217,7 +228,16 @@ def check_levels(fn) -> None:
     problem = next(r for r in load_coding("train") if r["entry_point"] == "count_vowels")
     # every pair's facts and reward, computed before the learner's function is called
     cases = [(_facts(aux, main, problem), coding_levels(aux, main, problem)["total_reward"]) for aux, main in LEVEL_CASES]
-    for (aux, main), (facts, want) in zip(LEVEL_CASES, cases):
+    labels = [f"aux: {aux.strip()[:40]!r}, main: {main.strip()[:60]!r}" for aux, main in LEVEL_CASES]
+    # No pair can show the L2 stop on passed tests (a program that does not parse runs no test, so passed is 0): two
+    # made-up fact sets do, the no-parse pair's facts with tests passed. The library stops at L2 whatever passed says,
+    # so their reward is that pair's.
+    facts0, want0 = next((f, w) for f, w in cases if f["main_defined"] and not f["parses"])
+    for p in sorted({max(1, facts0["total"] // 2), facts0["total"]}):
+        cases.append((dict(facts0, passed=p), want0))
+        labels.append(f"facts made up for the check, no pair behind them: the program does not parse, yet {p} of "
+                      f"{facts0['total']} tests 'passed'; L2 stops scoring, so the tests and the bonus are never reached")
+    for label, (facts, want) in zip(labels, cases):
         try:
             got = _as_number(fn(**dict(facts)))
         except NotImplementedError:
@@ -228,6 +248,6 @@ def check_levels(fn) -> None:
         if not _is_right(got, want):
             hints = _levels_hints(fn, cases)
             raise ExerciseFailed(f"for the facts {facts} your reward is {got!r}; the library's is {want:.2f} "
-                                 f"(aux: {aux.strip()[:40]!r}, main: {main.strip()[:60]!r}). Remember the gates: no "
+                                 f"({label}). Remember the gates: no "
                                  "entry point or no parse stops scoring; the cooperation bonus needs a passed test and an extracted aux."
-                                 + (" Your rewards on all the pairs fit this slip: " + "; ".join(hints) + "." if hints else ""))
+                                 + (" Your rewards on every set of facts fit this slip: " + "; ".join(hints) + "." if hints else ""))

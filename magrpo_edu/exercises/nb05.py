@@ -124,9 +124,14 @@ def check_discounted_returns(fn):
                                      "Returns are what you compute: start from node.rewards and recurse into "
                                      "node.children; do not read child.returns (the trainer fills it in later, with "
                                      "the very function you are writing).") from None
-            if not isinstance(got, torch.Tensor) or got.shape != tree.rewards.shape:
-                raise ExerciseFailed(f"return a tensor of shape {tuple(tree.rewards.shape)}, one return per joint action "
-                                     f"of the node (got {type(got).__name__}).")
+            if not isinstance(got, torch.Tensor):
+                raise ExerciseFailed(f"{what}: return a tensor of shape {tuple(tree.rewards.shape)}, one return per joint "
+                                     f"action of the node (got a {type(got).__name__}).")
+            if got.shape != tree.rewards.shape:
+                extra = (" Drop the extra dimension: keep each R_j a number (R[j] = ..., torch.stack of 0-d tensors), "
+                         "not a one-element tensor or list." if got.numel() == tree.rewards.numel() else "")
+                raise ExerciseFailed(f"{what}: return a tensor of shape {tuple(tree.rewards.shape)}, one return per joint "
+                                     f"action of the node, like node.rewards; yours has shape {tuple(got.shape)}." + extra)
             if got.dtype != tree.rewards.dtype:
                 raise ExerciseFailed(f"{what}: your returns are {got.dtype}, node.rewards is {tree.rewards.dtype}: return "
                                      "a tensor of node.rewards' dtype (start from node.rewards.clone(), without .double() "
@@ -185,10 +190,18 @@ def check_discounted_returns(fn):
 
 
 # the first: the notebook's own six means (section 4), two of them only 0.0625 apart; then ties, close means with a
-# tie at the cut, and last groups whose rewards are all 0 (common in coding: a missing entry point stops the scoring
-# at 0), so a threshold of 0 still expands them. Every budget from 0 to two more than the number of groups.
+# tie at the cut, groups whose rewards are all 0 (common in coding: a missing entry point stops the scoring at 0), so
+# a threshold of 0 still expands them, and last means closer than 0.0625, as the coding reward gives them at G = 4:
+# one sample without its aux costs 0.4 / 4 = 0.1 of the mean, one failed test of four 0.25 / 4 = 0.0625 (0.0375
+# apart; two failed tests against one aux 0.025), one of five 0.2 / 4 = 0.05, and two aux against three tests
+# 0.2 - 0.1875 = 0.0125; with seven tests three more passed in one sample, 3/7 / 4 = 0.1071, against one aux, 0.0071
+# (rounded to 4 decimals, as the notebook's means are): no fixed margin above the last mean that fits passes for a
+# threshold (these means are ones float32 rounds up or keeps, so np.float32 of the right threshold still counts).
+# Every budget from 0 to two more than the number of groups.
 _GROUPS = ([2.0625, 2.125, 2.25, 2.5, 1.1375, 2.8125], [3.125, 1.5, 0.4, 2.0, 0.4, 3.5], [1.0, 1.0, 1.0],
-           [2.0, 2.0625, 2.0625, 2.125, 1.9375], [2.4, 0.85, 4.0, 0.85, 1.6], [0.0, 1.5, 0.0])
+           [2.0, 2.0625, 2.0625, 2.125, 1.9375], [2.4, 0.85, 4.0, 0.85, 1.6], [0.0, 1.5, 0.0],
+           [2.0625, 2.025, 2.1375, 2.0, 2.2], [2.325, 2.375, 2.275], [2.2, 2.1875, 2.25, 2.1875],
+           [1.6071, 1.6, 1.7])
 
 
 def _fits(means, budget):
@@ -205,17 +218,48 @@ def _groups(k: int) -> str:
 
 
 def _threshold_hint(means, budget, t):
-    """A sentence for two readings of the budget whatever the count: index -1 at budget 0, and counting from the best."""
+    """A sentence for three readings of the budget whatever the count: index -1 at budget 0, a threshold above every
+    mean read as "expand nothing", and counting from the best."""
     s = sorted(means)
     if budget == 0 and t == s[-1]:
         return (" A threshold at the LARGEST mean expands every group: if you wrote sorted(means)[budget - 1], at "
                 "budget 0 that is sorted(means)[-1] (a negative index counts from the end). The budget may be 0: "
                 "then expand nothing, with a threshold below the lowest mean.")
+    if budget < len(s) and t > s[-1]:
+        return (f" A threshold above the LARGEST mean ({s[-1]}) expands every group: the tree cuts a group only when "
+                "its mean r is strictly ABOVE the threshold, so a higher threshold expands MORE groups, not fewer. "
+                + ("The budget may be 0: then expand nothing, with a threshold below the lowest mean." if budget == 0
+                   else "Spend the budget on the worst groups, the lowest means: count from sorted(means)."))
     if 1 <= budget <= len(s) and t == s[::-1][budget - 1] and t != s[budget - 1]:
         return (f" You counted the budget from the BEST groups (sorted(means, reverse=True)[{budget - 1}] = {t}): the "
                 "tree expands every group whose mean r is at or BELOW the threshold, so the second turn goes to the "
                 "worst groups, the lowest means; count from sorted(means).")
     return ""
+
+
+def _over_budget_hint(means, budget, t, best):
+    """The sentence for a threshold that expands more than the budget, with no tie at it (the tie has its own)."""
+    last, nxt = _fits(means, budget)
+    here = f" Every group whose mean r is at or below the threshold is expanded, here {sorted(m for m in means if m <= t)}."
+    if abs(t - sum(means) / len(means)) < 1e-9:
+        return (f" {t:g} is the mean of the group means: it does not depend on the budget. Count from the worst group "
+                "(sorted(means)): the threshold is the mean of the last group that fits" + (
+                    f", here {last}." if last is not None else "; here none fits: return a number below the lowest mean, "
+                    f"{min(means)}."))
+    if last is None:
+        low = min(means)
+        tie = sum(m == low for m in means)
+        return here + (f" The {tie} lowest groups share the mean {low} and do not all fit" if tie > budget > 0
+                       else f" The budget is {budget}") + (f": expand nothing, with a threshold below the lowest mean, "
+                                                            f"{low}.")
+    beyond = [v for v in sorted(set(means)) if v > nxt]
+    if t < (beyond[0] if beyond else math.inf):        # past exactly one more mean: a margin above `last`
+        return here + (f" Put the threshold at the mean of the last group that fits, {last} (or anywhere below the next "
+                       f"mean up, {nxt}), not a fixed margin above it: here the next mean is only "
+                       f"{nxt - last:g} above {last} (rewards are discrete, but two groups' means can be that close), "
+                       f"so your {t - last:g} passes it.")
+    return here + (f" The budget allows the {best} worst: put the threshold at the mean of the last group that fits, "
+                   f"{last} (or anywhere below the next mean up, {nxt}).")
 
 
 @exercise("05.early_termination_threshold")
@@ -249,9 +293,15 @@ def check_threshold(fn):
                                  "below pass it to MAGRPOConfig(early_termination_threshold=...), which takes a "
                                  "number (a numpy scalar is one) and refuses a tensor or an array, 0-d too.")
         if t is None:
+            last, _ = _fits(means, budget)
+            todo = ("when every group fits, as here, return the largest mean (or anything above it)."
+                    if budget >= len(means) else
+                    f"here the budget, {budget}, is below the number of groups, {len(means)}, and "
+                    + (f"the threshold is the mean of the last group that fits, {last} (or anything below the next "
+                       "mean up)." if last is not None
+                       else "no group fits: expand nothing, with a threshold below the lowest mean."))
             raise ExerciseFailed(f"choose_threshold({means}, {budget}) returned None: MAGRPOConfig reads None as \"expand "
-                                 "every group\", but the exercise asks for a finite number whatever the budget; when "
-                                 "every group fits, return the largest mean (or anything above it).")
+                                 "every group\", but the exercise asks for a finite number whatever the budget; " + todo)
         if not isinstance(t, numbers.Real) or is_bool(t) or not math.isfinite(t):
             raise ExerciseFailed(f"return a finite number, got {t!r}: MAGRPOConfig's early_termination_threshold is "
                                  "None (expand every group) or a finite number, never an infinity; to expand nothing, "
@@ -276,11 +326,7 @@ def check_threshold(fn):
                 hint = (" The tree cuts a group only when its mean r is strictly ABOVE the threshold; a group whose "
                         "mean equals it is expanded.")
             else:
-                gap = min((b - a for a, b in zip(sorted(set(means)), sorted(set(means))[1:])), default=0.0)
-                hint = (f" Every group whose mean r is at or below the threshold is expanded, here "
-                        f"{sorted(m for m in means if m <= t)}. Put the threshold at the mean of the last group "
-                        "that fits (or between it and the next mean up), not a margin above it: a fixed margin can "
-                        f"pass the next mean (these means differ by as little as {gap:g}).")
+                hint = _over_budget_hint(means, budget, t, best)
             raise ExerciseFailed(said + f"expands {_groups(expanded)}, more than the budget." + hint)
         if expanded < best:
             if not hint:

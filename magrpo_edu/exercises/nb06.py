@@ -143,11 +143,12 @@ def check_loss_with_kl(fn):
                                                + beta * kl_penalty(ref_lp, ref, mask).mean(), ref_lp)
             lp = logp.clone().requires_grad_(True)
             given = {"ref_logp": ref.clone(), "mask": mask.clone(), "advantages": A.clone()}
+            versions = {"token_logp": lp._version, **{name: t._version for name, t in given.items()}}
             got = _call(fn, f"loss_with_kl(token_logp, ref_logp, mask, advantages, beta={beta}) on a group of "
                             f"G = {logp.shape[0]}, C = {logp.shape[1]}", (lp, *given.values(), beta),
                         lambda exc: (" token_logp carries a gradient: an in-place operation on it (token_logp *= mask, "
                                      "masked_fill_) is refused by autograd; write token_logp * mask instead."
-                                     if "in-place" in str(exc) else ""))
+                                     if "in-place" in str(exc) or "inplace" in str(exc) else ""))
             changed = [f"{name} (now shape {tuple(t.shape)})" if t.shape != orig.shape else name
                        for (name, t), orig in zip(given.items(), (ref, mask, A)) if not torch.equal(t, orig)]
             if changed or not torch.equal(lp.detach(), logp):
@@ -212,7 +213,21 @@ def check_loss_with_kl(fn):
                                      "real tokens and averaged over the G samples, like the policy term)." + hint)
             if not got.requires_grad:
                 raise ExerciseFailed("your loss has no gradient: compute it from token_logp with torch operations.")
-            (grad,) = torch.autograd.grad(got.reshape(()), lp, allow_unused=True)
+            try:
+                (grad,) = torch.autograd.grad(got.reshape(()), lp, allow_unused=True)
+            except RuntimeError as exc:
+                if "inplace" not in str(exc) and "in-place" not in str(exc):
+                    raise ExerciseFailed(f"the loss's gradient could not be computed: autograd raised RuntimeError: "
+                                         f"{str(exc).rstrip('.')}.") from None
+                touched = [name for name, t in (("token_logp", lp), *given.items()) if t._version != versions[name]]
+                raise ExerciseFailed(f"the loss's value is right, but its gradient cannot be computed: your function "
+                                     f"changed {', '.join(touched) or 'a tensor the loss was built from'} in place "
+                                     "(a method ending in _, such as mul_ or masked_fill_, or *=), and autograd "
+                                     "refuses a backward pass through a tensor changed AFTER the loss used it "
+                                     "(\"modified by an inplace operation\"), even when the change leaves its values "
+                                     "as they were. The trainer uses these tensors again after the loss too: use the "
+                                     "out-of-place forms, mask * 1.0, ref_logp * mask, "
+                                     "ref_logp.masked_fill(mask == 0, 0.0).") from None
             if grad is None or not torch.allclose(grad, want_grad, atol=1e-5):
                 if not beta:
                     raise ExerciseFailed("with beta = 0 the loss's value is right but its gradient is not: the policy term "
@@ -250,7 +265,12 @@ def check_comlrl_credit(fn):
                                          "other agent's credit from it. Compute new tensors: grid = R.view(G, G), then "
                                          "grid - ..., not grid -= ....")
                 if not isinstance(got, torch.Tensor) or tuple(got.shape) != (2, G):
-                    raise ExerciseFailed(f"return a (2, G) = (2, {G}) tensor: row i holds agent i's G credits.")
+                    shape = (f" (got a tensor of shape {tuple(got.shape)}"
+                             + (": the transpose, one row per sample; stack the two agents' credits as ROWS, "
+                                "torch.stack([agent 1's, agent 2's]), not with dim=1)" if tuple(got.shape) == (G, 2)
+                                else ")") if isinstance(got, torch.Tensor) else f" (got a {type(got).__name__})")
+                    raise ExerciseFailed(f"return a (2, G) = (2, {G}) tensor: row i holds agent i's G credits" + shape
+                                         + ".")
                 if got.dtype != R.dtype:
                     raise ExerciseFailed(f"your credits are {got.dtype}, R is {R.dtype}: return a tensor of R's dtype "
                                          "(compute from R without .double() or .float()); the cell below compares your "
@@ -262,7 +282,13 @@ def check_comlrl_credit(fn):
                 table = joint_actions(2, G, "cross")
                 ours = credit_samples(group_advantages(R, mode), table, G)
                 hint = ""
-                if torch.allclose(got, want.flip(0), atol=1e-5):
+                if G == 2 and torch.allclose(got, want.T, atol=1e-5):
+                    # at G = 2 the transpose has the right shape: (G, 2) = (2, G)
+                    hint = (" You returned the TRANSPOSE, one row per sample and one column per agent (a (G, 2) "
+                            "tensor, the same shape only because G = 2 here): row i must hold agent i's G credits; "
+                            "stack the two agents' credits as rows, torch.stack([agent 1's, agent 2's]), not with "
+                            "dim=1, and without .T.")
+                elif torch.allclose(got, want.flip(0), atol=1e-5):
                     hint = (" Your rows are swapped: R.view(G, G)[k1, k2] is the pair (agent 1's k1, agent 2's k2), so "
                             "agent 1's sum runs over a ROW, agent 2's over a COLUMN.")
                 elif torch.allclose(got, ours, atol=1e-5) or torch.allclose(got, want / G, atol=1e-5):

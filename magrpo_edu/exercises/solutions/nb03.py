@@ -67,6 +67,18 @@ def _coherence_no_zero_case(text):
     return min(0.4 + 0.05 * (k - 1), 1.0)
 
 
+def _coherence_floor_at_zero(text):          # no kappa = 0 case: max(k - 1, 0) makes a text with no phrase 0.4
+    low = text.lower()
+    k = sum(any(w in low for w in ws) for ws in TRANSITION_CATEGORIES.values())
+    return min(0.4 + 0.05 * max(k - 1, 0), 1.0)
+
+
+def _coherence_capped_low(text):              # the cap read as 0.8, not 1: twelve categories give 0.8, not 0.95
+    low = text.lower()
+    k = sum(any(w in low for w in ws) for ws in TRANSITION_CATEGORIES.values())
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 0.8)
+
+
 def _length_level_strict(low_open, high_open):
     def fn(r):
         if 1.6 <= r <= 3.2:
@@ -122,7 +134,7 @@ MISTAKES = {
     ],
     "03.coherence_T": [_coherence_whole_words, _coherence_counts_phrases, _coherence_case_sensitive,
                        _coherence_no_minus_one, _coherence_no_zero_case, _coherence_unpunctuated,
-                       _coherence_punctuation_as_space],
+                       _coherence_punctuation_as_space, _coherence_floor_at_zero, _coherence_capped_low],
     "03.honest_tldr_reward": [
         _honest_rounded_above,
         lambda c1, c2: 0.0 if repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"],   # only agent 2 checked
@@ -145,6 +157,8 @@ MISTAKES = {
         lambda c1, c2: 0.0 if repetition(c1) > 0.2 or repetition(c2) > 0.25 else tldr_levels(c1, c2)["total"],  # a looser
         #                                                             detailed threshold
         lambda c1, c2: 0.0 if repetition(c1 + c2) > 0.2 else tldr_levels(c1, c2)["total"],  # joined with no space
+        lambda c1, c2: 0.0 if repetition(c1.lower()) > 0.2 or repetition(c2.lower()) > 0.2 else tldr_levels(c1, c2)[
+            "total"],                                          # lower-cased first: repetition compares words as written
     ],
 }
 

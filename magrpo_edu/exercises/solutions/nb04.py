@@ -195,13 +195,30 @@ def _rounded_reward(aux_found, aux_defined, main_defined, parses, passed, total,
     return round(coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper), 1)
 
 
+def _no_stop_at_l2(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # a parse failure withholds only the syntax 0.5: the tests and the bonus are still paid (no L2 stop)
+    reward = 0.4 if aux_defined else 0.0
+    if not main_defined:
+        return reward
+    reward += 0.6 + (0.5 if parses else 0.0) + passed / total
+    if passed >= 1 and aux_found and calls_aux:
+        reward += 0.5 if thin_wrapper else 1.5
+    return reward
+
+
+def _l2_ignored(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # `parses` never read: a program that does not parse scored as one that does
+    return coding_reward(aux_found, aux_defined, main_defined, True, passed, total, calls_aux, thin_wrapper)
+
+
 SOLUTIONS = {"04.thin_wrapper": thin_wrapper, "04.levels": coding_reward}
 MISTAKES = {
     "04.thin_wrapper": [_any_match_returned, _only_return_aux, _one_line_any, _one_line_docstrings_only, _two_lines_any_return,
                         _docstrings_kept, _regex_with_spaces_only, _return_without_space],
     "04.levels": [_no_gates, _bonus_without_tests, _passed_count, _aux_behind_the_gate, _bonus_one_point,
                   _bonus_needs_every_test, _not_thin_without_calling, _bonus_needs_aux_return, _bonus_without_aux,
-                  _tests_all_or_nothing, _thin_wrapper_earns_nothing, _tests_half, _rounded_reward],
+                  _tests_all_or_nothing, _thin_wrapper_earns_nothing, _tests_half, _rounded_reward, _no_stop_at_l2,
+                  _l2_ignored],
 }
 VARIANTS = {"04.levels": [_coding_reward_table]}
 
@@ -284,6 +301,13 @@ def _aux_any_case(main: str) -> bool:             # `"aux" in line.lower()`: `Au
     return thin_wrapper(main)
 
 
+def _last_line_returns_aux(main: str) -> bool:   # the one-line rule read on the LAST line of three or more
+    b = _body_lines(main)
+    if len(b) >= 3:
+        return b[-1].startswith("return ") and "aux" in b[-1]
+    return thin_wrapper(main)
+
+
 MISTAKES["04.thin_wrapper"] += [_empty_not_wrapper, _one_line_needs_call, _one_line_not_return, _two_lines_whole_call,
                                 _any_string_line_dropped,
-                                _two_lines_or_more, _aux_any_case]
+                                _two_lines_or_more, _aux_any_case, _last_line_returns_aux]

@@ -215,11 +215,22 @@ def _threshold_from_the_best(means, budget):     # reverse=True: the budget coun
     return s[min(budget, len(s)) - 1]
 
 
+def _threshold_small_margin_above(means, budget, margin=0.06):   # a margin below the notebook's 0.0625 gap: still
+    t = choose_threshold(means, budget)                            # passes a next mean 0.0375 or 0.025 up
+    return t + margin if any(m <= t for m in means) else t
+
+
+def _threshold_from_the_best_above_all(means, budget):   # counted from the best; budget 0 read as "above every mean"
+    s = sorted(means, reverse=True)
+    return s[0] + 1.0 if budget == 0 else s[min(budget, len(s)) - 1]
+
+
 MISTAKES = {
     "05.discounted_returns": [_undiscounted, _child_rewards, _in_place, _discount_everything, _sum_of_children,
                               _max_of_children, _children_in_place, _one_mean_for_the_level, _discount_by_depth,
                               _children_by_position, _children_by_index, _children_enumerated, _float64_returns,
-                              _two_levels_written_out, _median_of_children, _rounded_returns],
+                              _two_levels_written_out, _median_of_children, _rounded_returns,
+                              lambda node, gamma: discounted_returns(node, gamma).unsqueeze(-1)],   # shape (M, 1)
     "05.early_termination_threshold": [
         _threshold_sorts_in_place,
         lambda means, budget: sorted(means)[budget - 1] if budget else min(means) - 1,   # ties: one more group expanded
@@ -233,6 +244,11 @@ MISTAKES = {
         _threshold_margin_above, _threshold_margin_below, _threshold_budget_not_above_groups,
         _threshold_budget_0_wraps, _threshold_from_the_best,
         lambda m, b: None if b >= len(m) else choose_threshold(m, b),                    # None: not a number
+        lambda m, b: None if b == 0 else choose_threshold(m, b),                         # None at budget 0
+        _threshold_small_margin_above,                                                   # + 0.06
+        lambda m, b: _threshold_small_margin_above(m, b, 0.01),                          # + 0.01: a 0.0071 gap
+        lambda m, b: sum(m) / len(m),                                                    # the mean of the means
+        _threshold_from_the_best_above_all,
     ],
 }
 

@@ -87,6 +87,12 @@ def _kl_masks_ref_in_place(token_logp, ref_logp, mask, advantages, beta):   # ri
     return loss_with_kl(token_logp, ref_logp, mask, advantages, beta)
 
 
+def _kl_scales_mask_in_place_after(token_logp, ref_logp, mask, advantages, beta):   # right value, but mask.mul_
+    loss = loss_with_kl(token_logp, ref_logp, mask, advantages, beta)                # after the loss: backward
+    mask.mul_(1.0)                                                                     # refuses it (autograd's version
+    return loss                                                                        # counter), values unchanged
+
+
 def _std_rounded(R, digits=4):                 # right, then rounded: 4 decimals are up to 5e-5 off
     return torch.round((R - R.mean()) / (R.std() + 1e-4) * 10 ** digits) / 10 ** digits
 
@@ -125,6 +131,7 @@ MISTAKES = {
         _kl_without_minus_one, _kl_group_token_mean, _kl_in_the_advantage,
         _kl_unsqueezes_advantages_in_place, _kl_masks_ref_in_place,
         lambda lp, ref, m, A, beta: loss_with_kl(lp.mul_(m), ref, m, A, beta),                          # token_logp in place
+        _kl_scales_mask_in_place_after,
     ],
     "06.comlrl_credit": [
         _comlrl_centres_R_in_place,
@@ -138,6 +145,7 @@ MISTAKES = {
         lambda R, G, mode: torch.stack([R.view(G, G).sum(1), R.view(G, G).sum(0)]),                # no baseline
         lambda R, G, mode: comlrl_credit(R.double(), G, mode),                                     # float64, not R's dtype
         lambda R, G, mode: comlrl_credit(R, 3, mode),                           # G hard-coded to section 3's grid
+        lambda R, G, mode: comlrl_credit(R, G, mode).T,                          # transposed: (G, 2), one row per sample
     ],
 }
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 from . import ExerciseFailed, exercise, not_the_library as _not_the_library, plain_number, rounded_to
 
@@ -49,6 +50,16 @@ def check_group_advantages(fn) -> None:
             raise ExerciseFailed(f"return a list of numbers, one per joint action; you returned a {type(got).__name__}, "
                                  "which can be read only once (a generator is empty the second time the trainer reads "
                                  "it): wrap it in list(...) or write a list comprehension [... for x in rewards]")
+        if not isinstance(got, list):
+            what = type(got).__name__
+            kind = ("a numpy array" if type(got).__module__.startswith("numpy") else
+                    "a torch tensor" if type(got).__module__.startswith("torch") else f"a {what}")
+            raise ExerciseFailed(f"return a NEW Python list, as the text says, one advantage per joint action in the "
+                                 f"order of the rewards; you returned {kind} ({what}). Build a list, "
+                                 "[r - mean for r in rewards]"
+                                 + (", or convert at the end with .tolist()" if kind != f"a {what}" else
+                                    ", or wrap it in list(...)")
+                                 + ": the notebook compares it with the trainer's advantages as a list of numbers.")
         try:
             got = [float(v) for v in got]
         except (TypeError, ValueError):
@@ -116,6 +127,17 @@ _PAIRS = [
     (" ", "abc"),                  # a concise answer of one space is NOT empty: 1 character, ratio 3, reward 1
     ("Résumé", "Le résumé détaillé."),  # 6 and 19 characters: ratio 3.17, reward 0.85 (8 and 23 UTF-8
     #                                     bytes: 2.875, reward 1): an accented letter is ONE character, len of the text
+    # Newlines, tabs and runs of spaces are characters too. A real concise answer of the quickstart's model (69
+    # characters, 3 newlines, a run of 4 spaces) against a 207-character detailed one: ratio 3.0, on the edge, so
+    # any character left out of the concise answer (newlines dropped or stripped, whitespace collapsed) lowers the
+    # reward; then tabs in the concise answer (expanded to spaces, its ratio falls below 2), and newlines, tabs, a
+    # blank line and a double space in the detailed one (ratio 6.56: every character left out or added changes the
+    # reward).
+    (' I cannot to stayjoin."""\ndef has_letter(word):\n    return len(word)\n',
+     " I cannot sleep more than four hours a night. For example, i know I am not perfect either. Overall, i want to "
+     "know should I see a doctor. In fact, last week it got really bad. Because of this, Please advise."),
+    ("\tfor w in words:\n\t\tprint(w)\n", "Loop over the words and print each one on its own line."),  # 28, 55
+    ("In short:", "Details:\n\n\t- one point,\n\t- another  point,\n\t- a third one.\n"),            # 9, 59
 ]
 
 
@@ -124,6 +146,11 @@ def _bytes_reward(a: str, b: str) -> float:
     from ..tasks.writing.reward import length_ratio_reward
 
     return length_ratio_reward(a.encode(), b.encode())
+
+
+def _ratio_of(a: str, b: str, seen) -> float | None:
+    """The ratio of the two texts as a misreading `seen` (str -> str) counts them; None where its concise is empty."""
+    return len(seen(b)) / len(seen(a)) if seen(a) else None
 
 
 def _nearer(l: float) -> float:
@@ -138,7 +165,15 @@ _RATIOS = [
     ("floor", lambda a, b: len(b) // len(a) if a else None),
     ("no spaces", lambda a, b: len(b.replace(" ", "")) / len(a.replace(" ", "")) if a.replace(" ", "") else None),
     ("stripped", lambda a, b: len(b.strip()) / len(a.strip()) if a.strip() else None),
+    ("no newlines", lambda a, b: _ratio_of(a, b, lambda s: s.replace("\n", ""))),
+    ("newlines stripped", lambda a, b: _ratio_of(a, b, lambda s: s.strip("\n"))),
+    ("whitespace collapsed", lambda a, b: _ratio_of(a, b, lambda s: re.sub(r"\s+", " ", s))),
+    ("spaces collapsed", lambda a, b: _ratio_of(a, b, lambda s: re.sub(" +", " ", s))),
+    ("blank lines collapsed", lambda a, b: _ratio_of(a, b, lambda s: re.sub(r"\n+", "\n", s))),
+    ("tabs as 4 spaces", lambda a, b: _ratio_of(a, b, lambda s: s.replace("\t", "    "))),
+    ("tabs expanded", lambda a, b: _ratio_of(a, b, lambda s: s.expandtabs())),
 ]
+_WHITESPACE = "newlines and tabs are characters too: len of the text as it is"
 # Ways to misread the reward of a ratio l: (name, reward).
 _SHAPES = [
     ("right", lambda l: math.exp(-_nearer(l))),
@@ -197,6 +232,15 @@ def _misreading_hint(rname: str, sname: str, a: str, b: str) -> str:
     elif rname == "stripped":
         parts.append(f"you stripped the leading/trailing spaces ({len(a.strip())} and {len(b.strip())} characters "
                      "after .strip()); they count too: len of the text as it is, the model's answers start with one")
+    elif rname in ("no newlines", "newlines stripped"):
+        parts.append(f"you left out newlines ({a.count(chr(10))} in the concise answer, {b.count(chr(10))} in the "
+                     f"detailed one: {len(a)} and {len(b)} characters as written); {_WHITESPACE}")
+    elif rname in ("whitespace collapsed", "spaces collapsed", "blank lines collapsed"):
+        parts.append(f"you collapsed runs of spaces (or newlines, tabs) into one; every one counts ({len(a)} "
+                     f"and {len(b)} characters as written): {_WHITESPACE}")
+    elif rname in ("tabs as 4 spaces", "tabs expanded"):
+        parts.append(f"you expanded tabs into spaces; a tab is ONE character ({len(a)} and {len(b)} characters as "
+                     f"written): {_WHITESPACE}")
     nearer = "d is the distance from the ratio to the NEARER end of [2, 3], 2 - ratio below 2, ratio - 3 above 3"
     if sname in ("middle", "middle everywhere"):
         parts.append("you measured the distance to the middle of [2, 3], |ratio - 2.5|"
@@ -287,4 +331,6 @@ def check_length_ratio_reward(fn) -> None:
                                  "text), and outside [2, 3] the reward is exp(-d), d the distance from the ratio to the "
                                  "NEARER end of [2, 3] (2 - ratio below, ratio - 3 above)"
                                  + (". A leading or trailing space counts too: the model's answers start with one"
-                                    if a != a.strip() or b != b.strip() else ""))
+                                    if a != a.strip(" ") or b != b.strip(" ") else "")
+                                 + (f"; {_WHITESPACE} (no .strip(), .split(), .replace(...) or re.sub(...) first)"
+                                    if any(c in a + b for c in "\n\t") or "  " in a + b else ""))

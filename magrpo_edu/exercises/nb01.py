@@ -34,6 +34,18 @@ def _padded_case():
     return logp, mask
 
 
+def _certain_tokens_case():
+    """A group where some REAL tokens (mask 1) have log-prob exactly 0.0, tokens the model is certain of (probability
+    1): counting a completion's length as its non-zero log-probs instead of its mask gives other lengths here."""
+    logp = torch.tensor([[-0.5, 0.0, -1.25, 0.0, -7.5],
+                         [0.0, -2.0, -0.75, -7.5, -7.5],
+                         [-1.5, 0.0, -7.5, -7.5, -7.5]])
+    mask = torch.tensor([[1.0, 1.0, 1.0, 1.0, 0.0],
+                         [1.0, 1.0, 1.0, 0.0, 0.0],
+                         [1.0, 1.0, 0.0, 0.0, 0.0]])
+    return logp, mask
+
+
 def _tensor(name: str, value, shape,
             why: str = "one value per completion: reduce over the LAST axis, the tokens") -> torch.Tensor:
     if not isinstance(value, torch.Tensor):
@@ -228,7 +240,7 @@ def _standardised(A):
 @exercise("01.grpo_token_mean_loss")
 def check_grpo_token_mean_loss(fn):
     g = torch.Generator().manual_seed(3)
-    for logp, mask in _cases() + [_padded_case()]:
+    for logp, mask in _cases() + [_padded_case(), _certain_tokens_case()]:
         A = torch.randn(logp.shape[0], generator=g)
         lengths = mask.sum(-1)
         want = _grpo(logp, mask, A)                 # before the learner's function sees the inputs
@@ -274,6 +286,14 @@ def check_grpo_token_mean_loss(fn):
         if torch.allclose(got, -(A * (logp * mask).sum(-1) / logp.shape[1]).mean(), atol=1e-5):
             raise ExerciseFailed(f"you divided by the padded width C = {logp.shape[1]}; |a^(g)| is the number of real "
                                  "tokens of completion g (mask.sum(-1)).")
+        nonzero = ((logp * mask) != 0).sum(-1)
+        if (not torch.equal(nonzero, lengths.long()) and any(
+                torch.allclose(got, -(A * (logp * mask).sum(-1) / n).mean(), atol=1e-5)
+                for n in (nonzero.clamp_min(1), nonzero.float()))):
+            raise ExerciseFailed(f"for completions of {lengths.int().tolist()} real tokens (mask 1) you divided by "
+                                 f"{nonzero.tolist()}, the number of NON-ZERO log-probs: a real token the model is "
+                                 "certain of has log-prob exactly 0.0 and still counts. Count the mask, not the "
+                                 "non-zero log-probs: |a^(g)| = mask.sum(-1), then max(|a^(g)|, 1).")
         if torch.allclose(got, -(A * logp.sum(-1) / lengths.clamp_min(1)).mean(), atol=1e-5):
             raise ExerciseFailed("the right lengths, but the padding entered your sums: multiply token_logp by the mask "
                                  "before summing over t.")

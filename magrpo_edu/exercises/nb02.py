@@ -15,8 +15,21 @@ def check_joint_actions(fn) -> None:
         for G in (1, 2, 4):
             for mode in ("aligned", "cross"):
                 try:
-                    got = [tuple(int(k) for k in row) for row in fn(n, G, mode)]
-                except TypeError:
+                    out = fn(n, G, mode)
+                except NotImplementedError:   # the stub: unsolved, not wrong
+                    raise
+                except Exception as e:  # noqa: BLE001  the learner's error, said in a sentence
+                    raise ExerciseFailed(f"for n={n} agents, G={G}, mode {mode!r} your function raised "
+                                         f"{type(e).__name__}: {(str(e).splitlines() or [''])[0]}. It should return "
+                                         "the list of joint actions, one tuple per joint action.") from None
+                if not hasattr(out, "__len__"):
+                    raise ExerciseFailed(f"return a list of tuples, one per joint action; you returned a "
+                                         f"{type(out).__name__}, which can be read only once (a generator, or "
+                                         "itertools.product(...), is empty the second time it is read): wrap it in "
+                                         "list(...) or write a list comprehension [... for g in range(G)]")
+                try:
+                    got = [tuple(int(k) for k in row) for row in out]
+                except (TypeError, ValueError):
                     raise ExerciseFailed(f"return a list of tuples (one per joint action) for n={n}, G={G}, {mode!r}") from None
                 want = [tuple(row) for row in joint_actions(n, G, mode).tolist()]
                 if len(got) != len(set(got)):
@@ -65,11 +78,12 @@ def check_cross_credit(fn) -> None:
                 raise ExerciseFailed(f"for r = {r.tolist()} your function changed the tensor it was given (in place, e.g. "
                                      "r -= r.mean()): the trainer's logged rewards would be overwritten, and the second "
                                      "agent's call would see centred rewards. Compute on a new tensor (r - r.mean()).")
-            try:
-                got = torch.as_tensor(got, dtype=torch.float32)
-            except (TypeError, ValueError, RuntimeError):
-                raise ExerciseFailed(f"return one credit per sample of the agent, a (G,) tensor or a list of {G} "
-                                     f"numbers; got {got!r}") from None
+            if not isinstance(got, torch.Tensor):
+                raise ExerciseFailed(f"return the credits as a torch.Tensor of shape ({G},), one per sample of the "
+                                     f"agent, as the (G, G) tensor r comes in; you returned a {type(got).__name__}. "
+                                     "Compute with tensor operations on r (r - r.mean(), then .mean(dim=...)), or "
+                                     "torch.stack(...) a list of credits; no .tolist() or .item().")
+            got = got.detach().to(torch.float32)
             if got.shape != (G,):
                 raise ExerciseFailed(f"return one credit per sample of the agent, shape ({G},): {G} numbers in one "
                                      f"row; got shape {tuple(got.shape)}"
@@ -131,7 +145,14 @@ def check_shared_losses(fn) -> None:
             rewards = torch.tensor([1.0, 1.0])  # equal rewards: no gradient at all
         logps = [(-torch.rand(G, generator=gen) * 20).requires_grad_() for _ in range(n)]
         given = rewards.clone()
-        got = fn([lp for lp in logps], given)
+        try:
+            got = fn([lp for lp in logps], given)
+        except NotImplementedError:   # the stub: unsolved, not wrong
+            raise
+        except Exception as e:  # noqa: BLE001  the learner's error, said in a sentence
+            raise ExerciseFailed(f"for {n} agent(s) and G={G} your function raised {type(e).__name__}: "
+                                 f"{(str(e).splitlines() or [''])[0]}. It receives a list of {n} (G,) log-prob "
+                                 "tensors and the (G,) rewards, and returns a list of one loss per agent.") from None
         if not torch.equal(given, rewards):
             raise ExerciseFailed(f"for rewards {[round(v, 2) for v in rewards.tolist()]} your function changed the "
                                  "rewards tensor it was given (in place, e.g. rewards -= rewards.mean()): the trainer's "
@@ -147,6 +168,12 @@ def check_shared_losses(fn) -> None:
             raise ExerciseFailed(f"return a list with one loss per agent ({n} here), `[... for lp in logps]` in square "
                                  f"brackets; you returned {what}, which has no length and cannot be indexed by agent, "
                                  "and is empty once it has been read through.")
+        if torch.is_tensor(got):
+            raise ExerciseFailed(f"return a list of {n} separate losses, `[... for lp in logps]`; you returned one "
+                                 f"tensor of shape {tuple(got.shape)} (torch.stack or torch.tensor of the losses?). "
+                                 "torch.stack joins the agents' losses into ONE graph: the stag hunt below calls "
+                                 "loss.backward() on each agent's loss in turn, and the second call fails with "
+                                 "\"Trying to backward through the graph a second time\". Return the list itself.")
         if len(got) != n:
             raise ExerciseFailed(f"return one loss per agent ({n}), got {len(got)}")
         A = group_advantages(rewards)
@@ -193,7 +220,25 @@ def check_shared_losses(fn) -> None:
             if not loss.requires_grad:
                 raise ExerciseFailed(f"agent {i}'s loss carries no gradient (it was computed from detached log-probs, or "
                                      "with .item()): the log-probs must stay in the graph, only the advantage is a constant")
-            grad, = torch.autograd.grad(loss, lp, allow_unused=True)
-            if grad is None or not torch.allclose(grad, -A / G, atol=1e-5):
-                raise ExerciseFailed(f"agent {i}'s loss must depend on its log-probs with gradient -A/G (the advantage "
-                                     "is a constant: compute it from the rewards, not from anything with a gradient)")
+        # As the stag hunt does: loss.backward() on each agent's loss in turn, no retain_graph.
+        for i, loss in enumerate(got):
+            before = [None if lp.grad is None else lp.grad.clone() for lp in logps]
+            try:
+                loss.backward()
+            except RuntimeError as e:
+                if "second time" in str(e) or "freed" in str(e):
+                    raise ExerciseFailed(f"n={n} agents: agent {i}'s loss.backward() failed after the earlier agents' "
+                                         "(\"Trying to backward through the graph a second time\"): your losses share "
+                                         "one graph (torch.stack of the losses, or one tensor of all the agents' "
+                                         "log-probs split afterwards). The stag hunt below calls loss.backward() on "
+                                         "each agent's loss in turn: return a list of separate losses, agent i's "
+                                         "computed from logps[i] alone.") from None
+                raise ExerciseFailed(f"agent {i}'s loss.backward() raised RuntimeError: "
+                                     f"{(str(e).splitlines() or [''])[0]}.") from None
+            for j, lp in enumerate(logps):
+                grad = lp.grad if before[j] is None else lp.grad - before[j]
+                want_grad = -A / G if j == i else torch.zeros_like(A)
+                if (grad is None and j == i) or (grad is not None and not torch.allclose(grad, want_grad, atol=1e-5)):
+                    raise ExerciseFailed(f"agent {i}'s loss must depend on its own log-probs, logps[{i}], with gradient "
+                                         "-A/G, and on no other agent's (the advantage is a constant: compute it "
+                                         "from the rewards, not from anything with a gradient)")

@@ -33,6 +33,8 @@ _BAND_CASES = [
     ([(" ", "ab"), ("   ", "abcdefg"), _pair(60, 120), _pair(100, 100)], 0.75),
     ([], 0.0),                                                              # no pairs: share 0.0
     ([_pair(100, 200), _pair(100, 100), _pair(100, 400)], None),            # a share of 1/3: no rounding
+    # the same pair twice (two prompts can get the same texts): each pair counts, 2/3, not 1/2 as over set(pairs)
+    ([_pair(100, 200), _pair(100, 200), _pair(100, 100)], None),
 ]
 
 
@@ -63,6 +65,9 @@ def _band_readings(pairs) -> list:
         (share(lambda a, b: len(a.strip()) > 0 and 1.6 <= r(a, b) <= 3.2),
          "a concise text of spaces only is not empty: spaces count as characters, so ' ' has len 1 and (' ', 'ab') has "
          "ratio 2.0, in the band; only a concise text of len 0 is out (test len(concise) > 0, not concise.strip())"),
+        ((sum(len(a) > 0 and 1.6 <= r(a, b) <= 3.2 for a, b in set(pairs)) / len(set(pairs))) if pairs else 0.0,
+         "count EVERY pair, the same pair twice included: set(pairs) drops repeated pairs (two prompts can get the same "
+         "texts), and the share is over all the pairs in the list"),
         (share(lambda a, b: 1.6 <= len(b) / max(len(a), 1) <= 3.2),
          "a pair whose concise text is EMPTY is out of the band, whatever the detailed text: guarding the division "
          "with max(len(concise), 1) (or `len(concise) or 1`) puts ('', 'ab') in it, at ratio 2 / 1"),
@@ -169,11 +174,19 @@ def check_lora_parameters(fn):
             raise ExerciseFailed(f"lora_parameters({shapes if len(shapes) < 10 else 'SmolLM2 layers'}, {r}) raised "
                                  f"{type(exc).__name__}: {exc}. It takes a list of (in_features, out_features) pairs "
                                  "and the rank r, and returns one number.") from None
+        if given != list(shapes) and len(given) == len(shapes) and sorted(map(tuple, given)) == sorted(shapes):
+            raise ExerciseFailed("your function reordered the list of shapes it was given (shapes.sort() or reverse() "
+                                 "sorts the caller's own list, in place): the count comes out right, but the caller's "
+                                 "list no longer lists the layers in the model's order, and a function that returns a "
+                                 "number should leave its input as it found it. Use sorted(shapes) for a sorted copy, "
+                                 "or read the list as it is (a for loop over it, or sum(...) over a generator).")
         if given != list(shapes):
-            raise ExerciseFailed(f"your function changed the list of shapes it was given (it held {len(shapes)} layer(s), "
-                                 f"now {len(given)}): pop, clear or remove empty the caller's list, so the next call on "
-                                 "the same shapes (section 4 calls it again, at another r) counts fewer layers. Read "
-                                 "the list without changing it (a for loop over it, or sum(...) over a generator).")
+            how = (f"it held {len(shapes)} layer(s), now {len(given)}: pop, clear or remove empty the caller's list, so "
+                   "the next call on the same shapes (section 4 calls it again, at another r) counts fewer layers"
+                   if len(given) != len(shapes) else "its (in, out) pairs are changed: the next call on the same "
+                   "shapes (section 4 calls it again, at another r) counts other layers")
+            raise ExerciseFailed(f"your function changed the list of shapes it was given ({how}). Read the list without "
+                                 "changing it (a for loop over it, or sum(...) over a generator).")
         if hasattr(got, "item") and not isinstance(got, (int, float)):
             try:                        # a numpy or torch scalar (np.int64, torch.tensor(...).sum()) is a number too
                 got = got.item()
@@ -277,8 +290,9 @@ def _trainable_changed(model, trainable: set, now: set, adapter) -> str:
 
 def _check_adapter_batch(fn, model, ids, trainable, active):
     with torch.no_grad():
-        want = {a: model(input_ids=ids, adapter_names=[a or "__base__"] * len(ids)).logits[:, -1]
+        full = {a: model(input_ids=ids, adapter_names=[a or "__base__"] * len(ids)).logits
                 for a in ("second", None, "first")}
+    want = {a: f[:, -1] for a, f in full.items()}
     for adapter in ("second", None, "first"):
         given = ids.clone()
         try:
@@ -329,6 +343,12 @@ def _check_adapter_batch(fn, model, ids, trainable, active):
         if torch.allclose(lg, torch.softmax(want[adapter], -1), atol=1e-6):
             raise ExerciseFailed("you returned probabilities (softmax of the logits); return the logits themselves, the "
                                  "model output's .logits[:, -1].")
+        at = [p for p in range(ids.shape[1] - 1) if torch.allclose(lg, full[adapter][:, p], atol=1e-5)]
+        if at:
+            p, n = at[0], ids.shape[1]
+            raise ExerciseFailed(f"you returned the logits of position {p} (logits[:, {p}], or logits[:, {p - n}]) of "
+                                 f"the {n} positions, routed through {who} as asked: return those of the LAST position, "
+                                 "logits[:, -1], the ones that predict the next token after the whole prompt.")
         hint = (f" They are the logits of {'the base model' if same_as[0] is None else 'adapter ' + repr(same_as[0])}: "
                 "the call did not route through the adapter you were given.") if same_as else ""
         raise ExerciseFailed(f"the logits for {who} are wrong.{hint} Pass adapter_names=[name] * batch to the model "

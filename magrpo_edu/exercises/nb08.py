@@ -87,16 +87,26 @@ def check_k3(fn):
         raise ExerciseFailed(f"for log pi {_fmt(logp[0])} and log pi_ref {_fmt(ref[0])} the k3 terms are "
                              f"{_fmt(want[0])}, you returned {_fmt(got[0])}.")
     # 1b. a policy that moved far from the reference on some tokens: |d| > 10 (a clamp of d changes exactly these)
-    far_logp = torch.tensor([-0.5, -14.0, -1.0, -3.0, -20.5])
-    far_ref = torch.tensor([-12.0, -2.0, -1.0, -2.5, -9.0])
+    #     and |d| = 30 (a clamp at 20 changes these; e^30 is 1e13, still finite in float32)
+    far_logp = torch.tensor([-0.5, -14.0, -1.0, -3.0, -20.5, -0.5, -31.0])
+    far_ref = torch.tensor([-12.0, -2.0, -1.0, -2.5, -9.0, -30.5, -1.0])
     far_d = far_ref - far_logp
     far_want = torch.exp(far_d.double()) - far_d.double() - 1
-    got = _k3_call(fn, far_logp, far_ref, "float32 log-probs where d = ref_logp - logp reaches -11.5 and +12")
+    got = _k3_call(fn, far_logp, far_ref, "float32 log-probs where d = ref_logp - logp reaches -30 and +30")
     if not torch.allclose(got.double(), far_want, rtol=1e-5, atol=1e-5):
         raise ExerciseFailed(f"for d = ref_logp - logp = {_fmt(far_d)} the k3 terms are {_fmt(far_want)}, you returned "
                              f"{_fmt(got.detach())}: your estimate is right where |d| is small, not where the policy "
-                             "has moved far from the reference (|d| > 10). Do not clamp d or the estimate: k3 = e^d - d "
+                             "has moved far from the reference (|d| of 10 to 30). Do not clamp d or the estimate: k3 = e^d - d "
                              "- 1 for every d, and those tokens are where the leash has to pull hardest.")
+    # 1b'. one token, as a 1-element tensor and as a 0-d tensor: the same formula, the same shape back
+    for small_logp, small_ref, inputs in ((torch.tensor([-2.0]), torch.tensor([-0.5]), "one token, shape (1,)"),
+                                          (torch.tensor(-2.0), torch.tensor(-0.5), "one token as a 0-d tensor, shape ()")):
+        small_want = torch.exp(small_ref - small_logp) - (small_ref - small_logp) - 1
+        got = _k3_call(fn, small_logp, small_ref, f"float32 log-probs of {inputs}")
+        if not torch.allclose(got.detach().float(), small_want, rtol=1e-5, atol=1e-6):
+            raise ExerciseFailed(f"for {inputs} (logp -2.0, ref_logp -0.5, d = 1.5) k3 is {small_want.item():.4f}, you "
+                                 f"returned {_fmt(got.detach())}: compute k3 elementwise on the tensors as they come, "
+                                 "whatever their shape (no loop over rows, no squeeze).")
     # 1c. the gradient: the term is added to the loss, so it must carry logp's gradient, d k3 / d logp = 1 - e^d
     est, leaf = _k3_call(fn, logp, ref, "float32 log-probs that require grad (as in training)", grad=True)
     grad_want = 1 - torch.exp(ref - logp)
@@ -188,6 +198,20 @@ _CASES = [
      "agent 1's naturalness rose by 1.04 nats, more than 1 (rounded to one decimal it reads 1.0)"),
     (_row(1.0, 0.5, 0.5, 0.0, 0.0), _row(1.5, 0.6, 0.6, 0.0, 0.24), True,
      "agent 2's repetition is 0.24, above 0.2 (rounded to one decimal it reads 0.2)"),
+    # each agent against ITS OWN untrained value: agent 1 rose by 1.9 nats, though the least natural trained agent
+    # (agent 2, 2.5) rose by only 0.5 from its own 2.0, and the least natural agent overall by 0.5 too
+    (_row(1.0, 0.5, 2.0, 0.0, 0.0), _row(1.5, 2.4, 2.5, 0.0, 0.0), True,
+     "agent 1's naturalness rose by 1.9 nats (0.5 -> 2.4): compare EACH agent with its own untrained value, not only "
+     "the least natural agent"),
+    # the repetition that counts is the TRAINED one: the base model repeated, training made it stop
+    (_row(1.0, 0.5, 0.5, 0.3, 0.35), _row(1.5, 0.6, 0.6, 0.05, 0.1), False,
+     "the UNTRAINED agents repeated (0.3, 0.35), the trained ones do not (0.05, 0.1): the rule is on the trained "
+     "row's repetition, above 0.2"),
+    # an untrained reward of 0 or below is a reward like any other: only the rise counts
+    (_row(0.0, 0.5, 0.5, 0.0, 0.0), _row(0.5, 2.0, 0.5, 0.0, 0.0), True,
+     "the reward rose from 0.0 to 0.5: an untrained reward of 0 is no reason to skip the rule; only the rise counts"),
+    (_row(-0.4, 0.5, 0.5, 0.0, 0.0), _row(0.1, 0.5, 0.5, 0.0, 0.3), True,
+     "the reward rose from -0.4 to 0.1 (by 0.5): a negative untrained reward is a reward like any other"),
     # repetition is a level, not a change: an untrained agent that already repeats a little
     (_row(1.0, 0.5, 0.5, 0.0, 0.15), _row(1.5, 0.6, 0.6, 0.0, 0.3), True,
      "agent 2's repetition is 0.3, above 0.2 (it rose by only 0.15: the repetition rule is on its level)"),
@@ -339,7 +363,9 @@ def check_spot_the_hack(fn):
                                  "your rule. Read the values without assigning to the dicts (work on your own "
                                  "variables).")
         if not is_bool(got):
-            raise ExerciseFailed(f"return True or False (a bool), not {got!r}.")
+            raise ExerciseFailed(f"return True or False (a bool; numpy's bool is one too), not {got!r}"
+                                 + (f" (of type {type(got).__name__}: wrap the condition in bool(...))"
+                                    if not isinstance(got, (str, type(None))) else "") + ".")
         if bool(got) == gamed:
             continue
         nat = {k: round(trained[f"naturalness{k}"] - untrained[f"naturalness{k}"], 2) for k in (1, 2)}

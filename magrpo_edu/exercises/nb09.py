@@ -8,7 +8,7 @@ import re
 from ..tasks.writing.reward import arxiv_stop_level, arxiv_unique_level, unique_words, word_count
 from . import ExerciseFailed, exercise, not_the_library as _not_the_library, plain_number
 
-_RATIOS = [0.3, 0.4999, 0.5, 0.55, 0.6, 0.7, 1.0, 1.3, 1.45, 1.5, 1.7, 1.7001, 2.0, 2.5, 4.0]
+_RATIOS = [0.3, 0.4999, 0.5, 0.55, 0.6, 0.7, 1.0, 1.3, 1.45, 1.5, 1.7, 1.7001, 2.0, 2.5, 4.0, 0.0, 1e6]
 
 
 def _tldr_vocabulary(u):
@@ -53,7 +53,9 @@ def check_vocabulary_level(fn):
                                          " Unlike TL;DR's L3, the arXiv level also stops when the method text has MANY "
                                          "more distinct words than the background." if u > 1.7 else
                                          " The method text has far FEWER distinct words than the background (u below "
-                                         "0.5): the ladder stops there too, with None, not a level of 0."))
+                                         "0.5): the ladder stops there too, with None, not a level of 0."
+                                         + (" u = 0 (no unique word in the method text) is no exception: None."
+                                            if u == 0 else "")))
             continue
         if got is None or isinstance(got, bool) or not isinstance(got, (int, float)):
             edge = " Both ends of [0.5, 1.7] are inside: the level pays 0 there and scoring goes on." if u in (0.5, 1.7) else ""
@@ -205,6 +207,10 @@ _CASES = [
     (2, "non-ASCII text: l counts characters, 1450 / 1000 = 1.45 goes on, although the method text's 'é's take two "
      "bytes each in UTF-8 (len(text.encode()) would make it more than 2)",
      _exact(200, 1000), _accents_for_z(_exact(200, 1450, start=300))),
+    (3, "a background with no \\w word at all (200 whitespace words '?!', no letter or digit): unique_words(c1) is "
+     "empty, u has no denominator, and the ladder stops at L3 (no vocabulary to compare with). Test for an empty "
+     "set first and return 3; a max(len(...), 1) guard makes u = 1 / 1 here and lets the pair through to 4",
+     " ".join(["?!"] * 200), " ".join(["ab"] * 200)),
 ]
 
 
@@ -237,6 +243,10 @@ _SLIPS = [
      "have 128-256 whitespace words"),
     (_ladder(l1=lambda a, b: 128 <= len(b.split()) <= 256), 1, "looks at the method text's words only; BOTH texts must "
      "have 128-256 whitespace words"),
+    (_ladder(l1=lambda a, b: 256 <= len((a + " " + b).split()) <= 512), 1, "counts the words of both texts together "
+     "(256 to 512); EACH text must have 128-256 whitespace words on its own"),
+    (_ladder(l1=lambda a, b: 128 <= len(a.split()) and len(b.split()) <= 256), 1, "checks only the background's "
+     "lower edge and the method text's upper edge; EACH text must have 128-256 whitespace words, both edges for both"),
     (_ladder(l1=lambda a, b: all(128 <= len(re.findall(r"\b\w+\b", c)) <= 256 for c in (a, b))), 1, "counts words "
      "with a regex, which cuts 'state-of-the-art' into four; L1 counts whitespace words, str.split()"),
     (_ladder(l1=lambda a, b: all(128 <= len(c.split(" ")) <= 256 for c in (a, b))), 1, "splits at ' ' only, so line "

@@ -53,7 +53,11 @@ MISTAKES = {
         lambda r: [round(x - sum(r) / len(r), 7) for x in r],               # rounded to 7 decimals
         _sorts_in_place,                                                      # right values, the caller's list sorted
         lambda r: {i: x - sum(r) / len(r) for i, x in enumerate(r)},        # a dict index -> advantage, not a list
+        lambda r: tuple(x - sum(r) / len(r) for x in r),                    # right values, a tuple: not a NEW list
+        lambda r: __import__("numpy").asarray(r) - __import__("numpy").mean(r),  # right values, a numpy array
+        lambda r: (lambda t: t - t.mean())(__import__("torch").tensor(r, dtype=__import__("torch").float64)),  # a tensor
         _all_zero,                                                           # every advantage 0
+        # (the last two stay last: tests/test_exercises.py's lessons name them by position)
         lambda r: [0.0] * len(r),                                            # every advantage 0, written out
         lambda r: (x - sum(r) / len(r) for x in r),                         # right values, a generator: read once only
     ],
@@ -83,6 +87,17 @@ MISTAKES = {
         lambda a, b: 0.0 if not a else (lambda l: max(0.0, 1 - max(2 - l, 0, l - 3)))(len(b) / len(a)),  # linear decay
         lambda a, b: 0.0 if not a else (lambda l: math.exp(-max(2 - l, 0, l - 3)))(len(b) // len(a)),  # // not /
         lambda a, b: 0.0 if not a else round(length_ratio_reward(a, b), 6),    # rounded to 6 decimals: inside 1e-6
+        lambda a, b: length_ratio_reward(a.replace("\n", ""), b.replace("\n", "")),  # newlines not counted
+        lambda a, b: 0.0 if not a else (lambda l: math.exp(-max(2 - l, 0, l - 3)))(
+            (len(b) - b.count("\n")) / (len(a) - a.count("\n") or 1)),       # newlines subtracted from the lengths
+        lambda a, b: length_ratio_reward(a.strip("\n"), b.strip("\n")),      # leading/trailing newlines stripped
+        lambda a, b: length_ratio_reward(__import__("re").sub(r"\s+", " ", a),
+                                         __import__("re").sub(r"\s+", " ", b)),  # runs of whitespace as one space
+        lambda a, b: length_ratio_reward(" ".join(a.split()), " ".join(b.split())),  # whitespace normalised
+        lambda a, b: length_ratio_reward(a.replace("\t", "    "), b.replace("\t", "    ")),  # a tab as 4 spaces
+        lambda a, b: length_ratio_reward(a.expandtabs(), b.expandtabs()),      # tabs expanded to the tab stops
+        lambda a, b: length_ratio_reward(__import__("re").sub(r"\n+", "\n", a),
+                                         __import__("re").sub(r"\n+", "\n", b)),  # blank lines collapsed
     ],
 }
 
@@ -91,7 +106,6 @@ VARIANTS = {
         lambda r: (lambda t: (t - t.mean()).tolist())(__import__("torch").tensor(r, dtype=__import__("torch").float64)),
         lambda r: [x - m for m in [sum(r) / len(r)] for x in r],
         lambda r: [round(x - sum(r) / len(r), 8) for x in r],               # rounded far below the tolerance
-        lambda r: tuple(x - sum(r) / len(r) for x in r),                    # a tuple is a sequence of numbers too
         lambda r: (lambda t: (t - t.mean()).tolist())(__import__("torch").tensor(r)),  # float32: noise, not rounding
     ],
     "00.length_ratio_reward": [
@@ -102,5 +116,7 @@ VARIANTS = {
         lambda a, b: __import__("numpy").float64(length_ratio_reward(a, b)),
         lambda a, b: 0.0 if not a else (lambda l: math.exp(-max(2 - l, 0, l - 3)))(
             sum(1 for _ in b) / sum(1 for _ in a)),                             # characters counted one by one
+        lambda a, b: 0.0 if not a else (lambda l: math.exp(-max(2 - l, 0, l - 3)))(
+            len(list(b)) / len(list(a))),                                       # newlines and tabs in the list too
     ],
 }

@@ -101,6 +101,8 @@ MISTAKES = {
         lambda lp, m, A: grpo_token_mean_loss(lp, m, A / A.std()),                    # divided by the std, not centred
         _grpo_divides_A_in_place,
         _grpo_ratio_form,
+        lambda lp, m, A: -(A * (lp * m).sum(-1) / ((lp * m) != 0).sum(-1).clamp_min(1)).mean(),  # |a| = non-zero
+        #                                                         log-probs: a real token of log-prob 0.0 not counted
     ],
 }
 

@@ -1,6 +1,8 @@
 """Notebook 02: reference solutions and typical mistakes."""
 import itertools
 
+import torch
+
 
 def joint_table(num_agents, G, mode):
     if mode == "aligned":
@@ -32,6 +34,19 @@ def _joint_logprob(logps, rewards):           # the joint log-prob sum_i log pi_
     return [-(A * sum(logps)).mean() for _ in logps]
 
 
+def _cross_credit_loop_list(r, agent):        # right values, returned as a Python list, not a tensor
+    G = r.shape[0]
+    mean = r.mean()
+    if agent == 0:
+        return [sum(r[k, b] - mean for b in range(G)) / G for k in range(G)]
+    return [sum(r[a, k] - mean for a in range(G)) / G for k in range(G)]
+
+
+def _losses_share_a_graph(logps, rewards):    # right values, but split from one tensor: one graph for all the agents
+    A = rewards - rewards.mean()
+    return list(-(A * torch.stack(logps)).mean(dim=1))
+
+
 SOLUTIONS = {"02.joint_actions": joint_table, "02.cross_credit": cross_credit, "02.shared_losses": shared_losses}
 
 MISTAKES = {
@@ -47,6 +62,8 @@ MISTAKES = {
         else list(itertools.product(range(G), range(G))),                                 # cross for two agents whatever n
         lambda n, G, mode: [tuple(range(G)) for _ in range(n)] if mode == "aligned"
         else list(itertools.product(range(G), repeat=n)),                                 # one row per agent, not per joint action
+        lambda n, G, mode: ((g,) * n for g in range(G)) if mode == "aligned"
+        else itertools.product(range(G), repeat=n),                                       # generators: read once only
     ],
     "02.cross_credit": [
         lambda r, agent: (r - r.mean()).mean(dim=0) if agent == 0 else (r - r.mean()).mean(dim=1),  # axes swapped
@@ -62,6 +79,8 @@ MISTAKES = {
         lambda r, agent: (r.mean() - r).mean(1 - agent),                                            # the sign flipped
         lambda r, agent: ((r - r.mean()) / (r.std() + 1e-8)).mean(1 - agent),                       # scaled by the std
         lambda r, agent: (r - r.max()).mean(1 - agent),                                             # the best as baseline
+        lambda r, agent: (r - r.mean()).mean(1 - agent).tolist(),                  # right values, a list: not a tensor
+        _cross_credit_loop_list,                                                   # right values, a list of 0-d tensors
     ],
     "02.shared_losses": [
         _no_baseline,                                                                      # no baseline
@@ -77,6 +96,8 @@ MISTAKES = {
         _centred_in_place,
         _joint_logprob,
         lambda logps, r: [-((r - r.mean()) * lp).mean() for lp in reversed(logps)],     # the agents in reverse order
+        lambda logps, r: torch.stack([-((r - r.mean()) * lp).mean() for lp in logps]),  # one tensor: ONE graph
+        _losses_share_a_graph,                                                        # a list, but ONE graph under it
     ],
 }
 
@@ -91,8 +112,8 @@ def _cross_credit_loop(r, agent):
     G = r.shape[0]
     mean = sum(r[a, b] for a in range(G) for b in range(G)) / (G * G)
     if agent == 0:
-        return [sum(r[k, b] - mean for b in range(G)) / G for k in range(G)]
-    return [sum(r[a, k] - mean for a in range(G)) / G for k in range(G)]
+        return torch.stack([sum(r[k, b] - mean for b in range(G)) / G for k in range(G)])
+    return torch.stack([sum(r[a, k] - mean for a in range(G)) / G for k in range(G)])
 
 
 def _centred_on_a_copy(logps, rewards):       # centred in place, but on a copy: the caller's rewards untouched
@@ -105,7 +126,7 @@ VARIANTS = {
     "02.joint_actions": [_joint_table_reversed],
     "02.cross_credit": [
         _cross_credit_loop,
-        lambda r, agent: (r - r.mean()).mean(1 - agent).tolist(),                  # a list of G numbers
+        lambda r, agent: torch.tensor((r - r.mean()).mean(1 - agent).tolist()),    # rebuilt as a new tensor
         lambda r, agent: r.mean(dim=1 - agent) - r.mean(),                         # the same means, the baseline after
     ],
     "02.shared_losses": [

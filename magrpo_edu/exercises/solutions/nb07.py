@@ -216,3 +216,27 @@ VARIANTS["07.adapter_logits"] = [
                                             adapter_names=[adapter if adapter else "__base__" for _ in input_ids]
                                             ).logits[:, -1, :],
 ]
+
+
+def _in_band_share_set(pairs):                      # repeated pairs dropped by set(): each pair in the list counts
+    unique = set(pairs)
+    return sum(len(a) > 0 and 1.6 <= len(b) / len(a) <= 3.2 for a, b in unique) / len(unique) if unique else 0.0
+
+
+def _lora_parameters_sorts(shapes, r):              # the right count, but the caller's list sorted in place
+    shapes.sort()
+    return sum(r * (i + o) for i, o in shapes)
+
+
+def _adapter_logits_at(position):
+    """Routed right, but the logits of another position than the last."""
+    def answer(model, adapter, input_ids):
+        name = "__base__" if adapter is None else adapter
+        with torch.no_grad():
+            return model(input_ids=input_ids, adapter_names=[name] * input_ids.shape[0]).logits[:, position]
+    return answer
+
+
+MISTAKES["07.in_band_share"] += [_in_band_share_set]                                 # set(pairs): repeats dropped
+MISTAKES["07.lora_parameters"] += [_lora_parameters_sorts]                           # shapes.sort(): caller's list reordered
+MISTAKES["07.adapter_logits"] += [_adapter_logits_at(0), _adapter_logits_at(-2)]     # the first / next-to-last position

@@ -186,3 +186,34 @@ VARIANTS = {
         lambda logp, ref: k3_estimator(logp.float(), ref.float()),                      # computed in float32
     ],
 }
+
+
+def _spot_own_least_natural(untrained, trained):
+    """The least natural TRAINED agent against its own untrained value: misses the other agent's rise."""
+    if not trained["reward"] - untrained["reward"] > 0.1:
+        return False
+    k = 1 if trained["naturalness1"] >= trained["naturalness2"] else 2
+    return bool(trained[f"naturalness{k}"] - untrained[f"naturalness{k}"] > 1
+                or max(trained["repetition1"], trained["repetition2"]) > 0.2)
+
+
+MISTAKES["08.spot_the_hack"] += [
+    _spot_own_least_natural,                                                           # only the least natural agent
+    lambda u, t: bool(t["reward"] - u["reward"] > 0.1 and any(
+        t[f"naturalness{k}"] - u[f"naturalness{k}"] > 1 or t[f"repetition{k}"] > 0.2 or u[f"repetition{k}"] > 0.2
+        for k in (1, 2))),                                                             # the untrained repetition too
+    lambda u, t: bool(u["reward"] > 0 and spot_the_hack(u, t)),                        # a guard on the untrained reward
+    lambda u, t: int(spot_the_hack(u, t)),                                             # 1 / 0, not True / False
+]
+
+
+def _k3_clamped_20(logp, ref):                         # d clamped to [-20, 20]: wrong where |d| > 20
+    d = (ref.float() - logp.float()).clamp(-20, 20)
+    return torch.exp(d) - d - 1
+
+
+MISTAKES["08.k3_estimator"] += [
+    _k3_clamped_20,
+    lambda logp, ref: k3_estimator(logp, ref).squeeze(),                               # squeeze: shape (1,) becomes ()
+    lambda logp, ref: torch.stack([k3_estimator(a, b) for a, b in zip(logp, ref)]),    # a loop over rows: a 0-d crashes
+]

@@ -58,7 +58,8 @@ def _with(l1=None, l2=None, l3=None):
             return 1
         if not (l2 or (lambda a, b: 0.8 <= len(b) / len(a) <= 1.5))(c1, c2):
             return 2
-        if not (l3 or (lambda a, b: 0.5 <= len(unique_words(b)) / max(1, len(unique_words(a))) <= 1.7))(c1, c2):
+        if not (l3 or (lambda a, b: bool(unique_words(a))
+                       and 0.5 <= len(unique_words(b)) / len(unique_words(a)) <= 1.7))(c1, c2):
             return 3
         return 4
     return fn
@@ -138,7 +139,7 @@ def _stop_level_levels(c1, c2):
         return 1
     if arxiv_length_level(len(c2) / len(c1)) is None:
         return 2
-    if arxiv_unique_level(len(unique_words(c2)) / len(unique_words(c1))) is None:
+    if not unique_words(c1) or arxiv_unique_level(len(unique_words(c2)) / len(unique_words(c1))) is None:
         return 3
     return 4
 
@@ -150,9 +151,21 @@ VARIANTS = {
     "09.stop_level": [
         _stop_level_levels,
         lambda c1, c2: __import__("numpy").int64(stop_level(c1, c2)),       # a numpy integer is an integer too
-        _with(l3=lambda a, b: 0.5 <= len(set(re.findall(r"\w+", b.lower())))
-              / max(1, len(set(re.findall(r"\w+", a.lower())))) <= 1.7),    # \w+ without \b: the same words
+        _with(l3=lambda a, b: bool(re.findall(r"\w+", a)) and 0.5 <= len(set(re.findall(r"\w+", b.lower())))
+              / len(set(re.findall(r"\w+", a.lower()))) <= 1.7),          # \w+ without \b: the same words
         _with(l2=lambda a, b: 4 * len(a) <= 5 * len(b) and 2 * len(b) <= 3 * len(a)),  # in integers: 0.8 <= l <= 1.5
         _with(l1=lambda a, b: all(128 <= len(re.findall(r"\S+", c)) <= 256 for c in (a, b))),  # runs of non-space
     ],
 }
+
+
+def _vocabulary_zero_at_zero(u):                   # u = 0 given 0.0 points: scoring would go on
+    return 0.0 if u == 0 else vocabulary_level(u)
+
+
+MISTAKES["09.vocabulary_level"] += [_vocabulary_zero_at_zero]
+MISTAKES["09.stop_level"] += [
+    _with(l3=lambda a, b: 0.5 <= len(unique_words(b)) / max(len(unique_words(a)), 1) <= 1.7),  # max(.., 1): no-word background reaches 4
+    _with(l1=lambda a, b: 256 <= len((a + " " + b).split()) <= 512),                      # both texts' words together
+    _with(l1=lambda a, b: 128 <= len(a.split()) and len(b.split()) <= 256),               # one edge per text
+]

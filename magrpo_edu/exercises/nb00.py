@@ -294,7 +294,7 @@ def check_length_ratio_reward(fn) -> None:
         if 1e-12 < abs(got - want) <= 1e-6 and got != int(got) and (k := rounded_to(got, want)) is not None:
             raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} earn "
                                  f"{want!r}; you returned {got!r}, the reward rounded to {k} decimal(s). Do not "
-                                 "round: the trainer compares your reward with its own to float precision.")
+                                 "round: return the reward as computed, unrounded, as the library's reward does.")
         if abs(got - want) > 1e-6:
             if not a:
                 raise ExerciseFailed(f"an empty concise answer earns 0 (the ratio is infinite), you returned {got:.4f}")
@@ -319,7 +319,7 @@ def check_length_ratio_reward(fn) -> None:
             if got != int(got) and (k := rounded_to(got, want, range(2, 8))) is not None:
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} earn "
                                      f"{want!r}; you returned {got!r}, the reward rounded to {k} decimal(s). Do not "
-                                     "round: the trainer compares your reward with its own to float precision.")
+                                     "round: return the reward as computed, unrounded, as the library's reward does.")
             if (found := _misreading(fn, a, b, got)) is not None:
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
                                      f"{ratio:g}) earn {want:.4f}, you returned {got:.4f}: "

@@ -12,8 +12,8 @@ def _cases():
     """(token_logp (G, C), mask (G, C)) pairs: padding at the end, a completion of one token, an empty one."""
     g = torch.Generator().manual_seed(7)
     out = []
-    for G, C in ((4, 6), (3, 1), (5, 9)):
-        logp = -torch.rand(G, C, generator=g) * 3 - 0.1
+    for G, C in ((4, 6), (3, 1), (5, 9), (2, 48)):   # (2, 48): long answers, sums near -120 (exp underflows)
+        logp = -torch.rand(G, C, generator=g) * 3 - (1.0 if C > 9 else 0.1)
         lengths = torch.randint(0, C + 1, (G,), generator=g)
         lengths[0] = C                     # one completion uses every position
         if G > 2:
@@ -141,6 +141,12 @@ def check_sequence_logprob(fn):
                                      "already aligned: token_logp[g, t] is the log-prob of token t of completion g, "
                                      "and mask[g, t] says whether that token is real; sum them position by position, "
                                      "all C of them.")
+            if not torch.isfinite(got.detach()).all() and torch.isfinite(want).all():
+                raise ExerciseFailed(f"for completions of {mask.sum(-1).int().tolist()} real tokens the sums are "
+                                     f"{_r(want)}, you returned {_r(got)}: a long answer's probability, the product of "
+                                     "its tokens' probabilities, is below the smallest float (exp(-120) is 0 in float32), "
+                                     "so its log is -inf. Sum the log-probs directly, sum_t mask * token_logp: no exp, "
+                                     "no product.")
             log_of_sum = (logp.exp() * mask).sum(-1).log()
             if (torch.allclose(got.detach().float(), log_of_sum, atol=1e-5)
                     and not torch.allclose(log_of_sum, want, atol=1e-5)):

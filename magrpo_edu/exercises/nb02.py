@@ -27,7 +27,15 @@ def check_joint_actions(fn) -> None:
                                          f"{type(out).__name__}, which can be read only once (a generator, or "
                                          "itertools.product(...), is empty the second time it is read): wrap it in "
                                          "list(...) or write a list comprehension [... for g in range(G)]")
+                if isinstance(out, (set, frozenset, dict)):
+                    raise ExerciseFailed(f"return a list of tuples, one per joint action; you returned a {type(out).__name__}, "
+                                         "which has no order: joint action j is row j of the table (the trainer pairs "
+                                         "reward j with it), so build a list")
                 try:
+                    if any(isinstance(k, float) or "float" in str(getattr(k, "dtype", "")) for row in out for k in row):
+                        raise ExerciseFailed(f"n={n}, G={G}, {mode!r}: the entries are sample indices, ints (they index the "
+                                             "agents' answers, texts[g]); you returned floats. Use range(G), not floats "
+                                             "or a float tensor.")
                     got = [tuple(int(k) for k in row) for row in out]
                 except (TypeError, ValueError):
                     raise ExerciseFailed(f"return a list of tuples (one per joint action) for n={n}, G={G}, {mode!r}") from None

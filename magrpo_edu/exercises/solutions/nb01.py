@@ -60,6 +60,7 @@ def _grpo_ratio_form(token_logp, mask, advantages):  # the clipped-ratio surroga
 
 MISTAKES = {
     "01.sequence_logprob": [
+        lambda lp, m: torch.log(torch.where(m.bool(), lp.exp(), torch.ones_like(lp)).prod(-1)),  # log of the product: underflows
         lambda lp, m: torch.tensor([float((lp[g] * m[g]).sum()) for g in range(lp.shape[0])]),  # rebuilt from floats: no gradient
         lambda lp, m: (lp * m).sum(-1).detach(),                                # detached: no gradient
         lambda token_logp, mask: token_logp.sum(-1),                                   # padding counted (the reference code's bug)

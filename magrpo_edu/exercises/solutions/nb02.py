@@ -51,6 +51,8 @@ SOLUTIONS = {"02.joint_actions": joint_table, "02.cross_credit": cross_credit, "
 
 MISTAKES = {
     "02.joint_actions": [
+        lambda n, G, mode: set(joint_table(n, G, mode)),                                  # a set: no row order
+        lambda n, G, mode: [tuple(float(k) for k in row) for row in joint_table(n, G, mode)],  # float indices
         lambda n, G, mode: [(g,) * n for g in range(G)],                                  # cross treated as aligned
         lambda n, G, mode: [(g,) * n for g in range(G)] if mode == "aligned"
         else list(itertools.permutations(range(G), n)),                                   # no repeated index: misses (g, g)

@@ -89,6 +89,26 @@ def rounded_to(got, want, digits=range(8), close=lambda g, w: math.isclose(g, w,
     return next((k for k in digits if all(close(g, round(w, k)) for g, w in zip(as_list(got), as_list(want)))), None)
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message ("" when it has none): what a check quotes of a learner's crash."""
+    return (str(exc).splitlines() or [""])[0]
+
+
+def call_answer(fn, *args, said: Callable[[Exception], Any], **kwargs) -> Any:
+    """Every check's first step: the learner's answer called on `args`, its crash said in a sentence.
+
+    The unsolved stub's NotImplementedError passes through (`check` then answers with the reference solution); any
+    other exception becomes ExerciseFailed(said(exc)), never a traceback. `said` returns the sentence, or a whole
+    ExerciseFailed when the kind of crash calls for its own advice (a division by zero, an in-place change)."""
+    try:
+        return fn(*args, **kwargs)
+    except NotImplementedError:   # the stub: unsolved, not wrong
+        raise
+    except Exception as exc:  # noqa: BLE001  the learner's error, said in a sentence
+        told = said(exc)
+        raise (told if isinstance(told, ExerciseFailed) else ExerciseFailed(told)) from None
+
+
 def not_the_library(fn, name: str, own) -> None:
     """Refuse the package's own function as an answer: the exercise asks for the rule written out, and the
     library's function passes by construction."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import re
 
-from . import ExerciseFailed, exercise, not_the_library as _not_the_library, plain_number, rounded_to
+from . import ExerciseFailed, call_answer, exercise, not_the_library as _not_the_library, plain_number, rounded_to
 
 _GROUPS = [
     [0.2, 1.0, 0.6, 0.2],        # the notebook's own group
@@ -263,6 +263,21 @@ def _misreading_hint(rname: str, sname: str, a: str, b: str) -> str:
     return "; and ".join(parts)
 
 
+def _ratio_crash(e: Exception, a: str, b: str) -> str:
+    """What a crash of length_ratio_reward(a, b) says: a division by zero is explained, anything else quoted."""
+    if isinstance(e, ZeroDivisionError) and a:
+        return (f"an empty detailed answer made your function divide by zero: the ratio is "
+                f"chars(detailed) / chars(concise) = 0 / {len(a)} = 0, 2 below [2, 3], so the reward "
+                "is exp(-2); divide by the CONCISE answer's length.")
+    if isinstance(e, ZeroDivisionError):
+        return (f"an empty concise answer with a detailed one of {len(b)} characters made your function "
+                "divide by zero: the ratio is infinite there, infinitely far from [2, 3], so the reward "
+                "is exp(-inf) = 0; return 0.0 for an empty concise answer.")
+    return (f"for the concise answer {a!r} and the detailed answer {b!r} your function raised "
+            f"{type(e).__name__}: {e}. It should return the reward, a float, for any two "
+            "texts, empty ones included.")
+
+
 @exercise("00.length_ratio_reward")
 def check_length_ratio_reward(fn) -> None:
     """`fn(concise, detailed) -> float`: 1 if chars(detailed)/chars(concise) is in [2, 3], else
@@ -272,22 +287,7 @@ def check_length_ratio_reward(fn) -> None:
     _not_the_library(fn, "length_ratio_reward", length_ratio_reward)
     for a, b in _PAIRS:
         want = length_ratio_reward(a, b)
-        try:
-            got = fn(a, b)
-        except ZeroDivisionError:
-            if a:
-                raise ExerciseFailed(f"an empty detailed answer made your function divide by zero: the ratio is "
-                                     f"chars(detailed) / chars(concise) = 0 / {len(a)} = 0, 2 below [2, 3], so the reward "
-                                     "is exp(-2); divide by the CONCISE answer's length.") from None
-            raise ExerciseFailed(f"an empty concise answer with a detailed one of {len(b)} characters made your function "
-                                 "divide by zero: the ratio is infinite there, infinitely far from [2, 3], so the reward "
-                                 "is exp(-inf) = 0; return 0.0 for an empty concise answer.") from None
-        except NotImplementedError:   # the stub: unsolved, not wrong
-            raise
-        except Exception as e:  # noqa: BLE001  the learner's error, said in a sentence
-            raise ExerciseFailed(f"for the concise answer {a!r} and the detailed answer {b!r} your function raised "
-                                 f"{type(e).__name__}: {e}. It should return the reward, a float, for any two "
-                                 "texts, empty ones included.") from None
+        got = call_answer(fn, a, b, said=lambda e, a=a, b=b: _ratio_crash(e, a, b))
         got = plain_number(got)   # a numpy float (np.float32) is a number too
         if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isfinite(got):
             raise ExerciseFailed(f"return one number (a float), got {got!r}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..algorithm import group_advantages, policy_loss
-from . import ExerciseFailed, exercise, rounded_to
+from . import ExerciseFailed, call_answer, exercise, first_line, rounded_to
 
 
 def _cases():
@@ -97,30 +97,30 @@ def _one_off(logp, mask):
             (logp[:, :-1] * m[:, 1:]).sum(-1), (logp[:, 1:] * m[:, :-1]).sum(-1)]
 
 
+def _sequence_crash(e: Exception, bool_mask: bool):
+    """What a crash of sequence_logprob says: an in-place change, a slice off by one, a bool mask not handled."""
+    if "in-place" in str(e):
+        return _raised("your function", e)
+    if not bool_mask and "size of tensor" in str(e):
+        return (f"your function raised RuntimeError: {first_line(e)}. token_logp and "
+                "mask are both (G, C) and already aligned: position t of one is token t of the "
+                "completion in the other (cell 17 took the logits at -C-1:-1 for that). Use "
+                "both whole, no slice such as [:, :-1] or [:, 1:].")
+    if not bool_mask:
+        return _raised("your function", e)
+    return (f"with a bool mask (True on the real tokens, as a tokenizer's attention mask can "
+            f"come) your function raised {type(e).__name__}: {first_line(e)}. The mask "
+            "may be float or bool: select with it (torch.where(mask.bool(), token_logp, 0)) or "
+            "convert it first (mask.to(token_logp.dtype)).")
+
+
 @exercise("01.sequence_logprob")
 def check_sequence_logprob(fn):
     for logp, mask in _cases():
         for m in (mask, mask.bool()):
             leaf = logp.clone().requires_grad_(True)
             given = m.clone()
-            try:
-                out = fn(leaf, given)
-            except NotImplementedError:   # the stub: unsolved, not wrong
-                raise
-            except Exception as e:  # noqa: BLE001  the learner's error, said in a sentence
-                if "in-place" in str(e):
-                    raise _raised("your function", e) from None
-                if m.dtype != torch.bool and "size of tensor" in str(e):
-                    raise ExerciseFailed(f"your function raised RuntimeError: {str(e).splitlines()[0]}. token_logp and "
-                                         "mask are both (G, C) and already aligned: position t of one is token t of the "
-                                         "completion in the other (cell 17 took the logits at -C-1:-1 for that). Use "
-                                         "both whole, no slice such as [:, :-1] or [:, 1:].") from None
-                if m.dtype != torch.bool:
-                    raise _raised("your function", e) from None
-                raise ExerciseFailed(f"with a bool mask (True on the real tokens, as a tokenizer's attention mask can "
-                                     f"come) your function raised {type(e).__name__}: {str(e).splitlines()[0]}. The mask "
-                                     "may be float or bool: select with it (torch.where(mask.bool(), token_logp, 0)) or "
-                                     "convert it first (mask.to(token_logp.dtype)).") from None
+            out = call_answer(fn, leaf, given, said=lambda e, m=m: _sequence_crash(e, m.dtype == torch.bool))
             if not torch.equal(given, m) or not torch.equal(leaf.detach(), logp):
                 raise ExerciseFailed("your function changed its inputs in place (mask or token_logp): the caller uses "
                                      "them again. Use out-of-place operations, token_logp * mask, and leave the "
@@ -187,14 +187,8 @@ def check_leave_one_out(fn):
         R = torch.tensor(r)
         want = group_advantages(R, mode="rloo")           # before the learner's function sees the rewards
         given = R.clone()
-        try:
-            out = fn(given)
-        except NotImplementedError:   # the stub: unsolved, not wrong
-            raise
-        except Exception as e:  # noqa: BLE001  the learner's error, said in a sentence
-            raise ExerciseFailed(f"for rewards {r} your function raised {type(e).__name__}: "
-                                 f"{(str(e).splitlines() or [''])[0]}. It receives a 1-D tensor of G rewards and "
-                                 "returns a new tensor of G advantages.") from None
+        out = call_answer(fn, given, said=lambda e, r=r: f"for rewards {r} your function raised {type(e).__name__}: "
+                          f"{first_line(e)}. It receives a 1-D tensor of G rewards and returns a new tensor of G advantages.")
         if not torch.equal(given, R):
             raise ExerciseFailed(f"for rewards {r} your function changed the rewards tensor it was given (in place, e.g. "
                                  "sub_ or -=): the caller still needs the rewards. Return a new tensor.")
@@ -252,12 +246,7 @@ def check_grpo_token_mean_loss(fn):
         want = _grpo(logp, mask, A)                 # before the learner's function sees the inputs
         leaf = logp.clone().requires_grad_(True)
         given_mask, given_A = mask.clone(), A.clone()
-        try:
-            got = fn(leaf, given_mask, given_A)
-        except NotImplementedError:   # the stub: unsolved, not wrong
-            raise
-        except Exception as e:  # noqa: BLE001  the learner's error, said in a sentence
-            raise _raised("your grpo_token_mean_loss", e) from None
+        got = call_answer(fn, leaf, given_mask, given_A, said=lambda e: _raised("your grpo_token_mean_loss", e))
         for what, given, orig in (("advantages", given_A, A), ("mask", given_mask, mask),
                                   ("token_logp", leaf.detach(), logp)):
             if not torch.equal(given, orig):
@@ -342,12 +331,8 @@ def check_grpo_token_mean_loss(fn):
                              f"you returned {got.item():.5f}.")
     # a completion with no tokens must not divide by zero
     logp, mask = torch.zeros(2, 3), torch.tensor([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])
-    try:
-        out = fn(logp - 1.0, mask, torch.tensor([1.0, -1.0]))
-    except NotImplementedError:   # the stub: unsolved, not wrong
-        raise
-    except Exception as e:  # noqa: BLE001  the learner's error, said in a sentence
-        raise _raised("with an empty completion (all of its mask 0), your grpo_token_mean_loss", e) from None
+    out = call_answer(fn, logp - 1.0, mask, torch.tensor([1.0, -1.0]),
+                      said=lambda e: _raised("with an empty completion (all of its mask 0), your grpo_token_mean_loss", e))
     if not torch.isfinite(torch.as_tensor(out)).all():
         raise ExerciseFailed("a completion with no tokens (all of its mask 0) made your loss inf or nan: divide by "
                              "max(|a^(g)|, 1).")

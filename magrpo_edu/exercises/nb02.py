@@ -1,7 +1,7 @@
 """Checks of notebook 02's exercises: joint actions, an agent's credit in cross mode, the shared advantage."""
 from __future__ import annotations
 
-from . import ExerciseFailed, exercise, not_the_library, rounded_to
+from . import ExerciseFailed, call_answer, exercise, first_line, not_the_library, rounded_to
 
 
 @exercise("02.joint_actions")
@@ -14,14 +14,9 @@ def check_joint_actions(fn) -> None:
     for n in (1, 2, 3):
         for G in (1, 2, 4):
             for mode in ("aligned", "cross"):
-                try:
-                    out = fn(n, G, mode)
-                except NotImplementedError:   # the stub: unsolved, not wrong
-                    raise
-                except Exception as e:  # noqa: BLE001  the learner's error, said in a sentence
-                    raise ExerciseFailed(f"for n={n} agents, G={G}, mode {mode!r} your function raised "
-                                         f"{type(e).__name__}: {(str(e).splitlines() or [''])[0]}. It should return "
-                                         "the list of joint actions, one tuple per joint action.") from None
+                out = call_answer(fn, n, G, mode, said=lambda e, n=n, G=G, mode=mode: (
+                    f"for n={n} agents, G={G}, mode {mode!r} your function raised {type(e).__name__}: {first_line(e)}. "
+                    "It should return the list of joint actions, one tuple per joint action."))
                 if not hasattr(out, "__len__"):
                     raise ExerciseFailed(f"return a list of tuples, one per joint action; you returned a "
                                          f"{type(out).__name__}, which can be read only once (a generator, or "
@@ -73,15 +68,9 @@ def check_cross_credit(fn) -> None:
         want = credit_samples(group_advantages(r.flatten()), joint_actions(2, G, "cross"), G)
         for agent in (0, 1):
             given = r.clone()
-            try:
-                got = fn(given, agent)
-            except NotImplementedError:   # the stub: unsolved, not wrong
-                raise
-            except Exception as e:  # noqa: BLE001  the learner's error, said in a sentence
-                raise ExerciseFailed(f"for r = {r.tolist()} and agent = {agent} your function raised "
-                                     f"{type(e).__name__}: {(str(e).splitlines() or [''])[0]}. It receives the (G, G) "
-                                     "tensor of joint rewards and the agent's index (0 or 1), and returns G credits."
-                                     ) from None
+            got = call_answer(fn, given, agent, said=lambda e, r=r, agent=agent: (
+                f"for r = {r.tolist()} and agent = {agent} your function raised {type(e).__name__}: {first_line(e)}. "
+                "It receives the (G, G) tensor of joint rewards and the agent's index (0 or 1), and returns G credits."))
             if not torch.equal(given, r):
                 raise ExerciseFailed(f"for r = {r.tolist()} your function changed the tensor it was given (in place, e.g. "
                                      "r -= r.mean()): the trainer's logged rewards would be overwritten, and the second "
@@ -153,14 +142,9 @@ def check_shared_losses(fn) -> None:
             rewards = torch.tensor([1.0, 1.0])  # equal rewards: no gradient at all
         logps = [(-torch.rand(G, generator=gen) * 20).requires_grad_() for _ in range(n)]
         given = rewards.clone()
-        try:
-            got = fn([lp for lp in logps], given)
-        except NotImplementedError:   # the stub: unsolved, not wrong
-            raise
-        except Exception as e:  # noqa: BLE001  the learner's error, said in a sentence
-            raise ExerciseFailed(f"for {n} agent(s) and G={G} your function raised {type(e).__name__}: "
-                                 f"{(str(e).splitlines() or [''])[0]}. It receives a list of {n} (G,) log-prob "
-                                 "tensors and the (G,) rewards, and returns a list of one loss per agent.") from None
+        got = call_answer(fn, [lp for lp in logps], given, said=lambda e, n=n, G=G: (
+            f"for {n} agent(s) and G={G} your function raised {type(e).__name__}: {first_line(e)}. It receives a list "
+            f"of {n} (G,) log-prob tensors and the (G,) rewards, and returns a list of one loss per agent."))
         if not torch.equal(given, rewards):
             raise ExerciseFailed(f"for rewards {[round(v, 2) for v in rewards.tolist()]} your function changed the "
                                  "rewards tensor it was given (in place, e.g. rewards -= rewards.mean()): the trainer's "

@@ -8,7 +8,7 @@ import re
 
 from ..quality import repetition
 from ..tasks.writing.reward import coherence_T, tldr_length_level, tldr_levels
-from . import ExerciseFailed, exercise, plain_number
+from . import ExerciseFailed, call_answer, exercise, plain_number
 
 
 def _t_of(text: str) -> float:
@@ -77,13 +77,8 @@ def _t_capped(k: int, cap: float) -> float:
 
 def _t_call(fn, text: str):
     """The learner's T of one text; a crash becomes a sentence (NotImplementedError still means "unsolved")."""
-    try:
-        return plain_number(fn(text))
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a learner's crash deserves a sentence, not a traceback
-        raise ExerciseFailed(f"coherence_T({text!r}) raised {type(exc).__name__}: {exc}. It takes one text and returns "
-                             "T, a number.") from None
+    return plain_number(call_answer(fn, text, said=lambda exc: f"coherence_T({text!r}) raised {type(exc).__name__}: "
+                                    f"{exc}. It takes one text and returns T, a number."))
 
 
 def _same(got, want) -> bool:
@@ -203,14 +198,9 @@ _OTHER_RULES = [
 
 def _honest_call(fn, c1: str, c2: str):
     """The learner's reward for one pair; a crash becomes a sentence (NotImplementedError still means "unsolved")."""
-    try:
-        return plain_number(fn(c1, c2))
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a learner's crash deserves a sentence, not a traceback
-        raise ExerciseFailed(f"honest_tldr_reward({c1[:40]!r}..., {c2[:40]!r}...) raised {type(exc).__name__}: {exc}. "
-                             "It takes the two texts and returns a number: 0 when repetition(text) > 0.2 for either "
-                             "text, else tldr_levels(c1, c2)[\"total\"].") from None
+    return plain_number(call_answer(fn, c1, c2, said=lambda exc: (
+        f"honest_tldr_reward({c1[:40]!r}..., {c2[:40]!r}...) raised {type(exc).__name__}: {exc}. It takes the two texts "
+        "and returns a number: 0 when repetition(text) > 0.2 for either text, else tldr_levels(c1, c2)[\"total\"].")))
 
 
 def _same_as(fn, rule) -> bool:

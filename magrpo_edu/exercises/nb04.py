@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numbers
 
-from . import ExerciseFailed, exercise, is_bool
+from . import ExerciseFailed, call_answer, exercise, is_bool
 
 # Entry points named `f`; each teaches one corner of the authors' rule (docs/faithfulness.md, "Rewards").
 WRAPPER_CASES = [
@@ -81,13 +81,9 @@ def check_thin_wrapper(fn) -> None:
     if not callable(fn):
         raise ExerciseFailed("give a function thin_wrapper(main: str) -> bool")
     for (src, why), want in zip(WRAPPER_CASES, _wrapper_truth()):
-        try:
-            got = fn(src)
-        except NotImplementedError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a learner's crash deserves a sentence, not a traceback
-            raise ExerciseFailed(f"thin_wrapper raised {type(exc).__name__}: {exc} for this main ({why}):\n{src}"
-                                 "It takes the main's source text and returns True or False.") from None
+        got = call_answer(fn, src, said=lambda exc, src=src, why=why: (
+            f"thin_wrapper raised {type(exc).__name__}: {exc} for this main ({why}):\n{src}"
+            "It takes the main's source text and returns True or False."))
         if not is_bool(got):
             raise ExerciseFailed(f"return True or False (a bool), not {got!r}, for this main:\n{src}")
         if bool(got) is not want:
@@ -238,13 +234,9 @@ def check_levels(fn) -> None:
         labels.append(f"facts made up for the check, no pair behind them: the program does not parse, yet {p} of "
                       f"{facts0['total']} tests 'passed'; L2 stops scoring, so the tests and the bonus are never reached")
     for label, (facts, want) in zip(labels, cases):
-        try:
-            got = _as_number(fn(**dict(facts)))
-        except NotImplementedError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - a learner's crash deserves a sentence, not a traceback
-            raise ExerciseFailed(f"for the facts {facts} your coding_reward raised {type(exc).__name__}: {exc}. It "
-                                 "takes the eight facts as keyword arguments and returns one number.") from None
+        got = _as_number(call_answer(fn, **dict(facts), said=lambda exc, facts=facts: (
+            f"for the facts {facts} your coding_reward raised {type(exc).__name__}: {exc}. It "
+            "takes the eight facts as keyword arguments and returns one number.")))
         if not _is_right(got, want):
             hints = _levels_hints(fn, cases)
             raise ExerciseFailed(f"for the facts {facts} your reward is {got!r}; the library's is {want:.2f} "

@@ -10,7 +10,7 @@ import torch
 
 from ..algorithm import Node, compute_returns
 from ..config import MAGRPOConfig
-from . import ExerciseFailed, exercise, is_bool, rounded_to
+from . import ExerciseFailed, call_answer, exercise, is_bool, rounded_to
 
 
 def _fmt(t) -> list:
@@ -97,6 +97,22 @@ def _turns(node) -> int:
     return 1 + max((_turns(c) for c in node.children.values()), default=0)
 
 
+def _returns_crash(e: Exception, what: str, by_position: str) -> str:
+    """What a crash of discounted_returns says: children indexed by position, or a child's returns read too early."""
+    if isinstance(e, (KeyError, IndexError)):
+        return f"{what}: your function raised {type(e).__name__}: {e}. " + by_position
+    if isinstance(e, AttributeError) and "'int' object" in str(e):
+        return (f"{what}: your function raised AttributeError: {e}: iterating over the dict "
+                "node.children gives its KEYS, the joint actions j (ints), not the child "
+                "nodes. " + by_position)
+    if isinstance(e, AttributeError):
+        return (f"{what}: your function read an attribute the nodes here do not have yet ({e}). "
+                "Returns are what you compute: start from node.rewards and recurse into "
+                "node.children; do not read child.returns (the trainer fills it in later, with "
+                "the very function you are writing).")
+    return f"{what}: your function raised {type(e).__name__}: {e}."
+
+
 @exercise("05.discounted_returns")
 def check_discounted_returns(fn):
     for what, tree in _trees():
@@ -109,21 +125,8 @@ def check_discounted_returns(fn):
                             f"are {list(tree.children)} (only those joint actions have a child), so the i-th child is "
                             "not joint action i's, and a joint action without a child has no entry. ") if gappy else "") + (
                 "Loop over node.children.items(), which gives each j with its child.")
-            try:
-                got = fn(mine, gamma)
-            except NotImplementedError:
-                raise
-            except (KeyError, IndexError) as e:
-                raise ExerciseFailed(f"{what}: your function raised {type(e).__name__}: {e}. " + by_position) from None
-            except AttributeError as e:
-                if "'int' object" in str(e):
-                    raise ExerciseFailed(f"{what}: your function raised AttributeError: {e}: iterating over the dict "
-                                         "node.children gives its KEYS, the joint actions j (ints), not the child "
-                                         "nodes. " + by_position) from None
-                raise ExerciseFailed(f"{what}: your function read an attribute the nodes here do not have yet ({e}). "
-                                     "Returns are what you compute: start from node.rewards and recurse into "
-                                     "node.children; do not read child.returns (the trainer fills it in later, with "
-                                     "the very function you are writing).") from None
+            got = call_answer(fn, mine, gamma, said=lambda e, what=what, by_position=by_position:
+                              _returns_crash(e, what, by_position))
             if not isinstance(got, torch.Tensor):
                 raise ExerciseFailed(f"{what}: return a tensor of shape {tuple(tree.rewards.shape)}, one return per joint "
                                      f"action of the node (got a {type(got).__name__}).")
@@ -262,6 +265,17 @@ def _over_budget_hint(means, budget, t, best):
                    f"{last} (or anywhere below the next mean up, {nxt}).")
 
 
+def _threshold_crash(exc: Exception, means: list, budget: int) -> str:
+    """What a crash of choose_threshold says: an IndexError at a budget of 0 or of every group gets a hint."""
+    hint = ""
+    if isinstance(exc, IndexError) and budget >= len(means):
+        hint = (f" The budget can reach or pass the number of groups ({len(means)} here): then every group "
+                "fits, and the threshold is the largest mean (or anything above it).")
+    elif isinstance(exc, IndexError) and budget == 0:
+        hint = " The budget may be 0: then expand nothing, with a threshold below the lowest mean."
+    return f"choose_threshold({means}, {budget}) raised {type(exc).__name__}: {str(exc).rstrip('.')}." + hint
+
+
 @exercise("05.early_termination_threshold")
 def check_threshold(fn):
     # every budget up to the number of groups first, then budgets above it (an answer may also fail those, and the
@@ -270,19 +284,7 @@ def check_threshold(fn):
     for means, budget in cases:
         best = max([0] + [sum(m <= v for m in means) for v in means if sum(m <= v for m in means) <= budget])
         given = list(means)
-        try:
-            t = fn(given, budget)
-        except NotImplementedError:
-            raise
-        except Exception as exc:  # a learner's IndexError on an edge case deserves a sentence, not a traceback
-            hint = ""
-            if isinstance(exc, IndexError) and budget >= len(means):
-                hint = (f" The budget can reach or pass the number of groups ({len(means)} here): then every group "
-                        "fits, and the threshold is the largest mean (or anything above it).")
-            elif isinstance(exc, IndexError) and budget == 0:
-                hint = " The budget may be 0: then expand nothing, with a threshold below the lowest mean."
-            raise ExerciseFailed(f"choose_threshold({means}, {budget}) raised {type(exc).__name__}: "
-                                 f"{str(exc).rstrip('.')}." + hint) from None
+        t = call_answer(fn, given, budget, said=lambda exc, means=means, budget=budget: _threshold_crash(exc, means, budget))
         if given != list(means):
             raise ExerciseFailed(f"choose_threshold({list(means)}, {budget}) changed the list it was given to "
                                  f"{given} (means.sort() sorts in place): the caller's group means, in tree order, "

@@ -7,7 +7,7 @@ import math
 import torch
 
 from ..algorithm import credit_samples, group_advantages, joint_actions, kl_penalty, policy_loss
-from . import ExerciseFailed, exercise, rounded_to
+from . import ExerciseFailed, call_answer, exercise, rounded_to
 
 
 def _fmt(t: torch.Tensor) -> list:
@@ -17,12 +17,7 @@ def _fmt(t: torch.Tensor) -> list:
 def _call(fn, what: str, args, hint=lambda exc: ""):
     """The learner's function called on `args`; its exception (but NotImplementedError, the unsolved stub) turned into a
     sentence that names the call."""
-    try:
-        return fn(*args)
-    except NotImplementedError:
-        raise
-    except Exception as exc:
-        raise ExerciseFailed(f"{what} raised {type(exc).__name__}: {str(exc).rstrip('.')}." + hint(exc)) from None
+    return call_answer(fn, *args, said=lambda exc: f"{what} raised {type(exc).__name__}: {str(exc).rstrip('.')}." + hint(exc))
 
 
 # The tolerance of the std-scaled check: float32's rounding of the reference passes (about 1e-7), an answer rounded

@@ -8,7 +8,7 @@ import numbers
 
 import torch
 
-from . import ExerciseFailed, exercise, rounded_to
+from . import ExerciseFailed, call_answer, exercise, rounded_to
 
 
 def _pair(c1_chars: int, c2_chars: int) -> tuple[str, str]:
@@ -99,25 +99,23 @@ def _shown(pairs, limit: int = 80) -> str:
         [(len(a), len(b)) for a, b in pairs])
 
 
+def _band_crash(exc: Exception, pairs) -> str:
+    """What a crash of in_band_share says: a division by zero (no pairs, an empty concise text) is explained."""
+    if isinstance(exc, ZeroDivisionError) and not pairs:
+        return "an empty list of pairs made your function divide by zero: its share is 0.0 (the exercise says so)."
+    if isinstance(exc, ZeroDivisionError):
+        return ("a pair whose concise text is empty made your function divide by zero: count such a "
+                "pair as NOT in the band (the reward's first level already fails it).")
+    return (f"in_band_share({_shown(pairs)}) raised {type(exc).__name__}: {exc}. It takes a list "
+            "of (concise, detailed) string pairs and returns the share in the band as a number.")
+
+
 @exercise("07.in_band_share")
 def check_in_band_share(fn):
     for pairs, want in _BAND_CASES:
         want = _in_band(pairs) if want is None else want      # the expected share, before the answer sees the pairs
         given = list(pairs)                                    # the answer's own list: what it does to it is seen
-        try:
-            got = fn(given)
-        except ZeroDivisionError:
-            if not pairs:
-                raise ExerciseFailed("an empty list of pairs made your function divide by zero: its share is 0.0 (the "
-                                     "exercise says so).") from None
-            raise ExerciseFailed("a pair whose concise text is empty made your function divide by zero: count such a "
-                                 "pair as NOT in the band (the reward's first level already fails it).") from None
-        except NotImplementedError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - any crash of the answer is told in a sentence
-            raise ExerciseFailed(f"in_band_share({_shown(pairs)}) raised {type(exc).__name__}: {exc}. It takes a list "
-                                 "of (concise, detailed) string pairs and returns the share in the band as a number."
-                                 ) from None
+        got = call_answer(fn, given, said=lambda exc, pairs=pairs: _band_crash(exc, pairs))
         if given != list(pairs):
             how = (f"it held {len(pairs)} pair(s), now {len(given)}" if len(given) != len(pairs) else
                    "its pairs are now in another order or changed")
@@ -166,14 +164,10 @@ def check_lora_parameters(fn):
     for shapes, r in cases:
         want = sum(r * (i + o) for i, o in shapes)
         given = list(shapes)                    # the answer's own list: what it does to it is seen
-        try:
-            got = fn(given, r)
-        except NotImplementedError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - any crash of the answer is told in a sentence
-            raise ExerciseFailed(f"lora_parameters({shapes if len(shapes) < 10 else 'SmolLM2 layers'}, {r}) raised "
-                                 f"{type(exc).__name__}: {exc}. It takes a list of (in_features, out_features) pairs "
-                                 "and the rank r, and returns one number.") from None
+        got = call_answer(fn, given, r, said=lambda exc, shapes=shapes, r=r: (
+            f"lora_parameters({shapes if len(shapes) < 10 else 'SmolLM2 layers'}, {r}) raised "
+            f"{type(exc).__name__}: {exc}. It takes a list of (in_features, out_features) pairs "
+            "and the rank r, and returns one number."))
         if given != list(shapes) and len(given) == len(shapes) and sorted(map(tuple, given)) == sorted(shapes):
             raise ExerciseFailed("your function reordered the list of shapes it was given (shapes.sort() or reverse() "
                                  "sorts the caller's own list, in place): the count comes out right, but the caller's "

@@ -7,7 +7,7 @@ import math
 import torch
 
 from ..algorithm import kl_penalty
-from . import ExerciseFailed, exercise, is_bool
+from . import ExerciseFailed, call_answer, exercise, is_bool
 
 
 def _fmt(t: torch.Tensor) -> list:
@@ -30,14 +30,10 @@ def _k3_call(fn, logp: torch.Tensor, ref: torch.Tensor, inputs: str, grad: bool 
     when it crashes, changes an input, or does not return one float tensor of at least float32 of the inputs' shape.
     `inputs` says what was passed. Returns the estimate (and, when `grad`, the copy of logp it was given)."""
     given_logp, given_ref = logp.detach().clone().requires_grad_(grad), ref.clone()
-    try:
-        got = fn(given_logp, given_ref)
-    except NotImplementedError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - any crash of the answer is told in a sentence
-        raise ExerciseFailed(f"on {inputs} your function raised {type(exc).__name__}: {exc}. Compute k3 with torch "
-                             "operations on the tensors themselves (no .numpy(), .item() or .tolist()), so that it keeps "
-                             "their shape, their dtype (float32 at least) and logp's gradient.") from None
+    got = call_answer(fn, given_logp, given_ref, said=lambda exc: (
+        f"on {inputs} your function raised {type(exc).__name__}: {exc}. Compute k3 with torch "
+        "operations on the tensors themselves (no .numpy(), .item() or .tolist()), so that it keeps "
+        "their shape, their dtype (float32 at least) and logp's gradient."))
     if not (torch.equal(given_logp.detach(), logp.detach()) and torch.equal(given_ref, ref)):
         which = "logp" if not torch.equal(given_logp.detach(), logp.detach()) else "ref_logp"
         raise ExerciseFailed(f"your function changed its input {which} in place (sub_, zero_, -=, ...): the loss reads "
@@ -347,14 +343,10 @@ def _probe(fn) -> list[str]:
 def check_spot_the_hack(fn):
     for untrained, trained, gamed, why in _CASES:
         given_u, given_t = dict(untrained), dict(trained)
-        try:
-            got = fn(given_u, given_t)
-        except NotImplementedError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - any crash of the answer is told in a sentence
-            raise ExerciseFailed(f"spot_the_hack(untrained, trained) raised {type(exc).__name__}: {exc}, for the rows "
-                                 f"{untrained} and {trained}. Each row is a dict with the keys reward, naturalness1, "
-                                 "naturalness2, repetition1, repetition2.") from None
+        got = call_answer(fn, given_u, given_t, said=lambda exc, untrained=untrained, trained=trained: (
+            f"spot_the_hack(untrained, trained) raised {type(exc).__name__}: {exc}, for the rows "
+            f"{untrained} and {trained}. Each row is a dict with the keys reward, naturalness1, "
+            "naturalness2, repetition1, repetition2."))
         if given_u != untrained or given_t != trained:
             which = [name for name, g, r in (("untrained", given_u, untrained), ("trained", given_t, trained)) if g != r]
             raise ExerciseFailed(f"your function changed the {' and '.join(which)} row it was given (keys "

@@ -6,7 +6,7 @@ import math
 import re
 
 from ..tasks.writing.reward import arxiv_stop_level, arxiv_unique_level, unique_words, word_count
-from . import ExerciseFailed, exercise, not_the_library as _not_the_library, plain_number
+from . import ExerciseFailed, call_answer, exercise, not_the_library as _not_the_library, plain_number
 
 _RATIOS = [0.3, 0.4999, 0.5, 0.55, 0.6, 0.7, 1.0, 1.3, 1.45, 1.5, 1.7, 1.7001, 2.0, 2.5, 4.0, 0.0, 1e6]
 
@@ -38,13 +38,9 @@ def check_vocabulary_level(fn):
                              "ramp from 0 at u = 0.5 up to 0.5 at 0.7 and from 0.5 at 1.3 down to 0 at 1.7, and None "
                              "(scoring stops) outside [0.5, 1.7]; both ends, 0.5 and 1.7, are inside with 0 points.")
     for u in _RATIOS:
-        try:
-            got = plain_number(fn(u))
-        except NotImplementedError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - any crash of the answer is told in a sentence
-            raise ExerciseFailed(f"vocabulary_level({u}) raised {type(exc).__name__}: {exc}. It takes the ratio u, a "
-                                 "number, and returns the points (a number) or None where scoring stops.") from None
+        got = plain_number(call_answer(fn, u, said=lambda exc, u=u: (
+            f"vocabulary_level({u}) raised {type(exc).__name__}: {exc}. It takes the ratio u, a "
+            "number, and returns the points (a number) or None where scoring stops.")))
         want = arxiv_unique_level(u)
         if want is None:
             if got is not None:
@@ -328,13 +324,9 @@ def check_stop_level(fn):
     _not_the_library(fn, "stop_level", arxiv_stop_level)
     for probed, why, c1, c2 in _CASES:
         want = arxiv_stop_level(c1, c2)
-        try:
-            got = plain_number(fn(c1, c2))
-        except NotImplementedError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - any crash of the answer is told in a sentence
-            raise ExerciseFailed(f"stop_level(c1, c2) raised {type(exc).__name__}: {exc}, on the pair that probes: "
-                                 f"{why}. It takes two strings and returns the level, an int from 1 to 4.") from None
+        got = plain_number(call_answer(fn, c1, c2, said=lambda exc, why=why: (
+            f"stop_level(c1, c2) raised {type(exc).__name__}: {exc}, on the pair that probes: "
+            f"{why}. It takes two strings and returns the level, an int from 1 to 4.")))
         if got == want and isinstance(got, int) and not isinstance(got, bool):
             continue
         if isinstance(got, float) and got == want:

@@ -247,8 +247,8 @@ BOUNDARIES = {
         ("a reward rise of exactly 0.1 is not MORE than 0.1", _spot(strict=(False, True, True)), "exactly 0.1"),
         ("a naturalness rise of exactly 1.0 is not MORE than 1", _spot(strict=(True, False, True)), "exactly 1.0"),
         ("a repetition of exactly 0.2 is not ABOVE 0.2", _spot(strict=(True, True, False)), "exactly 0.2"),
-        ("each agent's naturalness against its OWN untrained one", nb08.MISTAKES["08.spot_the_hack"][16], "ITS OWN"),
-        ("each agent's repetition, not their sum", nb08.MISTAKES["08.spot_the_hack"][17], "not their sum"),
+        ("each agent's naturalness against its OWN untrained one", nb08._spot_agents_crossed, "ITS OWN"),
+        ("each agent's repetition, not their sum", nb08._spot_repetition_summed, "not their sum"),
     ],
     "09.vocabulary_level": [
         ("u = 0.5 and u = 1.7 are inside", nb09._mistake_open_edges, "Both ends"),

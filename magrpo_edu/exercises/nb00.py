@@ -14,6 +14,8 @@ _GROUPS = [
     [0.37, 0.99, 0.05, 0.61],
     [0.1, 0.2, 0.4],             # advantages -0.1333..., -0.0333..., 0.1666...: rounding them shows
     [0.0, 1.0, 1.0, 0.5, 0.25, 0.9, 0.35],  # G = 7, mean 4/7 = 0.571428...: rounding to 7 decimals shows too
+    [0.7],                       # G = 1: the mean is the reward itself, its advantage 0
+    [-0.5, 0.5, 0.0],            # mean 0: the advantages equal the rewards, yet must be a new list
 ]
 
 
@@ -34,7 +36,14 @@ def check_group_advantages(fn) -> None:
         mean = sum(rewards) / len(rewards)
         want = [r - mean for r in rewards]        # in float64, before the learner's function sees the list
         given = list(rewards)
-        got = fn(given)
+        got = call_answer(fn, given, said=lambda e, rewards=rewards: (
+            f"for the rewards {list(rewards)} your function raised {type(e).__name__}: {e}. It should return one "
+            "advantage per reward for any group, a group of one reward included."))
+        if got is given:
+            raise ExerciseFailed(f"for the rewards {list(rewards)} your function returned the very list it was given "
+                                 "(changed or not): the caller's rewards and the advantages would be one object, so "
+                                 "writing one overwrites the other. Build and return a NEW list, [r - mean for r in "
+                                 "rewards].")
         if given != list(rewards):
             how = "reordered it" if sorted(given) == sorted(rewards) else "overwrote its values"
             raise ExerciseFailed(f"your function changed the list it was given: the rewards {list(rewards)} are now "
@@ -241,7 +250,7 @@ def _misreading_hint(rname: str, sname: str, a: str, b: str) -> str:
     elif rname in ("tabs as 4 spaces", "tabs expanded"):
         parts.append(f"you expanded tabs into spaces; a tab is ONE character ({len(a)} and {len(b)} characters as "
                      f"written): {_WHITESPACE}")
-    nearer = "d is the distance from the ratio to the NEARER end of [2, 3], 2 - ratio below 2, ratio - 3 above 3"
+    nearer = "δ is the distance from the ratio to the NEARER end of [2, 3], 2 - ratio below 2, ratio - 3 above 3"
     if sname in ("middle", "middle everywhere"):
         parts.append("you measured the distance to the middle of [2, 3], |ratio - 2.5|"
                      + (", and inside [2, 3] the reward is 1, not exp(-|ratio - 2.5|)" if sname == "middle everywhere"
@@ -251,14 +260,14 @@ def _misreading_hint(rname: str, sname: str, a: str, b: str) -> str:
                      f"{nearer}")
     elif sname == "exp(+d)":
         parts.append("the exponent's sign is flipped: exp(+d) is above 1 and grows as the ratio moves away from "
-                     "[2, 3]; the reward is exp(-d), at most 1")
+                     "[2, 3]; the reward is exp(-δ), at most 1")
     elif sname in ("linear", "linear unclipped"):
-        parts.append("your reward falls in a straight line, 1 - d; outside [2, 3] it is exp(-d), 1 at the edge, "
+        parts.append("your reward falls in a straight line, 1 - δ; outside [2, 3] it is exp(-δ), 1 at the edge, "
                      "then decaying smoothly without ever reaching 0")
     elif sname == "squared":
-        parts.append("you squared the distance, exp(-d**2); the reward is exp(-d)")
+        parts.append("you squared the distance, exp(-δ**2); the reward is exp(-δ)")
     elif sname == "step":
-        parts.append(f"outside [2, 3] you gave 0; the reward there is exp(-d), partial credit that shrinks as the "
+        parts.append(f"outside [2, 3] you gave 0; the reward there is exp(-δ), partial credit that shrinks as the "
                      f"ratio moves away ({nearer})")
     return "; and ".join(parts)
 
@@ -324,13 +333,20 @@ def check_length_ratio_reward(fn) -> None:
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
                                      f"{ratio:g}) earn {want:.4f}, you returned {got:.4f}: "
                                      f"{_misreading_hint(*found, a, b)}.")
+            if got == 1.0 and not 2 <= ratio <= 3:
+                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} have the "
+                                     f"ratio {ratio:.4f}, outside [2, 3], and earn exp(-δ) = {want:.4f}; you returned "
+                                     "1.0. The band is exactly [2, 3]: test 2 <= ratio <= 3, with no margin.")
             words = f"; {len(a.split())} and {len(b.split())} words" if " " in a + b else ""
+            squeezed = (lambda t: t.strip(), lambda t: "".join(t.split()), lambda t: " ".join(t.split()),
+                        lambda t: t.replace("\n", "").replace("\t", ""), lambda t: t.replace("\n", " ").replace("\t", " "))
+            spaces_dropped = any(x(a) and abs(got - length_ratio_reward(x(a), x(b))) <= 1e-6 for x in squeezed)
             raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
                                  f"{ratio:g}{words}) earn {want:.4f}, you returned {got:.4f}: the ratio is "
                                  "chars(detailed) / chars(concise), every character counted (spaces too, len of the "
-                                 "text), and outside [2, 3] the reward is exp(-d), d the distance from the ratio to the "
+                                 "text), and outside [2, 3] the reward is exp(-δ), δ the distance from the ratio to the "
                                  "NEARER end of [2, 3] (2 - ratio below, ratio - 3 above)"
                                  + (". A leading or trailing space counts too: the model's answers start with one"
                                     if a != a.strip(" ") or b != b.strip(" ") else "")
                                  + (f"; {_WHITESPACE} (no .strip(), .split(), .replace(...) or re.sub(...) first)"
-                                    if any(c in a + b for c in "\n\t") or "  " in a + b else ""))
+                                    if spaces_dropped else ""))

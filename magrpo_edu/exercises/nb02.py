@@ -24,8 +24,9 @@ def check_joint_actions(fn) -> None:
                                          "list(...) or write a list comprehension [... for g in range(G)]")
                 if isinstance(out, (set, frozenset, dict)):
                     raise ExerciseFailed(f"return a list of tuples, one per joint action; you returned a {type(out).__name__}, "
-                                         "which has no order: joint action j is row j of the table (the trainer pairs "
-                                         "reward j with it), so build a list")
+                                         "which the trainer cannot index: it reads joint action j as row j of the table "
+                                         "and pairs reward j with it (the rows may come in any order, but as a list), so "
+                                         "build a list")
                 try:
                     if any(isinstance(k, float) or "float" in str(getattr(k, "dtype", "")) for row in out for k in row):
                         raise ExerciseFailed(f"n={n}, G={G}, {mode!r}: the entries are sample indices, ints (they index the "
@@ -172,7 +173,8 @@ def check_shared_losses(fn) -> None:
         for i, (loss, lp) in enumerate(zip(got, logps)):
             want = policy_loss(lp, A)
             if not torch.is_tensor(loss) or loss.dim() != 0:
-                raise ExerciseFailed(f"agent {i}'s loss must be a scalar tensor (so that .backward() works), got {loss!r}")
+                raise ExerciseFailed(f"agent {i}'s loss must be one number as a 0-d tensor (shape (), like "
+                                     f"policy_loss's: a mean, not a (1,) or (G,) tensor), got {loss!r}")
             if not abs(loss.item() - want.item()) <= 1e-4:        # a nan fails here too
                 got_v, want_v = loss.item(), want.item()
                 hint = ""

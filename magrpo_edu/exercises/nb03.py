@@ -176,6 +176,22 @@ _PADDED_CONCISE = [(_PADDED[0][1], _NATURAL[0][1]),                          # 0
                     "My cat sits at the front door every evening and cries loudly. However, she will not go out when I "
                     "open it, so I think she wants attention or food.")]
 
+# An empty or whitespace-only text, in either position: no 3-gram, so `repetition` is 0.0 (not repetitive), and the
+# paper's reward is 0 (L1: fewer than 8 words). The right value is the library rule's, computed in the check.
+_EMPTY = [("", _NATURAL[0][1]), (_NATURAL[0][0], ""), ("   ", _NATURAL[0][1]), (_NATURAL[0][0], " \n\t "), ("", "")]
+
+
+def _pair_repetition(text: str) -> float:
+    """`repetition` on word PAIRS (2-grams) instead of the library's 3-grams: a learner's slip."""
+    w = text.split()
+    grams = [tuple(w[k:k + 2]) for k in range(len(w) - 1)]
+    return 1.0 - len(set(grams)) / len(grams) if grams else 0.0
+
+
+def _pairs_rule(c1: str, c2: str) -> bool:
+    return _pair_repetition(c1) > 0.2 or _pair_repetition(c2) > 0.2
+
+
 # Rules a learner may write in place of "either text above 0.2": each with the sentence that names it. A hint is given
 # only when the answer agrees with that rule on every pair of the check, so that it names the learner's own rule.
 _OTHER_RULES = [
@@ -193,6 +209,9 @@ _OTHER_RULES = [
     (lambda c1, c2: repetition(c1.lower()) > 0.2 or repetition(c2.lower()) > 0.2, "You lower-case the texts before "
      "`repetition`: it compares the words exactly as written, case kept ('The', 'the' and 'THE' are three different "
      "words), so call it on the texts as given, `repetition(c1) > 0.2 or repetition(c2) > 0.2`."),
+    (_pairs_rule, "You measure repetition on word PAIRS (2-grams): `repetition` is the share of repeated word "
+     "3-grams (triples of consecutive words), 1 - distinct/total; call `magrpo_edu.quality.repetition` itself, "
+     "`repetition(c1) > 0.2 or repetition(c2) > 0.2`."),
 ]
 
 
@@ -228,7 +247,7 @@ def check_honest_tldr_reward(fn):
         if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isclose(got, want, abs_tol=1e-9):
             r1, r2 = repetition(c1), repetition(c2)
             hint = _rule_hints(fn)
-            if got == 0 and max(r1, r2) > 0.19:
+            if got == 0 and max(r1, r2) > 0.19 and not _same_as(fn, _pairs_rule):
                 hint += (f" Its detailed text repeats exactly 1/5 of its 3-grams (`repetition` returns {r2!r}): not "
                          "ABOVE 0.2, so it keeps its reward. Your rule cuts at 1/5 or below it (a threshold under 0.2, "
                          "or a rounded repetition): compare the repetition as returned with 0.2 itself, "
@@ -260,3 +279,17 @@ def check_honest_tldr_reward(fn):
                                  f"text's {r2:.2f}); the paper's reward pays {paper:.3f}, yours should pay 0, it paid "
                                  f"{got!r}. The threshold is the same 0.2 for the concise summary as for the detailed "
                                  "one: `repetition(c1) > 0.2 or repetition(c2) > 0.2`." + _rule_hints(fn))
+    for c1, c2 in _EMPTY:
+        want = 0.0 if repetition(c1) > 0.2 or repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"]
+        which = " and ".join(name for name, t in (("concise", c1), ("detailed", c2)) if not t.strip())
+        got = plain_number(call_answer(fn, c1, c2, said=lambda exc, c1=c1, c2=c2, which=which, want=want: (
+            f"honest_tldr_reward({c1[:40]!r}, {c2[:40]!r}) raised {type(exc).__name__}: {exc}. An empty (or "
+            f"whitespace-only) {which} text is a text like any other: it has no word 3-gram, so `repetition` returns "
+            f"0.0 for it (it does not repeat itself), and it scores the paper's reward, {want:g} at L1 (fewer than 8 "
+            "words); return that number, without failing on it.")))
+        if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isclose(got, want, abs_tol=1e-9):
+            raise ExerciseFailed(f"honest_tldr_reward({c1[:40]!r}, {c2[:40]!r}) should be {want:g}; you returned "
+                                 f"{got!r}. An empty (or whitespace-only) {which} text has repetition 0 (no word "
+                                 "3-gram: it does not repeat itself), so it scores the paper's reward, "
+                                 f"tldr_levels(c1, c2)[\"total\"], which is {want:g} at L1 (fewer than 8 words). "
+                                 "Return that number: the rule gives it, an empty text needs no case of its own.")

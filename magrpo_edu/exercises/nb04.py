@@ -66,6 +66,17 @@ WRAPPER_CASES = [
     ("def f(s):\n    a = aux(s); b = aux(s)\n    return b\n",
      "`v` is the name of the FIRST match of `\\w+\\s*=\\s*aux\\s*\\(` on the line (here `a`), so `return b` is not "
      "`return v`"),
+    ("def f(s):\n    n = len(s)  # count\n    return aux(s)\n",
+     "a comment is only what follows a # on a code line: `n = len(s)  # count` is a line of CODE with a comment after "
+     "it, not a comment line, so it stays, and the body is two lines, the first without `v = aux(`; only a line that "
+     "STARTS with # is dropped"),
+    ("def f(s):\n    v = aux(s)\n    return  v\n",
+     "`return  v` with two spaces: whitespace INSIDE the return line counts (only the line's two ends are "
+     "stripped), so the second line is not exactly `return v`"),
+    ("def f(s):\n    v = auxiliary(s)\n    return v\n",
+     "`v = auxiliary(s)` is no match of `\\w+\\s*=\\s*aux\\s*\\(`: after `aux` only whitespace may come before "
+     "`(`, so the call must be to aux itself, not to a name that starts with aux (the ONE-line rule's substring "
+     "test is another rule)"),
 ]
 
 
@@ -113,6 +124,27 @@ LEVEL_CASES = [
     ("def helper(c):\n    return c in 'aeiou'\n", "def count_vowels(s):\n    n = 0\n    for c in s:\n        if aux(c):\n            n += 1\n    return n\n"),
     # aux found but without a return: no 0.4, yet the bonus is paid (it needs an extracted aux, not its return)
     ("def aux(c):\n    print(c)\n", "def count_vowels(s):\n    n = 0\n    for c in s:\n        if aux(c) is None and c.lower() in 'aeiou':\n            n += 1\n    return n\n"),
+]
+
+
+def _test_of(*asserts) -> str:
+    """A `check(candidate)` test with one `assert candidate(text) == n` per (text, n)."""
+    return "def check(candidate):\n" + "".join(f"    assert candidate({t!r}) == {n}\n" for t, n in asserts)
+
+
+# (test, aux, main): count_vowels with a test of 3, 5 and 7 asserts, made for the check (every stored problem has 4),
+# so that the tests level is read as passed / total for the problem's own total, not as passed / 4.
+OTHER_TOTALS = [
+    # aux counts only 'a': 1 of 3 passes (the empty text), with the full bonus
+    (_test_of(("hello", 2), ("AEIOU xyz", 5), ("", 0)), "def aux(c):\n    return c == 'a'\n",
+     "def count_vowels(s):\n    n = 0\n    for c in s:\n        if aux(c):\n            n += 1\n    return n\n"),
+    # a main that does not call aux: 3 of 5 pass, no bonus
+    (_test_of(("banana", 3), ("", 0), ("tree", 2), ("hello", 2), ("AEIOU xyz", 5)),
+     "def aux(c):\n    return c.lower() in 'aeiou'\n",
+     "def count_vowels(s):\n    return s.count('a') + s.count('e')\n"),
+    # a thin wrapper of an aux that counts only 'a': 2 of 7 pass, the +0.5 only
+    (_test_of(("hello", 2), ("AEIOU xyz", 5), ("", 0), ("banana", 3), ("queue", 4), ("idea", 3), ("moon", 2)),
+     "def aux(c):\n    return c == 'a'\n", "def count_vowels(s):\n    return sum(1 for c in s if aux(c))\n"),
 ]
 
 
@@ -172,6 +204,11 @@ def _slips(f: dict, want: float) -> list:
          "the bonus needs at least one passed test"),
         (want - (bonus if paid and f["aux_found"] and f["passed"] < f["total"] else 0.0),
          "the bonus needs at least ONE passed test, not all of them"),
+        (want - (bonus if paid and f["aux_found"] and f["passed"] == 1 else 0.0),
+         "the bonus needs at least ONE passed test, `passed >= 1`: one passed test is enough, not `passed > 1`"),
+        (want - share + (f["passed"] / 4 if tests_on else 0.0),
+         "the tests level is passed / total for the problem's own number of asserts, not 4 (`passed * 0.25` or "
+         "`passed / 4` is right only for a test of 4 asserts): divide by `total`"),
         (want + (1.0 if tests_on and f["passed"] >= 1 and f["aux_found"] and not f["calls_aux"]
                  and not f["thin_wrapper"] else 0.0),
          "the +1.0 for not being a thin wrapper is part of the bonus: only a main that calls aux earns it"),
@@ -233,13 +270,20 @@ def check_levels(fn) -> None:
         cases.append((dict(facts0, passed=p), want0))
         labels.append(f"facts made up for the check, no pair behind them: the program does not parse, yet {p} of "
                       f"{facts0['total']} tests 'passed'; L2 stops scoring, so the tests and the bonus are never reached")
+    # count_vowels with a test of 3, 5 and 7 asserts: the tests level is passed / total, whatever the total
+    for test, aux, main in OTHER_TOTALS:
+        other = dict(problem, test=test)
+        cases.append((_facts(aux, main, other), coding_levels(aux, main, other)["total_reward"]))
+        labels.append(f"count_vowels with a test of {test.count('assert ')} asserts, made for the check; aux: "
+                      f"{aux.strip()[:40]!r}, main: {main.strip()[:60]!r}")
     for label, (facts, want) in zip(labels, cases):
         got = _as_number(call_answer(fn, **dict(facts), said=lambda exc, facts=facts: (
             f"for the facts {facts} your coding_reward raised {type(exc).__name__}: {exc}. It "
             "takes the eight facts as keyword arguments and returns one number.")))
         if not _is_right(got, want):
             hints = _levels_hints(fn, cases)
-            raise ExerciseFailed(f"for the facts {facts} your reward is {got!r}; the library's is {want:.2f} "
+            shown = f"{want:.2f}" if abs(want - round(want, 2)) < 1e-9 else f"{want:.4f}"   # 3.3333, not 3.33
+            raise ExerciseFailed(f"for the facts {facts} your reward is {got!r}; the library's is {shown} "
                                  f"({label}). Remember the gates: no "
                                  "entry point or no parse stops scoring; the cooperation bonus needs a passed test and an extracted aux."
                                  + (" Your rewards on every set of facts fit this slip: " + "; ".join(hints) + "." if hints else ""))

@@ -21,6 +21,11 @@ def _node(depth, rewards, children=None):
     return Node(depth, ["", ""], [[], []], rewards=torch.tensor(rewards), children=children or {})
 
 
+def _shape(node):
+    """The tree's structure: which joint action of each node has a child, recursively."""
+    return tuple((j, _shape(node.children[j])) for j in sorted(node.children))
+
+
 def _nodes(node):
     """The node and all its descendants, depth first."""
     out = [node]
@@ -118,7 +123,7 @@ def check_discounted_returns(fn):
     for what, tree in _trees():
         for gamma in (0.9, 0.5, 1.0):
             mine = copy.deepcopy(tree)
-            before = [nd.rewards.clone() for nd in _nodes(mine)]
+            before, shape = [nd.rewards.clone() for nd in _nodes(mine)], _shape(mine)
             keys = sorted(tree.children)
             gappy = bool(tree.children) and keys != list(range(len(keys)))
             by_position = ((f"node.children is a dict from the joint action j to its child, not a list: here its keys "
@@ -140,6 +145,11 @@ def check_discounted_returns(fn):
                                      "a tensor of node.rewards' dtype (start from node.rewards.clone(), without .double() "
                                      "or .float()); the cell below compares your returns with the trainer's by "
                                      "torch.allclose, which refuses two dtypes.")
+            if _shape(mine) != shape:
+                raise ExerciseFailed(f"{what}: your function changed the tree itself (node.children.pop(j), del, "
+                                     "clear or an assignment): after your call some node has other children than "
+                                     "before. The trainer still needs the tree to compute advantages and losses: read "
+                                     "node.children (its .items()), do not take children out of it.")
             if not torch.equal(mine.rewards, before[0]):
                 raise ExerciseFailed("your function changed node.rewards in place: start from node.rewards.clone().")
             if any(not torch.equal(nd.rewards, b) for nd, b in zip(_nodes(mine), before)):

@@ -160,7 +160,7 @@ def check_lora_parameters(fn):
     # so a reading that forgets r would pass or be named as another; at r = 4, r * r * (in + out) is 4 times the answer,
     # as bytes of float32 are; at r = 2, twice the answer is r * r * (in + out)); r = 1, r = 4 and square layers later
     cases = [([(10, 30)], 3), ([(10, 20)], 4), ([(3, 5), (5, 3), (7, 7)], 2), ([(10, 20)], 1),
-             ([(4096, 4096), (4096, 1024)], 16), (_SMOLLM2_LAYER * 30, 8), (_SMOLLM2_LAYER * 30, 16)]
+             ([(4096, 4096), (4096, 1024)], 16), (_SMOLLM2_LAYER * 30, 8), (_SMOLLM2_LAYER * 30, 16), ([], 8)]
     for shapes, r in cases:
         want = sum(r * (i + o) for i, o in shapes)
         given = list(shapes)                    # the answer's own list: what it does to it is seen
@@ -188,6 +188,9 @@ def check_lora_parameters(fn):
                 pass                    # not one number: refused below
         if isinstance(got, (int, float)) and not isinstance(got, bool) and got == want:
             continue
+        if not shapes:
+            raise ExerciseFailed(f"for an empty list of layers (no adapted layer) the count is 0, a number; you "
+                                 f"returned {got!r}. Return the sum over the layers, which is 0 when there are none.")
         what = "SmolLM2's 210 adapted layers" if len(shapes) == 210 else f"layers {shapes}"
         if isinstance(got, float) and not math.isfinite(got):
             raise ExerciseFailed(f"for {what} with r = {r} you returned {got!r}, not a number of parameters: return the "

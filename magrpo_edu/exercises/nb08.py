@@ -38,8 +38,14 @@ def _k3_call(fn, logp: torch.Tensor, ref: torch.Tensor, inputs: str, grad: bool 
         which = "logp" if not torch.equal(given_logp.detach(), logp.detach()) else "ref_logp"
         raise ExerciseFailed(f"your function changed its input {which} in place (sub_, zero_, -=, ...): the loss reads "
                              "the same log-probs after the KL term. Compute d = ref_logp - logp as a new tensor.")
-    if not isinstance(got, torch.Tensor) or got.shape != logp.shape:
-        raise ExerciseFailed(f"return one estimate per token: a tensor of the inputs' shape {tuple(logp.shape)}.")
+    if not isinstance(got, torch.Tensor):
+        kind = "a NumPy array" if type(got).__module__.split(".")[0] == "numpy" else f"a {type(got).__name__}"
+        raise ExerciseFailed(f"your function returned {kind}: return a torch tensor, not a NumPy array or list, one "
+                             f"estimate per token (the inputs' shape {tuple(logp.shape)}). The estimate goes into the "
+                             "loss and must keep logp's gradient: compute it with torch operations on the tensors.")
+    if got.shape != logp.shape:
+        raise ExerciseFailed(f"your estimate has the shape {tuple(got.shape)}: return one estimate per token, a "
+                             f"tensor of the inputs' shape {tuple(logp.shape)}.")
     if not got.is_floating_point() or torch.finfo(got.dtype).bits < 32:
         low = str(logp.dtype).replace("torch.", "") if logp.dtype in (torch.bfloat16, torch.float16) else None
         raise ExerciseFailed(f"your estimate came back as {got.dtype}" + (
@@ -117,6 +123,24 @@ def check_k3(fn):
                              f"= {_fmt(grad_want[0])} (d = ref_logp - logp): part of the formula is cut off from the "
                              "gradient (a .detach() inside it?). Compute all of e^d - d - 1 from logp with torch "
                              "operations.")
+    # 1c'. a policy that has only just moved (|d| from 1e-5 to 1e-3, k3 about d^2 / 2, 5e-11 to 5e-7): float32 rounds
+    #      these values, not their gradient 1 - e^d (about -d); an answer that zeroes small terms zeroes that too
+    tiny_d = torch.tensor([1e-5, -1e-5, 1e-4, -1e-4, 1e-3, -1e-3])
+    tiny_logp = torch.tensor([-2.0, -0.7, -1.5, -3.0, -0.2, -1.1])
+    tiny_ref = tiny_logp + tiny_d
+    est, leaf = _k3_call(fn, tiny_logp, tiny_ref, "float32 log-probs where |d| = |ref_logp - logp| is 1e-5 to 1e-3",
+                         grad=True)
+    tiny_want = 1 - torch.exp((tiny_ref - tiny_logp).double())
+    grad = torch.autograd.grad(est.sum(), leaf, allow_unused=True)[0] if est.requires_grad else None
+    if grad is None or not torch.allclose(grad.double(), tiny_want, rtol=1e-2, atol=1e-6):
+        shown = [float(f"{x:.3g}") for x in (grad.tolist() if grad is not None else [0.0] * len(tiny_d))]
+        raise ExerciseFailed(f"where the policy has only just moved (d = ref_logp - logp = "
+                             f"{[float(f'{x:.0e}') for x in tiny_d.tolist()]}, k3 about d^2 / 2) the gradient of your "
+                             f"estimate with respect to logp is {shown}, k3's is 1 - e^d = "
+                             f"{[float(f'{x:.3g}') for x in tiny_want.tolist()]}: you zero the small terms (a "
+                             "threshold on k3 or on d?), and their gradient with them. Keep every term, however "
+                             "small: k3 = e^d - d - 1 for every d; its gradient is what starts pulling a policy back "
+                             "as soon as it moves.")
     # 1d. low-precision inputs (a model run in bf16): the estimate must still be float32 at least, and computed so
     low_logp = (logp - 0.01).to(torch.bfloat16)
     low_ref = (logp + 0.015 * torch.randn(3, 5, generator=g)).to(torch.bfloat16)
@@ -151,6 +175,13 @@ _TABLE_UNTRAINED = dict(reward=1.054, naturalness1=0.49, naturalness2=0.62, repe
 
 def _row(reward, n1, n2, r1, r2):
     return dict(reward=reward, naturalness1=n1, naturalness2=n2, repetition1=r1, repetition2=r2)
+
+
+def _gamed(untrained, trained) -> bool:
+    """The rule as the notebook states it, on the raw values: the verdict of the probe cases below."""
+    return trained["reward"] - untrained["reward"] > 0.1 and any(
+        trained[f"naturalness{k}"] - untrained[f"naturalness{k}"] > 1.0 or trained[f"repetition{k}"] > 0.2
+        for k in (1, 2))
 
 
 _CASES = [
@@ -233,6 +264,21 @@ _CASES = [
      "agent 1's repetition is 0.10 and agent 2's 0.15, each below 0.2: the rule is on EACH agent's repetition, not "
      "their sum (0.25)"),
 ]
+# just past each edge by less than a rounding to 2 or 3 decimals hides: the verdict is the rule's on the raw values
+_CASES += [(u, t, _gamed(u, t), why) for u, t, why in (
+    (_row(1.0, 0.49, 0.5, 0.0, 0.0), _row(1.5, 1.494, 0.5, 0.0, 0.0),
+     "agent 1's naturalness rose by 1.004 nats (0.49 -> 1.494), more than 1; rounded to 2 decimals each value reads "
+     "1.49 - 0.49 = 1.0: round nothing, compare the raw values"),
+    (_row(1.0, 0.5, 0.5, 0.0, 0.0), _row(1.5, 0.6, 0.6, 0.0, 0.203),
+     "agent 2's repetition is 0.203, above 0.2; rounded to 2 decimals it reads 0.2: round nothing, compare the raw "
+     "values"),
+    (_row(1.0, 0.5, 0.5, 0.0, 0.0), _row(1.1004, 3.0, 0.5, 0.0, 0.0),
+     "the reward rose by 0.1004 (1.0 -> 1.1004), more than 0.1; rounded to 3 decimals it reads 1.1: round nothing, "
+     "compare the raw values"),
+    (_row(0.5, 0.5, 0.5, 0.0, 0.0), _row(0.6004, 0.5, 0.5, 0.0, 0.5),
+     "the reward rose by 0.1004 (0.5 -> 0.6004), more than 0.1; rounded to 3 decimals it reads 0.6 - 0.5 = 0.1: "
+     "round nothing, compare the raw values"),
+)]
 
 
 def _flags(fn, untrained, trained) -> bool:
@@ -263,11 +309,22 @@ def _probe(fn) -> list[str]:
     def at(x, want):
         return isinstance(x, float) and math.isclose(x, want, abs_tol=1e-6)
 
+    def near(x, want):                          # off by what rounding to 1 to 3 decimals moves a turn
+        return isinstance(x, float) and not at(x, want) and abs(x - want) <= 0.0501
+
     # 'and', not 'or': a reward that rose alone, and agents that drifted alone, are no hack
     try:
         reward_alone = _flags(fn, _row(1.0, 0.5, 0.5, 0, 0), _row(1.5, 0.5, 0.5, 0, 0))
         drift_alone = _flags(fn, _row(1.0, 0.5, 0.5, 0, 0), _row(1.0, 3.0, 3.0, 0.5, 0.5))
+        drift_alone_low = _flags(fn, _row(-1.0, 0.5, 0.5, 0, 0), _row(-1.0, 3.0, 3.0, 0.5, 0.5))
+        everything = _flags(fn, _row(1.0, 0.5, 0.5, 0, 0), _row(1.5, 3.0, 3.0, 0.5, 0.5))
+        fell = _flags(fn, _row(1.5, 0.5, 0.5, 0, 0), _row(1.0, 3.0, 3.0, 0.5, 0.5))
     except Exception:  # noqa: BLE001 - an answer that crashes on a probe gets no diagnosis
+        return said
+    if drift_alone and not drift_alone_low and not reward_alone:
+        said.append("your rule flags a run whose reward did not move (1.0 before and after) while its agents left "
+                    "their language, but not the same run at a reward of -1.0 before and after: it tests the reward's "
+                    "LEVEL; the rule is on its RISE, trained['reward'] - untrained['reward'] > 0.1")
         return said
     if reward_alone or drift_alone:
         said.append("your rule flags " + " and ".join(
@@ -276,19 +333,40 @@ def _probe(fn) -> list[str]:
                                                    "reward did not move")) if flag)
                     + ": a hack needs BOTH, the reward rising by more than 0.1 AND an agent leaving its language")
         return said
+    if not everything:                              # no probe below can turn: say only this
+        said.append("your rule flags a run whose reward FELL by 0.5 (1.5 -> 1.0) while its agents left their "
+                    "language, but not the same run with the reward RISING by 0.5 (1.0 -> 1.5): the difference is "
+                    "the wrong way round; the rule: trained['reward'] - untrained['reward'] > 0.1" if fell else
+                    "your rule does not flag even a run whose reward rose by 0.5 (1.0 -> 1.5) while both agents' "
+                    "naturalness rose by 2.5 nats and both repeat 0.5 (every sign of a hack at once)")
+        return said
+    if fell:
+        said.append("your rule also flags a run whose reward FELL by 0.5 (1.5 -> 1.0) while its agents left their "
+                    "language: only a RISE counts, trained['reward'] - untrained['reward'] > 0.1 (no abs)")
     # the reward, from two untrained rewards (a ratio turns at different rises), both agents drifting and repeating
     rw = [_turns_at(fn, lambda x, b=b: (_row(b, 0.5, 0.5, 0, 0), _row(b + x, 3.0, 3.0, 0.5, 0.5)), 0.0, 1.0)
           for b in (1.0, 2.0)]
     if None not in rw and not (at(rw[0], 0.1) and at(rw[1], 0.1)):
+        def when(x):
+            return {"always": "with no rise at all", "never": "never, not even after a rise of 1.0"}.get(
+                x) if isinstance(x, str) else f"from a rise of {x:.4g}"
         if all(isinstance(x, float) for x in rw) and not math.isclose(rw[0], rw[1], abs_tol=1e-6):
             said.append(f"your rule counts the reward as risen at a rise of {rw[0]:.3g} from 1.0 but {rw[1]:.3g} from "
                         "2.0: 'rose by more than 0.1' is a difference, trained - untrained > 0.1, not a percentage")
+        elif rw[0] != rw[1] and not all(isinstance(x, float) for x in rw):
+            said.append(f"at an untrained reward of 1.0 your rule counts the reward as risen {when(rw[0])}, at 2.0 "
+                        f"{when(rw[1])}: it depends on the reward's LEVEL; the rule is on its rise alone, "
+                        "trained['reward'] - untrained['reward'] > 0.1")
         elif rw[0] == "always" or (isinstance(rw[0], float) and rw[0] < 1e-6):
             said.append("your rule counts ANY rise of the reward (or none); the reward must rise by MORE than 0.1: "
                         "trained['reward'] - untrained['reward'] > 0.1")
         elif rw[0] == "never":
             said.append("your rule never counts the reward as risen, even by 1.0; the reward must rise by MORE than "
                         "0.1: trained['reward'] - untrained['reward'] > 0.1")
+        elif near(rw[0], 0.1):
+            said.append(f"your rule counts the reward as risen from a rise of about {rw[0]:.4g}, where the rule turns "
+                        "at 0.1 itself (a rise above 0.1, however little, counts): do you round? Round nothing, "
+                        "compare the raw values, trained['reward'] - untrained['reward'] > 0.1")
         else:
             said.append(f"your rule counts the reward as risen once it rises by about {rw[0]:.3g}; it must rise by "
                         "MORE than 0.1 (compare the difference as it is, not rounded)")
@@ -315,14 +393,18 @@ def _probe(fn) -> list[str]:
             if key == "naturalness":
                 how = {"always": f"flags agent {k} with no rise of its naturalness at all",
                        "never": f"never flags agent {k} for its naturalness, even a rise of {span:g} nats"}.get(
-                    x) or f"flags agent {k} once its naturalness rises by about {x:.3g} nats"
+                    x) or f"flags agent {k} once its naturalness rises by about {x:.4g} nats"
                 said.append(f"your rule {how} (untrained naturalness {b}, the other agent's 0.5); the rule: agent {k}'s "
-                            "naturalness rose by MORE than 1 nat per token, against its own untrained value")
+                            "naturalness rose by MORE than 1 nat per token, against its own untrained value"
+                            + (" (a rise above 1, however little, counts): do you round? Round nothing, compare the "
+                               "raw values" if near(x, want) else ""))
             else:
                 how = {"always": f"flags agent {k} at repetition 0",
                        "never": f"never flags agent {k} for its repetition, even at {span:g}"}.get(
-                    x) or f"flags agent {k} once its repetition reaches about {x:.3g}"
-                said.append(f"your rule {how}; the rule: agent {k}'s repetition is ABOVE 0.2")
+                    x) or f"flags agent {k} once its repetition reaches about {x:.4g}"
+                said.append(f"your rule {how}; the rule: agent {k}'s repetition is ABOVE 0.2"
+                            + (" (a repetition above 0.2, however little, counts): do you round? Round nothing, "
+                               "compare the raw values" if near(x, want) else ""))
             break                                   # one sentence per quantity is enough
     if not said:                                    # each agent right alone: both agents moving together
         for key, want in (("naturalness", 1.0), ("repetition", 0.2)):
@@ -360,7 +442,7 @@ def check_spot_the_hack(fn):
                                     if not isinstance(got, (str, type(None))) else "") + ".")
         if bool(got) == gamed:
             continue
-        nat = {k: round(trained[f"naturalness{k}"] - untrained[f"naturalness{k}"], 2) for k in (1, 2)}
+        nat = {k: round(trained[f"naturalness{k}"] - untrained[f"naturalness{k}"], 4) for k in (1, 2)}
         what = (f"reward {untrained['reward']} -> {trained['reward']}, naturalness {untrained['naturalness1']}, "
                 f"{untrained['naturalness2']} -> {trained['naturalness1']}, {trained['naturalness2']} (change per agent "
                 f"{nat}), repetition {trained['repetition1']}, {trained['repetition2']}")

@@ -8,7 +8,7 @@ import re
 from ..tasks.writing.reward import arxiv_stop_level, arxiv_unique_level, unique_words, word_count
 from . import ExerciseFailed, call_answer, exercise, not_the_library as _not_the_library, plain_number
 
-_RATIOS = [0.3, 0.4999, 0.5, 0.55, 0.6, 0.7, 1.0, 1.3, 1.45, 1.5, 1.7, 1.7001, 2.0, 2.5, 4.0, 0.0, 1e6]
+_RATIOS = [0.3, 0.4999, 0.5, 0.55, 0.6, 0.65, 0.7, 1.0, 1.3, 1.35, 1.45, 1.5, 1.7, 1.7001, 2.0, 2.5, 4.0, 0.0, 1e6]
 
 
 def _tldr_vocabulary(u):
@@ -27,6 +27,38 @@ def _same_levels(fn, reading) -> bool:
         return True
     except Exception:  # noqa: BLE001 - an answer that crashes somewhere is not this reading
         return False
+
+
+def _runs_the_library(fn, args, own) -> bool:
+    """Whether fn(*args) runs the package's `own` function, however it reaches it (a wrapper, functools.partial, the
+    module's attribute): watched with sys.setprofile for one call. False when a profiler is already set (left
+    alone)."""
+    import sys
+
+    if sys.getprofile() is not None:
+        return False
+    code, seen = own.__code__, []
+
+    def watch(frame, event, arg):
+        if event == "call" and frame.f_code is code:
+            seen.append(True)
+    sys.setprofile(watch)
+    try:
+        fn(*args)
+    except Exception:  # noqa: BLE001 - the checks have called the answer already; only the call to `own` matters here
+        pass
+    finally:
+        sys.setprofile(None)
+    return bool(seen)
+
+
+def _not_a_wrapper(fn, args, name: str, own) -> None:
+    """Refuse an answer that hands its work to the package's own function (`lambda *a: own(*a)`, or an own rule
+    compared with it inside): it passes by construction, as the function itself would."""
+    if _runs_the_library(fn, args, own):
+        raise ExerciseFailed(f"your function calls the package's own `{own.__name__}`: it passes by construction and "
+                             f"teaches nothing. Write `{name}` from the rule in the text, without calling "
+                             f"`{own.__name__}`, then compare the two outside your function.")
 
 
 @exercise("09.vocabulary_level")
@@ -61,6 +93,7 @@ def check_vocabulary_level(fn):
             raise ExerciseFailed(f"vocabulary_level({u}) should be {want:.4f}, you returned {got:.4f}. The level is worth "
                                  "at most 0.5: 0.5 on [0.7, 1.3], a ramp from 0 at u = 0.5 up to 0.5 at 0.7, and from "
                                  "0.5 at 1.3 down to 0 at 1.7.")
+    _not_a_wrapper(fn, (1.0,), "vocabulary_level", arxiv_unique_level)
 
 
 def _text(n_words: int, word_len: int = 5, distinct: int | None = None, start: int = 0) -> str:
@@ -207,6 +240,19 @@ _CASES = [
      "empty, u has no denominator, and the ladder stops at L3 (no vocabulary to compare with). Test for an empty "
      "set first and return 3; a max(len(...), 1) guard makes u = 1 / 1 here and lets the pair through to 4",
      " ".join(["?!"] * 200), " ".join(["ab"] * 200)),
+    (1, "a background of exactly 257 words: one past the window's upper edge (256 is inside, 257 outside)",
+     " ".join(f"w{i % 150}" for i in range(257)), " ".join(f"w{i % 150}" for i in range(240))),
+    (1, "a background of exactly 256 words: the window's upper edge, inside",
+     " ".join(f"w{i % 150}" for i in range(256)), " ".join(f"w{i % 150}" for i in range(240))),
+    (1, "two texts of 120 words each (240 together, each the same characters and vocabulary): EACH text must have "
+     "128-256 words on its own, so both are too short", _text(120, 6), _text(120, 6, start=500)),
+    (1, "a background of 60 words and a method text of 150 (210 together; as many characters, 90 / 60 unique words): "
+     "the method text alone in the window is not enough, BOTH texts must be", _text(60, 9),
+     _text(150, 3, distinct=90, start=700)),
+    (3, "an apostrophe is not \\w: \"m3'x\" is TWO \\b\\w+\\b words, 'm3' and 'x', so the method text's 49 distinct "
+     "\"m..'x\" words hold 50 unique words (50 / 100 = 0.5, the edge, goes on); a word rule that keeps apostrophes "
+     "([\\w']+) counts 49 / 100 = 0.49 and stops", " ".join([f"bg{i}" for i in range(100)] + ["bg0"] * 40),
+     " ".join([f"m{i}'x" for i in range(49)] + ["m0'x"] * 91)),
 ]
 
 
@@ -241,6 +287,8 @@ _SLIPS = [
      "have 128-256 whitespace words"),
     (_ladder(l1=lambda a, b: 256 <= len((a + " " + b).split()) <= 512), 1, "counts the words of both texts together "
      "(256 to 512); EACH text must have 128-256 whitespace words on its own"),
+    (_ladder(l1=lambda a, b: any(128 <= len(c.split()) <= 256 for c in (a, b))), 1, "lets a pair through when "
+     "EITHER text has 128-256 words (any); BOTH texts must (all)"),
     (_ladder(l1=lambda a, b: 128 <= len(a.split()) and len(b.split()) <= 256), 1, "checks only the background's "
      "lower edge and the method text's upper edge; EACH text must have 128-256 whitespace words, both edges for both"),
     (_ladder(l1=lambda a, b: all(128 <= len(re.findall(r"\b\w+\b", c)) <= 256 for c in (a, b))), 1, "counts words "
@@ -249,6 +297,10 @@ _SLIPS = [
      "breaks glue two words into one; str.split() splits at any whitespace, line breaks included"),
     (_ladder(l1=lambda a, b: all(128 < len(c.split()) < 256 for c in (a, b))), 1, "leaves out the window's edges; "
      "128 and 256 words are inside"),
+    (_ladder(l1=lambda a, b: all(128 <= len(c.split()) <= 257 for c in (a, b))), 1, "lets 257 words through; the "
+     "window ends at 256 words: 256 is inside, 257 outside"),
+    (_ladder(l1=lambda a, b: all(127 <= len(c.split()) <= 256 for c in (a, b))), 1, "lets 127 words through; the "
+     "window starts at 128 words: 128 is inside, 127 outside"),
     (_ladder(l1=lambda a, b: all(128 <= len(re.split(r"\s+", c)) <= 256 for c in (a, b))), 1, "splits with "
      "re.split(r'\\s+', text), which counts an empty word when the text starts or ends with whitespace; str.split() "
      "does not"),
@@ -288,6 +340,10 @@ _SLIPS = [
      "too, \\w matches digits"),
     (_ladder(l3=lambda a, b: 0.5 <= _u(_words(r"[a-z0-9]+"), a, b) <= 1.7), 3, "counts a-z and 0-9 only; \\w matches "
      "accented letters too, 'abécd' is one word"),
+    (_ladder(l3=lambda a, b: 0.5 <= _u(_words(r"[\w']+"), a, b) <= 1.7), 3, "keeps apostrophes inside words; an "
+     "apostrophe is not \\w, so \"m3'x\" (or \"don't\") is two words"),
+    (_ladder(l3=lambda a, b: 0.5 <= _u(_words(r"[\w-]+"), a, b) <= 1.7), 3, "keeps hyphens inside words; a hyphen is "
+     "not \\w, so 'qsh-qth' is two words"),
     (_ladder(l3=lambda a, b: 0.5 <= _u(_words(r"[\w'-]+"), a, b) <= 1.7), 3, "keeps hyphens or apostrophes inside "
      "words; they are not \\w, so 'qsh-qth' is two words"),
     (_ladder(l3=lambda a, b: 0.5 < _u(unique_words, a, b) < 1.7), 3, "leaves out its edges; u = 0.5 and u = 1.7 are "
@@ -319,6 +375,19 @@ def _zero_based(fn) -> bool:
         return False
 
 
+def _l1_window(fn):
+    """(fewest, most) words per text that `fn` lets past L1 on pairs of two texts of n words each, as many characters
+    and unique words (so that only L1 can stop them), n from 64 to 600; None when it crashes or the n it lets through
+    are not one run."""
+    try:
+        through = [n for n in range(64, 601) if plain_number(fn(_text(n, 5), _text(n, 5, start=5000))) != 1]
+    except Exception:   # noqa: BLE001 - an answer that crashes here gets no diagnosis
+        return None
+    if not through or through != list(range(through[0], through[-1] + 1)):
+        return None
+    return through[0], through[-1]
+
+
 @exercise("09.stop_level")
 def check_stop_level(fn):
     _not_the_library(fn, "stop_level", arxiv_stop_level)
@@ -346,11 +415,14 @@ def check_stop_level(fn):
                   0.5 <= u <= 1.7)]
         verdict = "; ".join(f"{text}: {'passes' if ok else 'FAILS'}" for (text, ok), _ in zip(gates, range(want)))
         where, wrong, slip = "", None, _slip(fn)   # wrong: the answer's gate that disagrees here
+        window = None                              # the L1 window of an answer whose L1 is wrong and no known slip
         if isinstance(got, int) and not isinstance(got, bool) and 1 <= got <= 4:
             wrong = got if got < want else want
             where = (f" Your {got} means your L{got} failed, where it passes." if got < want else
                      f" Your {got} means your L{want} passed, where it fails.")
-            if want < got < 4 and not gates[got - 1][1] and not slip:
+            if wrong == 1 and not slip and (window := _l1_window(fn)) == (128, 256):
+                window = None                      # its window is right: no sentence on it
+            if want < got < 4 and not gates[got - 1][1] and not slip and not window:
                 where += (f" This pair fails {gates[got - 1][0].split()[0]} too ({gates[got - 1][0]}), but L{want} "
                           f"comes first: the ladder stops at the FIRST gate that fails, so check L1, then L2, then L3, "
                           "in that order.")
@@ -360,7 +432,13 @@ def check_stop_level(fn):
             where += f" On every pair your levels are those of an L{slip[0]} that {slip[1]}."
         elif wrong is None or probed in (0, wrong):     # 0: the pair probes the whole ladder
             where += f" This pair probes: {why}."
+        if window:
+            lo, hi = window
+            where += (f" On two texts of n words each (as many characters and unique words, so that only L1 decides) "
+                      f"your L1 lets each text through from {'64 words or fewer' if lo == 64 else f'{lo} words'} to "
+                      f"{'600 or more' if hi == 600 else hi}: the window is 128 to 256 words, both edges inside.")
         raise ExerciseFailed(f"the ladder stops at {want} ({verdict}), you returned {got!r}.{where} Check each gate in "
                              "order: L1 both agents' whitespace words (str.split()) in [128, 256]; L2 l = chars(method) "
                              "/ chars(background) (len, spaces included) in [0.8, 1.5]; L3 u = unique lower-cased "
                              "\\b\\w+\\b words, method / background, in [0.5, 1.7]; every edge inside; else 4.")
+    _not_a_wrapper(fn, _CASES[0][2:], "stop_level", arxiv_stop_level)

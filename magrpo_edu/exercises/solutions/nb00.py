@@ -34,6 +34,14 @@ def _sorts_in_place(rewards):                 # sorts the caller's list, then th
     return [r - m for r in rewards]
 
 
+def _in_place_when_alone(r):
+    """Right for G > 1; a group of one reward is answered by overwriting that reward with 0 and returning the list."""
+    if len(r) == 1:
+        r[0] = 0.0
+        return r
+    return [x - sum(r) / len(r) for x in r]
+
+
 MISTAKES = {
     "00.group_advantages": [
         lambda r: list(r),                                                   # the raw rewards: REINFORCE, no baseline
@@ -46,6 +54,8 @@ MISTAKES = {
                    for x in r],                                              # z-scored (divided by the std)
         lambda r: [x - sorted(r)[len(r) // 2] for x in r],                   # the median as baseline
         _in_place,                                                            # right values, the rewards overwritten
+        lambda r: r if sum(r) == 0 else [x - sum(r) / len(r) for x in r],   # the caller's own list back when it sums to 0
+        _in_place_when_alone,                                                 # G = 1: the reward overwritten with 0
         lambda r: [round(x - sum(r) / len(r), 4) for x in r],               # rounded to 4 decimals: close, not equal
         lambda r: sorted(x - sum(r) / len(r) for x in r),                   # right values, sorted: the order lost
         lambda r: [round(x - sum(r) / len(r), 5) for x in r],               # rounded to 5 decimals: inside the tolerance

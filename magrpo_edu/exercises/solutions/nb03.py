@@ -121,6 +121,30 @@ def _honest_rounded_above(c1, c2):            # rounded to 2 decimals, then > 0.
     return tldr_levels(c1, c2)["total"]
 
 
+def _honest_none_on_empty(c1, c2):           # an empty text answered with None: it has repetition 0 and earns 0 at L1
+    if not c1.strip() or not c2.strip():
+        return None
+    return honest_tldr_reward(c1, c2)
+
+
+def _honest_first_words(c1, c2):             # reads each text's first word: an empty text crashes (IndexError)
+    c1.split()[0]
+    c2.split()[0]
+    return honest_tldr_reward(c1, c2)
+
+
+def _pair_repetition(text):
+    w = text.split()
+    grams = list(zip(w, w[1:]))
+    return 1 - len(set(grams)) / len(grams) if grams else 0.0
+
+
+def _honest_word_pairs(c1, c2):              # repetition on word PAIRS (2-grams), not `repetition`'s 3-grams
+    if _pair_repetition(c1) > 0.2 or _pair_repetition(c2) > 0.2:
+        return 0.0
+    return tldr_levels(c1, c2)["total"]
+
+
 MISTAKES = {
     "03.length_level": [
         _length_level_zero_outside,                                              # 0 instead of "stop"
@@ -136,6 +160,8 @@ MISTAKES = {
                        _coherence_no_minus_one, _coherence_no_zero_case, _coherence_unpunctuated,
                        _coherence_punctuation_as_space, _coherence_floor_at_zero, _coherence_capped_low],
     "03.honest_tldr_reward": [
+        _honest_none_on_empty, _honest_first_words,   # None on an empty text, a crash at one
+        _honest_word_pairs,                           # word pairs (2-grams), not `repetition`'s 3-grams
         _honest_rounded_above,
         lambda c1, c2: 0.0 if repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"],   # only agent 2 checked
         lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) > 0.25 else tldr_levels(c1, c2)["total"],  # 0.25, not 0.2

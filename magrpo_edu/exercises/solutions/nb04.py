@@ -308,6 +308,69 @@ def _last_line_returns_aux(main: str) -> bool:   # the one-line rule read on the
     return thin_wrapper(main)
 
 
+def _hash_line_dropped(main: str) -> bool:       # any line with a # dropped (a comment is only what follows the #)
+    return thin_wrapper("\n".join(x for x in main.split("\n") if "#" not in x))
+
+
+def _return_line_normalised(main: str) -> bool:   # `return  v` read as `return v` (whitespace inside the line counts)
+    b = _body_lines(main)
+    if len(b) == 2:
+        m = re.search(r"(?<!\w)(\w+)\s*=\s*aux\s*\(", b[0])
+        return bool(m) and " ".join(b[1].split()) == f"return {m.group(1)}"
+    return thin_wrapper(main)
+
+
+def _regex_without_bracket(main: str) -> bool:    # `v = aux` without `\(`: `v = auxiliary(s)` read as a call of aux
+    b = _body_lines(main)
+    if len(b) == 2:
+        m = re.search(r"(\w+)\s*=\s*aux", b[0])
+        return bool(m) and b[1] == f"return {m.group(1)}"
+    return thin_wrapper(main)
+
+
 MISTAKES["04.thin_wrapper"] += [_empty_not_wrapper, _one_line_needs_call, _one_line_not_return, _two_lines_whole_call,
                                 _any_string_line_dropped,
-                                _two_lines_or_more, _aux_any_case, _last_line_returns_aux]
+                                _two_lines_or_more, _aux_any_case, _last_line_returns_aux,
+                                _hash_line_dropped, _return_line_normalised, _regex_without_bracket]
+
+
+def _tests_quarter_per_pass(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the tests level as passed * 0.25: right only for a test of 4 asserts
+    reward = 0.4 if aux_defined else 0.0
+    if not main_defined:
+        return reward
+    reward += 0.6
+    if not parses:
+        return reward
+    reward += 0.5 + passed * 0.25
+    if passed >= 1 and aux_found and calls_aux:
+        reward += 0.5 if thin_wrapper else 1.5
+    return reward
+
+
+def _tests_over_four(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the tests level as passed / 4, the count_vowels problem's total, not the problem's own
+    r = coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    return r - passed / total + passed / 4 if main_defined and parses else r
+
+
+def _share_rounded(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the share rounded to 2 decimals: 1/3 reads 0.33
+    r = coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    return r - passed / total + round(passed / total, 2) if main_defined and parses else r
+
+
+def _reward_rounded_2(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the whole reward rounded to 2 decimals: 3.3333 reads 3.33
+    r = coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    return round(r, 2)
+
+
+def _bonus_needs_two_tests(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the bonus gated on `passed > 1`: one passed test is enough
+    return coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux and passed > 1,
+                         thin_wrapper)
+
+
+MISTAKES["04.levels"] += [_tests_quarter_per_pass, _tests_over_four, _share_rounded, _reward_rounded_2,
+                          _bonus_needs_two_tests]

@@ -225,8 +225,19 @@ def _threshold_from_the_best_above_all(means, budget):   # counted from the best
     return s[0] + 1.0 if budget == 0 else s[min(budget, len(s)) - 1]
 
 
+def _pops_children(node, gamma):
+    """The right returns, but each child is popped out of node.children on the way (the tree loses its turns)."""
+    R = node.rewards.clone()
+    for j in list(node.children):
+        child = node.children.pop(j)
+        R[j] = R[j] + gamma * _pops_children(child, gamma).mean()
+    return R
+
+
 MISTAKES = {
-    "05.discounted_returns": [_undiscounted, _child_rewards, _in_place, _discount_everything, _sum_of_children,
+    "05.discounted_returns": [
+        _pops_children,                                   # right returns, the children taken out of the tree
+_undiscounted, _child_rewards, _in_place, _discount_everything, _sum_of_children,
                               _max_of_children, _children_in_place, _one_mean_for_the_level, _discount_by_depth,
                               _children_by_position, _children_by_index, _children_enumerated, _float64_returns,
                               _two_levels_written_out, _median_of_children, _rounded_returns,

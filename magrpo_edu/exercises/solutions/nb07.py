@@ -82,6 +82,8 @@ MISTAKES = {
         lambda pairs: sum(1.6 <= len(b) / (len(a) or 1) <= 3.2 for a, b in pairs) / len(pairs) if pairs else 0.0,
     ],
     "07.lora_parameters": [
+        lambda shapes, r: r * sum(map(sum, shapes)) if shapes else None,   # None for no layers: the count is 0
+
         lambda shapes, r: sum(r * i * o for i, o in shapes),
         lambda shapes, r: sum(r * i for i, o in shapes),
         lambda shapes, r: sum(2 * r * max(i, o) for i, o in shapes),                # both matrices taken as r x max(in, out)

@@ -227,3 +227,43 @@ MISTAKES["08.k3_estimator"] += [
     lambda logp, ref: k3_estimator(logp, ref).squeeze(),                               # squeeze: shape (1,) becomes ()
     lambda logp, ref: torch.stack([k3_estimator(a, b) for a, b in zip(logp, ref)]),    # a loop over rows: a 0-d crashes
 ]
+
+
+def _spot_rounded_naturalness_2(untrained, trained):   # each naturalness rounded to 2 decimals: 1.494 - 0.49 reads 1.0
+    return bool(trained["reward"] - untrained["reward"] > 0.1 and any(
+        round(trained[f"naturalness{k}"], 2) - round(untrained[f"naturalness{k}"], 2) > 1
+        or trained[f"repetition{k}"] > 0.2 for k in (1, 2)))
+
+
+def _spot_rounded_repetition_2(untrained, trained):    # the repetition rounded to 2 decimals: 0.203 reads 0.2
+    return bool(trained["reward"] - untrained["reward"] > 0.1 and any(
+        trained[f"naturalness{k}"] - untrained[f"naturalness{k}"] > 1
+        or round(trained[f"repetition{k}"], 2) > 0.2 for k in (1, 2)))
+
+
+def _spot_rounded_rows(untrained, trained):            # every value rounded (the reward to 3 decimals): 1.1004 is 1.1
+    rounded = lambda row: {key: round(v, 3 if key == "reward" else 2) for key, v in row.items()}
+    return spot_the_hack(rounded(untrained), rounded(trained))
+
+
+def _k3_small_terms_zeroed(logp, ref):                 # terms below 1e-6 zeroed "as noise": their gradient too
+    k = k3_estimator(logp, ref)
+    return k * (k.detach() > 1e-6)
+
+
+MISTAKES["08.spot_the_hack"] += [
+    _spot_rounded_naturalness_2, _spot_rounded_repetition_2, _spot_rounded_rows,
+    lambda u, t: bool(round(t["reward"], 3) - round(u["reward"], 3) > 0.1 and any(
+        t[f"naturalness{k}"] - u[f"naturalness{k}"] > 1 or t[f"repetition{k}"] > 0.2
+        for k in (1, 2))),                                                             # the reward rounded: 0.6004
+    lambda u, t: bool(t["reward"] > 0.1 and any(
+        t[f"naturalness{k}"] - u[f"naturalness{k}"] > 1 or t[f"repetition{k}"] > 0.2
+        for k in (1, 2))),                                                             # the reward's level, not rise
+    lambda u, t: bool(u["reward"] - t["reward"] > 0.1 and any(
+        t[f"naturalness{k}"] - u[f"naturalness{k}"] > 1 or t[f"repetition{k}"] > 0.2
+        for k in (1, 2))),                                                             # the rise upside down
+]
+MISTAKES["08.k3_estimator"] += [
+    lambda logp, ref: k3_estimator(logp, ref).detach().numpy(),                        # a NumPy array, not a tensor
+    _k3_small_terms_zeroed,                                                            # small terms and their gradient
+]

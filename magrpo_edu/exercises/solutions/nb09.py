@@ -169,3 +169,34 @@ MISTAKES["09.stop_level"] += [
     _with(l1=lambda a, b: 256 <= len((a + " " + b).split()) <= 512),                      # both texts' words together
     _with(l1=lambda a, b: 128 <= len(a.split()) and len(b.split()) <= 256),               # one edge per text
 ]
+
+
+def _vocabulary_wide_flat(u):                      # the flat 0.5 widened to [0.65, 1.35]: the ramps start late
+    return 0.5 if 0.65 <= u <= 1.35 else vocabulary_level(u)
+
+
+def _vocabulary_calls_the_library(u):              # the package's own function behind a wrapper
+    from magrpo_edu.tasks.writing.reward import arxiv_unique_level
+
+    return arxiv_unique_level(u)
+
+
+def _stop_level_calls_the_library(c1, c2):         # the package's own function behind a wrapper
+    from magrpo_edu.tasks.writing.reward import arxiv_stop_level
+
+    return arxiv_stop_level(c1, c2)
+
+
+MISTAKES["09.vocabulary_level"] += [
+    _vocabulary_wide_flat,
+    lambda u: 0.5 if 0.7 <= u <= 1.35 else vocabulary_level(u),                         # the flat 0.5 up to 1.35
+    _vocabulary_calls_the_library,                                                      # the library, wrapped
+]
+MISTAKES["09.stop_level"] += [
+    _with(l1=lambda a, b: all(128 <= len(c.split()) <= 257 for c in (a, b))),             # the upper edge one off: 257
+    _with(l3=lambda a, b: bool(unique_words(a)) and 0.5 <= len(set(re.findall(r"[\w']+", b.lower())))
+          / len(set(re.findall(r"[\w']+", a.lower()))) <= 1.7),                         # apostrophes kept in words
+    _with(l1=lambda a, b: all(100 <= len(c.split()) <= 300 for c in (a, b))),             # a window of 100-300 words
+    _with(l1=lambda a, b: any(128 <= len(c.split()) <= 256 for c in (a, b))),             # any text, not both
+    _stop_level_calls_the_library,                                                        # the library, wrapped
+]

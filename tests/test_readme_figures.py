@@ -112,5 +112,5 @@ def test_the_check_itself_refuses_what_it_should():
     found = {m.group() for m in DECIMAL.finditer("Qwen2.5-0.5B, torch==2.13.0, 0.407 -> 0.710 (of 1).")}
     assert found == {"2.13.0", "0.407", "0.710"}
     markdown = "".join("".join(c["source"]) for c in json.loads((ROOT / NB06).read_text())["cells"])
-    assert "suggestive, not settled" in markdown and "suggestive, not settled" not in saved_outputs(ROOT / NB06), \
+    assert "suggestive." in markdown and "suggestive." not in saved_outputs(ROOT / NB06), \
         "a notebook's source is what it printed, not its markdown"

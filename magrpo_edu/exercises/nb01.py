@@ -178,10 +178,11 @@ def _others(R: torch.Tensor, g: int) -> torch.Tensor:
 
 @exercise("01.leave_one_out")
 def check_leave_one_out(fn):
-    # [0, 1, 0.25, 0.5]: the others' median and the mean of all G differ from the others' mean and from each other;
+    # [0.5, 1, 0.25, 0.75]: the others' median and the mean of all G differ from the others' mean and from each other;
     # two samples: [2.0, 2.0] agrees (every baseline gives 0), [0.0, 1.0] does not (leave-one-out gives -1 and 1,
     # twice r - mean(r)); a group that agrees; negative rewards
-    groups = [[0.0, 1.0, 0.25, 0.5], [0.0, 1.0, 0.5, 0.5], [2.0, 2.0], [0.0, 1.0], [0.3, 0.3, 0.3],
+    # no reward of the first group is 0, so "all G by G-1" and "one sample's baseline for every g" differ there
+    groups = [[0.5, 1.0, 0.25, 0.75], [0.0, 1.0, 0.5, 0.5], [2.0, 2.0], [0.0, 1.0], [0.3, 0.3, 0.3],
               [1.0, -1.0, 4.0, 0.0, 2.5, 0.0], [0.0, 0.0, 0.0, 1.0]]
     for r in groups:
         R = torch.tensor(r)
@@ -203,6 +204,11 @@ def check_leave_one_out(fn):
             if torch.allclose(got, -want, atol=1e-5):
                 raise ExerciseFailed(f"for rewards {r} you returned the advantages with the sign flipped: r_g minus the "
                                      "others' mean, so a sample better than the others gets a positive advantage.")
+            if any(torch.allclose(got, R - torch.cat([R[:k], R[k + 1:]]).mean(), atol=1e-5) for k in range(G)):
+                raise ExerciseFailed(f"for rewards {r} you subtracted ONE baseline from every sample (the mean of all "
+                                     "rewards but one fixed sample's): leave-one-out leaves out each sample's OWN "
+                                     "reward, so sample g's baseline is the mean of the other G-1, a different number "
+                                     "for each g.")
             if torch.allclose(got, R - R.sum() / (G - 1), atol=1e-5):
                 raise ExerciseFailed(f"for rewards {r} you divided the sum of ALL G rewards by G-1; leave-one-out sums "
                                      f"the G-1 = {G - 1} OTHER rewards (sum minus r_g) and divides by G-1.")
@@ -331,8 +337,17 @@ def check_grpo_token_mean_loss(fn):
                              f"you returned {got.item():.5f}.")
     # a completion with no tokens must not divide by zero
     logp, mask = torch.zeros(2, 3), torch.tensor([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])
-    out = call_answer(fn, logp - 1.0, mask, torch.tensor([1.0, -1.0]),
+    leaf = (logp - 1.0).requires_grad_(True)
+    out = call_answer(fn, leaf, mask, torch.tensor([1.0, -1.0]),
                       said=lambda e: _raised("with an empty completion (all of its mask 0), your grpo_token_mean_loss", e))
     if not torch.isfinite(torch.as_tensor(out)).all():
         raise ExerciseFailed("a completion with no tokens (all of its mask 0) made your loss inf or nan: divide by "
                              "max(|a^(g)|, 1).")
+    # ... nor its gradient: torch.where(n > 0, s / n, 0) or (s / n).nan_to_num() give a finite loss, but s / 0 is
+    # still computed, and its gradient (0 * inf) is nan, which the optimiser would write into every weight
+    grad = torch.autograd.grad(out, leaf, allow_unused=True)[0] if torch.is_tensor(out) and out.requires_grad else None
+    if grad is not None and not torch.isfinite(grad).all():
+        raise ExerciseFailed("with a completion with no tokens (all of its mask 0) your loss is finite but its GRADIENT "
+                             "is nan: torch.where(n > 0, s / n, 0) or (s / n).nan_to_num() still compute s / 0, and "
+                             "backward multiplies 0 by inf there. Divide by max(|a^(g)|, 1) (lengths.clamp_min(1)) "
+                             "instead, so nothing is ever divided by zero.")

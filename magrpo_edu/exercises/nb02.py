@@ -94,7 +94,8 @@ def check_cross_credit(fn) -> None:
                             "agent 2's sample k2 is column k2 (average over dim 0).")
                 elif torch.allclose(got, want[agent] * G, atol=1e-5):
                     hint = (f" You SUMMED the {G} advantages of the joint actions holding the sample; the credit is their "
-                            "mean (CoMLRL sums them, a constant factor G).")
+                            "mean here (CoMLRL sums the combinations' returns and centres the G sums: with the mean baseline, G times this "
+                            "credit).")
                 elif torch.allclose(got, r.mean(dim=1 - agent), atol=1e-5):
                     hint = " You averaged the rewards, not the advantages: subtract the mean of all G*G rewards first."
                 elif torch.allclose(got, r.diagonal() - r.diagonal().mean(), atol=1e-5):

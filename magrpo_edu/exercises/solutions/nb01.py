@@ -58,6 +58,12 @@ def _grpo_ratio_form(token_logp, mask, advantages):  # the clipped-ratio surroga
     return -((per_token * mask).sum(-1) / mask.sum(-1).clamp(min=1)).mean()
 
 
+def _where_nan_gradient(token_logp, mask, advantages):
+    """Guards the division with torch.where: the loss is finite, but s / 0 is still computed and its gradient is nan."""
+    s, n = (token_logp * mask).sum(-1), mask.sum(-1)
+    return -(advantages * torch.where(n > 0, s / n, torch.zeros_like(s))).mean()
+
+
 MISTAKES = {
     "01.sequence_logprob": [
         lambda lp, m: torch.log(torch.where(m.bool(), lp.exp(), torch.ones_like(lp)).prod(-1)),  # log of the product: underflows
@@ -89,6 +95,10 @@ MISTAKES = {
         lambda r: torch.round(r - (r.sum() - r) / (len(r) - 1), decimals=3),  # rounded to 3 decimals
     ],
     "01.grpo_token_mean_loss": [
+        _where_nan_gradient,                                  # a finite loss with a nan gradient on an empty completion
+        lambda token_logp, mask, advantages: -(advantages * ((token_logp * mask).sum(-1) / mask.sum(-1)).nan_to_num(0.0)
+                                               ).mean(),      # the same trap, nan_to_num after the division
+
         lambda lp, m, A: (-(A * (lp * m).sum(-1) / m.sum(-1).clamp_min(1)).mean()).detach(),  # right value, no gradient
         lambda lp, m, A: -(A * (lp * m).sum(-1)).mean(),                               # MAGRPO's sum
         lambda lp, m, A: -(A * (lp * m).sum(-1) / lp.shape[1]).mean(),                 # divided by the padded width

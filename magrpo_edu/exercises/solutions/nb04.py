@@ -334,22 +334,9 @@ MISTAKES["04.thin_wrapper"] += [_empty_not_wrapper, _one_line_needs_call, _one_l
                                 _hash_line_dropped, _return_line_normalised, _regex_without_bracket]
 
 
-def _tests_quarter_per_pass(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
-    # the tests level as passed * 0.25: right only for a test of 4 asserts
-    reward = 0.4 if aux_defined else 0.0
-    if not main_defined:
-        return reward
-    reward += 0.6
-    if not parses:
-        return reward
-    reward += 0.5 + passed * 0.25
-    if passed >= 1 and aux_found and calls_aux:
-        reward += 0.5 if thin_wrapper else 1.5
-    return reward
-
-
 def _tests_over_four(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
-    # the tests level as passed / 4, the count_vowels problem's total, not the problem's own
+    # the tests level as passed / 4 (or passed * 0.25, the same numbers): the count_vowels problem's total, not the
+    # problem's own; right only for a test of 4 asserts
     r = coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
     return r - passed / total + passed / 4 if main_defined and parses else r
 
@@ -372,5 +359,5 @@ def _bonus_needs_two_tests(aux_found, aux_defined, main_defined, parses, passed,
                          thin_wrapper)
 
 
-MISTAKES["04.levels"] += [_tests_quarter_per_pass, _tests_over_four, _share_rounded, _reward_rounded_2,
+MISTAKES["04.levels"] += [_tests_over_four, _share_rounded, _reward_rounded_2,
                           _bonus_needs_two_tests]

@@ -19,6 +19,27 @@ _GROUPS = [
 ]
 
 
+def _rounded_places(fn, got, want):
+    """The number of decimals the answer rounds to, read off EVERY group of the check (one group alone can agree with
+    fewer places: -0.135 is -0.135 rounded to 3, 4 or 5); None when no single count explains all of them."""
+    outs, wants = [], []
+    for rewards in _GROUPS:
+        try:
+            out = [float(v) for v in fn(list(rewards))]
+        except Exception:  # noqa: BLE001  the learner's function may fail on another group: no count then
+            return None
+        mean = sum(rewards) / len(rewards)
+        if len(out) != len(rewards):
+            return None
+        outs += out
+        wants += [r - mean for r in rewards]
+    return rounded_to(outs, wants, range(8), close=lambda g, w: abs(g - w) <= 1e-12)
+
+
+def _rounded_words(k) -> str:
+    return f"you rounded them to {k} decimal{'' if k == 1 else 's'}" if k is not None else "you rounded them"
+
+
 def _numbers(xs) -> str:
     """A list of numbers shown with enough digits to tell a value from its rounding to 7 decimals."""
     return str([float(f"{v:.10g}") if math.isfinite(v) else v for v in xs])
@@ -55,6 +76,13 @@ def check_group_advantages(fn) -> None:
                                  f"([... for r in rewards]); you returned a {type(got).__name__}"
                                  + (" (its keys are not the advantages, and the trainer reads the advantages by "
                                     "position)" if isinstance(got, Mapping) else "") + ".")
+        if isinstance(plain_number(got), (int, float)) and not isinstance(got, bool):
+            number = plain_number(got)
+            what = (f"the group's mean reward, {number:.6g}: that is the baseline, and the advantages are each reward "
+                    "minus it" if math.isclose(number, mean, abs_tol=1e-9) else f"one number, {number:.6g}")
+            raise ExerciseFailed(f"for the {len(rewards)} rewards {list(rewards)} return a list of {len(rewards)} "
+                                 f"advantages, one per joint action in the order of the rewards; you returned {what}. "
+                                 "Build the list, [r - mean for r in rewards].")
         if not hasattr(got, "__len__"):
             raise ExerciseFailed(f"return a list of numbers, one per joint action; you returned a {type(got).__name__}, "
                                  "which can be read only once (a generator is empty the second time the trainer reads "
@@ -79,12 +107,12 @@ def check_group_advantages(fn) -> None:
         # ("unrounded"); a rounding to 8 or more decimals is below float32 noise and passes.
         within = all(math.isfinite(g) and abs(g - w) <= 1e-5 for g, w in zip(got, want))
         exact = within and all(abs(g - w) <= 1e-9 * max(1.0, abs(w)) for g, w in zip(got, want))
-        if within and not exact and (k := rounded_to(got, want, range(8),
-                                                     close=lambda g, w: abs(g - w) <= 1e-12)) is not None:
+        if within and not exact and rounded_to(got, want, range(8),
+                                               close=lambda g, w: abs(g - w) <= 1e-12) is not None:
             raise ExerciseFailed(f"for rewards {rewards} the advantages are {_numbers(want)}, you returned "
-                                 f"{_numbers(got)} (close but not equal: you rounded to {k} decimal(s); do not round, "
-                                 "return r - mean(r) as computed, the notebook compares them with the trainer's own "
-                                 "advantages)")
+                                 f"{_numbers(got)} (close but not equal: "
+                                 f"{_rounded_words(_rounded_places(fn, got, want))}; do not round, return r - mean(r) "
+                                 "as computed, the notebook compares them with the trainer's own advantages)")
         if any(not math.isfinite(g) or abs(g - w) > 1e-5 for g, w in zip(got, want)):
             G = len(rewards)
             close = lambda xs: all(math.isfinite(g) and abs(g - x) < 1e-5 for g, x in zip(got, xs))
@@ -95,6 +123,10 @@ def check_group_advantages(fn) -> None:
                 hint = (" (every advantage you returned is 0, but these rewards differ: some joint actions beat the group "
                         "and some fall short. A = r - mean(r): the mean of ALL G rewards, sum(rewards) / len(rewards), "
                         "subtracted from each reward; a reward minus itself is 0 whatever the rewards)")
+            elif all(g == (w > 0) - (w < 0) for g, w in zip(got, want)):
+                hint = (" (you kept only the SIGN of each advantage, +1 above the mean, -1 below, 0 on it: the size "
+                        "counts too, A = r - mean(r), so a joint action far above the group is pushed harder than one "
+                        "just above it)")
             elif close([-w for w in want]):
                 hint = " (the sign is flipped: reward minus mean, so a joint action above the mean gets a positive advantage)"
             elif close([w * G / (G - 1) for w in want]):
@@ -104,9 +136,9 @@ def check_group_advantages(fn) -> None:
                                                              for g, w in zip(sorted(got), sorted(want))):
                 hint = (" (the same values in another order: keep the order of the rewards, advantage i belongs to "
                         "reward i, joint action i; do not sort them)")
-            elif (k := rounded_to(got, want, close=lambda g, w: math.isfinite(g) and abs(g - w) < 1e-5)) is not None:
-                hint = (f" (close but not equal: you rounded to {k} decimal(s); do not round, return r - mean(r) as "
-                        "computed, the notebook compares them with the trainer's own advantages)")
+            elif rounded_to(got, want, close=lambda g, w: math.isfinite(g) and abs(g - w) < 1e-5) is not None:
+                hint = (f" (close but not equal: {_rounded_words(_rounded_places(fn, got, want))}; do not round, "
+                        "return r - mean(r) as computed, the notebook compares them with the trainer's own advantages)")
             elif all(math.isfinite(g) and abs(g - w) <= 1e-2 for g, w in zip(got, want)):
                 hint = (" (close but not equal: do not round, neither the mean nor the advantages, and compute in "
                         "full float precision: A = r - mean(r) exactly)")
@@ -194,6 +226,8 @@ _SHAPES = [
     ("linear unclipped", lambda l: 1.0 - _nearer(l)),
     ("squared", lambda l: math.exp(-_nearer(l) ** 2)),
     ("step", lambda l: 1.0 if 2 <= l <= 3 else 0.0),
+    ("no upper edge", lambda l: 1.0 if l >= 2 else math.exp(-(2 - l))),
+    ("no lower edge", lambda l: 1.0 if l <= 3 else math.exp(-(l - 3))),
 ]
 
 
@@ -266,6 +300,14 @@ def _misreading_hint(rname: str, sname: str, a: str, b: str) -> str:
                      "then decaying smoothly without ever reaching 0")
     elif sname == "squared":
         parts.append("you squared the distance, exp(-δ**2); the reward is exp(-δ)")
+    elif sname == "no upper edge":
+        parts.append("your reward stays 1 above 3: the band [2, 3] has an UPPER edge too, and a detailed answer "
+                     "more than 3 times as long earns exp(-(ratio - 3)); test 2 <= ratio <= 3, with a case for each "
+                     "side")
+    elif sname == "no lower edge":
+        parts.append("your reward stays 1 below 2: the band [2, 3] has a LOWER edge too, and a detailed answer "
+                     "less than 2 times as long earns exp(-(2 - ratio)); test 2 <= ratio <= 3, with a case for each "
+                     "side")
     elif sname == "step":
         parts.append(f"outside [2, 3] you gave 0; the reward there is exp(-δ), partial credit that shrinks as the "
                      f"ratio moves away ({nearer})")

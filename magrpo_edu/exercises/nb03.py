@@ -8,7 +8,7 @@ import re
 
 from ..quality import repetition
 from ..tasks.writing.reward import coherence_T, tldr_length_level, tldr_levels
-from . import ExerciseFailed, call_answer, exercise, plain_number
+from . import ExerciseFailed, call_answer, exercise, plain_number, rounded_to
 
 
 def _t_of(text: str) -> float:
@@ -25,33 +25,37 @@ def _unpunctuated(text: str, by: str) -> str:
 
 @exercise("03.length_level")
 def check_length_level(fn):
-    # the ramps are probed at their midpoints (1.35, 4.1) AND off them (1.23, 1.47, 3.5, 4.55, 4.91): a smoothstep
+    # the ratio is ell (ℓ, docs/glossary.md: r is the reward); the learner's argument is named `r`, messages say ℓ.
+    # The ramps are probed at their midpoints (1.35, 4.1) AND off them (1.23, 1.47, 3.5, 4.55, 4.91): a smoothstep
     # or a rounded value agrees with the straight line at a midpoint only
     for r in (0.5, 1.0999, 1.1, 1.35, 1.6, 2.4, 3.2, 4.1, 5.0, 5.0001, 7.0, 1.23, 1.47, 3.5, 4.55, 4.91):
         want, got = tldr_length_level(r), plain_number(fn(r))
         if want is None:
             if isinstance(got, numbers.Real) and not isinstance(got, bool) and got < 0:
-                raise ExerciseFailed(f"at r = {r} scoring stops: return None; you returned {got:.3g}, a ramp carried on "
-                                     f"{'past 5.0' if r > 5.0 else 'below 1.1'} and went negative. Outside [1.1, 5.0] "
-                                     "L2 is no number at all: any number, 0 or negative, would let the pair go on to "
-                                     "the vocabulary and style levels.")
+                raise ExerciseFailed(f"at the ratio ℓ = {r} scoring stops: return None; you returned {got:.3g}, a "
+                                     f"ramp carried on {'past 5.0' if r > 5.0 else 'below 1.1'} and went negative. "
+                                     "Outside [1.1, 5.0] L2 is no number at all: any number, 0 or negative, would let "
+                                     "the pair go on to the vocabulary and style levels.")
             if got is not None:
-                raise ExerciseFailed(f"at r = {r} scoring stops: return None (not {got!r}); a number would let the pair "
-                                     "go on to the vocabulary and style levels.")
+                raise ExerciseFailed(f"at the ratio ℓ = {r} scoring stops: return None (not {got!r}); a number would "
+                                     "let the pair go on to the vocabulary and style levels.")
             continue
         if got is None:
             edge = " Both ends of [1.1, 5.0] are inside: L2 pays 0 there and scoring goes on." if r in (1.1, 5.0) else ""
-            raise ExerciseFailed(f"at r = {r} L2 is {want:.3f} and scoring goes on; you returned None (stop).{edge}")
+            raise ExerciseFailed(f"at the ratio ℓ = {r} L2 is {want:.3f} and scoring goes on; you returned None "
+                                 f"(stop).{edge}")
         if isinstance(got, bool) or not isinstance(got, numbers.Real) or not math.isclose(got, want, abs_tol=1e-9):
             hint = ""
             if isinstance(got, numbers.Real) and not isinstance(got, bool):
-                if math.isclose(got, round(want, 1), abs_tol=1e-9) or math.isclose(got, round(want, 2), abs_tol=1e-9):
-                    hint = " You rounded it: the level is the exact value on the line, no rounding."
+                if (k := rounded_to(got, want, range(1, 8))) is not None:
+                    hint = (f" You rounded it to {k} decimal{'s' if k > 1 else ''}: the level is the exact value on "
+                            "the line, no rounding.")
                 elif math.isclose(got, 3 * want ** 2 - 2 * want ** 3, abs_tol=1e-9):
-                    hint = (" That is a smooth S-curve (3t^2 - 2t^3); each ramp is a STRAIGHT line, (r - 1.1) / 0.5 "
-                            "rising, 1 - (r - 3.2) / 1.8 falling.")
-            raise ExerciseFailed(f"at r = {r} L2 is {want:.4f}, you returned {got!r}: 1 on [1.6, 3.2], rising linearly "
-                                 "from 0 at 1.1 to 1 at 1.6, falling linearly from 1 at 3.2 to 0 at 5.0." + hint)
+                    hint = (" That is a smooth S-curve (3t^2 - 2t^3); each ramp is a STRAIGHT line, (ℓ - 1.1) / 0.5 "
+                            "rising, 1 - (ℓ - 3.2) / 1.8 falling.")
+            raise ExerciseFailed(f"at the ratio ℓ = {r} L2 is {want:.10g}, you returned {got!r}: 1 on [1.6, 3.2], "
+                                 "rising linearly from 0 at 1.1 to 1 at 1.6, falling linearly from 1 at 3.2 to 0 at "
+                                 "5.0." + hint)
 
 
 TEXTS = ["He has a plan.",                         # "as" inside "has": the time category
@@ -60,7 +64,10 @@ TEXTS = ["He has a plan.",                         # "as" inside "has": the time
          #  without punctuation 'in fact' appears, with a space for it 'all in all'
          "First, I called. Then I wrote. In addition, I asked a lawyer because it was urgent. "
          "Similarly, however, in conclusion, for instance, although, if, indeed, meanwhile, that is",
-         ""]
+         "",
+         "The rent went up. As\na result we moved; in  fact, the flat is smaller this time."]  # 'as\na result' and
+#   'in  fact' (a newline, a double space) are no phrase as written: T = 0.4 ('as'); whitespace collapsed, 0.55.
+#   'time' is a category's NAME, no phrase: matching the names finds it here
 
 
 def _kappa(text: str) -> int:
@@ -85,6 +92,41 @@ def _same(got, want) -> bool:
     return isinstance(got, (int, float)) and not isinstance(got, bool) and math.isclose(got, want, abs_tol=1e-9)
 
 
+def _t_counting(text: str, found) -> float:
+    """T with kappa = the number of categories for which found(lower-cased text, category name, its phrases) holds."""
+    from ..tasks.writing.word_lists import TRANSITION_CATEGORIES
+    low = text.lower()
+    k = sum(bool(found(low, cat, ws)) for cat, ws in TRANSITION_CATEGORIES.items())
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+# Misreadings of T a learner may write, each with the sentence that names it; named only when the answer agrees with
+# it on EVERY text of the check.
+_T_SLIPS = [
+    (lambda t: coherence_T(" ".join(t.split())),
+     "you collapsed the whitespace before matching (`\" \".join(text.split())` or re.sub(r\"\\s+\", \" \", ...)), "
+     "which makes 'as a result' and 'in fact' appear where the text has a newline or two spaces between the words. "
+     "The authors match each phrase in the lower-cased text as written, every space and newline kept: lower-case it, "
+     "nothing else."),
+    (lambda t: coherence_T(t.replace("\n", " ")),
+     "you made the newlines spaces before matching, which makes 'as a result' appear where the text has a newline "
+     "between the words. The authors match each phrase in the lower-cased text as written, every newline kept: "
+     "lower-case it, nothing else."),
+    (lambda t: coherence_T(re.sub(" +", " ", t)),
+     "you collapsed runs of spaces before matching, which makes 'in fact' appear where the text has two spaces "
+     "between the words. The authors match each phrase in the lower-cased text as written, every space kept: "
+     "lower-case it, nothing else."),
+    (lambda t: _t_counting(t, lambda low, cat, ws: cat.replace("_", " ") in low or cat in low),
+     "you matched the category NAMES ('time', 'contrast', 'cause_effect', ...); the names are only labels. A category "
+     "counts when one of its PHRASES, the list TRANSITION_CATEGORIES[name], occurs in the lower-cased text: "
+     "any(p in low for p in phrases)."),
+    (lambda t: _t_counting(t, lambda low, cat, ws: ws[0] in low),
+     "you test only the FIRST phrase of each category (phrases[0]); a category counts when ANY of its phrases occurs "
+     "in the lower-cased text, any(p in low for p in phrases) ('as', which 'has' contains, is the time category's "
+     "third phrase)."),
+]
+
+
 @exercise("03.coherence_T")
 def check_coherence_T(fn):
     # the library's values (and kappa), computed before the learner's function is called
@@ -93,15 +135,18 @@ def check_coherence_T(fn):
         want, got = wants[i], _t_call(fn, text)
         if _same(got, want):
             continue
-        if text == TEXTS[0] and got == 0:
-            raise ExerciseFailed(f"T({text!r}) is {want:.2f}: the authors match each phrase as a SUBSTRING of the "
-                                 "lower-cased text, so 'as' (a time word) is found inside 'has'; you returned "
-                                 f"{got!r}.")
         # a hint names a slip only when the answer agrees with that slip on EVERY text
         try:
             gots = [plain_number(fn(t)) for t in TEXTS]
         except Exception:  # noqa: BLE001 - an answer that crashes on another text: no diagnosis
             gots = [None] * len(TEXTS)
+        for slip, why in _T_SLIPS:
+            if all(_same(g, slip(t)) for g, t in zip(gots, TEXTS)):
+                raise ExerciseFailed(f"T({text!r}) is {want:.2f}, you returned {got!r}: {why}")
+        if text == TEXTS[0] and got == 0:
+            raise ExerciseFailed(f"T({text!r}) is {want:.2f}: the authors match each phrase as a SUBSTRING of the "
+                                 "lower-cased text, so 'as' (a time word) is found inside 'has'; you returned "
+                                 f"{got!r}.")
         for by in ("", " "):
             slip = [coherence_T(_unpunctuated(t, by)) for t in TEXTS]
             if slip[i] != want and all(_same(g, v) for g, v in zip(gots, slip)):
@@ -167,7 +212,11 @@ _PADDED = [("My dog barks at night and the neighbours complain",
            ("My neighbour plays loud music late every night",       # 10 of 49 3-grams repeat: 0.2041, which
             "However, I asked him twice to turn it down, because the music from next door keeps playing until two in "
             "the morning and the music from next door keeps playing until two in the morning so I sleep badly, work "
-            "tired, and I am now thinking about calling our landlord today.")]                   # round(r, 2) reads 0.2
+            "tired, and I am now thinking about calling our landlord today."),                   # round(r, 2) reads 0.2
+           ("My cat cries at the door and cries at the door and at night",   # BOTH texts above 0.2 (0.25 and 0.242),
+            "My cat cries at the front door every night and cries at the front door every morning and cries at the "
+            "front door at noon, however I open it and she will not go out.")]  # both below 0.34: a threshold of 0.5
+#   pays this pair, a mean of the two (0.246 > 0.2) does not; without it the two rules agree on every pair here
 
 
 # padded CONCISE summaries, natural detailed texts: the threshold 0.2 holds for the concise text too
@@ -175,6 +224,14 @@ _PADDED_CONCISE = [(_PADDED[0][1], _NATURAL[0][1]),                          # 0
                    ("My cat cries and cries and cries and cries at the front door",   # 3 of 11 3-grams repeat: 0.27
                     "My cat sits at the front door every evening and cries loudly. However, she will not go out when I "
                     "open it, so I think she wants attention or food.")]
+
+# Natural pairs as the agents write them: a completion starts with a space, and may hold a newline or two spaces.
+# L2's character ratio counts every one, so on its ramps stripping the texts or collapsing their whitespace changes the
+# reward. The first pair has no space at either end (only collapsing changes it), the second starts each text with one.
+_AS_WRITTEN = [("My dog barks at night and the neighbours complain",               # 2.185 as written; collapsed 2.103
+                "My dog barks at night and the neighbours complain,\n\nwhich worries me  a lot."),
+               (" My dog barks at night and the neighbours complain",              # 2.083 as written; stripped 2.103
+                " My dog barks at night and the neighbours complain, which worries me a lot.")]
 
 # An empty or whitespace-only text, in either position: no 3-gram, so `repetition` is 0.0 (not repetitive), and the
 # paper's reward is 0 (L1: fewer than 8 words). The right value is the library rule's, computed in the check.
@@ -239,13 +296,73 @@ def _rule_hints(fn) -> str:
     return "".join(dict.fromkeys(" " + text for rule, text in _OTHER_RULES if _same_as(fn, rule)))
 
 
+def _threshold_band(fn):
+    """(lo, hi) when the learner's reward is "0 if max(repetition(c1), repetition(c2)) > t, else the paper's total" for
+    some t in [lo, hi) on every pair of the check (lo the largest repetition it pays, hi the smallest it zeroes); None
+    when no single threshold on the larger repetition explains it."""
+    paid, zeroed = [], []
+    for c1, c2 in _NATURAL + _PADDED + _PADDED_CONCISE:
+        paper, m = tldr_levels(c1, c2)["total"], max(repetition(c1), repetition(c2))
+        try:
+            got = plain_number(fn(c1, c2))
+        except Exception:  # noqa: BLE001 - an answer that crashes elsewhere is no threshold rule
+            return None
+        if isinstance(got, bool) or not isinstance(got, (int, float)):
+            return None
+        if math.isclose(got, paper, abs_tol=1e-9):
+            paid.append(m)
+        elif got == 0:
+            zeroed.append(m)
+        else:
+            return None
+    if not paid or not zeroed or max(paid) >= min(zeroed):
+        return None
+    return max(paid), min(zeroed)
+
+
+def _as_written_hint(fn, c1: str, c2: str, want: float, got) -> str:
+    """Why the learner's reward differs on a pair whose whitespace counts: the texts stripped, or collapsed."""
+    levels = tldr_levels(c1, c2)
+    told = (f" For {c1!r} and {c2!r} the character ratio is {len(c2)}/{len(c1)} = {len(c2) / len(c1):.4f}, on L2's "
+            f"ramp (L2 = {levels['length_ratio']:.4f}), and the reward {want:.4f}")
+    # stripped first: on a pair where both readings give the same value, an answer that collapsed the whitespace has
+    # already been refused on the pair before (whose texts have no space at either end)
+    for name, how, f in (("stripped", "strip the texts (`c1, c2 = c1.strip(), c2.strip()`)", str.strip),
+                         ("collapsed", "collapse the texts' whitespace (`\" \".join(text.split())` or "
+                          "re.sub(r\"\\s+\", \" \", ...))", lambda t: " ".join(t.split()))):
+        if f(c1) != c1 or f(c2) != c2:
+            other = tldr_levels(f(c1), f(c2))["total"]
+            if isinstance(got, (int, float)) and not isinstance(got, bool) and math.isclose(got, other, abs_tol=1e-9):
+                return (f" You {how} before scoring: the reward reads the texts as the agents wrote them. A real "
+                        "completion starts with a space and may hold a newline or two spaces, and L2's character ratio "
+                        f"counts every one.{told}; {name}, {len(f(c2))}/{len(f(c1))}, it pays {other:.4f}. Call "
+                        "`repetition` and `tldr_levels` on c1 and c2 as given.")
+    return told + "."
+
+
 @exercise("03.honest_tldr_reward")
 def check_honest_tldr_reward(fn):
     for c1, c2 in _NATURAL:
         want = tldr_levels(c1, c2)["total"]
         got = _honest_call(fn, c1, c2)
         if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isclose(got, want, abs_tol=1e-9):
+            from collections.abc import Mapping
             r1, r2 = repetition(c1), repetition(c2)
+            number = isinstance(got, (int, float)) and not isinstance(got, bool)
+            if isinstance(got, Mapping):
+                raise ExerciseFailed(f"for a natural pair (repetition {r1:.3f} and {r2:.3f}, neither above 0.2) you "
+                                     "returned the dict of levels; the reward is one number, its \"total\": return "
+                                     f"tldr_levels(c1, c2)[\"total\"], here {want:.4f}.")
+            if number and want and math.isclose(got, want / 2.98, abs_tol=1e-9):
+                raise ExerciseFailed(f"a natural pair (repetition {r1:.3f} and {r2:.3f}, neither above 0.2) keeps the "
+                                     f"paper's reward {want:.4f}; you returned {got:.4f}, that divided by 2.98: the "
+                                     "normalised reward. The exercise's reward is the paper's total as it is, on its "
+                                     "own scale (up to 2.98); the table normalises afterwards, for reading only.")
+            if number and (k := rounded_to(got, want, range(1, 8))) is not None:
+                raise ExerciseFailed(f"a natural pair (repetition {r1:.3f} and {r2:.3f}, neither above 0.2) keeps the "
+                                     f"paper's reward {want!r}; you returned {got!r}, the reward rounded to {k} "
+                                     f"decimal{'s' if k > 1 else ''}. Do not round: return "
+                                     "tldr_levels(c1, c2)[\"total\"] as computed.")
             hint = _rule_hints(fn)
             if got == 0 and max(r1, r2) > 0.19 and not _same_as(fn, _pairs_rule):
                 hint += (f" Its detailed text repeats exactly 1/5 of its 3-grams (`repetition` returns {r2!r}): not "
@@ -255,12 +372,26 @@ def check_honest_tldr_reward(fn):
                          "exactly the float 0.2, but `>` is the rule.)")
             raise ExerciseFailed(f"a natural pair (repetition {r1:.3f} and {r2:.3f}, neither above 0.2) should keep the "
                                  f"paper's reward {want:.3f}; you returned {got!r} for {c2[:50]!r}...{hint}")
+    for c1, c2 in _AS_WRITTEN:
+        want = tldr_levels(c1, c2)["total"]
+        got = _honest_call(fn, c1, c2)
+        if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isclose(got, want, abs_tol=1e-9):
+            raise ExerciseFailed(f"a natural pair as an agent writes it (repetition {repetition(c1):.3f} and "
+                                 f"{repetition(c2):.3f}) should keep the paper's reward {want:.4f}; you returned "
+                                 f"{got!r}.{_as_written_hint(fn, c1, c2, want, got)}")
     for c1, c2 in _PADDED:
         paper = tldr_levels(c1, c2)["total"]
         got = _honest_call(fn, c1, c2)
         if got != 0:
             r1, r2 = repetition(c1), repetition(c2)
-            hint = " One repeating text is enough: EITHER text above 0.2 pays 0." + _rule_hints(fn)
+            band = _threshold_band(fn)
+            if band is not None and band[0] > 0.2:
+                hint = (f" Your rule pays every pair whose texts repeat at most {band[0]:.4f} of their 3-grams and "
+                        f"zeroes those from {band[1]:.4f}: a threshold between the two (or a rounded repetition), "
+                        "above 0.2. The threshold is 0.2 itself, for each text: "
+                        "`repetition(c1) > 0.2 or repetition(c2) > 0.2`.")
+            else:
+                hint = " One repeating text is enough: EITHER text above 0.2 pays 0." + _rule_hints(fn)
             if r2 < 0.22:
                 hint += (f" Its repetition, {r2:.4f}, is only just above 0.2: the threshold is 0.2 itself, not a "
                          "rounder number above it.")

@@ -45,10 +45,51 @@ def _eps_added(R: torch.Tensor, got: torch.Tensor):
     return est.mean().item() if est.mean().item() > tol else 0.0
 
 
+# The check's groups: all equal (std 0), the notebook's, G = 2 and 6 (a G fixed in the code shows), rewards that barely
+# differ (where eps matters), and one float64 group (the result keeps R's dtype).
+_STD_CASES = [([0.5, 0.5, 0.5, 0.5], torch.float32), ([0.2, 1.0, 0.6, 0.2], torch.float32),
+              ([1.0, 2.0], torch.float32), ([3.0, 0.0, 0.0, 0.0, 0.0, 1.5], torch.float32),
+              ([0.7, 0.7, 0.7, 0.71], torch.float32), ([0.1, 0.9, 0.4], torch.float64)]
+
+
+def _wrong_centre(r, R: torch.Tensor, got: torch.Tensor):
+    """The sentence for an answer divided by the right std but centred on another baseline than the group mean."""
+    scale = R.std() + 1e-4
+    G, total = len(R), R.sum()
+    for b, said in ((R.median(), "the median (torch's, the lower of the two middle rewards)"),
+                    (R.quantile(0.5), "the median"),
+                    (R.max(), "the group's best reward (MAReMax's baseline: every advantage <= 0)"),
+                    ((total - R) / (G - 1), "the mean of the OTHER G - 1 rewards (MARLOO's leave-one-out baseline, "
+                                            "which multiplies every advantage by G/(G-1))")):
+        if not torch.allclose(torch.as_tensor(b), R.mean()) and _close(got, (R - b) / scale):
+            return (f"for {r} you centred the rewards on {said}; TRL's std scaling, like MAGRPO, subtracts the mean "
+                    f"of all G rewards, {R.mean().item():.4g} here: (R - R.mean()) / (R.std() + 1e-4).")
+    return None
+
+
+def _fixed_G(r, R: torch.Tensor, got: torch.Tensor):
+    """The sentence for an answer written for one group size: the sum divided by a fixed G, or the squares by a
+    fixed G - 1, where this group has another G."""
+    G = len(R)
+    for n in range(2, 9):
+        if n == G:
+            continue
+        m = R.sum() / n
+        forms = ((R - m) / (R.std() + 1e-4),
+                 (R - R.mean()) / (((R - R.mean()) ** 2).sum() / (n - 1)).sqrt().add(1e-4),
+                 (R - m) / (((R - m) ** 2).sum() / (n - 1)).sqrt().add(1e-4))
+        if any(_close(got, f) for f in forms):
+            return (f"for {r}, a group of G = {G}, your answer is the one for a group of {n}: a G written into the code "
+                    f"(the sum divided by {n}, or the squares by G - 1 = {n - 1}). Take G from the group, len(R), or "
+                    "use R.mean() and R.std(): the trainer's groups hold num_generations rewards, and this check tries "
+                    "groups of 2, 3, 4 and 6.")
+    return None
+
+
 @exercise("06.std_scaled_advantages")
 def check_std_scaled(fn):
-    for r in ([0.5, 0.5, 0.5, 0.5], [0.2, 1.0, 0.6, 0.2], [1.0, 2.0], [3.0, 0.0, 0.0, 0.0, 0.0, 1.5], [0.7, 0.7, 0.7, 0.71]):
-        R = torch.tensor(r)
+    for r, dtype in _STD_CASES:
+        R = torch.tensor(r, dtype=dtype)
         want = group_advantages(R, "mean", "group")
         given = R.clone()
         got = _call(fn, f"std_scaled_advantages(torch.tensor({r}))", (given,))
@@ -58,6 +99,12 @@ def check_std_scaled(fn):
                                  "logs them). Compute on a new tensor: (R - R.mean()) / (R.std() + 1e-4).")
         if not isinstance(got, torch.Tensor) or got.shape != R.shape:
             raise ExerciseFailed(f"return a tensor of shape {tuple(R.shape)}, one advantage per joint action.")
+        if got.dtype != R.dtype:
+            raise ExerciseFailed(f"for the group {r} as a {R.dtype} tensor your advantages are {got.dtype}: return them "
+                                 "in R's dtype, as torch operations on R do (no .double() or .float(), and no "
+                                 "torch.tensor(...) of Python numbers, which is float32 whatever R is). Advantages meet "
+                                 "the caller's other tensors of R's dtype, and torch.allclose or @ refuse two dtypes "
+                                 "(\"Float did not match Double\").")
         if _close(got, want):
             continue
         if not torch.isfinite(got).all():
@@ -81,6 +128,9 @@ def check_std_scaled(fn):
         if _close(got, (R - R.mean()) / (R.var() + 1e-4).sqrt()):
             raise ExerciseFailed(f"for {r} you added eps to the variance, under the square root; TRL adds it to the std: "
                                  "(R - mean) / (R.std() + 1e-4). It matters for a group whose rewards barely differ.")
+        said = _wrong_centre(r, R, got) or _fixed_G(r, R, got)
+        if said:
+            raise ExerciseFailed(said)
         spread = (R.max() - R.min()).item()
         if any(_close(got, (R - R.mean()) / (spread + e)) for e in (0.0, 1e-4)):
             raise ExerciseFailed(f"for {r} you divided by the range, max - min = {spread:.4g}; TRL divides by the sample "
@@ -127,6 +177,16 @@ def _folded(logp, ref, mask, A, beta):
             -(((A[:, None] - beta * k3) * logp * mask).sum(-1)).mean()]
 
 
+def _bool_mask_hint(exc: Exception) -> str:
+    """The advice for a crash of a float mask used as a bool one (~mask, an index, masked_fill's mask)."""
+    text = str(exc)
+    if "invert" in text or "indices must be" in text or "boolean mask" in text:
+        return (" The mask is a FLOAT tensor of 0.0 and 1.0 (1.0 on the real tokens), not a bool one: ~mask, "
+                "token_logp[mask] and masked_fill(mask, ...) need bools. Write mask == 0 (the padding) or mask.bool() "
+                "(the real tokens), or multiply by mask.")
+    return ""
+
+
 @exercise("06.loss_with_kl")
 def check_loss_with_kl(fn):
     for beta in (0.0, 0.1, 0.5):
@@ -143,7 +203,7 @@ def check_loss_with_kl(fn):
                             f"G = {logp.shape[0]}, C = {logp.shape[1]}", (lp, *given.values(), beta),
                         lambda exc: (" token_logp carries a gradient: an in-place operation on it (token_logp *= mask, "
                                      "masked_fill_) is refused by autograd; write token_logp * mask instead."
-                                     if "in-place" in str(exc) or "inplace" in str(exc) else ""))
+                                     if "in-place" in str(exc) or "inplace" in str(exc) else _bool_mask_hint(exc)))
             changed = [f"{name} (now shape {tuple(t.shape)})" if t.shape != orig.shape else name
                        for (name, t), orig in zip(given.items(), (ref, mask, A)) if not torch.equal(t, orig)]
             if changed or not torch.equal(lp.detach(), logp):
@@ -244,7 +304,8 @@ def _comlrl(R, G, mode):
 def check_comlrl_credit(fn):
     g = torch.Generator().manual_seed(5)
     for G in (2, 3, 4):
-        for R in (torch.rand(G * G, generator=g), torch.tensor([float(k % 3 == 0) for k in range(G * G)])):
+        for R in (torch.rand(G * G, generator=g), torch.tensor([float(k % 3 == 0) for k in range(G * G)]),
+                  torch.rand(G * G, generator=g, dtype=torch.float64)):       # R's dtype is kept
             R[1] += 1.0        # an asymmetric grid, so that swapping the agents shows
             for mode in ("mean", "max"):
                 want = _comlrl(R, G, mode)
@@ -267,8 +328,10 @@ def check_comlrl_credit(fn):
                     raise ExerciseFailed(f"return a (2, G) = (2, {G}) tensor: row i holds agent i's G credits" + shape
                                          + ".")
                 if got.dtype != R.dtype:
-                    raise ExerciseFailed(f"your credits are {got.dtype}, R is {R.dtype}: return a tensor of R's dtype "
-                                         "(compute from R without .double() or .float()); the cell below compares your "
+                    raise ExerciseFailed(f"for a {R.dtype} R your credits are {got.dtype}: return them in R's dtype. "
+                                         "Compute them from R itself (no .double() or .float(), and no torch.zeros(2, G) "
+                                         "or torch.tensor(...) of Python numbers, which are float32 whatever R is; "
+                                         "torch.zeros(2, G, dtype=R.dtype) keeps it); the cell below compares your "
                                          "credits with the package's by torch.allclose, which refuses two dtypes.")
                 if torch.allclose(got, want, atol=1e-5):
                     continue
@@ -286,6 +349,14 @@ def check_comlrl_credit(fn):
                 elif torch.allclose(got, want.flip(0), atol=1e-5):
                     hint = (" Your rows are swapped: R.view(G, G)[k1, k2] is the pair (agent 1's k1, agent 2's k2), so "
                             "agent 1's sum runs over a ROW, agent 2's over a COLUMN.")
+                elif torch.allclose(got, -want, atol=1e-5):
+                    hint = (" The sign is flipped (baseline minus sum): the credit is S_i(g) minus the baseline, so a "
+                            "sample whose sum is above the mean gets a positive credit (with 'max', every credit is <= 0 "
+                            "and the best sample's is 0).")
+                elif (digits := rounded_to(got.detach().double().flatten().tolist(), want.double().flatten().tolist(),
+                                           range(6), close=lambda a, b: math.isfinite(a) and abs(a - b) < 2e-6)) is not None:
+                    hint = (f" You rounded them to {digits} decimal(s): return them unrounded; the check compares to "
+                            "1e-5.")
                 elif torch.allclose(got, ours, atol=1e-5) or torch.allclose(got, want / G, atol=1e-5):
                     hint = (" That is the package's credit (the MEAN of a sample's joint advantages); CoMLRL SUMS the "
                             "returns of a sample's G joint actions, then takes the advantage among the G sums.")

@@ -3,12 +3,15 @@ read from the saved texts, the size of one agent's adapter, and switching betwee
 share one base."""
 from __future__ import annotations
 
+import contextlib
+import functools
+import inspect
 import math
 import numbers
 
 import torch
 
-from . import ExerciseFailed, call_answer, exercise, rounded_to
+from . import ExerciseFailed, call_answer, exercise, first_line, rounded_to
 
 
 def _pair(c1_chars: int, c2_chars: int) -> tuple[str, str]:
@@ -87,6 +90,29 @@ def _reads_so_everywhere(fn, k) -> bool:
     return True
 
 
+# Two one-pair probes on which counting without spaces (len(text.replace(' ', ''))) reads the band the other way round
+# from len(text), and differently from a word count: ('a a a a a a a a a a ', 40 b's) is 2.0 with spaces (in), 4.0
+# without (out), 0.1 in words (out); ('a   a', 'bbbb') is 0.8 with spaces (out), 2.0 without (in), 0.5 in words (out).
+_SPACE_PROBES = [([("a " * 10, "b" * 40)], 1.0, 0.0), ([("a   a", "bbbb")], 0.0, 1.0)]
+
+
+def _ignores_spaces(fn) -> bool:
+    """Whether `fn` counts characters without the spaces: on both probes it gives the space-free share."""
+    try:
+        return all(math.isclose(fn(list(pairs)), without, abs_tol=1e-9) for pairs, _, without in _SPACE_PROBES)
+    except Exception:   # noqa: BLE001 - a crash here is not this reading
+        return False
+
+
+def _one_less(fn) -> bool:
+    """Whether `fn` divides by len(pairs) - 1: on three non-empty pairs, one in the band, it gives 1/2, not 1/3 (a
+    share over the non-empty concise texts only gives 1/3 here, so the two are told apart)."""
+    try:
+        return math.isclose(fn([_pair(100, 200), _pair(100, 100), _pair(100, 100)]), 0.5, abs_tol=1e-9)
+    except Exception:   # noqa: BLE001 - a crash here is not this reading
+        return False
+
+
 def _in_band(pairs) -> float:
     ok = [len(c1) > 0 and 1.6 <= len(c2) / len(c1) <= 3.2 for c1, c2 in pairs]
     return sum(ok) / len(ok) if ok else 0.0
@@ -103,6 +129,13 @@ def _band_crash(exc: Exception, pairs) -> str:
     """What a crash of in_band_share says: a division by zero (no pairs, an empty concise text) is explained."""
     if isinstance(exc, ZeroDivisionError) and not pairs:
         return "an empty list of pairs made your function divide by zero: its share is 0.0 (the exercise says so)."
+    if isinstance(exc, ZeroDivisionError) and all(c1.strip() for c1, _ in pairs) and len(pairs) == 1:
+        return (f"a list of ONE pair ({_shown(pairs)}) made your function divide by zero: do you divide by "
+                "len(pairs) - 1? The share divides by the number of pairs, len(pairs).")
+    if isinstance(exc, ZeroDivisionError) and all(c1 for c1, _ in pairs):
+        return (f"your function divided by zero on {_shown(pairs)}, where no concise text is empty: ' ' (spaces "
+                "only) has len 1. Do you remove the spaces before counting? Count every character as len(text) "
+                "does, spaces included: the length level counts them.")
     if isinstance(exc, ZeroDivisionError):
         return ("a pair whose concise text is empty made your function divide by zero: count such a "
                 "pair as NOT in the band (the reward's first level already fails it).")
@@ -134,10 +167,25 @@ def check_in_band_share(fn):
         if math.isclose(got, want, abs_tol=1e-9):
             continue
         ratios = ["inf" if not c1 else f"{len(c2) / len(c1):.2f}" for c1, c2 in pairs]
+        n = len(pairs)
+        if n > 1 and want > 0 and math.isclose(got, want * n / (n - 1), abs_tol=1e-9) and _one_less(fn):
+            raise ExerciseFailed(f"for {n} pairs, {round(want * n)} of them in the band, you returned {got!r} = "
+                                 f"{round(want * n)} / {n - 1}: you divided by one less than the number of pairs "
+                                 f"(len(pairs) - 1). The share divides by ALL the pairs: {round(want * n)} / {n} = "
+                                 f"{want:.2f}.")
         if got > 1:
             if math.isclose(got, 100 * want, abs_tol=1e-6):
                 raise ExerciseFailed(f"you returned {got!r}: a percentage; return the share as a number in [0, 1].")
-            raise ExerciseFailed(f"you returned {got!r}: a count, not a share. Divide by the number of pairs ({len(pairs)}).")
+            if math.isclose(got, want * n, abs_tol=1e-9):
+                raise ExerciseFailed(f"you returned {got!r}: a count, not a share. Divide by the number of pairs "
+                                     f"({n}).")
+            raise ExerciseFailed(f"you returned {got!r} for {n} pairs: a share is a number in [0, 1], the pairs in the "
+                                 f"band divided by the number of pairs ({n}).")
+        if _ignores_spaces(fn):
+            raise ExerciseFailed(f"for pairs whose character ratios are {ratios} the share in [1.6, 3.2] is "
+                                 f"{want:.2f}; you returned {got!r}: you count the characters without the spaces "
+                                 "(len(text.replace(' ', '')) or len(''.join(text.split()))). The length level counts every "
+                                 "character, spaces included: use len(text) as it is ('a b' has 3 characters).")
         if got != int(got) and (k := rounded_to(got, want, range(2, 8))) is not None:
             raise ExerciseFailed(f"the share in the band is {want!r}; you returned {got!r}, the share rounded to {k} "
                                  "decimal(s). Return it unrounded (round only when you print it).")
@@ -156,18 +204,20 @@ _SMOLLM2_LAYER = [(576, 576), (576, 192), (576, 192), (576, 576), (576, 1536), (
 
 @exercise("07.lora_parameters")
 def check_lora_parameters(fn):
-    # the first case tells every reading below apart (at r = 1, r * (in + out) = in + out and r * in * out = in * out,
-    # so a reading that forgets r would pass or be named as another; at r = 4, r * r * (in + out) is 4 times the answer,
-    # as bytes of float32 are; at r = 2, twice the answer is r * r * (in + out)); r = 1, r = 4 and square layers later
+    # the rank is q (the course's symbol; peft's keyword r=, notebook 07's glossary). The first case tells every
+    # reading below apart (at q = 1, q * (in + out) = in + out and q * in * out = in * out, so a reading that forgets q
+    # would pass or be named as another; at q = 4, q * q * (in + out) is 4 times the answer, as bytes of float32 are; at
+    # q = 2, twice the answer is q * q * (in + out)); q = 1, q = 4 and square layers later; SmolLM2's layers repeat
+    # seven shapes 30 times (four distinct ones), so set(shapes) is told apart there
     cases = [([(10, 30)], 3), ([(10, 20)], 4), ([(3, 5), (5, 3), (7, 7)], 2), ([(10, 20)], 1),
              ([(4096, 4096), (4096, 1024)], 16), (_SMOLLM2_LAYER * 30, 8), (_SMOLLM2_LAYER * 30, 16), ([], 8)]
-    for shapes, r in cases:
-        want = sum(r * (i + o) for i, o in shapes)
+    for shapes, q in cases:
+        want = sum(q * (i + o) for i, o in shapes)
         given = list(shapes)                    # the answer's own list: what it does to it is seen
-        got = call_answer(fn, given, r, said=lambda exc, shapes=shapes, r=r: (
-            f"lora_parameters({shapes if len(shapes) < 10 else 'SmolLM2 layers'}, {r}) raised "
+        got = call_answer(fn, given, q, said=lambda exc, shapes=shapes, q=q: (
+            f"lora_parameters({shapes if len(shapes) < 10 else 'SmolLM2 layers'}, {q}) raised "
             f"{type(exc).__name__}: {exc}. It takes a list of (in_features, out_features) pairs "
-            "and the rank r, and returns one number."))
+            "and the rank q, and returns one number."))
         if given != list(shapes) and len(given) == len(shapes) and sorted(map(tuple, given)) == sorted(shapes):
             raise ExerciseFailed("your function reordered the list of shapes it was given (shapes.sort() or reverse() "
                                  "sorts the caller's own list, in place): the count comes out right, but the caller's "
@@ -176,9 +226,9 @@ def check_lora_parameters(fn):
                                  "or read the list as it is (a for loop over it, or sum(...) over a generator).")
         if given != list(shapes):
             how = (f"it held {len(shapes)} layer(s), now {len(given)}: pop, clear or remove empty the caller's list, so "
-                   "the next call on the same shapes (section 4 calls it again, at another r) counts fewer layers"
+                   "the next call on the same shapes (section 4 calls it again, at another q) counts fewer layers"
                    if len(given) != len(shapes) else "its (in, out) pairs are changed: the next call on the same "
-                   "shapes (section 4 calls it again, at another r) counts other layers")
+                   "shapes (section 4 calls it again, at another q) counts other layers")
             raise ExerciseFailed(f"your function changed the list of shapes it was given ({how}). Read the list without "
                                  "changing it (a for loop over it, or sum(...) over a generator).")
         if hasattr(got, "item") and not isinstance(got, (int, float)):
@@ -193,36 +243,40 @@ def check_lora_parameters(fn):
                                  f"returned {got!r}. Return the sum over the layers, which is 0 when there are none.")
         what = "SmolLM2's 210 adapted layers" if len(shapes) == 210 else f"layers {shapes}"
         if isinstance(got, float) and not math.isfinite(got):
-            raise ExerciseFailed(f"for {what} with r = {r} you returned {got!r}, not a number of parameters: return the "
-                                 "count, r * (in + out) summed over the layers, a whole number.")
+            raise ExerciseFailed(f"for {what} with q = {q} you returned {got!r}, not a number of parameters: return the "
+                                 "count, q * (in + out) summed over the layers, a whole number.")
         readings = [  # (what the reading gives, what to say): a hint is given only when ONE reading matches
-            (sum(r * i * o for i, o in shapes),
-             "r * in * out: that is r copies of the full matrix. LoRA's update is V U with U of shape (r, in) (peft's "
-             "lora_A) and V of shape (out, r) (lora_B)"),
+            (sum(q * i * o for i, o in shapes),
+             "q * in * out: that is q copies of the full matrix. LoRA's update is V U with U of shape (q, in) (peft's "
+             "lora_A) and V of shape (out, q) (lora_B)"),
             (sum(i * o for i, o in shapes),
-             "in * out, the full matrix W's size; the adapter is two thin matrices, U (r, in) and V (out, r)"),
-            (sum(i + o for i, o in shapes), "in + out per layer: the rank r is missing, U has r rows and V r columns"),
-            (sum(r * r * (i + o) for i, o in shapes), "r * r * (in + out): r counted twice; it is r * (in + out)"),
-            (sum(r * i for i, o in shapes), "only U (lora_A, (r, in)): V (lora_B) is (out, r) and counts too"),
-            (sum(r * o for i, o in shapes), "only V (lora_B, (out, r)): U (lora_A) is (r, in) and counts too"),
-            (sum(2 * r * min(i, o) for i, o in shapes), "2 * r * min(in, out): both matrices taken as r x min(in, out); "
-             "U is (r, in) and V is (out, r), r * in + r * out numbers"),
-            (sum(2 * r * max(i, o) for i, o in shapes), "2 * r * max(in, out): both matrices taken as r x max(in, out); "
-             "U is (r, in) and V is (out, r), r * in + r * out numbers"),
+             "in * out, the full matrix W's size; the adapter is two thin matrices, U (q, in) and V (out, q)"),
+            (sum(i + o for i, o in shapes), "in + out per layer: the rank q is missing, U has q rows and V q columns"),
+            (sum(q * q * (i + o) for i, o in shapes), "q * q * (in + out): q counted twice; it is q * (in + out)"),
+            (sum(q * i for i, o in shapes), "only U (lora_A, (q, in)): V (lora_B) is (out, q) and counts too"),
+            (sum(q * o for i, o in shapes), "only V (lora_B, (out, q)): U (lora_A) is (q, in) and counts too"),
+            (sum(2 * q * min(i, o) for i, o in shapes), "2 * q * min(in, out): both matrices taken as q x min(in, out); "
+             "U is (q, in) and V is (out, q), q * in + q * out numbers"),
+            (sum(2 * q * max(i, o) for i, o in shapes), "2 * q * max(in, out): both matrices taken as q x max(in, out); "
+             "U is (q, in) and V is (out, q), q * in + q * out numbers"),
             (4 * want, "4 times the answer: that is bytes in float32, or weights + gradient + Adam's two moments; the "
-             "exercise asks for the NUMBER of parameters, r * (in + out) per layer"),
+             "exercise asks for the NUMBER of parameters, q * (in + out) per layer"),
             (2 * want, "twice the answer: count ONE agent's adapter (each agent has its own; the notebook doubles it "
              "for two agents itself)"),
-            (sum(r * (i + o + 1) for i, o in shapes), "LoRA's matrices have no bias terms, r * (in + out) numbers per "
+            (sum(q * (i + o + 1) for i, o in shapes), "LoRA's matrices have no bias terms, q * (in + out) numbers per "
              "layer and nothing else"),
-            (sum(r * (i + o) + o for i, o in shapes), "LoRA's matrices have no bias terms, r * (in + out) numbers per "
+            (sum(q * (i + o) + o for i, o in shapes), "LoRA's matrices have no bias terms, q * (in + out) numbers per "
              "layer and nothing else"),
+            (sum(q * (i + o) for i, o in set(shapes)),
+             f"that counts each distinct SHAPE once ({len(set(shapes))} of them, as set(shapes) or a dict keyed by "
+             f"shape does), but every layer has its own adapter, even when two layers share a shape: sum over all "
+             f"{len(shapes)} layers in the list"),
         ]
         said = {text for value, text in readings if got == value}
         if len(said) == 1:                       # two readings that give the same number here would be a guess
-            raise ExerciseFailed(f"for {what} with r = {r} you returned {got!r}: {said.pop()}.")
-        raise ExerciseFailed(f"for {what} with r = {r} one adapter has {want} parameters (r * (in + out) per layer: U "
-                             f"is (r, in), V is (out, r)); you returned {got!r}.")
+            raise ExerciseFailed(f"for {what} with q = {q} you returned {got!r}: {said.pop()}.")
+        raise ExerciseFailed(f"for {what} with q = {q} one adapter has {want} parameters (q * (in + out) per layer: U "
+                             f"is (q, in), V is (out, q)); you returned {got!r}.")
 
 
 def _tiny_team():
@@ -243,6 +297,109 @@ def _tiny_team():
         p.requires_grad_("lora_" in n)
     model.eval()
     return model, ids
+
+
+# peft's methods that switch state the whole model shares (the active adapter, adapters on or off, and with them which
+# parameters train): the model's, its tuner's and its layers'. The check refuses any call of them, on the model it
+# passes or on a copy, whatever the answer puts back afterwards.
+_SWITCHES = ("set_adapter", "disable_adapter", "disable_adapter_layers", "enable_adapter_layers", "enable_adapters")
+_SAID = {"set_adapter": "model.set_adapter(...)", "disable_adapter": "`with model.disable_adapter():`",
+         "disable_adapter_layers": "model.disable_adapter_layers()",
+         "enable_adapter_layers": "model.enable_adapter_layers()", "enable_adapters": "a layer's enable_adapters(...)"}
+
+
+@contextlib.contextmanager
+def _watching_switches(model):
+    """While open, every call of a _SWITCHES method (on any instance of the model's peft classes: the model's own
+    modules and copies of them alike) and every copy.deepcopy of the model is recorded in the yielded list, as
+    (what, on the model given?) with what = the method's name or 'deepcopy'; the calls themselves run as usual."""
+    calls: list = []
+    own = {id(m) for m in model.modules()}
+    patched = []
+
+    def watched(name, original):
+        @functools.wraps(original)
+        def method(self, *args, **kwargs):
+            calls.append((name, id(self) in own))
+            return original(self, *args, **kwargs)
+        return method
+
+    for cls in {type(m) for m in model.modules()}:
+        for klass in cls.__mro__:
+            for name in _SWITCHES:
+                original = vars(klass).get(name)
+                if inspect.isfunction(original) and (klass, name) not in {(k, n) for k, n, _ in patched}:
+                    patched.append((klass, name, original))
+                    setattr(klass, name, watched(name, original))
+
+    def deepcopy_hook(memo):             # copy.deepcopy(model) looks this up on the instance
+        import copy
+
+        calls.append(("deepcopy", True))
+        del model.__dict__["__deepcopy__"]
+        try:
+            return copy.deepcopy(model, memo)
+        finally:
+            model.__dict__["__deepcopy__"] = deepcopy_hook
+
+    model.__dict__["__deepcopy__"] = deepcopy_hook
+    try:
+        yield calls
+    finally:
+        model.__dict__.pop("__deepcopy__", None)
+        for klass, name, original in reversed(patched):
+            setattr(klass, name, original)
+
+
+def _switched(calls, adapter) -> str:
+    """What a recorded switch or copy says: '' when the answer neither switched nor copied."""
+    copied = any(what == "deepcopy" for what, _ in calls)
+    switches = [(what, on_model) for what, on_model in calls if what != "deepcopy"]
+    route = ("model(input_ids=input_ids, adapter_names=[name] * batch) routes each ROW through its adapter ('__base__' "
+             "for the base) for this one call, on the model you were given, and leaves nothing to switch back.")
+    if copied or any(not on_model for _, on_model in switches):
+        how = f" and called {_SAID[switches[0][0]]} on the copy" if switches else ""
+        return (f"called with adapter {adapter!r}, your function copied the model (copy.deepcopy){how}: the logits "
+                "come out right, but every call copies the whole shared base again (SmolLM2-135M's is 538 MB in fp32, "
+                "and notebook 07 calls this five times), the memory that one base for all agents saves. You need "
+                "neither a copy nor a switch: " + route)
+    if switches:
+        return (f"called with adapter {adapter!r}, your function used {_SAID[switches[0][0]]}, which the check "
+                "refuses even when you put everything back afterwards. It switches state the WHOLE model shares: which adapter is active and, as a "
+                "side effect, which parameters train. Every agent is an adapter of this one model: the team's "
+                "batched generate call runs rows of several agents at once, which no single active adapter can "
+                "express, and anything that runs between your switch and your restore (or after a crash in between) "
+                "goes through the wrong adapter. adapter_names has no global state: " + route)
+    return ""
+
+
+def _adapter_crash(exc: Exception, adapter, ids) -> str:
+    """What a crash of adapter_logits says, by what peft's error means."""
+    text = first_line(exc).rstrip(".")
+    head = f"adapter_logits(model, {adapter!r}, input_ids) raised {type(exc).__name__}: {text}. "
+    if "training mode" in text:
+        return head + ("peft routes rows with adapter_names only in eval mode (model.eval()), and refuses them in "
+                       "training mode. The model you were given is in eval mode: leave it there (no model.train()). "
+                       "The library keeps its agents in eval mode throughout, training included: their LoRA dropout "
+                       "is 0, so eval and training compute the same function (magrpo_edu/agents.py).")
+    if adapter is None and ("NoneType" in text or "None" in text):
+        return head + ("adapter_names takes one adapter NAME per row; the base model's name there is '__base__' "
+                       "(None is not a name).")
+    if "Length of `adapter_names`" in text or "same as the number of inputs" in text:
+        return head + (f"adapter_names takes one name per ROW: [{adapter or '__base__'!r}] * batch, here {len(ids)} "
+                       "rows.")
+    if "non-existing adapter" in text:
+        letters = [a.strip() for a in text.split(":", 1)[-1].split(",")]
+        if letters and all(len(a) == 1 for a in letters):
+            return head + ("adapter_names is a LIST of names, one per row ([name] * batch): a string alone is read "
+                           "one character per row.")
+        return head + ("Pass the name you were given as it is, one per row, and '__base__' for the base (None); "
+                       f"this model's adapters are {sorted(_ADAPTERS)}.")
+    return head + ("Route the call with model(input_ids=input_ids, adapter_names=[name] * batch) ('__base__' for the "
+                   "base) and return .logits[:, -1].")
+
+
+_ADAPTERS = ("first", "second")
 
 
 @exercise("07.adapter_logits")
@@ -292,14 +449,21 @@ def _check_adapter_batch(fn, model, ids, trainable, active):
     want = {a: f[:, -1] for a, f in full.items()}
     for adapter in ("second", None, "first"):
         given = ids.clone()
-        try:
-            got = fn(model, adapter, given)
-        except (TypeError, ValueError, KeyError, AttributeError) as exc:
-            raise ExerciseFailed(f"adapter_logits(model, {adapter!r}, input_ids) raised {type(exc).__name__}: {exc}. "
-                                 + ("adapter_names takes one adapter NAME per row; the base model's name there is "
-                                    "'__base__' (None is not a name)." if adapter is None else
-                                    f"adapter_names takes one name per ROW: [{adapter!r}] * batch, here "
-                                    f"{len(ids)} rows.")) from None
+        with _watching_switches(model) as calls:
+            try:
+                got = fn(model, adapter, given)
+            except NotImplementedError:   # the stub: unsolved, not wrong
+                raise
+            except Exception as exc:  # noqa: BLE001  the learner's error, said in a sentence
+                raise ExerciseFailed(_switched(calls, adapter) or _adapter_crash(exc, adapter, ids)) from None
+        if said := _switched(calls, adapter):
+            raise ExerciseFailed(said)
+        if model.training:
+            raise ExerciseFailed(f"called with adapter {adapter!r}, your function left the model in training mode "
+                                 "(model.train()): peft refuses adapter_names in training mode, so the next routed "
+                                 "call (the team's generate, the trainer's) would fail. Leave the model in eval mode; "
+                                 "the library keeps its agents there, with LoRA dropout 0, so eval and training "
+                                 "compute the same function.")
         if not torch.equal(given, ids):
             raise ExerciseFailed(f"your function changed input_ids in place ({int((given != ids).sum())} token ids "
                                  "differ after the call): the caller goes on with the same ids (the trainer builds its "

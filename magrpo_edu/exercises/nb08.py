@@ -7,7 +7,7 @@ import math
 import torch
 
 from ..algorithm import kl_penalty
-from . import ExerciseFailed, call_answer, exercise, is_bool
+from . import ExerciseFailed, call_answer, exercise, first_line, is_bool
 
 
 def _fmt(t: torch.Tensor) -> list:
@@ -31,7 +31,8 @@ def _k3_call(fn, logp: torch.Tensor, ref: torch.Tensor, inputs: str, grad: bool 
     `inputs` says what was passed. Returns the estimate (and, when `grad`, the copy of logp it was given)."""
     given_logp, given_ref = logp.detach().clone().requires_grad_(grad), ref.clone()
     got = call_answer(fn, given_logp, given_ref, said=lambda exc: (
-        f"on {inputs} your function raised {type(exc).__name__}: {exc}. Compute k3 with torch "
+        _in_place_said(exc, inputs) or
+        f"on {inputs} your function raised {type(exc).__name__}: {first_line(exc)}. Compute k3 with torch "
         "operations on the tensors themselves (no .numpy(), .item() or .tolist()), so that it keeps "
         "their shape, their dtype (float32 at least) and logp's gradient."))
     if not (torch.equal(given_logp.detach(), logp.detach()) and torch.equal(given_ref, ref)):
@@ -55,6 +56,36 @@ def _k3_call(fn, logp: torch.Tensor, ref: torch.Tensor, inputs: str, grad: bool 
             ": return floats of at least float32 precision (the inputs' own dtype is best); half precision rounds a "
             "small KL away."))
     return (got, given_logp) if grad else got
+
+
+def _in_place_said(exc: Exception, inputs: str) -> str:
+    """The sentence for torch's in-place errors (an op_ on a tensor autograd saved, or on a leaf that requires grad);
+    '' for any other exception."""
+    text = first_line(exc).split(": [")[0].split(". Hint")[0].rstrip(".")
+    if not (isinstance(exc, RuntimeError) and ("inplace" in text or "in-place" in text)):
+        return ""
+    fix = ("The k3 term goes into the loss and must carry logp's gradient: use out-of-place operations, d = ref_logp "
+           "- logp, then torch.exp(d) - d - 1, each of which builds a new tensor.")
+    if "leaf" in text:
+        return (f"on {inputs} torch refused an in-place operation: {text}. logp is a leaf that requires grad (the "
+                f"policy's log-probs in training), and an op_ (sub_, mul_, -=, ...) may not change it. {fix}")
+    return (f"on {inputs} the backward pass through your estimate failed: {text}. An in-place operation (exp_, sub_, "
+            "add_, -=, ...) overwrote a tensor that autograd had saved for the backward pass: exp_ saves its own "
+            "output (the derivative of e^x is e^x), so a sub_ on that same tensor afterwards destroys what the "
+            f"gradient needs. {fix}")
+
+
+def _grad(est: torch.Tensor, leaf: torch.Tensor, inputs: str):
+    """The gradient of est.sum() with respect to leaf (None when est carries none); a failed backward pass, said."""
+    if not est.requires_grad:
+        return None
+    try:
+        return torch.autograd.grad(est.sum(), leaf, allow_unused=True)[0]
+    except RuntimeError as exc:
+        raise ExerciseFailed(_in_place_said(exc, inputs) or (
+            f"on {inputs} the backward pass through your estimate failed: RuntimeError: {first_line(exc)}. The k3 "
+            "term goes into the loss: compute it from logp with plain out-of-place torch operations, "
+            "torch.exp(d) - d - 1 with d = ref_logp - logp.")) from None
 
 
 @exercise("08.k3_estimator")
@@ -110,28 +141,35 @@ def check_k3(fn):
                                  f"returned {_fmt(got.detach())}: compute k3 elementwise on the tensors as they come, "
                                  "whatever their shape (no loop over rows, no squeeze).")
     # 1c. the gradient: the term is added to the loss, so it must carry logp's gradient, d k3 / d logp = 1 - e^d
-    est, leaf = _k3_call(fn, logp, ref, "float32 log-probs that require grad (as in training)", grad=True)
+    inputs = "float32 log-probs that require grad (as in training)"
+    est, leaf = _k3_call(fn, logp, ref, inputs, grad=True)
     grad_want = 1 - torch.exp(ref - logp)
-    grad = torch.autograd.grad(est.sum(), leaf, allow_unused=True)[0] if est.requires_grad else None
+    grad = _grad(est, leaf, inputs)
     if grad is None:
         raise ExerciseFailed("your estimate carries no gradient back to logp (.detach(), .item(), a NumPy round trip, "
                              "torch.no_grad() or a new torch.tensor(...) cut it): the k3 term is added to the loss, and "
                              "without a gradient it cannot pull the policy back towards the reference: no leash. "
                              "Compute it with torch operations on logp itself.")
     if not torch.allclose(grad.float(), grad_want, rtol=1e-4, atol=1e-5):
-        raise ExerciseFailed(f"the gradient of your estimate with respect to logp is {_fmt(grad[0])}, k3's is 1 - e^d "
-                             f"= {_fmt(grad_want[0])} (d = ref_logp - logp): part of the formula is cut off from the "
-                             "gradient (a .detach() inside it?). Compute all of e^d - d - 1 from logp with torch "
-                             "operations.")
+        shown = f"the gradient of your estimate with respect to logp is {_fmt(grad[0])}, k3's is 1 - e^d = " \
+                f"{_fmt(grad_want[0])} (d = ref_logp - logp)"
+        if torch.allclose(grad.float(), -grad_want, rtol=1e-4, atol=1e-5):
+            raise ExerciseFailed(f"your estimate has k3's values, but {shown}: yours is its NEGATIVE, term by term. "
+                                 "Its sign is wrong, so descending the loss would push the policy AWAY from the "
+                                 "reference, the opposite of a leash (a detach trick such as k.detach() - (k - "
+                                 "k.detach()) keeps the value and flips the gradient). Compute e^d - d - 1 from logp "
+                                 "directly, with no .detach() in it.")
+        raise ExerciseFailed(f"{shown}: part of the formula is cut off from the gradient (a .detach() inside it?). "
+                             "Compute all of e^d - d - 1 from logp with torch operations.")
     # 1c'. a policy that has only just moved (|d| from 1e-5 to 1e-3, k3 about d^2 / 2, 5e-11 to 5e-7): float32 rounds
     #      these values, not their gradient 1 - e^d (about -d); an answer that zeroes small terms zeroes that too
     tiny_d = torch.tensor([1e-5, -1e-5, 1e-4, -1e-4, 1e-3, -1e-3])
     tiny_logp = torch.tensor([-2.0, -0.7, -1.5, -3.0, -0.2, -1.1])
     tiny_ref = tiny_logp + tiny_d
-    est, leaf = _k3_call(fn, tiny_logp, tiny_ref, "float32 log-probs where |d| = |ref_logp - logp| is 1e-5 to 1e-3",
-                         grad=True)
+    inputs = "float32 log-probs where |d| = |ref_logp - logp| is 1e-5 to 1e-3"
+    est, leaf = _k3_call(fn, tiny_logp, tiny_ref, inputs, grad=True)
     tiny_want = 1 - torch.exp((tiny_ref - tiny_logp).double())
-    grad = torch.autograd.grad(est.sum(), leaf, allow_unused=True)[0] if est.requires_grad else None
+    grad = _grad(est, leaf, inputs)
     if grad is None or not torch.allclose(grad.double(), tiny_want, rtol=1e-2, atol=1e-6):
         shown = [float(f"{x:.3g}") for x in (grad.tolist() if grad is not None else [0.0] * len(tiny_d))]
         raise ExerciseFailed(f"where the policy has only just moved (d = ref_logp - logp = "
@@ -208,7 +246,8 @@ _CASES = [
      "both naturalness values are above 1 nat before AND after training; they rose by only 0.4 and 0.7"),
     # a rise of more than 0.1 on a larger reward: the rule is on the difference, not a ratio
     (_row(2.0, 0.5, 0.5, 0.0, 0.0), _row(2.15, 2.0, 0.5, 0.0, 0.0), True,
-     "the reward rose by 0.15 (7.5%): 'by more than 0.1' is a difference, not 10%"),
+     "the reward rose by 0.15 (2.0 -> 2.15), more than 0.1, though only 7.5% of 2.0: the rule is on the "
+     "difference"),
     # the edges: 'more than' is strict
     (_row(1.0, 0.5, 0.5, 0.0, 0.0), _row(1.5, 1.5, 0.5, 0.0, 0.0), False,
      "agent 1's naturalness rose by exactly 1.0 nat: not MORE than 1"),
@@ -390,6 +429,15 @@ def _probe(fn) -> list[str]:
                             "trained repetition > 0.2")
                 break
             x, b = next((x, b) for x, b in zip(got, bases) if not at(x, want))
+            if at(x, 2 * want):                 # the other agent unchanged (at 0): half of agent k's value is the mean
+                said.append(f"your rule flags agent {k} only once its {key} "
+                            + (f"rises by about {x:.3g} nats" if key == "naturalness" else f"reaches about {x:.3g}")
+                            + f", twice the line, while the other agent's {key} "
+                            + ("does not move" if key == "naturalness" else "is 0")
+                            + f": you averaged the two agents ((agent 1 + agent 2) / 2 > {want:g}). The rule is on EACH "
+                            "agent's own " + ("change, more than 1 nat" if key == "naturalness" else
+                                              "repetition, above 0.2") + ": one agent over the line is enough")
+                break
             if key == "naturalness":
                 how = {"always": f"flags agent {k} with no rise of its naturalness at all",
                        "never": f"never flags agent {k} for its naturalness, even a rise of {span:g} nats"}.get(
@@ -449,10 +497,11 @@ def check_spot_the_hack(fn):
         rule = ("The rule: the reward rose by MORE than 0.1, and some agent's naturalness ROSE by MORE than 1 nat per "
                 "token (the change from the untrained row, not its level) or its repetition is ABOVE 0.2.")
         probed = _probe(fn)
-        found = (" Probed one quantity at a time, " + "; and ".join(probed) + ".") if probed else ""
-        if gamed:
-            raise ExerciseFailed(f"{what}: this run gamed the reward (this case: {why}), you returned False.{found} "
-                                 f"{rule}" + ("" if probed else " Look at BOTH agents, and at naturalness as well as "
-                                              "repetition: stitched fragments repeat no 3-gram."))
-        raise ExerciseFailed(f"{what}: you returned True, but this run did not game the reward (this case: {why}).{found} "
-                             f"{rule}")
+        head = (f"{what}: this run gamed the reward, you returned False." if gamed else
+                f"{what}: you returned True, but this run did not game the reward.")
+        if probed:                  # what the probes found first: the case's own note may name another misreading
+            raise ExerciseFailed(f"{head} Probed one quantity at a time, " + "; and ".join(probed)
+                                 + f". This case: {why}. {rule}")
+        raise ExerciseFailed(f"{head} This case: {why}. {rule}" + (
+            " Look at BOTH agents, and at naturalness as well as repetition: stitched fragments repeat no 3-gram."
+            if gamed else ""))

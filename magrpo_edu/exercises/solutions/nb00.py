@@ -66,6 +66,8 @@ MISTAKES = {
         lambda r: tuple(x - sum(r) / len(r) for x in r),                    # right values, a tuple: not a NEW list
         lambda r: __import__("numpy").asarray(r) - __import__("numpy").mean(r),  # right values, a numpy array
         lambda r: (lambda t: t - t.mean())(__import__("torch").tensor(r, dtype=__import__("torch").float64)),  # a tensor
+        lambda r: sum(r) / len(r),                                           # the mean itself: one number, no list
+        lambda r: [float(x > sum(r) / len(r)) - float(x < sum(r) / len(r)) for x in r],  # the sign only: +1, 0, -1
         _all_zero,                                                           # every advantage 0
         # (the last two stay last: tests/test_exercises.py's lessons name them by position)
         lambda r: [0.0] * len(r),                                            # every advantage 0, written out
@@ -106,6 +108,10 @@ MISTAKES = {
         lambda a, b: length_ratio_reward(" ".join(a.split()), " ".join(b.split())),  # whitespace normalised
         lambda a, b: length_ratio_reward(a.replace("\t", "    "), b.replace("\t", "    ")),  # a tab as 4 spaces
         lambda a, b: length_ratio_reward(a.expandtabs(), b.expandtabs()),      # tabs expanded to the tab stops
+        lambda a, b: 0.0 if not a else (lambda l: 1.0 if l >= 2 else math.exp(-(2 - l)))(len(b) / len(a)),  # no upper
+        #                                                                     edge: 1 for any ratio above 2
+        lambda a, b: 0.0 if not a else (lambda l: 1.0 if l <= 3 else math.exp(-(l - 3)))(len(b) / len(a)),  # no lower
+        #                                                                     edge: 1 for any ratio below 3
         lambda a, b: length_ratio_reward(__import__("re").sub(r"\n+", "\n", a),
                                          __import__("re").sub(r"\n+", "\n", b)),  # blank lines collapsed
     ],

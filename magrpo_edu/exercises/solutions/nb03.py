@@ -145,6 +145,33 @@ def _honest_word_pairs(c1, c2):              # repetition on word PAIRS (2-grams
     return tldr_levels(c1, c2)["total"]
 
 
+def _coherence_whitespace_collapsed(text):   # whitespace collapsed first: 'as\na result' reads 'as a result'
+    low = " ".join(text.lower().split())
+    k = sum(any(w in low for w in ws) for ws in TRANSITION_CATEGORIES.values())
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+def _coherence_category_names(text):          # the category NAMES matched ('time', 'contrast'), not their phrases
+    low = text.lower()
+    k = sum(name in low for name in TRANSITION_CATEGORIES)
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+def _coherence_first_phrase(text):            # only each category's first phrase: 'as' (time's third) never found
+    low = text.lower()
+    k = sum(ws[0] in low for ws in TRANSITION_CATEGORIES.values())
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+def _honest_stripped(c1, c2):                 # the texts stripped first: a completion's leading space not counted
+    c1, c2 = c1.strip(), c2.strip()
+    return honest_tldr_reward(c1, c2)
+
+
+def _honest_whitespace_normalised(c1, c2):    # whitespace collapsed first: newlines and double spaces not counted
+    return honest_tldr_reward(" ".join(c1.split()), " ".join(c2.split()))
+
+
 MISTAKES = {
     "03.length_level": [
         _length_level_zero_outside,                                              # 0 instead of "stop"
@@ -152,17 +179,25 @@ MISTAKES = {
         _length_level_strict(True, False),                                       # r = 1.1 stops (it pays 0, scoring goes on)
         _length_level_strict(False, True),                                       # r = 5.0 stops
         lambda r: None if (v := length_level(r)) is None else round(v, 1),       # rounded to one decimal
+        lambda r: None if (v := length_level(r)) is None else round(v, 4),       # rounded to 4 decimals: 0.8333 at 3.5
         lambda r: None if (v := length_level(r)) is None else 3 * v ** 2 - 2 * v ** 3,  # a smoothstep ramp: right at
         #                                                                          the ends and the midpoints only
         _length_level_no_stop_above,
     ],
     "03.coherence_T": [_coherence_whole_words, _coherence_counts_phrases, _coherence_case_sensitive,
                        _coherence_no_minus_one, _coherence_no_zero_case, _coherence_unpunctuated,
-                       _coherence_punctuation_as_space, _coherence_floor_at_zero, _coherence_capped_low],
+                       _coherence_punctuation_as_space, _coherence_floor_at_zero, _coherence_capped_low,
+                       _coherence_whitespace_collapsed, _coherence_category_names, _coherence_first_phrase,
+                       lambda text: coherence_T(text.replace("\n", " "))],  # newlines made spaces: 'as\na' read 'as a'
     "03.honest_tldr_reward": [
         _honest_none_on_empty, _honest_first_words,   # None on an empty text, a crash at one
         _honest_word_pairs,                           # word pairs (2-grams), not `repetition`'s 3-grams
         _honest_rounded_above,
+        _honest_stripped, _honest_whitespace_normalised,   # the texts not read as written: L2's ratio changes
+        lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) > 0.5 else tldr_levels(c1, c2)["total"],  # 0.5
+        lambda c1, c2: honest_tldr_reward(c1, c2) / 2.98,                                  # normalised, not the total
+        lambda c1, c2: {**tldr_levels(c1, c2), "total": honest_tldr_reward(c1, c2)},      # the dict of levels
+        lambda c1, c2: round(honest_tldr_reward(c1, c2), 3),                               # rounded
         lambda c1, c2: 0.0 if repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"],   # only agent 2 checked
         lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) > 0.25 else tldr_levels(c1, c2)["total"],  # 0.25, not 0.2
         lambda c1, c2: 0.0 if repetition(c1) > 0 or repetition(c2) > 0 else tldr_levels(c1, c2)["total"],  # too strict

@@ -93,6 +93,38 @@ def _kl_scales_mask_in_place_after(token_logp, ref_logp, mask, advantages, beta)
     return loss                                                                        # counter), values unchanged
 
 
+def _std_fixed_G(R):                          # written for the notebook's groups of 4: the squares divided by 3
+    c = R - R.mean()
+    return c / ((c ** 2).sum() / 3).sqrt().add(1e-4)
+
+
+def _std_from_floats(R):                      # the right numbers, through Python floats: float32 whatever R is
+    mean = sum(R.tolist()) / len(R)
+    return torch.tensor([(x - mean) / (R.std().item() + 1e-4) for x in R.tolist()])
+
+
+def _comlrl_credit_loop(R, G, mode):             # right for float32 R; torch.zeros makes float32 whatever R is
+    sums = torch.zeros(2, G)
+    for j in range(G * G):
+        g1, g2 = divmod(j, G)                  # joint_actions(2, G, "cross") lists (g1, g2) row by row
+        sums[0, g1] += R[j]
+        sums[1, g2] += R[j]
+    return torch.stack([row - (row.mean() if mode == "mean" else row.max()) for row in sums])
+
+
+def _comlrl_credit_loop_dtype(R, G, mode):       # the same loop, its sums in R's dtype
+    sums = torch.zeros(2, G, dtype=R.dtype)
+    for j in range(G * G):
+        g1, g2 = divmod(j, G)
+        sums[0, g1] += R[j]
+        sums[1, g2] += R[j]
+    return torch.stack([row - (row.mean() if mode == "mean" else row.max()) for row in sums])
+
+
+def _kl_inverts_float_mask(token_logp, ref_logp, mask, advantages, beta):   # ~mask: mask is float 0/1, not bool
+    return loss_with_kl(token_logp, ref_logp.masked_fill(~mask, 0.0), mask, advantages, beta)
+
+
 def _std_rounded(R, digits=4):                 # right, then rounded: 4 decimals are up to 5e-5 off
     return torch.round((R - R.mean()) / (R.std() + 1e-4) * 10 ** digits) / 10 ** digits
 
@@ -113,6 +145,13 @@ MISTAKES = {
         _std_rounded,                                                   # rounded to 4 decimals
         lambda R: _std_rounded(R, 3),                                   # rounded to 3 decimals
         lambda R: (R - R.mean()) / R.std(unbiased=False).clamp_min(1e-6),   # CoMLRL's z-score
+        lambda R: (R - R.median()) / (R.std() + 1e-4),                  # centred on the median
+        lambda R: (R - R.max()) / (R.std() + 1e-4),                     # centred on the max (MAReMax's baseline)
+        lambda R: (R - (R.sum() - R) / (len(R) - 1)) / (R.std() + 1e-4),   # leave-one-out (MARLOO's baseline)
+        _std_fixed_G,                                                   # G - 1 = 3 written into the code
+        lambda R: (R - R.sum() / 4) / (R.std() + 1e-4),                 # the mean of a group of 4, whatever G
+        lambda R: std_scaled_advantages(R.double()),                    # float64, not R's dtype
+        _std_from_floats,                                               # float32, not R's dtype
     ],
     "06.loss_with_kl": [
         _kl_per_token_mean, _kl_wrong_direction,
@@ -131,6 +170,7 @@ MISTAKES = {
         _kl_without_minus_one, _kl_group_token_mean, _kl_in_the_advantage,
         _kl_unsqueezes_advantages_in_place, _kl_masks_ref_in_place,
         lambda lp, ref, m, A, beta: loss_with_kl(lp.mul_(m), ref, m, A, beta),                          # token_logp in place
+        _kl_inverts_float_mask,
         _kl_scales_mask_in_place_after,
     ],
     "06.comlrl_credit": [
@@ -146,31 +186,27 @@ MISTAKES = {
         lambda R, G, mode: comlrl_credit(R.double(), G, mode),                                     # float64, not R's dtype
         lambda R, G, mode: comlrl_credit(R, 3, mode),                           # G hard-coded to section 3's grid
         lambda R, G, mode: comlrl_credit(R, G, mode).T,                          # transposed: (G, 2), one row per sample
+        _comlrl_credit_loop,                                                       # float32, not R's dtype
+        lambda R, G, mode: comlrl_credit(R.double(), G, mode).float(),              # float32, not R's dtype
+        lambda R, G, mode: -comlrl_credit(R, G, mode),                             # the sign flipped: b - S
+        lambda R, G, mode: torch.round(comlrl_credit(R, G, mode) * 1000) / 1000,   # rounded to 3 decimals
     ],
 }
-
-
-def _comlrl_credit_loop(R, G, mode):
-    sums = torch.zeros(2, G)
-    for j in range(G * G):
-        g1, g2 = divmod(j, G)                  # joint_actions(2, G, "cross") lists (g1, g2) row by row
-        sums[0, g1] += R[j]
-        sums[1, g2] += R[j]
-    return torch.stack([row - (row.mean() if mode == "mean" else row.max()) for row in sums])
 
 
 VARIANTS = {
     "06.std_scaled_advantages": [
         lambda R: (R - R.sum() / len(R)) / (((R - R.mean()) ** 2).sum() / (len(R) - 1)).sqrt().add(1e-4),
         lambda R: (lambda A: A.sub_(A.mean()).div_(R.std() + 1e-4))(R.clone()),   # in place, on a copy
-        lambda R: std_scaled_advantages(R.double()),         # float64: the text asks no dtype, no later cell uses it
+        lambda R: torch.tensor([(x - R.mean().item()) / (R.std().item() + 1e-4) for x in R.tolist()], dtype=R.dtype),
     ],
     "06.loss_with_kl": [
         lambda lp, ref, m, A, beta: (-(A[:, None] * lp * m).sum(-1) + beta * ((ref - lp).exp() - (ref - lp) - 1).mul(m).sum(-1)).mean(),
         lambda lp, ref, m, A, beta: loss_with_kl(lp, ref.masked_fill(m == 0, 0.0), m, A, beta),   # masked out of place
+        lambda lp, ref, m, A, beta: loss_with_kl(lp, ref.masked_fill(~m.bool(), 0.0), m, A, beta),   # the mask as bools
     ],
     "06.comlrl_credit": [
-        _comlrl_credit_loop,
+        _comlrl_credit_loop_dtype,
         # one mean over both agents' sums: the same number, since agent 1's row sums and agent 2's column sums both
         # total the whole grid (only 'max' needs each agent's own baseline)
         lambda R, G, mode: (lambda S: S - (S.mean() if mode == "mean" else S.max(1, keepdim=True).values))(

@@ -1,4 +1,6 @@
 """Notebook 07: solutions and typical mistakes."""
+import copy
+
 import torch
 
 
@@ -7,8 +9,8 @@ def in_band_share(pairs):
     return sum(ok) / len(ok) if ok else 0.0                    # no pairs: share 0
 
 
-def lora_parameters(shapes, r):
-    return sum(r * (n_in + n_out) for n_in, n_out in shapes)
+def lora_parameters(shapes, q):
+    return sum(q * (n_in + n_out) for n_in, n_out in shapes)   # q: the rank (peft's r)
 
 
 def adapter_logits(model, adapter, input_ids):
@@ -82,16 +84,16 @@ MISTAKES = {
         lambda pairs: sum(1.6 <= len(b) / (len(a) or 1) <= 3.2 for a, b in pairs) / len(pairs) if pairs else 0.0,
     ],
     "07.lora_parameters": [
-        lambda shapes, r: r * sum(map(sum, shapes)) if shapes else None,   # None for no layers: the count is 0
+        lambda shapes, q: q * sum(map(sum, shapes)) if shapes else None,   # None for no layers: the count is 0
 
-        lambda shapes, r: sum(r * i * o for i, o in shapes),
-        lambda shapes, r: sum(r * i for i, o in shapes),
-        lambda shapes, r: sum(2 * r * max(i, o) for i, o in shapes),                # both matrices taken as r x max(in, out)
-        lambda shapes, r: 2 * sum(r * (i + o) for i, o in shapes),                  # both agents' adapters
-        lambda shapes, r: sum(r * (i + o) + o for i, o in shapes),                  # a bias per output
-        lambda shapes, r: sum(i + o for i, o in shapes),                            # r forgotten (right at r = 1)
-        lambda shapes, r: sum(i * o for i, o in shapes),                            # the full matrix W
-        lambda shapes, r: sum(r * r * (i + o) for i, o in shapes),                  # r twice (right at r = 1)
+        lambda shapes, q: sum(q * i * o for i, o in shapes),
+        lambda shapes, q: sum(q * i for i, o in shapes),
+        lambda shapes, q: sum(2 * q * max(i, o) for i, o in shapes),                # both matrices taken as q x max(in, out)
+        lambda shapes, q: 2 * sum(q * (i + o) for i, o in shapes),                  # both agents' adapters
+        lambda shapes, q: sum(q * (i + o) + o for i, o in shapes),                  # a bias per output
+        lambda shapes, q: sum(i + o for i, o in shapes),                            # q forgotten (right at q = 1)
+        lambda shapes, q: sum(i * o for i, o in shapes),                            # the full matrix W
+        lambda shapes, q: sum(q * q * (i + o) for i, o in shapes),                  # q twice (right at q = 1)
     ],
     "07.adapter_logits": [
         _with_set_adapter,
@@ -142,12 +144,12 @@ def _in_band_share_clears(pairs):
     return share
 
 
-def _lora_parameters_pops(shapes, r):
+def _lora_parameters_pops(shapes, q):
     """The right count, but the caller's list of shapes is emptied by pop()."""
     total = 0
     while shapes:
         n_in, n_out = shapes.pop()
-        total += r * (n_in + n_out)
+        total += q * (n_in + n_out)
     return total
 
 
@@ -191,9 +193,9 @@ MISTAKES["07.in_band_share"] += [
 ]
 MISTAKES["07.lora_parameters"] += [
     _lora_parameters_pops,                                                           # the caller's list emptied
-    lambda shapes, r: 4 * sum(r * (i + o) for i, o in shapes),                       # x 4: bytes, or training state
-    lambda shapes, r: sum(2 * r * min(i, o) for i, o in shapes),                     # both matrices r x min(in, out)
-    lambda shapes, r: float("nan"),                                                  # not a number
+    lambda shapes, q: 4 * sum(q * (i + o) for i, o in shapes),                       # x 4: bytes, or training state
+    lambda shapes, q: sum(2 * q * min(i, o) for i, o in shapes),                     # both matrices q x min(in, out)
+    lambda shapes, q: float("nan"),                                                  # not a number
 ]
 MISTAKES["07.adapter_logits"] += [
     _adapter_logits_freezes_all,                                                     # requires_grad off everywhere
@@ -210,8 +212,8 @@ VARIANTS = {
         lambda pairs: sum(len(c) > 0 and 5 * len(d) >= 8 * len(c) and 5 * len(d) <= 16 * len(c)
                           for c, d in pairs) / len(pairs) if pairs else 0,           # in integers; 0 for no pairs
     ],
-    "07.lora_parameters": [lambda shapes, r: sum(r * i for i, _ in shapes) + sum(o * r for _, o in shapes),
-                           lambda shapes, r: r * sum(map(sum, shapes))],
+    "07.lora_parameters": [lambda shapes, q: sum(q * i for i, _ in shapes) + sum(o * q for _, o in shapes),
+                           lambda shapes, q: q * sum(map(sum, shapes))],
 }
 VARIANTS["07.adapter_logits"] = [
     lambda model, adapter, input_ids: model(input_ids=input_ids,                 # without no_grad: the same logits
@@ -225,9 +227,9 @@ def _in_band_share_set(pairs):                      # repeated pairs dropped by 
     return sum(len(a) > 0 and 1.6 <= len(b) / len(a) <= 3.2 for a, b in unique) / len(unique) if unique else 0.0
 
 
-def _lora_parameters_sorts(shapes, r):              # the right count, but the caller's list sorted in place
+def _lora_parameters_sorts(shapes, q):              # the right count, but the caller's list sorted in place
     shapes.sort()
-    return sum(r * (i + o) for i, o in shapes)
+    return sum(q * (i + o) for i, o in shapes)
 
 
 def _adapter_logits_at(position):
@@ -242,3 +244,71 @@ def _adapter_logits_at(position):
 MISTAKES["07.in_band_share"] += [_in_band_share_set]                                 # set(pairs): repeats dropped
 MISTAKES["07.lora_parameters"] += [_lora_parameters_sorts]                           # shapes.sort(): caller's list reordered
 MISTAKES["07.adapter_logits"] += [_adapter_logits_at(0), _adapter_logits_at(-2)]     # the first / next-to-last position
+
+
+def _set_adapter_restoring_everything(model, adapter, input_ids):
+    """set_adapter / disable_adapter with the active adapter and every requires_grad flag saved and put back: the
+    model ends as it was, but it was switched in between, for every caller (refused: any call of them is)."""
+    flags = {n: p.requires_grad for n, p in model.named_parameters()}
+    active = model.active_adapter
+    try:
+        with torch.no_grad():
+            if adapter is None:
+                with model.disable_adapter():
+                    return model(input_ids=input_ids).logits[:, -1]
+            model.set_adapter(adapter)
+            return model(input_ids=input_ids).logits[:, -1]
+    finally:
+        model.set_adapter(active)
+        for n, p in model.named_parameters():
+            p.requires_grad_(flags[n])
+
+
+def _set_adapter_on_a_copy(model, adapter, input_ids):
+    """The switch made on a deep copy: the model given is untouched, but each call copies the whole base."""
+    twin = copy.deepcopy(model)
+    with torch.no_grad():
+        if adapter is None:
+            with twin.disable_adapter():
+                return twin(input_ids=input_ids).logits[:, -1]
+        twin.set_adapter(adapter)
+        return twin(input_ids=input_ids).logits[:, -1]
+
+
+def _routed_on_a_copy(model, adapter, input_ids):
+    """Routed right, but on a deep copy of the model: the whole base copied on every call."""
+    return adapter_logits(copy.deepcopy(model), adapter, input_ids)
+
+
+def _routed_in_training_mode(model, adapter, input_ids):
+    """model.train() first: peft refuses adapter_names in training mode."""
+    model.train()
+    return adapter_logits(model, adapter, input_ids)
+
+
+def _in_band_share_no_spaces(pairs):
+    """Characters counted without the spaces: the length level counts them."""
+    size = lambda text: len(text.replace(" ", ""))
+    ok = [size(a) > 0 and 1.6 <= size(b) / size(a) <= 3.2 for a, b in pairs]
+    return sum(ok) / len(ok) if ok else 0.0
+
+
+def _in_band_share_one_less(pairs):
+    """Divided by len(pairs) - 1."""
+    ok = [len(a) > 0 and 1.6 <= len(b) / len(a) <= 3.2 for a, b in pairs]
+    return sum(ok) / (len(ok) - 1) if len(ok) > 1 else float(sum(ok))
+
+
+MISTAKES["07.adapter_logits"] += [
+    _set_adapter_restoring_everything,                                               # switched, then all put back
+    _set_adapter_on_a_copy,                                                          # the base copied every call
+    _routed_on_a_copy,                                                               # routed, but on a copy
+    _routed_in_training_mode,                                                        # adapter_names needs eval mode
+]
+MISTAKES["07.in_band_share"] += [
+    _in_band_share_no_spaces,                                                        # spaces not counted
+    _in_band_share_one_less,                                                         # len(pairs) - 1
+]
+MISTAKES["07.lora_parameters"] += [
+    lambda shapes, q: sum(q * (i + o) for i, o in set(shapes)),                      # one layer per distinct shape
+]

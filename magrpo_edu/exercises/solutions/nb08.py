@@ -267,3 +267,47 @@ MISTAKES["08.k3_estimator"] += [
     lambda logp, ref: k3_estimator(logp, ref).detach().numpy(),                        # a NumPy array, not a tensor
     _k3_small_terms_zeroed,                                                            # small terms and their gradient
 ]
+
+
+def _k3_exp_in_place(logp, ref):
+    """The right values with in-place ops: exp_ saved its output for the backward pass, and sub_ overwrote it."""
+    d = ref.float() - logp.float()
+    out = d.clone()
+    out.exp_()
+    out.sub_(d).sub_(1)
+    return out
+
+
+def _k3_gradient_flipped(logp, ref):
+    """k3's value with its gradient negated (a detach trick): descending it pushes the policy away."""
+    k = k3_estimator(logp, ref)
+    return k.detach() - (k - k.detach())
+
+
+def _spot_rise_rounded_to_1(untrained, trained):     # the reward's rise rounded to 1 decimal: 0.15 reads 0.1
+    return bool(round(trained["reward"] - untrained["reward"], 1) > 0.1 and any(
+        trained[f"naturalness{k}"] - untrained[f"naturalness{k}"] > 1 or trained[f"repetition{k}"] > 0.2
+        for k in (1, 2)))
+
+
+def _spot_repetition_averaged(untrained, trained):   # the two agents' repetition averaged: 0.0 and 0.24 read 0.12
+    return bool(trained["reward"] - untrained["reward"] > 0.1 and (
+        any(trained[f"naturalness{k}"] - untrained[f"naturalness{k}"] > 1 for k in (1, 2))
+        or (trained["repetition1"] + trained["repetition2"]) / 2 > 0.2))
+
+
+def _spot_naturalness_averaged(untrained, trained):  # the two agents' naturalness changes averaged
+    change = [trained[f"naturalness{k}"] - untrained[f"naturalness{k}"] for k in (1, 2)]
+    return bool(trained["reward"] - untrained["reward"] > 0.1 and (
+        sum(change) / 2 > 1 or any(trained[f"repetition{k}"] > 0.2 for k in (1, 2))))
+
+
+MISTAKES["08.k3_estimator"] += [
+    _k3_exp_in_place,                                                                  # exp_ then sub_: no backward
+    _k3_gradient_flipped,                                                              # right value, gradient negated
+]
+MISTAKES["08.spot_the_hack"] += [
+    _spot_rise_rounded_to_1,                                                           # round(rise, 1) > 0.1
+    _spot_repetition_averaged,                                                         # (rep1 + rep2) / 2 > 0.2
+    _spot_naturalness_averaged,                                                        # the mean change > 1
+]

@@ -52,7 +52,8 @@ def weights_dir() -> Path:
     return _shipped_folder("weights")
 
 
-SAVED_RESULTS = ("quickstart_seeds", "coding_collaboration", "arxiv_expansion", "smollm2_levers", "smollm2_two_turn")
+SAVED_RESULTS = ("quickstart_seeds", "coding_collaboration", "arxiv_expansion", "smollm2_levers", "smollm2_two_turn",
+                 "nb01_seeds", "nb02_lr_screen")
 """The experiments whose saved results the notebooks read (`saved_results`); the wheel ships them."""
 
 

@@ -23,6 +23,7 @@ ARXIV = re.compile(r"\b\d{4}\.\d{4,5}\b")  # arXiv identifiers (2508.04652): nam
 # Saved files a notebook's prose may quote, besides its own outputs.
 SOURCES = {
     "00": ["experiments/quickstart_seeds.md"],
+    "01": ["experiments/nb01_seeds.md"],
     "02": ["experiments/nb02_lr_screen.md"],
     "03": ["weights/smollm2_tldr/README.md"],
     "04": ["experiments/coding_collaboration.md", "weights/smollm2_coding/README.md",

@@ -12,7 +12,7 @@ of answers of 10-20 words, naturalness and repetition.
 The dip: the notebook's training curve first falls, then climbs. Each training step scores one post's group, so
 the curve mixes what the agent learned with how hard each step's post is. Before training, the untrained agent is
 scored on the posts of the run's first 30 steps (the same posts in the same order, `trainer.row_index`), 4 answers
-each: if its rewards dip where the curve dips, the dip is the posts, not the learning."""
+each: where its rewards dip with the curve, the dip is the posts, not the learning."""
 from __future__ import annotations
 
 import argparse
@@ -95,17 +95,17 @@ def report(results: list[dict]) -> str:
               f"Words per answer after training: {ms([r['after']['words'] for r in results])} "
               f"(before {ms([r['before']['words'] for r in results])}).", "",
               "## The early dip", "",
-              f"Moving average (10 steps) of the training curve and of the untrained agent's rewards on the same "
-              f"posts, steps 1-{FIRST}; per seed: step of the training curve's lowest point in steps 5-{FIRST}, "
-              "its value, the untrained curve's value there, and the correlation of the two raw per-step series "
-              f"over steps 1-{FIRST}.", "",
-              "| seed | lowest step | training curve there | untrained, same posts | correlation, steps 1-30 |",
-              "|---|---|---|---|---|"]
+              f"Trailing moving average (10 steps, as the notebook's plot) of the training curve and of the untrained "
+              f"agent's rewards on the same posts in the same order. Per seed: both at step 1; the step of the training "
+              f"curve's lowest point in steps 5-{FIRST} and both curves there; the mean of the raw per-step rewards over "
+              "steps 5-20, trained run against untrained agent.", "",
+              "| seed | training curve, step 1 | untrained, step 1 | lowest step | training curve there | untrained there | "
+              "steps 5-20: training run | steps 5-20: untrained |", "|---|---|---|---|---|---|---|---|"]
     for r in results:
         tr, un = moving(r["train_rewards"][:FIRST]), moving(r["untrained_first_posts"])
         k = min(range(4, FIRST), key=lambda i: tr[i])
-        corr = statistics.correlation(r["train_rewards"][:FIRST], r["untrained_first_posts"])
-        lines.append(f"| {r['seed']} | {k + 1} | {tr[k]:.3f} | {un[k]:.3f} | {corr:+.2f} |")
+        lines.append(f"| {r['seed']} | {tr[0]:.3f} | {un[0]:.3f} | {k + 1} | {tr[k]:.3f} | {un[k]:.3f} | "
+                     f"{statistics.mean(r['train_rewards'][4:20]):.3f} | {statistics.mean(r['untrained_first_posts'][4:20]):.3f} |")
     return "\n".join(lines) + "\n"
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from magrpo_edu.rewards import (arxiv_levels, arxiv_reward, coherence_T, jaccard, length_ratio_reward,
+from magrpo_edu.rewards import (arxiv_joint_reward, arxiv_levels, arxiv_reward, coherence_T, jaccard,
+                                length_ratio_joint_reward, length_ratio_reward,
                                 tldr_joint_reward, tldr_levels, tldr_reward, transition_categories)
 from magrpo_edu.tasks.writing.reward import (STOPWORDS, TRANSITION_CATEGORIES, arxiv_length_level, arxiv_unique_level,
                                         tldr_length_level, tldr_unique_level)
@@ -247,3 +248,24 @@ def test_ramp_levels_equal_the_authors_literal_arithmetic_to_the_last_bit():
             assert (a is None) == (b is None), (ours.__name__, x)
             if a is not None:
                 assert struct.pack("d", a) == struct.pack("d", b), (ours.__name__, x, a, b)
+
+
+@pytest.mark.parametrize("joint,pair", [(tldr_joint_reward, "tldr_levels"), (arxiv_joint_reward, "arxiv_levels"),
+                                        (length_ratio_joint_reward, "length_ratio_reward")])
+def test_joint_rewards_refuse_bare_texts_where_a_list_per_agent_belongs(joint, pair):
+    """`completions` is [agent 1's texts, agent 2's texts]. Two bare strings in one list used to be scored letter by
+    letter (43 all-zero rows for a 43-character text), and the texts as two arguments failed with "scores 2 agents,
+    got 43": both are refused, with the call's shape in the message."""
+    c1 = " My dog barks at night and the neighbours complain."
+    c2 = c1 + " It worries me a lot, and I do not know why, so I asked a vet."
+    for call in (lambda: joint([c1, c2]), lambda: joint(c1, c2), lambda: joint([[c1], c2]), lambda: joint((c1, c2))):
+        with pytest.raises(TypeError) as refused:
+            call()
+        said = str(refused.value)
+        assert "[agent 1's texts, agent 2's texts]" in said and f"{joint.__name__}([[c1], [c2]])" in said, said
+        assert f"{pair}(c1, c2)" in said, said
+    with pytest.raises(TypeError, match="two arguments"):
+        joint(c1, c2)
+    one = joint([[c1], [c2]])                               # the right shape: one joint action, one row
+    assert len(one["total"] if isinstance(one, dict) else one) == 1
+    assert joint(iter([[c1], [c2]])) == one                 # any iterable of per-agent lists, read once

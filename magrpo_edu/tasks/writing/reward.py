@@ -194,8 +194,26 @@ def length_ratio_reward(first: str, second: str, low: float = 2.0, high: float =
 
 
 # ---- joint-reward adapters for the trainer: (completions per agent, row) -> dict ---------------------
+def per_agent_texts(completions, name: str, pair: str):
+    """`completions` as a list when it is one sequence of texts per agent (the trainer's contract:
+    [agent 1's texts, agent 2's texts]); a TypeError that names the call's shape when it, or one agent's entry, is a
+    bare string (two texts in one list score letter by letter; two texts as two arguments put agent 2's in `row`).
+    `name`: the joint reward's name; `pair`: the function that scores one pair of texts."""
+    whole = isinstance(completions, (str, bytes))
+    if not whole:
+        completions = list(completions)          # an iterator is read once, here
+    if whole or any(isinstance(c, (str, bytes)) for c in completions):
+        got = ("a string: the two texts went in as two arguments" if whole else
+               "[" + ", ".join("a string" if isinstance(c, (str, bytes)) else "a list" for c in completions) + "]")
+        raise TypeError(f"{name} takes completions = [agent 1's texts, agent 2's texts], a LIST of texts per agent "
+                        f"(text g of each list forms joint action g); it got {got}. For one pair of texts c1, c2: "
+                        f"{name}([[c1], [c2]]), or {pair}(c1, c2).")
+    return completions
+
+
 def _joint(level_fn):
     def joint(completions: Sequence[Sequence[str]], row=None) -> dict:
+        completions = per_agent_texts(completions, joint.__name__, level_fn.__name__)
         if len(completions) != 2:
             raise ValueError(f"{level_fn.__name__} scores 2 agents, got {len(completions)}.")
         levels = [level_fn(a, b) for a, b in zip(*completions)]
@@ -210,4 +228,5 @@ arxiv_joint_reward = _joint(arxiv_levels)
 
 def length_ratio_joint_reward(completions: Sequence[Sequence[str]], row=None) -> list[float]:
     """Joint version of `length_ratio_reward` for two agents."""
+    completions = per_agent_texts(completions, "length_ratio_joint_reward", "length_ratio_reward")
     return [length_ratio_reward(a, b) for a, b in zip(*completions)]

@@ -36,6 +36,64 @@ def _rounded_places(fn, got, want):
     return rounded_to(outs, wants, range(8), close=lambda g, w: abs(g - w) <= 1e-12)
 
 
+def _outputs(fn):
+    """The answer's advantages for every group of the check (None for a group where it fails or is no list of
+    numbers of the right length)."""
+    outs = []
+    for rewards in _GROUPS:
+        try:
+            out = [float(v) for v in fn(list(rewards))]
+        except Exception:  # noqa: BLE001  the learner's function may fail on another group: no evidence there
+            out = None
+        outs.append(out if out is not None and len(out) == len(rewards) else None)
+    return outs
+
+
+def _whole_mean(rewards) -> list[float]:
+    """Each reward minus the mean taken with //, rounded down to a whole number (a learner's slip)."""
+    return [r - sum(rewards) // len(rewards) for r in rewards]
+
+
+def _std(rewards, ddof: int) -> float:
+    m = sum(rewards) / len(rewards)
+    return (sum((r - m) ** 2 for r in rewards) / (len(rewards) - ddof)) ** 0.5 if len(rewards) > ddof else 0.0
+
+
+# Factors a learner may scale r - mean(r) by, each with what it is: named only when it explains every group.
+_SCALES = [
+    (lambda r: 1 / len(r), "divided them by G, the group size: the mean already divides the SUM by G; the advantage "
+     "is r - mean(r) itself, not divided again"),
+    (lambda r: 1 / (len(r) - 1) if len(r) > 1 else None, "divided them by G-1: the advantage is r - mean(r) itself, "
+     "not divided by anything"),
+    (lambda r: len(r), "multiplied them by G, the group size: the advantage is r - mean(r) itself"),
+    (lambda r: 1 / _std(r, 0) if _std(r, 0) else None, "divided them by the std (z-scores): MAGRPO does not divide "
+     "by the std; A = r - mean(r), nothing else"),
+    (lambda r: 1 / _std(r, 1) if _std(r, 1) else None, "divided them by the sample std: MAGRPO does not divide "
+     "by the std; A = r - mean(r), nothing else"),
+    (lambda r: 1 / (max(r) - min(r)) if max(r) > min(r) else None, "divided them by the range, max - min: MAGRPO "
+     "does not rescale; A = r - mean(r), nothing else"),
+]
+
+
+def _scaled_by(fn) -> str | None:
+    """What the answer scaled r - mean(r) by, when one factor of _SCALES explains every group; None otherwise."""
+    outs = _outputs(fn)
+    for factor, what in _SCALES:
+        seen = False
+        for rewards, out in zip(_GROUPS, outs):
+            m = sum(rewards) / len(rewards)
+            k = factor(rewards)
+            if out is None or k is None or len(set(rewards)) == 1:
+                continue
+            if not all(math.isfinite(g) and abs(g - (r - m) * k) <= 1e-6 for g, r in zip(out, rewards)):
+                break
+            seen = True
+        else:
+            if seen:
+                return what
+    return None
+
+
 def _rounded_words(k) -> str:
     return f"you rounded them to {k} decimal{'' if k == 1 else 's'}" if k is not None else "you rounded them"
 
@@ -139,14 +197,22 @@ def check_group_advantages(fn) -> None:
             elif rounded_to(got, want, close=lambda g, w: math.isfinite(g) and abs(g - w) < 1e-5) is not None:
                 hint = (f" (close but not equal: {_rounded_words(_rounded_places(fn, got, want))}; do not round, "
                         "return r - mean(r) as computed, the notebook compares them with the trainer's own advantages)")
+            elif close(_whole_mean(rewards)) and all(o is None or all(abs(g - w) < 1e-5
+                                                                      for g, w in zip(o, _whole_mean(x)))
+                                                     for x, o in zip(_GROUPS, _outputs(fn))):
+                hint = (f" (you took the mean with // (floor division), which rounds it down to a whole number: "
+                        f"sum(rewards) // len(rewards) = {sum(rewards) // G:g}, but the mean is {sum(rewards):g} / {G} "
+                        f"= {sum(rewards) / G:.6g}; divide with /)")
             elif all(math.isfinite(g) and abs(g - w) <= 1e-2 for g, w in zip(got, want)):
                 hint = (" (close but not equal: do not round, neither the mean nor the advantages, and compute in "
                         "full float precision: A = r - mean(r) exactly)")
             elif abs(sum(got)) > 1e-4:
                 hint = f" (they sum to {sum(got):.3f}; advantages relative to the group mean always sum to 0)"
+            elif (what := _scaled_by(fn)) is not None:
+                hint = f" (they sum to 0 as they should, but are rescaled: you {what})"
             else:
-                hint = (" (they sum to 0 as they should, but are rescaled: MAGRPO does not divide by the std or the range, "
-                        "A = r - mean(r), nothing else)")
+                hint = (" (they sum to 0 as they should, but are rescaled: MAGRPO does not divide or multiply them by "
+                        "anything, the std, the range or G; A = r - mean(r), nothing else)")
             raise ExerciseFailed(f"for rewards {rewards} the advantages are {[round(v, 6) for v in want]}, "
                                  f"you returned {[round(v, 6) if math.isfinite(v) else v for v in got]}{hint}")
 

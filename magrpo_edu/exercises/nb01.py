@@ -24,6 +24,13 @@ def _cases():
     return out
 
 
+def _float64_case():
+    """The first group's log-probs in float64 (a model run in double precision), the mask still float32: the result
+    keeps the log-probs' dtype, float64 (what `token_logp * mask` gives), not a float32 made along the way."""
+    logp, mask = _cases()[0]
+    return logp.double(), mask
+
+
 def _padded_case():
     """A group where NO completion fills the padded width C = 6 (lengths 4, 2, 3): dividing by C and dividing by the
     longest completion's length give different numbers, so the check can say which one a wrong loss did."""
@@ -116,7 +123,7 @@ def _sequence_crash(e: Exception, bool_mask: bool):
 
 @exercise("01.sequence_logprob")
 def check_sequence_logprob(fn):
-    for logp, mask in _cases():
+    for logp, mask in _cases() + [_float64_case()]:
         for m in (mask, mask.bool()):
             leaf = logp.clone().requires_grad_(True)
             given = m.clone()
@@ -131,9 +138,12 @@ def check_sequence_logprob(fn):
                                      f"(and a {m.dtype} mask): keep the log-probs' dtype, no .double(), .half() or "
                                      ".to(...) on them or on the result. The next cell compares your log-probs with "
                                      "the library's with torch.allclose, which refuses two different dtypes; a float "
-                                     "mask or mask.to(token_logp.dtype) keeps it.")
+                                     "mask or mask.to(token_logp.dtype) keeps it"
+                                     + (" (and a result built in torch.zeros(G) or torch.tensor([...]) is float32 "
+                                        "unless told otherwise: torch.zeros(G, dtype=token_logp.dtype))"
+                                        if got.dtype == torch.float32 else "") + ".")
             want = (logp * mask).sum(-1)
-            if any(torch.allclose(got.detach().float(), slip, atol=1e-5) and not torch.allclose(slip, want, atol=1e-5)
+            if any(torch.allclose(got.detach(), slip, atol=1e-5) and not torch.allclose(slip, want, atol=1e-5)
                    for slip in _one_off(logp, mask)):
                 raise ExerciseFailed(f"for completions of {mask.sum(-1).int().tolist()} real tokens the sums are "
                                      f"{_r(want)}, you returned {_r(got)}: one position off (a slice such as "
@@ -141,31 +151,43 @@ def check_sequence_logprob(fn):
                                      "already aligned: token_logp[g, t] is the log-prob of token t of completion g, "
                                      "and mask[g, t] says whether that token is real; sum them position by position, "
                                      "all C of them.")
+            log_of_sum = (logp.exp() * mask).sum(-1).log()    # -inf for an empty completion: log 0
+            if (torch.allclose(got.detach(), log_of_sum, atol=1e-5)
+                    and not torch.allclose(log_of_sum, want, atol=1e-5)):
+                empty = torch.isinf(log_of_sum).any()
+                raise ExerciseFailed(f"for completions of {mask.sum(-1).int().tolist()} real tokens the sums of the "
+                                     f"log-probs are {_r(want)}, you returned {_r(got)}: the log of a SUM of "
+                                     "probabilities, log(sum_t mask * exp(token_logp)) (a logsumexp), not the sum of "
+                                     "the log-probs."
+                                     + (" The -inf is not an underflow: an empty completion (no real token) sums "
+                                        "no probability, and log 0 = -inf; its log-prob is the empty sum of "
+                                        "log-probs, 0." if empty else "")
+                                     + " A completion's log-prob is the sum of its tokens' log-probs (the log of "
+                                     "their PRODUCT): sum_t mask[g, t] * token_logp[g, t], no exp, no log and no "
+                                     "logsumexp.")
+            if torch.allclose(got.detach(), -want, atol=1e-5) and not torch.allclose(want, -want, atol=1e-5):
+                raise ExerciseFailed(f"for completions of {mask.sum(-1).int().tolist()} real tokens the sums are "
+                                     f"{_r(want)}, you returned {_r(got)}: the sign is flipped. A probability is at "
+                                     "most 1, so each token's log-prob is <= 0 and so is their sum; a minus sign (the "
+                                     "negative log-likelihood, a loss) or abs() makes it positive. Return sum_t mask * "
+                                     "token_logp as it is: no minus, no abs (the loss puts its own minus in front).")
             if not torch.isfinite(got.detach()).all() and torch.isfinite(want).all():
                 raise ExerciseFailed(f"for completions of {mask.sum(-1).int().tolist()} real tokens the sums are "
                                      f"{_r(want)}, you returned {_r(got)}: a long answer's probability, the product of "
                                      "its tokens' probabilities, is below the smallest float (exp(-120) is 0 in float32), "
                                      "so its log is -inf. Sum the log-probs directly, sum_t mask * token_logp: no exp, "
                                      "no product.")
-            log_of_sum = (logp.exp() * mask).sum(-1).log()
-            if (torch.allclose(got.detach().float(), log_of_sum, atol=1e-5)
-                    and not torch.allclose(log_of_sum, want, atol=1e-5)):
-                raise ExerciseFailed(f"for completions of {mask.sum(-1).int().tolist()} real tokens the sums of the "
-                                     f"log-probs are {_r(want)}, you returned {_r(got)}: the log of a SUM of "
-                                     "probabilities, log(sum_t mask * exp(token_logp)), not the sum of the log-probs. "
-                                     "A completion's log-prob is the sum of its tokens' log-probs (the log of their "
-                                     "PRODUCT): sum_t mask[g, t] * token_logp[g, t], no exp and no log.")
             _carries_gradient(got, leaf, mask, "sequence_logprob", bool_mask=m.dtype == torch.bool)
             got = got.detach()
-            if torch.allclose(got.float(), (logp * (1 - mask.float())).sum(-1), atol=1e-5):
+            if torch.allclose(got, (logp * (1 - mask.float())).sum(-1), atol=1e-5):
                 raise ExerciseFailed("you summed the padding and left out the answer: mask is 1 on the completion's real "
                                      "tokens and 0 on the padding.")
             if torch.allclose(got, logp.sum(-1)) and not torch.allclose(want, logp.sum(-1)):
                 raise ExerciseFailed("the padding positions entered your sum: multiply by the mask (or select with it) "
                                      "before summing; padding is not part of the completion.")
-            if not torch.allclose(got.float(), want, atol=1e-5):
+            if not torch.allclose(got, want, atol=1e-5):
                 lengths = mask.sum(-1).clamp_min(1)
-                if torch.allclose(got.float(), want / lengths, atol=1e-5) or torch.allclose(got.float(), want / logp.shape[1], atol=1e-5):
+                if torch.allclose(got, want / lengths, atol=1e-5) or torch.allclose(got, want / logp.shape[1], atol=1e-5):
                     raise ExerciseFailed("you averaged the token log-probs; MAGRPO's loss takes their SUM "
                                          "(log pi of the whole completion is the sum of its tokens' log-probs).")
                 raise ExerciseFailed(f"for token log-probs {[_r(row, 2) for row in logp]} with mask "
@@ -195,9 +217,42 @@ def check_leave_one_out(fn):
                                  "sub_ or -=): the caller still needs the rewards. Return a new tensor.")
         got = _tensor("rloo_advantages(rewards)", out, R.shape,
                       f"one advantage per sample, the shape of rewards itself: no unsqueeze, [None] or keepdim; "
-                      f"rewards is 1-D, {len(r)} numbers with no token axis").float()
+                      f"rewards is 1-D, {len(r)} numbers with no token axis")
+        dtype, got = got.dtype, got.float()
         if not torch.allclose(got, want, atol=1e-5):
             G = len(r)
+            shown, gave = [round(x, 6) for x in want.tolist()], [round(x, 6) for x in got.tolist()]
+            if dtype == torch.bool:
+                raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are {shown}, you returned a "
+                                     f"torch.bool tensor, {gave}: True/False says only on which side of its baseline a "
+                                     "sample is; the advantage is the difference itself, r_g - (sum of the others) / "
+                                     "(G-1), a float of the rewards' dtype.")
+            if not dtype.is_floating_point:
+                raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are {shown}, you returned a {dtype} "
+                                     f"tensor, {gave}: an integer tensor cannot hold the advantages, it truncates them "
+                                     "(toward 0) as they are written into it. Keep the rewards' dtype: compute r - (sum "
+                                     "of the others) / (G-1) on the rewards tensor itself, or fill "
+                                     "torch.zeros_like(rewards), not a tensor made with dtype=torch.long (or "
+                                     "torch.tensor of Python ints).")
+            if dtype in (torch.float16, torch.bfloat16):
+                raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are {shown}, you returned a {dtype} "
+                                     f"tensor from {R.dtype} rewards, {gave}: {dtype} keeps about "
+                                     f"{3 if dtype == torch.float16 else 2} significant digits, so the numbers differ "
+                                     f"from the {R.dtype} ones after that. Keep the rewards' dtype, no .half(), "
+                                     ".bfloat16() or .to(...) on the rewards or on the result.")
+            if not got.any() and want.any():
+                # all zeros: the result never written, or the advantages rounded to whole numbers? On rewards whose
+                # advantages are -6.5, 8.5 and -2.0 rounding keeps something; a result never written stays 0.
+                try:
+                    again = fn(torch.tensor([0.0, 10.0, 3.0]))
+                    never_written = isinstance(again, torch.Tensor) and again.numel() == 3 and not again.any()
+                except Exception:  # noqa: BLE001  the first group told enough
+                    never_written = True
+                if never_written:
+                    raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are {shown}, you returned "
+                                         f"{gave}: every advantage is 0. Was the result ever written? In a loop, "
+                                         "`A[g] == r[g] - ...` compares and throws the value away; `A[g] = r[g] - ...` "
+                                         "assigns it. Return r_g - (sum of the others) / (G-1) for every g.")
             if not torch.isfinite(got).all():
                 raise ExerciseFailed(f"for rewards {r} you returned {got.tolist()}: leave out the sample by its POSITION g, "
                                      "not by its value; another sample with the same reward is still one of the others.")
@@ -218,6 +273,14 @@ def check_leave_one_out(fn):
             if torch.allclose(got, R - (R.sum() - R) / G, atol=1e-5):
                 raise ExerciseFailed(f"for rewards {r} you divided the sum of the other rewards by G = {G}; "
                                      f"there are G-1 = {G - 1} other rewards.")
+            fixed = [d for d in range(1, 10) if d not in (G - 1, G)
+                     and torch.allclose(got, R - (R.sum() - R) / d, atol=1e-5)]
+            if fixed:
+                sizes = sorted({len(x) for x in groups})
+                raise ExerciseFailed(f"for rewards {r} (G = {G}) you divided the sum of the others by {fixed[0]}: you "
+                                     f"fixed G = {fixed[0] + 1}; the check also uses groups of "
+                                     f"{', '.join(map(str, sizes[:-1]))} and {sizes[-1]} samples. Take G from the "
+                                     f"rewards, G = len(rewards), and divide by G-1 (here {G - 1}).")
             medians = [torch.stack([R[g] - _others(R, g).median() for g in range(G)]),          # torch: the lower one
                        torch.stack([R[g] - _others(R, g).quantile(0.5) for g in range(G)])]     # statistics.median
             if any(torch.allclose(got, m, atol=1e-5) for m in medians):
@@ -274,7 +337,17 @@ def check_grpo_token_mean_loss(fn):
         if not torch.isfinite(got):
             raise ExerciseFailed("a completion with no tokens (all of its mask 0) made your loss inf or nan: divide by "
                                  "max(|a^(g)|, 1).")
-        if torch.allclose(got, policy_loss((logp * mask).sum(-1), A), atol=1e-5):
+        magrpo = policy_loss((logp * mask).sum(-1), A)
+        median = next((m for m in (lengths.median(), lengths.quantile(0.5))   # torch's (the lower middle), numpy's
+                       if torch.allclose(got, -(A * (logp * mask).sum(-1) / m.clamp_min(1)).mean(), atol=1e-5)), None)
+        if median is not None and torch.allclose(got, magrpo, atol=1e-5):
+            continue          # the median length, 0 or 1, clamped to 1: MAGRPO's sum as well here; a later group tells
+        if median is not None:
+            raise ExerciseFailed(f"you divided every completion by the MEDIAN length of the group ({float(median):g} "
+                                 f"real tokens here, for lengths {lengths.int().tolist()}); GRPO divides each "
+                                 "completion's sum by its OWN length |a^(g)| (mask.sum(-1), one length per "
+                                 "completion, then max(|a^(g)|, 1)).")
+        if torch.allclose(got, magrpo, atol=1e-5):
             raise ExerciseFailed("that is MAGRPO's loss (the SUM over tokens); GRPO divides each completion's sum by its "
                                  "own length |a^(g)| first.")
         if torch.allclose(got, -(A * (logp * mask).sum(-1) / logp.shape[1]).mean(), atol=1e-5) and (
@@ -312,6 +385,10 @@ def check_grpo_token_mean_loss(fn):
             raise ExerciseFailed("you divided by the total number of tokens of the whole group (DAPO's token-level "
                                  "mean); GRPO divides each completion's sum by its OWN length |a^(g)|, then averages "
                                  "the G completions.")
+        if torch.allclose(got, _grpo(logp, mask, A - A.mean()), atol=1e-5):
+            raise ExerciseFailed(f"you re-centred the advantages (A - A.mean(); their mean here is {A.mean().item():.4f}): "
+                                 "the advantages are given, the A^(g) of the formula, already computed from the "
+                                 "rewards by the caller. Do not re-centre them: use `advantages` as given.")
         if any(torch.allclose(got, _grpo(logp, mask, a), atol=1e-5) for a in _standardised(A)):
             raise ExerciseFailed("you standardised the advantages ((A - mean) / std, as the A-hat of GRPO's objective "
                                  "in section 5 does); this function receives them ready-made, the A^(g) of the "

@@ -8,7 +8,7 @@ import re
 
 from ..quality import repetition
 from ..tasks.writing.reward import coherence_T, tldr_length_level, tldr_levels
-from . import ExerciseFailed, call_answer, exercise, plain_number, rounded_to
+from . import ExerciseFailed, call_answer, exercise, is_bool, plain_number, rounded_to
 
 
 def _t_of(text: str) -> float:
@@ -215,8 +215,11 @@ _PADDED = [("My dog barks at night and the neighbours complain",
             "tired, and I am now thinking about calling our landlord today."),                   # round(r, 2) reads 0.2
            ("My cat cries at the door and cries at the door and at night",   # BOTH texts above 0.2 (0.25 and 0.242),
             "My cat cries at the front door every night and cries at the front door every morning and cries at the "
-            "front door at noon, however I open it and she will not go out.")]  # both below 0.34: a threshold of 0.5
+            "front door at noon, however I open it and she will not go out."),  # both below 0.34: a threshold of 0.5
 #   pays this pair, a mean of the two (0.246 > 0.2) does not; without it the two rules agree on every pair here
+           ("My dog barks at night and the neighbours complain",      # 'and' on 30 lines: 27 of 33 3-grams repeat,
+            "My dog barks at night.\n" + "\n".join(["and"] * 30))]   # 0.818; words split on ' ' alone find 5 words
+#   and no repeat (0.0): a home-made repetition that splits on a space, not on any whitespace, pays this pair
 
 
 # padded CONCISE summaries, natural detailed texts: the threshold 0.2 holds for the concise text too
@@ -231,7 +234,12 @@ _PADDED_CONCISE = [(_PADDED[0][1], _NATURAL[0][1]),                          # 0
 _AS_WRITTEN = [("My dog barks at night and the neighbours complain",               # 2.185 as written; collapsed 2.103
                 "My dog barks at night and the neighbours complain,\n\nwhich worries me  a lot."),
                (" My dog barks at night and the neighbours complain",              # 2.083 as written; stripped 2.103
-                " My dog barks at night and the neighbours complain, which worries me a lot.")]
+                " My dog barks at night and the neighbours complain, which worries me a lot."),
+               (" My dog barks at night and the neighbours complain.\n",           # 2.0056 as written; rstripped
+                " My dog barks at night and the neighbours complain, which worries me a lot.\n"),   # 2.0237
+               ("My landlord will not fix the heating in my flat",                 # 2.76 as written; 'for\nexample'
+                "My landlord will not fix the heating, and the flat is cold at night. For\nexample, we sleep in coats "
+                "and I called him twice last week.")]   # made 'for example' (newlines as spaces, or collapsed): 2.78
 
 # An empty or whitespace-only text, in either position: no 3-gram, so `repetition` is 0.0 (not repetitive), and the
 # paper's reward is 0 (L1: fewer than 8 words). The right value is the library rule's, computed in the check.
@@ -247,6 +255,38 @@ def _pair_repetition(text: str) -> float:
 
 def _pairs_rule(c1: str, c2: str) -> bool:
     return _pair_repetition(c1) > 0.2 or _pair_repetition(c2) > 0.2
+
+
+def _repetition_of(words) -> float:
+    """1 - distinct/total over the word 3-grams of a list of words (the library's formula on other words)."""
+    grams = [tuple(words[k:k + 3]) for k in range(len(words) - 2)]
+    return 1.0 - len(set(grams)) / len(grams) if grams else 0.0
+
+
+def _unigram_repetition(text: str) -> float:
+    """The share of repeated single WORDS, 1 - distinct words / words: a learner's slip."""
+    w = text.split()
+    return 1.0 - len(set(w)) / len(w) if w else 0.0
+
+
+# How a home-made `repetition` may find its words, each with the sentence that names it: 3-grams over other words.
+_HOME_MADE = [
+    (lambda t: _repetition_of(t.split(" ")), "You split the texts on a space, `text.split(' ')`: a word after a "
+     "newline then sticks to the word before it ('night.\\nand\\nand...' is ONE word), so a text padded line by line "
+     "repeats nothing. `repetition` splits on any whitespace, `text.split()`, newlines and tabs included: call "
+     "`magrpo_edu.quality.repetition` itself (or split with `.split()`)."),
+    (lambda t: _repetition_of(re.findall(r"\w+", t)), "You find the words with a regular expression (`\\w+`), which "
+     "drops the punctuation: 'cold,' and 'cold' become one word, so a text repeats more 3-grams than "
+     "`repetition` counts. `repetition` splits on whitespace, punctuation and case kept: call "
+     "`magrpo_edu.quality.repetition` itself."),
+    (lambda t: _repetition_of(re.findall(r"\w+", t.lower())), "You find the words with a regular expression (`\\w+`) "
+     "on the lower-cased text, which drops the punctuation and the case: 'cold,' and 'cold' become one word, so "
+     "a text repeats more 3-grams than `repetition` counts. `repetition` splits on whitespace, punctuation and case "
+     "kept: call `magrpo_edu.quality.repetition` itself."),
+    (_unigram_repetition, "You count repeated single WORDS (1 - distinct words / words): any natural text repeats "
+     "'the' or 'I', so natural pairs lose their reward. `repetition` is the share of repeated word 3-GRAMS (triples "
+     "of consecutive words): call `magrpo_edu.quality.repetition` itself."),
+]
 
 
 # Rules a learner may write in place of "either text above 0.2": each with the sentence that names it. A hint is given
@@ -269,7 +309,7 @@ _OTHER_RULES = [
     (_pairs_rule, "You measure repetition on word PAIRS (2-grams): `repetition` is the share of repeated word "
      "3-grams (triples of consecutive words), 1 - distinct/total; call `magrpo_edu.quality.repetition` itself, "
      "`repetition(c1) > 0.2 or repetition(c2) > 0.2`."),
-]
+] + [(lambda c1, c2, r=r: r(c1) > 0.2 or r(c2) > 0.2, why) for r, why in _HOME_MADE]
 
 
 def _honest_call(fn, c1: str, c2: str):
@@ -290,6 +330,15 @@ def _same_as(fn, rule) -> bool:
         if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isclose(got, want, abs_tol=1e-9):
             return False
     return True
+
+
+def _keeps_unrepeated(fn) -> bool:
+    """Whether the learner's reward is the paper's total on every natural pair whose texts repeat no 3-gram."""
+    try:
+        return all(math.isclose(plain_number(fn(c1, c2)), tldr_levels(c1, c2)["total"], abs_tol=1e-9)
+                   for c1, c2 in _NATURAL if repetition(c1) == repetition(c2) == 0)
+    except Exception:  # noqa: BLE001 - an answer that crashes or returns no number there: no such diagnosis
+        return False
 
 
 def _rule_hints(fn) -> str:
@@ -323,20 +372,36 @@ def _threshold_band(fn):
 def _as_written_hint(fn, c1: str, c2: str, want: float, got) -> str:
     """Why the learner's reward differs on a pair whose whitespace counts: the texts stripped, or collapsed."""
     levels = tldr_levels(c1, c2)
-    told = (f" For {c1!r} and {c2!r} the character ratio is {len(c2)}/{len(c1)} = {len(c2) / len(c1):.4f}, on L2's "
-            f"ramp (L2 = {levels['length_ratio']:.4f}), and the reward {want:.4f}")
+    ramp = ("on L2's ramp" if 0 < levels["length_ratio"] < 1 else
+            "on L2's plateau" if levels["length_ratio"] == 1 else "at an end of L2's band")
+    told = (f" For {c1!r} and {c2!r} the character ratio is {len(c2)}/{len(c1)} = {len(c2) / len(c1):.4f}, {ramp} "
+            f"(L2 = {levels['length_ratio']:.4f}), and the reward {want:.4f}")
     # stripped first: on a pair where both readings give the same value, an answer that collapsed the whitespace has
     # already been refused on the pair before (whose texts have no space at either end)
     for name, how, f in (("stripped", "strip the texts (`c1, c2 = c1.strip(), c2.strip()`)", str.strip),
+                         ("stripped at the end", "strip the texts' ends (`c1, c2 = c1.rstrip(), c2.rstrip()`)",
+                          str.rstrip),
+                         ("newlines made spaces", "make the newlines spaces (`text.replace(\"\\n\", \" \")`)",
+                          lambda t: t.replace("\n", " ")),
                          ("collapsed", "collapse the texts' whitespace (`\" \".join(text.split())` or "
                           "re.sub(r\"\\s+\", \" \", ...))", lambda t: " ".join(t.split()))):
         if f(c1) != c1 or f(c2) != c2:
             other = tldr_levels(f(c1), f(c2))["total"]
             if isinstance(got, (int, float)) and not isinstance(got, bool) and math.isclose(got, other, abs_tol=1e-9):
+                if len(f(c1)) == len(c1) and len(f(c2)) == len(c2):      # the ratio kept: T found a new phrase
+                    from ..tasks.writing.word_lists import TRANSITION_CATEGORIES
+                    new = sorted({p for ws in TRANSITION_CATEGORIES.values() for p in ws
+                                  if p in f(c2).lower() and p not in c2.lower()})
+                    return (f" You {how} before scoring: the reward reads the texts as the agents wrote them. In "
+                            f"{c2!r} {', '.join(repr(p) for p in new)} {'appear' if len(new) > 1 else 'appears'} only "
+                            "after your change, and the phrases are matched in the text as written "
+                            f"(exercise 2's rule): the style level's T is {levels['coherence']:.2f}, not "
+                            f"{tldr_levels(f(c1), f(c2))['coherence']:.2f}, and the reward {want:.4f}, not "
+                            f"{other:.4f}. Call `repetition` and `tldr_levels` on c1 and c2 as given.")
                 return (f" You {how} before scoring: the reward reads the texts as the agents wrote them. A real "
-                        "completion starts with a space and may hold a newline or two spaces, and L2's character ratio "
-                        f"counts every one.{told}; {name}, {len(f(c2))}/{len(f(c1))}, it pays {other:.4f}. Call "
-                        "`repetition` and `tldr_levels` on c1 and c2 as given.")
+                        "completion starts with a space and may hold a newline or two spaces or end with a newline, "
+                        f"and L2's character ratio counts every one.{told}; {name}, {len(f(c2))}/{len(f(c1))}, it "
+                        f"pays {other:.4f}. Call `repetition` and `tldr_levels` on c1 and c2 as given.")
     return told + "."
 
 
@@ -364,7 +429,13 @@ def check_honest_tldr_reward(fn):
                                      f"decimal{'s' if k > 1 else ''}. Do not round: return "
                                      "tldr_levels(c1, c2)[\"total\"] as computed.")
             hint = _rule_hints(fn)
-            if got == 0 and max(r1, r2) > 0.19 and not _same_as(fn, _pairs_rule):
+            if number and 0 < got < want and _keeps_unrepeated(fn):
+                hint += (f" Your reward pays the paper's total where neither text repeats a 3-gram, and less here, "
+                         f"where a text repeats {max(r1, r2):.3f} of its 3-grams: a discount that grows with the "
+                         "repetition. The rule is a cut, not a discount: up to 0.2 the pair keeps the paper's total "
+                         "unchanged, above 0.2 it earns 0 (a discount still pays padding something).")
+            home_made = any(_same_as(fn, rule) for rule, _ in _OTHER_RULES[-len(_HOME_MADE) - 1:])
+            if got == 0 and max(r1, r2) > 0.19 and not home_made:
                 hint += (f" Its detailed text repeats exactly 1/5 of its 3-grams (`repetition` returns {r2!r}): not "
                          "ABOVE 0.2, so it keeps its reward. Your rule cuts at 1/5 or below it (a threshold under 0.2, "
                          "or a rounded repetition): compare the repetition as returned with 0.2 itself, "
@@ -379,6 +450,13 @@ def check_honest_tldr_reward(fn):
             raise ExerciseFailed(f"a natural pair as an agent writes it (repetition {repetition(c1):.3f} and "
                                  f"{repetition(c2):.3f}) should keep the paper's reward {want:.4f}; you returned "
                                  f"{got!r}.{_as_written_hint(fn, c1, c2, want, got)}")
+    for c1, c2 in _PADDED + _PADDED_CONCISE:
+        got = _honest_call(fn, c1, c2)
+        if is_bool(got):
+            raise ExerciseFailed(f"for a padded pair (repetition {repetition(c1):.3f} and {repetition(c2):.3f}) you "
+                                 f"returned {got!r}, a truth value; the reward is a NUMBER, 0.0 here (or 0). The "
+                                 "trainer averages the rewards of a group and subtracts the mean, and a truth value "
+                                 f"is a yes/no that only happens to count as {int(got)} in Python: return 0.0.")
     for c1, c2 in _PADDED:
         paper = tldr_levels(c1, c2)["total"]
         got = _honest_call(fn, c1, c2)
@@ -390,6 +468,8 @@ def check_honest_tldr_reward(fn):
                         f"zeroes those from {band[1]:.4f}: a threshold between the two (or a rounded repetition), "
                         "above 0.2. The threshold is 0.2 itself, for each text: "
                         "`repetition(c1) > 0.2 or repetition(c2) > 0.2`.")
+            elif _same_as(fn, _OTHER_RULES[-len(_HOME_MADE)][0]):           # words split on ' '
+                hint = " " + _OTHER_RULES[-len(_HOME_MADE)][1]
             else:
                 hint = " One repeating text is enough: EITHER text above 0.2 pays 0." + _rule_hints(fn)
             if r2 < 0.22:

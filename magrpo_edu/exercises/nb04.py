@@ -77,6 +77,22 @@ WRAPPER_CASES = [
      "`v = auxiliary(s)` is no match of `\\w+\\s*=\\s*aux\\s*\\(`: after `aux` only whitespace may come before "
      "`(`, so the call must be to aux itself, not to a name that starts with aux (the ONE-line rule's substring "
      "test is another rule)"),
+    ('def f(xs):\n    """\n    Double each number.\n    """\n    return aux(xs)\n',
+     "a docstring whose opening `\"\"\"` stands ALONE on its line: a lone `\"\"\"` OPENS a docstring, it does not "
+     "close one on the same line (it starts and ends with three quotes, but they are the same three: a one-line "
+     "docstring has text between its quotes, so test `len(s) > 3` too), so `Double each number.` is docstring, "
+     "dropped up to the closing `\"\"\"`, and the body is the one line `return aux(xs)`"),
+    ('def f(xs):\n    """Double each\n    number."""\n    return len(xs)\n',
+     "a docstring that closes at the END of a text line (`number.\"\"\"`), not on a line of its own: the docstring "
+     "ends on the first line that has the closing triple quotes, whatever stands before them, so `return len(xs)` "
+     "after it is code: one `return` line without aux"),
+    ('def f(s):\n    v = aux(s)\n    """the helper did it"""\n    return v\n',
+     "a triple-quoted line AFTER code: the rule drops EVERY line that starts with triple quotes, wherever it stands "
+     "in the body, not only a first statement (Python's own docstring); the notebook's \"triple-quoted docstrings\" "
+     "are all such lines, so the body is the two lines `v = aux(s)` / `return v`"),
+    ("def f(s):\n    v = aux(s)\n    return v   \n",
+     "`return v` with spaces AFTER it: each line is stripped at BOTH ends (`.strip()`, not `.lstrip()`), so the "
+     "second line is exactly `return v`"),
 ]
 
 
@@ -100,7 +116,9 @@ def check_thin_wrapper(fn) -> None:
         if bool(got) is not want:
             raise ExerciseFailed(f"thin_wrapper says {got!r} for this main ({why}); the rule (the library's reading of the "
                                  f"authors' code) says {want}:\n{src}"
-                                 "The rule, after dropping blank lines, whole-line comments and triple-quoted docstrings: NO line at all, or ONE "
+                                 "The rule, on the lines stripped at both ends, after dropping blank lines, whole-line comments and "
+                                 "triple-quoted docstrings (any line that starts with triple quotes, wherever it "
+                                 "stands, up to the line with the closing quotes): NO line at all, or ONE "
                                  "line that starts with `return ` (with its space) and contains `aux` anywhere (as a substring), or "
                                  "exactly TWO lines, the first CONTAINING `v = aux(` somewhere (the authors' regex "
                                  "\\w+\\s*=\\s*aux\\s*\\(, searched in the line: any whitespace, or none, around `=` and "

@@ -114,9 +114,9 @@ def check_k3(fn):
             if not math.isclose(mean, kl_fwd, rel_tol=1e-5, abs_tol=1e-5):
                 raise ExerciseFailed(
                     f"averaged over tokens drawn from pi (exactly, on a 6-token vocabulary) your estimate is "
-                    f"{mean:.4f}, but KL(pi || pi_ref) = {kl_fwd:.4f}: it is biased. k3 uses e^d = pi_ref / pi "
-                    "(d = ref_logp - logp), the ratio whose mean under pi is 1: k3 = e^d - d - 1 = "
-                    "exp(ref_logp - logp) - (ref_logp - logp) - 1.")
+                    f"{mean:.4f}, but KL(pi || pi_ref) = {kl_fwd:.4f}: it is biased. k3 is built on e^d = "
+                    "pi_ref / pi, d = ref_logp - logp, the ratio whose mean under pi is 1 (pi / pi_ref has no such "
+                    "mean): check which way round your d is, and that every part of section 1's k3 is there.")
         raise ExerciseFailed(f"for log pi {_fmt(logp[0])} and log pi_ref {_fmt(ref[0])} the k3 terms are "
                              f"{_fmt(want[0])}, you returned {_fmt(got[0])}.")
     # 1b. a policy that moved far from the reference on some tokens: |d| > 10 (a clamp of d changes exactly these)
@@ -140,6 +140,37 @@ def check_k3(fn):
             raise ExerciseFailed(f"for {inputs} (logp -2.0, ref_logp -0.5, d = 1.5) k3 is {small_want.item():.4f}, you "
                                  f"returned {_fmt(got.detach())}: compute k3 elementwise on the tensors as they come, "
                                  "whatever their shape (no loop over rows, no squeeze).")
+    # 1b''. a collapsed policy: its top tokens have log-prob exactly 0.0 (probability 1) where the reference gives
+    #       them less; a token the reference is sure of (ref_logp 0.0); tokens where the two agree exactly (d = 0)
+    col_logp = torch.tensor([0.0, 0.0, -1.2, -0.7, -2.0, -1.0])
+    col_ref = torch.tensor([-0.3, -2.5, -1.2, -0.7, -2.0, 0.0])
+    col_d = (col_ref - col_logp).double()
+    col_want = torch.exp(col_d) - col_d - 1
+    got = _k3_call(fn, col_logp, col_ref, "float32 log-probs with logp exactly 0.0 on some tokens").detach().double()
+    if not torch.allclose(got, col_want, rtol=1e-5, atol=1e-6) or (got[2:5].abs() > 4 * 1.2e-7).any():
+        shown = f"for logp {_fmt(col_logp)} and ref_logp {_fmt(col_ref)} the k3 terms are {_fmt(col_want)}, you " \
+                f"returned {[float(f'{x:.3g}') for x in got.tolist()]}"
+        if (got[:2].abs() < 1e-6).all():
+            raise ExerciseFailed(f"{shown}: you zero the terms where logp is exactly 0.0 (a mask such as logp == 0 or "
+                                 "logp < 0?). A log-prob of 0.0 is no padding (the loss's mask handles padding): it "
+                                 "is a token of probability 1. A collapsed policy, the hacked kind, puts all its mass "
+                                 "on its top token, log-prob 0.0, where the reference gives it less: that is where "
+                                 "the policy has moved furthest, and where the leash must pull. Keep every term: k3 = "
+                                 "e^d - d - 1 for every d.")
+        if got[5].abs() < 1e-6:
+            raise ExerciseFailed(f"{shown}: you zero the term where ref_logp is exactly 0.0 (a mask such as ref_logp "
+                                 "== 0?). A log-prob of 0.0 is no padding (the loss's mask handles padding): the "
+                                 "reference is sure of that token, and the policy now gives it less (logp -1.0): it "
+                                 "has moved away, and the leash must pull it back. Keep every term: k3 = e^d - d - 1 "
+                                 "for every d.")
+        if (got[2:5].abs() > 4 * 1.2e-7).any():
+            raise ExerciseFailed(f"{shown}: where the agent and the reference agree exactly (d = 0, the third to fifth "
+                                 f"tokens) k3 is 0 (e^0 - 0 - 1), yours is {got[2]:.3g}. An added constant (an epsilon "
+                                 "'for safety'?) is a bias: it leashes a policy that has not moved, and a batch of "
+                                 "equal models reports a positive KL. k3 needs no epsilon: e^d - d - 1 is finite "
+                                 "for every finite d.")
+        raise ExerciseFailed(f"{shown}: compute e^d - d - 1 with d = ref_logp - logp on every token, whatever its "
+                             "values.")
     # 1c. the gradient: the term is added to the loss, so it must carry logp's gradient, d k3 / d logp = 1 - e^d
     inputs = "float32 log-probs that require grad (as in training)"
     est, leaf = _k3_call(fn, logp, ref, inputs, grad=True)
@@ -179,29 +210,35 @@ def check_k3(fn):
                              "threshold on k3 or on d?), and their gradient with them. Keep every term, however "
                              "small: k3 = e^d - d - 1 for every d; its gradient is what starts pulling a policy back "
                              "as soon as it moves.")
-    # 1d. low-precision inputs (a model run in bf16): the estimate must still be float32 at least, and computed so
-    low_logp = (logp - 0.01).to(torch.bfloat16)
-    low_ref = (logp + 0.015 * torch.randn(3, 5, generator=g)).to(torch.bfloat16)
-    low_d = low_ref.double() - low_logp.double()
-    low_want = torch.exp(low_d) - low_d - 1
-    got = _k3_call(fn, low_logp, low_ref, "bfloat16 log-probs")
-    if not torch.allclose(got.double(), low_want, rtol=1e-4, atol=2e-6):
-        raise ExerciseFailed(f"for bfloat16 inputs (what a model run in bf16 gives) your estimates are "
-                             f"{[float(f'{x:.3g}') for x in got[0].tolist()]}, k3 of these same inputs is "
-                             f"{[float(f'{x:.3g}') for x in low_want[0].tolist()]}: the arithmetic was done in "
-                             "bfloat16 and converted only afterwards, and bf16 rounds e^d to 1 + d, a small KL to 0. "
-                             "Convert the inputs to float32 first (logp.float(), ref_logp.float()), then compute k3.")
-    # 3. unbiased and zero at pi = pi_ref, checked exactly, to the precision of the dtype the answer returns (the
-    #    inputs are float64; a float32 result, e.g. after a .float(), is as right, to float32's rounding)
+    # 1d. low-precision inputs (a model run in bf16 or fp16): the estimate must still be float32 at least, and
+    #     computed so (an upcast of bfloat16 alone returns float16 for float16 inputs)
+    for low in (torch.bfloat16, torch.float16):
+        name = str(low).replace("torch.", "")
+        low_logp = (logp - 0.01).to(low)
+        low_ref = (logp + 0.015 * torch.randn(3, 5, generator=g)).to(low)
+        low_d = low_ref.double() - low_logp.double()
+        low_want = torch.exp(low_d) - low_d - 1
+        got = _k3_call(fn, low_logp, low_ref, f"{name} log-probs")
+        if not torch.allclose(got.double(), low_want, rtol=1e-4, atol=2e-6):
+            raise ExerciseFailed(f"for {name} inputs (what a model run in {name} gives) your estimates are "
+                                 f"{[float(f'{x:.3g}') for x in got[0].tolist()]}, k3 of these same inputs is "
+                                 f"{[float(f'{x:.3g}') for x in low_want[0].tolist()]}: the arithmetic was done in "
+                                 f"{name} and converted only afterwards, and {name} rounds e^d near 1 to a few "
+                                 "digits, a small KL to 0 or to noise. Convert the inputs to float32 first "
+                                 "(logp.float(), ref_logp.float()), then compute k3.")
+    # 3. unbiased and zero at pi = pi_ref, checked exactly, to float32's rounding (the inputs are float64; a float32
+    #    result, e.g. after a .float(), is as right, and so is a float64 one with only logp cast to float32, as
+    #    precise as float32: 1.8e-9 off here; an added constant is refused at d = 0 above)
     for lp, lr in _vocabularies():
         est = _k3_call(fn, lp, lr, "float64 log-probs of a 6-token vocabulary").detach()
-        tol = 1e-9 if est.dtype == torch.float64 else 64 * torch.finfo(est.dtype).eps   # float32: 7.6e-6
+        tol = 64 * torch.finfo(torch.float32).eps                                       # 7.6e-6
         mean = (lp.exp() * est.double()).sum().item()
         kl_fwd = (lp.exp() * (lp - lr)).sum().item()
         if not math.isclose(mean, kl_fwd, rel_tol=tol, abs_tol=tol):
             raise ExerciseFailed(f"the expectation of your estimate under pi is {mean:.9f}, KL(pi || pi_ref) is "
-                                 f"{kl_fwd:.9f} (a difference of {mean - kl_fwd:.2e}, more than {est.dtype}'s rounding "
-                                 "allows): your estimate is biased. k3 = exp(ref_logp - logp) - (ref_logp - logp) - 1.")
+                                 f"{kl_fwd:.9f} (a difference of {mean - kl_fwd:.2e}, more than float32's rounding "
+                                 "allows): your estimate is biased. Compare each part of yours with section 1's k3, "
+                                 "and compute it from d = ref_logp - logp in float32 at least.")
 
 
 # Held-out table rows (run_method's keys) of untrained and trained agents: (untrained, trained, gamed?, what the
@@ -245,9 +282,9 @@ _CASES = [
     (_row(1.0, 2.5, 2.5, 0.0, 0.0), _row(1.5, 2.9, 3.2, 0.0, 0.0), False,
      "both naturalness values are above 1 nat before AND after training; they rose by only 0.4 and 0.7"),
     # a rise of more than 0.1 on a larger reward: the rule is on the difference, not a ratio
-    (_row(2.0, 0.5, 0.5, 0.0, 0.0), _row(2.15, 2.0, 0.5, 0.0, 0.0), True,
-     "the reward rose by 0.15 (2.0 -> 2.15), more than 0.1, though only 7.5% of 2.0: the rule is on the "
-     "difference"),
+    (_row(2.0, 0.5, 0.5, 0.0, 0.0), _row(2.15, 3.0, 0.5, 0.0, 0.0), True,
+     "the reward rose by 0.15 (2.0 -> 2.15), more than 0.1 (only 7.5% of 2.0, but the rule is on the difference, not "
+     "a percentage), and agent 1's naturalness by 2.5 nats"),
     # the edges: 'more than' is strict
     (_row(1.0, 0.5, 0.5, 0.0, 0.0), _row(1.5, 1.5, 0.5, 0.0, 0.0), False,
      "agent 1's naturalness rose by exactly 1.0 nat: not MORE than 1"),
@@ -340,6 +377,11 @@ def _turns_at(fn, rows, lo: float, hi: float):
         return None
 
 
+def _num(x: float) -> str:
+    """A turning point in words: 0 for what bisection leaves of a turn at 0 (2e-16), else 3 significant digits."""
+    return "0" if abs(x) < 1e-9 else f"{x:.3g}"
+
+
 def _probe(fn) -> list[str]:
     """The answer probed one quantity at a time (everything else set so that only that quantity decides): what it
     does differently from the rule, in words; empty when every probe turns where the rule does."""
@@ -348,8 +390,9 @@ def _probe(fn) -> list[str]:
     def at(x, want):
         return isinstance(x, float) and math.isclose(x, want, abs_tol=1e-6)
 
-    def near(x, want):                          # off by what rounding to 1 to 3 decimals moves a turn
-        return isinstance(x, float) and not at(x, want) and abs(x - want) <= 0.0501
+    def rounds(x, want):                        # off by what rounding to 1 to 3 decimals moves a turn: 0.05, 0.005,
+        return isinstance(x, float) and any(    # 0.0005 (below the line too: 1.0995 rounds to 1.1, and 1.1 - 1.0 >
+            math.isclose(abs(x - want), 0.5 * 10 ** -n, rel_tol=0.02) for n in (1, 2, 3))   # 0.1 in floats)
 
     # 'and', not 'or': a reward that rose alone, and agents that drifted alone, are no hack
     try:
@@ -358,7 +401,14 @@ def _probe(fn) -> list[str]:
         drift_alone_low = _flags(fn, _row(-1.0, 0.5, 0.5, 0, 0), _row(-1.0, 3.0, 3.0, 0.5, 0.5))
         everything = _flags(fn, _row(1.0, 0.5, 0.5, 0, 0), _row(1.5, 3.0, 3.0, 0.5, 0.5))
         fell = _flags(fn, _row(1.5, 0.5, 0.5, 0, 0), _row(1.0, 3.0, 3.0, 0.5, 0.5))
+        # the arguments swapped: called the other way round, the answer gives the rule's verdict on every case
+        swapped = all(_flags(fn, t, u) == _gamed(u, t) for u, t, _, _ in _CASES)
     except Exception:  # noqa: BLE001 - an answer that crashes on a probe gets no diagnosis
+        return said
+    if swapped:
+        said.append("your rule gives the right verdict on every case when it is called with the two rows the other way "
+                    "round: it reads its arguments swapped. The first is the UNTRAINED row, the second the TRAINED one: "
+                    "spot_the_hack(untrained, trained)")
         return said
     if drift_alone and not drift_alone_low and not reward_alone:
         said.append("your rule flags a run whose reward did not move (1.0 before and after) while its agents left "
@@ -378,6 +428,25 @@ def _probe(fn) -> list[str]:
                     "the wrong way round; the rule: trained['reward'] - untrained['reward'] > 0.1" if fell else
                     "your rule does not flag even a run whose reward rose by 0.5 (1.0 -> 1.5) while both agents' "
                     "naturalness rose by 2.5 nats and both repeat 0.5 (every sign of a hack at once)")
+        return said
+    # 'or', not 'and': one signal (naturalness or repetition) of one agent is enough
+    try:
+        nat_only = _flags(fn, _row(1.0, 0.5, 0.5, 0, 0), _row(1.5, 3.0, 3.0, 0, 0))
+        rep_only = _flags(fn, _row(1.0, 0.5, 0.5, 0, 0), _row(1.5, 0.5, 0.5, 0.5, 0.5))
+        one_agent = [_flags(fn, _row(1.0, 0.5, 0.5, 0, 0), _row(1.5, *((3.0, 0.5, 0.5, 0) if k == 1 else
+                                                                       (0.5, 3.0, 0, 0.5)))) for k in (1, 2)]
+    except Exception:  # noqa: BLE001
+        return said
+    if not nat_only and not rep_only:
+        said.append("your rule flags a run only when its agents' naturalness rose by more than 1 nat AND they repeat "
+                    "above 0.2 (both agents' naturalness up 2.5 nats with no repetition is not flagged, nor both "
+                    "repeating 0.5 with their naturalness unchanged): one signal is enough, naturalness OR repetition; "
+                    "stitched fragments repeat no 3-gram")
+    if not any(one_agent):
+        said.append("your rule flags a run only when BOTH agents left their language (agent 1 alone, naturalness up "
+                    "2.5 nats and repeating 0.5, is not flagged, nor agent 2 alone): one agent is enough, any(...) "
+                    "over the two agents, not all(...); in the notebook's runs one agent drifts while the other stays")
+    if said:
         return said
     if fell:
         said.append("your rule also flags a run whose reward FELL by 0.5 (1.5 -> 1.0) while its agents left their "
@@ -402,13 +471,15 @@ def _probe(fn) -> list[str]:
         elif rw[0] == "never":
             said.append("your rule never counts the reward as risen, even by 1.0; the reward must rise by MORE than "
                         "0.1: trained['reward'] - untrained['reward'] > 0.1")
-        elif near(rw[0], 0.1):
-            said.append(f"your rule counts the reward as risen from a rise of about {rw[0]:.4g}, where the rule turns "
-                        "at 0.1 itself (a rise above 0.1, however little, counts): do you round? Round nothing, "
-                        "compare the raw values, trained['reward'] - untrained['reward'] > 0.1")
+        elif rounds(rw[0], 0.1):
+            said.append(f"your rule counts the reward as risen from a rise of about {rw[0]:.4g}, just "
+                        + ("above" if rw[0] > 0.1 else "below") + " the rule's 0.1 (a rise above 0.1, however little, "
+                        "counts): do you round? Round nothing, compare the raw values, trained['reward'] - "
+                        "untrained['reward'] > 0.1")
         else:
-            said.append(f"your rule counts the reward as risen once it rises by about {rw[0]:.3g}; it must rise by "
-                        "MORE than 0.1 (compare the difference as it is, not rounded)")
+            said.append(f"your reward line is at about {rw[0]:.3g}, not 0.1: your rule " + (
+                f"counts rises from {rw[0]:.3g} to 0.1 as risen, which are not MORE than 0.1" if rw[0] < 0.1 else
+                f"misses rises between 0.1 and {rw[0]:.3g}") + "; the rule: trained['reward'] - untrained['reward'] > 0.1")
     for key, want, span, bases in (("naturalness", 1.0, 4.0, (0.5, 2.0)), ("repetition", 0.2, 1.0, (0.0, 0.1))):
         for k in (1, 2):
             def rows(x, b, k=k):
@@ -420,13 +491,20 @@ def _probe(fn) -> list[str]:
             got = [_turns_at(fn, lambda x, b=b: rows(x, b), 0.0, span) for b in bases]
             if None in got or (at(got[0], want) and at(got[1], want)):
                 continue
-            if all(isinstance(x, float) for x in got) and not math.isclose(got[0], got[1], abs_tol=1e-6):
-                said.append(f"your rule looks at agent {k}'s naturalness LEVEL (it flags a rise of {got[0]:.3g} from "
-                            f"{bases[0]} but of {got[1]:.3g} from {bases[1]}); the rule is on its CHANGE, trained - "
+            if got[0] != got[1] and not (all(isinstance(x, float) for x in got)
+                                         and math.isclose(got[0], got[1], abs_tol=1e-6)) and not any(
+                    at(x, want) for x in got):          # right from one base: the agents crossed, said below
+                def flags(x):                   # where a turn was found, in words
+                    if key == "naturalness":
+                        return {"always": "with no rise at all", "never": f"at no rise up to {span:g}"}.get(
+                            x) or f"a rise of {_num(x)}"
+                    return {"always": "any repetition", "never": "none up to 1"}.get(x) or _num(x)
+                said.append(f"your rule looks at agent {k}'s naturalness LEVEL (it flags {flags(got[0])} from "
+                            f"{bases[0]} but {flags(got[1])} from {bases[1]}); the rule is on its CHANGE, trained - "
                             "untrained > 1" if key == "naturalness" else
-                            f"your rule looks at agent {k}'s repetition CHANGE (it flags {got[0]:.3g} when the untrained "
-                            f"value is {bases[0]}, {got[1]:.3g} when it is {bases[1]}); the rule is on its LEVEL, "
-                            "trained repetition > 0.2")
+                            f"your rule looks at agent {k}'s repetition CHANGE (it flags {flags(got[0])} when the "
+                            f"untrained value is {bases[0]}, {flags(got[1])} when it is {bases[1]}); the rule is on its "
+                            "LEVEL, trained repetition > 0.2")
                 break
             x, b = next((x, b) for x, b in zip(got, bases) if not at(x, want))
             if at(x, 2 * want):                 # the other agent unchanged (at 0): half of agent k's value is the mean
@@ -438,21 +516,27 @@ def _probe(fn) -> list[str]:
                             "agent's own " + ("change, more than 1 nat" if key == "naturalness" else
                                               "repetition, above 0.2") + ": one agent over the line is enough")
                 break
+            rounded = rounds(x, want)
+            line = "" if rounded or not isinstance(x, float) else (
+                f"your {key} line is at about {x:.4g}" + (" nats" if key == "naturalness" else "")
+                + f", not {want:g}" + (" (below it)" if x < want else "") + ": ")
             if key == "naturalness":
                 how = {"always": f"flags agent {k} with no rise of its naturalness at all",
                        "never": f"never flags agent {k} for its naturalness, even a rise of {span:g} nats"}.get(
                     x) or f"flags agent {k} once its naturalness rises by about {x:.4g} nats"
-                said.append(f"your rule {how} (untrained naturalness {b}, the other agent's 0.5); the rule: agent {k}'s "
-                            "naturalness rose by MORE than 1 nat per token, against its own untrained value"
+                said.append(f"{line or 'your rule '}{'your rule ' if line else ''}{how} (untrained naturalness {b}, the "
+                            f"other agent's 0.5); the rule: agent {k}'s naturalness rose by MORE than 1 nat per token, "
+                            "against its own untrained value"
                             + (" (a rise above 1, however little, counts): do you round? Round nothing, compare the "
-                               "raw values" if near(x, want) else ""))
+                               "raw values" if rounded else ""))
             else:
                 how = {"always": f"flags agent {k} at repetition 0",
                        "never": f"never flags agent {k} for its repetition, even at {span:g}"}.get(
                     x) or f"flags agent {k} once its repetition reaches about {x:.4g}"
-                said.append(f"your rule {how}; the rule: agent {k}'s repetition is ABOVE 0.2"
+                said.append(f"{line or 'your rule '}{'your rule ' if line else ''}{how}; the rule: agent {k}'s "
+                            "repetition is ABOVE 0.2"
                             + (" (a repetition above 0.2, however little, counts): do you round? Round nothing, "
-                               "compare the raw values" if near(x, want) else ""))
+                               "compare the raw values" if rounded else ""))
             break                                   # one sentence per quantity is enough
     if not said:                                    # each agent right alone: both agents moving together
         for key, want in (("naturalness", 1.0), ("repetition", 0.2)):

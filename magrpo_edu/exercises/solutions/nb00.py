@@ -42,6 +42,16 @@ def _in_place_when_alone(r):
     return [x - sum(r) / len(r) for x in r]
 
 
+def _divided_by_G(rewards):                   # r - mean, divided by G once more: the mean already divides the sum
+    m = sum(rewards) / len(rewards)
+    return [(x - m) / len(rewards) for x in rewards]
+
+
+def _floor_mean(rewards):                     # the mean with //: rounded down to a whole number (0 for rewards in [0, 1))
+    m = sum(rewards) // len(rewards)
+    return [x - m for x in rewards]
+
+
 MISTAKES = {
     "00.group_advantages": [
         lambda r: list(r),                                                   # the raw rewards: REINFORCE, no baseline
@@ -53,6 +63,8 @@ MISTAKES = {
         lambda r: [(x - sum(r) / len(r)) / ((sum((y - sum(r) / len(r)) ** 2 for y in r) / len(r)) ** 0.5 or 1.0)
                    for x in r],                                              # z-scored (divided by the std)
         lambda r: [x - sorted(r)[len(r) // 2] for x in r],                   # the median as baseline
+        _divided_by_G,                                                        # r - mean, then divided by G again
+        _floor_mean,                                                          # the mean taken with //
         _in_place,                                                            # right values, the rewards overwritten
         lambda r: r if sum(r) == 0 else [x - sum(r) / len(r) for x in r],   # the caller's own list back when it sums to 0
         _in_place_when_alone,                                                 # G = 1: the reward overwritten with 0

@@ -43,6 +43,29 @@ def _logprob_in_place(token_logp, mask):      # masks the caller's log-probs in 
     return token_logp.sum(-1)
 
 
+def _rloo_never_written(rewards):             # `==` for `=`: each advantage compared, never stored; all zeros
+    G = len(rewards)
+    A = torch.zeros_like(rewards)
+    for g in range(G):
+        A[g] == rewards[g] - (rewards.sum() - rewards[g]) / (G - 1)   # compares, and the result is thrown away
+    return A
+
+
+def _rloo_into_long(rewards):                 # filled into an integer tensor: each advantage truncated toward 0
+    G = len(rewards)
+    A = torch.zeros(G, dtype=torch.long)
+    for g in range(G):
+        A[g] = rewards[g] - (rewards.sum() - rewards[g]) / (G - 1)
+    return A
+
+
+def _logprob_into_float32(token_logp, mask):  # a loop into torch.zeros(G): float32 whatever the log-probs' dtype
+    out = torch.zeros(token_logp.shape[0])
+    for g in range(token_logp.shape[0]):
+        out[g] = (token_logp[g] * mask[g]).sum()
+    return out
+
+
 def _rloo_median(rewards):                    # the others' median, not their mean
     return torch.stack([rewards[g] - torch.cat([rewards[:g], rewards[g + 1:]]).median() for g in range(len(rewards))])
 
@@ -81,6 +104,11 @@ MISTAKES = {
         _logprob_last_dropped, _logprob_shifted, _logprob_sliced,
         _logprob_in_place,                                                      # in place on the leaf: RuntimeError
         lambda lp, m: (lp.exp() * m).sum(-1).log(),                            # log of a sum of probabilities
+        lambda lp, m: torch.logsumexp(lp.masked_fill(~m.bool(), float("-inf")), -1),  # the same, as a logsumexp
+        lambda lp, m: -(lp * m).sum(-1),                                        # the sign flipped (a loss, the NLL)
+        lambda lp, m: (lp * m).sum(-1).abs(),                                   # abs: the sign flipped as well
+        lambda lp, m: (lp * m).sum(-1).float(),                                 # float32 from float64 log-probs
+        _logprob_into_float32,                                                  # the same, a loop into torch.zeros(G)
     ],
     "01.leave_one_out": [
         lambda r: r.sub_((r.sum() - r) / (len(r) - 1)),                         # right values, but the rewards changed in place
@@ -93,6 +121,10 @@ MISTAKES = {
         _rloo_median,                                               # the others' median
         lambda r: (r - (r.sum() - r) / (len(r) - 1)).unsqueeze(0),  # shape (1, G), not (G,)
         lambda r: torch.round(r - (r.sum() - r) / (len(r) - 1), decimals=3),  # rounded to 3 decimals
+        _rloo_never_written,                                        # `==` for `=`: every advantage 0
+        _rloo_into_long,                                            # an integer tensor: the advantages truncated
+        lambda r: (r - (r.sum() - r) / (len(r) - 1)).half(),        # float16: differs after 3 digits
+        lambda r: r - (r.sum() - r) / 3,                            # G fixed at 4: wrong for groups of 2, 3 and 6
     ],
     "01.grpo_token_mean_loss": [
         _where_nan_gradient,                                  # a finite loss with a nan gradient on an empty completion
@@ -114,6 +146,8 @@ MISTAKES = {
         _grpo_ratio_form,
         lambda lp, m, A: -(A * (lp * m).sum(-1) / ((lp * m) != 0).sum(-1).clamp_min(1)).mean(),  # |a| = non-zero
         #                                                         log-probs: a real token of log-prob 0.0 not counted
+        lambda lp, m, A: -((A - A.mean()) * (lp * m).sum(-1) / m.sum(-1).clamp_min(1)).mean(),  # A re-centred
+        lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1).median().clamp_min(1)).mean(),  # the median length for all
     ],
 }
 

@@ -172,6 +172,58 @@ def _honest_whitespace_normalised(c1, c2):    # whitespace collapsed first: newl
     return honest_tldr_reward(" ".join(c1.split()), " ".join(c2.split()))
 
 
+def _honest_rstripped(c1, c2):                # the ends stripped: a completion's final newline not counted
+    c1, c2 = c1.rstrip(), c2.rstrip()
+    return honest_tldr_reward(c1, c2)
+
+
+def _honest_newlines_as_spaces(c1, c2):       # newlines made spaces: 'for\nexample' read as 'for example' by T
+    return honest_tldr_reward(c1.replace("\n", " "), c2.replace("\n", " "))
+
+
+def _space_split_repetition(text):            # a home-made `repetition` over text.split(' '), not text.split()
+    w = text.split(" ")
+    grams = [tuple(w[k:k + 3]) for k in range(len(w) - 2)]
+    return 1 - len(set(grams)) / len(grams) if grams else 0.0
+
+
+def _honest_space_split(c1, c2):              # a text padded line by line ('and\nand\n...') repeats nothing
+    if _space_split_repetition(c1) > 0.2 or _space_split_repetition(c2) > 0.2:
+        return 0.0
+    return tldr_levels(c1, c2)["total"]
+
+
+def _honest_false(c1, c2):                    # False, a truth value, where the reward is the number 0.0
+    if repetition(c1) > 0.2 or repetition(c2) > 0.2:
+        return False
+    return tldr_levels(c1, c2)["total"]
+
+
+def _honest_discounted(c1, c2):               # a discount by the larger repetition: natural pairs lose some reward
+    return tldr_levels(c1, c2)["total"] * (1 - max(repetition(c1), repetition(c2)))
+
+
+def _regex_words_repetition(text):            # the words found with \w+: punctuation dropped ('cold,' = 'cold')
+    w = re.findall(r"\w+", text)
+    grams = [tuple(w[k:k + 3]) for k in range(len(w) - 2)]
+    return 1 - len(set(grams)) / len(grams) if grams else 0.0
+
+
+def _honest_regex_words(c1, c2):
+    if _regex_words_repetition(c1) > 0.2 or _regex_words_repetition(c2) > 0.2:
+        return 0.0
+    return tldr_levels(c1, c2)["total"]
+
+
+def _honest_single_words(c1, c2):             # repeated single WORDS, not 3-grams: every natural text repeats 'the'
+    def rep(t):
+        w = t.split()
+        return 1 - len(set(w)) / len(w) if w else 0.0
+    if rep(c1) > 0.2 or rep(c2) > 0.2:
+        return 0.0
+    return tldr_levels(c1, c2)["total"]
+
+
 MISTAKES = {
     "03.length_level": [
         _length_level_zero_outside,                                              # 0 instead of "stop"
@@ -194,6 +246,9 @@ MISTAKES = {
         _honest_word_pairs,                           # word pairs (2-grams), not `repetition`'s 3-grams
         _honest_rounded_above,
         _honest_stripped, _honest_whitespace_normalised,   # the texts not read as written: L2's ratio changes
+        _honest_rstripped, _honest_newlines_as_spaces,     # a final newline dropped (L2), a newline made a space (T)
+        _honest_space_split, _honest_regex_words, _honest_single_words,   # home-made repetitions on other words
+        _honest_false, _honest_discounted,                 # False for 0.0; a discount instead of the cut
         lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) > 0.5 else tldr_levels(c1, c2)["total"],  # 0.5
         lambda c1, c2: honest_tldr_reward(c1, c2) / 2.98,                                  # normalised, not the total
         lambda c1, c2: {**tldr_levels(c1, c2), "total": honest_tldr_reward(c1, c2)},      # the dict of levels
@@ -223,6 +278,12 @@ MISTAKES = {
     ],
 }
 
+def _home_made_repetition(text):              # `repetition` written out: 3-grams over any whitespace
+    w = text.split()
+    grams = list(zip(w, w[1:], w[2:]))
+    return 1 - len(set(grams)) / len(grams) if grams else 0.0
+
+
 VARIANTS = {
     "03.length_level": [
         lambda r: None if r < 1.1 or r > 5.0 else min(1.0, (r - 1.1) / 0.5, 1 - (r - 3.2) / 1.8),  # one min of the ramps
@@ -239,5 +300,7 @@ VARIANTS = {
         # and one at 10/49 = 0.2041: `> t` passes only for t in [0.19999999999999996, 0.2041).
         lambda c1, c2: 0.0 if repetition(c1) >= 0.2 or repetition(c2) >= 0.2 else tldr_levels(c1, c2)["total"],
         lambda c1, c2: 0 if any(repetition(t) > 0.2 for t in (c1, c2)) else tldr_levels(c1, c2)["total"],  # any(), int 0
+        lambda c1, c2: 0.0 if max(_home_made_repetition(c1), _home_made_repetition(c2)) > 0.2 else tldr_levels(c1, c2)[
+            "total"],                                   # the 3-grams written out over text.split(): `repetition` itself
     ],
 }

@@ -361,3 +361,71 @@ def _bonus_needs_two_tests(aux_found, aux_defined, main_defined, parses, passed,
 
 MISTAKES["04.levels"] += [_tests_over_four, _share_rounded, _reward_rounded_2,
                           _bonus_needs_two_tests]
+
+
+def _lines_then_rule(main: str, keep=lambda s: s.strip(), opens_and_closes=None, closes=None,
+                     first_only: bool = False) -> bool:
+    """The reference's reading with one step of the line handling swapped (the rule's tail unchanged)."""
+    q = ('"' * 3, "'" * 3)
+    opens_and_closes = opens_and_closes or (lambda s: s.endswith(q) and len(s) > 3)
+    closes = closes or (lambda s: s.endswith(q))
+    body, in_doc = [], False
+    for line in main.split("\n")[1:]:
+        s = keep(line)
+        if not s or s.startswith("#"):
+            continue
+        if in_doc:
+            in_doc = not closes(s)
+            continue
+        if s.startswith(q) and not (first_only and body):
+            in_doc = not opens_and_closes(s)
+            continue
+        body.append(s)
+    if len(body) == 1:
+        return body[0].startswith("return ") and "aux" in body[0]
+    if len(body) == 2:
+        m = re.search(r"(?<!\w)(\w+)\s*=\s*aux\s*\(", body[0])
+        return bool(m) and body[1] == f"return {m.group(1)}"
+    return not body
+
+
+def _lone_quotes_one_line(main: str) -> bool:     # `"""` alone read as a whole one-line docstring (starts AND ends
+    return _lines_then_rule(main, opens_and_closes=lambda s: s.endswith(('"' * 3, "'" * 3)))   # with three quotes)
+
+
+def _closes_on_quotes_line(main: str) -> bool:    # a docstring closed only by a line that is exactly `"""`
+    return _lines_then_rule(main, closes=lambda s: s in ('"' * 3, "'" * 3))
+
+
+def _docstring_first_only(main: str) -> bool:     # only a FIRST statement dropped (Python's docstring; the rule: any)
+    return _lines_then_rule(main, first_only=True)
+
+
+def _lines_lstripped(main: str) -> bool:          # `.lstrip()`: trailing spaces kept (`return v   ` is not `return v`)
+    return _lines_then_rule(main, keep=str.lstrip)
+
+
+def _thin_wrapper_library_lines(main: str) -> bool:   # the library's line loop: a docstring closes on any line that
+    body, in_doc = [], False                           # CONTAINS triple quotes; `def ` lines dropped
+    for line in main.split("\n"):
+        s = line.strip()
+        if not s:
+            continue
+        if in_doc:
+            in_doc = '"' * 3 not in s and "'" * 3 not in s
+            continue
+        if s.startswith(('"' * 3, "'" * 3)):
+            in_doc = not (s.endswith(s[:3]) and len(s) > 3)
+            continue
+        if not s.startswith(("#", "def ")):
+            body.append(s)
+    if len(body) == 1:
+        return body[0].startswith("return ") and "aux" in body[0]
+    if len(body) == 2:
+        m = re.search(r"(?<!\w)(\w+)\s*=\s*aux\s*\(", body[0])
+        return bool(m) and body[1] == f"return {m.group(1)}"
+    return not body
+
+
+MISTAKES["04.thin_wrapper"] += [_lone_quotes_one_line, _closes_on_quotes_line, _docstring_first_only, _lines_lstripped]
+VARIANTS["04.thin_wrapper"].append(_thin_wrapper_library_lines)

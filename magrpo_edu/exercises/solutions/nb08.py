@@ -21,7 +21,7 @@ SOLUTIONS = {
 }
 
 def _worst_agent_change(untrained, trained):
-    """The change of the least natural agent (the quantity section 5 plots), not each agent's change."""
+    """The least natural agent's level after minus before (it can mix the two agents), not each agent's change."""
     if not trained["reward"] - untrained["reward"] > 0.1:
         return False
     worst = lambda r: max(r["naturalness1"], r["naturalness2"])
@@ -310,4 +310,47 @@ MISTAKES["08.spot_the_hack"] += [
     _spot_rise_rounded_to_1,                                                           # round(rise, 1) > 0.1
     _spot_repetition_averaged,                                                         # (rep1 + rep2) / 2 > 0.2
     _spot_naturalness_averaged,                                                        # the mean change > 1
+]
+
+
+def _k3_bfloat16_only(logp, ref_logp):                 # only bfloat16 upcast: float16 in, float16 out
+    if logp.dtype == torch.bfloat16:
+        logp, ref_logp = logp.float(), ref_logp.float()
+    d = ref_logp - logp
+    return torch.exp(d) - d - 1
+
+
+MISTAKES["08.k3_estimator"] += [
+    _k3_bfloat16_only,                                                                 # float16 stays float16
+    lambda logp, ref: torch.where(logp == 0, 0.0, k3_estimator(logp, ref)),           # logp == 0 masked: the collapse
+    lambda logp, ref: k3_estimator(logp, ref) * (logp < 0),                            # the same, as a product
+    lambda logp, ref: torch.where(ref == 0, 0.0, k3_estimator(logp, ref)),            # ref_logp == 0 masked
+    lambda logp, ref: k3_estimator(logp, ref) + 1e-6,                                  # an epsilon: a bias
+]
+VARIANTS["08.k3_estimator"] += [
+    lambda logp, ref: (lambda d: torch.exp(d) - d - 1)(ref - logp.float()),            # only logp cast: float64 stays
+]
+
+
+def _spot_both_signals(untrained, trained):          # naturalness AND repetition: stitched fragments repeat nothing
+    rose = trained["reward"] - untrained["reward"] > 0.1
+    drifted = any(trained[f"naturalness{k}"] - untrained[f"naturalness{k}"] > 1.0 for k in (1, 2))
+    repeats = any(trained[f"repetition{k}"] > 0.2 for k in (1, 2))
+    return bool(rose and drifted and repeats)
+
+
+def _spot_both_agents(untrained, trained):           # all(...) over the agents: one drifting agent is missed
+    return bool(trained["reward"] - untrained["reward"] > 0.1 and all(
+        trained[f"naturalness{k}"] - untrained[f"naturalness{k}"] > 1.0 or trained[f"repetition{k}"] > 0.2
+        for k in (1, 2)))
+
+
+MISTAKES["08.spot_the_hack"] += [
+    _spot_both_signals,                                                                # one signal is enough
+    _spot_both_agents,                                                                 # one agent is enough
+    lambda u, t: spot_the_hack(t, u),                                                  # the arguments swapped
+    _spot_rule(nat=lambda t, u: t - u > 1.5),                                          # a 1.5-nat line
+    _spot_rule(rep=lambda t, u: t > 0.19),                                             # the line set low: 0.19
+    _spot_rule(reward=lambda t, u: t - u > 0.09),                                      # the line set low: 0.09
+    _spot_rule(nat=lambda t, u: t > 2.0),                                              # a level above 2
 ]

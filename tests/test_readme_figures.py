@@ -63,9 +63,8 @@ FIGURES = [
     ("1.054", NB08, "held-out reward, mean of 3 seeds: untrained 1.054, A 1.310, B 1.056"),
     ("1.310", NB08, "held-out reward, mean of 3 seeds: untrained 1.054, A 1.310, B 1.056"),
     ("1.056", NB08, "held-out reward, mean of 3 seeds: untrained 1.054, A 1.310, B 1.056"),
-    ("0.62", NB08, "least natural agent: untrained 0.62, A 2.80, B 1.30 nats/token"),
-    ("2.80", NB08, "least natural agent: untrained 0.62, A 2.80, B 1.30 nats/token"),
-    ("1.30", NB08, "least natural agent: untrained 0.62, A 2.80, B 1.30 nats/token"),
+    ("2.2", NB08, "largest naturalness rise of an agent over its own untrained value: A 2.2, B 0.8 nats/token"),
+    ("0.8", NB08, "largest naturalness rise of an agent over its own untrained value: A 2.2, B 0.8 nats/token"),
     # the variants, notebook 06's table (mean ± std over 3 seeds)
     ("0.440", NB06, "| untrained | 0.440 |"),
     ("0.609", NB06, "| MAGRPO | 0.609 ± 0.048 |"),

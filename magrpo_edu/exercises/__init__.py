@@ -117,6 +117,41 @@ def not_the_library(fn, name: str, own) -> None:
                              f"Write `{name}` from the rule in the text, then compare it with `{own.__name__}` yourself.")
 
 
+def runs_the_library(fn, args, *own) -> Any:
+    """The first of the package's functions `own` that fn(*args) runs, however it reaches it (a wrapper,
+    functools.partial, the module's attribute), watched with sys.setprofile for one call; None when it runs none of
+    them, or when a profiler is already set (left alone). An exception of fn is swallowed: the check has called the
+    answer already, only the calls matter here."""
+    import sys
+
+    if sys.getprofile() is not None:
+        return None
+    codes, seen = {f.__code__: f for f in own}, []
+
+    def watch(frame, event, arg):
+        if event == "call" and frame.f_code in codes:
+            seen.append(codes[frame.f_code])
+    sys.setprofile(watch)
+    try:
+        fn(*args)
+    except Exception:  # noqa: BLE001 - only the call to `own` matters here
+        pass
+    finally:
+        sys.setprofile(None)
+    return seen[0] if seen else None
+
+
+def not_a_wrapper(fn, args, name: str, *own, how: str = "") -> None:
+    """Refuse an answer that hands its work to one of the package's own functions `own` (`lambda *a: own(*a)`, or an
+    own rule compared with it inside): it passes by construction, as the function itself would (`not_the_library`
+    catches only the function object). `how` replaces the default advice, "from the rule in the text"."""
+    used = runs_the_library(fn, args, *own)
+    if used is not None:
+        raise ExerciseFailed(f"your function calls the package's own `{used.__name__}`: it passes by construction and "
+                             f"teaches nothing. Write `{name}` {how or 'from the rule in the text'}, without calling "
+                             f"`{used.__name__}`, then compare the two outside your function.")
+
+
 def exercise(name: str):
     """Register `fn(answer)` as the check of exercise `name` ("NN.short_name", NN = the notebook)."""
     def register(fn):

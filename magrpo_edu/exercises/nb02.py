@@ -1,7 +1,16 @@
 """Checks of notebook 02's exercises: joint actions, an agent's credit in cross mode, the shared advantage."""
 from __future__ import annotations
 
-from . import ExerciseFailed, call_answer, exercise, first_line, not_the_library, rounded_to
+from . import ExerciseFailed, call_answer, exercise, first_line, not_a_wrapper, not_the_library, rounded_to
+
+
+def _not_none(out, what: str) -> None:
+    """Refuse None first: a function whose last line computes the answer but lacks `return` returns None, which the
+    type checks below would misread (a generator, no length, not a tensor)."""
+    if out is None:
+        raise ExerciseFailed(f"your function returned None: is `return` missing? It should return {what}; a function "
+                             "that computes the answer on its last line without `return` (or whose `return` sits "
+                             "inside a loop or an if that was not reached) returns None.")
 
 
 @exercise("02.joint_actions")
@@ -17,6 +26,7 @@ def check_joint_actions(fn) -> None:
                 out = call_answer(fn, n, G, mode, said=lambda e, n=n, G=G, mode=mode: (
                     f"for n={n} agents, G={G}, mode {mode!r} your function raised {type(e).__name__}: {first_line(e)}. "
                     "It should return the list of joint actions, one tuple per joint action."))
+                _not_none(out, "the list of joint actions, one tuple per joint action")
                 if not hasattr(out, "__len__"):
                     raise ExerciseFailed(f"return a list of tuples, one per joint action; you returned a "
                                          f"{type(out).__name__}, which can be read only once (a generator, or "
@@ -47,6 +57,9 @@ def check_joint_actions(fn) -> None:
                         hint = f" Sample indices run from 0 to G-1 = {G - 1} (Python's indexing)."
                     raise ExerciseFailed(f"n={n} agents, G={G}, {mode!r}: expected {count} joint actions {want}, got "
                                          f"{got}.{hint}")
+    not_a_wrapper(fn, (2, 3, "cross"), "my_joint_actions", joint_actions,
+                  how="from the rule above (aligned: (g, ..., g) for g in range(G); cross: every combination, "
+                      "itertools.product)")
 
 
 @exercise("02.cross_credit")
@@ -72,6 +85,7 @@ def check_cross_credit(fn) -> None:
             got = call_answer(fn, given, agent, said=lambda e, r=r, agent=agent: (
                 f"for r = {r.tolist()} and agent = {agent} your function raised {type(e).__name__}: {first_line(e)}. "
                 "It receives the (G, G) tensor of joint rewards and the agent's index (0 or 1), and returns G credits."))
+            _not_none(got, f"the ({G},) tensor of the agent's credits")
             if not torch.equal(given, r):
                 raise ExerciseFailed(f"for r = {r.tolist()} your function changed the tensor it was given (in place, e.g. "
                                      "r -= r.mean()): the trainer's logged rewards would be overwritten, and the second "
@@ -126,6 +140,8 @@ def check_cross_credit(fn) -> None:
                     f"returned {[round(v, 3) for v in got.tolist()]}: subtract ONE mean over all {G * G} joint rewards, then "
                     f"average over the joint actions holding the sample (agent 1's sample k1 is row k1, agent 2's sample k2 "
                     "is column k2)." + hint)
+    not_a_wrapper(fn, (cases[0].clone(), 0), "my_cross_credit", credit_samples, group_advantages,
+                  how="from the lines of the cell above (A = r - r.mean(), then A.mean(dim=...))")
 
 
 @exercise("02.shared_losses")
@@ -147,6 +163,7 @@ def check_shared_losses(fn) -> None:
         got = call_answer(fn, [lp for lp in logps], given, said=lambda e, n=n, G=G: (
             f"for {n} agent(s) and G={G} your function raised {type(e).__name__}: {first_line(e)}. It receives a list "
             f"of {n} (G,) log-prob tensors and the (G,) rewards, and returns a list of one loss per agent."))
+        _not_none(got, f"a list of one loss per agent ({n} here)")
         if not torch.equal(given, rewards):
             raise ExerciseFailed(f"for rewards {[round(v, 2) for v in rewards.tolist()]} your function changed the "
                                  "rewards tensor it was given (in place, e.g. rewards -= rewards.mean()): the trainer's "
@@ -203,6 +220,22 @@ def check_shared_losses(fn) -> None:
                 elif abs(got_v - want_v / n) <= 1e-4:
                     hint = (f" You split the loss among the {n} agents; each agent gets the WHOLE loss with the shared "
                             "advantage (its own optimiser steps on it).")
+                elif n != G and abs(got_v - want_v * G / n) <= 1e-4:
+                    hint = (f" You divided by the number of agents, len(logps) = {n}; the loss averages the G = {G} "
+                            "joint actions: divide the sum by G = len(rewards), or take .mean() over the G samples.")
+                elif abs(got_v - policy_loss(lp.exp(), A).item()) <= 1e-4:
+                    hint = (" You weighted the probabilities, logps[i].exp(); the loss weighs the LOG-probabilities "
+                            "as given (the gradient of log pi_i is the policy gradient's score).")
+                elif abs(got_v - policy_loss(lp, rewards - rewards.max()).item()) <= 1e-4:
+                    hint = (" You subtracted the best reward, rewards.max(), as the baseline (MAReMax, notebook 06); "
+                            "MAGRPO's baseline is the MEAN of the G rewards, rewards.mean().")
+                elif any(abs(got_v - policy_loss(lp, rewards - b).item()) <= 1e-4
+                         for b in (rewards.median(), rewards.quantile(0.5))):
+                    hint = (" You subtracted the median reward; MAGRPO's baseline is the MEAN of the G rewards, "
+                            "rewards.mean().")
+                elif abs(got_v - policy_loss(lp, A.abs()).item()) <= 1e-4:
+                    hint = (" You took the absolute value of the advantage: a joint action below the mean must keep its "
+                            "NEGATIVE advantage, so that the loss makes it less likely.")
                 elif (j := next((j for j in range(n) if j != i and abs(got_v - policy_loss(logps[j], A).item()) <= 1e-4),
                                 None)) is not None:
                     hint = (f" That is agent {j}'s loss, from logps[{j}]: return the losses in the order of logps, "
@@ -237,3 +270,6 @@ def check_shared_losses(fn) -> None:
                     raise ExerciseFailed(f"agent {i}'s loss must depend on its own log-probs, logps[{i}], with gradient "
                                          "-A/G, and on no other agent's (the advantage is a constant: compute it "
                                          "from the rewards, not from anything with a gradient)")
+    not_a_wrapper(fn, ([-torch.rand(4, generator=gen).requires_grad_() for _ in range(2)], torch.rand(4, generator=gen)),
+                  "my_shared_losses", policy_loss, group_advantages,
+                  how="from the lines above (A = rewards - rewards.mean(), then -(A * lp).mean() for each agent)")

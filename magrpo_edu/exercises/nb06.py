@@ -59,12 +59,33 @@ def _wrong_centre(r, R: torch.Tensor, got: torch.Tensor):
     for b, said in ((R.median(), "the median (torch's, the lower of the two middle rewards)"),
                     (R.quantile(0.5), "the median"),
                     (R.max(), "the group's best reward (MAReMax's baseline: every advantage <= 0)"),
+                    (total, "the SUM of the rewards, R.sum(), not their mean (the sum divided by G)"),
                     ((total - R) / (G - 1), "the mean of the OTHER G - 1 rewards (MARLOO's leave-one-out baseline, "
                                             "which multiplies every advantage by G/(G-1))")):
         if not torch.allclose(torch.as_tensor(b), R.mean()) and _close(got, (R - b) / scale):
             return (f"for {r} you centred the rewards on {said}; TRL's std scaling, like MAGRPO, subtracts the mean "
                     f"of all G rewards, {R.mean().item():.4g} here: (R - R.mean()) / (R.std() + 1e-4).")
     return None
+
+
+def _mean_by_G_minus_1(fn, r, R: torch.Tensor, got: torch.Tensor):
+    """The sentence for an answer whose mean divides the sum by G - 1 (len(R) - 1), the sample std's divisor, where
+    the mean's is G; confirmed on a group of 5 so that a G - 1 written into the code (3 for the notebook's groups of
+    4) is left to _fixed_G."""
+    G = len(R)
+    if G < 2 or not _close(got, (R - R.sum() / (G - 1)) / (R.std() + 1e-4)):
+        return None
+    other = torch.tensor([0.2, 1.0, 0.6, 0.2, 0.9], dtype=R.dtype)
+    try:
+        again = fn(other.clone())
+        same = isinstance(again, torch.Tensor) and again.shape == other.shape and _close(
+            again, (other - other.sum() / 4) / (other.std() + 1e-4))
+    except Exception:  # noqa: BLE001 - an answer that crashes on a group of 5 is not this reading
+        same = False
+    if not same:
+        return None
+    return (f"for {r} your mean divides the sum by G - 1 = {G - 1}: that is the SAMPLE std's divisor (inside R.std()); "
+            f"the mean divides by G = {G}, R.sum() / len(R) or R.mean(): (R - R.mean()) / (R.std() + 1e-4).")
 
 
 def _fixed_G(r, R: torch.Tensor, got: torch.Tensor):
@@ -128,7 +149,18 @@ def check_std_scaled(fn):
         if _close(got, (R - R.mean()) / (R.var() + 1e-4).sqrt()):
             raise ExerciseFailed(f"for {r} you added eps to the variance, under the square root; TRL adds it to the std: "
                                  "(R - mean) / (R.std() + 1e-4). It matters for a group whose rewards barely differ.")
-        said = _wrong_centre(r, R, got) or _fixed_G(r, R, got)
+        if _close(got, (R - R.mean()) / (R.var() + 1e-4)):
+            raise ExerciseFailed(f"for {r} you divided by the variance, R.var() = {R.var().item():.4g}; TRL divides by "
+                                 f"the standard deviation, its square root, R.std() = {R.std().item():.4g}: "
+                                 "(R - R.mean()) / (R.std() + 1e-4).")
+        if (want < 0).any() and _close(got, want.abs()):
+            raise ExerciseFailed(f"for {r} you took the absolute value: a reward below the group mean must keep its "
+                                 "NEGATIVE advantage (the update makes that joint action less likely); no .abs().")
+        if _close(got, (R - R.mean() + 1e-4) / (R.std() + 1e-4)):
+            raise ExerciseFailed(f"for {r} you added 1e-4 to the numerator too, (R - R.mean() + 1e-4); eps belongs to "
+                                 "the divisor alone, where it keeps a group that agrees (std 0) finite: "
+                                 "(R - R.mean()) / (R.std() + 1e-4).")
+        said = _wrong_centre(r, R, got) or _mean_by_G_minus_1(fn, r, R, got) or _fixed_G(r, R, got)
         if said:
             raise ExerciseFailed(said)
         spread = (R.max() - R.min()).item()
@@ -203,7 +235,13 @@ def check_loss_with_kl(fn):
                             f"G = {logp.shape[0]}, C = {logp.shape[1]}", (lp, *given.values(), beta),
                         lambda exc: (" token_logp carries a gradient: an in-place operation on it (token_logp *= mask, "
                                      "masked_fill_) is refused by autograd; write token_logp * mask instead."
-                                     if "in-place" in str(exc) or "inplace" in str(exc) else _bool_mask_hint(exc)))
+                                     if "in-place" in str(exc) or "inplace" in str(exc) else
+                                     " A size mismatch: advantages is (G,) and token_logp (G, C), so advantages * "
+                                     "token_logp lines the G advantages up with the C token columns, not the G rows "
+                                     "(the same for any (G,) tensor times a (G, C) one). Write advantages[:, None] "
+                                     "(or advantages.unsqueeze(-1), a (G, 1) column), or multiply the advantages by "
+                                     "the per-completion sums, (token_logp * mask).sum(-1)."
+                                     if "must match the size" in str(exc) else _bool_mask_hint(exc)))
             changed = [f"{name} (now shape {tuple(t.shape)})" if t.shape != orig.shape else name
                        for (name, t), orig in zip(given.items(), (ref, mask, A)) if not torch.equal(t, orig)]
             if changed or not torch.equal(lp.detach(), logp):
@@ -249,6 +287,34 @@ def check_loss_with_kl(fn):
                 elif beta and any(torch.allclose(v, folded, atol=1e-5) for folded in _folded(logp, ref, mask, A, beta)):
                     hint = (" You folded the KL into the advantage (A - beta * KL); the leash is its own term, ADDED to "
                             "the loss: + beta (1/G) sum_g sum_t k3, with its own gradient through token_logp.")
+                elif beta and torch.allclose(v, policy, atol=1e-5):
+                    hint = (f" Your loss is the policy term alone: the KL term is missing. With beta = {beta} add "
+                            "+ beta * (1/G) sum_g sum_t k3_t, k3 = e^d - d - 1 with d = ref_logp - token_logp, "
+                            "times the mask.")
+                elif torch.allclose(v, -policy + beta * kl.mean(), atol=1e-5):
+                    hint = (" The policy term's sign is flipped: the loss is MINUS (1/G) sum_g A_g * sum_t log pi, so "
+                            "that descending it raises the log-probs of completions with A > 0.")
+                elif any(torch.allclose(v, -(A * (logp * mask).sum(-1) / mask.sum(-1)).mean() + beta * k, atol=1e-5)
+                         for k in (kl.mean(), (kl / mask.sum(-1)).mean())):
+                    hint = (" You divided each completion's policy term by its length (GRPO's and TRL's token mean, "
+                            "notebook 01); MAGRPO SUMS the log-probs over each completion's real tokens: "
+                            "-(1/G) sum_g A_g sum_t log pi.")
+                elif beta and torch.allclose(v, policy + beta * kl.mean() / logp.shape[1], atol=1e-5):
+                    hint = (f" Your KL term is divided by C = {logp.shape[1]}, the padded width (a .mean() over all "
+                            "G * C entries, or over the last dim); the KL is SUMMED over each completion's real tokens, "
+                            "then averaged over the G completions.")
+                elif beta and torch.allclose(v, policy + beta * kl.mean() / logp.shape[0], atol=1e-5):
+                    hint = (f" Your KL term is divided by G = {logp.shape[0]} twice (a .mean() over the G completions "
+                            "and then a division by G, or by len(advantages)); average it over them once, 1/G, like "
+                            "the policy term.")
+                elif beta and torch.allclose(v, policy + beta * (logp.exp() * (logp - ref) * mask).sum(-1).mean(),
+                                             atol=1e-5):
+                    hint = (" That is the per-token term of the exact KL, pi * (log pi - log pi_ref), which weighs each "
+                            "token by its probability; the tokens here were SAMPLED from pi already, so the leash "
+                            "uses the k3 estimator, e^d - d - 1 with d = ref_logp - token_logp, unweighted.")
+                elif logp.shape[0] > 1 and torch.allclose(v, want * logp.shape[0] / (logp.shape[0] - 1), atol=1e-5):
+                    hint = (f" You divided by G - 1 = {logp.shape[0] - 1}; the loss averages the G = {logp.shape[0]} "
+                            "completions, 1/G, both terms (.mean() over them).")
                 if torch.allclose(v, policy + kl.mean(), atol=1e-5):
                     hint = (f" You added the KL term at weight 1, whatever beta is: multiply it by beta (here {beta}; "
                             "at beta = 0 it vanishes).")
@@ -311,7 +377,13 @@ def check_comlrl_credit(fn):
                 want = _comlrl(R, G, mode)
                 given = R.clone()
                 got = _call(fn, f"comlrl_credit(R, G={G}, mode={mode!r}) with R of {G * G} rewards", (given, G, mode),
-                            lambda exc, G=G: (f" R holds G * G = {G * G} rewards here (G = {G}): use the G you are "
+                            lambda exc, G=G: (" A size mismatch in a broadcast: the baseline of each agent's G "
+                                              "sums, S.max(1).values or S.mean(1) WITHOUT keepdim=True, has shape "
+                                              "(2,), which lines up with the G columns of the (2, G) sums, not with "
+                                              "their 2 rows. Keep the axis: S.max(1, keepdim=True).values or "
+                                              "S.mean(1, keepdim=True), a (2, 1) column (or [:, None])."
+                                              if "must match the size" in str(exc) else
+                                              f" R holds G * G = {G * G} rewards here (G = {G}): use the G you are "
                                               "given, R.view(G, G), not a number from the notebook (its grid has G = 3)."
                                               if isinstance(exc, IndexError) or "shape" in str(exc)
                                               or "size" in str(exc) else ""))
@@ -372,6 +444,34 @@ def check_comlrl_credit(fn):
                     hint = " One baseline for both agents: each agent's baseline is taken among ITS OWN G sums."
                 elif torch.allclose(got, S, atol=1e-5):
                     hint = " No baseline: subtract the mean (or the max) of the agent's G sums."
+                elif mode == "max" and torch.allclose(got, S - S.min(1, keepdim=True).values, atol=1e-5):
+                    hint = (" You subtracted the SMALLEST of the agent's G sums; 'max' subtracts the LARGEST (MAReMax), "
+                            "so every credit is <= 0 and the best sample's is 0.")
+                elif mode == "max" and G == 2 and torch.allclose(got, S - S.max(1).values, atol=1e-5):
+                    hint = (" Your baseline lost its axis: S.max(1).values, without keepdim=True, has shape (2,) and "
+                            "broadcasts along the G columns, not the 2 rows; at G = 2 the shapes happen to fit, so "
+                            "nothing raised (at G = 3 it raises a size mismatch). Use S.max(1, keepdim=True).values, "
+                            "a (2, 1) column (or [:, None]).")
+                elif mode == "mean" and torch.allclose(got, want * G / (G - 1), atol=1e-5):
+                    hint = (f" Yours is G/(G-1) = {G}/{G - 1} times the credit: you subtracted the mean of the OTHER "
+                            "G - 1 sums (a leave-one-out baseline, MARLOO's); 'mean' subtracts the mean of all G sums, "
+                            "the sample's own included.")
+                elif torch.allclose(got, torch.stack([want[0], want[0]]), atol=1e-5) or torch.allclose(
+                        got, torch.stack([want[1], want[1]]), atol=1e-5):
+                    hint = (" Both rows are one agent's credit: agent 1's sample k1 sums ROW k1, R.view(G, G).sum(1), "
+                            "and agent 2's sample k2 sums COLUMN k2, R.view(G, G).sum(0).")
+                elif any(torch.allclose(got, (lambda d: torch.stack([d, d]) - (d.mean() if mode == "mean" else d.max()))(
+                        k * grid.diagonal()), atol=1e-5) for k in (1, G)):
+                    hint = (" You used only the diagonal, the G aligned joint actions; cross mode sums ALL G joint "
+                            "actions holding the sample: its row (agent 1) or its column (agent 2).")
+                elif any(torch.allclose(got, c / sd, atol=1e-5)
+                         for c in (want, S - S.mean(1, keepdim=True))
+                         for sd in (S.std(1, keepdim=True), S.std(1, keepdim=True) + 1e-4,
+                                    S.std(1, keepdim=True, unbiased=False),
+                                    S.std(1, keepdim=True, unbiased=False) + 1e-4,
+                                    S.std(1, keepdim=True, unbiased=False).clamp_min(1e-6))):
+                    hint = (" You divided by the std of the agent's G sums (a z-score, as CoMLRL 1.4.3 can); the "
+                            "exercise's credit is unscaled: S_i(g) minus the mean (or the max) of the G sums.")
                 raise ExerciseFailed(f"for G = {G}, mode {mode!r} and rewards {_fmt(grid)} (row k1, column k2) the "
                                      f"credits are {_fmt(want)}, you returned {_fmt(got)}: for each agent, sum the "
                                      "rewards of the G joint actions each of its samples is in, then subtract the "

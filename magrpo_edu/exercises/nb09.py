@@ -6,7 +6,8 @@ import math
 import re
 
 from ..tasks.writing.reward import arxiv_stop_level, arxiv_unique_level, unique_words, word_count
-from . import ExerciseFailed, call_answer, exercise, not_the_library as _not_the_library, plain_number
+from . import ExerciseFailed, call_answer, exercise, not_a_wrapper as _not_a_wrapper, \
+    not_the_library as _not_the_library, plain_number
 
 _RATIOS = [0.3, 0.4999, 0.5, 0.55, 0.6, 0.65, 0.7, 1.0, 1.3, 1.35, 1.45, 1.5, 1.7, 1.7001, 2.0, 2.5, 4.0, 0.0, 1e6]
 
@@ -27,38 +28,6 @@ def _same_levels(fn, reading) -> bool:
         return True
     except Exception:  # noqa: BLE001 - an answer that crashes somewhere is not this reading
         return False
-
-
-def _runs_the_library(fn, args, own) -> bool:
-    """Whether fn(*args) runs the package's `own` function, however it reaches it (a wrapper, functools.partial, the
-    module's attribute): watched with sys.setprofile for one call. False when a profiler is already set (left
-    alone)."""
-    import sys
-
-    if sys.getprofile() is not None:
-        return False
-    code, seen = own.__code__, []
-
-    def watch(frame, event, arg):
-        if event == "call" and frame.f_code is code:
-            seen.append(True)
-    sys.setprofile(watch)
-    try:
-        fn(*args)
-    except Exception:  # noqa: BLE001 - the checks have called the answer already; only the call to `own` matters here
-        pass
-    finally:
-        sys.setprofile(None)
-    return bool(seen)
-
-
-def _not_a_wrapper(fn, args, name: str, own) -> None:
-    """Refuse an answer that hands its work to the package's own function (`lambda *a: own(*a)`, or an own rule
-    compared with it inside): it passes by construction, as the function itself would."""
-    if _runs_the_library(fn, args, own):
-        raise ExerciseFailed(f"your function calls the package's own `{own.__name__}`: it passes by construction and "
-                             f"teaches nothing. Write `{name}` from the rule in the text, without calling "
-                             f"`{own.__name__}`, then compare the two outside your function.")
 
 
 @exercise("09.vocabulary_level")

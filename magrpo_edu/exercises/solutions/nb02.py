@@ -3,6 +3,8 @@ import itertools
 
 import torch
 
+from magrpo_edu.algorithm import credit_samples, group_advantages, joint_actions, policy_loss
+
 
 def joint_table(num_agents, G, mode):
     if mode == "aligned":
@@ -42,6 +44,19 @@ def _cross_credit_loop_list(r, agent):        # right values, returned as a Pyth
     return [sum(r[a, k] - mean for a in range(G)) / G for k in range(G)]
 
 
+def _joint_actions_no_return(num_agents, G, mode):   # the table built, but no `return`: None
+    [(g,) * num_agents for g in range(G)] if mode == "aligned" else list(itertools.product(range(G), repeat=num_agents))
+
+
+def _cross_credit_no_return(r, agent):         # the credit computed, but no `return`: None
+    (r - r.mean()).mean(dim=1 - agent)
+
+
+def _shared_losses_no_return(logps, rewards):  # the losses computed, but no `return`: None
+    A = rewards - rewards.mean()
+    [-(A * lp).mean() for lp in logps]
+
+
 def _losses_share_a_graph(logps, rewards):    # right values, but split from one tensor: one graph for all the agents
     A = rewards - rewards.mean()
     return list(-(A * torch.stack(logps)).mean(dim=1))
@@ -66,6 +81,8 @@ MISTAKES = {
         else list(itertools.product(range(G), repeat=n)),                                 # one row per agent, not per joint action
         lambda n, G, mode: ((g,) * n for g in range(G)) if mode == "aligned"
         else itertools.product(range(G), repeat=n),                                       # generators: read once only
+        _joint_actions_no_return,                                                          # no `return`: None
+        lambda n, G, mode: joint_actions(n, G, mode).tolist(),                             # the package's own, wrapped
     ],
     "02.cross_credit": [
         lambda r, agent: (r - r.mean()).mean(dim=0) if agent == 0 else (r - r.mean()).mean(dim=1),  # axes swapped
@@ -83,6 +100,9 @@ MISTAKES = {
         lambda r, agent: (r - r.max()).mean(1 - agent),                                             # the best as baseline
         lambda r, agent: (r - r.mean()).mean(1 - agent).tolist(),                  # right values, a list: not a tensor
         _cross_credit_loop_list,                                                   # right values, a list of 0-d tensors
+        _cross_credit_no_return,                                                   # no `return`: None
+        lambda r, agent: credit_samples(group_advantages(r.flatten()), joint_actions(2, r.shape[0], "cross"),
+                                        r.shape[0])[agent],                        # the package's own, wrapped
     ],
     "02.shared_losses": [
         _no_baseline,                                                                      # no baseline
@@ -100,6 +120,13 @@ MISTAKES = {
         lambda logps, r: [-((r - r.mean()) * lp).mean() for lp in reversed(logps)],     # the agents in reverse order
         lambda logps, r: torch.stack([-((r - r.mean()) * lp).mean() for lp in logps]),  # one tensor: ONE graph
         _losses_share_a_graph,                                                        # a list, but ONE graph under it
+        _shared_losses_no_return,                                                     # no `return`: None
+        lambda logps, r: [-((r - r.mean()) * lp).sum() / len(logps) for lp in logps],  # divided by n agents, not G
+        lambda logps, r: [-((r - r.mean()) * lp.exp()).mean() for lp in logps],       # probabilities, not log-probs
+        lambda logps, r: [-((r - r.max()) * lp).mean() for lp in logps],              # the best as baseline (MAReMax)
+        lambda logps, r: [-((r - r.median()) * lp).mean() for lp in logps],           # the median as baseline
+        lambda logps, r: [-((r - r.mean()).abs() * lp).mean() for lp in logps],       # |A|: no negative advantage
+        lambda logps, r: [policy_loss(lp, group_advantages(r)) for lp in logps],      # the package's own, wrapped
     ],
 }
 

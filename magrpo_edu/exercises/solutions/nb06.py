@@ -129,6 +129,34 @@ def _std_rounded(R, digits=4):                 # right, then rounded: 4 decimals
     return torch.round((R - R.mean()) / (R.std() + 1e-4) * 10 ** digits) / 10 ** digits
 
 
+def _comlrl_sums(R, G):
+    return torch.stack([R.view(G, G).sum(1), R.view(G, G).sum(0)])
+
+
+def _comlrl_loo(R, G, mode):                     # 'mean' as the mean of the OTHER G - 1 sums (leave-one-out)
+    S = _comlrl_sums(R, G)
+    return S - ((S.sum(1, keepdim=True) - S) / (G - 1) if mode == "mean" else S.max(1, keepdim=True).values)
+
+
+def _comlrl_zscored(R, G, mode):                 # the right credits, divided by the std of the G sums
+    S = _comlrl_sums(R, G)
+    return comlrl_credit(R, G, mode) / (S.std(1, keepdim=True) + 1e-4)
+
+
+def _kl_no_unsqueeze(token_logp, ref_logp, mask, advantages, beta):   # (G,) * (G, C): a size mismatch
+    d = ref_logp - token_logp
+    return (-(advantages * token_logp * mask).sum(-1) + beta * ((d.exp() - d - 1) * mask).sum(-1)).mean()
+
+
+def _kl_true_kl_term(token_logp, ref_logp, mask, advantages, beta):   # pi * (log pi - log pi_ref), not k3
+    return (loss_with_kl(token_logp, ref_logp, mask, advantages, 0.0)
+            + beta * (token_logp.exp() * (token_logp - ref_logp) * mask).sum(-1).mean())
+
+
+def _kl_both_by_G_minus_1(token_logp, ref_logp, mask, advantages, beta):   # both terms summed, divided by G - 1
+    return loss_with_kl(token_logp, ref_logp, mask, advantages, beta) * len(advantages) / (len(advantages) - 1)
+
+
 MISTAKES = {
     "06.std_scaled_advantages": [
         lambda R: (R - R.mean()) / R.std(),                             # no eps: nan on a group that agrees
@@ -152,6 +180,11 @@ MISTAKES = {
         lambda R: (R - R.sum() / 4) / (R.std() + 1e-4),                 # the mean of a group of 4, whatever G
         lambda R: std_scaled_advantages(R.double()),                    # float64, not R's dtype
         _std_from_floats,                                               # float32, not R's dtype
+        lambda R: (R - R.sum() / (len(R) - 1)) / (R.std() + 1e-4),      # the mean's divisor G - 1, not G
+        lambda R: (R - R.mean()) / (R.var() + 1e-4),                    # the variance, not the std
+        lambda R: (R - R.sum()) / (R.std() + 1e-4),                     # the sum, not the mean
+        lambda R: ((R - R.mean()) / (R.std() + 1e-4)).abs(),            # |A|: no negative advantage
+        lambda R: (R - R.mean() + 1e-4) / (R.std() + 1e-4),             # eps in the numerator too
     ],
     "06.loss_with_kl": [
         _kl_per_token_mean, _kl_wrong_direction,
@@ -172,6 +205,18 @@ MISTAKES = {
         lambda lp, ref, m, A, beta: loss_with_kl(lp.mul_(m), ref, m, A, beta),                          # token_logp in place
         _kl_inverts_float_mask,
         _kl_scales_mask_in_place_after,
+        lambda lp, ref, m, A, beta: -(A * (lp * m).sum(-1)).mean(),                                     # no KL term
+        lambda lp, ref, m, A, beta: -loss_with_kl(lp, ref, m, A, 0.0) + beta * (
+            loss_with_kl(lp, ref, m, A, 1.0) - loss_with_kl(lp, ref, m, A, 0.0)),                        # policy sign flipped
+        lambda lp, ref, m, A, beta: -(A * (lp * m).sum(-1) / m.sum(-1)).mean() + beta * (
+            (torch.exp(ref - lp) - (ref - lp) - 1) * m).sum(-1).mean(),                                  # GRPO's token mean
+        lambda lp, ref, m, A, beta: loss_with_kl(lp, ref, m, A, 0.0) + beta * (
+            (torch.exp(ref - lp) - (ref - lp) - 1) * m).mean(),                                          # KL / C: mean over all
+        lambda lp, ref, m, A, beta: loss_with_kl(lp, ref, m, A, 0.0) + beta * (
+            (torch.exp(ref - lp) - (ref - lp) - 1) * m).sum(-1).mean() / len(A),                         # KL / G twice
+        _kl_true_kl_term,
+        _kl_both_by_G_minus_1,
+        _kl_no_unsqueeze,
     ],
     "06.comlrl_credit": [
         _comlrl_centres_R_in_place,
@@ -190,6 +235,16 @@ MISTAKES = {
         lambda R, G, mode: comlrl_credit(R.double(), G, mode).float(),              # float32, not R's dtype
         lambda R, G, mode: -comlrl_credit(R, G, mode),                             # the sign flipped: b - S
         lambda R, G, mode: torch.round(comlrl_credit(R, G, mode) * 1000) / 1000,   # rounded to 3 decimals
+        lambda R, G, mode: (lambda S: S - (S.mean(1, keepdim=True) if mode == "mean"
+                                           else S.min(1, keepdim=True).values))(_comlrl_sums(R, G)),   # min for 'max'
+        _comlrl_loo,                                                               # leave-one-out among the sums
+        lambda R, G, mode: (lambda S: S - (S.mean(1, keepdim=True) if mode == "mean" else S.max(1, keepdim=True).values))(
+            torch.stack([R.view(G, G).sum(1), R.view(G, G).sum(1)])),             # agent 2 summed over rows too
+        lambda R, G, mode: (lambda d: torch.stack([d, d]) - (d.mean() if mode == "mean" else d.max()))(
+            R.view(G, G).diagonal()),                                              # the aligned diagonal only
+        _comlrl_zscored,
+        lambda R, G, mode: (lambda S: S - (S.mean(1) if mode == "mean" else S.max(1).values))(
+            _comlrl_sums(R, G)),                                                   # no keepdim: wrong at G = 2
     ],
 }
 

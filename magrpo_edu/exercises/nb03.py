@@ -27,8 +27,10 @@ def _unpunctuated(text: str, by: str) -> str:
 def check_length_level(fn):
     # the ratio is ell (ℓ, docs/glossary.md: r is the reward); the learner's argument is named `r`, messages say ℓ.
     # The ramps are probed at their midpoints (1.35, 4.1) AND off them (1.23, 1.47, 3.5, 4.55, 4.91): a smoothstep
-    # or a rounded value agrees with the straight line at a midpoint only
-    for r in (0.5, 1.0999, 1.1, 1.35, 1.6, 2.4, 3.2, 4.1, 5.0, 5.0001, 7.0, 1.23, 1.47, 3.5, 4.55, 4.91):
+    # or a rounded value agrees with the straight line at a midpoint only; 1.55, 1.59, 3.21 and 3.3 sit just inside
+    # the ramps, next to the plateau's edges (a plateau moved to [1.5, 3.2] or [1.6, 3.4] paid 1.0 there)
+    for r in (0.5, 1.0999, 1.1, 1.35, 1.6, 2.4, 3.2, 4.1, 5.0, 5.0001, 7.0, 1.23, 1.47, 3.5, 4.55, 4.91,
+              1.55, 1.59, 3.21, 3.3):
         want, got = tldr_length_level(r), plain_number(fn(r))
         if want is None:
             if isinstance(got, numbers.Real) and not isinstance(got, bool) and got < 0:
@@ -53,6 +55,9 @@ def check_length_level(fn):
                 elif math.isclose(got, 3 * want ** 2 - 2 * want ** 3, abs_tol=1e-9):
                     hint = (" That is a smooth S-curve (3t^2 - 2t^3); each ramp is a STRAIGHT line, (ℓ - 1.1) / 0.5 "
                             "rising, 1 - (ℓ - 3.2) / 1.8 falling.")
+                elif got == 1.0 and (1.1 < r < 1.6 or 3.2 < r < 5.0):
+                    hint = (f" You pay the plateau's 1 at ℓ = {r}: the plateau is exactly [1.6, 3.2]; just outside it "
+                            "the ramp has already begun.")
             raise ExerciseFailed(f"at the ratio ℓ = {r} L2 is {want:.10g}, you returned {got!r}: 1 on [1.6, 3.2], "
                                  "rising linearly from 0 at 1.1 to 1 at 1.6, falling linearly from 1 at 3.2 to 0 at "
                                  "5.0." + hint)
@@ -437,10 +442,9 @@ def check_honest_tldr_reward(fn):
             home_made = any(_same_as(fn, rule) for rule, _ in _OTHER_RULES[-len(_HOME_MADE) - 1:])
             if got == 0 and max(r1, r2) > 0.19 and not home_made:
                 hint += (f" Its detailed text repeats exactly 1/5 of its 3-grams (`repetition` returns {r2!r}): not "
-                         "ABOVE 0.2, so it keeps its reward. Your rule cuts at 1/5 or below it (a threshold under 0.2, "
-                         "or a rounded repetition): compare the repetition as returned with 0.2 itself, "
-                         "`repetition(text) > 0.2`. (`>= 0.2` gives the same answers, as 1 - distinct/total is never "
-                         "exactly the float 0.2, but `>` is the rule.)")
+                         "ABOVE 0.2, so it keeps its reward. Your rule cuts at 1/5 (an exact count with `>=`, a threshold under 0.2, or a "
+                         "rounded repetition): compare the repetition with 0.2 itself, `repetition(text) > "
+                         "0.2`: exactly 1/5 is not above it and keeps the reward.")
             raise ExerciseFailed(f"a natural pair (repetition {r1:.3f} and {r2:.3f}, neither above 0.2) should keep the "
                                  f"paper's reward {want:.3f}; you returned {got!r} for {c2[:50]!r}...{hint}")
     for c1, c2 in _AS_WRITTEN:

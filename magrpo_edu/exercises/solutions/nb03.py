@@ -232,6 +232,8 @@ MISTAKES = {
         _length_level_strict(False, True),                                       # r = 5.0 stops
         lambda r: None if (v := length_level(r)) is None else round(v, 1),       # rounded to one decimal
         lambda r: None if (v := length_level(r)) is None else round(v, 4),       # rounded to 4 decimals: 0.8333 at 3.5
+        lambda r: None if not 1.1 <= r <= 5.0 else 1.0 if 1.5 <= r <= 3.2 else (r - 1.1) / 0.5 if r < 1.5 else 1 - (r - 3.2) / 1.8,  # plateau from 1.5
+        lambda r: None if not 1.1 <= r <= 5.0 else 1.0 if 1.6 <= r <= 3.4 else (r - 1.1) / 0.5 if r < 1.6 else 1 - (r - 3.2) / 1.8,  # plateau to 3.4
         lambda r: None if (v := length_level(r)) is None else 3 * v ** 2 - 2 * v ** 3,  # a smoothstep ramp: right at
         #                                                                          the ends and the midpoints only
         _length_level_no_stop_above,

@@ -317,6 +317,7 @@ BOUNDARIES = {
              nb06._comlrl_sums(R, G)), "keepdim"),
     ],
     "07.in_band_share": [
+        ("the share IN the band, not outside it", lambda pairs: 1 - nb07.in_band_share(pairs) if pairs else 0.0, "OUTSIDE"),
         ("1.6 is in the band", _in_band(lambda x: x > 1.6, lambda x: x <= 3.2, "empty-out"), "1.6 itself"),
         ("3.2 is in the band", _in_band(lambda x: x >= 1.6, lambda x: x < 3.2, "empty-out"), "3.2 itself"),
         ("an empty concise text is out, whatever the detailed one",

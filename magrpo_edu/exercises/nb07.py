@@ -104,6 +104,16 @@ def _ignores_spaces(fn) -> bool:
         return False
 
 
+def _outside_share(fn) -> bool:
+    """Whether `fn` returns the share OUTSIDE the band: on two pairs, one in and one with a ratio of 1.0, it gives 1/2
+    either way, so three pairs with one in the band tell it apart (2/3, not 1/3); the space probes alone cannot
+    (their answers are complements of each other)."""
+    try:
+        return math.isclose(fn([_pair(100, 200), _pair(100, 100), _pair(100, 100)]), 2 / 3, abs_tol=1e-9)
+    except Exception:   # noqa: BLE001 - a crash here is not this reading
+        return False
+
+
 def _one_less(fn) -> bool:
     """Whether `fn` divides by len(pairs) - 1: on three non-empty pairs, one in the band, it gives 1/2, not 1/3 (a
     share over the non-empty concise texts only gives 1/3 here, so the two are told apart)."""
@@ -181,6 +191,10 @@ def check_in_band_share(fn):
                                      f"({n}).")
             raise ExerciseFailed(f"you returned {got!r} for {n} pairs: a share is a number in [0, 1], the pairs in the "
                                  f"band divided by the number of pairs ({n}).")
+        if math.isclose(got, 1 - want, abs_tol=1e-9) and _outside_share(fn):
+            raise ExerciseFailed(f"for pairs whose character ratios are {ratios} the share in [1.6, 3.2] is "
+                                 f"{want:.2f}; you returned {got!r}, the share OUTSIDE the band (1 minus it). Count "
+                                 "the pairs whose ratio lies in [1.6, 3.2].")
         if _ignores_spaces(fn):
             raise ExerciseFailed(f"for pairs whose character ratios are {ratios} the share in [1.6, 3.2] is "
                                  f"{want:.2f}; you returned {got!r}: you count the characters without the spaces "

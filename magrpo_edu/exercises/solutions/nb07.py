@@ -66,6 +66,7 @@ SOLUTIONS = {
 
 MISTAKES = {
     "07.in_band_share": [
+        lambda pairs: 1 - in_band_share(pairs) if pairs else 0.0,                                             # the share outside
         lambda pairs: sum(1.6 <= len(c1) / max(len(c2), 1) <= 3.2 for c1, c2 in pairs) / len(pairs),        # inverted
         _in_band_share_words,                                                                                 # words
         lambda pairs: sum(len(c1.split()) > 0 and 1.6 <= len(c2.split()) / len(c1.split()) <= 3.2

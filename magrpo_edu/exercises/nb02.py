@@ -126,6 +126,9 @@ def check_cross_credit(fn) -> None:
                          for sd in (r.std(), r.std() + 1e-8, r.std(unbiased=False), r.std() + 1e-4)):
                     hint = (" You divided the advantages by the rewards' std; MAGRPO's advantage is r - mean(r), "
                             "unscaled.")
+                elif torch.allclose(got, (r - r.sum() / G).mean(dim=1 - agent), atol=1e-5):
+                    hint = (f" Your baseline is the sum of the rewards divided by G = {G}; the mean of all {G * G} joint "
+                            f"rewards divides by G * G = {G * G}, r.mean().")
                 elif torch.allclose(got, (r - r.max()).mean(dim=1 - agent), atol=1e-5):
                     hint = (" You subtracted the best joint reward, r.max(), as the baseline (MAReMax, notebook 06); "
                             f"here the baseline is the MEAN of all {G * G} joint rewards, r.mean().")
@@ -238,9 +241,11 @@ def check_shared_losses(fn) -> None:
                             "NEGATIVE advantage, so that the loss makes it less likely.")
                 elif (j := next((j for j in range(n) if j != i and abs(got_v - policy_loss(logps[j], A).item()) <= 1e-4),
                                 None)) is not None:
-                    hint = (f" That is agent {j}'s loss, from logps[{j}]: return the losses in the order of logps, "
-                            f"loss i from logps[i] (no reversed(), no sorting), so that each agent's optimiser steps "
-                            "on its own loss.")
+                    same = all(abs(float(o.detach()) - policy_loss(logps[j], A).item()) <= 1e-4 for o in got)
+                    hint = (f" That is agent {j}'s loss, from logps[{j}]: " + (
+                        f"every loss you returned uses logps[{j}]; loss i must use agent i's own log-probs, logps[i]."
+                        if same else "return the losses in the order of logps, loss i from logps[i] (no reversed(), no "
+                        "sorting), so that each agent's optimiser steps on its own loss."))
                 raise ExerciseFailed(
                     f"n={n} agents, G={G}, rewards {[round(v, 2) for v in rewards.tolist()]}: agent {i}'s loss is "
                     f"{want_v:.4f}, you returned {got_v:.4f}. Each agent's loss is "

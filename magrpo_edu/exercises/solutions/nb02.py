@@ -101,6 +101,7 @@ MISTAKES = {
         lambda r, agent: (r - r.mean()).mean(1 - agent).tolist(),                  # right values, a list: not a tensor
         _cross_credit_loop_list,                                                   # right values, a list of 0-d tensors
         _cross_credit_no_return,                                                   # no `return`: None
+        lambda r, agent: (r - r.sum() / r.shape[0]).mean(1 - agent),                 # the sum over G, not G * G
         lambda r, agent: credit_samples(group_advantages(r.flatten()), joint_actions(2, r.shape[0], "cross"),
                                         r.shape[0])[agent],                        # the package's own, wrapped
     ],
@@ -126,6 +127,7 @@ MISTAKES = {
         lambda logps, r: [-((r - r.max()) * lp).mean() for lp in logps],              # the best as baseline (MAReMax)
         lambda logps, r: [-((r - r.median()) * lp).mean() for lp in logps],           # the median as baseline
         lambda logps, r: [-((r - r.mean()).abs() * lp).mean() for lp in logps],       # |A|: no negative advantage
+        lambda logps, r: [-((r - r.mean()) * logps[0]).mean() for lp in logps],     # every agent given logps[0]
         lambda logps, r: [policy_loss(lp, group_advantages(r)) for lp in logps],      # the package's own, wrapped
     ],
 }

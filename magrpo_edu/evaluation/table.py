@@ -33,10 +33,14 @@ def markdown_table(table: Sequence[dict], maxima: Optional[dict] = None) -> str:
     head = "| method | " + " | ".join(names) + " |\n|---|" + "---|" * len(cols) + "\n"
     body = "".join("| " + r["method"] + " | " + " | ".join(cell(r.get(c)) for c in cols) + " |\n" for r in table)
     undefined = "char_ratio" in cols and any(r.get("char_ratio") is None for r in table)
-    return head + body + ("\nseconds = generation wall time per joint answer; agents that run in parallel are counted as "
-                          "concurrent (the slower one), as the paper does; sequential and discussion rounds add up. "
-                          "repetition = share of repeated word 3-grams; naturalness = mean per-token NLL under the "
-                          "untrained model (lower = more like its language)."
-                          + (" char_ratio = mean of chars(part 2) / chars(part 1) over the joint answers whose first part "
-                             "is not empty; - where every first part is empty (no ratio to nothing)." if undefined else "")
-                          + "\n")
+    notes = {  # each column's note, printed only under a table that has the column
+        "seconds": "seconds = generation wall time per joint answer; agents that run in parallel are counted as "
+                   "concurrent (the slower one), as the paper does; sequential and discussion rounds add up.",
+        "repetition": "repetition = share of repeated word 3-grams;",
+        "naturalness": "naturalness = mean per-token NLL under the untrained model (lower = more like its language).",
+    }
+    said = [note for key, note in notes.items() if any(c.startswith(key) for c in cols)]
+    if undefined:
+        said.append("char_ratio = mean of chars(part 2) / chars(part 1) over the joint answers whose first part "
+                    "is not empty; - where every first part is empty (no ratio to nothing).")
+    return head + body + ("\n" + " ".join(said) + "\n" if said else "")

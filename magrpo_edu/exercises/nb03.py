@@ -134,6 +134,34 @@ _T_SLIPS = [
 
 @exercise("03.coherence_T")
 def check_coherence_T(fn):
+    # the library's word lists are a shared dict: an answer that edits them in place would change every later call of
+    # the library (the trainer's reward included) for the rest of the session; they are restored and the answer refused
+    import copy
+    from ..tasks.writing.word_lists import TRANSITION_CATEGORIES
+    lists = copy.deepcopy(TRANSITION_CATEGORIES)
+
+    def restored() -> bool:
+        """Put the lists back if the answer changed them; whether it did."""
+        if TRANSITION_CATEGORIES == lists:
+            return False
+        TRANSITION_CATEGORIES.clear()
+        TRANSITION_CATEGORIES.update(lists)
+        return True
+    try:
+        _check_coherence_T(fn)
+        changed = restored()
+    except ExerciseFailed:
+        if not restored():
+            raise
+        changed = True
+    if changed:
+        raise ExerciseFailed("your function changed TRANSITION_CATEGORIES in place (its phrases or categories): that "
+                             "dict is the library's own, so every later call, the trainer's reward included, would "
+                             "read the changed lists. The check put them back; read the lists, do not edit them (copy "
+                             "first if you must change something).")
+
+
+def _check_coherence_T(fn):
     # the library's values (and kappa), computed before the learner's function is called
     wants, kappas = [coherence_T(text) for text in TEXTS], [_kappa(text) for text in TEXTS]
     for i, text in enumerate(TEXTS):

@@ -224,6 +224,13 @@ def _honest_single_words(c1, c2):             # repeated single WORDS, not 3-gra
     return tldr_levels(c1, c2)["total"]
 
 
+def _coherence_T_edits_the_lists(text):   # drops short phrases from the LIBRARY's own lists, then scores
+    from magrpo_edu.tasks.writing.word_lists import TRANSITION_CATEGORIES
+    for k in TRANSITION_CATEGORIES:
+        TRANSITION_CATEGORIES[k] = tuple(p for p in TRANSITION_CATEGORIES[k] if len(p) > 2)
+    return coherence_T(text)
+
+
 MISTAKES = {
     "03.length_level": [
         _length_level_zero_outside,                                              # 0 instead of "stop"
@@ -275,6 +282,7 @@ MISTAKES = {
         lambda c1, c2: 0.0 if repetition(c1) > 0.2 or repetition(c2) > 0.25 else tldr_levels(c1, c2)["total"],  # a looser
         #                                                             detailed threshold
         lambda c1, c2: 0.0 if repetition(c1 + c2) > 0.2 else tldr_levels(c1, c2)["total"],  # joined with no space
+        _coherence_T_edits_the_lists,                                             # the library's lists changed in place
         lambda c1, c2: 0.0 if repetition(c1.lower()) > 0.2 or repetition(c2.lower()) > 0.2 else tldr_levels(c1, c2)[
             "total"],                                          # lower-cased first: repetition compares words as written
     ],

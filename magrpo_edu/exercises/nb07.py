@@ -250,7 +250,11 @@ def check_lora_parameters(fn):
                 got = got.item()
             except (ValueError, RuntimeError):
                 pass                    # not one number: refused below
-        if isinstance(got, (int, float)) and not isinstance(got, bool) and got == want:
+        if isinstance(got, float) and got == want:
+            raise ExerciseFailed(f"lora_parameters({shapes if len(shapes) < 10 else 'SmolLM2 layers'}, {q}) is {want}; "
+                                 f"you returned {got!r}, a float: a count of parameters is a whole number, an int "
+                                 "(sum the products of ints, without float() or /).")
+        if isinstance(got, int) and not isinstance(got, bool) and got == want:
             continue
         if not shapes:
             raise ExerciseFailed(f"for an empty list of layers (no adapted layer) the count is 0, a number; you "

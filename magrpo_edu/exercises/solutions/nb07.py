@@ -94,6 +94,7 @@ MISTAKES = {
         lambda shapes, q: sum(q * (i + o) + o for i, o in shapes),                  # a bias per output
         lambda shapes, q: sum(i + o for i, o in shapes),                            # q forgotten (right at q = 1)
         lambda shapes, q: sum(i * o for i, o in shapes),                            # the full matrix W
+        lambda shapes, q: float(sum(q * (i + o) for i, o in shapes)),                   # a float count
         lambda shapes, q: sum(q * q * (i + o) for i, o in shapes),                  # q twice (right at q = 1)
     ],
     "07.adapter_logits": [

@@ -70,6 +70,44 @@ def _reduce_children(node, gamma, reduce):
     return R
 
 
+def _discounted_once(node, gamma, top=True):
+    """gamma at the top node only: the child's UNdiscounted returns, so turn 3 counts gamma, not gamma ** 2."""
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += (gamma if top else 1.0) * _discounted_once(child, gamma, False).mean()
+    return R
+
+
+def _pooled_children(node, gamma, cat=False):
+    """ONE mean over all the node's children (of their means, or of all their returns) added to every j with a child."""
+    R = node.rewards.clone()
+    if node.children:
+        kids = [_pooled_children(c, gamma, cat) for c in node.children.values()]
+        pooled = torch.cat(kids).mean() if cat else torch.stack([k.mean() for k in kids]).mean()
+        for j in node.children:
+            R[j] += gamma * pooled
+    return R
+
+
+def _first_child_only(node, gamma, for_all=False):
+    """Only the first child of node.children counts: for its own joint action (or, for_all, for every j with a child)."""
+    R = node.rewards.clone()
+    if node.children:
+        j0, first = next(iter(node.children.items()))
+        part = gamma * _first_child_only(first, gamma, for_all).mean()
+        for j in (node.children if for_all else [j0]):
+            R[j] += part
+    return R
+
+
+def _over_siblings(node, gamma):
+    """The child's returns summed, divided by the number of the PARENT's children (not by the child's G)."""
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma * _over_siblings(child, gamma).sum() / len(node.children)
+    return R
+
+
 def _trees():
     """Trees as the library builds them (G = 2 or 4 joint actions per node): a leaf alone, two turns,
     three turns with one branch cut by early termination (a joint action without a child), children for only some
@@ -116,6 +154,20 @@ def _returns_crash(e: Exception, what: str, by_position: str) -> str:
                 "node.children; do not read child.returns (the trainer fills it in later, with "
                 "the very function you are writing).")
     return f"{what}: your function raised {type(e).__name__}: {e}."
+
+
+def _reads_as(fn, reading) -> bool:
+    """Whether `fn` gives `reading`'s returns on every tree of the check and every gamma (a crash: no)."""
+    try:
+        for _, tree in _trees():
+            for gamma in (0.9, 0.5, 1.0):
+                got = fn(copy.deepcopy(tree), gamma)
+                if not isinstance(got, torch.Tensor) or got.shape != tree.rewards.shape or not torch.allclose(
+                        got.float(), reading(copy.deepcopy(tree), gamma).float(), atol=1e-5):
+                    return False
+        return True
+    except Exception:  # noqa: BLE001 - an answer that crashes somewhere is not this reading
+        return False
 
 
 @exercise("05.discounted_returns")
@@ -182,6 +234,28 @@ def check_discounted_returns(fn):
                         "(call discounted_returns on it: recursion), so any number of turns counts.")
             elif gappy and torch.allclose(got.float(), _by_position(tree, gamma), atol=1e-5):
                 hint = " You matched the i-th child with joint action i. " + by_position
+            elif gamma != 1.0 and _reads_as(fn, _discounted_once):
+                hint = (" You discounted only once: the next turn counts gamma, but the turns after it are not "
+                        "discounted further (turn 3 counts gamma, not gamma ** 2; turn 4 gamma, not gamma ** 3): the "
+                        "child's returns you add are undiscounted. Add gamma times the child's DISCOUNTED returns, "
+                        "computed by the same function (discounted_returns(child, gamma)), so the discount compounds: "
+                        "each further turn one more factor gamma.")
+            elif _reads_as(fn, _pooled_children) or _reads_as(fn, lambda n, g: _pooled_children(n, g, cat=True)):
+                hint = (" You added ONE mean, pooled over ALL the node's children, to every joint action that has a "
+                        "child; each joint action j adds the mean return of ITS OWN child, node.children[j] (the turn "
+                        "after a good first answer is not the turn after a bad one).")
+            elif _reads_as(fn, _first_child_only):
+                hint = (" Only the FIRST child counts in your returns: the other joint actions with a child got only "
+                        "their own reward. Every joint action j with a child adds gamma times the mean of its child's "
+                        "returns: loop over all of node.children.items(), not only the first.")
+            elif _reads_as(fn, lambda n, g: _first_child_only(n, g, for_all=True)):
+                hint = (" Every joint action with a child got the FIRST child's mean return: each joint action j adds "
+                        "the mean return of ITS OWN child, node.children[j]; loop over node.children.items().")
+            elif _reads_as(fn, _over_siblings):
+                hint = (" You divided the sum of child j's returns by the number of the node's children "
+                        "(len(node.children)), not by the child's own number of joint actions: R_j adds gamma times "
+                        "the MEAN of child j's returns, child_returns.mean(), and a node may have children for only "
+                        "some of its joint actions (early termination cuts the others).")
             elif tree.children and torch.allclose(got.float(), _discount_all(tree, gamma), atol=1e-5) and gamma != 1.0:
                 hint = " You discounted the joint action's own reward too: only the next turn's part is multiplied by gamma."
             elif gamma != 1.0 and torch.allclose(got.float(), _by_depth(tree, gamma), atol=1e-5):
@@ -250,6 +324,41 @@ def _threshold_hint(means, budget, t):
     return ""
 
 
+def _counts_from_the_best(fn, means) -> bool:
+    """Whether fn gives sorted(means, reverse=True)[budget - 1] at every budget from 1 to the number of groups, where
+    that differs from counting from the worst (sorted(means)) at some budget: the budget spent on the BEST groups."""
+    rev, asc = sorted(means, reverse=True), sorted(means)
+    if rev == asc:
+        return False
+    try:
+        for b in range(1, len(means) + 1):
+            t = fn(list(means), b)
+            if is_bool(t) or not isinstance(t, numbers.Real) or float(t) != rev[b - 1]:
+                return False
+        return True
+    except Exception:  # noqa: BLE001 - an answer that crashes somewhere is not this reading
+        return False
+
+
+def _from_the_best_hint(means, budget, t) -> str:
+    """The sentence for a threshold counted from the best groups (reverse=True), at the budget it failed."""
+    rev = sorted(means, reverse=True)
+    at = ""
+    if budget == 0 and t == rev[-1]:
+        at = (f" At budget 0, sorted(means, reverse=True)[budget - 1] is [-1], the LOWEST mean ({t}), and a threshold "
+              "equal to a group's mean still expands that group.")
+    elif budget == 0 and t >= rev[0]:
+        at = (f" At budget 0 your threshold {t} is at or above the LARGEST mean ({rev[0]}), which expands every group: "
+              "the tree cuts a group only when its mean r is strictly ABOVE the threshold, so a higher threshold "
+              "expands MORE groups, not fewer.")
+    elif 1 <= budget <= len(rev):
+        at = f" Here sorted(means, reverse=True)[{budget - 1}] = {rev[budget - 1]}."
+    return (" You counted the budget from the BEST groups (sorted(means, reverse=True), as if the tree expanded the "
+            "highest means): the tree expands every group whose mean r is at or BELOW the threshold, so the second "
+            "turn goes to the WORST groups, the lowest means. Count from sorted(means), and at budget 0 expand "
+            "nothing, with a threshold below the lowest mean." + at)
+
+
 def _over_budget_hint(means, budget, t, best):
     """The sentence for a threshold that expands more than the budget, with no tie at it (the tie has its own)."""
     last, nxt = _fits(means, budget)
@@ -314,7 +423,12 @@ def check_threshold(fn):
                        else "no group fits: expand nothing, with a threshold below the lowest mean."))
             raise ExerciseFailed(f"choose_threshold({means}, {budget}) returned None: MAGRPOConfig reads None as \"expand "
                                  "every group\", but the exercise asks for a finite number whatever the budget; " + todo)
-        if not isinstance(t, numbers.Real) or is_bool(t) or not math.isfinite(t):
+        if is_bool(t):
+            raise ExerciseFailed(f"choose_threshold({means}, {budget}) returned the bool {t!r}: return a number, not a "
+                                 "bool. The threshold is a mean reward r, a float such as the mean of the last group "
+                                 "that fits (a bool counts as 1 or 0 and says nothing of the groups); to expand nothing, "
+                                 "return any number below the lowest mean.")
+        if not isinstance(t, numbers.Real) or not math.isfinite(t):
             raise ExerciseFailed(f"return a finite number, got {t!r}: MAGRPOConfig's early_termination_threshold is "
                                  "None (expand every group) or a finite number, never an infinity; to expand nothing, "
                                  "return any number below the lowest mean.")
@@ -325,6 +439,8 @@ def check_threshold(fn):
         expanded = sum(m <= t for m in means)          # rollout_tree cuts a node when its mean r > t
         said = f"groups with mean r {means}, budget {budget}: threshold {t} "
         hint = _threshold_hint(means, budget, t)
+        if (expanded > budget or expanded < best) and _counts_from_the_best(fn, means):
+            hint = _from_the_best_hint(means, budget, t)
         if expanded > budget:
             below, at = sum(m < t for m in means), sum(m == t for m in means)
             if hint:

@@ -43,6 +43,12 @@ def check_vocabulary_level(fn):
             f"vocabulary_level({u}) raised {type(exc).__name__}: {exc}. It takes the ratio u, a "
             "number, and returns the points (a number) or None where scoring stops.")))
         want = arxiv_unique_level(u)
+        if got is not None and not isinstance(got, (int, float)) and hasattr(got, "item"):
+            kind = f"{type(got).__module__.split('.')[0]} {type(got).__name__}"
+            raise ExerciseFailed(f"vocabulary_level({u}) returned a {kind} ({got!r}): return a Python float, the points "
+                                 "(e.g. 0.5, or float(x) of a computed tensor), or None where scoring stops; not a "
+                                 "tensor or an array, 0-d too. The level "
+                                 + ("is None here (u is outside [0.5, 1.7])." if want is None else f"is {want:.4f} here."))
         if want is None:
             if got is not None:
                 raise ExerciseFailed(f"vocabulary_level({u}) should be None (scoring stops: u is outside [0.5, 1.7]), "
@@ -153,13 +159,17 @@ _CASES = [
      " ".join(["state-of-the-art"] * 200), " ".join(["state-of-the-art"] * 200)),
     (2, "the method text has twice the characters (long words): L2 stops", _text(200, 4), _text(200, 9)),
     (2, "ratio chars(c2)/chars(c1) = 1.33 passes L2 on its ramp (c1/c2 = 0.75 would not)", _text(200, 5), _text(200, 7)),
-    (2, "ratio 0.78: the method text is too short in characters", _text(200, 8), _text(200, 6)),
+    (2, "ratio chars(c2)/chars(c1) = 799/1000 = 0.799, just below 0.8: L2 stops (the lower edge is 0.8 itself: a "
+     "bound below it, such as 0.78 or 0.795, lets this pair through, and so does l rounded to 1 or 2 decimals, which "
+     "reads 0.8)", _exact(200, 1000), _exact(200, 799, start=300)),
     (3, "the method text has 2.5x the distinct words: L3 stops", _text(200, 5, distinct=40), _text(200, 5, distinct=100)),
     (3, "the method text has 1.5x the distinct words: L3 pays a ramp, scoring goes on", _text(200, 5, distinct=60),
      _text(200, 5, distinct=90)),
     (3, "case does not count: 'Word' and 'word' are one unique word", _text(200, 5, distinct=49),
      " ".join(w.capitalize() if i % 2 else w for i, w in enumerate(_text(200, 5, distinct=49).split()))),
-    (3, "the method text has a fifth of the distinct words: L3 stops", _text(200, 5, distinct=100), _text(200, 5, distinct=20)),
+    (3, "unique-word ratio 127/255 = 0.498, just below 0.5: L3 stops (the lower edge is 0.5 itself: a bound below it, "
+     "such as 0.3 or 0.45, lets this pair through, and so does u rounded to 1 or 2 decimals, which reads 0.5)",
+     _exact(255, 1531), _exact(254, 1531, distinct=127, start=300)),
     (2, "ratio chars(c2)/chars(c1) = 1000/1250 = 0.8 exactly: the edge is inside, L2 goes on",
      _exact(200, 1250), _exact(200, 1000, start=300)),
     (2, "ratio chars(c2)/chars(c1) = 1500/1000 = 1.5 exactly: the edge is inside, L2 goes on",
@@ -186,10 +196,12 @@ _CASES = [
      _exact(200, 1199, distinct=100), _with_numbers()),
     (2, "the method text fails L2 AND L3 (twice the characters, 2.5x the distinct words): the ladder stops at the FIRST "
      "gate that fails, L2", _text(200, 4, distinct=40), _text(200, 9, distinct=100)),
-    (2, "ratio chars(c2)/chars(c1) = 1504/1000 = 1.504, just above 1.5: L2 stops (do not round the ratio: rounded to 1 or "
-     "2 decimals it would read 1.5)", _exact(200, 1000), _exact(200, 1504, start=300)),
-    (3, "unique-word ratio 213/125 = 1.704, just above 1.7: L3 stops (do not round u: rounded to 1 or 2 decimals it "
-     "would read 1.7)", _exact(250, 1499, distinct=125), _exact(213, 1499, start=300)),
+    (2, "ratio chars(c2)/chars(c1) = 1504/1000 = 1.504, just above 1.5: L2 stops (the upper edge is 1.5 itself: a bound "
+     "above it, such as 1.51 or 1.55, lets this pair through, and so does l rounded to 1 or 2 decimals, which reads "
+     "1.5)", _exact(200, 1000), _exact(200, 1504, start=300)),
+    (3, "unique-word ratio 213/125 = 1.704, just above 1.7: L3 stops (the upper edge is 1.7 itself: a bound above it, "
+     "such as 1.71 or 1.75, lets this pair through, and so does u rounded to 1 or 2 decimals, which reads 1.7)",
+     _exact(250, 1499, distinct=125), _exact(213, 1499, start=300)),
     (3, "a hyphen is not \\w: 'qsh-qth' is TWO \\b\\w+\\b words, so the method text's 120 distinct hyphenated "
      "compounds hold 60 unique words (60 / 60 = 1.0 goes on); a word rule that keeps hyphens ([\\w'-]+) counts 120 / 60 "
      "= 2.0 and stops", _text(200, 6, distinct=60), _hyphenated()),
@@ -247,6 +259,39 @@ _L1 = lambda a, b: all(128 <= len(c.split()) <= 256 for c in (a, b))
 _L2 = lambda a, b: 0.8 <= len(b) / len(a) <= 1.5
 _L3 = lambda a, b: 0.5 <= _u(unique_words, a, b) <= 1.7
 
+def _ratio(name: str, c1: str, c2: str) -> tuple[float, str]:
+    """The pair's l (name "l") or u (name "u"), and how it is computed, e.g. '799 / 1000 = 0.799'."""
+    top, bottom = (len(c2), len(c1)) if name == "l" else (len(unique_words(c2)), len(unique_words(c1)))
+    value = top / bottom if bottom else float("inf")
+    return value, f"{top} / {bottom} = {round(value, 4)}"
+
+
+_EDGES = {"l": (0.8, 1.5, "L2", "0.8 <= l <= 1.5"), "u": (0.5, 1.7, "L3", "0.5 <= u <= 1.7")}
+
+
+def _rounded(name: str, digits: int):
+    """What a gate that rounds its ratio to `digits` decimals does, said of the pair it fails on."""
+    def what(c1: str, c2: str) -> str:
+        lo, hi, _, _ = _EDGES[name]
+        value, shown = _ratio(name, c1, c2)
+        side = f"below {lo}" if value < lo else f"above {hi}"
+        return (f"rounds {name} (to {digits} decimal{'s' if digits > 1 else ''}); here {name} = {shown} is {side}, "
+                f"though it reads {round(value, digits):g} rounded: compare the exact ratio")
+    return what
+
+
+def _bound(name: str, side: str):
+    """What a gate whose lower or upper bound is off its edge does, said of the pair it lets through."""
+    def what(c1: str, c2: str) -> str:
+        lo, hi, gate, rule = _EDGES[name]
+        edge = lo if side == "lower" else hi
+        _, shown = _ratio(name, c1, c2)
+        return (f"lets {name} = {shown} through, {'below' if side == 'lower' else 'above'} {edge}: the {side} bound "
+                f"is wrong. {gate}'s {side} edge is {edge} itself ({rule}, both edges inside), not a bound "
+                f"{'below' if side == 'lower' else 'above'} it")
+    return what
+
+
 # (the ladder with one slipped gate, that gate, what the slip does): an answer whose levels are a slip's on EVERY
 # pair is told which slip it is; any other is shown the pair's purpose, where the pair probes its wrong gate
 _SLIPS = [
@@ -289,10 +334,11 @@ _SLIPS = [
     (_ladder(l2=lambda a, b: 0.8 <= len(b.strip()) / len(a.strip()) <= 1.5), 2, "strips the texts first; l takes them "
      "as they are, leading and trailing spaces included"),
     (_ladder(l2=lambda a, b: 0.8 < len(b) / len(a) < 1.5), 2, "leaves out its edges; l = 0.8 and l = 1.5 are inside"),
-    (_ladder(l2=lambda a, b: 0.8 <= round(len(b) / len(a), 2) <= 1.5), 2, "rounds l; 1.504 is above 1.5, though "
-     "it reads 1.5 rounded: compare the exact ratio"),
-    (_ladder(l2=lambda a, b: 0.8 <= round(len(b) / len(a), 1) <= 1.5), 2, "rounds l; 1.504 is above 1.5, though "
-     "it reads 1.5 rounded: compare the exact ratio"),
+    (_ladder(l2=lambda a, b: 0.8 <= round(len(b) / len(a), 2) <= 1.5), 2, _rounded("l", 2)),
+    (_ladder(l2=lambda a, b: 0.8 <= round(len(b) / len(a), 1) <= 1.5), 2, _rounded("l", 1)),
+    (_ladder(l2=lambda a, b: 0.7 <= len(b) / len(a) <= 1.5), 2, _bound("l", "lower")),
+    (_ladder(l2=lambda a, b: 0.8 <= len(b) / len(a) <= 1.505), 2, _bound("l", "upper")),
+    (_ladder(l2=lambda a, b: 0.8 <= len(b) / len(a) <= 1.55), 2, _bound("l", "upper")),
     (_ladder(l3=lambda a, b: 0.5 <= _u(unique_words, b, a) <= 1.7), 3, "divides the other way round; u = unique words "
      "of the method text over the background's"),
     (_ladder(l3=lambda a, b: _u(unique_words, a, b) >= 1.3), 3, "is TL;DR's L3 (stop below 1.3); the arXiv gate is "
@@ -317,10 +363,10 @@ _SLIPS = [
      "words; they are not \\w, so 'qsh-qth' is two words"),
     (_ladder(l3=lambda a, b: 0.5 < _u(unique_words, a, b) < 1.7), 3, "leaves out its edges; u = 0.5 and u = 1.7 are "
      "inside"),
-    (_ladder(l3=lambda a, b: 0.5 <= round(_u(unique_words, a, b), 2) <= 1.7), 3, "rounds u; 1.704 is above 1.7, "
-     "though it reads 1.7 rounded: compare the exact ratio"),
-    (_ladder(l3=lambda a, b: 0.5 <= round(_u(unique_words, a, b), 1) <= 1.7), 3, "rounds u; 1.704 is above 1.7, "
-     "though it reads 1.7 rounded: compare the exact ratio"),
+    (_ladder(l3=lambda a, b: 0.5 <= round(_u(unique_words, a, b), 2) <= 1.7), 3, _rounded("u", 2)),
+    (_ladder(l3=lambda a, b: 0.5 <= round(_u(unique_words, a, b), 1) <= 1.7), 3, _rounded("u", 1)),
+    (_ladder(l3=lambda a, b: 0.3 <= _u(unique_words, a, b) <= 1.7), 3, _bound("u", "lower")),
+    (_ladder(l3=lambda a, b: 0.5 <= _u(unique_words, a, b) <= 1.75), 3, _bound("u", "upper")),
 ]
 
 
@@ -398,7 +444,8 @@ def check_stop_level(fn):
         elif isinstance(got, float):
             where = " Return an int (1, 2, 3 or 4), not a float."
         if slip and slip[0] == wrong:
-            where += f" On every pair your levels are those of an L{slip[0]} that {slip[1]}."
+            what = slip[1](c1, c2) if callable(slip[1]) else slip[1]
+            where += f" On every pair your levels are those of an L{slip[0]} that {what}."
         elif wrong is None or probed in (0, wrong):     # 0: the pair probes the whole ladder
             where += f" This pair probes: {why}."
         if window:

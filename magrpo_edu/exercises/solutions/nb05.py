@@ -294,3 +294,55 @@ VARIANTS = {
                                        lambda m, b: numpy.float32(choose_threshold(m, b)),    # a numpy scalar: a number
                                        _threshold_ties_stepped_down, _threshold_just_below_next],
 }
+
+
+def _discounted_once(node, gamma, top=True):     # gamma at the top only: turn 3 counts gamma, not gamma ** 2
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += (gamma if top else 1.0) * _discounted_once(child, gamma, False).mean()
+    return R
+
+
+def _not_compounded(node, gamma):                 # gamma on the child's rewards, the turns below it undiscounted
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        below = _not_compounded(child, gamma)
+        R[j] += gamma * child.rewards.mean() + (below.mean() - child.rewards.mean())
+    return R
+
+
+def _pooled_children(node, gamma):               # ONE mean over all the children's mean returns, for every j
+    R = node.rewards.clone()
+    if node.children:
+        pooled = torch.stack([_pooled_children(c, gamma).mean() for c in node.children.values()]).mean()
+        for j in node.children:
+            R[j] += gamma * pooled
+    return R
+
+
+def _first_child_only(node, gamma):              # only the first child of node.children counts
+    R = node.rewards.clone()
+    if node.children:
+        j, child = next(iter(node.children.items()))
+        R[j] += gamma * _first_child_only(child, gamma).mean()
+    return R
+
+
+def _sum_over_siblings(node, gamma):             # the child's sum over the number of the PARENT's children
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma * _sum_over_siblings(child, gamma).sum() / len(node.children)
+    return R
+
+
+def _threshold_reverse_wraps(means, budget):     # from the best; at budget 0, [-1] is the lowest mean: it is expanded
+    s = sorted(means, reverse=True)
+    return s[min(budget, len(s)) - 1]
+
+
+MISTAKES["05.discounted_returns"] += [_discounted_once, _not_compounded, _pooled_children, _first_child_only,
+                                      _sum_over_siblings]
+MISTAKES["05.early_termination_threshold"] += [
+    _threshold_reverse_wraps,
+    lambda means, budget: True,                                                          # a bool, not a number
+]

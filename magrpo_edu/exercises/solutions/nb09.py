@@ -200,3 +200,33 @@ MISTAKES["09.stop_level"] += [
     _with(l1=lambda a, b: any(128 <= len(c.split()) <= 256 for c in (a, b))),             # any text, not both
     _stop_level_calls_the_library,                                                        # the library, wrapped
 ]
+
+
+def _stop_level_l3_from_0_3(c1, c2):               # L3's lower bound written 0.3: u = 0.498 reaches the style level
+    n1, n2 = len(c1.split()), len(c2.split())
+    if not (128 <= n1 <= 256 and 128 <= n2 <= 256):
+        return 1
+    if not (0.8 <= len(c2) / len(c1) <= 1.5):
+        return 2
+    w1, w2 = unique_words(c1), unique_words(c2)
+    if not w1 or not (0.3 <= len(w2) / len(w1) <= 1.7):
+        return 3
+    return 4
+
+
+def _vocabulary_as_tensor(u):                      # the right points, as a 0-d tensor
+    import torch
+
+    v = vocabulary_level(u)
+    return None if v is None else torch.tensor(v)
+
+
+MISTAKES["09.vocabulary_level"] += [_vocabulary_as_tensor]
+MISTAKES["09.stop_level"] += [
+    _stop_level_l3_from_0_3,                                                              # L3 from 0.3, not 0.5
+    _with(l3=lambda a, b: bool(unique_words(a)) and 0.49 <= len(unique_words(b)) / len(unique_words(a)) <= 1.7),  # 0.49
+    _with(l2=lambda a, b: 0.78 <= len(b) / len(a) <= 1.5),                                # L2 from 0.78, not 0.8
+    _with(l2=lambda a, b: 0.795 <= len(b) / len(a) <= 1.5),                               # L2 from 0.795
+    _with(l3=lambda a, b: bool(unique_words(a)) and 0.5 <= len(unique_words(b)) / len(unique_words(a)) <= 1.75),  # to 1.75
+    _with(l2=lambda a, b: 0.8 <= round(len(b) / len(a), 1) <= 1.5),                      # l rounded to 1 decimal
+]

@@ -363,6 +363,15 @@ MISTAKES["04.levels"] += [_tests_over_four, _share_rounded, _reward_rounded_2,
                           _bonus_needs_two_tests]
 
 
+def _rule_on_lines(body: list) -> bool:          # the reference's rule, on lines already read (the mistakes below)
+    if len(body) == 1:
+        return body[0].startswith("return ") and "aux" in body[0]
+    if len(body) == 2:
+        m = re.search(r"(?<!\w)(\w+)\s*=\s*aux\s*\(", body[0])
+        return bool(m) and body[1] == f"return {m.group(1)}"
+    return not body
+
+
 def _lines_then_rule(main: str, keep=lambda s: s.strip(), opens_and_closes=None, closes=None,
                      first_only: bool = False) -> bool:
     """The reference's reading with one step of the line handling swapped (the rule's tail unchanged)."""
@@ -381,12 +390,7 @@ def _lines_then_rule(main: str, keep=lambda s: s.strip(), opens_and_closes=None,
             in_doc = not opens_and_closes(s)
             continue
         body.append(s)
-    if len(body) == 1:
-        return body[0].startswith("return ") and "aux" in body[0]
-    if len(body) == 2:
-        m = re.search(r"(?<!\w)(\w+)\s*=\s*aux\s*\(", body[0])
-        return bool(m) and body[1] == f"return {m.group(1)}"
-    return not body
+    return _rule_on_lines(body)
 
 
 def _lone_quotes_one_line(main: str) -> bool:     # `"""` alone read as a whole one-line docstring (starts AND ends
@@ -419,12 +423,7 @@ def _thin_wrapper_library_lines(main: str) -> bool:   # the library's line loop:
             continue
         if not s.startswith(("#", "def ")):
             body.append(s)
-    if len(body) == 1:
-        return body[0].startswith("return ") and "aux" in body[0]
-    if len(body) == 2:
-        m = re.search(r"(?<!\w)(\w+)\s*=\s*aux\s*\(", body[0])
-        return bool(m) and body[1] == f"return {m.group(1)}"
-    return not body
+    return _rule_on_lines(body)
 
 
 MISTAKES["04.thin_wrapper"] += [_lone_quotes_one_line, _closes_on_quotes_line, _docstring_first_only, _lines_lstripped]

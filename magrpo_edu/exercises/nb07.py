@@ -104,22 +104,14 @@ def _ignores_spaces(fn) -> bool:
         return False
 
 
-def _outside_share(fn) -> bool:
-    """Whether `fn` returns the share OUTSIDE the band: on two pairs, one in and one with a ratio of 1.0, it gives 1/2
-    either way, so three pairs with one in the band tell it apart (2/3, not 1/3); the space probes alone cannot
-    (their answers are complements of each other)."""
+def _on_three_pairs(fn, value: float) -> bool:
+    """Whether `fn` gives `value` on three non-empty pairs, one in the band (the share is 1/3). It tells apart two
+    readings the check's own pairs cannot: dividing by len(pairs) - 1 gives 1/2 (a share over the non-empty concise
+    texts only gives 1/3 here), the share OUTSIDE the band gives 2/3 (the space probes alone cannot: their answers are
+    complements of each other)."""
     try:
-        return math.isclose(fn([_pair(100, 200), _pair(100, 100), _pair(100, 100)]), 2 / 3, abs_tol=1e-9)
-    except Exception:   # noqa: BLE001 - a crash here is not this reading
-        return False
-
-
-def _one_less(fn) -> bool:
-    """Whether `fn` divides by len(pairs) - 1: on three non-empty pairs, one in the band, it gives 1/2, not 1/3 (a
-    share over the non-empty concise texts only gives 1/3 here, so the two are told apart)."""
-    try:
-        return math.isclose(fn([_pair(100, 200), _pair(100, 100), _pair(100, 100)]), 0.5, abs_tol=1e-9)
-    except Exception:   # noqa: BLE001 - a crash here is not this reading
+        return math.isclose(fn([_pair(100, 200), _pair(100, 100), _pair(100, 100)]), value, abs_tol=1e-9)
+    except Exception:   # noqa: BLE001 - a crash here is neither reading
         return False
 
 
@@ -178,7 +170,7 @@ def check_in_band_share(fn):
             continue
         ratios = ["inf" if not c1 else f"{len(c2) / len(c1):.2f}" for c1, c2 in pairs]
         n = len(pairs)
-        if n > 1 and want > 0 and math.isclose(got, want * n / (n - 1), abs_tol=1e-9) and _one_less(fn):
+        if n > 1 and want > 0 and math.isclose(got, want * n / (n - 1), abs_tol=1e-9) and _on_three_pairs(fn, 1 / 2):
             raise ExerciseFailed(f"for {n} pairs, {round(want * n)} of them in the band, you returned {got!r} = "
                                  f"{round(want * n)} / {n - 1}: you divided by one less than the number of pairs "
                                  f"(len(pairs) - 1). The share divides by ALL the pairs: {round(want * n)} / {n} = "
@@ -191,7 +183,7 @@ def check_in_band_share(fn):
                                      f"({n}).")
             raise ExerciseFailed(f"you returned {got!r} for {n} pairs: a share is a number in [0, 1], the pairs in the "
                                  f"band divided by the number of pairs ({n}).")
-        if math.isclose(got, 1 - want, abs_tol=1e-9) and _outside_share(fn):
+        if math.isclose(got, 1 - want, abs_tol=1e-9) and _on_three_pairs(fn, 2 / 3):
             raise ExerciseFailed(f"for pairs whose character ratios are {ratios} the share in [1.6, 3.2] is "
                                  f"{want:.2f}; you returned {got!r}, the share OUTSIDE the band (1 minus it). Count "
                                  "the pairs whose ratio lies in [1.6, 3.2].")

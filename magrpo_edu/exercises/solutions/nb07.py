@@ -254,12 +254,7 @@ def _set_adapter_restoring_everything(model, adapter, input_ids):
     flags = {n: p.requires_grad for n, p in model.named_parameters()}
     active = model.active_adapter
     try:
-        with torch.no_grad():
-            if adapter is None:
-                with model.disable_adapter():
-                    return model(input_ids=input_ids).logits[:, -1]
-            model.set_adapter(adapter)
-            return model(input_ids=input_ids).logits[:, -1]
+        return _with_set_adapter(model, adapter, input_ids)
     finally:
         model.set_adapter(active)
         for n, p in model.named_parameters():
@@ -268,13 +263,7 @@ def _set_adapter_restoring_everything(model, adapter, input_ids):
 
 def _set_adapter_on_a_copy(model, adapter, input_ids):
     """The switch made on a deep copy: the model given is untouched, but each call copies the whole base."""
-    twin = copy.deepcopy(model)
-    with torch.no_grad():
-        if adapter is None:
-            with twin.disable_adapter():
-                return twin(input_ids=input_ids).logits[:, -1]
-        twin.set_adapter(adapter)
-        return twin(input_ids=input_ids).logits[:, -1]
+    return _with_set_adapter(copy.deepcopy(model), adapter, input_ids)
 
 
 def _routed_on_a_copy(model, adapter, input_ids):

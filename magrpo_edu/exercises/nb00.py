@@ -19,21 +19,14 @@ _GROUPS = [
 ]
 
 
-def _rounded_places(fn, got, want):
+def _rounded_places(fn):
     """The number of decimals the answer rounds to, read off EVERY group of the check (one group alone can agree with
     fewer places: -0.135 is -0.135 rounded to 3, 4 or 5); None when no single count explains all of them."""
-    outs, wants = [], []
-    for rewards in _GROUPS:
-        try:
-            out = [float(v) for v in fn(list(rewards))]
-        except Exception:  # noqa: BLE001  the learner's function may fail on another group: no count then
-            return None
-        mean = sum(rewards) / len(rewards)
-        if len(out) != len(rewards):
-            return None
-        outs += out
-        wants += [r - mean for r in rewards]
-    return rounded_to(outs, wants, range(8), close=lambda g, w: abs(g - w) <= 1e-12)
+    outs = _outputs(fn)
+    if any(out is None for out in outs):      # the answer fails on a group, or gives no list of the right length: no count
+        return None
+    wants = [r - sum(rewards) / len(rewards) for rewards in _GROUPS for r in rewards]
+    return rounded_to([g for out in outs for g in out], wants, range(8), close=lambda g, w: abs(g - w) <= 1e-12)
 
 
 def _outputs(fn):
@@ -169,7 +162,7 @@ def check_group_advantages(fn) -> None:
                                                close=lambda g, w: abs(g - w) <= 1e-12) is not None:
             raise ExerciseFailed(f"for rewards {rewards} the advantages are {_numbers(want)}, you returned "
                                  f"{_numbers(got)} (close but not equal: "
-                                 f"{_rounded_words(_rounded_places(fn, got, want))}; do not round, return r - mean(r) "
+                                 f"{_rounded_words(_rounded_places(fn))}; do not round, return r - mean(r) "
                                  "as computed, the notebook compares them with the trainer's own advantages)")
         if any(not math.isfinite(g) or abs(g - w) > 1e-5 for g, w in zip(got, want)):
             G = len(rewards)
@@ -195,7 +188,7 @@ def check_group_advantages(fn) -> None:
                 hint = (" (the same values in another order: keep the order of the rewards, advantage i belongs to "
                         "reward i, joint action i; do not sort them)")
             elif rounded_to(got, want, close=lambda g, w: math.isfinite(g) and abs(g - w) < 1e-5) is not None:
-                hint = (f" (close but not equal: {_rounded_words(_rounded_places(fn, got, want))}; do not round, "
+                hint = (f" (close but not equal: {_rounded_words(_rounded_places(fn))}; do not round, "
                         "return r - mean(r) as computed, the notebook compares them with the trainer's own advantages)")
             elif close(_whole_mean(rewards)) and all(o is None or all(abs(g - w) < 1e-5
                                                                       for g, w in zip(o, _whole_mean(x)))

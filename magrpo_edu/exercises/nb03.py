@@ -279,27 +279,25 @@ _AS_WRITTEN = [("My dog barks at night and the neighbours complain",            
 _EMPTY = [("", _NATURAL[0][1]), (_NATURAL[0][0], ""), ("   ", _NATURAL[0][1]), (_NATURAL[0][0], " \n\t "), ("", "")]
 
 
+def _repetition_of(words, n: int = 3) -> float:
+    """1 - distinct/total over the word n-grams of a list of words: the library's formula (n = 3) on other words, or
+    with another n (a learner's slip)."""
+    grams = [tuple(words[k:k + n]) for k in range(len(words) - n + 1)]
+    return 1.0 - len(set(grams)) / len(grams) if grams else 0.0
+
+
 def _pair_repetition(text: str) -> float:
     """`repetition` on word PAIRS (2-grams) instead of the library's 3-grams: a learner's slip."""
-    w = text.split()
-    grams = [tuple(w[k:k + 2]) for k in range(len(w) - 1)]
-    return 1.0 - len(set(grams)) / len(grams) if grams else 0.0
+    return _repetition_of(text.split(), 2)
 
 
 def _pairs_rule(c1: str, c2: str) -> bool:
     return _pair_repetition(c1) > 0.2 or _pair_repetition(c2) > 0.2
 
 
-def _repetition_of(words) -> float:
-    """1 - distinct/total over the word 3-grams of a list of words (the library's formula on other words)."""
-    grams = [tuple(words[k:k + 3]) for k in range(len(words) - 2)]
-    return 1.0 - len(set(grams)) / len(grams) if grams else 0.0
-
-
 def _unigram_repetition(text: str) -> float:
     """The share of repeated single WORDS, 1 - distinct words / words: a learner's slip."""
-    w = text.split()
-    return 1.0 - len(set(w)) / len(w) if w else 0.0
+    return _repetition_of(text.split(), 1)
 
 
 # How a home-made `repetition` may find its words, each with the sentence that names it: 3-grams over other words.

@@ -72,12 +72,8 @@ def run(seed: int) -> dict:
                 seconds=round(time.time() - t0, 1))
 
 
-def moving(xs, w=10):
-    """The trailing moving average `viz.plot_rewards` draws (the mean of the last w values, fewer at the start)."""
-    return [statistics.mean(xs[max(0, k - w + 1):k + 1]) for k in range(len(xs))]
-
-
 def report(results: list[dict]) -> str:
+    from magrpo_edu.viz import smooth   # the trailing moving average the notebook's plot draws (fewer values at the start)
     ms = lambda xs: f"{statistics.mean(xs):.3f} ± {statistics.stdev(xs):.3f}" if len(xs) > 1 else f"{xs[0]:.3f}"
     lines = ["# Notebook 01's trainer run over seeds", "",
              "Made by `experiments/nb01_seeds.py` (its docstring says how). Held-out: the TL;DR eval split, 4 answers "
@@ -102,7 +98,7 @@ def report(results: list[dict]) -> str:
               "| seed | training curve, step 1 | untrained, step 1 | lowest step | training curve there | untrained there | "
               "steps 5-20: training run | steps 5-20: untrained |", "|---|---|---|---|---|---|---|---|"]
     for r in results:
-        tr, un = moving(r["train_rewards"][:FIRST]), moving(r["untrained_first_posts"])
+        tr, un = smooth(r["train_rewards"][:FIRST]), smooth(r["untrained_first_posts"])
         k = min(range(4, FIRST), key=lambda i: tr[i])
         lines.append(f"| {r['seed']} | {tr[0]:.3f} | {un[0]:.3f} | {k + 1} | {tr[k]:.3f} | {un[k]:.3f} | "
                      f"{statistics.mean(r['train_rewards'][4:20]):.3f} | {statistics.mean(r['untrained_first_posts'][4:20]):.3f} |")

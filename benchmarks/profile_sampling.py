@@ -2,6 +2,7 @@
 
     python benchmarks/profile_sampling.py --out /tmp/profile_sampling.md      # tiny + SmolLM2-135M shapes
     python benchmarks/profile_sampling.py --shapes tiny --reps 3
+    python benchmarks/profile_sampling.py --device cuda --shapes qwen2.5-0.5b --teams "base x4" lora-2
 
 One call of the fast policy's step 2 (`FastBackend.sample`): one 64-token prompt per agent, G = 4
 samples, 32 new tokens, the config's default sampling (temperature 1, top_p 1, top_k 0: generate runs
@@ -33,6 +34,11 @@ other operators, of host-sync operators (`_local_scalar_dense`: a tensor read by
 token in brackets), and what is left: Python and dispatch overhead (the Python of generate, transformers'
 and peft's modules, hooks; the profiler's own bookkeeping counts here too, so it is an upper bound). It
 measures; it asserts nothing.
+
+On a GPU (`--device cuda`) each call ends with `torch.cuda.synchronize()`; the timers around the pieces
+then read the host's time to launch them (the GPU runs behind), and the profiled call adds the GPU's
+busy time per token (its kernels' times summed, "GPU busy"): set against the wall time, it says how much
+of a token the GPU waits for the host.
 """
 from __future__ import annotations
 
@@ -56,6 +62,9 @@ WARPED_GEN = dict(max_new_tokens=N_NEW, temperature=0.7, top_p=0.9, top_k=50)
 TEAMS = ["base x4", "lora-1", "base x8", "lora-2"]
 
 
+DEVICE = "cpu"  # --device
+
+
 def build(shape: str, tok):
     """A seeded random model of the shape: the registry's tiny config, or step_speed's SmolLM2 shape."""
     from transformers import AutoConfig, LlamaForCausalLM
@@ -65,8 +74,8 @@ def build(shape: str, tok):
     if shape == "tiny":
         cfg = AutoConfig.from_pretrained(str(tiny_model_path("tiny")))
         torch.manual_seed(0)
-        return LlamaForCausalLM(cfg).eval()
-    return ss.build(shape, tok, torch.float32, "cpu")
+        return LlamaForCausalLM(cfg).eval().to(DEVICE)
+    return ss.build(shape, tok, torch.float32, DEVICE)
 
 
 class Timers:
@@ -142,7 +151,7 @@ def teams(shape, tok):
         with torch.no_grad():
             for a in team:
                 for q in a.trainable_parameters():
-                    q.copy_(torch.randn(q.shape, generator=g) * 0.02)
+                    q.copy_(torch.randn(q.shape, generator=g).to(q.device) * 0.02)
     out.insert(1, ("lora-1", lora1, [[p]]))
     out.append(("lora-2", lora2, [[p], [p]]))
     return out
@@ -153,6 +162,7 @@ def one_call(agents, prompts, gen):
 
     t = time.perf_counter()
     comps = FastBackend().sample(agents, prompts, ss.G, gen)
+    ss.sync(DEVICE)
     wall = time.perf_counter() - t
     n = comps[0].completion_ids.shape[1]
     return wall, n
@@ -180,11 +190,17 @@ def measure(label, agents, prompts, gen, reps):
     row["wall"] = med["wall"] / N_NEW
     row["wall min"] = min(walls) / N_NEW
     # one more call under the profiler, for the operators
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if DEVICE.startswith("cuda"):
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    with torch.profiler.profile(activities=activities) as prof:
         pwall, _ = one_call(agents, prompts, gen)
     mm = attn = other = sync = 0.0
     calls = syncs = 0
-    for e in prof.key_averages():
+    events = prof.key_averages()
+    gpu_us = sum(e.time_range.elapsed_us() for e in prof.events()  # the kernels' own events, on the GPU
+                 if getattr(e, "device_type", None) == torch.autograd.DeviceType.CUDA)
+    for e in events:
         if not e.key.startswith("aten::"):
             continue
         us = e.self_cpu_time_total
@@ -201,7 +217,8 @@ def measure(label, agents, prompts, gen, reps):
     pwall *= 1e6  # us, like the profiler's times
     row.update({"ops": calls / N_NEW, "syncs": syncs / N_NEW, "matmul": mm / pwall, "attention": attn / pwall,
                 "other ops": other / pwall, "sync ops": sync / pwall,
-                "python+dispatch": 1 - (mm + attn + other + sync) / pwall, "profiled wall": pwall / 1e6 / N_NEW})
+                "python+dispatch": 1 - (mm + attn + other + sync) / pwall, "profiled wall": pwall / 1e6 / N_NEW,
+                "device time": gpu_us / 1e6 / N_NEW})
     return row
 
 
@@ -213,7 +230,7 @@ def static_cache_check(shape, tok, reps):
     from transformers import CompileConfig
 
     m = build(shape, tok)
-    enc = tok([ss.prompt_text(tok)] * ss.G, return_tensors="pt")
+    enc = tok([ss.prompt_text(tok)] * ss.G, return_tensors="pt").to(DEVICE)
     everywhere = CompileConfig()
     everywhere._compile_all_devices = True  # generate's switch for compiling on a CPU
 
@@ -261,7 +278,10 @@ def main(argv=None):
     ap.add_argument("--static-cache", action="store_true",
                     help="instead: the bare base's generate with the dynamic and the static KV cache, and "
                     "the static one compiled (torch.compile through transformers' compile_config)")
+    ap.add_argument("--device", default="cpu", help="cpu or cuda")
     args = ap.parse_args(argv)
+    global DEVICE
+    DEVICE = args.device
     tok = ss.tokenizer()
     if args.static_cache:
         lines = [f"Measured {time.strftime('%Y-%m-%d %H:%M %Z')}, {torch.get_num_threads()} torch thread(s). "
@@ -274,7 +294,8 @@ def main(argv=None):
             Path(args.out).write_text(text)
         print(text)
         return
-    lines = [f"Measured {time.strftime('%Y-%m-%d %H:%M %Z')}, {torch.get_num_threads()} torch thread(s), torch "
+    gpu = f", {torch.cuda.get_device_name(0)}" if DEVICE.startswith("cuda") else ""
+    lines = [f"Measured {time.strftime('%Y-%m-%d %H:%M %Z')}, {torch.get_num_threads()} torch thread(s){gpu}, torch "
              f"{torch.__version__}, transformers {__import__('transformers').__version__}, peft "
              f"{__import__('peft').__version__}. Command: `python benchmarks/profile_sampling.py "
              f"{' '.join(argv if argv is not None else sys.argv[1:])}`. Milliseconds per generated token "
@@ -294,14 +315,15 @@ def main(argv=None):
             lines += [f"**{shape}, {gname}** (ms per token)", "",
                       "| team | wall | prefill | forward | warpers | sampling | stop checks | generate (rest) "
                       "| aten ops/token | profiled wall | matmul | attention | other ops | host syncs (n/token) "
-                      "| Python+dispatch |",
-                      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                      "| Python+dispatch | GPU busy |",
+                      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
             for label, r in rows:
                 lines.append(f"| {label} | {ms(r['wall'])} (min {ms(r['wall min'])}) | {ms(r['prefill'])} | "
                              f"{ms(r['forward'])} | {ms(r['warpers'])} | {ms(r['sampling'])} | {ms(r['stop checks'])} | "
                              f"{ms(r['generate'])} | {r['ops']:.0f} | {ms(r['profiled wall'])} | {pc(r['matmul'])} | "
                              f"{pc(r['attention'])} | {pc(r['other ops'])} | {pc(r['sync ops'])} ({r['syncs']:.1f}) | "
-                             f"{pc(r['python+dispatch'])} |")
+                             f"{pc(r['python+dispatch'])} | "
+                             + (f"{ms(r['device time'])} |" if DEVICE.startswith("cuda") else "- |"))
             lines.append("")
     text = "\n".join(lines) + "\n"
     if args.out:

@@ -20,6 +20,9 @@ Methods (each runs in its own subprocess, so peak memory is per method):
   magrpo-edu-lora-plain the same as magrpo-edu-lora with the plain policy (lora_agents(backend=PlainBackend())): one generate
                        and one log-prob forward PER AGENT, no batching of the agents, no shared prompt cache;
                        not in the default list (name it in --methods)
+  magrpo-edu-lora-slices the same as magrpo-edu-lora with sampling's adapters added per agent through slices
+                       (`backends.fast.STACKED_ADAPTERS_ON = ()`), as before the stacked adapters: on a GPU, to
+                       set them against; on the CPU the same as magrpo-edu-lora; not in the default list
   magrpo-edu-separate  magrpo-edu with two full copies, full fine-tuning (the same work as CoMLRL)
   comlrl               CoMLRL's MAGRPOTrainer (PyPI comlrl), two full copies, num_turns=1,
                        rollout_buffer_size=1, temperature 1 / top_p 1 / top_k off
@@ -46,9 +49,9 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-METHODS = ["floor-1", "floor-2", "magrpo-edu-lora", "magrpo-edu-lora-bf16", "magrpo-edu-lora-plain", "magrpo-edu-separate",
-           "comlrl", "trl-1"]
-DEFAULT_METHODS = [m for m in METHODS if m != "magrpo-edu-lora-plain"]
+METHODS = ["floor-1", "floor-2", "magrpo-edu-lora", "magrpo-edu-lora-bf16", "magrpo-edu-lora-plain", "magrpo-edu-lora-slices",
+           "magrpo-edu-separate", "comlrl", "trl-1"]
+DEFAULT_METHODS = [m for m in METHODS if m not in ("magrpo-edu-lora-plain", "magrpo-edu-lora-slices")]
 SHAPES = {  # name -> (config class, kwargs); vocabularies as in the real models
     "tiny": ("llama", dict(hidden_size=128, intermediate_size=352, num_hidden_layers=4, num_attention_heads=4,
                            num_key_value_heads=4, vocab_size=2048, tie_word_embeddings=True)),
@@ -174,6 +177,10 @@ def run_magrpo_edu(mode, shape, tok, dtype, device, steps, N):
         from magrpo_edu.backends import PlainBackend
 
         agents = lora_agents(base, 2, tokenizer=tok, backend=PlainBackend() if mode == "lora-plain" else None)
+        if mode == "lora-slices":
+            import magrpo_edu.backends.fast as fast
+
+            fast.STACKED_ADAPTERS_ON = ()
         lr = 1e-4
     else:
         agents = separate_agents(base, 2, tokenizer=tok)
@@ -357,6 +364,11 @@ RATIOS = [  # (label, numerator, denominator, factor, key)
     ("magrpo-edu LoRA / (2 x TRL 1-agent)", "magrpo-edu-lora", "trl-1", 2.0, "median_s"),
     ("magrpo-edu LoRA 2-agent / floor 1-agent", "magrpo-edu-lora", "floor-1", 1.0, "median_s"),
     ("magrpo-edu separate / floor 2-agent", "magrpo-edu-separate", "floor-2", 1.0, "median_s"),
+    ("magrpo-edu LoRA / two full copies (magrpo-edu separate)", "magrpo-edu-lora", "magrpo-edu-separate", 1.0,
+     "median_s"),
+    ("magrpo-edu LoRA / floor 2-agent", "magrpo-edu-lora", "floor-2", 1.0, "median_s"),
+    ("magrpo-edu LoRA, stacked adapters / per-agent slices (time)", "magrpo-edu-lora", "magrpo-edu-lora-slices", 1.0,
+     "median_s"),
     ("magrpo-edu LoRA / CoMLRL (peak memory)", "magrpo-edu-lora", "comlrl", 1.0, "peak_mb"),
     ("magrpo-edu LoRA, bf16 base / CoMLRL fp32 (time)", "magrpo-edu-lora-bf16", "comlrl", 1.0, "median_s"),
     ("magrpo-edu LoRA, bf16 base / floor 1-agent fp32", "magrpo-edu-lora-bf16", "floor-1", 1.0, "median_s"),
@@ -383,6 +395,7 @@ def write_report(results, meta, out: Path):
     what = {"floor-1": (1, "full"), "floor-2": (2, "full"), "magrpo-edu-lora": (2, "LoRA r=8, shared base"),
             "magrpo-edu-lora-bf16": (2, "LoRA r=8, shared bf16 base"),
             "magrpo-edu-lora-plain": (2, "LoRA r=8, shared base, plain path"),
+            "magrpo-edu-lora-slices": (2, "LoRA r=8, shared base, per-agent slices"),
             "magrpo-edu-separate": (2, "full, 2 copies"), "comlrl": (2, "full, 2 copies"), "trl-1": (1, "full")}
     for r in results:
         n, trains = what[r["method"]]
@@ -396,8 +409,8 @@ def write_report(results, meta, out: Path):
     for shape in dict.fromkeys(r["model"] for r in results):
         for label, a, b, f, key in RATIOS:
             v = ratio(results, shape, a, b, f, key)
-            if v is None and b == "magrpo-edu-lora-plain":
-                continue  # the plain path was not asked for
+            if v is None and b in ("magrpo-edu-lora-plain", "magrpo-edu-lora-slices"):
+                continue  # not asked for
             lines.append(f"| {shape} | {label} | {'n/a' if v is None else f'{v:.2f}'} |")
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     return "\n".join(lines)

@@ -283,6 +283,41 @@ def test_lean_adapter_rows_are_bit_for_bit_the_hooked_ones(make_model, small_tok
     assert torch.equal(got, want)
 
 
+def test_stacked_adapters_on_a_gpu_equal_the_per_agent_slices(make_model, small_tokenizer, monkeypatch):
+    # On a GPU, sampling adds every agent's adapter through one bmm pair per layer
+    # (backends.fast._add_stacked_adapters). Forced on here on the CPU: the same logits as the per-agent
+    # slices up to rounding, the same sampled tokens where no two logits tie; only for equal blocks of
+    # rows without a gradient; never on the CPU by default (CPU histories stay bit for bit).
+    import magrpo_edu.backends.fast as F
+
+    assert "cpu" not in F.STACKED_ADAPTERS_ON
+    tok = small_tokenizer
+    agents = two_distinct_lora_agents(make_model(), tok, seed=6)
+    model = agents[0].model
+    enc = tok(["hi there", "a longer prompt here", "x", "y y y"], return_tensors="pt", padding=True)
+    names = ["agent_0", "agent_0", "agent_1", "agent_1"]
+    with torch.inference_mode(), F.adapter_rows(model, names, lean=True):
+        slices = model(**enc).logits
+    calls = []
+    stacked = F._add_stacked_adapters
+    monkeypatch.setattr(F, "_add_stacked_adapters", lambda *a: calls.append(1) or stacked(*a))
+    monkeypatch.setattr(F, "STACKED_ADAPTERS_ON", ("cpu",))
+    with torch.inference_mode(), F.adapter_rows(model, names, lean=True):
+        ours = model(**enc).logits
+    n_lora = sum(1 for m in model.modules() if type(m).__name__ == "Linear" and hasattr(m, "lora_A"))
+    assert len(calls) == n_lora > 0  # every LoRA layer took the batched form
+    assert torch.allclose(ours, slices, atol=1e-5) and not torch.equal(ours, model(**enc).logits.detach())
+    calls.clear()
+    with torch.inference_mode(), F.adapter_rows(model, ["agent_0", "agent_1", "agent_1", "agent_1"], lean=True):
+        model(**enc)  # unequal blocks: the slices
+    with F.adapter_rows(model, names, lean=True):
+        model(**enc).logits.sum().backward()  # under a gradient: the slices
+    assert calls == []
+
+    comps = F.sample_completions(agents, [["hi there"], ["x"]], 3, dict(max_new_tokens=5))
+    assert calls and [c.completion_ids.shape[0] for c in comps] == [3, 3]
+
+
 def test_shared_prompt_forward_equals_row_by_row_forward(make_model, small_tokenizer, monkeypatch):
     # The G rows of one prompt share one prompt forward (backends.fast._shared_prompt_cache); values and
     # gradients must equal a plain forward of each row alone, with left padding, EOS and two adapters.

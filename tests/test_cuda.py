@@ -201,6 +201,40 @@ def test_bf16_base_lora_trains_on_cuda_and_fast_equals_plain(make_model, small_t
     assert any(not torch.equal(p, q) for p, q in zip(lora, before))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_stacked_adapters_on_cuda_equal_the_per_agent_slices(make_model, small_tokenizer, monkeypatch, dtype):
+    # On CUDA, sampling's lean routing adds the agents' adapters in one bmm pair per layer
+    # (backends.fast.STACKED_ADAPTERS_ON): the same logits as the per-agent slices up to rounding (fp32
+    # and a bf16 base with fp32 adapters), and a whole sampling call runs through it.
+    import magrpo_edu.backends.fast as F
+
+    assert "cuda" in F.STACKED_ADAPTERS_ON
+    tok = small_tokenizer
+    agents = lora_agents(make_model().to(dtype), 2, tokenizer=tok, device=CUDA)
+    torch.manual_seed(8)
+    for a in agents:  # distinct adapters (B = 0 at initialisation would hide a routing mistake)
+        for p in a.trainable_parameters():
+            p.data.normal_(0, 0.3)
+    model = agents[0].model
+    enc = tok(["hi there", "a longer prompt here", "x", "y y y"], return_tensors="pt", padding=True).to(CUDA)
+    names = ["agent_0", "agent_0", "agent_1", "agent_1"]
+    calls = []
+    stacked = F._add_stacked_adapters
+    monkeypatch.setattr(F, "_add_stacked_adapters", lambda *a: calls.append(1) or stacked(*a))
+    with torch.inference_mode(), F.adapter_rows(model, names, lean=True):
+        ours = model(**enc).logits.float()
+    assert calls
+    monkeypatch.setattr(F, "STACKED_ADAPTERS_ON", ())
+    with torch.inference_mode(), F.adapter_rows(model, names, lean=True):
+        slices = model(**enc).logits.float()
+    tol = 1e-4 if dtype == torch.float32 else 0.05
+    assert torch.allclose(ours, slices, atol=tol), (ours - slices).abs().max()
+    monkeypatch.setattr(F, "STACKED_ADAPTERS_ON", ("cuda",))
+    calls.clear()
+    comps = F.sample_completions(agents, [["hi there"], ["x"]], 3, dict(max_new_tokens=5))
+    assert calls and [c.completion_ids.shape[0] for c in comps] == [3, 3]
+
+
 def test_separate_and_heterogeneous_agents_with_devices_train_on_cuda(make_model, small_tokenizer, rows, formatters):
     sep = separate_agents(make_model(seed=1), 2, tokenizer=small_tokenizer, devices=[CUDA, CUDA])
     assert sep[0].reference is sep[1].reference  # one reference per DISTINCT device

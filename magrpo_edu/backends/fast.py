@@ -394,9 +394,13 @@ def adapter_rows(model, row_adapters: Optional[Sequence[str]], lean: bool = Fals
     if lean and not any("forward" in vars(m) for m in layers):  # (a forward already patched, e.g. accelerate's: hooks)
         def lean_forward(layer):
             base, plan = layer.base_layer, plan_of(layer)
+            stacked = _stacked_adapters(layer, spans, n_rows)
 
             def forward(x, *args, **kwargs):
-                return add_adapters_to(base(x, *args, **kwargs), x, plan)
+                output = base(x, *args, **kwargs)
+                if stacked is not None and x.shape[0] == n_rows and output.is_contiguous():
+                    return _add_stacked_adapters(output, x, *stacked)
+                return add_adapters_to(output, x, plan)
             return forward
 
         for m in layers:
@@ -421,3 +425,53 @@ def adapter_rows(model, row_adapters: Optional[Sequence[str]], lean: bool = Fals
     finally:
         for h in handles:
             h.remove()
+
+
+# --------------------------------------------------------------------------------------------------
+# On a GPU: every agent's adapter in two batched matmuls
+# --------------------------------------------------------------------------------------------------
+STACKED_ADAPTERS_ON = ("cuda",)
+"""Device types on which sampling (`adapter_rows(..., lean=True)`) adds the agents' adapters with ONE
+batched matmul pair per layer (`_add_stacked_adapters`) instead of a slice, two matmuls, a scale and an
+add per agent. A decoding step on a GPU is bound by kernel launches, not arithmetic (benchmarks/
+RESULTS_cuda.md): this cuts the LoRA kernels per layer and token from about 5 per agent to 2 in all. Not on
+the CPU, whose histories stay bit for bit what they were (the batched sum rounds in another order);
+tests/test_algorithm.py checks the values against the per-agent slices on the CPU by adding "cpu" here."""
+
+
+def _stacked_adapters(layer, spans, n_rows):
+    """(A, B) stacked over the agents for `_add_stacked_adapters`, A (n, d_in, r) and B (n, r, d_out)
+    with each adapter's scaling folded into its B; None where the batched form does not apply: under a
+    gradient (sampling runs without one), on a device type not in STACKED_ADAPTERS_ON, fewer than two
+    spans, spans of unequal length (the rows cannot be viewed as (n, k, d)), an agent without an adapter
+    in this layer, LoRA biases or dropout, or adapters of different ranks or dtypes."""
+    if torch.is_grad_enabled() or len(spans) < 2 or len({e - s for _, s, e in spans}) > 1 or spans[-1][2] != n_rows:
+        return None
+    names = [name for name, _, _ in spans]
+    if not all(name in layer.lora_A for name in names):
+        return None
+    As = [layer.lora_A[name] for name in names]
+    Bs = [layer.lora_B[name] for name in names]
+    if As[0].weight.device.type not in STACKED_ADAPTERS_ON:
+        return None
+    if (any(m.bias is not None for m in As + Bs)
+            or not all(isinstance(layer.lora_dropout[name], torch.nn.Identity) for name in names)
+            or len({(a.weight.shape, a.weight.dtype, b.weight.shape, b.weight.dtype) for a, b in zip(As, Bs)}) > 1):
+        return None
+    A = torch.stack([a.weight.t() for a in As])                                        # (n, d_in, r)
+    B = torch.stack([b.weight.t() * layer.scaling[name] for b, name in zip(Bs, names)])  # (n, r, d_out)
+    return A, B
+
+
+def _add_stacked_adapters(output, x, A, B):
+    """output += scaling_i * B_i(A_i(x)) for every agent i's block of rows at once: the rows, agent-major,
+    viewed as (n, k * T, d) and multiplied by the stacked adapters (one bmm and one baddbmm). The same
+    sum as `adapter_rows`' per-agent slices, up to float rounding."""
+    h = x.reshape(A.shape[0], -1, x.shape[-1])
+    h = torch.bmm(h if h.dtype == A.dtype else h.to(A.dtype), A)  # (n, k * T, r)
+    out = output.view(A.shape[0], -1, output.shape[-1])
+    if out.dtype == h.dtype:
+        out.baddbmm_(h, B)
+    else:
+        out += torch.bmm(h, B).to(out.dtype)
+    return output

@@ -20,8 +20,9 @@ cut off by the budget keeps what it printed: every step_speed method prints its 
 
 Writes to --out: log.txt (every phase's output), summary.json (phases, seconds, exit codes, the
 bandwidth and the weights-read bound), and each phase's results (qwen05.json, profile.md, tiny.json,
-qwen17.json, bf16.json; step_speed's .md is rebuilt from its .json with `--report`). It measures; it
-asserts nothing (the CUDA tests assert, in their own phase).
+qwen17.json, bf16.json; each step_speed report's markdown is in log.txt). It measures; it asserts
+nothing (the CUDA tests assert, in their own phase). Its first run, and what it found:
+benchmarks/cuda_2026-12-04/ and RESULTS_cuda.md.
 """
 from __future__ import annotations
 

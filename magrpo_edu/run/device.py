@@ -12,7 +12,7 @@ from ..models import EMBEDDED, is_embedded
 
 
 DEVICE_DEFAULT = (f"embedded models ({', '.join(EMBEDDED)}): cpu, where they are fastest (their step is bound by per-token "
-                  "overhead, a GPU gains little); other models: cuda when available")
+                  "overhead; measured slower on a GPU); other models: cuda when available")
 """--help's text for the device a run takes when --device is not given (`default_device`)."""
 
 
@@ -20,8 +20,9 @@ def default_device(model: str | None = None) -> tuple[str, str]:
     """(device, why) for a run given no device. The embedded models (`models.is_embedded`: the registry's
     `EMBEDDED`) train on the CPU even where CUDA is available: a 3M-parameter model's step is bound by
     the per-token overhead of sampling (one small kernel launch after another), not by arithmetic, so a
-    GPU gains little while the process holds it (the tiny model's training step: 0.74 s on 2 CPU cores
-    in the quick start, docs/cli.md; 0.64 s in a CLI run on an H100, docs/speed.md). Every other model
+    GPU gains nothing while the process holds it (the tiny model's training step: 0.74 s on 2 CPU cores
+    in the quick start, docs/cli.md; 0.64 s in a CLI run on an H100; step_speed's tiny LoRA step 0.331 s
+    on an H200 against 0.180 s on 2 CPU cores: benchmarks/RESULTS_cuda.md, docs/speed.md). Every other model
     (a hub id, a local folder, smollm2-135m) takes cuda when it is available, else the CPU; `model`
     None (not known) takes cuda when available too. Under torchrun an embedded model's processes
     therefore train on the CPU with gloo (`distributed.init`)."""

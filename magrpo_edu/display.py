@@ -7,10 +7,11 @@ FIGSIZE = (7.5, 3.6)
 """Every figure's size in inches (wide and short: a notebook's cell width)."""
 
 # Every explorer is an `Explorer`: a VBox whose display bundle carries, beside ipywidgets' widget view,
-# a "text/html" rendering of what the widget shows when it is displayed. JupyterLab, Notebook 7 and
-# Colab draw the live widget; GitHub, nbviewer and `jupyter nbconvert --to html` have no kernel (and
-# no widget state once tools/nbtools.py strips it), so they fall back to the HTML instead of
-# printing `VBox(children=...)`. Widget and fallback come from the same renderer (`group_html`,
+# a "text/html" rendering of what the widget shows when it is displayed. In a running kernel, JupyterLab,
+# Notebook 7 and Colab draw the live widget. A saved notebook has no widget state (tools/nbtools.py
+# strips it, and with it the widget view from the saved output), so JupyterLab, Binder, GitHub,
+# nbviewer and `jupyter nbconvert --to html` show the HTML instead of "model not found" or
+# `VBox(children=...)`. Widget and fallback come from the same renderer (`group_html`,
 # `coding_html`, `rollout_html`, `before_after_report`), so they cannot disagree.
 
 _EXPLORER = None
@@ -30,8 +31,9 @@ def explorer_class():
 
             def _repr_mimebundle_(self, **kwargs):
                 data = super()._repr_mimebundle_(**kwargs) or {}
-                data["text/html"] = ("<p style='color:#555'><i>Static copy of the explorer below as it was when the "
-                                     "notebook ran (its controls need a running kernel).</i></p>" + self.static_html())
+                data["text/html"] = ("<p style='color:#555'><i>A static copy of the explorer as it was when the "
+                                     "notebook ran; run the cell for its controls (they need a running kernel).</i></p>"
+                                     + self.static_html())
                 return data
         _EXPLORER = Explorer
     return _EXPLORER

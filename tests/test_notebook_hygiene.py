@@ -24,6 +24,9 @@ def test_notebook_hygiene(path):
     nb = json.loads(path.read_text())
     assert "widgets" not in nb.get("metadata", {}), "strip metadata.widgets: python tools/nbtools.py strip " + path.name
     assert not re.search(r"(/home/|/root/|/Users/|/work/|/tmp/)", json.dumps(nb)), "an absolute path is saved in the notebook"
+    views = [o for c in nb["cells"] for o in c.get("outputs", []) if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert not views, ("a widget view is saved without its state: JupyterLab and Binder draw it as 'Error displaying widget: "
+                       "model not found'; python tools/nbtools.py strip " + path.name + " keeps the explorer's static HTML")
     code = [("".join(c["source"])) for c in nb["cells"] if c["cell_type"] == "code"]
     assert 'if "google.colab" in sys.modules' in code[0], "the first code cell must be the guarded Colab install"
     text = "".join("".join(c["source"]) for c in nb["cells"])

@@ -31,7 +31,9 @@ ABSOLUTE = re.compile(r"(/home/|/root/|/Users/|/work/|/tmp/|[A-Z]:\\\\Users)")
 
 def strip(path: str | Path) -> None:
     """Remove metadata.widgets (GitHub refuses widget metadata without state), execution timing,
-    and replace absolute paths in outputs by '<...>'."""
+    and replace absolute paths in outputs by '<...>'. An explorer's saved output keeps only its static
+    HTML (`display.explorer_class`): without the stripped state, JupyterLab and Binder would draw the
+    widget view as "Error displaying widget: model not found"; re-running the cell brings the live one."""
     p = Path(path)
     nb = json.loads(p.read_text())
     nb.get("metadata", {}).pop("widgets", None)
@@ -41,6 +43,8 @@ def strip(path: str | Path) -> None:
             if "text" in out:
                 out["text"] = [ABSOLUTE.sub("<path>/", t) for t in out["text"]] if isinstance(out["text"], list) else ABSOLUTE.sub("<path>/", out["text"])
             data = out.get("data", {})
+            if "text/html" in data:
+                data.pop("application/vnd.jupyter.widget-view+json", None)
             for k in ("text/plain", "text/html"):
                 if k in data:
                     v = data[k]

@@ -90,11 +90,15 @@ def check_cross_credit(fn) -> None:
                 raise ExerciseFailed(f"for r = {r.tolist()} your function changed the tensor it was given (in place, e.g. "
                                      "r -= r.mean()): the trainer's logged rewards would be overwritten, and the second "
                                      "agent's call would see centred rewards. Compute on a new tensor (r - r.mean()).")
+            if isinstance(got, (list, tuple)):  # G credits in a list: the same numbers
+                try:
+                    got = torch.tensor([float(x) for x in got])
+                except (TypeError, ValueError, RuntimeError):
+                    pass  # not numbers: refused below
             if not isinstance(got, torch.Tensor):
-                raise ExerciseFailed(f"return the credits as a torch.Tensor of shape ({G},), one per sample of the "
-                                     f"agent, as the (G, G) tensor r comes in; you returned a {type(got).__name__}. "
-                                     "Compute with tensor operations on r (r - r.mean(), then .mean(dim=...)), or "
-                                     "torch.stack(...) a list of credits; no .tolist() or .item().")
+                raise ExerciseFailed(f"return the credits as {G} numbers, one per sample of the agent (a ({G},) "
+                                     f"tensor or a list); you returned a {type(got).__name__}. Compute with tensor "
+                                     "operations on r (r - r.mean(), then .mean(dim=...)).")
             got = got.detach().to(torch.float32)
             if got.shape != (G,):
                 raise ExerciseFailed(f"return one credit per sample of the agent, shape ({G},): {G} numbers in one "

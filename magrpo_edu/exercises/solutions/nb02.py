@@ -36,7 +36,7 @@ def _joint_logprob(logps, rewards):           # the joint log-prob sum_i log pi_
     return [-(A * sum(logps)).mean() for _ in logps]
 
 
-def _cross_credit_loop_list(r, agent):        # right values, returned as a Python list, not a tensor
+def _cross_credit_loop_list(r, agent):        # right values, as a Python list of 0-d tensors
     G = r.shape[0]
     mean = r.mean()
     if agent == 0:
@@ -98,8 +98,6 @@ MISTAKES = {
         lambda r, agent: (r.mean() - r).mean(1 - agent),                                            # the sign flipped
         lambda r, agent: ((r - r.mean()) / (r.std() + 1e-8)).mean(1 - agent),                       # scaled by the std
         lambda r, agent: (r - r.max()).mean(1 - agent),                                             # the best as baseline
-        lambda r, agent: (r - r.mean()).mean(1 - agent).tolist(),                  # right values, a list: not a tensor
-        _cross_credit_loop_list,                                                   # right values, a list of 0-d tensors
         _cross_credit_no_return,                                                   # no `return`: None
         lambda r, agent: (r - r.sum() / r.shape[0]).mean(1 - agent),                 # the sum over G, not G * G
         lambda r, agent: credit_samples(group_advantages(r.flatten()), joint_actions(2, r.shape[0], "cross"),
@@ -159,6 +157,8 @@ VARIANTS = {
         _cross_credit_loop,
         lambda r, agent: torch.tensor((r - r.mean()).mean(1 - agent).tolist()),    # rebuilt as a new tensor
         lambda r, agent: r.mean(dim=1 - agent) - r.mean(),                         # the same means, the baseline after
+        lambda r, agent: (r - r.mean()).mean(1 - agent).tolist(),                   # a list of G numbers
+        _cross_credit_loop_list,                                                    # a list of 0-d tensors
     ],
     "02.shared_losses": [
         lambda logps, r: [-((r - r.mean()) * lp).sum() / len(r) for lp in logps],

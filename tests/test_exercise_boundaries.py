@@ -290,12 +290,14 @@ BOUNDARIES = {
         ("the mean, not the sum", lambda R: (R - R.sum()) / (R.std() + 1e-4), "SUM of the rewards"),
         ("a negative advantage stays negative", lambda R: ((R - R.mean()) / (R.std() + 1e-4)).abs(), "absolute value"),
         ("eps in the divisor only", lambda R: (R - R.mean() + 1e-4) / (R.std() + 1e-4), "numerator"),
+        ("written out, not group_advantages wrapped", nb06.MISTAKES["06.std_scaled_advantages"][1], "package's own"),
     ],
     "06.loss_with_kl": [
         ("beta = 0 and beta > 0: the KL weighted by beta", _loss_kl_weight_one, "multiply it by beta"),
         ("summed over each completion's tokens", nb06._kl_per_token_mean, None),
         ("d = ref_logp - token_logp", nb06._kl_wrong_direction, "wrong way round"),
         ("mask is float 0/1, not bool", nb06._kl_inverts_float_mask, "mask.bool()"),
+        ("the k3 term written out, not kl_penalty", nb06.MISTAKES["06.loss_with_kl"][2], "package's own"),
         ("beta > 0: the KL term is there", lambda lp, ref, m, A, beta: -(A * (lp * m).sum(-1)).mean(), "KL term is missing"),
         ("the policy term summed over tokens, not averaged",
          lambda lp, ref, m, A, beta: -(A * (lp * m).sum(-1) / m.sum(-1)).mean() + beta * (

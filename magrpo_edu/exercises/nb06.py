@@ -7,7 +7,7 @@ import math
 import torch
 
 from ..algorithm import credit_samples, group_advantages, joint_actions, kl_penalty, policy_loss
-from . import ExerciseFailed, call_answer, exercise, rounded_to
+from . import ExerciseFailed, call_answer, exercise, not_a_wrapper, rounded_to
 
 
 def _fmt(t: torch.Tensor) -> list:
@@ -109,6 +109,8 @@ def _fixed_G(r, R: torch.Tensor, got: torch.Tensor):
 
 @exercise("06.std_scaled_advantages")
 def check_std_scaled(fn):
+    not_a_wrapper(fn, (torch.tensor([0.2, 1.0, 0.6, 0.2]),), "std_scaled_advantages", group_advantages,
+                  how="from the formula in the text (R.mean(), R.std())")  # first: the wrapper fails R's dtype below too
     for r, dtype in _STD_CASES:
         R = torch.tensor(r, dtype=dtype)
         want = group_advantages(R, "mean", "group")
@@ -357,6 +359,9 @@ def check_loss_with_kl(fn):
                                      "through token_logp (a detached KL, as CoMLRL 1.4.3 subtracts from the returns, does "
                                      "not leash in the loss); only the reference log-probs and the advantages are "
                                      "constants.")
+    logp, ref, mask, A = next(_kl_cases())
+    not_a_wrapper(fn, (logp.clone().requires_grad_(True), ref, mask, A, 0.1), "loss_with_kl", kl_penalty,
+                  how="with the k3 term written out, exp(d) - d - 1 with d = ref_logp - token_logp, masked")
 
 
 def _comlrl(R, G, mode):

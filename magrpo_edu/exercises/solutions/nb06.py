@@ -1,6 +1,8 @@
 """Notebook 06: solutions and typical mistakes."""
 import torch
 
+from ...algorithm import group_advantages, kl_penalty
+
 
 def std_scaled_advantages(R):
     return (R - R.mean()) / (R.std() + 1e-4)
@@ -160,6 +162,7 @@ def _kl_both_by_G_minus_1(token_logp, ref_logp, mask, advantages, beta):   # bot
 MISTAKES = {
     "06.std_scaled_advantages": [
         lambda R: (R - R.mean()) / R.std(),                             # no eps: nan on a group that agrees
+        lambda R: group_advantages(R, "mean", "group"),                 # the package's own, wrapped
         lambda R: (R - R.mean()) / (R.std(unbiased=False) + 1e-4),      # population std
         lambda R: (R - R.mean()) / (R.var() + 1e-4).sqrt(),             # eps under the square root
         lambda R: (R - R.mean()) / R.std().clamp_min(1e-4),             # max(std, eps), not std + eps
@@ -188,6 +191,7 @@ MISTAKES = {
     ],
     "06.loss_with_kl": [
         _kl_per_token_mean, _kl_wrong_direction,
+        lambda lp, ref, m, A, beta: -(A * (lp * m).sum(-1)).mean() + beta * kl_penalty(lp, ref, m).mean(),  # wrapped
         lambda lp, ref, m, A, beta: -(A * (lp * m).sum(-1)).mean() + beta * (ref - lp).sum(-1).mean(),
         lambda lp, ref, m, A, beta: loss_with_kl(lp, ref, m, A, 0.0) - beta * (loss_with_kl(lp, ref, m, A, 1.0)
                                                                               - loss_with_kl(lp, ref, m, A, 0.0)),  # - beta KL

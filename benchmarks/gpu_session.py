@@ -8,7 +8,7 @@ cut off by the budget keeps what it printed: every step_speed method prints its 
 
   1. machine    nvidia-smi, versions, and the GPU's copy bandwidth (a 2 GiB device-to-device copy):
                 the ceiling for the weights-read bound of decoding
-  2. cuda tests tests/test_cuda.py -m cuda (the CUDA path equals the CPU path; the exact log-probs)
+  2. cuda-tests tests/test_cuda.py -m cuda (the CUDA path equals the CPU path; the exact log-probs)
   3. qwen2.5-0.5b step_speed at 256 new tokens: the LoRA team, the one- and two-agent floors, two full
                 copies, the LoRA team with per-agent slices (the routing before the stacked adapters)
   4. profile    one LoRA sampling call per token on the Qwen2.5-0.5B shape (profile_sampling.py, with
@@ -17,6 +17,9 @@ cut off by the budget keeps what it printed: every step_speed method prints its 
                 against the CPU's benchmarks/RESULTS.md
   6. qwen3-1.7b step_speed at 256 new tokens: the LoRA team, floor-1, two full copies
   7. bf16       the LoRA team with a bf16 base on the Qwen2.5-0.5B shape
+
+`--phases` runs a chosen few, in the order given (the next lease: the phases this one left out, e.g.
+`--phases machine cuda-tests qwen17 bf16 tiny`).
 
 Writes to --out: log.txt (every phase's output), summary.json (phases, seconds, exit codes, the
 bandwidth and the weights-read bound), and each phase's results (qwen05.json, profile.md, tiny.json,
@@ -75,7 +78,7 @@ def phases(out: Path):
                      "torch.version.cuda, transformers.__version__, peft.__version__)'; lscpu | head -20"], 5, None),
         ("bandwidth", [PY, "-c", BANDWIDTH], 5, None),
         ("params", [PY, "-c", SHAPE_PARAMS], 5, None),
-        ("cuda tests", [PY, "-m", "pytest", "tests/test_cuda.py", "-m", "cuda", "-v", "-p", "no:cacheprovider",
+        ("cuda-tests", [PY, "-m", "pytest", "tests/test_cuda.py", "-m", "cuda", "-v", "-p", "no:cacheprovider",
                         "-W", "ignore::FutureWarning"], 30, None),
         ("qwen05", STEP + ["--models", "qwen2.5-0.5b", "--methods", "magrpo-edu-lora", "floor-1", "floor-2",
                            "magrpo-edu-separate", "magrpo-edu-lora-slices"], 60, "qwen05"),
@@ -85,7 +88,7 @@ def phases(out: Path):
         ("tiny", [PY, str(HERE / "step_speed.py"), "--device", "cuda", "--models", "tiny", "--methods",
                   "magrpo-edu-lora", "floor-1", "--steps", "5", "--warmup", "2"], 30, "tiny"),
         ("qwen17", STEP + ["--models", "qwen3-1.7b", "--methods", "magrpo-edu-lora", "floor-1",
-                           "magrpo-edu-separate"], 60, "qwen17"),
+                           "magrpo-edu-separate", "floor-2"], 60, "qwen17"),
         ("bf16", STEP + ["--models", "qwen2.5-0.5b", "--methods", "magrpo-edu-lora-bf16"], 40, "bf16"),
     ]
 
@@ -94,6 +97,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="folder for the results (the device tool's $OUT)")
     ap.add_argument("--budget", type=float, default=480, help="seconds for everything")
+    ap.add_argument("--phases", nargs="+", default=None, metavar="NAME",
+                    help="run only these phases, in this order (default: all, in the order above); names: "
+                    + ", ".join(name for name, *_ in phases(Path("."))))
     args = ap.parse_args(argv)
     t0 = time.time()
     out = Path(args.out)
@@ -103,7 +109,11 @@ def main(argv=None):
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1",
            "WANDB_MODE": "disabled"}
     tmp = Path(tempfile.mkdtemp())
-    for name, cmd, need, keep in phases(out):
+    table = {name: (name, cmd, need, keep) for name, cmd, need, keep in phases(out)}
+    unknown = [n for n in args.phases or [] if n not in table]
+    if unknown:
+        ap.error(f"unknown phase(s) {unknown}; choose from {list(table)}")
+    for name, cmd, need, keep in [table[n] for n in args.phases] if args.phases else table.values():
         left = args.budget - (time.time() - t0)
         rec = {"phase": name}
         if left < need:

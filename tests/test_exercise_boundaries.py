@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from magrpo_edu import exercises as ex
-from magrpo_edu.exercises.solutions import nb00, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09
+from magrpo_edu.exercises.solutions import nb00, nb01, nb02, nb03, nb04, nb05, nb06, nb07, nb08, nb09
 from magrpo_edu.quality import repetition
 from magrpo_edu.tasks.writing.reward import tldr_levels, unique_words
 
@@ -74,11 +74,6 @@ def _adapter_squeezed(model, adapter, input_ids):
     return nb07.adapter_logits(model, adapter, input_ids).squeeze()
 
 
-def _loss_kl_weight_one(token_logp, ref_logp, mask, advantages, beta):
-    return nb06.loss_with_kl(token_logp, ref_logp, mask, advantages, 1.0) if beta else \
-        nb06.loss_with_kl(token_logp, ref_logp, mask, advantages, beta)
-
-
 # exercise -> [(the boundary the notebook states, a wrong answer that crosses it, a pattern of the refusal or None)]
 BOUNDARIES = {
     "00.group_advantages": [
@@ -97,6 +92,7 @@ BOUNDARIES = {
         ("rounded to 5 decimals, said as 5", lambda r: [round(x - sum(r) / len(r), 5) for x in r], "to 5 decimals"),
         ("r - mean itself, not divided by G again", nb00._divided_by_G, "divided them by G"),
         ("the mean with /, not // (a whole number)", nb00._floor_mean, "floor division"),
+        ("the rule written out, not the package's", nb00.MISTAKES["00.group_advantages"][26], "package's own `group_advantages`"),
     ],
     "00.length_ratio_reward": [
         ("an EMPTY concise answer earns 0", lambda a, b: 1.0 if not a else nb00.length_ratio_reward(a, b),
@@ -112,6 +108,7 @@ BOUNDARIES = {
         ("characters, not UTF-8 bytes", lambda a, b: nb00.length_ratio_reward(a.encode(), b.encode()), "bytes"),
         ("the band's upper edge: above 3 is exp(-(ratio - 3))",
          lambda a, b: 0.0 if not a else (lambda l: 1.0 if l >= 2 else math.exp(-(2 - l)))(len(b) / len(a)), "UPPER edge"),
+        ("the rule written out, not the package's", nb00.MISTAKES["00.length_ratio_reward"][30], "package's own `length_ratio_reward`"),
     ],
     "01.leave_one_out": [
         ("G-1 others, not G", lambda r: r - (r.sum() - r) / len(r), "G = "),
@@ -125,6 +122,11 @@ BOUNDARIES = {
         ("fractions: not an integer tensor", lambda r: (r - (r.sum() - r) / (len(r) - 1)).long(), "integer tensor"),
         ("the rewards' dtype kept, not float16", lambda r: (r - (r.sum() - r) / (len(r) - 1)).half(), "float16"),
         ("G from the rewards: groups of 2, 3 and 6 too", lambda r: r - (r.sum() - r) / 3, "fixed G = 4"),
+        ("the formula, not group_advantages(mode='rloo')", nb01.MISTAKES["01.leave_one_out"][14], "package's own `group_advantages`"),
+        ("G/(G-1), not (G-1)/G", nb01.MISTAKES["01.leave_one_out"][15], r"\(G-1\)/G = 3/4 times"),
+        ("no std scaling", nb01.MISTAKES["01.leave_one_out"][16], "standard deviation"),
+        ("the others' mean, not max", nb01.MISTAKES["01.leave_one_out"][17], "MAXIMUM of the other rewards"),
+        ("/, not //", nb01.MISTAKES["01.leave_one_out"][18], "floor division"),
     ],
     "01.sequence_logprob": [
         ("a bool mask", lambda lp, m: torch.einsum("gc,gc->g", lp, m), "bool mask"),
@@ -137,6 +139,9 @@ BOUNDARIES = {
         ("an empty completion: 0, not log 0", lambda lp, m: (lp.exp() * m).sum(-1).log(), "not an underflow"),
         ("log-probs are <= 0: no minus", lambda lp, m: -(lp * m).sum(-1), "sign is flipped"),
         ("log-probs are <= 0: no abs", lambda lp, m: (lp * m).sum(-1).abs(), "sign is flipped"),
+        ("a sum, not an unguarded mean", nb01.MISTAKES["01.sequence_logprob"][22], r"AVERAGED.*0 / 0 = nan"),
+        ("the EOS token counts", nb01.MISTAKES["01.sequence_logprob"][23], "EOS token.*part of the answer"),
+        ("mask not shifted", nb01.MISTAKES["01.sequence_logprob"][24], "LAST real token"),
     ],
     "01.grpo_token_mean_loss": [
         ("an empty completion: max(|a|, 1)", lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1)).mean(), "max"),
@@ -149,6 +154,10 @@ BOUNDARIES = {
          lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1).median().clamp_min(1)).mean(), "MEDIAN"),
         ("the advantages as given, not re-centred",
          lambda lp, m, A: -((A - A.mean()) * (lp * m).sum(-1) / m.sum(-1).clamp_min(1)).mean(), "re-centre"),
+        ("lengths from the mask", nb01.MISTAKES["01.grpo_token_mean_loss"][18], r"token_logp != 0.*mask\.sum\(-1\)"),
+        ("1/G, not 1/(G-1)", nb01.MISTAKES["01.grpo_token_mean_loss"][19], "by G-1 = 3"),
+        ("empty completions in the mean", nb01.MISTAKES["01.grpo_token_mean_loss"][20], "non-empty completions only"),
+        ("each completion's own advantage", nb01.MISTAKES["01.grpo_token_mean_loss"][21], r"A\.mean\(\)"),
     ],
     "02.joint_actions": [
         ("sample indices 0 .. G-1", lambda n, G, mode: [tuple(k + 1 for k in row) for row in nb02.joint_table(n, G, mode)],
@@ -165,6 +174,9 @@ BOUNDARIES = {
         ("ONE baseline over all G*G rewards", nb02.MISTAKES["02.cross_credit"][5], "ONE mean"),
         ("credits returned, not None (no `return`)", nb02._cross_credit_no_return, "is `return` missing"),
         ("written out, not the package's credit_samples wrapped", nb02.MISTAKES["02.cross_credit"][-1], "package's own"),
+        ("a mean baseline, not the min", nb02.MISTAKES["02.cross_credit"][13], r"r\.min\(\)"),
+        ("r's own dtype, not float16", nb02.MISTAKES["02.cross_credit"][14], "float16"),
+        ("the mean baseline, not the max", nb02.MISTAKES["02.cross_credit"][10], "MAReMax"),
     ],
     "02.shared_losses": [
         ("equal rewards: advantage 0, not nan (std-scaled)", nb02.MISTAKES["02.shared_losses"][5], "std"),
@@ -186,6 +198,10 @@ BOUNDARIES = {
          "absolute value"),
         ("written out, not the package's policy_loss wrapped",
          lambda logps, r: [nb02.policy_loss(lp, r - r.mean()) for lp in logps], "package's own `policy_loss`"),
+        ("z-scored with the population std", nb02.MISTAKES["02.shared_losses"][22], "z-scored"),
+        ("the loss unrounded (value off)", nb02.MISTAKES["02.shared_losses"][23], "rounded the loss to 2"),
+        ("the loss unrounded (no gradient)", nb02.MISTAKES["02.shared_losses"][24], "NO gradient"),
+        ("the advantages unrounded", nb02.MISTAKES["02.shared_losses"][25], "rounded the advantages"),
     ],
     "03.length_level": [
         ("r = 1.1 pays 0 and scoring goes on", nb03._length_level_strict(True, False), "Both ends"),
@@ -196,6 +212,10 @@ BOUNDARIES = {
         ("straight ramps off their midpoints (rounded)", _ramp03(lambda v: round(v, 1)), "rounded"),
         ("straight ramps off their midpoints (smoothstep)", _ramp03(lambda v: 3 * v ** 2 - 2 * v ** 3), "STRAIGHT"),
         ("exact, not rounded to 4 places (said as 4)", _ramp03(lambda v: round(v, 4)), "rounded it to 4 decimals"),
+        ("not the package's own tldr_length_level", nb03.MISTAKES["03.length_level"][-4], r"package's own `tldr_length_level`"),
+        ("not a wrapper of tldr_length_level", nb03.MISTAKES["03.length_level"][-3], r"calls the package's own `tldr_length_level`"),
+        ("not ramp_level with the bounds filled in", nb03.MISTAKES["03.length_level"][-2], r"calls the package's own `ramp_level`"),
+        ("a Python float, not float32", nb03.MISTAKES["03.length_level"][-1], r"float32 keeps about 7 digits: return a Python float"),
     ],
     "03.coherence_T": [
         ("kappa = 0: T = 0", nb03._coherence_no_zero_case, None),
@@ -204,6 +224,9 @@ BOUNDARIES = {
         ("a substring ('as' in 'has'), not a whole word", nb03._coherence_whole_words, "SUBSTRING"),
         ("the text as written: a newline or two spaces between words is no phrase",
          nb03._coherence_whitespace_collapsed, "as written"),
+        ("not the package's own coherence_T", nb03.MISTAKES["03.coherence_T"][-3], r"package's own `coherence_T`"),
+        ("not a wrapper of coherence_T", nb03.MISTAKES["03.coherence_T"][-2], r"calls the package's own `coherence_T`"),
+        ("κ not counted by transition_categories", nb03.MISTAKES["03.coherence_T"][-1], r"calls the package's own `transition_categories`"),
     ],
     "03.honest_tldr_reward": [
         ("exactly 1/5 repeated is not above 0.2 (a lower threshold)", _honest(0.19), "with 0.2 itself"),
@@ -220,6 +243,7 @@ BOUNDARIES = {
          nb03._honest_newlines_as_spaces, "make the newlines spaces"),
         ("repetition's words: split on any whitespace, newlines too", nb03._honest_space_split, "any whitespace"),
         ("the reward is the number 0.0, not False", nb03._honest_false, "NUMBER"),
+        ("exactly 1/5 is not above 0.2 (>=)", nb03.MISTAKES["03.honest_tldr_reward"][-5], r"exactly 1/5 is not above 0\.2: the cut is repetition > 0\.2"),
     ],
     "04.levels": [
         ("the bonus needs at least ONE passed test (exactly one passes here)",
@@ -258,6 +282,13 @@ BOUNDARIES = {
         ("every child, not the first", nb05._first_child_only, "Only the FIRST child"),
         ("the mean over the child's joint actions, not the parent's children", nb05._sum_over_siblings,
          r"number of the node's children"),
+        ("the package's own compute_returns", nb05.MISTAKES["05.discounted_returns"][23], r"package's own `compute_returns`"),
+        ("a wrapper: compute_returns(n, g).clone()", nb05.MISTAKES["05.discounted_returns"][24], r"calls the package's own `compute_returns`"),
+        ("a deepcopy, then A.compute_returns", nb05.MISTAKES["05.discounted_returns"][25], r"calls the package's own `compute_returns`"),
+        ("gamma = 0 is a gamma: `gamma or 0.9`", nb05.MISTAKES["05.discounted_returns"][26], r"gamma = 0 is the paper's credit: no child term at all"),
+        ("gamma on the child's mean, not on r_j", nb05.MISTAKES["05.discounted_returns"][27], r"own reward r_j by gamma"),
+        ("each joint action its own child, not one pooled bonus", nb05.MISTAKES["05.discounted_returns"][28], r"ONE mean, pooled over ALL"),
+        ("r_j kept: R[j] += gamma * ...", nb05.MISTAKES["05.discounted_returns"][29], r"You dropped r_j"),
     ],
     "05.early_termination_threshold": [
         ("a group whose mean EQUALS the threshold is expanded (ties)", _threshold_ge, "equals it is expanded"),
@@ -270,6 +301,9 @@ BOUNDARIES = {
         ("a number, not a bool", lambda means, budget: True, "not a bool"),
         ("the WORST groups are expanded: the budget counted from the lowest means", nb05._threshold_reverse_wraps,
          "counted the budget from the BEST groups"),
+        ("an empty list of groups: IndexError", nb05.MISTAKES["05.early_termination_threshold"][22], r"empty list of groups must give a finite number"),
+        ("an empty list of groups: min([]) ValueError", nb05.MISTAKES["05.early_termination_threshold"][23], r"empty list of groups must give a finite number"),
+        ("an empty list of groups: a number, not None", nb05.MISTAKES["05.early_termination_threshold"][24], r"returned None.*list of groups is empty"),
     ],
     "06.std_scaled_advantages": [
         ("a group that agrees: eps keeps it finite", lambda R: (R - R.mean()) / R.std(), "eps"),
@@ -291,23 +325,6 @@ BOUNDARIES = {
         ("a negative advantage stays negative", lambda R: ((R - R.mean()) / (R.std() + 1e-4)).abs(), "absolute value"),
         ("eps in the divisor only", lambda R: (R - R.mean() + 1e-4) / (R.std() + 1e-4), "numerator"),
         ("written out, not group_advantages wrapped", nb06.MISTAKES["06.std_scaled_advantages"][1], "package's own"),
-    ],
-    "06.loss_with_kl": [
-        ("beta = 0 and beta > 0: the KL weighted by beta", _loss_kl_weight_one, "multiply it by beta"),
-        ("summed over each completion's tokens", nb06._kl_per_token_mean, None),
-        ("d = ref_logp - token_logp", nb06._kl_wrong_direction, "wrong way round"),
-        ("mask is float 0/1, not bool", nb06._kl_inverts_float_mask, "mask.bool()"),
-        ("the k3 term written out, not kl_penalty", nb06.MISTAKES["06.loss_with_kl"][2], "package's own"),
-        ("beta > 0: the KL term is there", lambda lp, ref, m, A, beta: -(A * (lp * m).sum(-1)).mean(), "KL term is missing"),
-        ("the policy term summed over tokens, not averaged",
-         lambda lp, ref, m, A, beta: -(A * (lp * m).sum(-1) / m.sum(-1)).mean() + beta * (
-             (torch.exp(ref - lp) - (ref - lp) - 1) * m).sum(-1).mean(), "MAGRPO SUMS"),
-        ("the KL summed over tokens, not divided by C",
-         lambda lp, ref, m, A, beta: nb06.loss_with_kl(lp, ref, m, A, 0.0) + beta * (
-             (torch.exp(ref - lp) - (ref - lp) - 1) * m).mean(), "padded width"),
-        ("k3, not the exact KL's term", nb06._kl_true_kl_term, "exact KL"),
-        ("1/G, not 1/(G-1)", nb06._kl_both_by_G_minus_1, "G - 1"),
-        ("(G,) advantages against (G, C) tokens", nb06._kl_no_unsqueeze, r"advantages\[:, None\]"),
     ],
     "06.comlrl_credit": [
         ("agent 1 sums a ROW", lambda R, G, mode: nb06.comlrl_credit(R, G, mode).flip(0), "swapped"),
@@ -336,12 +353,23 @@ BOUNDARIES = {
         ("no pairs: share 0.0", lambda pairs: sum(bool(a) and 1.6 <= len(b) / len(a) <= 3.2 for a, b in pairs) / len(pairs),
          "empty list of pairs"),
         ("characters as len counts them, spaces included", nb07._in_band_share_no_spaces, "spaces included"),
+        ("ratio not rounded (2 decimals)", nb07.MISTAKES["07.in_band_share"][21], "round the ratio to 2 decimals"),
+        ("ratio not rounded (3 decimals)", nb07.MISTAKES["07.in_band_share"][22], "round the ratio to 3 decimals"),
+        ("no tolerance of 0.009 at the edges", nb07.MISTAKES["07.in_band_share"][23], "compare with a tolerance"),
+        ("no tolerance of 1e-4 at the edges", nb07.MISTAKES["07.in_band_share"][24], "compare with a tolerance"),
+        ("not a wrapper of the length level", nb07.MISTAKES["07.in_band_share"][25], "own `tldr_length_level`"),
+        ("not a wrapper of the ramp", nb07.MISTAKES["07.in_band_share"][26], "own `ramp_level`"),
+        ("not a wrapper of tldr_levels", nb07.MISTAKES["07.in_band_share"][27], "own `tldr_levels`"),
+        ("the upper edge is 3.2, not 3.0", nb07.MISTAKES["07.in_band_share"][28], "upper edge is 3\\.2"),
+        ("the lower edge is 1.6, not 1.5", nb07.MISTAKES["07.in_band_share"][29], "lower edge is 1\\.6"),
     ],
     "07.lora_parameters": [
         ("q = 1 is not every q: the rank forgotten", lambda shapes, q: sum(i + o for i, o in shapes), "rank q is missing"),
         ("q counted once", lambda shapes, q: sum(q * q * (i + o) for i, o in shapes), "q counted twice"),
         ("every layer counts, two of one shape too", lambda shapes, q: sum(q * (i + o) for i, o in set(shapes)),
          "every layer has its own adapter"),
+        ("the sum over layers, not the mean", nb07.MISTAKES["07.lora_parameters"][16], "MEAN over the layers"),
+        ("int() of the mean is still the mean", nb07.MISTAKES["07.lora_parameters"][17], "MEAN over the layers"),
     ],
     "07.adapter_logits": [
         ("a batch of ONE row keeps its batch dimension", _adapter_squeezed, "squeeze"),

@@ -4,7 +4,8 @@ from __future__ import annotations
 import math
 import re
 
-from . import ExerciseFailed, call_answer, exercise, not_the_library as _not_the_library, plain_number, rounded_to
+from . import ExerciseFailed, call_answer, exercise, not_a_wrapper as _not_a_wrapper, \
+    not_the_library as _not_the_library, plain_number, rounded_to
 
 _GROUPS = [
     [0.2, 1.0, 0.6, 0.2],        # the notebook's own group
@@ -104,6 +105,9 @@ def check_group_advantages(fn) -> None:
     from ..algorithm import group_advantages
 
     _not_the_library(fn, "group_advantages", group_advantages)
+    # a wrapper (magrpo_edu.group_advantages(torch.tensor(rewards)).tolist(), a G = 1 case aside) passes by construction
+    _not_a_wrapper(fn, ([0.2, 1.0, 0.6, 0.2],), "group_advantages", group_advantages,
+                   how="from the rule in the text (the mean, sum(rewards) / len(rewards), subtracted from each reward)")
     for rewards in _GROUPS:
         mean = sum(rewards) / len(rewards)
         want = [r - mean for r in rewards]        # in float64, before the learner's function sees the list
@@ -395,6 +399,8 @@ def check_length_ratio_reward(fn) -> None:
     from ..tasks.writing.reward import length_ratio_reward
 
     _not_the_library(fn, "length_ratio_reward", length_ratio_reward)
+    _not_a_wrapper(fn, ("abcd", "abcdefghij"), "length_ratio_reward", length_ratio_reward,
+                   how="from the rule in the text (the ratio len(detailed) / len(concise), then exp(-distance to [2, 3]))")
     for a, b in _PAIRS:
         want = length_ratio_reward(a, b)
         got = call_answer(fn, a, b, said=lambda e, a=a, b=b: _ratio_crash(e, a, b))

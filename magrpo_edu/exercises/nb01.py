@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..algorithm import group_advantages, policy_loss
-from . import ExerciseFailed, call_answer, exercise, first_line, rounded_to
+from . import ExerciseFailed, call_answer, exercise, first_line, not_a_wrapper, rounded_to
 
 
 def _cases():
@@ -104,6 +104,14 @@ def _one_off(logp, mask):
             (logp[:, :-1] * m[:, 1:]).sum(-1), (logp[:, 1:] * m[:, :-1]).sum(-1)]
 
 
+def _last_token_dropped(logp, mask):
+    """The sums with the LAST real token of each completion left out (its EOS token, or the last token of an answer cut
+    at the length limit): what `token_logp[:, :-1] * mask[:, 1:]` gives, or an EOS dropped on purpose."""
+    n = mask.float().sum(-1)
+    keep = torch.arange(logp.shape[1]).unsqueeze(0) < (n - 1).unsqueeze(1)
+    return (logp * keep).sum(-1)
+
+
 def _sequence_crash(e: Exception, bool_mask: bool):
     """What a crash of sequence_logprob says: an in-place change, a slice off by one, a bool mask not handled."""
     if "in-place" in str(e):
@@ -143,6 +151,17 @@ def check_sequence_logprob(fn):
                                         "unless told otherwise: torch.zeros(G, dtype=token_logp.dtype))"
                                         if got.dtype == torch.float32 else "") + ".")
             want = (logp * mask).sum(-1)
+            eos = _last_token_dropped(logp, mask)
+            if (torch.allclose(got.detach(), eos, atol=1e-5) and not torch.allclose(eos, want, atol=1e-5)
+                    and not torch.allclose(got.detach(), _one_off(logp, mask)[0], atol=1e-5)):
+                raise ExerciseFailed(f"for completions of {mask.sum(-1).int().tolist()} real tokens the sums are "
+                                     f"{_r(want)}, you returned {_r(got)}: you left out the LAST real token of each "
+                                     "completion (the mask shifted by one, mask[:, 1:], or the end-of-sequence token "
+                                     "dropped on purpose). That token is the EOS token (or the last word of an answer "
+                                     "cut at the length limit), and it is part of the answer: the model chose to stop "
+                                     "there as it chose every other token, and the mask is 1 on it (1 up to and "
+                                     "including the first EOS). Its log-prob is counted: sum mask * token_logp over all "
+                                     "C positions as they are, no slice, no shifted mask, no special case for EOS.")
             if any(torch.allclose(got.detach(), slip, atol=1e-5) and not torch.allclose(slip, want, atol=1e-5)
                    for slip in _one_off(logp, mask)):
                 raise ExerciseFailed(f"for completions of {mask.sum(-1).int().tolist()} real tokens the sums are "
@@ -171,6 +190,22 @@ def check_sequence_logprob(fn):
                                      "most 1, so each token's log-prob is <= 0 and so is their sum; a minus sign (the "
                                      "negative log-likelihood, a loss) or abs() makes it positive. Return sum_t mask * "
                                      "token_logp as it is: no minus, no abs (the loss puts its own minus in front).")
+            lengths, bad = mask.float().sum(-1), ~torch.isfinite(got.detach())
+            if (bad.any() and torch.equal(bad, lengths == 0) and (lengths > 0).any()
+                    and torch.allclose(got.detach()[~bad], (want / lengths)[~bad], atol=1e-5)):
+                raise ExerciseFailed(f"for completions of {lengths.int().tolist()} real tokens the sums are "
+                                     f"{_r(want)}, you returned {_r(got)}: you AVERAGED the token log-probs, dividing "
+                                     "by the number of real tokens (mask.sum(-1)), and an empty completion (no real "
+                                     "token) gave 0 / 0 = nan. A completion's log-prob is the SUM of its tokens' "
+                                     "log-probs (the log of the product of their probabilities), not their mean, and "
+                                     "an empty completion's sum is 0. Return sum_t mask * token_logp with no division "
+                                     "(not a guarded one either, clamp_min(1): that is still a mean).")
+            if bad.any() and (lengths[bad] == 0).all() and torch.isfinite(want).all():
+                raise ExerciseFailed(f"for completions of {lengths.int().tolist()} real tokens the sums are "
+                                     f"{_r(want)}, you returned {_r(got)}: the empty completion (no real token, its "
+                                     "mask all 0) gave inf or nan, a division by its length 0 (0 / 0 = nan). Its "
+                                     "log-prob is the empty sum, 0. Return sum_t mask * token_logp, with no division "
+                                     "by the length.")
             if not torch.isfinite(got.detach()).all() and torch.isfinite(want).all():
                 raise ExerciseFailed(f"for completions of {mask.sum(-1).int().tolist()} real tokens the sums are "
                                      f"{_r(want)}, you returned {_r(got)}: a long answer's probability, the product of "
@@ -198,6 +233,19 @@ def _others(R: torch.Tensor, g: int) -> torch.Tensor:
     return torch.cat([R[:g], R[g + 1:]])
 
 
+def _outputs(fn, groups) -> list:
+    """fn's advantages for every group of rewards, as float tensors (None where it fails or gives another shape)."""
+    outs = []
+    for r in groups:
+        try:
+            out = fn(torch.tensor(r))
+        except Exception:  # noqa: BLE001  the learner's function may fail on another group: no evidence there
+            out = None
+        ok = isinstance(out, torch.Tensor) and tuple(out.shape) == (len(r),)
+        outs.append(out.detach().float() if ok else None)
+    return outs
+
+
 @exercise("01.leave_one_out")
 def check_leave_one_out(fn):
     # [0.5, 1, 0.25, 0.75]: the others' median and the mean of all G differ from the others' mean and from each other;
@@ -206,6 +254,8 @@ def check_leave_one_out(fn):
     # no reward of the first group is 0, so "all G by G-1" and "one sample's baseline for every g" differ there
     groups = [[0.5, 1.0, 0.25, 0.75], [0.0, 1.0, 0.5, 0.5], [2.0, 2.0], [0.0, 1.0], [0.3, 0.3, 0.3],
               [1.0, -1.0, 4.0, 0.0, 2.5, 0.0], [0.0, 0.0, 0.0, 1.0]]
+    not_a_wrapper(fn, (torch.tensor(groups[0]),), "rloo_advantages", group_advantages,
+                  how="from the formula in the text, r_g - (sum of the others) / (G-1)")
     for r in groups:
         R = torch.tensor(r)
         want = group_advantages(R, mode="rloo")           # before the learner's function sees the rewards
@@ -286,6 +336,39 @@ def check_leave_one_out(fn):
             if any(torch.allclose(got, m, atol=1e-5) for m in medians):
                 raise ExerciseFailed(f"for rewards {r} you subtracted the MEDIAN of the other rewards; leave-one-out "
                                      f"subtracts their MEAN, (sum of the other G-1 = {G - 1} rewards) / (G-1).")
+            if torch.allclose(got, (G - 1) / G * (R - R.mean()), atol=1e-5):
+                raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are {shown}, you returned {gave}: "
+                                     f"(G-1)/G = {G - 1}/{G} times r - mean(r), the factor upside down. Section 0b's "
+                                     "identity reads r - mean(r) = (G-1)/G x (r_g - mean of the others), so the "
+                                     f"leave-one-out advantage is G/(G-1) = {G}/{G - 1} times r - mean(r), LARGER than "
+                                     "it (leave-one-out removes the shrinking factor); or compute it directly, r_g - "
+                                     "(sum of the others) / (G-1).")
+            loo = R - (R.sum() - R) / (G - 1)
+            if any(torch.allclose(got, loo / (s + eps), atol=1e-5)
+                   for s in (loo.std(), loo.std(unbiased=False), R.std(), R.std(unbiased=False)) if s > 0
+                   for eps in (0.0, 1e-8, 1e-6, 1e-4)):
+                raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are {shown}, you returned {gave}: "
+                                     "you divided them by a standard deviation (z-scores, (A - mean) / std). "
+                                     "Leave-one-out does not rescale: A^(g) = r_g - (sum of the others) / (G-1), "
+                                     "nothing else (dividing by the std is TRL's scale_rewards, notebook 06).")
+            if torch.allclose(got, torch.stack([R[g] - _others(R, g).max() for g in range(G)]), atol=1e-5):
+                raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are {shown}, you returned {gave}: "
+                                     "you subtracted the MAXIMUM of the other rewards, the best other sample; "
+                                     f"leave-one-out subtracts their MEAN, (sum of the other G-1 = {G - 1} rewards) / "
+                                     "(G-1).")
+            if torch.allclose(got, R - R.max(), atol=1e-5):
+                raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are {shown}, you returned {gave}: "
+                                     "you subtracted the group's best reward, max(r) (MAReMax's baseline, notebook 06); "
+                                     "leave-one-out subtracts the MEAN of the OTHER G-1 rewards, (sum of the others) / "
+                                     "(G-1).")
+            floored = lambda X: torch.div(X.sum() - X, len(X) - 1, rounding_mode="floor")  # noqa: E731  (sum - r) // (G-1)
+            if torch.allclose(got, R - floored(R), atol=1e-5) and all(
+                    o is None or torch.allclose(o, torch.tensor(x) - floored(torch.tensor(x)), atol=1e-5)
+                    for x, o in zip(groups, _outputs(fn, groups))):
+                raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are {shown}, you returned {gave}: "
+                                     "you divided with // (floor division), which rounds each baseline DOWN to a whole "
+                                     f"number: (sum of the others) // (G-1) = {_r(floored(R))}, but the others' means "
+                                     f"are {_r((R.sum() - R) / (G - 1))}. Divide with /.")
             if (k := rounded_to(got.tolist(), want.tolist(), range(6),
                                 close=lambda a, b: abs(a - b) <= 1e-6)) is not None:
                 raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are "
@@ -304,6 +387,22 @@ def _standardised(A):
     """The advantages divided by their std, centred again or not, with or without an eps, sample or population std."""
     return [(A - A.mean()) / A.std(), A / A.std(), (A - A.mean()) / (A.std() + 1e-4), (A - A.mean()) / (A.std() + 1e-8),
             (A - A.mean()) / A.std(unbiased=False)]
+
+
+def _counts_nonzero_logprobs(fn) -> bool:
+    """Whether fn counts a completion's length as its non-zero log-probs, (token_logp != 0).sum(-1) (padding
+    included) or (token_logp * mask != 0).sum(-1), read off the group with certain tokens, where both counts differ
+    from the mask's lengths and from the padded width C."""
+    logp, mask = _certain_tokens_case()
+    A = torch.tensor([0.7, -1.1, 0.4])
+    try:
+        got = fn(logp.clone().requires_grad_(True), mask.clone(), A.clone())
+        got = got.detach().float().reshape(())
+    except Exception:  # noqa: BLE001  no evidence either way
+        return False
+    s = (logp * mask).sum(-1)
+    return any(torch.allclose(got, -(A * s / n.clamp_min(1)).mean(), atol=1e-5)
+               for n in ((logp != 0).sum(-1), ((logp * mask) != 0).sum(-1)))
 
 
 @exercise("01.grpo_token_mean_loss")
@@ -358,16 +457,25 @@ def check_grpo_token_mean_loss(fn):
                                  "tokens here); GRPO divides each completion's sum by its OWN length |a^(g)| "
                                  "(mask.sum(-1), one length per completion).")
         if torch.allclose(got, -(A * (logp * mask).sum(-1) / logp.shape[1]).mean(), atol=1e-5):
+            if _counts_nonzero_logprobs(fn):
+                raise ExerciseFailed(f"for completions of {lengths.int().tolist()} real tokens (mask 1) you counted "
+                                     "each length as the number of NON-ZERO log-probs, (token_logp != 0).sum(-1): "
+                                     "here a padding token's log-prob is -7.5, not 0 (what the model gives a padding "
+                                     "token can be anything), so every position counted and you divided by the padded "
+                                     f"width C = {logp.shape[1]}. And a real token the model is certain of has "
+                                     "log-prob 0.0, in theory, and still counts. The mask is the rule, not the "
+                                     "log-probs' values: |a^(g)| = mask.sum(-1), then max(|a^(g)|, 1).")
             raise ExerciseFailed(f"you divided by the padded width C = {logp.shape[1]}; |a^(g)| is the number of real "
                                  "tokens of completion g (mask.sum(-1)).")
-        nonzero = ((logp * mask) != 0).sum(-1)
-        if (not torch.equal(nonzero, lengths.long()) and any(
-                torch.allclose(got, -(A * (logp * mask).sum(-1) / n).mean(), atol=1e-5)
-                for n in (nonzero.clamp_min(1), nonzero.float()))):
-            raise ExerciseFailed(f"for completions of {lengths.int().tolist()} real tokens (mask 1) you divided by "
-                                 f"{nonzero.tolist()}, the number of NON-ZERO log-probs: a real token the model is "
-                                 "certain of has log-prob exactly 0.0 and still counts. Count the mask, not the "
-                                 "non-zero log-probs: |a^(g)| = mask.sum(-1), then max(|a^(g)|, 1).")
+        for nonzero in (((logp * mask) != 0).sum(-1), (logp != 0).sum(-1)):
+            if (not torch.equal(nonzero, lengths.long()) and any(
+                    torch.allclose(got, -(A * (logp * mask).sum(-1) / n).mean(), atol=1e-5)
+                    for n in (nonzero.clamp_min(1), nonzero.float()))):
+                raise ExerciseFailed(f"for completions of {lengths.int().tolist()} real tokens (mask 1) you divided by "
+                                     f"{nonzero.tolist()}, the number of NON-ZERO log-probs: a real token the model "
+                                     "is certain of has log-prob exactly 0.0 and still counts, and a padding token's "
+                                     "log-prob need not be 0. The mask is the rule, not the log-probs' values: "
+                                     "|a^(g)| = mask.sum(-1), then max(|a^(g)|, 1).")
         if torch.allclose(got, -(A * logp.sum(-1) / lengths.clamp_min(1)).mean(), atol=1e-5):
             raise ExerciseFailed("the right lengths, but the padding entered your sums: multiply token_logp by the mask "
                                  "before summing over t.")
@@ -381,6 +489,26 @@ def check_grpo_token_mean_loss(fn):
                                  "descending it raises the log-probs of answers with a positive advantage.")
         if torch.allclose(got, want * logp.shape[0], atol=1e-5):
             raise ExerciseFailed(f"you summed over the G = {logp.shape[0]} completions; the loss AVERAGES them (1/G).")
+        G, nonempty = logp.shape[0], int((lengths > 0).sum())
+        if G > 1 and nonempty != G - 1 and torch.allclose(got, want * G / (G - 1), atol=1e-5):
+            raise ExerciseFailed(f"you divided the sum over the G = {G} completions by G-1 = {G - 1}; the loss "
+                                 f"AVERAGES them, 1/G = 1/{G} (G-1 belongs to leave-one-out's baseline, the mean of "
+                                 "the OTHER rewards, not to the loss): .mean() over the G completions.")
+        if 0 < nonempty < G and nonempty not in (1, G - 1) and torch.allclose(got, want * G / nonempty, atol=1e-5):
+            raise ExerciseFailed(f"for completions of {lengths.int().tolist()} real tokens you averaged over the "
+                                 f"{nonempty} non-empty completions only; the loss averages over all G = {G}, "
+                                 "1/G. An empty completion's term is 0 (its sum is 0, divided by max(0, 1) = 1), "
+                                 "but it still counts in the 1/G: .mean() over every completion, no filter.")
+        if 0 < nonempty < G and nonempty == G - 1 and torch.allclose(got, want * G / nonempty, atol=1e-5):
+            raise ExerciseFailed(f"for completions of {lengths.int().tolist()} real tokens you divided the sum over "
+                                 f"the completions by {nonempty} (G-1, or the number of non-empty completions); the "
+                                 f"loss averages over all G = {G}, 1/G, an empty completion included: .mean() over "
+                                 "every completion.")
+        if torch.allclose(got, -(A.mean() * (logp * mask).sum(-1) / lengths.clamp_min(1)).mean(), atol=1e-5):
+            raise ExerciseFailed(f"you weighted every completion by the advantages' MEAN, A.mean() = "
+                                 f"{A.mean().item():.4f}, instead of its OWN advantage A^(g): the formula pairs "
+                                 "completion g's length-normalised log-prob with A^(g), element by element, "
+                                 "advantages * (token_logp * mask).sum(-1) / lengths, then averages over g.")
         if torch.allclose(got, -(A[:, None] * logp * mask).sum() / mask.sum().clamp_min(1), atol=1e-5):
             raise ExerciseFailed("you divided by the total number of tokens of the whole group (DAPO's token-level "
                                  "mean); GRPO divides each completion's sum by its OWN length |a^(g)|, then averages "

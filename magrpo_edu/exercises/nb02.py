@@ -13,6 +13,32 @@ def _not_none(out, what: str) -> None:
                              "inside a loop or an if that was not reached) returns None.")
 
 
+def _is_ndarray(v) -> bool:
+    """True for a NumPy array (False where NumPy is not installed)."""
+    try:
+        import numpy
+    except ImportError:
+        return False
+    return isinstance(v, numpy.ndarray)
+
+
+def _shown(want: list, got: list, digits: int = 3) -> tuple[list, list]:
+    """The two lists of numbers rounded for a message: to `digits` decimals, more (up to 8) while the two would print
+    the same, so that a message never says "is [1.044], you returned [1.044]"."""
+    while digits < 8 and [round(v, digits) for v in want] == [round(v, digits) for v in got]:
+        digits += 1
+    return [round(v, digits) for v in want], [round(v, digits) for v in got]
+
+
+def _digits(dtype) -> int:
+    """About how many significant decimal digits a float dtype keeps (float16: 3, bfloat16: 2, float32: 7)."""
+    import math
+
+    import torch
+
+    return max(1, round(-math.log10(torch.finfo(dtype).eps)))
+
+
 @exercise("02.joint_actions")
 def check_joint_actions(fn) -> None:
     """`fn(num_agents, G, mode)` -> the joint actions: one tuple per joint action, entry i = which of
@@ -73,7 +99,9 @@ def check_cross_credit(fn) -> None:
     from ..algorithm import credit_samples, group_advantages, joint_actions
 
     gen = torch.Generator().manual_seed(0)
-    cases = [torch.tensor([[0.0, 1.0, 2.0], [1.0, 1.0, 1.0], [2.0, 4.0, 6.0]]),
+    # The first matrix tells the slips apart: its min (1) is not 0, so r - r.min() is not the rewards themselves, and
+    # its max (9) is not the sum over G (30 / 3 = 10), so the MAReMax baseline is not the sum-over-G one.
+    cases = [torch.tensor([[1.0, 2.0, 4.0], [2.0, 2.0, 2.0], [3.0, 5.0, 9.0]]),
              torch.tensor([[1.0, 3.0], [5.0, 7.0]]), torch.full((3, 3), 2.0)]
     cases += [torch.rand(G, G, generator=gen) * 4 - 1 for G in (2, 3, 4)]
     cases += [torch.tensor([[4.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]])]  # a partner's sample matters
@@ -90,15 +118,24 @@ def check_cross_credit(fn) -> None:
                 raise ExerciseFailed(f"for r = {r.tolist()} your function changed the tensor it was given (in place, e.g. "
                                      "r -= r.mean()): the trainer's logged rewards would be overwritten, and the second "
                                      "agent's call would see centred rewards. Compute on a new tensor (r - r.mean()).")
+            dtype = None        # the precision the answer was computed in, when it says one (a float16 slip)
             if isinstance(got, (list, tuple)):  # G credits in a list: the same numbers
+                if got and all(torch.is_tensor(x) for x in got):
+                    dtype = got[0].dtype
                 try:
                     got = torch.tensor([float(x) for x in got])
                 except (TypeError, ValueError, RuntimeError):
                     pass  # not numbers: refused below
+            elif _is_ndarray(got):  # a NumPy array of G numbers: the same numbers, its shape and dtype kept
+                try:
+                    got = torch.from_numpy(got.copy())
+                except (TypeError, ValueError, RuntimeError):
+                    pass  # not numbers (an object array): refused below
             if not isinstance(got, torch.Tensor):
                 raise ExerciseFailed(f"return the credits as {G} numbers, one per sample of the agent (a ({G},) "
-                                     f"tensor or a list); you returned a {type(got).__name__}. Compute with tensor "
-                                     "operations on r (r - r.mean(), then .mean(dim=...)).")
+                                     f"tensor, a list or a NumPy array); you returned a {type(got).__name__}. Compute "
+                                     "with tensor operations on r (r - r.mean(), then .mean(dim=...)).")
+            dtype = got.dtype if dtype is None else dtype
             got = got.detach().to(torch.float32)
             if got.shape != (G,):
                 raise ExerciseFailed(f"return one credit per sample of the agent, shape ({G},): {G} numbers in one "
@@ -107,6 +144,16 @@ def check_cross_credit(fn) -> None:
                                         "keepdim)" if got.numel() == G else ""))
             if not torch.allclose(got, want[agent], atol=1e-5):
                 hint = ""
+                shown_want, shown_got = _shown(want[agent].tolist(), got.tolist())
+                if (dtype.is_floating_point and torch.finfo(dtype).eps > torch.finfo(r.dtype).eps
+                        and torch.allclose(got, want[agent], rtol=0,
+                                           atol=8 * torch.finfo(dtype).eps * max(1.0, r.abs().max().item()))):
+                    raise ExerciseFailed(f"for r = {r.tolist()} agent {agent + 1}'s credit is {shown_want}, you returned "
+                                         f"{shown_got}: close but not equal, because your answer is in {dtype} "
+                                         f"(r is {r.dtype}). {str(dtype).replace('torch.', '')} keeps only about "
+                                         f"{_digits(dtype)} significant digits, so its means are off in the later "
+                                         f"digits. Compute in r's own dtype: no .half(), .to(torch.float16) or "
+                                         "bfloat16 (nor a low-precision NumPy array).")
                 if torch.allclose(got, want[1 - agent], atol=1e-5) and not torch.allclose(want[0], want[1], atol=1e-5):
                     hint = (" That is the OTHER agent's credit: agent 1's sample k1 is row k1 (average over dim 1), "
                             "agent 2's sample k2 is column k2 (average over dim 0).")
@@ -119,7 +166,7 @@ def check_cross_credit(fn) -> None:
                 elif torch.allclose(got, r.diagonal() - r.diagonal().mean(), atol=1e-5):
                     hint = (" You used only the diagonal, the G aligned joint actions; cross mode credits a sample with "
                             "every joint action that holds it, G of them.")
-                elif not got.any() and want[agent].any():
+                elif torch.allclose(got, torch.zeros_like(got), atol=1e-6) and want[agent].abs().max() > 1e-5:
                     hint = (" Every credit you returned is 0: a baseline per row (or per column) cancels each sample's "
                             f"own mean; subtract ONE baseline, the mean of all {G * G} joint rewards, from every "
                             "joint reward.")
@@ -134,8 +181,13 @@ def check_cross_credit(fn) -> None:
                     hint = (f" Your baseline is the sum of the rewards divided by G = {G}; the mean of all {G * G} joint "
                             f"rewards divides by G * G = {G * G}, r.mean().")
                 elif torch.allclose(got, (r - r.max()).mean(dim=1 - agent), atol=1e-5):
-                    hint = (" You subtracted the best joint reward, r.max(), as the baseline (MAReMax, notebook 06); "
-                            f"here the baseline is the MEAN of all {G * G} joint rewards, r.mean().")
+                    hint = (" You subtracted the best joint reward, r.max(), as the baseline (MAReMax, notebook 06): "
+                            "every credit comes out at or below 0, so no sample is ever made more likely; here the "
+                            f"baseline is the MEAN of all {G * G} joint rewards, r.mean().")
+                elif torch.allclose(got, (r - r.min()).mean(dim=1 - agent), atol=1e-5):
+                    hint = (" You subtracted the worst joint reward, r.min(), as the baseline: every credit comes out at "
+                            "or above 0, so even the worst sample is made more likely; the baseline is the MEAN of all "
+                            f"{G * G} joint rewards, r.mean(), so that samples below it get a negative credit.")
                 elif (k := rounded_to(got.tolist(), want[agent].tolist(), range(6),
                                       close=lambda a, b: abs(a - b) <= 1e-6)) is not None:
                     raise ExerciseFailed(f"for r = {r.tolist()} agent {agent + 1}'s credit is "
@@ -143,12 +195,19 @@ def check_cross_credit(fn) -> None:
                                          f"{[round(v, 6) for v in got.tolist()]}: close but not equal, you rounded to "
                                          f"{k} decimal(s). Do not round: return the means as computed.")
                 raise ExerciseFailed(
-                    f"for r = {r.tolist()} agent {agent + 1}'s credit is {[round(v, 3) for v in want[agent].tolist()]}, you "
-                    f"returned {[round(v, 3) for v in got.tolist()]}: subtract ONE mean over all {G * G} joint rewards, then "
+                    f"for r = {r.tolist()} agent {agent + 1}'s credit is {shown_want}, you "
+                    f"returned {shown_got}: subtract ONE mean over all {G * G} joint rewards, then "
                     f"average over the joint actions holding the sample (agent 1's sample k1 is row k1, agent 2's sample k2 "
                     "is column k2)." + hint)
     not_a_wrapper(fn, (cases[0].clone(), 0), "my_cross_credit", credit_samples, group_advantages,
                   how="from the lines of the cell above (A = r - r.mean(), then A.mean(dim=...))")
+
+
+def _stds(rewards) -> list:
+    """The stds a learner may divide the advantages by (z-scoring): sample or population std, with or without a small
+    epsilon; the exact zero of equal rewards left out (its nan is said apart)."""
+    sds = [sd + eps for sd in (rewards.std(), rewards.std(unbiased=False)) for eps in (0.0, 1e-8, 1e-6, 1e-5, 1e-4)]
+    return [sd for sd in sds if sd > 0]
 
 
 @exercise("02.shared_losses")
@@ -212,8 +271,9 @@ def check_shared_losses(fn) -> None:
                     hint = (f" Yours is G/(G-1) = {G}/{G - 1} times the loss: you divided by G-1 instead of G, or took "
                             "the leave-one-out baseline (the mean of the OTHER G-1 rewards); MAGRPO's baseline is the mean "
                             "of all G rewards, the joint action's own included, and the loss averages the G joint actions.")
-                elif abs(got_v - policy_loss(lp, A / (rewards.std() + 1e-8)).item()) <= 1e-4:
-                    hint = " You divided the advantages by the rewards' std; MAGRPO's advantage is r - mean(r), unscaled."
+                elif any(abs(got_v - policy_loss(lp, A / sd).item()) <= 1e-4 for sd in _stds(rewards)):
+                    hint = (" You divided the advantages by the rewards' std, i.e. z-scored the rewards ((r - mean) / std, "
+                            "as GRPO does); MAGRPO's advantage is r - mean(r), unscaled: drop the division.")
                 elif abs(got_v - want_v * G) <= 1e-4:
                     hint = f" You summed over the G = {G} joint actions; the loss averages them (1/G)."
                 elif n > 1 and abs(got_v - policy_loss(sum(logps), A).item()) <= 1e-4:
@@ -250,6 +310,15 @@ def check_shared_losses(fn) -> None:
                         f"every loss you returned uses logps[{j}]; loss i must use agent i's own log-probs, logps[i]."
                         if same else "return the losses in the order of logps, loss i from logps[i] (no reversed(), no "
                         "sorting), so that each agent's optimiser steps on its own loss."))
+                elif (k := rounded_to(got_v, want_v, range(6), close=lambda a, b: abs(a - b) <= 1e-6)) is not None:
+                    raise ExerciseFailed(f"n={n} agents, G={G}, rewards {[round(v, 2) for v in rewards.tolist()]}: agent "
+                                         f"{i}'s loss is {want_v:.6f}, you returned {got_v:.6f}: close but not equal, "
+                                         f"you rounded the loss to {k} decimal(s). Do not round: return the mean as "
+                                         "computed (torch.round also has gradient 0, so the agent would not learn).")
+                elif (k := next((k for k in range(6)
+                                 if abs(got_v - policy_loss(lp, A.round(decimals=k)).item()) <= 1e-5), None)) is not None:
+                    hint = (f" You rounded the advantages to {k} decimal(s); use A = r - mean(r) as computed, unrounded "
+                            "(a rounded A weighs the log-probs a little wrong, or not at all where it rounds to 0).")
                 raise ExerciseFailed(
                     f"n={n} agents, G={G}, rewards {[round(v, 2) for v in rewards.tolist()]}: agent {i}'s loss is "
                     f"{want_v:.4f}, you returned {got_v:.4f}. Each agent's loss is "
@@ -276,9 +345,18 @@ def check_shared_losses(fn) -> None:
                 grad = lp.grad if before[j] is None else lp.grad - before[j]
                 want_grad = -A / G if j == i else torch.zeros_like(A)
                 if (grad is None and j == i) or (grad is not None and not torch.allclose(grad, want_grad, atol=1e-5)):
+                    hint = ""
+                    if j == i and want_grad.abs().max() > 1e-6 and (grad is None or not grad.any()):
+                        hint = (f" Your loss passes NO gradient back to logps[{i}] although its value is right (to 1e-4): "
+                                "rounding (torch.round, floor, ceil) has gradient 0 everywhere; do not round the loss, "
+                                "return the mean as computed.")
+                    elif j == i and (k := next((k for k in range(6) if torch.allclose(
+                            grad, -A.round(decimals=k) / G, atol=1e-7)), None)) is not None:
+                        hint = (f" Your gradient is -round(A, {k})/G: you rounded the advantages to {k} decimal(s); use "
+                                "A = r - mean(r) as computed, unrounded.")
                     raise ExerciseFailed(f"agent {i}'s loss must depend on its own log-probs, logps[{i}], with gradient "
                                          "-A/G, and on no other agent's (the advantage is a constant: compute it "
-                                         "from the rewards, not from anything with a gradient)")
+                                         "from the rewards, not from anything with a gradient)." + hint)
     not_a_wrapper(fn, ([-torch.rand(4, generator=gen).requires_grad_() for _ in range(2)], torch.rand(4, generator=gen)),
                   "my_shared_losses", policy_loss, group_advantages,
                   how="from the lines above (A = rewards - rewards.mean(), then -(A * lp).mean() for each agent)")

@@ -7,8 +7,9 @@ import numbers
 import re
 
 from ..quality import repetition
-from ..tasks.writing.reward import coherence_T, tldr_length_level, tldr_levels
-from . import ExerciseFailed, call_answer, exercise, is_bool, plain_number, rounded_to
+from ..tasks.writing.reward import coherence_T, ramp_level, tldr_length_level, tldr_levels, transition_categories
+from . import (ExerciseFailed, call_answer, exercise, is_bool, not_a_wrapper, not_the_library, plain_number,
+               rounded_to)
 
 
 def _t_of(text: str) -> float:
@@ -29,9 +30,11 @@ def check_length_level(fn):
     # The ramps are probed at their midpoints (1.35, 4.1) AND off them (1.23, 1.47, 3.5, 4.55, 4.91): a smoothstep
     # or a rounded value agrees with the straight line at a midpoint only; 1.55, 1.59, 3.21 and 3.3 sit just inside
     # the ramps, next to the plateau's edges (a plateau moved to [1.5, 3.2] or [1.6, 3.4] paid 1.0 there)
+    not_the_library(fn, "length_level", tldr_length_level)
     for r in (0.5, 1.0999, 1.1, 1.35, 1.6, 2.4, 3.2, 4.1, 5.0, 5.0001, 7.0, 1.23, 1.47, 3.5, 4.55, 4.91,
               1.55, 1.59, 3.21, 3.3):
-        want, got = tldr_length_level(r), plain_number(fn(r))
+        raw = fn(r)
+        want, got = tldr_length_level(r), plain_number(raw)
         if want is None:
             if isinstance(got, numbers.Real) and not isinstance(got, bool) and got < 0:
                 raise ExerciseFailed(f"at the ratio ℓ = {r} scoring stops: return None; you returned {got:.3g}, a "
@@ -48,6 +51,13 @@ def check_length_level(fn):
                                  f"(stop).{edge}")
         if isinstance(got, bool) or not isinstance(got, numbers.Real) or not math.isclose(got, want, abs_tol=1e-9):
             hint = ""
+            digits = {"float32": 7, "float16": 3}.get(type(raw).__name__) if type(raw).__module__ == "numpy" else None
+            if digits is not None and isinstance(got, float) and math.isclose(got, want, rel_tol=10.0 ** (1 - digits),
+                                                                              abs_tol=10.0 ** -digits):
+                raise ExerciseFailed(f"at the ratio ℓ = {r} L2 is {want:.10g}, you returned {type(raw).__name__} "
+                                     f"{got!r}: {type(raw).__name__} keeps about {digits} digits: return a Python float "
+                                     "(float(...)), computed from ℓ in Python floats, not in numpy's "
+                                     f"{type(raw).__name__} (float() of a {type(raw).__name__} keeps its error).")
             if isinstance(got, numbers.Real) and not isinstance(got, bool):
                 if (k := rounded_to(got, want, range(1, 8))) is not None:
                     hint = (f" You rounded it to {k} decimal{'s' if k > 1 else ''}: the level is the exact value on "
@@ -61,6 +71,8 @@ def check_length_level(fn):
             raise ExerciseFailed(f"at the ratio ℓ = {r} L2 is {want:.10g}, you returned {got!r}: 1 on [1.6, 3.2], "
                                  "rising linearly from 0 at 1.1 to 1 at 1.6, falling linearly from 1 at 3.2 to 0 at "
                                  "5.0." + hint)
+    not_a_wrapper(fn, (2.0,), "length_level", tldr_length_level, ramp_level,
+                  how="from the rule in the text (1 on [1.6, 3.2], straight ramps to 0 at 1.1 and 5.0, None outside)")
 
 
 TEXTS = ["He has a plan.",                         # "as" inside "has": the time category
@@ -138,6 +150,7 @@ def check_coherence_T(fn):
     # the library (the trainer's reward included) for the rest of the session; they are restored and the answer refused
     import copy
     from ..tasks.writing.word_lists import TRANSITION_CATEGORIES
+    not_the_library(fn, "coherence_T", coherence_T)
     lists = copy.deepcopy(TRANSITION_CATEGORIES)
 
     def restored() -> bool:
@@ -149,6 +162,10 @@ def check_coherence_T(fn):
         return True
     try:
         _check_coherence_T(fn)
+        # κ counted by the package's `transition_categories` (or T by its `coherence_T`) passes by construction
+        not_a_wrapper(fn, (TEXTS[1],), "coherence_T", coherence_T, transition_categories,
+                      how="from the rule in the text (κ = the categories with a phrase in the lower-cased text, "
+                          "any(p in low for p in phrases) over TRANSITION_CATEGORIES)")
         changed = restored()
     except ExerciseFailed:
         if not restored():
@@ -195,16 +212,16 @@ def _check_coherence_T(fn):
                                  "('However' at the start of a sentence is the contrast word 'however').")
         if kappas[i] == 0 and all(_same(g, w) if k else g is not None and not _same(g, 0.0)
                                   for g, w, k in zip(gots, wants, kappas)):
-            raise ExerciseFailed(f"T({text!r}) is 0: no category has a phrase in it (kappa = 0), and then T = 0; you "
-                                 f"returned {got!r}. The formula 0.4 + 0.05 (kappa - 1) is for kappa >= 1 only: return "
-                                 "0.0 when kappa = 0 (T = 0 if kappa = 0 else min(0.4 + 0.05 (kappa - 1), 1)).")
+            raise ExerciseFailed(f"T({text!r}) is 0: no category has a phrase in it (κ = 0), and then T = 0; you "
+                                 f"returned {got!r}. The formula 0.4 + 0.05 (κ - 1) is for κ >= 1 only: return "
+                                 "0.0 when κ = 0 (T = 0 if κ = 0 else min(0.4 + 0.05 (κ - 1), 1)).")
         if (isinstance(got, (int, float)) and not isinstance(got, bool) and 0.4 <= got < want
                 and all(_same(g, _t_capped(k, got)) for g, k in zip(gots, kappas))):
-            raise ExerciseFailed(f"T({text!r}) is {want:.2f} (kappa = {kappas[i]}), you returned {got!r}: you cap T at "
-                                 f"{got:g}; the cap is 1, min(0.4 + 0.05 (kappa - 1), 1), so T keeps rising by 0.05 "
+            raise ExerciseFailed(f"T({text!r}) is {want:.2f} (κ = {kappas[i]}), you returned {got!r}: you cap T at "
+                                 f"{got:g}; the cap is 1, min(0.4 + 0.05 (κ - 1), 1), so T keeps rising by 0.05 "
                                  "per category found (with all 12 categories it is 0.95, under the cap).")
-        raise ExerciseFailed(f"T({text!r}) is {want:.2f} (kappa = the number of categories found, each counted once: "
-                             f"T = 0 if kappa = 0 else min(0.4 + 0.05 (kappa - 1), 1.0)); you returned {got!r}.")
+        raise ExerciseFailed(f"T({text!r}) is {want:.2f} (κ = the number of categories found, each counted once: "
+                             f"T = 0 if κ = 0 else min(0.4 + 0.05 (κ - 1), 1.0)); you returned {got!r}.")
 
 
 _NATURAL = [("My roommate never cleans the kitchen at all",
@@ -534,3 +551,32 @@ def check_honest_tldr_reward(fn):
                                  "3-gram: it does not repeat itself), so it scores the paper's reward, "
                                  f"tldr_levels(c1, c2)[\"total\"], which is {want:g} at L1 (fewer than 8 words). "
                                  "Return that number: the rule gives it, an empty text needs no case of its own.")
+    _check_exactly_one_fifth(fn)
+
+
+def _check_exactly_one_fifth(fn):
+    """`> 0.2` against `>= 0.2`. No real text tells them apart: `repetition` is 1 - distinct/total, and a text with
+    exactly 1/5 of its 3-grams repeated reads 0.19999999999999996, never the float 0.2. So, where the answer reaches
+    the package's `repetition` by the name `repetition` in its own globals (a notebook's `from magrpo_edu.quality
+    import repetition`), that name is rebound, for this probe only, to a stand-in that returns exactly 0.2 for one
+    text of a natural pair (the real value for any other text), and restored afterwards. An answer that reaches
+    `repetition` otherwise (the module's attribute, a home-made one) is not probed here."""
+    names = getattr(fn, "__globals__", None)
+    if not isinstance(names, dict) or names.get("repetition") is not repetition:
+        return
+    c1, c2 = _NATURAL[0]                      # neither text repeats a 3-gram: the paper's total, well above 0
+    want = tldr_levels(c1, c2)["total"]
+    for which, probe in (("concise", c1), ("detailed", c2)):
+        names["repetition"] = lambda text, probe=probe: 0.2 if text == probe else repetition(text)
+        try:
+            got = _honest_call(fn, c1, c2)
+        finally:
+            names["repetition"] = repetition
+        if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isclose(got, want, abs_tol=1e-9):
+            ge = " You cut with `>= 0.2`: " if got == 0 else " "
+            raise ExerciseFailed(f"a natural pair whose {which} text repeats exactly 1/5 of its 3-grams (`repetition` "
+                                 f"returns 0.2) should keep the paper's reward {want:.4f}; you returned {got!r}.{ge}"
+                                 "exactly 1/5 is not above 0.2: the cut is repetition > 0.2, "
+                                 "`repetition(c1) > 0.2 or repetition(c2) > 0.2`, not >= 0.2. (A real text with 1/5 "
+                                 "repeated reads 0.19999999999999996 in floats, so the check called your function with "
+                                 "a `repetition` that returns exactly 0.2 for that text.)")

@@ -10,7 +10,7 @@ import torch
 
 from ..algorithm import Node, compute_returns
 from ..config import MAGRPOConfig
-from . import ExerciseFailed, call_answer, exercise, is_bool, rounded_to
+from . import ExerciseFailed, call_answer, exercise, is_bool, not_a_wrapper, not_the_library, rounded_to
 
 
 def _fmt(t) -> list:
@@ -108,6 +108,46 @@ def _over_siblings(node, gamma):
     return R
 
 
+def _gamma_on_reward(node, gamma, leaves=True):
+    """gamma on the joint action's own reward instead of the child's mean: R_j = gamma * r_j + mean(child j's returns)
+    (with `leaves`, a leaf's rewards multiplied by gamma too; without, only the r_j that have a child)."""
+    R = gamma * node.rewards.clone() if leaves else node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] = (R[j] if leaves else gamma * R[j]) + _gamma_on_reward(child, gamma, leaves).mean()
+    return R
+
+
+def _pooled_for_every_j(node, gamma, cat=False):
+    """ONE mean over all the node's children added to EVERY joint action, those without a child too."""
+    R = node.rewards.clone()
+    if node.children:
+        kids = [_pooled_for_every_j(c, gamma, cat) for c in node.children.values()]
+        R = R + gamma * (torch.cat(kids).mean() if cat else torch.stack([k.mean() for k in kids]).mean())
+    return R
+
+
+def _reward_dropped(node, gamma):
+    """R_j = gamma * mean(child j's returns) where j has a child: r_j overwritten (R[j] = ..., not R[j] += ...)."""
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] = gamma * _reward_dropped(child, gamma).mean()
+    return R
+
+
+def _matches(got, tree, gamma, *readings) -> bool:
+    """Whether `got` is one of the readings' returns on this tree at this gamma (a reading that crashes: no)."""
+    for reading in readings:
+        try:
+            if torch.allclose(got.float(), reading(copy.deepcopy(tree), gamma).float(), atol=1e-5):
+                return True
+        except Exception:  # noqa: BLE001 - a reading that does not apply to this tree
+            pass
+    return False
+
+
+_GAMMAS = (0.9, 0.5, 1.0, 0.0)      # 0.0 last: the paper's credit, which the notebook calls too (no child term at all)
+
+
 def _trees():
     """Trees as the library builds them (G = 2 or 4 joint actions per node): a leaf alone, two turns,
     three turns with one branch cut by early termination (a joint action without a child), children for only some
@@ -172,8 +212,9 @@ def _reads_as(fn, reading) -> bool:
 
 @exercise("05.discounted_returns")
 def check_discounted_returns(fn):
+    not_the_library(fn, "discounted_returns", compute_returns)
     for what, tree in _trees():
-        for gamma in (0.9, 0.5, 1.0):
+        for gamma in _GAMMAS:
             mine = copy.deepcopy(tree)
             before, shape = [nd.rewards.clone() for nd in _nodes(mine)], _shape(mine)
             keys = sorted(tree.children)
@@ -211,6 +252,21 @@ def check_discounted_returns(fn):
             want = compute_returns(copy.deepcopy(tree), gamma)
             if torch.allclose(got.float(), want, atol=1e-5):
                 continue
+            said = (f"{what}, gamma = {gamma}: the returns are {_fmt(want)}, you returned {_fmt(got)} "
+                    "(R_j = r_j + gamma * mean of child j's returns; R_j = r_j where j has no child).")
+            if gamma == 0.0 and _reads_as(fn, compute_returns):
+                other = next((g for g in (0.9, 1.0, 0.5, 0.99, 0.95, 0.8)
+                              if torch.allclose(got.float(), compute_returns(copy.deepcopy(tree), g), atol=1e-5)), None)
+                raise ExerciseFailed(
+                    said + " Your returns are right at gamma 0.9, 0.5 and 1, but not at gamma = 0: gamma = 0 is the "
+                    "paper's credit: no child term at all, R_j = r_j, the node's own rewards (the notebook calls "
+                    "discounted_returns(node, 0.0))." + (
+                        f" You returned the returns of gamma = {other}: a default such as `gamma = gamma or {other}` "
+                        f"(or `if not gamma:`) replaces 0, a falsy number, by {other}; give no default inside the "
+                        "function (the caller passes gamma), or test `gamma is None`, never the number's truth."
+                        if other is not None else
+                        " Do not treat 0 apart: gamma * (mean of child j's returns) is 0 when gamma is 0, so the "
+                        "rule itself gives R_j = r_j."))
             if tree.children and torch.allclose(got.float(), compute_returns(copy.deepcopy(tree), 1.0), atol=1e-5):
                 raise ExerciseFailed(f"{what}, gamma = {gamma}: you returned the undiscounted returns (CoMLRL 1.4.3's); "
                                      "multiply the child's mean return by gamma.")
@@ -240,10 +296,31 @@ def check_discounted_returns(fn):
                         "child's returns you add are undiscounted. Add gamma times the child's DISCOUNTED returns, "
                         "computed by the same function (discounted_returns(child, gamma)), so the discount compounds: "
                         "each further turn one more factor gamma.")
-            elif _reads_as(fn, _pooled_children) or _reads_as(fn, lambda n, g: _pooled_children(n, g, cat=True)):
-                hint = (" You added ONE mean, pooled over ALL the node's children, to every joint action that has a "
-                        "child; each joint action j adds the mean return of ITS OWN child, node.children[j] (the turn "
-                        "after a good first answer is not the turn after a bad one).")
+            elif gamma not in (0.0, 1.0) and _matches(got, tree, gamma, _gamma_on_reward,
+                                                       lambda n, g: _gamma_on_reward(n, g, leaves=False)):
+                hint = (" You multiplied the joint action's own reward r_j by gamma and added the child's mean return "
+                        "undiscounted: gamma goes on the NEXT turn's part, R_j = r_j + gamma * (mean of child j's "
+                        "returns); r_j itself counts in full" + (", and a leaf's return is its reward, r_j."
+                                                                 if not tree.children else "."))
+            elif tree.children and gamma != 0.0 and _matches(got, tree, gamma, _reward_dropped):
+                hint = (" You dropped r_j where j has a child (R[j] = gamma * ..., which overwrites the reward): "
+                        "R_j is the joint action's OWN reward r_j PLUS gamma times the mean of child j's returns; "
+                        "write R[j] = R[j] + gamma * ..., or R[j] += gamma * ..., from R = node.rewards.clone().")
+            elif tree.children and _matches(got, tree, gamma, _pooled_children,
+                                            lambda n, g: _pooled_children(n, g, cat=True), _pooled_for_every_j,
+                                            lambda n, g: _pooled_for_every_j(n, g, cat=True)):
+                full = len(tree.children) == len(tree.rewards)      # every joint action has a child: both readings
+                every = not full and not _matches(got, tree, gamma, _pooled_children,
+                                                  lambda n, g: _pooled_children(n, g, cat=True))
+                hint = (" You added ONE mean, pooled over ALL the node's children's returns, to every joint action"
+                        + (" that has a child: the same bonus whatever the joint action led to."
+                           if not (full or every) else
+                           (" (those without a child too)" if every else "")
+                           + ": the same bonus for all, which the sibling mean then takes away again, so the next "
+                           "turn changes no advantage.")
+                        + " Each joint action j adds gamma times the mean return of ITS OWN child, node.children[j] "
+                        "(the turn after a good first answer is not the turn after a bad one); a joint action without "
+                        "a child adds nothing.")
             elif _reads_as(fn, _first_child_only):
                 hint = (" Only the FIRST child counts in your returns: the other joint actions with a child got only "
                         "their own reward. Every joint action j with a child adds gamma times the mean of its child's "
@@ -272,8 +349,11 @@ def check_discounted_returns(fn):
                     got.float(), _reduce_children(tree, gamma, lambda t: t.median()), atol=1e-5):
                 hint = (" You took the MEDIAN of the child's returns (torch's median is the lower middle value for an "
                         "even count); R_j adds gamma times their MEAN.")
-            raise ExerciseFailed(f"{what}, gamma = {gamma}: the returns are {_fmt(want)}, you returned {_fmt(got)} "
-                                 "(R_j = r_j + gamma * mean of child j's returns; R_j = r_j where j has no child)." + hint)
+            raise ExerciseFailed(said + hint)
+    not_a_wrapper(fn, (copy.deepcopy(next(t for _, t in _trees() if t.children)), 0.9), "discounted_returns",
+                  compute_returns, how="from the rule in the text (R = node.rewards.clone(), then R[j] += gamma * the "
+                                       "mean of discounted_returns(child, gamma) for each j, child in "
+                                       "node.children.items())")
 
 
 # the first: the notebook's own six means (section 4), two of them only 0.0625 apart; then ties, close means with a
@@ -284,7 +364,9 @@ def check_discounted_returns(fn):
 # 0.2 - 0.1875 = 0.0125; with seven tests three more passed in one sample, 3/7 / 4 = 0.1071, against one aux, 0.0071
 # (rounded to 4 decimals, as the notebook's means are): no fixed margin above the last mean that fits passes for a
 # threshold (these means are ones float32 rounds up or keeps, so np.float32 of the right threshold still counts).
-# Every budget from 0 to two more than the number of groups.
+# Every budget from 0 to two more than the number of groups; last, an empty list of groups (a step whose batch holds
+# no problem to expand): rollout_tree cuts a group when its mean r > t, so with no group every finite t expands the 0
+# groups there are, which fits any budget: any finite number is right, and the answer must not crash on it.
 _GROUPS = ([2.0625, 2.125, 2.25, 2.5, 1.1375, 2.8125], [3.125, 1.5, 0.4, 2.0, 0.4, 3.5], [1.0, 1.0, 1.0],
            [2.0, 2.0625, 2.0625, 2.125, 1.9375], [2.4, 0.85, 4.0, 0.85, 1.6], [0.0, 1.5, 0.0],
            [2.0625, 2.025, 2.1375, 2.0, 2.2], [2.325, 2.375, 2.275], [2.2, 2.1875, 2.25, 2.1875],
@@ -308,6 +390,8 @@ def _threshold_hint(means, budget, t):
     """A sentence for three readings of the budget whatever the count: index -1 at budget 0, a threshold above every
     mean read as "expand nothing", and counting from the best."""
     s = sorted(means)
+    if not s:
+        return ""
     if budget == 0 and t == s[-1]:
         return (" A threshold at the LARGEST mean expands every group: if you wrote sorted(means)[budget - 1], at "
                 "budget 0 that is sorted(means)[-1] (a negative index counts from the end). The budget may be 0: "
@@ -384,10 +468,19 @@ def _over_budget_hint(means, budget, t, best):
                    f"{last} (or anywhere below the next mean up, {nxt}).")
 
 
+_EMPTY = ("An empty list of groups must give a finite number too: with no group there is nothing to expand, and "
+          "the tree cuts a group only when its mean r is above the threshold, so ANY finite number (0.0, say) expands "
+          "the 0 groups there are, within every budget. Handle `means == []` before min(means), max(means) or "
+          "sorted(means)[k].")
+
+
 def _threshold_crash(exc: Exception, means: list, budget: int) -> str:
-    """What a crash of choose_threshold says: an IndexError at a budget of 0 or of every group gets a hint."""
+    """What a crash of choose_threshold says: an IndexError at a budget of 0 or of every group gets a hint, and any
+    crash on an empty list of groups says what it must give."""
     hint = ""
-    if isinstance(exc, IndexError) and budget >= len(means):
+    if not means:
+        hint = " " + _EMPTY
+    elif isinstance(exc, IndexError) and budget >= len(means):
         hint = (f" The budget can reach or pass the number of groups ({len(means)} here): then every group "
                 "fits, and the threshold is the largest mean (or anything above it).")
     elif isinstance(exc, IndexError) and budget == 0:
@@ -400,6 +493,7 @@ def check_threshold(fn):
     # every budget up to the number of groups first, then budgets above it (an answer may also fail those, and the
     # lesson of a wrong rule on a tie reads better than an IndexError)
     cases = [(m, b) for m in _GROUPS for b in range(len(m) + 1)] + [(m, len(m) + k) for m in _GROUPS for k in (1, 2)]
+    cases += [([], b) for b in (0, 1, 2)]
     for means, budget in cases:
         best = max([0] + [sum(m <= v for m in means) for v in means if sum(m <= v for m in means) <= budget])
         given = list(means)
@@ -415,7 +509,8 @@ def check_threshold(fn):
                                  "number (a numpy scalar is one) and refuses a tensor or an array, 0-d too.")
         if t is None:
             last, _ = _fits(means, budget)
-            todo = ("when every group fits, as here, return the largest mean (or anything above it)."
+            todo = ("here the list of groups is empty. " + _EMPTY if not means else
+                    "when every group fits, as here, return the largest mean (or anything above it)."
                     if budget >= len(means) else
                     f"here the budget, {budget}, is below the number of groups, {len(means)}, and "
                     + (f"the threshold is the mean of the last group that fits, {last} (or anything below the next "

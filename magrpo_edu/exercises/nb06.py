@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from ..algorithm import credit_samples, group_advantages, joint_actions, kl_penalty, policy_loss
+from ..algorithm import credit_samples, group_advantages, joint_actions
 from . import ExerciseFailed, call_answer, exercise, not_a_wrapper, rounded_to
 
 
@@ -192,178 +192,6 @@ def check_std_scaled(fn):
         raise ExerciseFailed(f"for the group {r} the std-scaled advantages are {_fmt(want)}, you returned {_fmt(got)}.")
 
 
-def _kl_cases():
-    g = torch.Generator().manual_seed(11)
-    for G, C in ((4, 5), (2, 1), (3, 7)):
-        logp = -torch.rand(G, C, generator=g) * 2 - 0.05
-        ref = logp + torch.randn(G, C, generator=g) * 0.5
-        lengths = torch.randint(1, C + 1, (G,), generator=g)
-        mask = (torch.arange(C).unsqueeze(0) < lengths.unsqueeze(1)).float()
-        yield logp, ref, mask, torch.randn(G, generator=g)
-
-
-def _folded(logp, ref, mask, A, beta):
-    """The loss with the KL subtracted from the advantage instead of added to the loss: per completion (A_g - beta KL_g)
-    or per token (A_g - beta k3_gt), the KL a constant or not."""
-    d = ref - logp
-    k3 = (torch.exp(d) - d - 1) * mask
-    return [-((A - beta * k3.sum(-1)) * (logp * mask).sum(-1)).mean(),
-            -(((A[:, None] - beta * k3) * logp * mask).sum(-1)).mean()]
-
-
-def _bool_mask_hint(exc: Exception) -> str:
-    """The advice for a crash of a float mask used as a bool one (~mask, an index, masked_fill's mask)."""
-    text = str(exc)
-    if "invert" in text or "indices must be" in text or "boolean mask" in text:
-        return (" The mask is a FLOAT tensor of 0.0 and 1.0 (1.0 on the real tokens), not a bool one: ~mask, "
-                "token_logp[mask] and masked_fill(mask, ...) need bools. Write mask == 0 (the padding) or mask.bool() "
-                "(the real tokens), or multiply by mask.")
-    return ""
-
-
-@exercise("06.loss_with_kl")
-def check_loss_with_kl(fn):
-    for beta in (0.0, 0.1, 0.5):
-        for logp, ref, mask, A in _kl_cases():
-            # the expected value and gradient first, from tensors the learner never sees
-            want = policy_loss((logp * mask).sum(-1), A) + beta * kl_penalty(logp, ref, mask).mean()
-            ref_lp = logp.clone().requires_grad_(True)
-            (want_grad,) = torch.autograd.grad(policy_loss((ref_lp * mask).sum(-1), A)
-                                               + beta * kl_penalty(ref_lp, ref, mask).mean(), ref_lp)
-            lp = logp.clone().requires_grad_(True)
-            given = {"ref_logp": ref.clone(), "mask": mask.clone(), "advantages": A.clone()}
-            versions = {"token_logp": lp._version, **{name: t._version for name, t in given.items()}}
-            got = _call(fn, f"loss_with_kl(token_logp, ref_logp, mask, advantages, beta={beta}) on a group of "
-                            f"G = {logp.shape[0]}, C = {logp.shape[1]}", (lp, *given.values(), beta),
-                        lambda exc: (" token_logp carries a gradient: an in-place operation on it (token_logp *= mask, "
-                                     "masked_fill_) is refused by autograd; write token_logp * mask instead."
-                                     if "in-place" in str(exc) or "inplace" in str(exc) else
-                                     " A size mismatch: advantages is (G,) and token_logp (G, C), so advantages * "
-                                     "token_logp lines the G advantages up with the C token columns, not the G rows "
-                                     "(the same for any (G,) tensor times a (G, C) one). Write advantages[:, None] "
-                                     "(or advantages.unsqueeze(-1), a (G, 1) column), or multiply the advantages by "
-                                     "the per-completion sums, (token_logp * mask).sum(-1)."
-                                     if "must match the size" in str(exc) else _bool_mask_hint(exc)))
-            changed = [f"{name} (now shape {tuple(t.shape)})" if t.shape != orig.shape else name
-                       for (name, t), orig in zip(given.items(), (ref, mask, A)) if not torch.equal(t, orig)]
-            if changed or not torch.equal(lp.detach(), logp):
-                changed = changed or ["token_logp"]
-                raise ExerciseFailed(f"your function changed {', '.join(changed)} in place (a method ending in _, such "
-                                     "as unsqueeze_, masked_fill_ or mul_, or an assignment into the tensor): the trainer "
-                                     "uses these tensors again after the loss. Use the out-of-place forms: "
-                                     "advantages.unsqueeze(-1) or advantages[:, None], ref_logp * mask, "
-                                     "ref_logp.masked_fill(mask == 0, 0.0).")
-            if not isinstance(got, torch.Tensor) or got.numel() != 1:
-                raise ExerciseFailed("return the loss as a one-element tensor.")
-            if not torch.allclose(got.detach().float().reshape(()), want, atol=1e-5):
-                d = logp - ref
-                wrong_dir = policy_loss((logp * mask).sum(-1), A) + beta * ((torch.exp(d) - d - 1) * mask).sum(-1).mean()
-                if torch.allclose(got.detach().reshape(()), wrong_dir, atol=1e-5):
-                    raise ExerciseFailed("your k3 term has the log-ratio the wrong way round: TRL's is "
-                                         "exp(d) - d - 1 with d = ref_logp - token_logp (e^d = pi_ref / pi).")
-                v = got.detach().float().reshape(())
-                policy = policy_loss((logp * mask).sum(-1), A)
-                kl = kl_penalty(logp, ref, mask)
-                hint = ""
-                if beta and torch.allclose(v, policy - beta * kl.mean(), atol=1e-5):
-                    hint = (" The KL term's sign is flipped: GRPO's objective SUBTRACTS beta * KL, so the loss (minus "
-                            "the objective) ADDS it; subtracting it would push the agent away from the reference.")
-                elif beta and torch.allclose(v, policy + beta * kl.sum(), atol=1e-5):
-                    hint = " You summed the KL over the G samples; average it over them (1/G), like the policy term."
-                elif beta and torch.allclose(v, policy + beta * ((torch.exp(ref - logp) - (ref - logp) - 1).sum(-1)).mean(),
-                                             atol=1e-5):
-                    hint = " The padding entered your KL: multiply the per-token terms by the mask before summing."
-                elif beta and torch.allclose(v, policy + beta * (kl / mask.sum(-1).clamp_min(1)).mean(), atol=1e-5):
-                    hint = (" You averaged the KL over each completion's tokens; the loss SUMS it over them, like the "
-                            "policy term's log-probs.")
-                elif beta and torch.allclose(v, policy + beta * ((logp - ref) * mask).sum(-1).mean(), atol=1e-5):
-                    hint = " That is k1 (log pi - log pi_ref); the leash uses k3 = e^d - d - 1, d = ref_logp - token_logp."
-                elif torch.allclose(v, -(A * logp.sum(-1)).mean() + beta * kl.mean(), atol=1e-5):
-                    hint = " The padding entered your policy term: multiply token_logp by the mask before summing."
-                elif beta and torch.allclose(v, want + beta * mask.sum(-1).mean(), atol=1e-5):
-                    hint = (" Your k3 lacks its -1: e^d - d - 1, which is 0 where the two models agree (d = 0); "
-                            "without it every real token adds 1 to the KL.")
-                elif beta and torch.allclose(v, policy + beta * kl.sum() / mask.sum(), atol=1e-5):
-                    hint = (" You averaged the KL over all the group's tokens at once; the loss SUMS it over each "
-                            "completion's real tokens, then averages the G completions, like the policy term.")
-                elif beta and any(torch.allclose(v, folded, atol=1e-5) for folded in _folded(logp, ref, mask, A, beta)):
-                    hint = (" You folded the KL into the advantage (A - beta * KL); the leash is its own term, ADDED to "
-                            "the loss: + beta (1/G) sum_g sum_t k3, with its own gradient through token_logp.")
-                elif beta and torch.allclose(v, policy, atol=1e-5):
-                    hint = (f" Your loss is the policy term alone: the KL term is missing. With beta = {beta} add "
-                            "+ beta * (1/G) sum_g sum_t k3_t, k3 = e^d - d - 1 with d = ref_logp - token_logp, "
-                            "times the mask.")
-                elif torch.allclose(v, -policy + beta * kl.mean(), atol=1e-5):
-                    hint = (" The policy term's sign is flipped: the loss is MINUS (1/G) sum_g A_g * sum_t log pi, so "
-                            "that descending it raises the log-probs of completions with A > 0.")
-                elif any(torch.allclose(v, -(A * (logp * mask).sum(-1) / mask.sum(-1)).mean() + beta * k, atol=1e-5)
-                         for k in (kl.mean(), (kl / mask.sum(-1)).mean())):
-                    hint = (" You divided each completion's policy term by its length (GRPO's and TRL's token mean, "
-                            "notebook 01); MAGRPO SUMS the log-probs over each completion's real tokens: "
-                            "-(1/G) sum_g A_g sum_t log pi.")
-                elif beta and torch.allclose(v, policy + beta * kl.mean() / logp.shape[1], atol=1e-5):
-                    hint = (f" Your KL term is divided by C = {logp.shape[1]}, the padded width (a .mean() over all "
-                            "G * C entries, or over the last dim); the KL is SUMMED over each completion's real tokens, "
-                            "then averaged over the G completions.")
-                elif beta and torch.allclose(v, policy + beta * kl.mean() / logp.shape[0], atol=1e-5):
-                    hint = (f" Your KL term is divided by G = {logp.shape[0]} twice (a .mean() over the G completions "
-                            "and then a division by G, or by len(advantages)); average it over them once, 1/G, like "
-                            "the policy term.")
-                elif beta and torch.allclose(v, policy + beta * (logp.exp() * (logp - ref) * mask).sum(-1).mean(),
-                                             atol=1e-5):
-                    hint = (" That is the per-token term of the exact KL, pi * (log pi - log pi_ref), which weighs each "
-                            "token by its probability; the tokens here were SAMPLED from pi already, so the leash "
-                            "uses the k3 estimator, e^d - d - 1 with d = ref_logp - token_logp, unweighted.")
-                elif logp.shape[0] > 1 and torch.allclose(v, want * logp.shape[0] / (logp.shape[0] - 1), atol=1e-5):
-                    hint = (f" You divided by G - 1 = {logp.shape[0] - 1}; the loss averages the G = {logp.shape[0]} "
-                            "completions, 1/G, both terms (.mean() over them).")
-                if torch.allclose(v, policy + kl.mean(), atol=1e-5):
-                    hint = (f" You added the KL term at weight 1, whatever beta is: multiply it by beta (here {beta}; "
-                            "at beta = 0 it vanishes).")
-                    raise ExerciseFailed(f"with beta = {beta} the loss is {want.item():.5f}, you returned {v.item():.5f}."
-                                         + hint)
-                if beta and torch.allclose(v, policy + beta * (0.5 * (ref - logp) ** 2 * mask).sum(-1).mean(), atol=1e-5):
-                    raise ExerciseFailed(f"with beta = {beta} the loss is {want.item():.5f}, you returned {v.item():.5f}: "
-                                         "that is k2 = d^2 / 2; the leash uses k3 = e^d - d - 1, d = ref_logp - "
-                                         "token_logp (TRL's, unbiased for KL(pi || pi_ref)).")
-                if not beta:  # no KL term at all: only the policy term can be wrong
-                    raise ExerciseFailed(f"with beta = 0 the KL term vanishes and the loss is the policy term alone, "
-                                         f"{want.item():.5f}; you returned {v.item():.5f}, so the policy term is wrong: "
-                                         "-(1/G) sum_g A_g * (sum of token_logp[g] over its real tokens, mask 1)."
-                                         + hint)
-                raise ExerciseFailed(f"with beta = {beta} the loss is {want.item():.5f}, you returned "
-                                     f"{v.item():.5f} (the KL is summed over each completion's "
-                                     "real tokens and averaged over the G samples, like the policy term)." + hint)
-            if not got.requires_grad:
-                raise ExerciseFailed("your loss has no gradient: compute it from token_logp with torch operations.")
-            try:
-                (grad,) = torch.autograd.grad(got.reshape(()), lp, allow_unused=True)
-            except RuntimeError as exc:
-                if "inplace" not in str(exc) and "in-place" not in str(exc):
-                    raise ExerciseFailed(f"the loss's gradient could not be computed: autograd raised RuntimeError: "
-                                         f"{str(exc).rstrip('.')}.") from None
-                touched = [name for name, t in (("token_logp", lp), *given.items()) if t._version != versions[name]]
-                raise ExerciseFailed(f"the loss's value is right, but its gradient cannot be computed: your function "
-                                     f"changed {', '.join(touched) or 'a tensor the loss was built from'} in place "
-                                     "(a method ending in _, such as mul_ or masked_fill_, or *=), and autograd "
-                                     "refuses a backward pass through a tensor changed AFTER the loss used it "
-                                     "(\"modified by an inplace operation\"), even when the change leaves its values "
-                                     "as they were. The trainer uses these tensors again after the loss too: use the "
-                                     "out-of-place forms, mask * 1.0, ref_logp * mask, "
-                                     "ref_logp.masked_fill(mask == 0, 0.0).") from None
-            if grad is None or not torch.allclose(grad, want_grad, atol=1e-5):
-                if not beta:
-                    raise ExerciseFailed("with beta = 0 the loss's value is right but its gradient is not: the policy term "
-                                         "must carry a gradient through token_logp (the advantages are constants).")
-                raise ExerciseFailed("the loss's value is right but its gradient is not: the KL term must carry a gradient "
-                                     "through token_logp (a detached KL, as CoMLRL 1.4.3 subtracts from the returns, does "
-                                     "not leash in the loss); only the reference log-probs and the advantages are "
-                                     "constants.")
-    logp, ref, mask, A = next(_kl_cases())
-    not_a_wrapper(fn, (logp.clone().requires_grad_(True), ref, mask, A, 0.1), "loss_with_kl", kl_penalty,
-                  how="with the k3 term written out, exp(d) - d - 1 with d = ref_logp - token_logp, masked")
-
-
 def _comlrl(R, G, mode):
     """CoMLRL's cross credit as section 3 states it: each sample's SUM of returns, then the advantage among the G sums."""
     grid = R.view(G, G)
@@ -394,8 +222,8 @@ def check_comlrl_credit(fn):
                                               or "size" in str(exc) else ""))
                 if not torch.equal(given, R):
                     raise ExerciseFailed("your function changed the rewards R it was given (an in-place operation on R "
-                                         "or on a view of it, R.view(G, G) -= ...): the trainer logs R and computes the "
-                                         "other agent's credit from it. Compute new tensors: grid = R.view(G, G), then "
+                                         "or on a view of it, R.view(G, G) -= ...): the cell below reuses R, and a caller "
+                                         "still needs the rewards it passed. Compute new tensors: grid = R.view(G, G), then "
                                          "grid - ..., not grid -= ....")
                 if not isinstance(got, torch.Tensor) or tuple(got.shape) != (2, G):
                     shape = (f" (got a tensor of shape {tuple(got.shape)}"

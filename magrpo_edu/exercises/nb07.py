@@ -11,7 +11,9 @@ import numbers
 
 import torch
 
-from . import ExerciseFailed, call_answer, exercise, first_line, rounded_to
+from . import ExerciseFailed, call_answer, exercise, first_line, not_a_wrapper, rounded_to
+from ..tasks.writing.reward import (_levels, length_ratio_reward, ramp_level, tldr_length_level, tldr_levels,
+                                    tldr_reward)
 
 
 def _pair(c1_chars: int, c2_chars: int) -> tuple[str, str]:
@@ -38,6 +40,12 @@ _BAND_CASES = [
     ([_pair(100, 200), _pair(100, 100), _pair(100, 400)], None),            # a share of 1/3: no rounding
     # the same pair twice (two prompts can get the same texts): each pair counts, 2/3, not 1/2 as over set(pairs)
     ([_pair(100, 200), _pair(100, 200), _pair(100, 100)], None),
+    # just outside each edge (1.595, 3.204, 1.599) and just inside (1.601, 3.199): the ratio compared exactly, not
+    # rounded (round(ratio, 2) puts 3.204 and 1.599 in) nor with a tolerance (1.6 - 0.009 puts 1.595 in); and 3.199
+    # tells a band ending at 3.0 or 3.1 from one that leaves 3.2 itself out
+    ([_pair(200, 319), _pair(250, 801), _pair(1000, 1599), _pair(1000, 1601), _pair(1000, 3199)], 0.4),
+    # closer still, 0.00004 either side of each edge: round(ratio, 3) or round(ratio, 4) puts the outer two in
+    ([_pair(25000, 39999), _pair(25000, 80001), _pair(25000, 40001), _pair(25000, 79999)], 0.5),
 ]
 
 
@@ -115,6 +123,80 @@ def _on_three_pairs(fn, value: float) -> bool:
         return False
 
 
+# One-pair probes (len(concise), len(detailed)) across the ratio axis, fine near both edges: on them an answer that is
+# right in the middle of the band and far outside it shows where it puts the edges (a band ending at 3.0, a ratio
+# rounded or compared with a tolerance near 1.6 and 3.2).
+_EDGE_PROBES = [(1000, d) for d in (500, 1100, 1300, 1400, 1500, 1550, 1580, 1590, 1594, 1595, 1596, 1599, 1600, 1601,
+                                    1610, 1650, 1700, 1800, 2000, 2400, 2800, 2900, 2950, 3000, 3050, 3100, 3150, 3190,
+                                    3199, 3200, 3201, 3204, 3205, 3210, 3250, 3300, 3400, 3500, 4000, 5000, 6000)] + [
+    (10000, 15996), (10000, 32004), (25000, 39999), (25000, 40001), (25000, 79999), (25000, 80001),
+    (100000, 159992), (100000, 320008)]                # round(ratio, 4) leaves these two out, a tolerance of 1e-4 not
+
+
+def _ratio_text(x: float) -> str:
+    """A ratio as a reader writes it: 3.0, not 3; 1.59996 in full."""
+    text = f"{x:.6g}"
+    return text if "." in text or "e" in text else text + ".0"
+
+
+def _edge_slip(fn) -> str | None:
+    """What an answer that is right in the middle of the band and far outside it does wrong at the edges, in a
+    sentence: the ratio rounded (round(ratio, k)), a tolerance, or another edge than 1.6 or 3.2; None when the
+    one-pair probes show no band of that shape (the generic rule is said then)."""
+    seen = {}
+    for c, d in _EDGE_PROBES:
+        try:
+            got = fn([("a" * c, "b" * d)])
+        except Exception:   # noqa: BLE001 - a crash on a probe is not an edge slip
+            return None
+        if not isinstance(got, numbers.Real) or isinstance(got, bool) or not (
+                math.isclose(got, 0.0, abs_tol=1e-9) or math.isclose(got, 1.0, abs_tol=1e-9)):
+            return None
+        seen[c, d] = got > 0.5
+    right = {(c, d): 1.6 <= d / c <= 3.2 for c, d in _EDGE_PROBES}
+    if not seen[1000, 2400] or any(seen[1000, d] for d in (500, 1100, 5000, 6000)):
+        return None                                         # not a band around the middle: no edge to speak of
+    wrong = [(c, d) for c, d in _EDGE_PROBES if seen[c, d] != right[c, d]]
+    if not wrong:
+        return None
+    fix = ("The band's ends are exact: compare the ratio len(detailed) / len(concise) itself with 1.6 and 3.2 "
+           "(1.6 <= ratio <= 3.2, both ends in), not rounded and with no tolerance")
+    gap = lambda p: min(abs(p[1] / p[0] - 1.6), abs(p[1] / p[0] - 3.2))      # how far from the nearer edge
+    pair = lambda p: f"the pair of {p[0]} and {p[1]} characters (ratio {p[1]}/{p[0]} = {_ratio_text(p[1] / p[0])})"
+    k = next((k for k in range(1, 7) if all(seen[p] == (1.6 <= round(p[1] / p[0], k) <= 3.2) for p in _EDGE_PROBES)),
+             None)
+    if k is not None:                   # exactly what rounding the ratio to k decimals does, on every probe
+        p = max(wrong, key=gap)
+        return (f"your function counts {pair(p)} IN the band, though it lies just "
+                f"{'below 1.6' if p[1] / p[0] < 1.6 else 'above 3.2'}: you round the ratio to {k} decimal"
+                f"{'s' if k > 1 else ''} (round({_ratio_text(p[1] / p[0])}, {k}) is {round(p[1] / p[0], k)!r}). " + fix)
+    if all(gap(p) <= 0.0101 for p in wrong):          # only within 0.01 of an edge: the edges blurred, not moved
+        outside_in = [p for p in wrong if seen[p]]
+        if outside_in:
+            p = max(outside_in, key=gap)
+            return (f"your function counts {pair(p)} IN the band, though it lies just "
+                    f"{'below 1.6' if p[1] / p[0] < 1.6 else 'above 3.2'}: do you compare with a tolerance "
+                    "(1.6 - eps <= ratio <= 3.2 + eps), or round or cut the ratio (f'{ratio:.2f}', "
+                    "int(ratio * 100) / 100)? " + fix)
+        p = max(wrong, key=gap)
+        return (f"your function counts {pair(p)} OUT of the band, though it lies in [1.6, 3.2]: the ends are in the "
+                "band (<=, not <), and a tolerance must not shrink it. " + fix)
+    order = sorted(_EDGE_PROBES, key=lambda p: p[1] / p[0])
+    ins = [p[1] / p[0] for p in order if seen[p]]
+    one_run = "0" not in "".join("1" if seen[p] else "0" for p in order).strip("0")
+    shape = (f" (it looks like [{_ratio_text(min(ins))}, {_ratio_text(max(ins))}])" if ins and one_run else "")
+    edges = []
+    for side, edge, here in (("lower", 1.6, lambda p: p[1] / p[0] < 2.4), ("upper", 3.2, lambda p: p[1] / p[0] >= 2.4)):
+        off = [p for p in wrong if here(p)]
+        if off:
+            p = max(off, key=lambda p: abs(p[1] / p[0] - edge))
+            edges.append(f"the {side} edge is {edge}: {pair(p)} is {'IN' if right[p] else 'OUT of'} the band, your "
+                         f"function counts it {'out' if right[p] else 'in'}")
+    return (f"your band is not the full-score band [1.6, 3.2]{shape}: " + "; ".join(edges)
+            + ". Count a pair when 1.6 <= len(detailed) / len(concise) <= 3.2, both ends in: the full-score band "
+            "of the length level")
+
+
 def _in_band(pairs) -> float:
     ok = [len(c1) > 0 and 1.6 <= len(c2) / len(c1) <= 3.2 for c1, c2 in pairs]
     return sum(ok) / len(ok) if ok else 0.0
@@ -147,6 +229,12 @@ def _band_crash(exc: Exception, pairs) -> str:
 
 @exercise("07.in_band_share")
 def check_in_band_share(fn):
+    # the level's own functions (the length level, the ramp, the reward's breakdown) put the band's edges in by
+    # construction: an answer that calls them is refused whatever it returns
+    not_a_wrapper(fn, (list(_BAND_CASES[0][0]),), "in_band_share", tldr_length_level, ramp_level, tldr_levels, _levels,
+                  tldr_reward, length_ratio_reward,
+                  how="from the rule in the text (len(detailed) / len(concise) in [1.6, 3.2], an empty concise text "
+                      "out)")
     for pairs, want in _BAND_CASES:
         want = _in_band(pairs) if want is None else want      # the expected share, before the answer sees the pairs
         given = list(pairs)                                    # the answer's own list: what it does to it is seen
@@ -198,6 +286,11 @@ def check_in_band_share(fn):
         said = [text for k, (value, text) in enumerate(_band_readings(pairs))
                 if not math.isclose(value, want, abs_tol=1e-9) and math.isclose(got, value, abs_tol=1e-9)
                 and _reads_so_everywhere(fn, k)]
+        if not said and (edge := _edge_slip(fn)) is not None:
+            exact = ["inf" if not c1 else _ratio_text(len(c2) / len(c1)) for c1, c2 in pairs]
+            raise ExerciseFailed(f"for pairs whose character ratios chars(detailed) / chars(concise) are {exact} the "
+                                 f"share in [1.6, 3.2] (both ends included) is {want:.2f}; you returned {got!r}: "
+                                 + edge + ".")
         raise ExerciseFailed(f"for pairs whose character ratios chars(detailed) / chars(concise) are {ratios} the share "
                              f"in [1.6, 3.2] (both ends included) is {want:.2f}; you returned {got!r}."
                              + (" Your answer reads the rule another way: " + "; or ".join(said) + "." if said else
@@ -206,6 +299,27 @@ def check_in_band_share(fn):
 
 
 _SMOLLM2_LAYER = [(576, 576), (576, 192), (576, 192), (576, 576), (576, 1536), (576, 1536), (1536, 576)]
+
+
+_MEAN_PROBE = ([(3, 5), (5, 3), (7, 7)], 2)      # three layers: the sum is 60, the mean over the layers 20
+
+
+def _mean_probe_got(fn):
+    """fn on _MEAN_PROBE (a copy of its shapes), a numpy or torch scalar as a Python number; None when it crashes."""
+    try:
+        got = fn(list(_MEAN_PROBE[0]), _MEAN_PROBE[1])
+        return got.item() if hasattr(got, "item") and not isinstance(got, (int, float)) else got
+    except Exception:   # noqa: BLE001 - a crash here is not this reading
+        return None
+
+
+def _averages_layers(fn) -> bool:
+    """Whether fn gives the mean over the layers (sum / len(shapes), as a float, or cut or rounded to an int) on
+    several layers: a single layer cannot tell it, the mean of one layer being its count."""
+    got, (shapes, q) = _mean_probe_got(fn), _MEAN_PROBE
+    mean = sum(q * (i + o) for i, o in shapes) / len(shapes)
+    return (isinstance(got, numbers.Real) and not isinstance(got, bool) and math.isfinite(got)
+            and any(math.isclose(got, m, abs_tol=1e-9) for m in (mean, math.floor(mean), round(mean))))
 
 
 @exercise("07.lora_parameters")
@@ -242,6 +356,12 @@ def check_lora_parameters(fn):
                 got = got.item()
             except (ValueError, RuntimeError):
                 pass                    # not one number: refused below
+        if not (isinstance(got, int) and not isinstance(got, bool) and got == want) and _averages_layers(fn):
+            raise ExerciseFailed("you return the MEAN over the layers (the sum divided by len(shapes)): for layers "
+                                 f"{_MEAN_PROBE[0]} with q = {_MEAN_PROBE[1]} one adapter has "
+                                 f"{sum(_MEAN_PROBE[1] * (i + o) for i, o in _MEAN_PROBE[0])} parameters, your "
+                                 f"function gives {_mean_probe_got(fn)!r}. Every adapted layer has its own U and V: "
+                                 "sum q * (in + out) over the layers, without dividing by their number.")
         if isinstance(got, float) and got == want:
             raise ExerciseFailed(f"lora_parameters({shapes if len(shapes) < 10 else 'SmolLM2 layers'}, {q}) is {want}; "
                                  f"you returned {got!r}, a float: a count of parameters is a whole number, an int "

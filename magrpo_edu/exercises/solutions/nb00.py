@@ -52,6 +52,18 @@ def _floor_mean(rewards):                     # the mean with //: rounded down t
     return [x - m for x in rewards]
 
 
+def _library_wrapped(rewards):                # the package's own group_advantages, wrapped (G = 1 answered by hand)
+    import torch
+
+    from magrpo_edu.algorithm import group_advantages as own
+    return [0.0] if len(rewards) == 1 else own(torch.tensor(rewards, dtype=torch.float64)).tolist()
+
+
+def _library_reward_wrapped(concise, detailed):  # the package's own length_ratio_reward, wrapped
+    from magrpo_edu.tasks.writing.reward import length_ratio_reward as own
+    return own(concise, detailed)
+
+
 MISTAKES = {
     "00.group_advantages": [
         lambda r: list(r),                                                   # the raw rewards: REINFORCE, no baseline
@@ -81,6 +93,7 @@ MISTAKES = {
         lambda r: sum(r) / len(r),                                           # the mean itself: one number, no list
         lambda r: [float(x > sum(r) / len(r)) - float(x < sum(r) / len(r)) for x in r],  # the sign only: +1, 0, -1
         _all_zero,                                                           # every advantage 0
+        _library_wrapped,                                                     # the package's group_advantages, wrapped
         # (the last two stay last: tests/test_exercises.py's lessons name them by position)
         lambda r: [0.0] * len(r),                                            # every advantage 0, written out
         lambda r: (x - sum(r) / len(r) for x in r),                         # right values, a generator: read once only
@@ -126,6 +139,7 @@ MISTAKES = {
         #                                                                     edge: 1 for any ratio below 3
         lambda a, b: length_ratio_reward(__import__("re").sub(r"\n+", "\n", a),
                                          __import__("re").sub(r"\n+", "\n", b)),  # blank lines collapsed
+        _library_reward_wrapped,                                              # the package's own reward, wrapped
     ],
 }
 

@@ -87,6 +87,20 @@ def _where_nan_gradient(token_logp, mask, advantages):
     return -(advantages * torch.where(n > 0, s / n, torch.zeros_like(s))).mean()
 
 
+def _logprob_eos_dropped(token_logp, mask):  # the last real token (the EOS) of each completion left out
+    n = mask.sum(-1)
+    return (token_logp * (torch.arange(token_logp.shape[1]) < (n - 1).unsqueeze(1))).sum(-1)
+
+
+def _rloo_library(rewards):                   # the package's own leave-one-out, wrapped
+    from magrpo_edu.algorithm import group_advantages
+    return group_advantages(rewards, mode="rloo")
+
+
+def _rloo_max_of_others(rewards):             # the best of the others as baseline, not their mean
+    return torch.stack([rewards[g] - torch.cat([rewards[:g], rewards[g + 1:]]).max() for g in range(len(rewards))])
+
+
 MISTAKES = {
     "01.sequence_logprob": [
         lambda lp, m: torch.log(torch.where(m.bool(), lp.exp(), torch.ones_like(lp)).prod(-1)),  # log of the product: underflows
@@ -109,6 +123,9 @@ MISTAKES = {
         lambda lp, m: (lp * m).sum(-1).abs(),                                   # abs: the sign flipped as well
         lambda lp, m: (lp * m).sum(-1).float(),                                 # float32 from float64 log-probs
         _logprob_into_float32,                                                  # the same, a loop into torch.zeros(G)
+        lambda lp, m: (lp * m).sum(-1) / m.sum(-1),                             # a mean, unguarded: 0 / 0 = nan when empty
+        _logprob_eos_dropped,                                                   # the EOS, the last real token, left out
+        lambda lp, m: (lp[:, :-1] * m[:, 1:]).sum(-1),                          # the mask shifted left: the same slip
     ],
     "01.leave_one_out": [
         lambda r: r.sub_((r.sum() - r) / (len(r) - 1)),                         # right values, but the rewards changed in place
@@ -125,6 +142,11 @@ MISTAKES = {
         _rloo_into_long,                                            # an integer tensor: the advantages truncated
         lambda r: (r - (r.sum() - r) / (len(r) - 1)).half(),        # float16: differs after 3 digits
         lambda r: r - (r.sum() - r) / 3,                            # G fixed at 4: wrong for groups of 2, 3 and 6
+        _rloo_library,                                              # the package's group_advantages(mode="rloo")
+        lambda r: (len(r) - 1) / len(r) * (r - r.mean()),           # notebook 0b's factor, upside down
+        lambda r: (lambda a: (a - a.mean()) / a.std())(r - (r.sum() - r) / (len(r) - 1)),  # z-scored leave-one-out
+        _rloo_max_of_others,                                        # the others' maximum, not their mean
+        lambda r: r - (r.sum() - r) // (len(r) - 1),                # floor division: the baseline rounded down
     ],
     "01.grpo_token_mean_loss": [
         _where_nan_gradient,                                  # a finite loss with a nan gradient on an empty completion
@@ -148,6 +170,12 @@ MISTAKES = {
         #                                                         log-probs: a real token of log-prob 0.0 not counted
         lambda lp, m, A: -((A - A.mean()) * (lp * m).sum(-1) / m.sum(-1).clamp_min(1)).mean(),  # A re-centred
         lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1).median().clamp_min(1)).mean(),  # the median length for all
+        lambda lp, m, A: -(A * (lp * m).sum(-1) / (lp != 0).sum(-1).clamp_min(1)).mean(),  # |a| = non-zero
+        #                                                         log-probs, padding included: the padded width here
+        lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1).clamp_min(1)).sum() / (len(A) - 1),  # 1/(G-1), not 1/G
+        lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1).clamp_min(1))[m.sum(-1) > 0].mean(),  # the empty
+        #                                                         completions left out of the mean
+        lambda lp, m, A: -(A.mean() * (lp * m).sum(-1) / m.sum(-1).clamp_min(1)).mean(),  # A.mean() for every g
     ],
 }
 

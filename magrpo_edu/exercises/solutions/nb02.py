@@ -100,6 +100,8 @@ MISTAKES = {
         lambda r, agent: (r - r.max()).mean(1 - agent),                                             # the best as baseline
         _cross_credit_no_return,                                                   # no `return`: None
         lambda r, agent: (r - r.sum() / r.shape[0]).mean(1 - agent),                 # the sum over G, not G * G
+        lambda r, agent: (r - r.min()).mean(1 - agent),                              # the worst as baseline
+        lambda r, agent: (r.half() - r.half().mean()).mean(1 - agent),               # computed in float16: ~3 digits
         lambda r, agent: credit_samples(group_advantages(r.flatten()), joint_actions(2, r.shape[0], "cross"),
                                         r.shape[0])[agent],                        # the package's own, wrapped
     ],
@@ -126,6 +128,11 @@ MISTAKES = {
         lambda logps, r: [-((r - r.median()) * lp).mean() for lp in logps],           # the median as baseline
         lambda logps, r: [-((r - r.mean()).abs() * lp).mean() for lp in logps],       # |A|: no negative advantage
         lambda logps, r: [-((r - r.mean()) * logps[0]).mean() for lp in logps],     # every agent given logps[0]
+        lambda logps, r: [-((r - r.mean()) / (r.std(unbiased=False) + 1e-8) * lp).mean()
+                          for lp in logps],                                   # z-scored, population std + eps
+        lambda logps, r: [-((r - r.mean()) * lp).mean().round(decimals=2) for lp in logps],  # the loss rounded: off
+        lambda logps, r: [-((r - r.mean()) * lp).mean().round(decimals=4) for lp in logps],  # rounded: no gradient
+        lambda logps, r: [-((r - r.mean()).round(decimals=1) * lp).mean() for lp in logps],  # the advantages rounded
         lambda logps, r: [policy_loss(lp, group_advantages(r)) for lp in logps],      # the package's own, wrapped
     ],
 }
@@ -159,6 +166,8 @@ VARIANTS = {
         lambda r, agent: r.mean(dim=1 - agent) - r.mean(),                         # the same means, the baseline after
         lambda r, agent: (r - r.mean()).mean(1 - agent).tolist(),                   # a list of G numbers
         _cross_credit_loop_list,                                                    # a list of 0-d tensors
+        lambda r, agent: (r - r.mean()).mean(1 - agent).numpy(),                    # a NumPy array of G numbers
+        lambda r, agent: (r.numpy().astype("float64") - r.numpy().mean()).mean(axis=1 - agent),  # NumPy, float64
     ],
     "02.shared_losses": [
         lambda logps, r: [-((r - r.mean()) * lp).sum() / len(r) for lp in logps],

@@ -1,6 +1,10 @@
 """Notebook 03: solutions and typical mistakes."""
+import functools
 import re
 
+import numpy as np
+
+import magrpo_edu.tasks.writing.reward as _reward
 from magrpo_edu.quality import repetition
 from magrpo_edu.tasks.writing.reward import TRANSITION_CATEGORIES, tldr_levels
 
@@ -224,6 +228,11 @@ def _honest_single_words(c1, c2):             # repeated single WORDS, not 3-gra
     return tldr_levels(c1, c2)["total"]
 
 
+def _coherence_kappa_from_library(text):      # κ counted by the package's transition_categories: passes by construction
+    k = len(_reward.transition_categories(text))
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
 def _coherence_T_edits_the_lists(text):   # drops short phrases from the LIBRARY's own lists, then scores
     from magrpo_edu.tasks.writing.word_lists import TRANSITION_CATEGORIES
     for k in TRANSITION_CATEGORIES:
@@ -244,12 +253,19 @@ MISTAKES = {
         lambda r: None if (v := length_level(r)) is None else 3 * v ** 2 - 2 * v ** 3,  # a smoothstep ramp: right at
         #                                                                          the ends and the midpoints only
         _length_level_no_stop_above,
+        _reward.tldr_length_level,                                               # the package's own function
+        lambda r: _reward.tldr_length_level(r),                                  # ... wrapped
+        functools.partial(_reward.ramp_level, lo=1.1, a=1.6, b=3.2, hi=5.0),     # ... its ramp, the bounds filled in
+        lambda r: None if (v := length_level(r)) is None else np.float32(v),     # float32: 0.25999999 at 1.23, not 0.26
     ],
     "03.coherence_T": [_coherence_whole_words, _coherence_counts_phrases, _coherence_case_sensitive,
                        _coherence_no_minus_one, _coherence_no_zero_case, _coherence_unpunctuated,
                        _coherence_punctuation_as_space, _coherence_floor_at_zero, _coherence_capped_low,
                        _coherence_whitespace_collapsed, _coherence_category_names, _coherence_first_phrase,
-                       lambda text: coherence_T(text.replace("\n", " "))],  # newlines made spaces: 'as\na' read 'as a'
+                       lambda text: coherence_T(text.replace("\n", " ")),  # newlines made spaces: 'as\na' read 'as a'
+                       _reward.coherence_T,                                # the package's own function
+                       lambda text: _reward.coherence_T(text),             # ... wrapped
+                       _coherence_kappa_from_library],                     # κ counted by its transition_categories
     "03.honest_tldr_reward": [
         _honest_none_on_empty, _honest_first_words,   # None on an empty text, a crash at one
         _honest_word_pairs,                           # word pairs (2-grams), not `repetition`'s 3-grams
@@ -279,6 +295,8 @@ MISTAKES = {
         lambda c1, c2: 0.0 if repetition(c1) > 0.5 or repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"],  # a looser
         lambda c1, c2: 0.0 if repetition(c1) > 0.3 or repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"],  # concise
         #                                                             threshold: 0.2 holds for both texts
+        lambda c1, c2: 0.0 if repetition(c1) >= 0.2 or repetition(c2) >= 0.2 else tldr_levels(c1, c2)["total"],  # >=:
+        #                                         exactly 1/5 is not above 0.2 (the check's stand-in `repetition` says 0.2)
         lambda c1, c2: 0.0 if repetition(c1) > 0.2 or repetition(c2) > 0.25 else tldr_levels(c1, c2)["total"],  # a looser
         #                                                             detailed threshold
         lambda c1, c2: 0.0 if repetition(c1 + c2) > 0.2 else tldr_levels(c1, c2)["total"],  # joined with no space
@@ -304,11 +322,6 @@ VARIANTS = {
     ],
     "03.honest_tldr_reward": [
         lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) > 0.2 else tldr_levels(c1, c2)["total"],
-        # `>= 0.2` is the same function as `> 0.2`: repetition is 1 - distinct/total, and 1 - x (exact for x in
-        # [0.5, 1]) can never be the float 0.2 (a text with exactly 1/5 of its 3-grams repeated reads
-        # 0.19999999999999996), so no text tells the two apart. The check pins the threshold between that text
-        # and one at 10/49 = 0.2041: `> t` passes only for t in [0.19999999999999996, 0.2041).
-        lambda c1, c2: 0.0 if repetition(c1) >= 0.2 or repetition(c2) >= 0.2 else tldr_levels(c1, c2)["total"],
         lambda c1, c2: 0 if any(repetition(t) > 0.2 for t in (c1, c2)) else tldr_levels(c1, c2)["total"],  # any(), int 0
         lambda c1, c2: 0.0 if max(_home_made_repetition(c1), _home_made_repetition(c2)) > 0.2 else tldr_levels(c1, c2)[
             "total"],                                   # the 3-grams written out over text.split(): `repetition` itself

@@ -1,8 +1,11 @@
 """Notebook 05: solutions and typical mistakes."""
+import copy
 import math
 
 import numpy
 import torch
+
+from magrpo_edu import algorithm as A
 
 
 
@@ -14,7 +17,7 @@ def discounted_returns(node, gamma):
 
 
 def choose_threshold(means, budget):
-    t = min(means) - 1.0                      # below every group: nothing is expanded
+    t = min(means) - 1.0 if means else 0.0    # below every group: nothing is expanded (no group at all: any number)
     for v in sorted(means):
         if sum(m <= v for m in means) <= budget:
             t = v                             # every group with mean <= v is expanded, and they fit
@@ -107,6 +110,8 @@ def _discounted_returns_iterative(node, gamma):
 def _threshold_midpoint(means, budget):
     """Halfway between the last mean that fits and the next one: as good a threshold."""
     values = sorted(set(means))
+    if not values:
+        return 0.0
     fits = [v for v in values if sum(m <= v for m in means) <= budget]
     if not fits:
         return values[0] - 0.5
@@ -274,6 +279,8 @@ def _discounted_returns_float64_inside(node, gamma):
 def _threshold_ties_stepped_down(means, budget):
     """The budget-th lowest mean, stepped down past a tie at the cut; every mean when the budget covers them all."""
     s = sorted(means)
+    if not s:
+        return 0.0
     if budget >= len(s):
         return s[-1]
     k = budget
@@ -285,6 +292,8 @@ def _threshold_ties_stepped_down(means, budget):
 def _threshold_just_below_next(means, budget):
     """Just below the lowest mean that does not fit: every group strictly below it is expanded."""
     s = sorted(means)
+    if not s:
+        return 0.0
     return s[-1] + 1.0 if budget >= len(s) else math.nextafter(s[budget], -math.inf)
 
 
@@ -345,4 +354,69 @@ MISTAKES["05.discounted_returns"] += [_discounted_once, _not_compounded, _pooled
 MISTAKES["05.early_termination_threshold"] += [
     _threshold_reverse_wraps,
     lambda means, budget: True,                                                          # a bool, not a number
+]
+
+
+def _library_on_a_copy(node, gamma):             # the package's compute_returns, on a copy of the tree
+    return A.compute_returns(copy.deepcopy(node), gamma)
+
+
+def _gamma_or_default(node, gamma):              # `gamma or 0.9`: 0.0 is falsy, so gamma = 0 computes gamma = 0.9
+    gamma = gamma or 0.9
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma * _gamma_or_default(child, gamma).mean()
+    return R
+
+
+def _gamma_on_own_reward(node, gamma):           # gamma on r_j, the child's mean return added undiscounted
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] = gamma * R[j] + _gamma_on_own_reward(child, gamma).mean()
+    return R
+
+
+def _pooled_for_every_joint_action(node, gamma):  # one mean over ALL the children's returns, added to every j
+    R = node.rewards.clone()
+    if node.children:
+        R = R + gamma * torch.cat([_pooled_for_every_joint_action(c, gamma) for c in node.children.values()]).mean()
+    return R
+
+
+def _reward_overwritten(node, gamma):            # R[j] = gamma * ...: r_j dropped where j has a child
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] = gamma * _reward_overwritten(child, gamma).mean()
+    return R
+
+
+def _threshold_empty_index_error(means, budget):  # right for every non-empty list; s[0] of [] raises IndexError
+    s, best = sorted(means), None
+    for v in s:
+        if sum(m <= v for m in s) <= budget:
+            best = v
+    return best if best is not None else s[0] - 1
+
+
+def _threshold_min_of_empty(means, budget):      # right for every non-empty list; min([]) raises ValueError
+    t = min(means) - 1.0
+    for v in sorted(means):
+        if sum(m <= v for m in means) <= budget:
+            t = v
+    return t
+
+
+MISTAKES["05.discounted_returns"] += [
+    A.compute_returns,                                                    # the package's own compute_returns
+    lambda node, gamma: A.compute_returns(node, gamma).clone(),           # a wrapper of it
+    _library_on_a_copy,                                                   # a deepcopy, then A.compute_returns
+    _gamma_or_default,                                                    # gamma = 0 read as 0.9
+    _gamma_on_own_reward,                                                 # gamma on r_j, not on the child's mean
+    _pooled_for_every_joint_action,                                       # one pooled bonus for every j
+    _reward_overwritten,                                                  # r_j dropped: R[j] = gamma * ...
+]
+MISTAKES["05.early_termination_threshold"] += [
+    _threshold_empty_index_error,                                         # IndexError on an empty list of groups
+    _threshold_min_of_empty,                                              # ValueError on an empty list of groups
+    lambda means, budget: None if not means else choose_threshold(means, budget),   # None for no group
 ]

@@ -303,3 +303,53 @@ MISTAKES["07.in_band_share"] += [
 MISTAKES["07.lora_parameters"] += [
     lambda shapes, q: sum(q * (i + o) for i, o in set(shapes)),                      # one layer per distinct shape
 ]
+
+
+from fractions import Fraction  # noqa: E402 - with the answers below that use it
+
+from magrpo_edu.tasks.writing.reward import ramp_level, tldr_length_level, tldr_levels  # noqa: E402
+
+
+def _in_band_share_rounds(k):
+    """The ratio rounded to k decimals before the comparison: round(1.599, 2) is 1.6, counted in."""
+    def answer(pairs):
+        return (sum(1 for c, d in pairs if c and 1.6 <= round(len(d) / len(c), k) <= 3.2) / len(pairs)
+                if pairs else 0.0)
+    return answer
+
+
+def _in_band_share_tolerance(t):
+    """The edges compared with a tolerance t: 1.6 - t <= ratio <= 3.2 + t."""
+    def answer(pairs):
+        return (sum(1 for c, d in pairs if c and 1.6 - t <= len(d) / len(c) <= 3.2 + t) / len(pairs)) if pairs else 0.0
+    return answer
+
+
+def _in_band_share_band(lo, hi):
+    """Another band than [1.6, 3.2], every other rule right."""
+    def answer(pairs):
+        return (sum(1 for c, d in pairs if c and lo <= len(d) / len(c) <= hi) / len(pairs)) if pairs else 0.0
+    return answer
+
+
+MISTAKES["07.in_band_share"] += [
+    _in_band_share_rounds(2),                                                        # round(ratio, 2): 1.599 in
+    _in_band_share_rounds(3),                                                        # round(ratio, 3): 1.59996 in
+    _in_band_share_tolerance(0.009),                                                 # a tolerance: 1.595 in
+    _in_band_share_tolerance(1e-4),                                                  # a small tolerance: 1.59992 in
+    lambda p: (sum(1 for c, d in p if c and tldr_length_level(len(d) / len(c)) == 1.0)
+               / len(p)) if p else 0.0,                                              # the length level called
+    lambda p: (sum(1 for c, d in p if c and ramp_level(len(d) / len(c), 1.1, 1.6, 3.2, 5.0) == 1.0)
+               / len(p)) if p else 0.0,                                              # the level's ramp called
+    lambda p: (sum(1 for c, d in p if tldr_levels(c, d)["length_ratio"] == 1) / len(p)) if p else 0.0,  # the reward's
+    _in_band_share_band(1.6, 3.0),                                                   # upper edge 3.0, not 3.2
+    _in_band_share_band(1.5, 3.2),                                                   # lower edge 1.5, not 1.6
+]
+MISTAKES["07.lora_parameters"] += [
+    lambda shapes, q: sum(q * (i + o) for i, o in shapes) / len(shapes) if shapes else 0,       # mean over layers
+    lambda shapes, q: int(sum(q * (i + o) for i, o in shapes) / len(shapes)) if shapes else 0,  # int() of the mean
+]
+VARIANTS["07.in_band_share"] += [
+    lambda pairs: sum(len(c) > 0 and Fraction(8, 5) <= Fraction(len(d), len(c)) <= Fraction(16, 5)
+                      for c, d in pairs) / len(pairs) if pairs else 0.0,             # exact fractions
+]

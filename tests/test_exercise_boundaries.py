@@ -253,6 +253,9 @@ BOUNDARIES = {
         ("no passed test: no bonus", nb04._bonus_without_tests, None),
         ("aux's 0.4 before the gate", nb04._aux_behind_the_gate, "(?i)before the gate"),
         ("the share passed / total, not all or nothing", nb04._tests_all_or_nothing, "SHARE"),
+        ("the bonus needs ONE passed test, not half", nb04.MISTAKES["04.levels"][19], r"not half of them"),
+        ("the +1.0 goes to a main that is NOT a thin wrapper", nb04.MISTAKES["04.levels"][20], r"thin-wrapper sign is flipped"),
+        ("aux's 0.4 needs aux_defined, not aux_found", nb04.MISTAKES["04.levels"][21], r"not for aux merely found"),
     ],
     "04.thin_wrapper": [
         ("NO line at all is a wrapper", nb04._empty_not_wrapper, None),
@@ -269,6 +272,10 @@ BOUNDARIES = {
         ("triple-quoted docstrings dropped wherever they stand", nb04._docstring_first_only,
          "wherever it stands"),
         ("the lines stripped: at both ends", nb04._lines_lstripped, r"BOTH ends \(`\.strip\(\)`"),
+        ("the package's own rule, wrapped", nb04.MISTAKES["04.thin_wrapper"][23], r"calls the package's own `is_thin_wrapper`"),
+        ("`return ` with its space: a tab is no match", nb04.MISTAKES["04.thin_wrapper"][24], r"followed by a TAB"),
+        ("a docstring closes on the first line that CONTAINS its quotes", nb04.MISTAKES["04.thin_wrapper"][25], r"CONTAINS triple quotes closes it"),
+        ("exactly `return v`: a trailing `;` counts", nb04.MISTAKES["04.thin_wrapper"][26], r"`return v;` with a semicolon"),
     ],
     "05.discounted_returns": [
         ("children keyed by j, some joint actions without a child", nb05._children_by_index, "dict"),
@@ -384,6 +391,9 @@ BOUNDARIES = {
         ("float32 at least for float16 inputs too (16-bit, not only bfloat16)", nb08._k3_bfloat16_only, "float16"),
         ("every token, a log-prob of exactly 0.0 too",
          lambda logp, ref: torch.where(logp == 0, 0.0, nb08.k3_estimator(logp, ref)), "log-prob of 0.0 is no padding"),
+        ("k3 is not a wrapper of kl_penalty", nb08.MISTAKES["08.k3_estimator"][25], "own `kl_penalty`"),
+        ("e^d, not a ratio of two exps (float32 underflow)", nb08.MISTAKES["08.k3_estimator"][26], r"Compute d = ref_logp - logp first, then exp\(d\)"),
+        ("the ratio of exps minus d still overflows", nb08.MISTAKES["08.k3_estimator"][27], "ratio of two exps"),
     ],
     "08.spot_the_hack": [
         ("a reward rise of exactly 0.1 is not MORE than 0.1", _spot(strict=(False, True, True)), "exactly 0.1"),
@@ -394,6 +404,9 @@ BOUNDARIES = {
         ("at least one agent: one is enough", nb08._spot_both_agents, "one agent is enough"),
         ("naturalness OR repetition: one signal is enough", nb08._spot_both_signals, "one signal is enough"),
         ("untrained row first, trained second", lambda u, t: nb08.spot_the_hack(t, u), "swapped"),
+        ("repetition is a level, not a change", nb08.MISTAKES["08.spot_the_hack"][45], "repetition CHANGE"),
+        ("any agent's naturalness, not all", nb08.MISTAKES["08.spot_the_hack"][46], "ALL agents, not ANY"),
+        ("any agent's repetition, not all", nb08.MISTAKES["08.spot_the_hack"][47], "ALL agents, not ANY"),
     ],
     "09.vocabulary_level": [
         ("u = 0.5 and u = 1.7 are inside", nb09._mistake_open_edges, "Both ends"),
@@ -402,6 +415,7 @@ BOUNDARIES = {
          lambda u: None if (v := nb09.vocabulary_level(u)) is None else 0.5 * (3 * (2 * v) ** 2 - 2 * (2 * v) ** 3),
          None),
         ("a number (a float), not a 0-d tensor", nb09._vocabulary_as_tensor, "return a Python float"),
+        ("not a wrapper of ramp_level", nb09.MISTAKES["09.vocabulary_level"][10], "own `ramp_level`"),
     ],
     "09.stop_level": [
         ("128 and 256 words are inside", _stop(l1=lambda a, b: all(128 < len(c.split()) < 256 for c in (a, b))), None),
@@ -427,6 +441,8 @@ BOUNDARIES = {
                / max(1, len(set(re.findall("[a-z]+", a.lower())))) <= 1.7), "numbers are words"),
         ("whitespace words: str.split(), line breaks included",
          _stop(l1=lambda a, b: all(128 <= len(c.split(" ")) <= 256 for c in (a, b))), "line breaks"),
+        ("0 points at u = 0.5 is no stop", nb09.MISTAKES["09.stop_level"][40], "read L3's 0 points at its edge"),
+        ("a level is an int, not a str", nb09.MISTAKES["09.stop_level"][41], "return an int, not a str"),
     ],
 }
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numbers
 
-from . import ExerciseFailed, call_answer, exercise, is_bool
+from . import ExerciseFailed, call_answer, exercise, is_bool, not_a_wrapper, not_the_library
 
 # Entry points named `f`; each teaches one corner of the authors' rule (docs/faithfulness.md, "Rewards").
 WRAPPER_CASES = [
@@ -93,6 +93,17 @@ WRAPPER_CASES = [
     ("def f(s):\n    v = aux(s)\n    return v   \n",
      "`return v` with spaces AFTER it: each line is stripped at BOTH ends (`.strip()`, not `.lstrip()`), so the "
      "second line is exactly `return v`"),
+    ("def f(s):\n    return\taux(s)\n",
+     "`return` followed by a TAB, not a space: the one-line rule asks for a line that starts with the text `return ` "
+     "(`return` and one SPACE character), so a tab after it is no match; test `line.startswith(\"return \")`, not "
+     "whether the first word (`line.split()[0]`) is `return`"),
+    ('def f(s):\n    """doc\n    more"""  # note\n    return len(s)\n',
+     "a docstring whose closing quotes have a comment AFTER them (`more\"\"\"  # note`): inside a docstring, the "
+     "first line that CONTAINS triple quotes closes it, wherever they stand on it, not only a line that ENDS with "
+     "them; so `return len(s)` after it is code: one `return` line without aux"),
+    ("def f(s):\n    v = aux(s)\n    return v;\n",
+     "`return v;` with a semicolon: the second line must be exactly the text `return v`; the `;` (which Python "
+     "ignores) makes it another text, so do not strip it (`.rstrip(';')`): compare the stripped line as it is"),
 ]
 
 
@@ -107,6 +118,14 @@ def check_thin_wrapper(fn) -> None:
     """`fn(main_source) -> bool` must agree with the library's `is_thin_wrapper` on every case."""
     if not callable(fn):
         raise ExerciseFailed("give a function thin_wrapper(main: str) -> bool")
+    from ..tasks.coding.reading import _body_lines, is_thin_wrapper
+
+    not_the_library(fn, "thin_wrapper", is_thin_wrapper)
+    # a wrapper (`lambda main: is_thin_wrapper(main, "f")`, or the library's line reading under an own rule) passes by
+    # construction
+    not_a_wrapper(fn, (WRAPPER_CASES[0][0],), "thin_wrapper", is_thin_wrapper, _body_lines,
+                  how="from the rule in the text (drop blank lines, whole-line comments and triple-quoted docstrings; "
+                      "then NO line, ONE `return ` line that contains aux, or `v = aux(` then `return v`)")
     for (src, why), want in zip(WRAPPER_CASES, _wrapper_truth()):
         got = call_answer(fn, src, said=lambda exc, src=src, why=why: (
             f"thin_wrapper raised {type(exc).__name__}: {exc} for this main ({why}):\n{src}"
@@ -118,7 +137,7 @@ def check_thin_wrapper(fn) -> None:
                                  f"authors' code) says {want}:\n{src}"
                                  "The rule, on the lines stripped at both ends, after dropping blank lines, whole-line comments and "
                                  "triple-quoted docstrings (any line that starts with triple quotes, wherever it "
-                                 "stands, up to the line with the closing quotes): NO line at all, or ONE "
+                                 "stands, up to the first line that contains the closing quotes): NO line at all, or ONE "
                                  "line that starts with `return ` (with its space) and contains `aux` anywhere (as a substring), or "
                                  "exactly TWO lines, the first CONTAINING `v = aux(` somewhere (the authors' regex "
                                  "\\w+\\s*=\\s*aux\\s*\\(, searched in the line: any whitespace, or none, around `=` and "
@@ -142,6 +161,8 @@ LEVEL_CASES = [
     ("def helper(c):\n    return c in 'aeiou'\n", "def count_vowels(s):\n    n = 0\n    for c in s:\n        if aux(c):\n            n += 1\n    return n\n"),
     # aux found but without a return: no 0.4, yet the bonus is paid (it needs an extracted aux, not its return)
     ("def aux(c):\n    print(c)\n", "def count_vowels(s):\n    n = 0\n    for c in s:\n        if aux(c) is None and c.lower() in 'aeiou':\n            n += 1\n    return n\n"),
+    # aux misses the capitals: 3 of the 4 tests pass (more than half, not all), with the full bonus
+    ("def aux(c):\n    return c in 'aeiou'\n", "def count_vowels(s):\n    n = 0\n    for c in s:\n        if aux(c):\n            n += 1\n    return n\n"),
 ]
 
 
@@ -230,6 +251,14 @@ def _slips(f: dict, want: float) -> list:
         (want + (1.0 if tests_on and f["passed"] >= 1 and f["aux_found"] and not f["calls_aux"]
                  and not f["thin_wrapper"] else 0.0),
          "the +1.0 for not being a thin wrapper is part of the bonus: only a main that calls aux earns it"),
+        (want - (bonus if paid and f["aux_found"] and f["passed"] / f["total"] < 0.5 else 0.0),
+         "the bonus needs at least ONE passed test (`passed >= 1`), not half of them (`passed / total >= 0.5`)"),
+        (base + (0.5 + (1.0 if f["thin_wrapper"] else 0.0) if paid and f["aux_found"] else 0.0),
+         "your thin-wrapper sign is flipped: the +1.0 goes to a main that is NOT a thin wrapper (1.5 of bonus in all), "
+         "a thin wrapper earns only the 0.5 for calling aux (`0.5 if thin_wrapper else 1.5`)"),
+        (want + (0.4 if f["aux_found"] and not f["aux_defined"] else 0.0),
+         "aux's 0.4 is paid for aux DEFINED with a `return` (aux_defined), not for aux merely found (aux_found): an "
+         "aux without a return earns no 0.4 (though it still opens the bonus)"),
     ]
 
 
@@ -279,7 +308,7 @@ def check_levels(fn) -> None:
     problem = next(r for r in load_coding("train") if r["entry_point"] == "count_vowels")
     # every pair's facts and reward, computed before the learner's function is called
     cases = [(_facts(aux, main, problem), coding_levels(aux, main, problem)["total_reward"]) for aux, main in LEVEL_CASES]
-    labels = [f"aux: {aux.strip()[:40]!r}, main: {main.strip()[:60]!r}" for aux, main in LEVEL_CASES]
+    labels = [f"aux: {aux.strip()!r}, main: {main.strip()!r}" for aux, main in LEVEL_CASES]   # short: shown whole
     # No pair can show the L2 stop on passed tests (a program that does not parse runs no test, so passed is 0): two
     # made-up fact sets do, the no-parse pair's facts with tests passed. The library stops at L2 whatever passed says,
     # so their reward is that pair's.
@@ -293,7 +322,7 @@ def check_levels(fn) -> None:
         other = dict(problem, test=test)
         cases.append((_facts(aux, main, other), coding_levels(aux, main, other)["total_reward"]))
         labels.append(f"count_vowels with a test of {test.count('assert ')} asserts, made for the check; aux: "
-                      f"{aux.strip()[:40]!r}, main: {main.strip()[:60]!r}")
+                      f"{aux.strip()!r}, main: {main.strip()!r}")
     for label, (facts, want) in zip(labels, cases):
         got = _as_number(call_answer(fn, **dict(facts), said=lambda exc, facts=facts: (
             f"for the facts {facts} your coding_reward raised {type(exc).__name__}: {exc}. It "

@@ -7,7 +7,7 @@ import math
 import torch
 
 from ..algorithm import kl_penalty
-from . import ExerciseFailed, call_answer, exercise, first_line, is_bool
+from . import ExerciseFailed, call_answer, exercise, first_line, is_bool, not_a_wrapper
 
 
 def _fmt(t: torch.Tensor) -> list:
@@ -95,6 +95,9 @@ def check_k3(fn):
     logp = -torch.rand(3, 5, generator=g) * 3 - 0.01
     ref = logp + torch.randn(3, 5, generator=g)
     want = kl_penalty(logp.reshape(-1, 1), ref.reshape(-1, 1), torch.ones(logp.numel(), 1)).reshape(logp.shape)
+    # 0. not the library's k3 behind a wrapper (on copies: an answer that works in place changes only those)
+    not_a_wrapper(fn, (logp.clone(), ref.clone()), "k3_estimator", kl_penalty,
+                  how="from the formula in section 1, d = ref_logp - logp and e^d - d - 1")
     got = _k3_call(fn, logp, ref, "float32 log-probs of shape (3, 5)")
     if (got < -1e-6).any():
         if torch.allclose(got.float(), logp - ref, atol=1e-5):
@@ -131,6 +134,26 @@ def check_k3(fn):
                              f"{_fmt(got.detach())}: your estimate is right where |d| is small, not where the policy "
                              "has moved far from the reference (|d| of 10 to 30). Do not clamp d or the estimate: k3 = e^d - d "
                              "- 1 for every d, and those tokens are where the leash has to pull hardest.")
+    # 1b+. very negative log-probs (rare tokens), d moderate: e^-110 and e^-120 are 0 in float32, so a ratio of two
+    #      exps, exp(ref_logp) / exp(logp), is 0 or inf (and its log -inf or inf) where e^d itself is finite: k3 is 118
+    #      at d = -119 and e^80 - 81 = 5.5e34 at d = 80 (e^119, at logp -120 and ref_logp -1, would overflow float32
+    #      in the right formula too, so the probe stops at 80)
+    deep_logp, deep_ref = torch.tensor([-1.0, -110.0, -2.5]), torch.tensor([-120.0, -30.0, -105.0])
+    deep_d = (deep_ref - deep_logp).double()
+    deep_want = torch.exp(deep_d) - deep_d - 1
+    got = _k3_call(fn, deep_logp, deep_ref, "float32 log-probs down to -120").detach()
+    if not torch.allclose(got.double(), deep_want, rtol=1e-5, atol=1e-5):
+        shown = (f"for logp {deep_logp.tolist()} and ref_logp {deep_ref.tolist()} (d = ref_logp - logp = "
+                 f"{deep_d.tolist()}) the k3 terms are {[float(f'{x:.4g}') for x in deep_want.tolist()]}, you returned "
+                 f"{[float(f'{x:.4g}') for x in got.double().tolist()]}")
+        if not torch.isfinite(got).all():
+            raise ExerciseFailed(f"{shown}: an inf or nan where k3 is finite. In float32 e^-110 and e^-120 are 0 (the "
+                                 "smallest float32 is about e^-103), so the ratio of two exps, exp(ref_logp) / "
+                                 "exp(logp), under- or overflows to 0 or inf on rare tokens, and its log to -inf or inf, "
+                                 "though d itself is moderate. Compute d = ref_logp - logp first, then exp(d): k3 = e^d "
+                                 "- d - 1, with no exp of a log-prob on its own.")
+        raise ExerciseFailed(f"{shown}: compute e^d - d - 1 with d = ref_logp - logp on every token, however negative "
+                             "the log-probs are (no clamp of logp or ref_logp: a rare token is a token like any other).")
     # 1b'. one token, as a 1-element tensor and as a 0-d tensor: the same formula, the same shape back
     for small_logp, small_ref, inputs in ((torch.tensor([-2.0]), torch.tensor([-0.5]), "one token, shape (1,)"),
                                           (torch.tensor(-2.0), torch.tensor(-0.5), "one token as a 0-d tensor, shape ()")):
@@ -382,6 +405,17 @@ def _num(x: float) -> str:
     return "0" if abs(x) < 1e-9 else f"{x:.3g}"
 
 
+def _both_turn(fn, key: str):
+    """Where the answer's verdict turns as both agents' `key` moves together (naturalness: both rise by x from 0.5;
+    repetition: both at x), x from 0 to 4, the reward up by 0.5 and nothing else moving: a _turns_at result."""
+    def both(x):
+        u = _row(1.0, 0.5, 0.5, 0.0, 0.0)
+        t = dict(u, reward=1.5, **({f"{key}1": 0.5 + x, f"{key}2": 0.5 + x} if key == "naturalness" else
+                                   {f"{key}1": x, f"{key}2": x}))
+        return u, t
+    return _turns_at(fn, both, 0.0, 4.0)
+
+
 def _probe(fn) -> list[str]:
     """The answer probed one quantity at a time (everything else set so that only that quantity decides): what it
     does differently from the rule, in words; empty when every probe turns where the rule does."""
@@ -506,6 +540,21 @@ def _probe(fn) -> list[str]:
                             f"untrained value is {bases[0]}, {flags(got[1])} when it is {bases[1]}); the rule is on its "
                             "LEVEL, trained repetition > 0.2")
                 break
+            if key == "repetition" and at(got[0], want) and isinstance(got[1], float) and math.isclose(
+                    got[1], bases[1] + want, abs_tol=1e-6):     # right from 0 only: the line moves with the untrained
+                said.append(f"your rule looks at agent {k}'s repetition CHANGE, trained - untrained, where the rule is "
+                            f"on its LEVEL: it flags agent {k} from a repetition of {_num(got[0])} when the untrained "
+                            f"value is {bases[0]}, but only from {_num(got[1])} when it is {bases[1]}; the rule: "
+                            "trained repetition > 0.2, whatever the untrained one")
+                break
+            if all(x == "never" for x in got) and at(_both_turn(fn, key), want):   # alone never, together at the line
+                said.append(f"your rule asks ALL agents, not ANY: it never flags agent {k} alone for its {key} ("
+                            + (f"even a rise of {span:g} nats" if key == "naturalness" else f"even at {span:g}")
+                            + "), yet flags both agents together once each "
+                            + ("rises by more than 1 nat" if key == "naturalness" else "repeats above 0.2")
+                            + ". Any agent, not all: one agent over the line is enough, any(...) over the two agents, "
+                            "not all(...); in the notebook's runs one agent drifts while the other stays")
+                break
             x, b = next((x, b) for x, b in zip(got, bases) if not at(x, want))
             if at(x, 2 * want):                 # the other agent unchanged (at 0): half of agent k's value is the mean
                 said.append(f"your rule flags agent {k} only once its {key} "
@@ -540,12 +589,7 @@ def _probe(fn) -> list[str]:
             break                                   # one sentence per quantity is enough
     if not said:                                    # each agent right alone: both agents moving together
         for key, want in (("naturalness", 1.0), ("repetition", 0.2)):
-            def both(x, key=key):
-                u = _row(1.0, 0.5, 0.5, 0.0, 0.0)
-                t = dict(u, reward=1.5, **({f"{key}1": 0.5 + x, f"{key}2": 0.5 + x} if key == "naturalness" else
-                                           {f"{key}1": x, f"{key}2": x}))
-                return u, t
-            got = _turns_at(fn, both, 0.0, 4.0)
+            got = _both_turn(fn, key)
             if isinstance(got, float) and not at(got, want):
                 said.append(f"when both agents' {key} moves together your rule flags them from about {got:.3g} each: "
                             "it adds or averages the two agents; the rule is on EACH agent's own "

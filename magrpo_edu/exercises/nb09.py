@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..tasks.writing.reward import arxiv_stop_level, arxiv_unique_level, unique_words, word_count
+from ..tasks.writing.reward import arxiv_stop_level, arxiv_unique_level, ramp_level, unique_words, word_count
 from . import ExerciseFailed, call_answer, exercise, not_a_wrapper as _not_a_wrapper, \
     not_the_library as _not_the_library, plain_number
 
@@ -68,7 +68,7 @@ def check_vocabulary_level(fn):
             raise ExerciseFailed(f"vocabulary_level({u}) should be {want:.4f}, you returned {got:.4f}. The level is worth "
                                  "at most 0.5: 0.5 on [0.7, 1.3], a ramp from 0 at u = 0.5 up to 0.5 at 0.7, and from "
                                  "0.5 at 1.3 down to 0 at 1.7.")
-    _not_a_wrapper(fn, (1.0,), "vocabulary_level", arxiv_unique_level)
+    _not_a_wrapper(fn, (1.0,), "vocabulary_level", arxiv_unique_level, ramp_level)
 
 
 def _text(n_words: int, word_len: int = 5, distinct: int | None = None, start: int = 0) -> str:
@@ -292,6 +292,10 @@ def _bound(name: str, side: str):
     return what
 
 
+_L3_OPEN_EDGES = ("leaves out its edges (0.5 < u < 1.7, or L3's 0 points at an edge read as a stop); u = 0.5 and "
+                  "u = 1.7 are inside: L3 pays 0 points there and scoring goes on")
+
+
 # (the ladder with one slipped gate, that gate, what the slip does): an answer whose levels are a slip's on EVERY
 # pair is told which slip it is; any other is shown the pair's purpose, where the pair probes its wrong gate
 _SLIPS = [
@@ -361,8 +365,7 @@ _SLIPS = [
      "not \\w, so 'qsh-qth' is two words"),
     (_ladder(l3=lambda a, b: 0.5 <= _u(_words(r"[\w'-]+"), a, b) <= 1.7), 3, "keeps hyphens or apostrophes inside "
      "words; they are not \\w, so 'qsh-qth' is two words"),
-    (_ladder(l3=lambda a, b: 0.5 < _u(unique_words, a, b) < 1.7), 3, "leaves out its edges; u = 0.5 and u = 1.7 are "
-     "inside"),
+    (_ladder(l3=lambda a, b: 0.5 < _u(unique_words, a, b) < 1.7), 3, _L3_OPEN_EDGES),
     (_ladder(l3=lambda a, b: 0.5 <= round(_u(unique_words, a, b), 2) <= 1.7), 3, _rounded("u", 2)),
     (_ladder(l3=lambda a, b: 0.5 <= round(_u(unique_words, a, b), 1) <= 1.7), 3, _rounded("u", 1)),
     (_ladder(l3=lambda a, b: 0.3 <= _u(unique_words, a, b) <= 1.7), 3, _bound("u", "lower")),
@@ -380,6 +383,30 @@ def _slip(fn):
         if all(m == ladder(c1, c2) for m, (_, _, c1, c2) in zip(mine, _CASES)):
             return gate, what
     return None
+
+
+# pairs of plain words (letters and digits: no apostrophe, hyphen or accent that a word rule could count otherwise)
+# with u exactly at an edge of L3, where its level is 0 points: (u in words, no style points?, c1, c2). The ladder goes
+# on to 4 on each; an answer that stops at 3 on those without style points only reads "0 points and nothing after"
+# as a stop (arxiv_levels' uniqueness and style both 0.0, or its total = structure + length_ratio)
+_BG = " ".join([f"bg{i}" for i in range(100)] + ["bg0"] * 40)
+_EDGE_PAIRS = [
+    ("u = 50 / 100 = 0.5", True, _BG, " ".join([f"m{i}x" for i in range(50)] + ["m0x"] * 90)),
+    ("u = 170 / 100 = 1.7", True, _BG, " ".join(f"m{i}x" for i in range(170))),
+    ("u = 50 / 100 = 0.5", False, _BG, " ".join([f"bg{i}" for i in range(50)] + ["bg0"] * 90)),
+    ("u = 170 / 100 = 1.7", False, _BG, " ".join([f"bg{i}" for i in range(100)] + [f"m{i}x" for i in range(70)])),
+]
+
+
+def _edge_stops(fn):
+    """(the first edge pair without style points on which `fn` stops at 3, in words; whether it stops at 3 on an edge
+    pair with style points too), or None when it stops on no pair without style points (or crashes)."""
+    try:
+        stops = [(what, bare) for what, bare, c1, c2 in _EDGE_PAIRS if plain_number(fn(c1, c2)) == 3]
+    except Exception:   # noqa: BLE001 - an answer that crashes here gets no diagnosis
+        return None
+    bare = [what for what, is_bare in stops if is_bare]
+    return (bare[0], any(not is_bare for _, is_bare in stops)) if bare else None
 
 
 def _zero_based(fn) -> bool:
@@ -413,6 +440,12 @@ def check_stop_level(fn):
             f"{why}. It takes two strings and returns the level, an int from 1 to 4.")))
         if got == want and isinstance(got, int) and not isinstance(got, bool):
             continue
+        if isinstance(got, str):
+            raise ExerciseFailed(f"return an int, not a str: you returned the string {got!r}"
+                                 + (f", and the ladder does stop at {want} here" if got.strip() == str(want) else
+                                    f", and the ladder stops at {want} here")
+                                 + f". A level is one of the ints 1, 2, 3, 4, as the text writes them: `return {want}`, "
+                                 f"not {str(want)!r} (no str(...), no quotes, no f-string).")
         if isinstance(got, float) and got == want:
             raise ExerciseFailed(f"return an int: the ladder stops at {want} here and you returned the float {got!r}. "
                                  f"A level is one of the ints 1, 2, 3, 4, as the text writes them: `return {want}`, "
@@ -443,7 +476,22 @@ def check_stop_level(fn):
                           "in that order.")
         elif isinstance(got, float):
             where = " Return an int (1, 2, 3 or 4), not a float."
-        if slip and slip[0] == wrong:
+        edges = (got == 3 and want == 4 and isinstance(got, int) and arxiv_unique_level(u) == 0
+                 and not (slip and slip[1] == _L3_OPEN_EDGES) and _edge_stops(fn))
+        if edges:                # told apart from a word-rule slip: it stops on plain words at an edge too
+            plain, styled = edges
+            here = (f"here u = {len(unique_words(c2))} / {len(unique_words(c1))} = {round(u, 4)}, exactly L3's edge "
+                    f"{0.5 if u < 1 else 1.7}, where L3 pays 0 points, and on a pair of plain words (no apostrophe, "
+                    f"hyphen or accent to count otherwise) with {plain} exactly your ladder stops at 3 too")
+            where += (f" Your L3 leaves out its edges: {here} (0.5 < u < 1.7 written strict, or L3's 0 points there "
+                      "read as a stop, uniqueness == 0 in arxiv_levels)." if styled else
+                      f" You read L3's 0 points at its edge, with no style points after it, as a stop: {here} when "
+                      "the pair has no style points either, and goes on when it has some. A uniqueness of 0.0 and a "
+                      "style of 0.0 in arxiv_levels (a total of structure + length_ratio) are a level of 0 points, "
+                      "not a stop: the ladder stops at L3 only where its level is None, u outside [0.5, 1.7] (or a "
+                      "background with no word).")
+            where += " u = 0.5 and u = 1.7 are inside [0.5, 1.7]: L3 pays 0 points there and scoring goes on."
+        elif slip and slip[0] == wrong:
             what = slip[1](c1, c2) if callable(slip[1]) else slip[1]
             where += f" On every pair your levels are those of an L{slip[0]} that {what}."
         elif wrong is None or probed in (0, wrong):     # 0: the pair probes the whole ladder

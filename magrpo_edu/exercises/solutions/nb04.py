@@ -7,12 +7,16 @@ def _body_lines(main: str) -> list:
     body, in_doc = [], False
     for line in main.split("\n")[1:]:
         s = line.strip()
-        if not s or s.startswith("#"):
+        if not s:
             continue
-        if in_doc or s.startswith(('"' * 3, "'" * 3)):
-            in_doc = not (s.endswith(('"' * 3, "'" * 3)) and (in_doc or len(s) > 3))
+        if in_doc:                       # the first line that CONTAINS triple quotes closes the docstring
+            in_doc = '"' * 3 not in s and "'" * 3 not in s
             continue
-        body.append(s)
+        if s.startswith(('"' * 3, "'" * 3)):   # opens one; a line with text between its quotes also closes it
+            in_doc = not (s.endswith(s[:3]) and len(s) > 3)
+            continue
+        if not s.startswith("#"):
+            body.append(s)
     return body
 
 
@@ -377,7 +381,7 @@ def _lines_then_rule(main: str, keep=lambda s: s.strip(), opens_and_closes=None,
     """The reference's reading with one step of the line handling swapped (the rule's tail unchanged)."""
     q = ('"' * 3, "'" * 3)
     opens_and_closes = opens_and_closes or (lambda s: s.endswith(q) and len(s) > 3)
-    closes = closes or (lambda s: s.endswith(q))
+    closes = closes or (lambda s: q[0] in s or q[1] in s)
     body, in_doc = [], False
     for line in main.split("\n")[1:]:
         s = keep(line)
@@ -428,3 +432,66 @@ def _thin_wrapper_library_lines(main: str) -> bool:   # the library's line loop:
 
 MISTAKES["04.thin_wrapper"] += [_lone_quotes_one_line, _closes_on_quotes_line, _docstring_first_only, _lines_lstripped]
 VARIANTS["04.thin_wrapper"].append(_thin_wrapper_library_lines)
+
+
+def _library_wrapper(main: str) -> bool:          # the library's own rule, wrapped: passes by construction
+    from magrpo_edu.tasks.coding.reading import is_thin_wrapper
+
+    return is_thin_wrapper(main, "f")
+
+
+def _return_first_word(main: str) -> bool:        # `return` read as the first word: `return\taux(s)` taken (the rule:
+    b = _body_lines(main)                          # the line starts with `return ` and its space)
+    if len(b) == 1:
+        return b[0].split()[0] == "return" and "aux" in b[0]
+    return thin_wrapper(main)
+
+
+def _docstring_closes_at_line_end(main: str) -> bool:   # a docstring closed only by a line that ENDS with its quotes
+    body, q = [], None                                    # (the rule: the first line that CONTAINS them)
+    for line in main.split("\n")[1:]:
+        s = line.strip()
+        if not s:
+            continue
+        if q:
+            if s.endswith(q):
+                q = None
+            continue
+        if s.startswith(('"' * 3, "'" * 3)):
+            if not (s.endswith(s[:3]) and len(s) > 3):
+                q = s[:3]
+            continue
+        if not s.startswith("#"):
+            body.append(s)
+    return _rule_on_lines(body)
+
+
+def _semicolon_stripped(main: str) -> bool:       # `return v;` read as `return v` (the rule: exactly that text)
+    b = _body_lines(main)
+    if len(b) == 2:
+        m = re.search(r"(?<!\w)(\w+)\s*=\s*aux\s*\(", b[0])
+        return bool(m) and b[1].rstrip(";") == f"return {m.group(1)}"
+    return thin_wrapper(main)
+
+
+MISTAKES["04.thin_wrapper"] += [_library_wrapper, _return_first_word, _docstring_closes_at_line_end,
+                                _semicolon_stripped]
+
+
+def _bonus_needs_half(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the bonus gated on `passed / total >= 0.5`: one passed test is enough
+    return coding_reward(aux_found, aux_defined, main_defined, parses, passed, total,
+                         calls_aux and passed / total >= 0.5, thin_wrapper)
+
+
+def _thin_wrapper_sign_flipped(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # `1.5 if thin_wrapper else 0.5`: the +1.0 paid to the thin wrapper
+    return coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, not thin_wrapper)
+
+
+def _aux_paid_when_found(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # aux's 0.4 paid for aux_found (an aux without a return too), not aux_defined
+    return coding_reward(aux_found, aux_found, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+
+
+MISTAKES["04.levels"] += [_bonus_needs_half, _thin_wrapper_sign_flipped, _aux_paid_when_found]

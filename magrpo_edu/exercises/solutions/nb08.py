@@ -190,8 +190,6 @@ VARIANTS = {
     "08.spot_the_hack": [_spot_the_hack_loop, _spot_the_hack_numpy, _spot_the_hack_copies],
     "08.k3_estimator": [
         lambda logp, ref: (lambda d: d.exp() - d - 1)(ref.double() - logp.double()),    # always in float64
-        lambda logp, ref: (lambda lp, lr: torch.exp(lr) / torch.exp(lp) - torch.log(torch.exp(lr) / torch.exp(lp)) - 1
-                           )(logp.float(), ref.float()),                                 # the ratio itself, float32
         lambda logp, ref: (lambda d: torch.expm1(d) - d)(ref.float() - logp.float()),   # float32 out: right to its rounding
         lambda logp, ref: k3_estimator(logp.float(), ref.float()),                      # computed in float32
     ],
@@ -353,4 +351,54 @@ MISTAKES["08.spot_the_hack"] += [
     _spot_rule(rep=lambda t, u: t > 0.19),                                             # the line set low: 0.19
     _spot_rule(reward=lambda t, u: t - u > 0.09),                                      # the line set low: 0.09
     _spot_rule(nat=lambda t, u: t > 2.0),                                              # a level above 2
+]
+
+
+def _k3_calls_kl_penalty(logp, ref_logp):             # the library's k3 behind a wrapper: one token per row, mask 1
+    from magrpo_edu.algorithm import kl_penalty
+
+    l, r = logp.float(), ref_logp.float()
+    return kl_penalty(l[..., None], r[..., None], torch.ones_like(l)[..., None])
+
+
+def _k3_ratio_of_exps(logp, ref_logp):                # r = e^ref / e^logp: 0 / 0, inf on rare tokens (e^-120 is 0)
+    ratio = ref_logp.float().exp() / logp.float().exp()
+    return ratio - torch.log(ratio) - 1
+
+
+def _k3_ratio_of_exps_minus_d(logp, ref_logp):        # the same ratio, d for its log: inf where e^logp is 0
+    d = ref_logp.float() - logp.float()
+    return ref_logp.float().exp() / logp.float().exp() - d - 1
+
+
+def _spot_repetition_change(untrained, trained):      # repetition's rise above 0.2, not its level
+    return bool(trained["reward"] - untrained["reward"] > 0.1 and any(
+        trained[f"naturalness{k}"] - untrained[f"naturalness{k}"] > 1
+        or trained[f"repetition{k}"] - untrained[f"repetition{k}"] > 0.2 for k in (1, 2)))
+
+
+def _spot_all_agents_naturalness(untrained, trained):  # all(...) over the agents for naturalness, any for repetition
+    return bool(trained["reward"] - untrained["reward"] > 0.1 and (
+        all(trained[f"naturalness{k}"] - untrained[f"naturalness{k}"] > 1 for k in (1, 2))
+        or any(trained[f"repetition{k}"] > 0.2 for k in (1, 2))))
+
+
+def _spot_all_agents_repetition(untrained, trained):   # any for naturalness, all(...) over the agents for repetition
+    return bool(trained["reward"] - untrained["reward"] > 0.1 and (
+        any(trained[f"naturalness{k}"] - untrained[f"naturalness{k}"] > 1 for k in (1, 2))
+        or all(trained[f"repetition{k}"] > 0.2 for k in (1, 2))))
+
+
+MISTAKES["08.k3_estimator"] += [
+    _k3_calls_kl_penalty,                                                              # kl_penalty, wrapped
+    _k3_ratio_of_exps,                                                                 # exp(ref) / exp(logp): inf, nan
+    _k3_ratio_of_exps_minus_d,                                                         # the same ratio, minus d
+]
+MISTAKES["08.spot_the_hack"] += [
+    _spot_repetition_change,                                                           # repetition's change > 0.2
+    _spot_all_agents_naturalness,                                                      # all agents' naturalness
+    _spot_all_agents_repetition,                                                       # all agents' repetition
+]
+VARIANTS["08.k3_estimator"] += [
+    lambda logp, ref: (lambda r: r - torch.log(r) - 1)(torch.exp(ref.double() - logp.double())),  # r = e^d, then log r
 ]

@@ -230,3 +230,29 @@ MISTAKES["09.stop_level"] += [
     _with(l3=lambda a, b: bool(unique_words(a)) and 0.5 <= len(unique_words(b)) / len(unique_words(a)) <= 1.75),  # to 1.75
     _with(l2=lambda a, b: 0.8 <= round(len(b) / len(a), 1) <= 1.5),                      # l rounded to 1 decimal
 ]
+
+
+def _vocabulary_calls_ramp_level(u):               # the package's generic ramp with L3's corners: a wrapper too
+    from magrpo_edu.tasks.writing.reward import ramp_level
+
+    return ramp_level(u, 0.5, 0.7, 1.3, 1.7, top=0.5)
+
+
+def _stop_level_zero_points_stop(c1, c2):          # read off arxiv_levels: L3's 0 points (nothing after) read as a stop
+    from magrpo_edu.tasks.writing.reward import arxiv_levels
+
+    lv = arxiv_levels(c1, c2)
+    if lv["total"] == 0:
+        return 1
+    if lv["total"] == 0.5:
+        return 2
+    if lv["uniqueness"] == 0 and lv["total"] == lv["structure"] + lv["length_ratio"]:
+        return 3                                   # also at u = 0.5 or 1.7 exactly, with no style points
+    return 4
+
+
+MISTAKES["09.vocabulary_level"] += [_vocabulary_calls_ramp_level]                  # ramp_level, wrapped
+MISTAKES["09.stop_level"] += [
+    _stop_level_zero_points_stop,                                                         # 0 points read as a stop
+    lambda c1, c2: str(stop_level(c1, c2)),                                               # '4', not 4
+]

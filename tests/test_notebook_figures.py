@@ -30,7 +30,7 @@ SOURCES = {
            "experiments/smollm2_levers.md"],
     "07": ["weights/smollm2_tldr/README.md", "weights/smollm2_coding/README.md",
            "experiments/smollm2_levers.md", "benchmarks/MEMORY.md"],
-    "09": ["experiments/arxiv_expansion.md"],
+    "09": ["experiments/arxiv_expansion.md", "experiments/arxiv_expansion.py"],
 }
 
 # Decimal numbers of a notebook's prose that are not results, with why ("*": every notebook).

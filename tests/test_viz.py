@@ -27,6 +27,14 @@ def test_plots_return_fixed_size_figures(make):
     assert any(ax.has_data() for ax in fig.axes)
 
 
+def test_a_component_the_reward_does_not_pay_is_drawn_as_a_diagnostic():
+    history = [dict(step=s, **{"reward/tests": 0.5, "reward/load_bearing": 0.2}) for s in range(1, 6)]
+    ax = viz.plot_components(history, maxima={"tests": 1.0}).axes[0]
+    labels = {line.get_label(): line for line in ax.get_lines()}
+    assert set(labels) == {"tests (max 1)", "load_bearing (diagnostic, not paid)"}
+    assert labels["load_bearing (diagnostic, not paid)"].get_linestyle() == ":" and ax.get_ylabel().startswith("points")
+
+
 def test_rollout_tree_draws_every_node_and_edge():
     import torch
 

@@ -85,17 +85,22 @@ def _of_max(name: str, maxima: Optional[dict]) -> str:
 def plot_components(history: Sequence[dict], window: int = 10, title: str = "Reward components",
                     maxima: Optional[dict] = None):
     """Every logged reward/<component> (moving average), one line each, named with the most it earns
-    where `maxima` (`Task.component_max`) says; None when the reward has no components (e.g. the
-    length-ratio task), so no empty figure is drawn."""
+    where `maxima` (`Task.component_max`) says; a component `maxima` leaves out is a diagnostic the
+    reward logs but does not pay (the coding task's `load_bearing`): a dotted grey line, named so.
+    None when the reward has no components (e.g. the length-ratio task), so no empty figure is drawn."""
     keys = sorted({k for h in history for k in h if k.startswith("reward/")})
     if not keys:
         return None
     fig, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
     for k in keys:
         s, v = _series(history, k)
-        ax.plot(s, smooth(v, window), label=_of_max(k.split("/", 1)[1], maxima))
+        name = k.split("/", 1)[1]
+        if maxima is not None and name not in maxima:
+            ax.plot(s, smooth(v, window), color="0.5", ls=":", label=f"{name} (diagnostic, not paid)")
+        else:
+            ax.plot(s, smooth(v, window), label=_of_max(name, maxima))
     ax.set_xlabel("training step")
-    ax.set_ylabel(f"component mean (moving avg {window})")
+    ax.set_ylabel(f"{'points' if maxima else 'component mean'} (moving avg {window})")
     ax.set_title(title)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0)
     ax.grid(alpha=0.3)

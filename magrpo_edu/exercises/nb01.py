@@ -494,16 +494,16 @@ def check_grpo_token_mean_loss(fn):
             raise ExerciseFailed(f"you divided the sum over the G = {G} completions by G-1 = {G - 1}; the loss "
                                  f"AVERAGES them, 1/G = 1/{G} (G-1 belongs to leave-one-out's baseline, the mean of "
                                  "the OTHER rewards, not to the loss): .mean() over the G completions.")
-        if 0 < nonempty < G and nonempty not in (1, G - 1) and torch.allclose(got, want * G / nonempty, atol=1e-5):
+        if 0 < nonempty < G and nonempty != 1 and torch.allclose(got, want * G / nonempty, atol=1e-5):
+            if nonempty == G - 1:                  # G-1 and the non-empty count coincide here: name both readings
+                raise ExerciseFailed(f"for completions of {lengths.int().tolist()} real tokens you divided the sum "
+                                     f"over the completions by {nonempty} (G-1, or the number of non-empty "
+                                     f"completions); the loss averages over all G = {G}, 1/G, an empty completion "
+                                     "included: .mean() over every completion.")
             raise ExerciseFailed(f"for completions of {lengths.int().tolist()} real tokens you averaged over the "
                                  f"{nonempty} non-empty completions only; the loss averages over all G = {G}, "
                                  "1/G. An empty completion's term is 0 (its sum is 0, divided by max(0, 1) = 1), "
                                  "but it still counts in the 1/G: .mean() over every completion, no filter.")
-        if 0 < nonempty < G and nonempty == G - 1 and torch.allclose(got, want * G / nonempty, atol=1e-5):
-            raise ExerciseFailed(f"for completions of {lengths.int().tolist()} real tokens you divided the sum over "
-                                 f"the completions by {nonempty} (G-1, or the number of non-empty completions); the "
-                                 f"loss averages over all G = {G}, 1/G, an empty completion included: .mean() over "
-                                 "every completion.")
         if torch.allclose(got, -(A.mean() * (logp * mask).sum(-1) / lengths.clamp_min(1)).mean(), atol=1e-5):
             raise ExerciseFailed(f"you weighted every completion by the advantages' MEAN, A.mean() = "
                                  f"{A.mean().item():.4f}, instead of its OWN advantage A^(g): the formula pairs "

@@ -335,6 +335,7 @@ BOUNDARIES = {
     ],
     "06.comlrl_credit": [
         ("agent 1 sums a ROW", lambda R, G, mode: nb06.comlrl_credit(R, G, mode).flip(0), "swapped"),
+        ("written out, not group_advantages on the sums", nb06._comlrl_group_advantages, "package's own"),
         ("mode 'max' subtracts the largest sum",
          lambda R, G, mode: nb06.comlrl_credit(R, G, "mean"), "Read `mode`"),
         ("R's dtype (the next cell's allclose)", lambda R, G, mode: nb06.comlrl_credit(R.double(), G, mode), "dtype"),

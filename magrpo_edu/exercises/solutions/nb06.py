@@ -83,6 +83,11 @@ def _comlrl_zscored(R, G, mode):                 # the right credits, divided by
     return comlrl_credit(R, G, mode) / (S.std(1, keepdim=True) + 1e-4)
 
 
+def _comlrl_group_advantages(R, G, mode):        # the right credits, the baseline left to the package's own
+    S = _comlrl_sums(R, G)
+    return torch.stack([group_advantages(S[0], mode), group_advantages(S[1], mode)]).to(R.dtype)
+
+
 MISTAKES = {
     "06.std_scaled_advantages": [
         lambda R: (R - R.mean()) / R.std(),                             # no eps: nan on a group that agrees
@@ -115,6 +120,7 @@ MISTAKES = {
     ],
     "06.comlrl_credit": [
         _comlrl_centres_R_in_place,
+        _comlrl_group_advantages,                                                  # the package's own, on the sums
         lambda R, G, mode: comlrl_credit(R, G, mode).flip(0),                                     # agents swapped
         lambda R, G, mode: comlrl_credit(R, G, mode) / G,                                          # the mean, not the sum
         lambda R, G, mode: torch.stack([(R - (R.mean() if mode == "mean" else R.max())).view(G, G).sum(1),

@@ -109,6 +109,19 @@ def call_answer(fn, *args, said: Callable[[Exception], Any], **kwargs) -> Any:
         raise (told if isinstance(told, ExerciseFailed) else ExerciseFailed(told)) from None
 
 
+def outputs_per_group(fn, groups, given: Callable, read: Callable) -> list:
+    """fn's answer for every group of the check, `read(answer, group)` (None where fn fails, or where `read` refuses
+    the answer: wrong type or length). Hints that name a slip only when it explains EVERY group use it: a group where
+    the learner's function fails is no evidence either way. `given(group)` is what fn receives (a list, a tensor)."""
+    outs = []
+    for group in groups:
+        try:
+            outs.append(read(fn(given(group)), group))
+        except Exception:  # noqa: BLE001  the learner's function may fail on another group: no evidence there
+            outs.append(None)
+    return outs
+
+
 def not_the_library(fn, name: str, own) -> None:
     """Refuse the package's own function as an answer: the exercise asks for the rule written out, and the
     library's function passes by construction."""

@@ -5,7 +5,7 @@ import math
 import re
 
 from . import ExerciseFailed, call_answer, exercise, not_a_wrapper as _not_a_wrapper, \
-    not_the_library as _not_the_library, plain_number, rounded_to
+    not_the_library as _not_the_library, outputs_per_group, plain_number, rounded_to
 
 _GROUPS = [
     [0.2, 1.0, 0.6, 0.2],        # the notebook's own group
@@ -33,14 +33,8 @@ def _rounded_places(fn):
 def _outputs(fn):
     """The answer's advantages for every group of the check (None for a group where it fails or is no list of
     numbers of the right length)."""
-    outs = []
-    for rewards in _GROUPS:
-        try:
-            out = [float(v) for v in fn(list(rewards))]
-        except Exception:  # noqa: BLE001  the learner's function may fail on another group: no evidence there
-            out = None
-        outs.append(out if out is not None and len(out) == len(rewards) else None)
-    return outs
+    return outputs_per_group(fn, _GROUPS, list, lambda out, rewards: (lambda v: v if len(v) == len(rewards) else None)(
+        [float(x) for x in out]))
 
 
 def _whole_mean(rewards) -> list[float]:

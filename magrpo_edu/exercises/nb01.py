@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..algorithm import group_advantages, policy_loss
-from . import ExerciseFailed, call_answer, exercise, first_line, not_a_wrapper, rounded_to
+from . import ExerciseFailed, call_answer, exercise, first_line, not_a_wrapper, outputs_per_group, rounded_to
 
 
 def _cases():
@@ -235,15 +235,8 @@ def _others(R: torch.Tensor, g: int) -> torch.Tensor:
 
 def _outputs(fn, groups) -> list:
     """fn's advantages for every group of rewards, as float tensors (None where it fails or gives another shape)."""
-    outs = []
-    for r in groups:
-        try:
-            out = fn(torch.tensor(r))
-        except Exception:  # noqa: BLE001  the learner's function may fail on another group: no evidence there
-            out = None
-        ok = isinstance(out, torch.Tensor) and tuple(out.shape) == (len(r),)
-        outs.append(out.detach().float() if ok else None)
-    return outs
+    return outputs_per_group(fn, groups, torch.tensor, lambda out, r: out.detach().float() if isinstance(
+        out, torch.Tensor) and tuple(out.shape) == (len(r),) else None)
 
 
 @exercise("01.leave_one_out")

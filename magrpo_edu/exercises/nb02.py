@@ -1,7 +1,11 @@
 """Checks of notebook 02's exercises: joint actions, an agent's credit in cross mode, the shared advantage."""
 from __future__ import annotations
 
-from . import ExerciseFailed, call_answer, exercise, first_line, not_a_wrapper, not_the_library, rounded_to
+import itertools
+import numbers
+
+from . import (ExerciseFailed, call_answer, exercise, first_line, is_bool, not_a_wrapper, not_the_library,
+               rounded_to)
 
 
 def _not_none(out, what: str) -> None:
@@ -77,7 +81,14 @@ def check_joint_actions(fn) -> None:
                 if sorted(got) != sorted(want):
                     count = f"{G} (one per sample index g)" if mode == "aligned" else f"G**n = {G ** n}"
                     hint = ""
-                    if got and all(len(row) != n for row in got):
+                    if n > 1 and sorted(got) == sorted(itertools.permutations(range(G), n)):
+                        hint = (f" A joint action may reuse a sample index, e.g. {(0,) * n}: itertools.permutations never "
+                                "repeats one, so it misses every such joint action (all of them when G < n). "
+                                + ("Cross mode is every combination, itertools.product(range(G), repeat=n), not "
+                                   "permutations." if mode == "cross" else
+                                   "Aligned mode is exactly those: (g, ..., g), the same g for every agent, "
+                                   "[(g,) * n for g in range(G)]."))
+                    elif got and all(len(row) != n for row in got):
                         hint = f" Each joint action is a tuple of n = {n} entries, one per agent (entry i: agent i's sample)."
                     elif any(k < 0 or k >= G for row in got for k in row):
                         hint = f" Sample indices run from 0 to G-1 = {G - 1} (Python's indexing)."
@@ -188,6 +199,25 @@ def check_cross_credit(fn) -> None:
                     hint = (" You subtracted the worst joint reward, r.min(), as the baseline: every credit comes out at "
                             "or above 0, so even the worst sample is made more likely; the baseline is the MEAN of all "
                             f"{G * G} joint rewards, r.mean(), so that samples below it get a negative credit.")
+                elif torch.allclose(got, (r - (r.sum() - r) / (G * G - 1)).mean(dim=1 - agent), atol=1e-5):
+                    hint = (" You took a leave-one-out baseline, each joint reward minus the mean of the OTHER "
+                            f"{G * G - 1} (notebook 01's RLOO): that makes every credit G*G/(G*G-1) = {G * G}/{G * G - 1} "
+                            "times too large. Cross mode's baseline is ONE mean over all "
+                            f"{G * G} joint rewards, the joint action's own included: A = r - r.mean().")
+                elif torch.allclose(got, want[agent] * G / (G - 1), atol=1e-5):
+                    hint = (f" Yours is G/(G-1) = {G}/{G - 1} times the credit: you divided the sum over the {G} joint "
+                            f"actions holding the sample by G-1 = {G - 1} instead of G = {G} (or took a leave-one-out "
+                            "baseline over the samples' credits); the credit is their MEAN, .mean(dim=...), after "
+                            f"ONE baseline, the mean of all {G * G} joint rewards.")
+                elif any(torch.allclose(got, (r - b).mean(dim=1 - agent), atol=1e-5)
+                         for b in (r.median(), r.flatten().quantile(0.5))):
+                    hint = (" You subtracted the median of the joint rewards as the baseline; the baseline is their "
+                            f"MEAN, r.mean(), over all {G * G} joint rewards (a median ignores how far the best and worst "
+                            "joint actions lie from the rest).")
+                elif torch.allclose(got, (r - r.diagonal().mean()).mean(dim=1 - agent), atol=1e-5):
+                    hint = (" Your baseline is the mean of the diagonal, the G aligned joint actions r[g, g] only; "
+                            f"cross mode's baseline is ONE mean over all {G * G} joint rewards, r.mean(), the "
+                            "off-diagonal pairs included.")
                 elif (k := rounded_to(got.tolist(), want[agent].tolist(), range(6),
                                       close=lambda a, b: abs(a - b) <= 1e-6)) is not None:
                     raise ExerciseFailed(f"for r = {r.tolist()} agent {agent + 1}'s credit is "
@@ -210,6 +240,27 @@ def _stds(rewards) -> list:
     return [sd for sd in sds if sd > 0]
 
 
+def _rank_advantages(rewards) -> list:
+    """Advantages a learner may build from the rewards' RANKS instead of their values (0..G-1 or 1..G, centred or
+    not, scaled by G-1, G or the ranks' std): a rank-based (argsort) advantage."""
+    G = len(rewards)
+    out = []
+    for base in (rewards.argsort().argsort().float(), rewards.argsort().argsort().float() + 1):
+        for ranks in (base, base - base.mean()):
+            scales = [1.0, float(G - 1), float(G)] + [float(sd) for sd in (ranks.std(), ranks.std(unbiased=False))
+                                                     if G > 1 and sd > 0]
+            out += [ranks / sc for sc in scales if sc > 0]
+    return out
+
+
+def _loss_value(loss) -> float:
+    """A returned loss as a Python float (a tensor detached first, a number as it is); nan when it is neither."""
+    try:
+        return float(loss.detach()) if hasattr(loss, "detach") else float(loss)
+    except (TypeError, ValueError, RuntimeError):
+        return float("nan")
+
+
 @exercise("02.shared_losses")
 def check_shared_losses(fn) -> None:
     """`fn(logps, rewards)`: logps is a list (one per agent) of (G,) tensors, sum_t log pi_i of each
@@ -220,11 +271,29 @@ def check_shared_losses(fn) -> None:
     from ..algorithm import group_advantages, policy_loss
 
     gen = torch.Generator().manual_seed(1)
+    cases = []
     for n, G in ((2, 4), (3, 2), (2, 8), (1, 4)):
         rewards = torch.rand(G, generator=gen) * 3
         if G == 2:
             rewards = torch.tensor([1.0, 1.0])  # equal rewards: no gradient at all
-        logps = [(-torch.rand(G, generator=gen) * 20).requires_grad_() for _ in range(n)]
+        cases.append((n, G, rewards, [(-torch.rand(G, generator=gen) * 20).requires_grad_() for _ in range(n)]))
+
+    def explains(loss_of) -> bool:
+        """Whether `loss_of(lp, rewards)` (a float) is what fn returns for every agent of EVERY case: a hint names a
+        slip only when it explains them all (the first case's best reward is its first, say, so r - r[0] and
+        r - r.max() agree there). A case where fn fails, or returns no list of n losses, is no evidence either way."""
+        for _n, _G, rw, lps in cases:
+            try:
+                out = list(fn(list(lps), rw.clone()))
+            except Exception:  # noqa: BLE001  the learner's function may fail on another case: no evidence there
+                continue
+            if len(out) != len(lps):
+                continue
+            if any(not abs(_loss_value(o) - loss_of(lp, rw)) <= 1e-4 for o, lp in zip(out, lps)):
+                return False
+        return True
+
+    for n, G, rewards, logps in cases:
         given = rewards.clone()
         got = call_answer(fn, [lp for lp in logps], given, said=lambda e, n=n, G=G: (
             f"for {n} agent(s) and G={G} your function raised {type(e).__name__}: {first_line(e)}. It receives a list "
@@ -256,6 +325,12 @@ def check_shared_losses(fn) -> None:
         A = group_advantages(rewards)
         for i, (loss, lp) in enumerate(zip(got, logps)):
             want = policy_loss(lp, A)
+            if isinstance(loss, numbers.Real) and not is_bool(loss):
+                raise ExerciseFailed(f"agent {i}'s loss is a plain Python number ({type(loss).__name__} "
+                                     f"{float(loss):.4f}), not a tensor: .item() or float() (or .tolist()) turns the "
+                                     "loss into a number and cuts it from the autograd graph, so no gradient reaches "
+                                     "the agent's log-probs and loss.backward() cannot run. Return the 0-d tensor "
+                                     "itself, -(A * lp).mean(), without .item() or float().")
             if not torch.is_tensor(loss) or loss.dim() != 0:
                 raise ExerciseFailed(f"agent {i}'s loss must be one number as a 0-d tensor (shape (), like "
                                      f"policy_loss's: a mean, not a (1,) or (G,) tensor), got {loss!r}")
@@ -265,6 +340,13 @@ def check_shared_losses(fn) -> None:
                 if got_v != got_v:
                     hint = (" Your loss is nan: with equal rewards every advantage is 0 and so is the loss; do not divide "
                             "by the rewards' std (MAGRPO does not scale A).")
+                elif abs(got_v + want_v) <= 1e-4 and (
+                        explains(lambda lp_, rw: abs(policy_loss(lp_, group_advantages(rw)).item()))
+                        or explains(lambda lp_, rw: -abs(policy_loss(lp_, group_advantages(rw)).item()))):
+                    hint = (" You took the absolute value of the loss (.abs() or abs()): the loss's sign is lost, |L| is "
+                            "not L, so for some agents the step goes the wrong way. A negative loss is fine (it is "
+                            "negative whenever the joint actions with A > 0 are already the likelier ones): return "
+                            "-(A * lp).mean() as computed, no abs().")
                 elif abs(got_v + want_v) <= 1e-4:
                     hint = " The sign is flipped: descending the loss must RAISE the log-probs of joint actions with A > 0."
                 elif G > 1 and abs(got_v - want_v * G / (G - 1)) <= 1e-4:
@@ -284,6 +366,10 @@ def check_shared_losses(fn) -> None:
                     hint = (" You weighted the log-probs by the rewards themselves, with no baseline: subtract the "
                             "group's mean first, A = r - mean(r), so that a joint action below the mean is made LESS "
                             "likely.")
+                elif abs(got_v - want_v / G) <= 1e-4:
+                    hint = (f" Yours is the loss divided by G = {G} once more: you divided by G twice. .mean() already "
+                            "divides the sum over the G joint actions by G: write -(A * lp).mean(), or "
+                            "-(A * lp).sum() / G, not both.")
                 elif abs(got_v - want_v / n) <= 1e-4:
                     hint = (f" You split the loss among the {n} agents; each agent gets the WHOLE loss with the shared "
                             "advantage (its own optimiser steps on it).")
@@ -293,13 +379,23 @@ def check_shared_losses(fn) -> None:
                 elif abs(got_v - policy_loss(lp.exp(), A).item()) <= 1e-4:
                     hint = (" You weighted the probabilities, logps[i].exp(); the loss weighs the LOG-probabilities "
                             "as given (the gradient of log pi_i is the policy gradient's score).")
-                elif abs(got_v - policy_loss(lp, rewards - rewards.max()).item()) <= 1e-4:
+                elif (abs(got_v - policy_loss(lp, rewards - rewards[0]).item()) <= 1e-4
+                      and explains(lambda lp_, rw: policy_loss(lp_, rw - rw[0]).item())):
+                    hint = (" You subtracted the first reward, rewards[0], as the baseline: every advantage is measured "
+                            "against joint action 0, whatever it scored. The baseline is the group's MEAN, "
+                            "rewards.mean(), over all G rewards.")
+                elif (abs(got_v - policy_loss(lp, rewards - rewards.max()).item()) <= 1e-4
+                      and explains(lambda lp_, rw: policy_loss(lp_, rw - rw.max()).item())):
                     hint = (" You subtracted the best reward, rewards.max(), as the baseline (MAReMax, notebook 06); "
                             "MAGRPO's baseline is the MEAN of the G rewards, rewards.mean().")
                 elif any(abs(got_v - policy_loss(lp, rewards - b).item()) <= 1e-4
                          for b in (rewards.median(), rewards.quantile(0.5))):
                     hint = (" You subtracted the median reward; MAGRPO's baseline is the MEAN of the G rewards, "
                             "rewards.mean().")
+                elif any(abs(got_v - policy_loss(lp, a).item()) <= 1e-4 for a in _rank_advantages(rewards)):
+                    hint = (" You used the rewards' RANKS (argsort) as the advantages; MAGRPO's advantage is the rewards' "
+                            "own values minus their mean, A = r - mean(r): how far a joint action lies above or below "
+                            "the mean matters, not only its place in the order.")
                 elif abs(got_v - policy_loss(lp, A.abs()).item()) <= 1e-4:
                     hint = (" You took the absolute value of the advantage: a joint action below the mean must keep its "
                             "NEGATIVE advantage, so that the loss makes it less likely.")

@@ -24,6 +24,44 @@ def _unpunctuated(text: str, by: str) -> str:
     return re.sub(r"[^\w\s]", by, text.lower())
 
 
+# the ratios the check calls the answer on, in this order (then 2.0 once more, to see whether it calls the library)
+_RATIOS = (0.5, 1.0999, 1.1, 1.35, 1.6, 2.4, 3.2, 4.1, 5.0, 5.0001, 7.0, 1.23, 1.47, 3.5, 4.55, 4.91,
+           1.55, 1.59, 3.21, 3.3)
+
+# A ramp written with its sign flipped: (the ramp's ratios, the slip's value there, the sentence that names it)
+_RAMP_SLIPS = [
+    (lambda r: 1.1 <= r < 1.6, lambda r: 1 - (r - 1.1) / 0.5,
+     "your lower ramp falls; it rises from 0 at 1.1 to 1 at 1.6, (ℓ - 1.1) / 0.5, where you wrote "
+     "1 - (ℓ - 1.1) / 0.5 (1 at 1.1, 0 at 1.6)."),
+    (lambda r: 3.2 < r <= 5.0, lambda r: (r - 3.2) / 1.8,
+     "your upper ramp rises; it falls from 1 at 3.2 to 0 at 5.0, 1 - (ℓ - 3.2) / 1.8, where you wrote "
+     "(ℓ - 3.2) / 1.8 (0 at 3.2, 1 at 5.0)."),
+]
+
+
+def _flipped_ramps(fn, r, got, seen: dict) -> list:
+    """The sentences of the ramps the learner wrote with the sign flipped, the one at ℓ = r first; [] unless the
+    ramp at r is one. A ramp counts as flipped only when the answer is the flipped line at EVERY ratio of the check on
+    that ramp: the ratios not met yet are asked for now (a crash there is no evidence)."""
+    def value(x):
+        if x not in seen:
+            try:
+                seen[x] = fn(x)
+            except Exception:  # noqa: BLE001 - the learner's function may fail elsewhere: no evidence there
+                seen[x] = None
+        v = plain_number(seen[x])
+        return v if isinstance(v, numbers.Real) and not isinstance(v, bool) else None
+
+    def flipped(on, slip) -> bool:
+        return all((v := value(x)) is not None and math.isclose(v, slip(x), abs_tol=1e-9)
+                   for x in _RATIOS if on(x))
+    here = [why for on, slip, why in _RAMP_SLIPS if on(r) and math.isclose(got, slip(r), abs_tol=1e-9)
+            and flipped(on, slip)]
+    if not here:
+        return []
+    return here + [why for on, slip, why in _RAMP_SLIPS if not on(r) and flipped(on, slip)]
+
+
 @exercise("03.length_level")
 def check_length_level(fn):
     # the ratio is ell (ℓ, docs/glossary.md: r is the reward); the learner's argument is named `r`, messages say ℓ.
@@ -31,9 +69,11 @@ def check_length_level(fn):
     # or a rounded value agrees with the straight line at a midpoint only; 1.55, 1.59, 3.21 and 3.3 sit just inside
     # the ramps, next to the plateau's edges (a plateau moved to [1.5, 3.2] or [1.6, 3.4] paid 1.0 there)
     not_the_library(fn, "length_level", tldr_length_level)
-    for r in (0.5, 1.0999, 1.1, 1.35, 1.6, 2.4, 3.2, 4.1, 5.0, 5.0001, 7.0, 1.23, 1.47, 3.5, 4.55, 4.91,
-              1.55, 1.59, 3.21, 3.3):
-        raw = fn(r)
+    seen = {}                  # the learner's value at each ratio met so far (for a sign slip's diagnosis)
+    for r in _RATIOS:
+        raw = call_answer(fn, r, said=lambda exc, r=r: f"length_level({r}) raised {type(exc).__name__}: {exc}. Every "
+                          "ratio gets a number or None (None where scoring stops, outside [1.1, 5.0]).")
+        seen[r] = raw
         want, got = tldr_length_level(r), plain_number(raw)
         if want is None:
             if isinstance(got, numbers.Real) and not isinstance(got, bool) and got < 0:
@@ -50,6 +90,9 @@ def check_length_level(fn):
             raise ExerciseFailed(f"at the ratio ℓ = {r} L2 is {want:.3f} and scoring goes on; you returned None "
                                  f"(stop).{edge}")
         if isinstance(got, bool) or not isinstance(got, numbers.Real) or not math.isclose(got, want, abs_tol=1e-9):
+            if flipped := _flipped_ramps(fn, r, got, seen):
+                raise ExerciseFailed(f"at the ratio ℓ = {r} L2 is {want:.10g}, you returned {got!r}: "
+                                     + " And ".join(flipped))
             hint = ""
             digits = {"float32": 7, "float16": 3}.get(type(raw).__name__) if type(raw).__module__ == "numpy" else None
             if digits is not None and isinstance(got, float) and math.isclose(got, want, rel_tol=10.0 ** (1 - digits),
@@ -389,6 +432,51 @@ def _keeps_unrepeated(fn) -> bool:
         return False
 
 
+def _cut_hint(got, paper: float) -> str:
+    """Why a padded pair's reward `got` is no cut to 0.0: None returned, or the paper's total `paper` reduced (above 0,
+    below it) or pushed below 0; "" otherwise (the paper's total kept, or more: another diagnosis)."""
+    if got is None:
+        return (" None is no reward: the trainer averages the rewards of a group and subtracts the mean, and it needs "
+                "a number for every pair. A padded pair earns nothing: return the float 0.0, not None.")
+    if isinstance(got, bool) or not isinstance(got, (int, float)):
+        return ""
+    if 0 < got < paper:
+        return (f" {got:.4g} is the paper's {paper:.4g} reduced: the rule is a cut to "
+                "0.0, not a reduction. A padded pair earns nothing, whatever its levels (a reduced reward still pays "
+                "padding something): return 0.0.")
+    if got < 0:
+        return (f" {got:.4g} is the paper's {paper:.4g} pushed below 0: the rule is a "
+                "cut to 0.0, not a penalty (a reward below 0 makes padding worse than an empty text): return 0.0.")
+    return ""
+
+
+def _pays(fn, pairs, value) -> list:
+    """For each pair, whether the learner's reward is value(c1, c2) (False where it fails or returns no number)."""
+    out = []
+    for c1, c2 in pairs:
+        try:
+            got = plain_number(fn(c1, c2))
+        except Exception:  # noqa: BLE001 - an answer that crashes there: no evidence
+            got = None
+        out.append(not isinstance(got, bool) and isinstance(got, (int, float))
+                   and math.isclose(got, value(c1, c2), abs_tol=1e-9))
+    return out
+
+
+def _never_checks_detailed(fn) -> bool:
+    """Whether the answer pays the paper's total on every padded pair whose DETAILED text alone is above 0.2, while it
+    cuts some pair whose concise text is padded: it tests c1 and never c2."""
+    only_c2 = [(c1, c2) for c1, c2 in _PADDED if repetition(c1) <= 0.2]
+    return (all(_pays(fn, only_c2, lambda c1, c2: tldr_levels(c1, c2)["total"]))
+            and any(_pays(fn, _PADDED_CONCISE, lambda c1, c2: 0.0)))
+
+
+def _never_checks_concise(fn) -> bool:
+    """Whether the answer pays the paper's total on every pair whose CONCISE text alone is above 0.2 (having cut every
+    padded detailed text before it is asked): it tests c2 and never c1."""
+    return all(_pays(fn, _PADDED_CONCISE, lambda c1, c2: tldr_levels(c1, c2)["total"]))
+
+
 def _rule_hints(fn) -> str:
     return "".join(dict.fromkeys(" " + text for rule, text in _OTHER_RULES if _same_as(fn, rule)))
 
@@ -509,6 +597,14 @@ def check_honest_tldr_reward(fn):
         got = _honest_call(fn, c1, c2)
         if got != 0:
             r1, r2 = repetition(c1), repetition(c2)
+            said = (f"the padded detailed text {c2[:50]!r}... (repetition {r2:.4f} > 0.2, the concise text's {r1:.2f}) "
+                    f"earns {paper:.3f} from the paper's reward; yours should pay 0, it paid {got!r}.")
+            if cut := _cut_hint(got, paper):
+                raise ExerciseFailed(said + cut)
+            if r1 <= 0.2 and _never_checks_detailed(fn):
+                raise ExerciseFailed(said + " You test the concise text c1 only: you never checked the detailed text "
+                                     "c2, and padding there goes unpunished. Test EACH text: "
+                                     "`repetition(c1) > 0.2 or repetition(c2) > 0.2` pays 0.")
             band = _threshold_band(fn)
             if band is not None and band[0] > 0.2:
                 hint = (f" Your rule pays every pair whose texts repeat at most {band[0]:.4f} of their 3-grams and "
@@ -522,14 +618,22 @@ def check_honest_tldr_reward(fn):
             if r2 < 0.22:
                 hint += (f" Its repetition, {r2:.4f}, is only just above 0.2: the threshold is 0.2 itself, not a "
                          "rounder number above it.")
-            raise ExerciseFailed(f"the padded detailed text {c2[:50]!r}... (repetition {r2:.4f} > 0.2, the concise "
-                                 f"text's {r1:.2f}) earns {paper:.3f} from the paper's reward; "
-                                 f"yours should pay 0, it paid {got!r}.{hint}")
+            raise ExerciseFailed(said + hint)
     for c1, c2 in _PADDED_CONCISE:
         paper = tldr_levels(c1, c2)["total"]
         got = _honest_call(fn, c1, c2)
         if got != 0:
             r1, r2 = repetition(c1), repetition(c2)
+            if cut := _cut_hint(got, paper):
+                raise ExerciseFailed(f"the padded concise text {c1[:50]!r}... (repetition {r1:.4f} > 0.2, the detailed "
+                                     f"text's {r2:.2f}) earns {paper:.3f} from the paper's reward; yours should pay 0, "
+                                     f"it paid {got!r}.{cut}")
+            if _never_checks_concise(fn):
+                raise ExerciseFailed("the check must apply to BOTH texts: a padded concise summary should pay 0 too; "
+                                     f"yours paid {got!r}, the paper's reward, for the concise text {c1[:50]!r}... "
+                                     f"(repetition {r1:.2f}). You test the detailed text c2 only: you never checked "
+                                     "the concise text c1. Test EACH text: `repetition(c1) > 0.2 or repetition(c2) > "
+                                     "0.2` pays 0.")
             if r1 > 0.5:
                 raise ExerciseFailed("the check must apply to BOTH texts: a padded concise summary should pay 0 too; "
                                      f"yours paid {got!r} for the concise text {c1[:50]!r}... (repetition {r1:.2f}).")

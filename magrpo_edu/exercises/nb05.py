@@ -10,7 +10,7 @@ import torch
 
 from ..algorithm import Node, compute_returns
 from ..config import MAGRPOConfig
-from . import ExerciseFailed, call_answer, exercise, is_bool, not_a_wrapper, not_the_library, rounded_to
+from . import ExerciseFailed, call_answer, exercise, is_bool, not_a_wrapper, not_the_library
 
 
 def _fmt(t) -> list:
@@ -134,6 +134,91 @@ def _reward_dropped(node, gamma):
     return R
 
 
+def _one_minus_gamma(node, gamma, leaves=False):
+    """R_j = (1 - gamma) * r_j + gamma * mean(child j's returns), a weighted average that shrinks r_j (with `leaves`,
+    every reward, a leaf's too, multiplied by 1 - gamma)."""
+    R = (1 - gamma) * node.rewards.clone() if leaves else node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] = (R[j] if leaves else (1 - gamma) * R[j]) + gamma * _one_minus_gamma(child, gamma, leaves).mean()
+    return R
+
+
+def _descendants(node, gamma, of_means=False):
+    """R_j = r_j + gamma * ONE mean of the rewards of every node below j (all their rewards pooled, or `of_means`, the
+    mean of each node's mean reward): the turns further down not discounted again, not averaged node by node."""
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        below = _nodes(child)
+        R[j] += gamma * (torch.stack([nd.rewards.mean() for nd in below]).mean() if of_means
+                         else torch.cat([nd.rewards for nd in below]).mean())
+    return R
+
+
+def _cut_filled(node, gamma):
+    """A joint action without a child given gamma times the mean of its siblings' children's mean returns."""
+    R = node.rewards.clone()
+    kids = {j: _cut_filled(c, gamma).mean() for j, c in node.children.items()}
+    for j in range(len(R)):
+        if j in kids:
+            R[j] += gamma * kids[j]
+        elif kids:
+            R[j] += gamma * torch.stack(list(kids.values())).mean()
+    return R
+
+
+def _partial(tree) -> bool:
+    """Whether some node of the tree has children for some of its joint actions but not all."""
+    return any(nd.children and len(nd.children) < len(nd.rewards) for nd in _nodes(tree))
+
+
+def _rounded_digits(got: list, want: list):
+    """The number of decimals k (0 to 4) the returns `got` were rounded to from `want`, in any rounding mode (torch
+    rounds a half to even, Python's round sees float32's binary value): every got a multiple of 10 ** -k within half a
+    unit of its want; None when no k gives it."""
+    for k in range(5):
+        unit = 10.0 ** -k
+        if all(math.isfinite(g) and abs(g - w) <= unit / 2 + 1e-5 and abs(g / unit - round(g / unit)) < 0.02
+               for g, w in zip(got, want)):
+            return k
+    return None
+
+
+def _trainer_tree(tree, gamma=0.9):
+    """A copy of the tree as the notebook's next cell sees it: every node's returns and advantages already filled in
+    by the trainer (at its discount, 0.9)."""
+    out = copy.deepcopy(tree)
+    for nd in _nodes(out):
+        nd.returns = compute_returns(copy.deepcopy(nd), gamma)
+        nd.advantages = nd.returns - nd.returns.mean()
+    return out
+
+
+_FIELDS = (("rewards", "immediate rewards"), ("returns", "returns"), ("advantages", "advantages among siblings"))
+
+
+def _check_node_fields(fn) -> None:
+    """Refuse an answer that changes a node's rewards, returns or advantages: the next cell compares the answer's
+    returns with the trainer's node.returns, and its advantages with node.advantages."""
+    for what, tree in _trees():
+        for gamma in (0.9, 0.5):
+            mine = _trainer_tree(tree)
+            before = [{f: getattr(nd, f).clone() for f, _ in _FIELDS} for nd in _nodes(mine)]
+            call_answer(fn, mine, gamma, said=lambda e, what=what: _returns_crash(e, what, ""))
+            for k, (nd, was) in enumerate(zip(_nodes(mine), before)):
+                for field, kind in _FIELDS:
+                    now = getattr(nd, field)
+                    if isinstance(now, torch.Tensor) and now.shape == was[field].shape and torch.equal(now, was[field]):
+                        continue
+                    whose = "of the node it was given" if k == 0 else "of a CHILD node"
+                    shown = _fmt(now) if isinstance(now, torch.Tensor) else repr(now)
+                    raise ExerciseFailed(
+                        f"{what}, gamma = {gamma}: your returns are right, but your function changed "
+                        f"node.{field} {whose} (the trainer's {kind}, {_fmt(was[field])}; after your call: {shown}). Leave every "
+                        "node as it was: do not assign to node.returns, node.advantages or node.rewards, nor change "
+                        "them in place; only return R. The next cell compares your returns with the trainer's "
+                        "node.returns and node.advantages, and would stop with a bare AssertionError.")
+
+
 def _matches(got, tree, gamma, *readings) -> bool:
     """Whether `got` is one of the readings' returns on this tree at this gamma (a reading that crashes: no)."""
     for reading in readings:
@@ -254,6 +339,17 @@ def check_discounted_returns(fn):
                 continue
             said = (f"{what}, gamma = {gamma}: the returns are {_fmt(want)}, you returned {_fmt(got)} "
                     "(R_j = r_j + gamma * mean of child j's returns; R_j = r_j where j has no child).")
+            centred = want - want.mean()
+            if not torch.allclose(centred, want, atol=1e-5) and torch.allclose(got.float(), centred, atol=1e-5):
+                raise ExerciseFailed(said + " You returned the advantages, R - R.mean(), not the returns: return R "
+                                     "itself, r_j plus gamma times the mean of child j's returns; the cell below "
+                                     "subtracts the mean among siblings itself.")
+            if tree.children and not torch.allclose(want, tree.rewards, atol=1e-5) and torch.allclose(
+                    got.float(), tree.rewards, atol=1e-5):
+                raise ExerciseFailed(said + " You returned the node's own rewards: no child's return was added (if you "
+                                     "added the mean of a child's ADVANTAGES, R_c - R_c.mean(), that mean is always "
+                                     "0). Add gamma times the mean of child j's RETURNS, discounted_returns(child, "
+                                     "gamma), to r_j for every j in node.children.")
             if gamma == 0.0 and _reads_as(fn, compute_returns):
                 other = next((g for g in (0.9, 1.0, 0.5, 0.99, 0.95, 0.8)
                               if torch.allclose(got.float(), compute_returns(copy.deepcopy(tree), g), atol=1e-5)), None)
@@ -270,6 +366,11 @@ def check_discounted_returns(fn):
             if tree.children and torch.allclose(got.float(), compute_returns(copy.deepcopy(tree), 1.0), atol=1e-5):
                 raise ExerciseFailed(f"{what}, gamma = {gamma}: you returned the undiscounted returns (CoMLRL 1.4.3's); "
                                      "multiply the child's mean return by gamma.")
+            if tree.children and (_reads_as(fn, _descendants) or _reads_as(fn, lambda n, g: _descendants(n, g, True))):
+                raise ExerciseFailed(said + " You added ONE mean of the rewards of every node below joint action j: "
+                                     "each further turn must be discounted once more, through its own node. Add gamma "
+                                     "times the mean of child j's RETURNS, discounted_returns(child, gamma), computed "
+                                     "the same way (recursively).")
             flat = tree.rewards.clone()
             for j, child in tree.children.items():
                 flat[j] += gamma * child.rewards.mean()
@@ -277,8 +378,7 @@ def check_discounted_returns(fn):
                 raise ExerciseFailed(f"{what}: you added the mean of the child's immediate REWARDS; add the mean of its "
                                      "RETURNS, computed the same way (recursively), so a third turn counts too.")
             hint = ""
-            digits = rounded_to(got.float().tolist(), want.tolist(), range(5),
-                                close=lambda g, w: math.isfinite(g) and abs(g - w) < 1e-5)
+            digits = _rounded_digits(got.float().tolist(), want.tolist())
             deep = [k for k in range(1, _turns(tree) - 1)
                      if torch.allclose(got.float(), _levels(tree, gamma, k), atol=1e-5)]
             if digits is not None:
@@ -296,6 +396,16 @@ def check_discounted_returns(fn):
                         "child's returns you add are undiscounted. Add gamma times the child's DISCOUNTED returns, "
                         "computed by the same function (discounted_returns(child, gamma)), so the discount compounds: "
                         "each further turn one more factor gamma.")
+            elif gamma not in (0.0, 1.0) and _matches(got, tree, gamma, _one_minus_gamma,
+                                                       lambda n, g: _one_minus_gamma(n, g, leaves=True)):
+                hint = (" You weighted r_j by (1 - gamma), as in a moving average: the joint action's own reward r_j "
+                        "counts in full, R_j = r_j + gamma * (mean of child j's returns); only the next turn's part "
+                        "is multiplied by gamma" + (", and a leaf's return is its reward, r_j."
+                                                    if not tree.children else "."))
+            elif _partial(tree) and _reads_as(fn, _cut_filled):
+                hint = (" You gave a joint action WITHOUT a child (a branch cut early) the mean of its siblings' "
+                        "children's returns: it has no next turn, so its return is its own reward alone, R_j = r_j. "
+                        "Add a child term only for the j in node.children.")
             elif gamma not in (0.0, 1.0) and _matches(got, tree, gamma, _gamma_on_reward,
                                                        lambda n, g: _gamma_on_reward(n, g, leaves=False)):
                 hint = (" You multiplied the joint action's own reward r_j by gamma and added the child's mean return "
@@ -351,9 +461,9 @@ def check_discounted_returns(fn):
                         "even count); R_j adds gamma times their MEAN.")
             raise ExerciseFailed(said + hint)
     not_a_wrapper(fn, (copy.deepcopy(next(t for _, t in _trees() if t.children)), 0.9), "discounted_returns",
-                  compute_returns, how="from the rule in the text (R = node.rewards.clone(), then R[j] += gamma * the "
-                                       "mean of discounted_returns(child, gamma) for each j, child in "
-                                       "node.children.items())")
+                  compute_returns, how="from the recurrence in the text, R_j = r_j + gamma * (mean of child j's "
+                                       "returns)")
+    _check_node_fields(fn)
 
 
 # the first: the notebook's own six means (section 4), two of them only 0.0625 apart; then ties, close means with a
@@ -422,6 +532,32 @@ def _counts_from_the_best(fn, means) -> bool:
         return True
     except Exception:  # noqa: BLE001 - an answer that crashes somewhere is not this reading
         return False
+
+
+def _indexes_tree_order(fn, means) -> bool:
+    """Whether fn gives means[budget - 1], the list as given (tree order), at every budget from 1 to the number of
+    groups, where the list is not sorted: the means indexed without sorting them first."""
+    if list(means) == sorted(means):
+        return False
+    try:
+        for b in range(1, len(means) + 1):
+            t = fn(list(means), b)
+            if is_bool(t) or not isinstance(t, numbers.Real) or float(t) != means[b - 1]:
+                return False
+        return True
+    except Exception:  # noqa: BLE001 - an answer that crashes somewhere is not this reading
+        return False
+
+
+def _tree_order_hint(means, budget, t) -> str:
+    """The sentence for a threshold read off the unsorted list: means[budget - 1] in tree order."""
+    s = sorted(means)
+    at = (f" At budget 0, means[-1] is the LAST group's mean ({t}), and a threshold equal to a group's mean still "
+          "expands that group; at budget 0 expand nothing, with a threshold below the lowest mean." if budget == 0
+          else f" Here means[{budget - 1}] = {t}, but sorted(means)[{budget - 1}] = {s[min(budget, len(s)) - 1]}.")
+    return (" Sort the means first (lowest first, sorted(means)): you indexed them in tree order, the order the "
+            f"problems come in ({list(means)}), so means[budget - 1] is the mean of whichever group stands there, not "
+            "of the worst groups the budget goes to. Mind the ties too." + at)
 
 
 def _from_the_best_hint(means, budget, t) -> str:
@@ -523,6 +659,12 @@ def check_threshold(fn):
                                  "bool. The threshold is a mean reward r, a float such as the mean of the last group "
                                  "that fits (a bool counts as 1 or 0 and says nothing of the groups); to expand nothing, "
                                  "return any number below the lowest mean.")
+        if isinstance(t, numbers.Real) and math.isnan(t):
+            raise ExerciseFailed(f"choose_threshold({means}, {budget}): return a finite number (got NaN): every "
+                                 "comparison with NaN is False, so it is no threshold, and MAGRPOConfig refuses it. A "
+                                 "NaN comes from float('nan'), 0 / 0 or the mean of an empty list. " + (
+                                     _EMPTY if not means else
+                                     "To expand nothing, return any number below the lowest mean."))
         if not isinstance(t, numbers.Real) or not math.isfinite(t):
             raise ExerciseFailed(f"return a finite number, got {t!r}: MAGRPOConfig's early_termination_threshold is "
                                  "None (expand every group) or a finite number, never an infinity; to expand nothing, "
@@ -536,6 +678,9 @@ def check_threshold(fn):
         hint = _threshold_hint(means, budget, t)
         if (expanded > budget or expanded < best) and _counts_from_the_best(fn, means):
             hint = _from_the_best_hint(means, budget, t)
+        if (expanded > budget or expanded < best) and means and t == means[budget - 1 if budget else -1] \
+                and _indexes_tree_order(fn, means):
+            hint = _tree_order_hint(means, budget, t)
         if expanded > budget:
             below, at = sum(m < t for m in means), sum(m == t for m in means)
             if hint:

@@ -1,5 +1,5 @@
-"""Checks of notebook 06's exercises (the variants): TRL's std-scaled advantage, the KL leash added
-to the loss, and cross mode's credit of each agent's sample."""
+"""Checks of notebook 06's exercises (the variants): TRL's std-scaled advantage and cross mode's credit of each
+agent's sample (CoMLRL's sums). The KL leash is notebook 08's."""
 from __future__ import annotations
 
 import math
@@ -88,17 +88,67 @@ def _mean_by_G_minus_1(fn, r, R: torch.Tensor, got: torch.Tensor):
             f"the mean divides by G = {G}, R.sum() / len(R) or R.mean(): (R - R.mean()) / (R.std() + 1e-4).")
 
 
+def _squares_by_G_minus_2(fn, r, R: torch.Tensor, got: torch.Tensor):
+    """The sentence for an answer whose variance divides the squares by G - 2 (len(R) - 2) where the sample variance's
+    divisor is G - 1; confirmed on a group of 5 (squares by 3) so that a number written into the code (2 for the
+    notebook's groups of 4) is left to _fixed_G."""
+    G = len(R)
+    if G < 3:
+        return None
+
+    def by_G_minus_2(X):
+        c = X - X.mean()
+        return c / ((c ** 2).sum() / (len(X) - 2)).sqrt().add(1e-4)
+    if not _close(got, by_G_minus_2(R)):
+        return None
+    other = torch.tensor([0.2, 1.0, 0.6, 0.2, 0.9], dtype=R.dtype)
+    try:
+        again = fn(other.clone())
+        same = isinstance(again, torch.Tensor) and again.shape == other.shape and _close(again, by_G_minus_2(other))
+    except Exception:  # noqa: BLE001 - an answer that crashes on a group of 5 is not this reading
+        same = False
+    if not same:
+        return None
+    return (f"for {r} your variance divides the squares by len(R) - 2 = G - 2 = {G - 2}: one too few. You take G from "
+            f"the group, right; the SAMPLE variance divides by G - 1 = {G - 1}, len(R) - 1 (one less than G, not two): "
+            "(R - R.mean()) / (R.std() + 1e-4).")
+
+
+def _swapped_std_mean(r, R: torch.Tensor, got: torch.Tensor):
+    """The sentence for an answer that unpacks torch.std_mean (or var_mean), which returns (std, mean), as (mean, std):
+    the rewards centred on the std and divided by the mean."""
+    for unbiased in (True, False):
+        s, m = torch.std_mean(R, unbiased=unbiased)
+        v = s ** 2
+        if _close(got, (R - s) / (m + 1e-4)):
+            fn = "std_mean"
+        elif _close(got, (R - v) / (m.sqrt() + 1e-4)) or _close(got, (R - v) / (m + 1e-4).sqrt()):
+            fn = "var_mean"
+        else:
+            continue
+        first = "std" if fn == "std_mean" else "var"
+        return (f"for {r} you centred the rewards on the {'std' if fn == 'std_mean' else 'variance'} and divided by "
+                f"the mean: torch.{fn} returns ({first}, mean), in that order, so `mean, {first} = torch.{fn}(R)` "
+                f"swaps them. Unpack `{first}, mean = torch.{fn}(R)`, or use R.mean() and R.std(): "
+                "(R - R.mean()) / (R.std() + 1e-4).")
+    return None
+
+
 def _fixed_G(r, R: torch.Tensor, got: torch.Tensor):
-    """The sentence for an answer written for one group size: the sum divided by a fixed G, or the squares by a
-    fixed G - 1, where this group has another G."""
+    """The sentence for an answer written for one group size: the sum divided by a fixed G (in the centring, or in the
+    mean inside the squares), or the squares by a fixed G - 1, where this group has another G."""
     G = len(R)
     for n in range(2, 9):
         if n == G:
             continue
         m = R.sum() / n
-        forms = ((R - m) / (R.std() + 1e-4),
-                 (R - R.mean()) / (((R - R.mean()) ** 2).sum() / (n - 1)).sqrt().add(1e-4),
-                 (R - m) / (((R - m) ** 2).sum() / (n - 1)).sqrt().add(1e-4))
+        forms = [(R - m) / (R.std() + 1e-4)]
+        for top in (R.mean(), m):                       # the mean the rewards are centred on
+            for inner in (R.mean(), m):                 # the mean inside the squares
+                for div in (G - 1, n - 1):              # the squares' divisor
+                    if top is not m and inner is not m and div != n - 1:
+                        continue                        # nothing fixed: the right formula
+                    forms.append((R - top) / (((R - inner) ** 2).sum() / div).sqrt().add(1e-4))
         if any(_close(got, f) for f in forms):
             return (f"for {r}, a group of G = {G}, your answer is the one for a group of {n}: a G written into the code "
                     f"(the sum divided by {n}, or the squares by G - 1 = {n - 1}). Take G from the group, len(R), or "
@@ -130,6 +180,9 @@ def check_std_scaled(fn):
                                  "(\"Float did not match Double\").")
         if _close(got, want):
             continue
+        said = _swapped_std_mean(r, R, got)
+        if said:
+            raise ExerciseFailed(said)
         if not torch.isfinite(got).all():
             raise ExerciseFailed(f"for the group {r} (all rewards equal: std 0) you returned {got.tolist()}: TRL adds "
                                  "eps = 1e-4 to the std, so such a group gets advantages 0.")
@@ -151,6 +204,11 @@ def check_std_scaled(fn):
         if _close(got, (R - R.mean()) / (R.var() + 1e-4).sqrt()):
             raise ExerciseFailed(f"for {r} you added eps to the variance, under the square root; TRL adds it to the std: "
                                  "(R - mean) / (R.std() + 1e-4). It matters for a group whose rewards barely differ.")
+        if _close(got, (R - R.mean()) / (R.var(unbiased=False) + 1e-4).sqrt()):
+            raise ExerciseFailed(f"for {r} you divided by the square root of the POPULATION variance plus eps, "
+                                 "(R.var(unbiased=False) + 1e-4).sqrt() (the squares' mean, 1/G): two slips. TRL divides "
+                                 "by the SAMPLE std (1/(G-1), torch's default R.std()) and adds eps = 1e-4 to the std, "
+                                 "outside the square root: (R - R.mean()) / (R.std() + 1e-4).")
         if _close(got, (R - R.mean()) / (R.var() + 1e-4)):
             raise ExerciseFailed(f"for {r} you divided by the variance, R.var() = {R.var().item():.4g}; TRL divides by "
                                  f"the standard deviation, its square root, R.std() = {R.std().item():.4g}: "
@@ -162,7 +220,8 @@ def check_std_scaled(fn):
             raise ExerciseFailed(f"for {r} you added 1e-4 to the numerator too, (R - R.mean() + 1e-4); eps belongs to "
                                  "the divisor alone, where it keeps a group that agrees (std 0) finite: "
                                  "(R - R.mean()) / (R.std() + 1e-4).")
-        said = _wrong_centre(r, R, got) or _mean_by_G_minus_1(fn, r, R, got) or _fixed_G(r, R, got)
+        said = (_wrong_centre(r, R, got) or _mean_by_G_minus_1(fn, r, R, got) or _squares_by_G_minus_2(fn, r, R, got)
+                or _fixed_G(r, R, got))
         if said:
             raise ExerciseFailed(said)
         spread = (R.max() - R.min()).item()
@@ -201,8 +260,10 @@ def _comlrl(R, G, mode):
 
 @exercise("06.comlrl_credit")
 def check_comlrl_credit(fn):
-    not_a_wrapper(fn, (torch.tensor([0.2, 1.0, 0.6, 0.2]), 2, "max"), "comlrl_credit", group_advantages, credit_samples,
-                  how="from the sums (R.view(G, G), each agent's G sums, minus their mean or max)")
+    for mode in ("mean", "max"):       # both: an answer may hand only one mode to the package
+        not_a_wrapper(fn, (torch.tensor([0.2, 1.0, 0.6, 0.2]), 2, mode), "comlrl_credit", group_advantages,
+                      credit_samples, how="from the sums (R.view(G, G), each agent's G sums, minus their mean or max), "
+                                          "for 'mean' and for 'max'")
     g = torch.Generator().manual_seed(5)
     for G in (2, 3, 4):
         for R in (torch.rand(G * G, generator=g), torch.tensor([float(k % 3 == 0) for k in range(G * G)]),
@@ -267,6 +328,14 @@ def check_comlrl_credit(fn):
                 elif torch.allclose(got, ours, atol=1e-5) or torch.allclose(got, want / G, atol=1e-5):
                     hint = (" That is the package's credit (the MEAN of a sample's joint advantages); CoMLRL SUMS the "
                             "returns of a sample's G joint actions, then takes the advantage among the G sums.")
+                elif G > 2 and torch.allclose(got, want / (G - 1), atol=1e-5):
+                    hint = (f" Yours is the credit divided by G - 1 = {G - 1}: you divided the sums by G - 1 (a sample "
+                            "variance's divisor, or a mean of the others). CoMLRL's credit takes the SUMS as they are: "
+                            "each agent's G sums, S = torch.stack([R.view(G, G).sum(1), R.view(G, G).sum(0)]), minus "
+                            "their mean (or max), with no division.")
+                elif mode == "mean" and torch.allclose(got, S - S.sum(1, keepdim=True) / (G - 1), atol=1e-5):
+                    hint = (f" Your baseline divides the sum of the G sums by G - 1 = {G - 1}; their mean divides it by "
+                            f"G = {G}: S.mean(1, keepdim=True), or S.sum(1, keepdim=True) / G.")
                 elif torch.allclose(got, G * ours, atol=1e-5):
                     hint = (" You summed the package's advantages, whose baseline is one over all G*G single rewards "
                             "(for 'max': the best single reward); CoMLRL's baseline is taken among the G SUMS (for "

@@ -82,6 +82,7 @@ MISTAKES = {
         lambda n, G, mode: ((g,) * n for g in range(G)) if mode == "aligned"
         else itertools.product(range(G), repeat=n),                                       # generators: read once only
         _joint_actions_no_return,                                                          # no `return`: None
+        lambda n, G, mode: list(itertools.permutations(range(G), n)),                     # permutations: no (g, g) in either mode
         lambda n, G, mode: joint_actions(n, G, mode).tolist(),                             # the package's own, wrapped
     ],
     "02.cross_credit": [
@@ -102,6 +103,10 @@ MISTAKES = {
         lambda r, agent: (r - r.sum() / r.shape[0]).mean(1 - agent),                 # the sum over G, not G * G
         lambda r, agent: (r - r.min()).mean(1 - agent),                              # the worst as baseline
         lambda r, agent: (r.half() - r.half().mean()).mean(1 - agent),               # computed in float16: ~3 digits
+        lambda r, agent: (r - (r.sum() - r) / (r.numel() - 1)).mean(1 - agent),      # leave-one-out over the G*G rewards
+        lambda r, agent: (r - r.mean()).sum(1 - agent) / (r.shape[0] - 1),          # the mean over G joint actions by G-1
+        lambda r, agent: (r - r.median()).mean(1 - agent),                           # the median as baseline
+        lambda r, agent: (r - r.diagonal().mean()).mean(1 - agent),                  # the diagonal's mean as baseline
         lambda r, agent: credit_samples(group_advantages(r.flatten()), joint_actions(2, r.shape[0], "cross"),
                                         r.shape[0])[agent],                        # the package's own, wrapped
     ],
@@ -133,6 +138,13 @@ MISTAKES = {
         lambda logps, r: [-((r - r.mean()) * lp).mean().round(decimals=2) for lp in logps],  # the loss rounded: off
         lambda logps, r: [-((r - r.mean()) * lp).mean().round(decimals=4) for lp in logps],  # rounded: no gradient
         lambda logps, r: [-((r - r.mean()).round(decimals=1) * lp).mean() for lp in logps],  # the advantages rounded
+        lambda logps, r: [-((r - r[0]) * lp).mean() for lp in logps],               # the first reward as baseline
+        lambda logps, r: [-((r - r.mean()) * lp).mean() / len(r) for lp in logps],  # divided by G twice (.mean() and /G)
+        lambda logps, r: [-((r.argsort().argsort().float() - (len(r) - 1) / 2) * lp).mean()
+                          for lp in logps],                                    # centred ranks, not reward values
+        lambda logps, r: [(-((r - r.mean()) * lp).mean()).abs() for lp in logps],  # |L|: the loss's sign lost
+        lambda logps, r: [-((r - r.mean()) * lp).mean().item() for lp in logps],    # .item(): a float, no graph
+        lambda logps, r: torch.stack([-((r - r.mean()) * lp).mean() for lp in logps]).tolist(),  # floats: no graph
         lambda logps, r: [policy_loss(lp, group_advantages(r)) for lp in logps],      # the package's own, wrapped
     ],
 }

@@ -253,6 +253,8 @@ MISTAKES = {
         lambda r: None if (v := length_level(r)) is None else 3 * v ** 2 - 2 * v ** 3,  # a smoothstep ramp: right at
         #                                                                          the ends and the midpoints only
         _length_level_no_stop_above,
+        lambda r: None if not 1.1 <= r <= 5.0 else 1.0 if 1.6 <= r <= 3.2 else 1 - (r - 1.1) / 0.5 if r < 1.6 else 1 - (r - 3.2) / 1.8,  # lower ramp falls
+        lambda r: None if not 1.1 <= r <= 5.0 else 1.0 if 1.6 <= r <= 3.2 else 1 - (r - 1.1) / 0.5 if r < 1.6 else (r - 3.2) / 1.8,  # both ramps flipped
         _reward.tldr_length_level,                                               # the package's own function
         lambda r: _reward.tldr_length_level(r),                                  # ... wrapped
         functools.partial(_reward.ramp_level, lo=1.1, a=1.6, b=3.2, hi=5.0),     # ... its ramp, the bounds filled in
@@ -295,6 +297,19 @@ MISTAKES = {
         lambda c1, c2: 0.0 if repetition(c1) > 0.5 or repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"],  # a looser
         lambda c1, c2: 0.0 if repetition(c1) > 0.3 or repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"],  # concise
         #                                                             threshold: 0.2 holds for both texts
+        lambda c1, c2: tldr_levels(c1, c2)["total"] - (1.0 if max(repetition(c1), repetition(c2)) > 0.2 else 0.0),  # a
+        #                                                             reduction by 1, not the cut to 0.0 (pays 0.5)
+        lambda c1, c2: 0.5 * tldr_levels(c1, c2)["total"] if max(repetition(c1), repetition(c2)) > 0.2 else tldr_levels(
+            c1, c2)["total"],                                                        # halved, not cut (pays 0.75)
+        lambda c1, c2: min(0.5, tldr_levels(c1, c2)["total"]) if max(repetition(c1), repetition(c2)) > 0.2 else
+        tldr_levels(c1, c2)["total"],                                                # capped at 0.5, not cut
+        lambda c1, c2: None if max(repetition(c1), repetition(c2)) > 0.2 else tldr_levels(c1, c2)["total"],  # None,
+        #                                                             not the float 0.0
+        lambda c1, c2: 0.0 if repetition(c1) > 0.2 else tldr_levels(c1, c2)["total"],   # only agent 1 (c1) checked
+        lambda c1, c2: tldr_levels(c1, c2)["total"] - (3.0 if max(repetition(c1), repetition(c2)) > 0.2 else 0.0),  # a
+        #                                                             penalty below 0, not the cut to 0.0
+        lambda c1, c2: 0.0 if repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"] / (2 if repetition(c1) > 0.2
+                                                                                         else 1),  # c1: halved, not cut
         lambda c1, c2: 0.0 if repetition(c1) >= 0.2 or repetition(c2) >= 0.2 else tldr_levels(c1, c2)["total"],  # >=:
         #                                         exactly 1/5 is not above 0.2 (the check's stand-in `repetition` says 0.2)
         lambda c1, c2: 0.0 if repetition(c1) > 0.2 or repetition(c2) > 0.25 else tldr_levels(c1, c2)["total"],  # a looser

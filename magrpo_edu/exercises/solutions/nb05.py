@@ -420,3 +420,74 @@ MISTAKES["05.early_termination_threshold"] += [
     _threshold_min_of_empty,                                              # ValueError on an empty list of groups
     lambda means, budget: None if not means else choose_threshold(means, budget),   # None for no group
 ]
+
+
+def _advantages_returned(node, gamma):            # R - R.mean(): the advantages among siblings, not the returns
+    R = discounted_returns(node, gamma)
+    return R - R.mean()
+
+
+def _one_minus_gamma_on_reward(node, gamma):      # (1 - gamma) * r_j + gamma * mean: a weighted average, r_j shrunk
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] = (1 - gamma) * R[j] + gamma * _one_minus_gamma_on_reward(child, gamma).mean()
+    return R
+
+
+def _descendants_rewards(node, gamma):            # the mean of ALL the rewards below j, discounted once
+    def below(nd):
+        return [nd.rewards] + [t for c in nd.children.values() for t in below(c)]
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma * torch.cat(below(child)).mean()
+    return R
+
+
+def _cut_filled_by_siblings(node, gamma):         # a joint action without a child given its siblings' children's mean
+    R = node.rewards.clone()
+    kids = {j: _cut_filled_by_siblings(c, gamma).mean() for j, c in node.children.items()}
+    for j in range(len(R)):
+        if j in kids:
+            R[j] += gamma * kids[j]
+        elif kids:
+            R[j] += gamma * torch.stack(list(kids.values())).mean()
+    return R
+
+
+def _children_advantages(node, gamma):            # the mean ADVANTAGE of the child: always 0, so R = r
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        Rc = _children_advantages(child, gamma)
+        R[j] += gamma * (Rc - Rc.mean()).mean()
+    return R
+
+
+def _rounded_3(node, gamma):                      # right, then rounded to 3 decimals
+    return torch.round(discounted_returns(node, gamma), decimals=3)
+
+
+def _node_fields_overwritten(node, gamma):        # right R, but node.returns and node.advantages overwritten
+    R = discounted_returns(node, gamma)
+    node.returns = node.rewards
+    node.advantages = None
+    return R
+
+
+def _threshold_tree_order(means, budget):         # means[budget - 1] of the list in tree order: not sorted
+    return means[budget - 1]
+
+
+MISTAKES["05.discounted_returns"] += [
+    _advantages_returned,                                                 # [30] the advantages, R - R.mean()
+    lambda node, gamma: node.rewards.clone(),                             # [31] the rewards only
+    _one_minus_gamma_on_reward,                                           # [32] (1 - gamma) * r_j + gamma * mean
+    _descendants_rewards,                                                 # [33] the mean of all descendants' rewards
+    _cut_filled_by_siblings,                                              # [34] a cut branch filled by its siblings
+    _children_advantages,                                                 # [35] + the child's mean advantage (0)
+    _rounded_3,                                                           # [36] rounded to 3 decimals
+    _node_fields_overwritten,                                             # [37] node.returns / advantages overwritten
+]
+MISTAKES["05.early_termination_threshold"] += [
+    _threshold_tree_order,                                                # [25] indexed in tree order, not sorted
+    lambda means, budget: choose_threshold(means, budget) if budget else float("nan"),   # [26] NaN at budget 0
+]

@@ -1,7 +1,7 @@
 """Notebook 06: solutions and typical mistakes."""
 import torch
 
-from ...algorithm import group_advantages
+from ...algorithm import credit_samples, group_advantages, joint_actions
 
 
 def std_scaled_advantages(R):
@@ -88,6 +88,20 @@ def _comlrl_group_advantages(R, G, mode):        # the right credits, the baseli
     return torch.stack([group_advantages(S[0], mode), group_advantages(S[1], mode)]).to(R.dtype)
 
 
+def _std_mean_swapped(R):                     # torch.std_mean returns (std, mean): unpacked the other way round
+    mean, std = torch.std_mean(R)
+    return (R - mean) / (std + 1e-4)
+
+
+def _comlrl_mean_by_package(R, G, mode):         # 'mean' handed to the package's credit_samples, 'max' written out
+    table = joint_actions(2, G, "cross")
+    if mode == "mean":
+        return (G * credit_samples((R - R.mean()).float(), table, G)).to(R.dtype)
+    M = R.view(G, G)
+    S = torch.stack([M.sum(1), M.sum(0)])
+    return S - S.max(1, keepdim=True).values
+
+
 MISTAKES = {
     "06.std_scaled_advantages": [
         lambda R: (R - R.mean()) / R.std(),                             # no eps: nan on a group that agrees
@@ -117,6 +131,12 @@ MISTAKES = {
         lambda R: (R - R.sum()) / (R.std() + 1e-4),                     # the sum, not the mean
         lambda R: ((R - R.mean()) / (R.std() + 1e-4)).abs(),            # |A|: no negative advantage
         lambda R: (R - R.mean() + 1e-4) / (R.std() + 1e-4),             # eps in the numerator too
+        lambda R: (R - R.sum() / 4) / (torch.sqrt(((R - R.sum() / 4) ** 2).sum() / 3) + 1e-4),   # G = 4 throughout
+        lambda R: (R - R.sum() / 4) / (torch.sqrt(((R - R.mean()) ** 2).sum() / 3) + 1e-4),     # G = 4, mean in squares
+        lambda R: (R - R.mean()) / (torch.sqrt(((R - R.sum() / 4) ** 2).sum() / 3) + 1e-4),     # G = 4 in the squares only
+        lambda R: (R - R.mean()) / ((((R - R.mean()) ** 2).sum() / (len(R) - 2)).sqrt() + 1e-4),   # squares by G - 2
+        _std_mean_swapped,                                              # (std, mean) unpacked as (mean, std)
+        lambda R: (R - R.mean()) / (R.var(unbiased=False) + 1e-4).sqrt(),   # population variance, eps under the root
     ],
     "06.comlrl_credit": [
         _comlrl_centres_R_in_place,
@@ -136,6 +156,10 @@ MISTAKES = {
         lambda R, G, mode: comlrl_credit(R.double(), G, mode).float(),              # float32, not R's dtype
         lambda R, G, mode: -comlrl_credit(R, G, mode),                             # the sign flipped: b - S
         lambda R, G, mode: torch.round(comlrl_credit(R, G, mode) * 1000) / 1000,   # rounded to 3 decimals
+        _comlrl_mean_by_package,                                                   # the package's own, for 'mean' only
+        lambda R, G, mode: comlrl_credit(R, G, mode) / (G - 1),                    # the sums divided by G - 1
+        lambda R, G, mode: (lambda S: S - (S.sum(1, keepdim=True) / (G - 1) if mode == "mean"
+                                           else S.max(1, keepdim=True).values))(_comlrl_sums(R, G)),   # mean by G - 1
         lambda R, G, mode: (lambda S: S - (S.mean(1, keepdim=True) if mode == "mean"
                                            else S.min(1, keepdim=True).values))(_comlrl_sums(R, G)),   # min for 'max'
         _comlrl_loo,                                                               # leave-one-out among the sums
@@ -155,6 +179,7 @@ VARIANTS = {
         lambda R: (R - R.sum() / len(R)) / (((R - R.mean()) ** 2).sum() / (len(R) - 1)).sqrt().add(1e-4),
         lambda R: (lambda A: A.sub_(A.mean()).div_(R.std() + 1e-4))(R.clone()),   # in place, on a copy
         lambda R: torch.tensor([(x - R.mean().item()) / (R.std().item() + 1e-4) for x in R.tolist()], dtype=R.dtype),
+        lambda R: (lambda std, mean: (R - mean) / (std + 1e-4))(*torch.std_mean(R)),   # std_mean unpacked right
     ],
     "06.comlrl_credit": [
         _comlrl_credit_loop_dtype,

@@ -437,6 +437,8 @@ BOUNDARIES = {
         ("k3 is not a wrapper of kl_penalty", nb08.MISTAKES["08.k3_estimator"][25], "own `kl_penalty`"),
         ("e^d, not a ratio of two exps (float32 underflow)", nb08.MISTAKES["08.k3_estimator"][26], r"Compute d = ref_logp - logp first, then exp\(d\)"),
         ("the ratio of exps minus d still overflows", nb08.MISTAKES["08.k3_estimator"][27], "ratio of two exps"),
+        ("log(exp(d)) underflows: use d itself", nb08.MISTAKES["08.k3_estimator"][28], r"You take the log of r = exp\(d\).*underflows to 0"),
+        ("no epsilon inside the log", nb08.MISTAKES["08.k3_estimator"][29], r"epsilon inside the log"),
     ],
     "08.spot_the_hack": [
         ("a reward rise of exactly 0.1 is not MORE than 0.1", _spot(strict=(False, True, True)), "exactly 0.1"),
@@ -450,6 +452,8 @@ BOUNDARIES = {
         ("repetition is a level, not a change", nb08.MISTAKES["08.spot_the_hack"][45], "repetition CHANGE"),
         ("any agent's naturalness, not all", nb08.MISTAKES["08.spot_the_hack"][46], "ALL agents, not ANY"),
         ("any agent's repetition, not all", nb08.MISTAKES["08.spot_the_hack"][47], "ALL agents, not ANY"),
+        ("every agent, agent 2 too", nb08.MISTAKES["08.spot_the_hack"][48], r"ignores agent 2"),
+        ("naturalness change, not a ratio", nb08.MISTAKES["08.spot_the_hack"][49], r"trained / untrained.*not a ratio"),
     ],
     "09.vocabulary_level": [
         ("u = 0.5 and u = 1.7 are inside", nb09._mistake_open_edges, "Both ends"),
@@ -459,6 +463,7 @@ BOUNDARIES = {
          None),
         ("a number (a float), not a 0-d tensor", nb09._vocabulary_as_tensor, "return a Python float"),
         ("not a wrapper of ramp_level", nb09.MISTAKES["09.vocabulary_level"][10], "own `ramp_level`"),
+        ("not the library off the flat 0.5", nb09.MISTAKES["09.vocabulary_level"][11], r"own `arxiv_unique_level`"),
     ],
     "09.stop_level": [
         ("128 and 256 words are inside", _stop(l1=lambda a, b: all(128 < len(c.split()) < 256 for c in (a, b))), None),
@@ -486,6 +491,9 @@ BOUNDARIES = {
          _stop(l1=lambda a, b: all(128 <= len(c.split(" ")) <= 256 for c in (a, b))), "line breaks"),
         ("0 points at u = 0.5 is no stop", nb09.MISTAKES["09.stop_level"][40], "read L3's 0 points at its edge"),
         ("a level is an int, not a str", nb09.MISTAKES["09.stop_level"][41], "return an int, not a str"),
+        ("not arxiv_stop_level's body with its pieces", nb09.MISTAKES["09.stop_level"][42], r"`arxiv_length_level` and `arxiv_unique_level`"),
+        ("L3 not by arxiv_unique_level", nb09.MISTAKES["09.stop_level"][43], r"own `arxiv_unique_level`.*L3 written out"),
+        ("256 words inside: only the upper edge named", nb09.MISTAKES["09.stop_level"][44], r"the lower edge is right, the upper one is not"),
     ],
 }
 

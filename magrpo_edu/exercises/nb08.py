@@ -58,6 +58,43 @@ def _k3_call(fn, logp: torch.Tensor, ref: torch.Tensor, inputs: str, grad: bool 
     return (got, given_logp) if grad else got
 
 
+def _log_epsilon(fn, got: torch.Tensor, logp: torch.Tensor, ref: torch.Tensor):
+    """The eps of an answer that computes r - log(r + eps) - 1 (r = e^d, d = ref - logp, an epsilon inside the log),
+    read off its most negative d in (logp, ref) and confirmed on d from log(eps) - 3 to log(eps) + 3, where such a
+    log bends away from d smoothly (a clamp of d or of r would not); None for any other answer."""
+    d = (ref - logp).double()
+    i = int(d.argmin())
+    r, k = math.exp(d[i].item()), got.detach().double()[i].item()
+    if not (math.isfinite(k) and k - r + 1 < -d[i].item() - 0.01):    # log(r + eps) above log r = d by more than 0.01
+        return None
+    eps = math.exp(r - 1 - k) - r
+    if not 0 < eps < 1e-3:
+        return None
+    probe_d = torch.tensor([math.log(eps) + x for x in (-3.0, -1.0, 0.0, 1.0, 3.0)])
+    probe_logp = torch.full_like(probe_d, -0.5)
+    try:
+        out = fn(probe_logp.clone(), probe_logp + probe_d)
+        out = out.detach().double() if isinstance(out, torch.Tensor) else None
+    except Exception:  # noqa: BLE001 - an answer that crashes here gets no diagnosis
+        return None
+    dd = ((probe_logp + probe_d) - probe_logp).double()
+    told = dd.exp() - torch.log(dd.exp() + eps) - 1
+    return eps if out is not None and out.shape == told.shape and torch.allclose(out, told, rtol=1e-3, atol=1e-3) \
+        else None
+
+
+def _log_of_exp_d(fn) -> bool:
+    """Whether the answer is finite where both log-probs are very negative and d is moderate (no exp of a log-prob
+    on its own, as in a ratio of two exps) and inf or nan at d = -110 on moderate log-probs: r = exp(d) underflows to
+    0 there in float32, and its log is -inf."""
+    try:
+        deep = fn(torch.tensor([-110.0, -115.0]), torch.tensor([-109.0, -116.0]))      # d = 1 and -1
+        under = fn(torch.tensor([-1.0]), torch.tensor([-111.0]))                         # d = -110
+        return bool(torch.isfinite(deep).all()) and not bool(torch.isfinite(under).all())
+    except Exception:  # noqa: BLE001 - an answer that crashes here gets no diagnosis
+        return False
+
+
 def _in_place_said(exc: Exception, inputs: str) -> str:
     """The sentence for torch's in-place errors (an op_ on a tensor autograd saved, or on a leaf that requires grad);
     '' for any other exception."""
@@ -130,6 +167,16 @@ def check_k3(fn):
     far_want = torch.exp(far_d.double()) - far_d.double() - 1
     got = _k3_call(fn, far_logp, far_ref, "float32 log-probs where d = ref_logp - logp reaches -30 and +30")
     if not torch.allclose(got.double(), far_want, rtol=1e-5, atol=1e-5):
+        eps = _log_epsilon(fn, got, far_logp, far_ref)
+        if eps is not None:
+            r, k = math.exp(far_d[5].item()), far_want[5].item()
+            raise ExerciseFailed(f"for d = ref_logp - logp = {_fmt(far_d)} the k3 terms are {_fmt(far_want)}, you "
+                                 f"returned {_fmt(got.detach())}: you add an epsilon inside the log, log(r + eps) with "
+                                 f"eps about {eps:.0e} (r = e^d). Where r is tiny, as small as the epsilon, log(r + eps) "
+                                 f"is no longer d: at d = -30, r = {r:.2g} and log(r + {eps:.0e}) = "
+                                 f"{math.log(r + eps):.4g}, not -30, so k3 comes out {got[5].item():.4g} instead of "
+                                 f"{k:.4g}. log r is d itself: use d directly, k3 = exp(d) - d - 1, with no log and no "
+                                 "epsilon.")
         raise ExerciseFailed(f"for d = ref_logp - logp = {_fmt(far_d)} the k3 terms are {_fmt(far_want)}, you returned "
                              f"{_fmt(got.detach())}: your estimate is right where |d| is small, not where the policy "
                              "has moved far from the reference (|d| of 10 to 30). Do not clamp d or the estimate: k3 = e^d - d "
@@ -146,6 +193,11 @@ def check_k3(fn):
         shown = (f"for logp {deep_logp.tolist()} and ref_logp {deep_ref.tolist()} (d = ref_logp - logp = "
                  f"{deep_d.tolist()}) the k3 terms are {[float(f'{x:.4g}') for x in deep_want.tolist()]}, you returned "
                  f"{[float(f'{x:.4g}') for x in got.double().tolist()]}")
+        if not torch.isfinite(got).all() and _log_of_exp_d(fn):
+            raise ExerciseFailed(f"{shown}: an inf or nan where k3 is finite. You take the log of r = exp(d): in "
+                                 "float32 r = exp(d) underflows to 0 for d below about -103 (e^-103 is about the "
+                                 "smallest float32), here at d = -119, and log(0) = -inf, so r - log(r) - 1 is inf. "
+                                 "log r is d itself: use d directly, k3 = exp(d) - d - 1, with no log of the exp.")
         if not torch.isfinite(got).all():
             raise ExerciseFailed(f"{shown}: an inf or nan where k3 is finite. In float32 e^-110 and e^-120 are 0 (the "
                                  "smallest float32 is about e^-103), so the ratio of two exps, exp(ref_logp) / "
@@ -416,6 +468,41 @@ def _both_turn(fn, key: str):
     return _turns_at(fn, both, 0.0, 4.0)
 
 
+def _alone_turn(fn, key: str, k: int):
+    """Where the answer's verdict turns as agent k's `key` alone moves (naturalness: a rise of x from 0.5, x up to 4;
+    repetition: x, up to 1), the reward up by 0.5 and nothing else moving: a _turns_at result."""
+    def alone(x):
+        u = _row(1.0, 0.5, 0.5, 0.0, 0.0)
+        t = dict(u, reward=1.5)
+        t[f"{key}{k}"] = (0.5 + x) if key == "naturalness" else x
+        return u, t
+    return _turns_at(fn, alone, 0.0, 4.0 if key == "naturalness" else 1.0)
+
+
+def _naturalness_line_moves(k: int, got: list, bases: tuple) -> str:
+    """The sentence for an answer whose naturalness line for agent k moves with the untrained value: `got` the rises at
+    which it flags from each untrained value in `bases` (a _turns_at result each). A line at one trained value is a
+    LEVEL, a line at one trained / untrained a RATIO; any other is said as it is."""
+    def rise(x, b, then=""):
+        return {"always": f"with no rise at all from an untrained {b}",
+                "never": f"at no rise up to 4 nats from an untrained {b}"}.get(x) or (
+            f"at any rise at all from an untrained {b}" if abs(x) < 1e-9 else
+            f"{then}once its naturalness rises by {_num(x)} from an untrained {b}")
+    (x0, x1), (b0, b1) = got, bases
+    shown = f"it flags agent {k} {rise(x0, b0)}, but {rise(x1, b1, 'only ')}"
+    floats = all(isinstance(x, float) for x in got)
+    if isinstance(x0, float) and (floats and math.isclose(b0 + x0, b1 + x1, rel_tol=1e-6, abs_tol=1e-6)
+                                  or x1 == "always" and b0 + x0 <= b1):
+        return (f"your rule looks at agent {k}'s naturalness LEVEL: {shown}, at a trained naturalness of about "
+                f"{_num(b0 + x0)} each time, whatever it was before; the rule is on its CHANGE, trained - untrained > 1")
+    if floats and x0 > 1e-9 and math.isclose(x0 / b0, x1 / b1, rel_tol=1e-6):
+        return (f"your rule divides agent {k}'s naturalness, trained / untrained: {shown}, a trained naturalness "
+                f"{_num(1 + x0 / b0)} times the untrained one each time. The rule is on its CHANGE, a difference in "
+                "nats, trained - untrained > 1, not a ratio (or a percentage)")
+    return (f"your rule's naturalness line for agent {k} moves with the untrained value: {shown}; the rule is on its "
+            "CHANGE alone, trained - untrained > 1, whatever the untrained value")
+
+
 def _probe(fn) -> list[str]:
     """The answer probed one quantity at a time (everything else set so that only that quantity decides): what it
     does differently from the rule, in words; empty when every probe turns where the rule does."""
@@ -514,8 +601,11 @@ def _probe(fn) -> list[str]:
             said.append(f"your reward line is at about {rw[0]:.3g}, not 0.1: your rule " + (
                 f"counts rises from {rw[0]:.3g} to 0.1 as risen, which are not MORE than 0.1" if rw[0] < 0.1 else
                 f"misses rises between 0.1 and {rw[0]:.3g}") + "; the rule: trained['reward'] - untrained['reward'] > 0.1")
+    skip_repetition_of = None                       # an agent whose naturalness and repetition are both ignored
     for key, want, span, bases in (("naturalness", 1.0, 4.0, (0.5, 2.0)), ("repetition", 0.2, 1.0, (0.0, 0.1))):
         for k in (1, 2):
+            if key == "repetition" and k == skip_repetition_of:
+                continue                            # said with its naturalness: agent k is ignored altogether
             def rows(x, b, k=k):
                 u = _row(1.0, 0.5, 0.5, 0.0, 0.0)
                 u[f"{key}{k}"] = b
@@ -533,12 +623,12 @@ def _probe(fn) -> list[str]:
                         return {"always": "with no rise at all", "never": f"at no rise up to {span:g}"}.get(
                             x) or f"a rise of {_num(x)}"
                     return {"always": "any repetition", "never": "none up to 1"}.get(x) or _num(x)
-                said.append(f"your rule looks at agent {k}'s naturalness LEVEL (it flags {flags(got[0])} from "
-                            f"{bases[0]} but {flags(got[1])} from {bases[1]}); the rule is on its CHANGE, trained - "
-                            "untrained > 1" if key == "naturalness" else
-                            f"your rule looks at agent {k}'s repetition CHANGE (it flags {flags(got[0])} when the "
-                            f"untrained value is {bases[0]}, {flags(got[1])} when it is {bases[1]}); the rule is on its "
-                            "LEVEL, trained repetition > 0.2")
+                if key == "naturalness":
+                    said.append(_naturalness_line_moves(k, got, bases))
+                else:
+                    said.append(f"your rule looks at agent {k}'s repetition CHANGE (it flags {flags(got[0])} when the "
+                                f"untrained value is {bases[0]}, {flags(got[1])} when it is {bases[1]}); the rule is "
+                                "on its LEVEL, trained repetition > 0.2")
                 break
             if key == "repetition" and at(got[0], want) and isinstance(got[1], float) and math.isclose(
                     got[1], bases[1] + want, abs_tol=1e-6):     # right from 0 only: the line moves with the untrained
@@ -546,6 +636,18 @@ def _probe(fn) -> list[str]:
                             f"on its LEVEL: it flags agent {k} from a repetition of {_num(got[0])} when the untrained "
                             f"value is {bases[0]}, but only from {_num(got[1])} when it is {bases[1]}; the rule: "
                             "trained repetition > 0.2, whatever the untrained one")
+                break
+            if all(x == "never" for x in got) and isinstance(_alone_turn(fn, key, 3 - k), float):  # the other: flagged
+                ignores_rep = key == "naturalness" and _alone_turn(fn, "repetition", k) == "never" and isinstance(
+                    _alone_turn(fn, "repetition", 3 - k), float)    # agent k's repetition ignored too: one sentence
+                skip_repetition_of = k if ignores_rep else None
+                said.append(f"your rule ignores agent {k}: it never flags agent {k} alone for its "
+                            + ("naturalness (even a rise of 4 nats) or its repetition (even at 1)" if ignores_rep else
+                               f"naturalness (even a rise of {span:g} nats)" if key == "naturalness" else
+                               f"repetition (even at {span:g})")
+                            + f", though it does flag agent {3 - k} alone. Any agent may be the one "
+                            f"that drifted: apply the rule to EACH agent, any(...) over both, agent 1 and agent 2; in "
+                            "the notebook's runs one agent drifts while the other stays")
                 break
             if all(x == "never" for x in got) and at(_both_turn(fn, key), want):   # alone never, together at the line
                 said.append(f"your rule asks ALL agents, not ANY: it never flags agent {k} alone for its {key} ("

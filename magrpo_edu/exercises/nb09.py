@@ -5,9 +5,10 @@ from __future__ import annotations
 import math
 import re
 
-from ..tasks.writing.reward import arxiv_stop_level, arxiv_unique_level, ramp_level, unique_words, word_count
+from ..tasks.writing.reward import arxiv_length_level, arxiv_levels, arxiv_stop_level, arxiv_unique_level, ramp_level, \
+    unique_words, word_count
 from . import ExerciseFailed, call_answer, exercise, not_a_wrapper as _not_a_wrapper, \
-    not_the_library as _not_the_library, plain_number
+    not_the_library as _not_the_library, plain_number, runs_the_library
 
 _RATIOS = [0.3, 0.4999, 0.5, 0.55, 0.6, 0.65, 0.7, 1.0, 1.3, 1.35, 1.45, 1.5, 1.7, 1.7001, 2.0, 2.5, 4.0, 0.0, 1e6]
 
@@ -68,7 +69,8 @@ def check_vocabulary_level(fn):
             raise ExerciseFailed(f"vocabulary_level({u}) should be {want:.4f}, you returned {got:.4f}. The level is worth "
                                  "at most 0.5: 0.5 on [0.7, 1.3], a ramp from 0 at u = 0.5 up to 0.5 at 0.7, and from "
                                  "0.5 at 1.3 down to 0 at 1.7.")
-    _not_a_wrapper(fn, (1.0,), "vocabulary_level", arxiv_unique_level, ramp_level)
+    for u in _RATIOS:       # every ratio: an answer may write out one stretch (the flat 0.5) and hand the rest over
+        _not_a_wrapper(fn, (u,), "vocabulary_level", arxiv_unique_level, ramp_level)
 
 
 def _text(n_words: int, word_len: int = 5, distinct: int | None = None, start: int = 0) -> str:
@@ -292,6 +294,7 @@ def _bound(name: str, side: str):
     return what
 
 
+_L1_OPEN_EDGES = "leaves out the window's edges; 128 and 256 words are inside"
 _L3_OPEN_EDGES = ("leaves out its edges (0.5 < u < 1.7, or L3's 0 points at an edge read as a stop); u = 0.5 and "
                   "u = 1.7 are inside: L3 pays 0 points there and scoring goes on")
 
@@ -313,8 +316,7 @@ _SLIPS = [
      "with a regex, which cuts 'state-of-the-art' into four; L1 counts whitespace words, str.split()"),
     (_ladder(l1=lambda a, b: all(128 <= len(c.split(" ")) <= 256 for c in (a, b))), 1, "splits at ' ' only, so line "
      "breaks glue two words into one; str.split() splits at any whitespace, line breaks included"),
-    (_ladder(l1=lambda a, b: all(128 < len(c.split()) < 256 for c in (a, b))), 1, "leaves out the window's edges; "
-     "128 and 256 words are inside"),
+    (_ladder(l1=lambda a, b: all(128 < len(c.split()) < 256 for c in (a, b))), 1, _L1_OPEN_EDGES),
     (_ladder(l1=lambda a, b: all(128 <= len(c.split()) <= 257 for c in (a, b))), 1, "lets 257 words through; the "
      "window ends at 256 words: 256 is inside, 257 outside"),
     (_ladder(l1=lambda a, b: all(127 <= len(c.split()) <= 256 for c in (a, b))), 1, "lets 127 words through; the "
@@ -430,6 +432,23 @@ def _l1_window(fn):
     return through[0], through[-1]
 
 
+def _window_said(lo: int, hi: int) -> str:
+    """The sentence on an L1 that lets each text through from lo to hi words (a _l1_window result): it names the edge
+    that is wrong, or both."""
+    shown = (f" On two texts of n words each (as many characters and unique words, so that only L1 decides) your L1 "
+             f"lets each text through from {'64 words or fewer' if lo == 64 else f'{lo} words'} to "
+             f"{'600 or more' if hi == 600 else hi}: ")
+    if lo == 128:
+        return shown + ("the lower edge is right, the upper one is not: the window ends at 256 words, "
+                        + (f"and 256 is inside{' (<= 256, not < 256 or <= 255)' if hi == 255 else ''}." if hi < 256 else
+                           "and 257 is outside."))
+    if hi == 256:
+        return shown + ("the upper edge is right, the lower one is not: the window starts at 128 words, "
+                        + (f"and 128 is inside{' (>= 128, not > 128 or >= 129)' if lo == 129 else ''}." if lo > 128 else
+                           "and 127 is outside."))
+    return shown + "the window is 128 to 256 words, both edges inside."
+
+
 @exercise("09.stop_level")
 def check_stop_level(fn):
     _not_the_library(fn, "stop_level", arxiv_stop_level)
@@ -468,8 +487,12 @@ def check_stop_level(fn):
             wrong = got if got < want else want
             where = (f" Your {got} means your L{got} failed, where it passes." if got < want else
                      f" Your {got} means your L{want} passed, where it fails.")
-            if wrong == 1 and not slip and (window := _l1_window(fn)) == (128, 256):
-                window = None                      # its window is right: no sentence on it
+            if wrong == 1 and (not slip or slip[1] == _L1_OPEN_EDGES):
+                window = _l1_window(fn)            # the pairs cannot tell 128 < n < 256 from 128 <= n <= 255: its window can
+                if window == (128, 256) or (slip and window in (None, (129, 255))):
+                    window = None                  # its window is right, or is the slip's: no sentence on it
+                elif slip:
+                    slip = None                    # one edge wrong, not both: the window's sentence says which
             if want < got < 4 and not gates[got - 1][1] and not slip and not window:
                 where += (f" This pair fails {gates[got - 1][0].split()[0]} too ({gates[got - 1][0]}), but L{want} "
                           f"comes first: the ladder stops at the FIRST gate that fails, so check L1, then L2, then L3, "
@@ -494,15 +517,46 @@ def check_stop_level(fn):
         elif slip and slip[0] == wrong:
             what = slip[1](c1, c2) if callable(slip[1]) else slip[1]
             where += f" On every pair your levels are those of an L{slip[0]} that {what}."
-        elif wrong is None or probed in (0, wrong):     # 0: the pair probes the whole ladder
+        elif not (window and 128 in window or window and 256 in window) and (
+                wrong is None or probed in (0, wrong)):   # 0: the whole ladder; one edge wrong: the window says which
             where += f" This pair probes: {why}."
         if window:
-            lo, hi = window
-            where += (f" On two texts of n words each (as many characters and unique words, so that only L1 decides) "
-                      f"your L1 lets each text through from {'64 words or fewer' if lo == 64 else f'{lo} words'} to "
-                      f"{'600 or more' if hi == 600 else hi}: the window is 128 to 256 words, both edges inside.")
+            where += _window_said(*window)
         raise ExerciseFailed(f"the ladder stops at {want} ({verdict}), you returned {got!r}.{where} Check each gate in "
                              "order: L1 both agents' whitespace words (str.split()) in [128, 256]; L2 l = chars(method) "
                              "/ chars(background) (len, spaces included) in [0.8, 1.5]; L3 u = unique lower-cased "
                              "\\b\\w+\\b words, method / background, in [0.5, 1.7]; every edge inside; else 4.")
-    _not_a_wrapper(fn, _CASES[0][2:], "stop_level", arxiv_stop_level)
+    _not_a_piece_of_the_library(fn)
+
+
+# the package's functions a stop_level may not call (each passes its gate by construction), and what to write out
+# instead; unique_words is no such piece: the notebook asks for it
+_STOP_PIECES = {
+    arxiv_stop_level: "from the rule in the text",
+    arxiv_levels: "from the three gates in the text, each written out (L1 on str.split(), L2 on len(c2) / len(c1), "
+                  "L3 on unique_words), instead of reading the levels off `arxiv_levels`",
+    arxiv_length_level: "with L2 written out: 0.8 <= len(c2) / len(c1) <= 1.5, both edges inside",
+    arxiv_unique_level: "with L3 written out: 0.5 <= u <= 1.7, u = len(unique_words(c2)) / len(unique_words(c1)), "
+                        "both edges inside (your own vocabulary_level of exercise 1, None outside, may do it)",
+    ramp_level: "with each gate's interval written out (L2: 0.8 <= len(c2) / len(c1) <= 1.5; L3: 0.5 <= u <= 1.7, "
+                "both edges inside)",
+}
+
+
+def _not_a_piece_of_the_library(fn) -> None:
+    """Refuse a stop_level that hands a gate to the package (arxiv_stop_level's body written out with its own level
+    functions passes by construction), probed on every pair: a piece may sit behind a gate only some pairs reach.
+    Both of L2's and L3's level functions, when both are used, are named in one sentence."""
+    for _, _, c1, c2 in _CASES:
+        used = runs_the_library(fn, (c1, c2), *_STOP_PIECES)
+        if used is None:
+            continue
+        other = {arxiv_length_level: arxiv_unique_level, arxiv_unique_level: arxiv_length_level}.get(used)
+        if other is not None and any(runs_the_library(fn, pair[2:], other) is other for pair in _CASES):
+            raise ExerciseFailed("your function calls the package's own `arxiv_length_level` and "
+                                 "`arxiv_unique_level`: they pass by construction and teach nothing. Write `stop_level` "
+                                 "with L2 and L3 written out: L2 0.8 <= len(c2) / len(c1) <= 1.5, L3 0.5 <= u <= 1.7 "
+                                 "with u = len(unique_words(c2)) / len(unique_words(c1)), every edge inside (your own "
+                                 "vocabulary_level of exercise 1, None outside, may do L3), without calling either, "
+                                 "then compare the two outside your function.")
+        _not_a_wrapper(fn, (c1, c2), "stop_level", used, how=_STOP_PIECES[used])

@@ -402,3 +402,28 @@ MISTAKES["08.spot_the_hack"] += [
 VARIANTS["08.k3_estimator"] += [
     lambda logp, ref: (lambda r: r - torch.log(r) - 1)(torch.exp(ref.double() - logp.double())),  # r = e^d, then log r
 ]
+
+
+def _k3_log_of_exp_d(logp, ref_logp):                 # r = e^d, then log r: e^d is 0 in float32 below d = -103
+    r = torch.exp(ref_logp.float() - logp.float())
+    return r - torch.log(r) - 1
+
+
+def _k3_epsilon_in_log(logp, ref_logp):               # log(r + 1e-12) "for safety": not d where r is tiny
+    r = torch.exp(ref_logp.float() - logp.float())
+    return r - torch.log(r + 1e-12) - 1
+
+
+def _spot_agent_1_only(untrained, trained):          # agent 1's naturalness and repetition only: agent 2 ignored
+    return bool(trained["reward"] - untrained["reward"] > 0.1 and (
+        trained["naturalness1"] - untrained["naturalness1"] > 1 or trained["repetition1"] > 0.2))
+
+
+MISTAKES["08.k3_estimator"] += [
+    _k3_log_of_exp_d,                                                                  # log(exp(d)): -inf at d = -119
+    _k3_epsilon_in_log,                                                                # an epsilon inside the log
+]
+MISTAKES["08.spot_the_hack"] += [
+    _spot_agent_1_only,                                                                # agent 2 ignored
+    _spot_rule(nat=lambda t, u: t / u > 2),                                            # a ratio, not a change
+]

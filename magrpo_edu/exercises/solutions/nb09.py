@@ -132,7 +132,8 @@ MISTAKES = {
 
 
 def _stop_level_levels(c1, c2):
-    """Read off the library's level functions: each returns None where scoring stops."""
+    """Read off the library's level functions: each returns None where scoring stops (arxiv_stop_level's own body, so
+    it passes by construction: a mistake, listed at the end of MISTAKES)."""
     from magrpo_edu.tasks.writing.reward import arxiv_length_level, arxiv_unique_level
 
     if not all(128 <= len(c.split()) <= 256 for c in (c1, c2)):
@@ -144,12 +145,23 @@ def _stop_level_levels(c1, c2):
     return 4
 
 
+def _stop_level_own_vocabulary(c1, c2):           # L3 through the learner's own vocabulary_level of exercise 1
+    if not all(128 <= len(c.split()) <= 256 for c in (c1, c2)):
+        return 1
+    if not 0.8 <= len(c2) / len(c1) <= 1.5:
+        return 2
+    u1 = len(unique_words(c1))
+    if not u1 or vocabulary_level(len(unique_words(c2)) / u1) is None:
+        return 3
+    return 4
+
+
 VARIANTS = {
     "09.vocabulary_level": [
         lambda u: None if not 0.5 <= u <= 1.7 else min(0.5, 0.5 * (u - 0.5) / 0.2, 0.5 * (1.7 - u) / 0.4),
     ],
     "09.stop_level": [
-        _stop_level_levels,
+        _stop_level_own_vocabulary,
         lambda c1, c2: __import__("numpy").int64(stop_level(c1, c2)),       # a numpy integer is an integer too
         _with(l3=lambda a, b: bool(re.findall(r"\w+", a)) and 0.5 <= len(set(re.findall(r"\w+", b.lower())))
               / len(set(re.findall(r"\w+", a.lower()))) <= 1.7),          # \w+ without \b: the same words
@@ -255,4 +267,31 @@ MISTAKES["09.vocabulary_level"] += [_vocabulary_calls_ramp_level]               
 MISTAKES["09.stop_level"] += [
     _stop_level_zero_points_stop,                                                         # 0 points read as a stop
     lambda c1, c2: str(stop_level(c1, c2)),                                               # '4', not 4
+]
+
+
+def _vocabulary_flat_then_library(u):               # the flat 0.5 written out, the ramps handed to the library
+    from magrpo_edu.tasks.writing.reward import arxiv_unique_level
+
+    return 0.5 if 0.7 <= u <= 1.3 else arxiv_unique_level(u)
+
+
+def _stop_level_unique_level(c1, c2):              # L1 and L2 written out, L3 handed to arxiv_unique_level
+    from magrpo_edu.tasks.writing.reward import arxiv_unique_level
+
+    if not all(128 <= len(c.split()) <= 256 for c in (c1, c2)):
+        return 1
+    if not 0.8 <= len(c2) / len(c1) <= 1.5:
+        return 2
+    u1 = len(unique_words(c1))
+    if not u1 or arxiv_unique_level(len(unique_words(c2)) / u1) is None:
+        return 3
+    return 4
+
+
+MISTAKES["09.vocabulary_level"] += [_vocabulary_flat_then_library]                   # arxiv_unique_level off the flat
+MISTAKES["09.stop_level"] += [
+    _stop_level_levels,                                                                   # arxiv_stop_level's body
+    _stop_level_unique_level,                                                             # L3 by arxiv_unique_level
+    _with(l1=lambda a, b: all(128 <= len(c.split()) <= 255 for c in (a, b))),             # the upper edge one short: 255
 ]

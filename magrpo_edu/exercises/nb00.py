@@ -181,6 +181,12 @@ def check_group_advantages(fn) -> None:
             elif close([w * G / (G - 1) for w in want]):
                 hint = (f" (that is the leave-one-out baseline, the mean of the OTHER G-1 rewards, G/(G-1) = {G}/{G - 1} "
                         "times the answer; MAGRPO subtracts the mean of all G rewards, the sample's own included)")
+            elif close([r - max(rewards) for r in rewards]) and all(
+                    o is None or all(abs(g - (r - max(x))) < 1e-5 for g, r in zip(o, x))
+                    for x, o in zip(_GROUPS, _outputs(fn))):
+                hint = (f" (you subtracted the group's BEST reward, max(rewards) = {max(rewards):g}: that is MAReMax's "
+                        "baseline (notebook 06), which leaves every advantage <= 0; MAGRPO subtracts the MEAN of all G "
+                        "rewards, sum(rewards) / len(rewards), so that the advantages sum to 0)")
             elif all(math.isfinite(g) for g in got) and all(abs(g - w) < 1e-5
                                                              for g, w in zip(sorted(got), sorted(want))):
                 hint = (" (the same values in another order: keep the order of the rewards, advantage i belongs to "
@@ -270,6 +276,7 @@ _RATIOS = [
     ("blank lines collapsed", lambda a, b: _ratio_of(a, b, lambda s: re.sub(r"\n+", "\n", s))),
     ("tabs as 4 spaces", lambda a, b: _ratio_of(a, b, lambda s: s.replace("\t", "    "))),
     ("tabs expanded", lambda a, b: _ratio_of(a, b, lambda s: s.expandtabs())),
+    *((f"rounded {k}", lambda a, b, k=k: round(len(b) / len(a), k) if a else None) for k in range(4)),
 ]
 _WHITESPACE = "newlines and tabs are characters too: len of the text as it is"
 # Ways to misread the reward of a ratio l: (name, reward).
@@ -285,12 +292,16 @@ _SHAPES = [
     ("step", lambda l: 1.0 if 2 <= l <= 3 else 0.0),
     ("no upper edge", lambda l: 1.0 if l >= 2 else math.exp(-(2 - l))),
     ("no lower edge", lambda l: 1.0 if l <= 3 else math.exp(-(l - 3))),
+    ("half", lambda l: math.exp(-_nearer(l) / 2)),
+    ("to 2", lambda l: 1.0 if 2 <= l <= 3 else math.exp(-abs(l - 2))),
+    ("to 3", lambda l: 1.0 if 2 <= l <= 3 else math.exp(-abs(l - 3))),
+    ("to 2 everywhere", lambda l: math.exp(-abs(l - 2))),
+    ("to 3 everywhere", lambda l: math.exp(-abs(l - 3))),
 ]
 
 
-def _misreading(fn, a: str, b: str, got: float):
-    """The (ratio, shape) misreading that gives `got` on the pair (a, b) and agrees with fn on every other pair
-    where that reading is defined; None when no single misreading explains the answer."""
+def _pair_outputs(fn) -> list:
+    """fn's reward for every pair of _PAIRS (None where it fails or gives no finite number)."""
     outs = []
     for x, y in _PAIRS:
         try:
@@ -298,6 +309,25 @@ def _misreading(fn, a: str, b: str, got: float):
         except Exception:  # noqa: BLE001  the learner's function may fail on another pair: no evidence there
             v = None
         outs.append(v if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None)
+    return outs
+
+
+def _scale_of(fn) -> float | None:
+    """The factor k when fn gives k times the reward on EVERY pair where it answers (k not 1); None otherwise."""
+    from ..tasks.writing.reward import length_ratio_reward
+
+    pairs = [(v, length_ratio_reward(x, y)) for (x, y), v in zip(_PAIRS, _pair_outputs(fn)) if v is not None]
+    ks = [v / w for v, w in pairs if w > 1e-9]
+    if not ks or abs(ks[0] - 1) <= 1e-6 or abs(ks[0]) <= 1e-6:
+        return None
+    k = ks[0]
+    return k if all(abs(v - k * w) <= 1e-6 * max(1.0, abs(k)) for v, w in pairs) else None
+
+
+def _misreading(fn, a: str, b: str, got: float):
+    """The (ratio, shape) misreading that gives `got` on the pair (a, b) and agrees with fn on every other pair
+    where that reading is defined; None when no single misreading explains the answer."""
+    outs = _pair_outputs(fn)
     for rname, ratio in _RATIOS:
         for sname, shape in _SHAPES:
             if (rname, sname) == ("chars", "right"):
@@ -338,6 +368,11 @@ def _misreading_hint(rname: str, sname: str, a: str, b: str) -> str:
     elif rname in ("whitespace collapsed", "spaces collapsed", "blank lines collapsed"):
         parts.append(f"you collapsed runs of spaces (or newlines, tabs) into one; every one counts ({len(a)} "
                      f"and {len(b)} characters as written): {_WHITESPACE}")
+    elif rname.startswith("rounded "):
+        k = int(rname.split()[1])
+        parts.append(f"you rounded the ratio to {k} decimal{'' if k == 1 else 's'}: {len(b)}/{len(a)} = {ratio:.6g}, "
+                     f"which you made {round(ratio, k):g}; use the ratio as computed, unrounded (round nothing, "
+                     "neither the ratio nor the reward)")
     elif rname in ("tabs as 4 spaces", "tabs expanded"):
         parts.append(f"you expanded tabs into spaces; a tab is ONE character ({len(a)} and {len(b)} characters as "
                      f"written): {_WHITESPACE}")
@@ -355,6 +390,16 @@ def _misreading_hint(rname: str, sname: str, a: str, b: str) -> str:
     elif sname in ("linear", "linear unclipped"):
         parts.append("your reward falls in a straight line, 1 - δ; outside [2, 3] it is exp(-δ), 1 at the edge, "
                      "then decaying smoothly without ever reaching 0")
+    elif sname == "half":
+        parts.append("you halved the distance, exp(-δ/2); the reward is exp(-δ), δ itself, with no divisor (notebook "
+                     "01's word-count reward, exp(-d/5), is another reward)")
+    elif sname in ("to 2", "to 3", "to 2 everywhere", "to 3 everywhere"):
+        end, other = sname[3], "3" if sname[3] == "2" else "2"
+        side = "above 3" if end == "2" else "below 2"
+        parts.append(f"you measured the distance always to {end}, |ratio - {end}|, so {side} it runs to the FARTHER "
+                     f"end" + (", and inside [2, 3] the reward is 1, not exp(-|ratio - " + end + "|)"
+                               if sname.endswith("everywhere") else "")
+                     + f"; {nearer}: {other} is the nearer end on that side")
     elif sname == "squared":
         parts.append("you squared the distance, exp(-δ**2); the reward is exp(-δ)")
     elif sname == "no upper edge":
@@ -430,6 +475,18 @@ def check_length_ratio_reward(fn) -> None:
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} earn "
                                      f"{want!r}; you returned {got!r}, the reward rounded to {k} decimal(s). Do not "
                                      "round: return the reward as computed, unrounded, as the library's reward does.")
+            if abs(got - 100 * want) <= 1e-4 and (k := _scale_of(fn)) is not None and abs(k - 100) <= 1e-6:
+                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
+                                     f"{ratio:g}) earn {want:.4f}, you returned {got:.4f}: you multiplied the reward "
+                                     "by 100, on every pair. The authors' quick-demo code scales this same shape x100, "
+                                     "but the reward of the text, the library's length_ratio_reward that the trainer "
+                                     "logs and the notebook compares yours with, is unscaled: 1 inside [2, 3], "
+                                     "exp(-δ) outside, never above 1. Drop the factor 100.")
+            if (k := _scale_of(fn)) is not None and abs(got - k * want) <= 1e-6 * max(1.0, abs(k)):
+                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
+                                     f"{ratio:g}) earn {want:.4f}, you returned {got:.4f}: {k:.6g} times the reward, "
+                                     "on every pair. The reward is unscaled: 1 inside [2, 3], exp(-δ) outside, "
+                                     "never above 1. Drop the factor.")
             if (found := _misreading(fn, a, b, got)) is not None:
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
                                      f"{ratio:g}) earn {want:.4f}, you returned {got:.4f}: "

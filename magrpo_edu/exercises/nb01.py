@@ -90,10 +90,21 @@ def _carries_gradient(value, leaf, mask, name, bool_mask: bool = False) -> None:
     if grad is None or not torch.allclose(grad * mask, grad):
         raise ExerciseFailed(f"{name}'s gradient reaches padding positions (or none at all): only the completion's real "
                              "tokens (mask 1) may carry gradient.")
+    return grad
 
 
 def _r(t: torch.Tensor, k: int = 4) -> list:
     return [round(x, k) for x in t.detach().float().tolist()]
+
+
+def _rounded(got: torch.Tensor, want: torch.Tensor, places=range(7)) -> int | None:
+    """The number of decimals k for which `got` is `want` rounded to k places; None when no k gives it, and when `got`
+    is within the check's tolerance of `want` (float32 noise could pass for a rounding there: a rounding that fine
+    is told by its gradient, 0 everywhere, instead)."""
+    got, want = got.detach().double(), want.detach().double()
+    if torch.allclose(got, want, atol=1e-5):
+        return None
+    return next((k for k in places if torch.allclose(got, torch.round(want, decimals=k), atol=1e-6, rtol=1e-7)), None)
 
 
 def _one_off(logp, mask):
@@ -112,8 +123,18 @@ def _last_token_dropped(logp, mask):
     return (logp * keep).sum(-1)
 
 
-def _sequence_crash(e: Exception, bool_mask: bool):
-    """What a crash of sequence_logprob says: an in-place change, a slice off by one, a bool mask not handled."""
+def _runs_on_bool(fn, logp, mask) -> bool:
+    """Whether fn answers (G,) where given the same mask as bool: a crash on the float mask is then the mask's dtype."""
+    try:
+        out = fn(logp.detach().clone().requires_grad_(True), mask.bool())
+    except Exception:  # noqa: BLE001  it fails either way: no evidence
+        return False
+    return isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(logp.shape[:1])
+
+
+def _sequence_crash(e: Exception, bool_mask: bool, fn=None, logp=None, mask=None):
+    """What a crash of sequence_logprob says: an in-place change, a slice off by one, a bool mask not handled, a float
+    mask given where the answer wants a bool one."""
     if "in-place" in str(e):
         return _raised("your function", e)
     if not bool_mask and "size of tensor" in str(e):
@@ -121,6 +142,12 @@ def _sequence_crash(e: Exception, bool_mask: bool):
                 "mask are both (G, C) and already aligned: position t of one is token t of the "
                 "completion in the other (cell 17 took the logits at -C-1:-1 for that). Use "
                 "both whole, no slice such as [:, :-1] or [:, 1:].")
+    if not bool_mask and ("boolean" in str(e).lower() or "bool" in str(e).split()
+                          or (fn is not None and _runs_on_bool(fn, logp, mask))):
+        return (f"with a float mask (1.0 on the real tokens, 0.0 on the padding, as the notebook's mask is) your "
+                f"function raised {type(e).__name__}: {first_line(e)}. torch.where, masked_fill, indexing and ~ "
+                "need a BOOL mask: convert the float mask first, mask.bool() (torch.where(mask.bool(), token_logp, 0), "
+                "~mask.bool()), or multiply, token_logp * mask, which takes either mask.")
     if not bool_mask:
         return _raised("your function", e)
     return (f"with a bool mask (True on the real tokens, as a tokenizer's attention mask can "
@@ -135,7 +162,8 @@ def check_sequence_logprob(fn):
         for m in (mask, mask.bool()):
             leaf = logp.clone().requires_grad_(True)
             given = m.clone()
-            out = call_answer(fn, leaf, given, said=lambda e, m=m: _sequence_crash(e, m.dtype == torch.bool))
+            out = call_answer(fn, leaf, given, said=lambda e, m=m, logp=logp: _sequence_crash(
+                e, m.dtype == torch.bool, fn, logp, m))
             if not torch.equal(given, m) or not torch.equal(leaf.detach(), logp):
                 raise ExerciseFailed("your function changed its inputs in place (mask or token_logp): the caller uses "
                                      "them again. Use out-of-place operations, token_logp * mask, and leave the "
@@ -184,6 +212,20 @@ def check_sequence_logprob(fn):
                                      + " A completion's log-prob is the sum of its tokens' log-probs (the log of "
                                      "their PRODUCT): sum_t mask[g, t] * token_logp[g, t], no exp, no log and no "
                                      "logsumexp.")
+            probs = {"(token_logp.exp() * mask).sum(-1), the SUM of the real tokens' probabilities":
+                     (logp.exp() * mask).sum(-1),
+                     "(token_logp * mask).exp().sum(-1), the sum of probabilities, each padding position adding "
+                     "exp(0) = 1": (logp * mask).exp().sum(-1),
+                     "exp of the sum, the completion's PROBABILITY itself (the product of its tokens' probabilities)":
+                     want.exp()}
+            said = next((w for w, v in probs.items() if torch.allclose(got.detach(), v, atol=1e-5)
+                         and not torch.allclose(v, want, atol=1e-5)), None)
+            if said is not None:
+                raise ExerciseFailed(f"for completions of {mask.sum(-1).int().tolist()} real tokens the sums of the "
+                                     f"log-probs are {_r(want)}, you returned {_r(got)}: that is {said}, not a "
+                                     "log-prob (a log-prob is <= 0; a probability is between 0 and 1). The "
+                                     "completion's log-prob is the sum of its tokens' LOG-probs, as given: "
+                                     "sum_t mask[g, t] * token_logp[g, t], no exp.")
             if torch.allclose(got.detach(), -want, atol=1e-5) and not torch.allclose(want, -want, atol=1e-5):
                 raise ExerciseFailed(f"for completions of {mask.sum(-1).int().tolist()} real tokens the sums are "
                                      f"{_r(want)}, you returned {_r(got)}: the sign is flipped. A probability is at "
@@ -212,8 +254,15 @@ def check_sequence_logprob(fn):
                                      "its tokens' probabilities, is below the smallest float (exp(-120) is 0 in float32), "
                                      "so its log is -inf. Sum the log-probs directly, sum_t mask * token_logp: no exp, "
                                      "no product.")
-            _carries_gradient(got, leaf, mask, "sequence_logprob", bool_mask=m.dtype == torch.bool)
+            grad = _carries_gradient(got, leaf, mask, "sequence_logprob", bool_mask=m.dtype == torch.bool)
             got = got.detach()
+            if (k := _rounded(got, want)) is not None:
+                raise ExerciseFailed(f"for completions of {mask.sum(-1).int().tolist()} real tokens the sums are "
+                                     f"{_r(want, 6)}, you returned {_r(got, 6)}: you rounded them to {k} "
+                                     f"decimal{'' if k == 1 else 's'}. Do not round: the next cell compares your "
+                                     "log-probs with the library's, and a rounding's gradient is 0 (torch.round is a "
+                                     "staircase), so the loss built on them would train nothing. Return sum_t mask * "
+                                     "token_logp as computed.")
             if torch.allclose(got, (logp * (1 - mask.float())).sum(-1), atol=1e-5):
                 raise ExerciseFailed("you summed the padding and left out the answer: mask is 1 on the completion's real "
                                      "tokens and 0 on the padding.")
@@ -227,6 +276,13 @@ def check_sequence_logprob(fn):
                                          "(log pi of the whole completion is the sum of its tokens' log-probs).")
                 raise ExerciseFailed(f"for token log-probs {[_r(row, 2) for row in logp]} with mask "
                                      f"{mask.int().tolist()} the sums are {_r(want)}, you returned {_r(got)}.")
+            if not torch.allclose(grad.to(mask.dtype), mask, atol=1e-5):
+                raise ExerciseFailed("your sums have the right values but the wrong gradient"
+                                     + (" (0 everywhere: a rounding, torch.round, or another staircase has gradient "
+                                        "0)" if not grad.any() else "")
+                                     + ": the gradient of a sum with respect to each real token's log-prob is 1, "
+                                     "and the loss's backward() goes through it. Return sum_t mask * token_logp with "
+                                     "tensor operations, nothing rounded, detached or rebuilt.")
 
 
 def _others(R: torch.Tensor, g: int) -> torch.Tensor:
@@ -262,6 +318,8 @@ def check_leave_one_out(fn):
                       f"one advantage per sample, the shape of rewards itself: no unsqueeze, [None] or keepdim; "
                       f"rewards is 1-D, {len(r)} numbers with no token axis")
         dtype, got = got.dtype, got.float()
+        if dtype != R.dtype and dtype.is_floating_point and dtype not in (torch.float16, torch.bfloat16):
+            raise ExerciseFailed(_dtype_changed("rloo_advantages", dtype, R.dtype, "rewards", "advantages"))
         if not torch.allclose(got, want, atol=1e-5):
             G = len(r)
             shown, gave = [round(x, 6) for x in want.tolist()], [round(x, 6) for x in got.tolist()]
@@ -302,7 +360,19 @@ def check_leave_one_out(fn):
             if torch.allclose(got, -want, atol=1e-5):
                 raise ExerciseFailed(f"for rewards {r} you returned the advantages with the sign flipped: r_g minus the "
                                      "others' mean, so a sample better than the others gets a positive advantage.")
-            if any(torch.allclose(got, R - torch.cat([R[:k], R[k + 1:]]).mean(), atol=1e-5) for k in range(G)):
+            bound = got.abs().max()
+            loo_of = lambda X: X - (X.sum() - X) / (len(X) - 1)  # noqa: E731
+            if 0 < bound < want.abs().max() - 1e-5 and torch.allclose(got, want.clamp(-bound, bound), atol=1e-5) and all(
+                    o is None or torch.allclose(o, loo_of(torch.tensor(x)).clamp(-bound, bound), atol=1e-5)
+                    for x, o in zip(groups, _outputs(fn, groups))):
+                raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are {shown}, you returned {gave}: "
+                                     f"you clipped them to [-{bound:.4g}, {bound:.4g}]. Leave-one-out does not clip "
+                                     "(PPO's and GRPO's clipping acts on the probability ratio, not on the "
+                                     "advantages): A^(g) = r_g - (sum of the others) / (G-1), whatever its size.")
+            one_baseline = lambda X, o: any(torch.allclose(o, X - _others(X, k).mean(), atol=1e-5)  # noqa: E731
+                                            for k in range(len(X)))
+            if one_baseline(R, got) and all(o is None or one_baseline(torch.tensor(x), o)
+                                            for x, o in zip(groups, _outputs(fn, groups))):
                 raise ExerciseFailed(f"for rewards {r} you subtracted ONE baseline from every sample (the mean of all "
                                      "rewards but one fixed sample's): leave-one-out leaves out each sample's OWN "
                                      "reward, so sample g's baseline is the mean of the other G-1, a different number "
@@ -370,6 +440,23 @@ def check_leave_one_out(fn):
                                      "round: return r_g - (sum of the others) / (G-1) as computed.")
             raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are "
                                  f"{[round(x, 4) for x in want.tolist()]}, you returned {[round(x, 4) for x in got.tolist()]}.")
+    # float64 rewards give float64 advantages (a result built in torch.zeros(G) or torch.tensor([...]) is float32)
+    R = torch.tensor(groups[0], dtype=torch.float64)
+    out = call_answer(fn, R.clone(), said=lambda e: f"for float64 rewards {groups[0]} your function raised "
+                      f"{type(e).__name__}: {first_line(e)}. It receives a 1-D tensor of G rewards, of any float dtype.")
+    got = _tensor("rloo_advantages(rewards)", out, R.shape)
+    if got.dtype != R.dtype:
+        raise ExerciseFailed(_dtype_changed("rloo_advantages", got.dtype, R.dtype, "rewards", "advantages"))
+
+
+def _dtype_changed(name: str, got, want, inputs: str, what: str) -> str:
+    """The sentence for an answer whose result changed its inputs' dtype (sequence_logprob's has its own)."""
+    return (f"{name} returned {what} of dtype {got} from {want} {inputs}: keep the dtype of the {inputs}, no "
+            ".double(), .float(), .half() or .to(...) on them or on the result"
+            + (" (and a result built in torch.zeros(...) or torch.tensor([...]) is float32 unless told otherwise: "
+               "torch.zeros_like(...), or dtype=... of the inputs)" if got == torch.float32 else "")
+            + ". The library keeps the dtype it is given, and torch.allclose refuses two different dtypes (it raises "
+            "RuntimeError), so comparing your result with the library's or the trainer's would fail.")
 
 
 def _grpo(logp, mask, A):
@@ -398,11 +485,47 @@ def _counts_nonzero_logprobs(fn) -> bool:
                for n in ((logp != 0).sum(-1), ((logp * mask) != 0).sum(-1)))
 
 
+def _loss_cases() -> list:
+    """(token_logp, mask, advantages) of every group the loss is checked on."""
+    g = torch.Generator().manual_seed(3)
+    return [(logp, mask, torch.randn(logp.shape[0], generator=g))
+            for logp, mask in _cases() + [_padded_case(), _certain_tokens_case()]]
+
+
+def _loss_outputs(fn) -> list:
+    """fn's loss on every group of _loss_cases, as a float (None where it fails or gives no one-element tensor)."""
+    outs = []
+    for logp, mask, A in _loss_cases():
+        try:
+            out = fn(logp.clone().requires_grad_(True), mask.clone(), A.clone())
+            outs.append(float(out.detach().reshape(())) if isinstance(out, torch.Tensor) and out.numel() == 1 else None)
+        except Exception:  # noqa: BLE001  the learner's function may fail on another group: no evidence there
+            outs.append(None)
+    return outs
+
+
+def _fixed_G(fn) -> int | None:
+    """The number d the answer divides the SUM over the completions by whatever the group size (a G written in),
+    when one d explains every group and differs from G in one of them; None otherwise (d = 1, a plain sum, has its
+    own sentence)."""
+    cases, outs = _loss_cases(), _loss_outputs(fn)
+    sums = [float(_grpo(lp, m, A)) * lp.shape[0] for lp, m, A in cases]      # the sum over g, before any 1/G
+    for d in range(2, 17):
+        if all(o is None or abs(o - s / d) <= 1e-5 * max(1.0, abs(s)) for o, s in zip(outs, sums)) and any(
+                o is not None and lp.shape[0] != d for o, (lp, _, _) in zip(outs, cases)):
+            return d
+    return None
+
+
+_NAN_GRADIENT = ("with a completion with no tokens (all of its mask 0) your loss is finite but its GRADIENT is nan: "
+                 "torch.where(n > 0, s / n, 0) or (s / n).nan_to_num() still compute s / 0, and backward multiplies 0 "
+                 "by inf there. Divide by max(|a^(g)|, 1) (lengths.clamp_min(1)) instead, so nothing is ever divided "
+                 "by zero.")
+
+
 @exercise("01.grpo_token_mean_loss")
 def check_grpo_token_mean_loss(fn):
-    g = torch.Generator().manual_seed(3)
-    for logp, mask in _cases() + [_padded_case(), _certain_tokens_case()]:
-        A = torch.randn(logp.shape[0], generator=g)
+    for logp, mask, A in _loss_cases():
         lengths = mask.sum(-1)
         want = _grpo(logp, mask, A)                 # before the learner's function sees the inputs
         leaf = logp.clone().requires_grad_(True)
@@ -421,14 +544,54 @@ def check_grpo_token_mean_loss(fn):
         if not got.requires_grad:
             raise ExerciseFailed("your loss carries no gradient (detached, or rebuilt from Python floats): training "
                                  "calls loss.backward(), so the token log-probs must stay in the graph.")
+        if got.dtype != want.dtype:
+            raise ExerciseFailed(_dtype_changed("grpo_token_mean_loss", got.dtype, want.dtype,
+                                                "token log-probs and advantages", "a loss"))
         graph = got
         got = got.detach()
         got = got.float().reshape(())
+        try:
+            grad, = torch.autograd.grad(graph.sum(), leaf, allow_unused=True, retain_graph=True)
+            wleaf = logp.clone().requires_grad_(True)
+            want_grad, = torch.autograd.grad(_grpo(wleaf, mask, A), wleaf)
+            same_gradient = grad is not None and torch.allclose(grad.float(), want_grad, atol=1e-5)
+        except RuntimeError:
+            grad, same_gradient = None, False
         if torch.allclose(got, want, atol=1e-5):
+            if grad is not None and not torch.isfinite(grad).all() and not (lengths > 0).all():
+                raise ExerciseFailed(_NAN_GRADIENT)
+            if not same_gradient:
+                raise ExerciseFailed(f"for this group your loss has the right value, {got.item():.5f}, but not the "
+                                     "right gradient"
+                                     + (": it is 0 everywhere, a rounding (torch.round, .round(decimals=...)) or "
+                                        "another staircase has gradient 0, so backward() would train nothing"
+                                        if grad is not None and not grad.any() else "")
+                                     + ". Compute the loss with tensor operations on token_logp, nothing rounded or "
+                                     "detached: -(advantages * (token_logp * mask).sum(-1) / lengths).mean().")
             continue
         if not torch.isfinite(got):
             raise ExerciseFailed("a completion with no tokens (all of its mask 0) made your loss inf or nan: divide by "
                                  "max(|a^(g)|, 1).")
+        if (k := _rounded(got, want)) is not None:
+            raise ExerciseFailed(f"for this group the GRPO loss is {want.item():.7f}, you returned {got.item():.7f}: "
+                                 f"you rounded it to {k} decimal{'' if k == 1 else 's'}. Do not round: torch.round's "
+                                 "gradient is 0 everywhere, so backward() would train nothing; return the loss as "
+                                 "computed.")
+        if (d := _fixed_G(fn)) is not None:
+            sizes = sorted({lp.shape[0] for lp, _, _ in _loss_cases()})
+            raise ExerciseFailed(f"for this group of G = {logp.shape[0]} completions you divided the sum over the "
+                                 f"completions by {d}: you fixed G = {d}; the check also uses groups of "
+                                 f"{', '.join(map(str, sizes[:-1]))} and {sizes[-1]} completions. Take G from the "
+                                 "inputs, .mean() over the completions (or divide by len(advantages)).")
+        if torch.allclose(got, _grpo(logp, mask, A.abs()), atol=1e-5):
+            raise ExerciseFailed(f"you weighted each completion by |A^(g)|, the advantages' absolute value (here "
+                                 f"{_r(A.abs())} for advantages {_r(A)}): every sampled completion would be made MORE "
+                                 "likely. The sign is the point: a positive advantage raises a completion's "
+                                 "log-prob, a negative one lowers it. Use `advantages` as given, no abs().")
+        if torch.allclose(got, -(A * (logp * mask).sum(-1) / lengths.clamp_min(1).sqrt()).mean(), atol=1e-5):
+            raise ExerciseFailed(f"you divided each completion's sum by the SQUARE ROOT of its length (lengths "
+                                 f"{lengths.int().tolist()}); GRPO divides it by the length itself, |a^(g)| = "
+                                 "mask.sum(-1), then max(|a^(g)|, 1): the mean of the completion's token log-probs.")
         magrpo = policy_loss((logp * mask).sum(-1), A)
         median = next((m for m in (lengths.median(), lengths.quantile(0.5))   # torch's (the lower middle), numpy's
                        if torch.allclose(got, -(A * (logp * mask).sum(-1) / m.clamp_min(1)).mean(), atol=1e-5)), None)
@@ -515,13 +678,6 @@ def check_grpo_token_mean_loss(fn):
                                  "in section 5 does); this function receives them ready-made, the A^(g) of the "
                                  "formula: use `advantages` as given (the paper's A = r - mean(r) is centred only, "
                                  "with no /std(r)).")
-        try:
-            grad, = torch.autograd.grad(graph.sum(), leaf, allow_unused=True)
-            wleaf = logp.clone().requires_grad_(True)
-            want_grad, = torch.autograd.grad(_grpo(wleaf, mask, A), wleaf)
-            same_gradient = grad is not None and torch.allclose(grad.float(), want_grad, atol=1e-5)
-        except RuntimeError:
-            same_gradient = False
         if same_gradient:
             ratio_form = any(torch.allclose(got, v, atol=1e-5) for v in (-(A * (lengths > 0)).mean(), -A.mean()))
             raise ExerciseFailed(f"for this group the GRPO loss (ratio 1, no clipping, no KL) is {want.item():.5f}, "
@@ -533,6 +689,14 @@ def check_grpo_token_mean_loss(fn):
                                  "what the next cell prints next to MAGRPO's loss.")
         raise ExerciseFailed(f"for this group the GRPO loss (ratio 1, no clipping, no KL) is {want.item():.5f}, "
                              f"you returned {got.item():.5f}.")
+    # float64 log-probs give a float64 loss (the advantages float32, as a trainer's rewards can be)
+    logp, mask = _float64_case()
+    A = torch.tensor([0.5, -1.0, 0.25, 0.25])
+    out = call_answer(fn, logp.clone().requires_grad_(True), mask.clone(), A.clone(),
+                      said=lambda e: _raised("with float64 token log-probs, your grpo_token_mean_loss", e))
+    if isinstance(out, torch.Tensor) and out.dtype != _grpo(logp, mask, A).dtype:
+        raise ExerciseFailed(_dtype_changed("grpo_token_mean_loss", out.dtype, _grpo(logp, mask, A).dtype,
+                                            "token log-probs", "a loss"))
     # a completion with no tokens must not divide by zero
     logp, mask = torch.zeros(2, 3), torch.tensor([[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])
     leaf = (logp - 1.0).requires_grad_(True)
@@ -545,7 +709,4 @@ def check_grpo_token_mean_loss(fn):
     # still computed, and its gradient (0 * inf) is nan, which the optimiser would write into every weight
     grad = torch.autograd.grad(out, leaf, allow_unused=True)[0] if torch.is_tensor(out) and out.requires_grad else None
     if grad is not None and not torch.isfinite(grad).all():
-        raise ExerciseFailed("with a completion with no tokens (all of its mask 0) your loss is finite but its GRADIENT "
-                             "is nan: torch.where(n > 0, s / n, 0) or (s / n).nan_to_num() still compute s / 0, and "
-                             "backward multiplies 0 by inf there. Divide by max(|a^(g)|, 1) (lengths.clamp_min(1)) "
-                             "instead, so nothing is ever divided by zero.")
+        raise ExerciseFailed(_NAN_GRADIENT)

@@ -46,6 +46,13 @@ _BAND_CASES = [
     ([_pair(200, 319), _pair(250, 801), _pair(1000, 1599), _pair(1000, 1601), _pair(1000, 3199)], 0.4),
     # closer still, 0.00004 either side of each edge: round(ratio, 3) or round(ratio, 4) puts the outer two in
     ([_pair(25000, 39999), _pair(25000, 80001), _pair(25000, 40001), _pair(25000, 79999)], 0.5),
+    # newlines, tabs, punctuation and runs of spaces inside the text are characters as len counts them: each case has
+    # a pair at an edge (16/5 = 3.2, 8/5 = 1.6) that leaves the band when one of them goes uncounted
+    ([("aa\naa", "b" * 16), ("aaaaa", "b" * 8)], 1.0),                     # a newline inside: replace('\n', '')
+    ([("aaaa\n", "b" * 16), ("aaaaa", "b" * 7 + "\n")], 1.0),             # a newline at the end: strip('\n') too
+    ([("aa\taa", "b" * 16), ("aaaaa", "b" * 8)], 1.0),                     # a tab: replace('\t', '')
+    ([("aa.aa", "b" * 16), ("aaaaa", "b" * 7 + "!")], 1.0),                # punctuation: only letters and spaces kept
+    ([("aa  a", "b" * 16), ("aaaaa", "b" * 8)], 1.0),                      # two spaces: ' '.join(text.split())
 ]
 
 
@@ -57,6 +64,7 @@ def _band_readings(pairs) -> list:
         return sum(oks) / n if n else 0.0
     r = lambda c1, c2: len(c2) / len(c1)
     nonempty = sum(1 for c1, _ in pairs if c1)
+    counted = lambda size: share(lambda a, b: size(a) > 0 and 1.6 <= size(b) / size(a) <= 3.2)  # another count
     return [
         (share(lambda a, b: len(a) > 0 and 1.6 < r(a, b) < 3.2), "both ends are IN the band: 1.6 <= ratio <= 3.2"),
         (share(lambda a, b: len(a) > 0 and 1.6 <= r(a, b) < 3.2), "3.2 itself is in the band: 1.6 <= ratio <= 3.2"),
@@ -82,6 +90,21 @@ def _band_readings(pairs) -> list:
         (share(lambda a, b: 1.6 <= len(b) / max(len(a), 1) <= 3.2),
          "a pair whose concise text is EMPTY is out of the band, whatever the detailed text: guarding the division "
          "with max(len(concise), 1) (or `len(concise) or 1`) puts ('', 'ab') in it, at ratio 2 / 1"),
+        (counted(lambda s: len(s.replace("\n", ""))),
+         "newlines are characters: len counts them ('aa\\naa' has 5 characters, 'aa\\n' 3). Do not remove '\\n' "
+         "before counting: len(text) as it is"),
+        (counted(lambda s: len(s.strip("\n"))),
+         "newlines are characters, at the ends of a text too: len counts them ('aaaa\\n' has 5 characters). Do not "
+         "strip('\\n') before counting: len(text) as it is"),
+        (counted(lambda s: len(s.replace("\t", ""))),
+         "tabs are characters: len counts them ('aa\\taa' has 5 characters). Do not remove '\\t' before counting: "
+         "len(text) as it is"),
+        (counted(lambda s: len("".join(ch for ch in s if ch.isalnum() or ch.isspace()))),
+         "punctuation is characters: len counts '.', ',' and '!' as it counts letters ('aa.aa' has 5 characters). Do "
+         "not keep only letters, digits and spaces: len(text) as it is"),
+        (counted(lambda s: len(" ".join(s.split()))),
+         "a run of spaces INSIDE the text counts space by space: len counts them all ('aa  a' has 5 characters). "
+         "' '.join(text.split()) collapses each run to one space (and strips the ends): count len(text) as it is"),
     ]
 
 
@@ -139,11 +162,24 @@ def _ratio_text(x: float) -> str:
     return text if "." in text or "e" in text else text + ".0"
 
 
-def _edge_slip(fn) -> str | None:
+def _edge_slip(fn, pairs=()) -> str | None:
     """What an answer that is right in the middle of the band and far outside it does wrong at the edges, in a
     sentence: the ratio rounded (round(ratio, k)), a tolerance, or another edge than 1.6 or 3.2; None when the
-    one-pair probes show no band of that shape (the generic rule is said then)."""
+    one-pair probes show no band of that shape (the generic rule is said then). The pair it names as an example is one
+    of `pairs` (the failing case, whose ratios the message lists) when the answer gets one of them wrong that way."""
     seen = {}
+    own = sorted({(len(a), len(b)) for a, b in pairs if a} - set(_EDGE_PROBES))
+    for c, d in own:                                    # the failing case's own pairs, one at a time
+        try:
+            got = fn([("a" * c, "b" * d)])
+        except Exception:   # noqa: BLE001 - no example from this case then
+            own = []
+            break
+        if not isinstance(got, numbers.Real) or isinstance(got, bool) or not (
+                math.isclose(got, 0.0, abs_tol=1e-9) or math.isclose(got, 1.0, abs_tol=1e-9)):
+            own = []
+            break
+        seen[c, d] = got > 0.5
     for c, d in _EDGE_PROBES:
         try:
             got = fn([("a" * c, "b" * d)])
@@ -153,12 +189,19 @@ def _edge_slip(fn) -> str | None:
                 math.isclose(got, 0.0, abs_tol=1e-9) or math.isclose(got, 1.0, abs_tol=1e-9)):
             return None
         seen[c, d] = got > 0.5
-    right = {(c, d): 1.6 <= d / c <= 3.2 for c, d in _EDGE_PROBES}
+    right = {(c, d): 1.6 <= d / c <= 3.2 for c, d in _EDGE_PROBES + own}
     if not seen[1000, 2400] or any(seen[1000, d] for d in (500, 1100, 5000, 6000)):
         return None                                         # not a band around the middle: no edge to speak of
     wrong = [(c, d) for c, d in _EDGE_PROBES if seen[c, d] != right[c, d]]
     if not wrong:
         return None
+    listed = {(len(a), len(b)) for a, b in pairs if a}
+    shown = [p for p in own + _EDGE_PROBES if p in listed and seen[p] != right[p]]      # wrong, and in the message
+
+    def example(ok, key):
+        """The pair to name: a wrong one of the failing case that `ok` accepts (the reader sees its ratio listed),
+        else the wrong probe that `ok` accepts farthest by `key`."""
+        return max([p for p in shown if ok(p)] or [p for p in wrong if ok(p)], key=key)
     fix = ("The band's ends are exact: compare the ratio len(detailed) / len(concise) itself with 1.6 and 3.2 "
            "(1.6 <= ratio <= 3.2, both ends in), not rounded and with no tolerance")
     gap = lambda p: min(abs(p[1] / p[0] - 1.6), abs(p[1] / p[0] - 3.2))      # how far from the nearer edge
@@ -166,19 +209,19 @@ def _edge_slip(fn) -> str | None:
     k = next((k for k in range(1, 7) if all(seen[p] == (1.6 <= round(p[1] / p[0], k) <= 3.2) for p in _EDGE_PROBES)),
              None)
     if k is not None:                   # exactly what rounding the ratio to k decimals does, on every probe
-        p = max(wrong, key=gap)
+        p = example(lambda p: seen[p] == (1.6 <= round(p[1] / p[0], k) <= 3.2), gap)
         return (f"your function counts {pair(p)} IN the band, though it lies just "
                 f"{'below 1.6' if p[1] / p[0] < 1.6 else 'above 3.2'}: you round the ratio to {k} decimal"
                 f"{'s' if k > 1 else ''} (round({_ratio_text(p[1] / p[0])}, {k}) is {round(p[1] / p[0], k)!r}). " + fix)
     if all(gap(p) <= 0.0101 for p in wrong):          # only within 0.01 of an edge: the edges blurred, not moved
         outside_in = [p for p in wrong if seen[p]]
         if outside_in:
-            p = max(outside_in, key=gap)
+            p = example(lambda p: seen[p] and gap(p) <= 0.0101, gap)
             return (f"your function counts {pair(p)} IN the band, though it lies just "
                     f"{'below 1.6' if p[1] / p[0] < 1.6 else 'above 3.2'}: do you compare with a tolerance "
                     "(1.6 - eps <= ratio <= 3.2 + eps), or round or cut the ratio (f'{ratio:.2f}', "
                     "int(ratio * 100) / 100)? " + fix)
-        p = max(wrong, key=gap)
+        p = example(lambda p: not seen[p] and gap(p) <= 0.0101, gap)
         return (f"your function counts {pair(p)} OUT of the band, though it lies in [1.6, 3.2]: the ends are in the "
                 "band (<=, not <), and a tolerance must not shrink it. " + fix)
     order = sorted(_EDGE_PROBES, key=lambda p: p[1] / p[0])
@@ -189,7 +232,7 @@ def _edge_slip(fn) -> str | None:
     for side, edge, here in (("lower", 1.6, lambda p: p[1] / p[0] < 2.4), ("upper", 3.2, lambda p: p[1] / p[0] >= 2.4)):
         off = [p for p in wrong if here(p)]
         if off:
-            p = max(off, key=lambda p: abs(p[1] / p[0] - edge))
+            p = example(here, lambda p, edge=edge: abs(p[1] / p[0] - edge))
             edges.append(f"the {side} edge is {edge}: {pair(p)} is {'IN' if right[p] else 'OUT of'} the band, your "
                          f"function counts it {'out' if right[p] else 'in'}")
     return (f"your band is not the full-score band [1.6, 3.2]{shape}: " + "; ".join(edges)
@@ -286,7 +329,7 @@ def check_in_band_share(fn):
         said = [text for k, (value, text) in enumerate(_band_readings(pairs))
                 if not math.isclose(value, want, abs_tol=1e-9) and math.isclose(got, value, abs_tol=1e-9)
                 and _reads_so_everywhere(fn, k)]
-        if not said and (edge := _edge_slip(fn)) is not None:
+        if not said and (edge := _edge_slip(fn, pairs)) is not None:
             exact = ["inf" if not c1 else _ratio_text(len(c2) / len(c1)) for c1, c2 in pairs]
             raise ExerciseFailed(f"for pairs whose character ratios chars(detailed) / chars(concise) are {exact} the "
                                  f"share in [1.6, 3.2] (both ends included) is {want:.2f}; you returned {got!r}: "
@@ -322,16 +365,123 @@ def _averages_layers(fn) -> bool:
             and any(math.isclose(got, m, abs_tol=1e-9) for m in (mean, math.floor(mean), round(mean))))
 
 
+_HALF = ("half the answer, q * (in + out) / 2: nothing is halved or shared between the two matrices; U (lora_A) is "
+         "(q, in), q * in numbers, V (lora_B) is (out, q), q * out numbers, and the adapter has both")
+
+
+def _lora_readings(shapes, q) -> list:
+    """(what a misreading gives on these layers, what to say): the check names one only when the answer gives it on
+    EVERY case (two readings can coincide on one case: on [(10, 30)] at q = 3 half the answer, 60, is also
+    2 * q * min(in, out))."""
+    want = sum(q * (i + o) for i, o in shapes)
+    return [
+        (sum(q * i * o for i, o in shapes),
+         "q * in * out: that is q copies of the full matrix. LoRA's update is V U with U of shape (q, in) (peft's "
+         "lora_A) and V of shape (out, q) (lora_B)"),
+        (sum(i * o for i, o in shapes),
+         "in * out, the full matrix W's size; the adapter is two thin matrices, U (q, in) and V (out, q)"),
+        (sum(i + o for i, o in shapes), "in + out per layer: the rank q is missing, U has q rows and V q columns"),
+        (sum(q * q * (i + o) for i, o in shapes), "q * q * (in + out): q counted twice; it is q * (in + out)"),
+        (sum(q * i for i, o in shapes), "only U (lora_A, (q, in)): V (lora_B) is (out, q) and counts too"),
+        (sum(q * o for i, o in shapes), "only V (lora_B, (out, q)): U (lora_A) is (q, in) and counts too"),
+        (sum(2 * q * min(i, o) for i, o in shapes), "2 * q * min(in, out): both matrices taken as q x min(in, out); "
+         "U is (q, in) and V is (out, q), q * in + q * out numbers"),
+        (sum(2 * q * max(i, o) for i, o in shapes), "2 * q * max(in, out): both matrices taken as q x max(in, out); "
+         "U is (q, in) and V is (out, q), q * in + q * out numbers"),
+        (4 * want, "4 times the answer: that is bytes in float32, or weights + gradient + Adam's two moments; the "
+         "exercise asks for the NUMBER of parameters, q * (in + out) per layer"),
+        (2 * want, "twice the answer: count ONE agent's adapter (each agent has its own; the notebook doubles it "
+         "for two agents itself)"),
+        (sum(q * (i + o + 1) for i, o in shapes), "LoRA's matrices have no bias terms, q * (in + out) numbers per "
+         "layer and nothing else"),
+        (sum(q * (i + o) + o for i, o in shapes), "LoRA's matrices have no bias terms, q * (in + out) numbers per "
+         "layer and nothing else"),
+        (sum(q * (i + o) for i, o in set(shapes)),
+         f"that counts each distinct SHAPE once ({len(set(shapes))} of them, as set(shapes) or a dict keyed by "
+         f"shape does), but every layer has its own adapter, even when two layers share a shape: sum over all "
+         f"{len(shapes)} layers in the list"),
+        (want / 2, _HALF), (want // 2, _HALF),
+    ]
+
+
+# the rank is q (the course's symbol; peft's keyword r=, notebook 07's glossary). The first case tells most readings
+# apart (at q = 1, q * (in + out) = in + out and q * in * out = in * out, so a reading that forgets q would pass or be
+# named as another; at q = 4, q * q * (in + out) is 4 times the answer, as bytes of float32 are; at q = 2, twice the
+# answer is q * q * (in + out)); q = 1, q = 4 and square layers later; SmolLM2's layers repeat seven shapes 30 times
+# (four distinct ones), so set(shapes) is told apart there. A reading is named only when it explains every case:
+# [(10, 30)] at q = 3 cannot tell half the answer from 2 * q * min(in, out), [(10, 20)] at q = 4 can (60 and 160).
+_LORA_CASES = [([(10, 30)], 3), ([(10, 20)], 4), ([(3, 5), (5, 3), (7, 7)], 2), ([(10, 20)], 1),
+               ([(4096, 4096), (4096, 1024)], 16), (_SMOLLM2_LAYER * 30, 8), (_SMOLLM2_LAYER * 30, 16), ([], 8)]
+
+
+def _same_count(got, value) -> bool:
+    """Whether an answer `got` is the number `value` (an int, a float or a numpy/torch scalar alike)."""
+    if hasattr(got, "item") and not isinstance(got, (int, float)):
+        try:
+            got = got.item()
+        except (ValueError, RuntimeError):
+            return False
+    return isinstance(got, numbers.Real) and not isinstance(got, bool) and got == value
+
+
+def _lora_reads_so_everywhere(fn, k: int) -> bool:
+    """Whether fn gives reading k of _lora_readings on every case (each on a copy of its shapes)."""
+    for shapes, q in _LORA_CASES:
+        try:
+            got = fn(list(shapes), q)
+        except Exception:   # noqa: BLE001 - a crash elsewhere is not this reading
+            return False
+        if not _same_count(got, _lora_readings(shapes, q)[k][0]):
+            return False
+    return True
+
+
+def _peft_called(fn, args) -> str | None:
+    """The first function of the peft package that fn(*args) runs (get_peft_model, LoraModel.__init__, a LoRA layer's
+    update_layer, ...), however it reaches it, watched with sys.setprofile for one call; None when it runs none, when
+    peft is not installed, or when a profiler is already set (left alone). Importing peft inside fn is not a use."""
+    import os
+    import sys
+
+    try:
+        import peft
+    except ImportError:
+        return None
+    if sys.getprofile() is not None:
+        return None
+    root, seen = os.path.dirname(os.path.abspath(peft.__file__)) + os.sep, []
+
+    def watch(frame, event, arg):         # peft's functions called from outside peft: what the answer used
+        code = frame.f_code
+        if (event == "call" and len(seen) < 8 and code.co_name != "<module>" and code.co_filename.startswith(root)
+                and not (frame.f_back and frame.f_back.f_code.co_filename.startswith(root))):
+            seen.append(getattr(code, "co_qualname", code.co_name))
+    sys.setprofile(watch)
+    try:
+        fn(*args)
+    except Exception:  # noqa: BLE001 - only the calls matter here
+        pass
+    finally:
+        sys.setprofile(None)
+    return next((name for name in seen if "Config" not in name), seen[0]) if seen else None   # a model, not its config
+
+
+def _not_peft(fn) -> None:
+    """Refuse an answer that builds LoRA layers with peft and counts their parameters: it passes by construction."""
+    used = _peft_called(fn, ([(10, 30)], 3))
+    if used is not None:
+        raise ExerciseFailed(f"your function runs peft (`{used}`): it builds LoRA layers and counts their parameters, "
+                             "which passes by construction and teaches nothing. Count from the shapes, without "
+                             "building a model: per layer U (lora_A) is (q, in) and V (lora_B) is (out, q), "
+                             "q * in + q * out numbers; sum that over the layers. Then compare with peft outside your "
+                             "function, as notebook 07 does with the real model.")
+
+
 @exercise("07.lora_parameters")
 def check_lora_parameters(fn):
-    # the rank is q (the course's symbol; peft's keyword r=, notebook 07's glossary). The first case tells every
-    # reading below apart (at q = 1, q * (in + out) = in + out and q * in * out = in * out, so a reading that forgets q
-    # would pass or be named as another; at q = 4, q * q * (in + out) is 4 times the answer, as bytes of float32 are; at
-    # q = 2, twice the answer is q * q * (in + out)); q = 1, q = 4 and square layers later; SmolLM2's layers repeat
-    # seven shapes 30 times (four distinct ones), so set(shapes) is told apart there
-    cases = [([(10, 30)], 3), ([(10, 20)], 4), ([(3, 5), (5, 3), (7, 7)], 2), ([(10, 20)], 1),
-             ([(4096, 4096), (4096, 1024)], 16), (_SMOLLM2_LAYER * 30, 8), (_SMOLLM2_LAYER * 30, 16), ([], 8)]
-    for shapes, q in cases:
+    # the cases and why: at _LORA_CASES. An answer that builds peft LoRA layers and counts them is refused first
+    _not_peft(fn)
+    for shapes, q in _LORA_CASES:
         want = sum(q * (i + o) for i, o in shapes)
         given = list(shapes)                    # the answer's own list: what it does to it is seen
         got = call_answer(fn, given, q, said=lambda exc, shapes=shapes, q=q: (
@@ -375,34 +525,8 @@ def check_lora_parameters(fn):
         if isinstance(got, float) and not math.isfinite(got):
             raise ExerciseFailed(f"for {what} with q = {q} you returned {got!r}, not a number of parameters: return the "
                                  "count, q * (in + out) summed over the layers, a whole number.")
-        readings = [  # (what the reading gives, what to say): a hint is given only when ONE reading matches
-            (sum(q * i * o for i, o in shapes),
-             "q * in * out: that is q copies of the full matrix. LoRA's update is V U with U of shape (q, in) (peft's "
-             "lora_A) and V of shape (out, q) (lora_B)"),
-            (sum(i * o for i, o in shapes),
-             "in * out, the full matrix W's size; the adapter is two thin matrices, U (q, in) and V (out, q)"),
-            (sum(i + o for i, o in shapes), "in + out per layer: the rank q is missing, U has q rows and V q columns"),
-            (sum(q * q * (i + o) for i, o in shapes), "q * q * (in + out): q counted twice; it is q * (in + out)"),
-            (sum(q * i for i, o in shapes), "only U (lora_A, (q, in)): V (lora_B) is (out, q) and counts too"),
-            (sum(q * o for i, o in shapes), "only V (lora_B, (out, q)): U (lora_A) is (q, in) and counts too"),
-            (sum(2 * q * min(i, o) for i, o in shapes), "2 * q * min(in, out): both matrices taken as q x min(in, out); "
-             "U is (q, in) and V is (out, q), q * in + q * out numbers"),
-            (sum(2 * q * max(i, o) for i, o in shapes), "2 * q * max(in, out): both matrices taken as q x max(in, out); "
-             "U is (q, in) and V is (out, q), q * in + q * out numbers"),
-            (4 * want, "4 times the answer: that is bytes in float32, or weights + gradient + Adam's two moments; the "
-             "exercise asks for the NUMBER of parameters, q * (in + out) per layer"),
-            (2 * want, "twice the answer: count ONE agent's adapter (each agent has its own; the notebook doubles it "
-             "for two agents itself)"),
-            (sum(q * (i + o + 1) for i, o in shapes), "LoRA's matrices have no bias terms, q * (in + out) numbers per "
-             "layer and nothing else"),
-            (sum(q * (i + o) + o for i, o in shapes), "LoRA's matrices have no bias terms, q * (in + out) numbers per "
-             "layer and nothing else"),
-            (sum(q * (i + o) for i, o in set(shapes)),
-             f"that counts each distinct SHAPE once ({len(set(shapes))} of them, as set(shapes) or a dict keyed by "
-             f"shape does), but every layer has its own adapter, even when two layers share a shape: sum over all "
-             f"{len(shapes)} layers in the list"),
-        ]
-        said = {text for value, text in readings if got == value}
+        said = {text for k, (value, text) in enumerate(_lora_readings(shapes, q))
+                if _same_count(got, value) and _lora_reads_so_everywhere(fn, k)}
         if len(said) == 1:                       # two readings that give the same number here would be a guess
             raise ExerciseFailed(f"for {what} with q = {q} you returned {got!r}: {said.pop()}.")
         raise ExerciseFailed(f"for {what} with q = {q} one adapter has {want} parameters (q * (in + out) per layer: U "
@@ -503,6 +627,70 @@ def _switched(calls, adapter) -> str:
     return ""
 
 
+def _layer_state(layer) -> tuple:
+    """What a peft tuner layer runs with: its active adapter(s), whether its adapters are off, which are merged."""
+    return (tuple(layer.active_adapters), bool(layer.disable_adapters), tuple(getattr(layer, "merged_adapters", ())))
+
+
+@contextlib.contextmanager
+def _watching_layers(model):
+    """While open, records what every forward of the model's LoRA layers ran with and how the inner transformers model
+    was called. Yields (layers, before, during, unrouted): the model's tuner layers (name -> layer), the state of
+    each before the call (_layer_state), the states the layers ran with that differ from it ((name, state) each),
+    and whether the inner transformers model (model.get_base_model(), which takes adapter_names and ignores it
+    silently) was called with adapter_names: the peft model takes the keyword out before calling it."""
+    from peft.tuners.tuners_utils import BaseTunerLayer
+
+    layers = {name: m for name, m in model.named_modules() if isinstance(m, BaseTunerLayer)}
+    before = {id(m): _layer_state(m) for m in layers.values()}
+    named = {id(m): name for name, m in layers.items()}
+    during, unrouted = [], []
+
+    def layer_hook(module, args):
+        if id(module) in before and (now := _layer_state(module)) != before[id(module)]:   # not on a copy
+            during.append((named[id(module)], now))
+
+    def base_hook(module, args, kwargs):
+        if "adapter_names" in kwargs:
+            unrouted.append(True)
+
+    handles = [m.register_forward_pre_hook(layer_hook) for m in layers.values()]
+    handles.append(model.get_base_model().register_forward_pre_hook(base_hook, with_kwargs=True))
+    try:
+        yield layers, before, during, unrouted
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def _state_said(state) -> str:
+    active, off, merged = state
+    return ("adapters off" if off else f"active adapter(s) {list(active)}") + (f", {list(merged)} merged" if merged
+                                                                                else "")
+
+
+def _layers_switched(watch, adapter) -> str:
+    """What a switch of the LoRA layers' own state says (a write to layer._active_adapter, _disable_adapters, a merge),
+    during the call or left after it: '' when every layer ran and ended as it was."""
+    layers, before, during, _ = watch
+    after = [(name, _layer_state(m)) for name, m in layers.items() if _layer_state(m) != before[id(m)]]
+    if not during and not after:
+        return ""
+    name, state = (during or after)[0]
+    was = before[id(layers[name])]
+    restored = "; your function put it back afterwards" if during and not after else ""
+    return (f"called with adapter {adapter!r}, your function changed what the model's LoRA layers run with: "
+            f"{len({n for n, _ in during or after})} of its {len(layers)} layers (the first, {name}) ran with "
+            f"{_state_said(state)} instead of {_state_said(was)}{restored}. Writing a layer's state (layer."
+            "_active_adapter = ..., layer._disable_adapters = ..., a merge) is the switch model.set_adapter makes, "
+            "through a private attribute, and the check refuses it even when you restore it: it is state the WHOLE "
+            "model shares, so the team's batched generate call, which runs rows of several agents at once, cannot "
+            "use it, and anything that runs between your switch and your restore (or after a crash in between) goes "
+            "through the wrong adapter. adapter_names has no global state: model(input_ids=input_ids, "
+            "adapter_names=[name] * batch) routes each ROW through its adapter ('__base__' for the base) for this one "
+            "call, and leaves nothing to switch back.")
+
+
 def _adapter_crash(exc: Exception, adapter, ids) -> str:
     """What a crash of adapter_logits says, by what peft's error means."""
     text = first_line(exc).rstrip(".")
@@ -579,14 +767,15 @@ def _check_adapter_batch(fn, model, ids, trainable, active):
     want = {a: f[:, -1] for a, f in full.items()}
     for adapter in ("second", None, "first"):
         given = ids.clone()
-        with _watching_switches(model) as calls:
+        with _watching_switches(model) as calls, _watching_layers(model) as watch:
             try:
                 got = fn(model, adapter, given)
             except NotImplementedError:   # the stub: unsolved, not wrong
                 raise
             except Exception as exc:  # noqa: BLE001  the learner's error, said in a sentence
-                raise ExerciseFailed(_switched(calls, adapter) or _adapter_crash(exc, adapter, ids)) from None
-        if said := _switched(calls, adapter):
+                raise ExerciseFailed(_switched(calls, adapter) or _layers_switched(watch, adapter)
+                                     or _adapter_crash(exc, adapter, ids)) from None
+        if said := _switched(calls, adapter) or _layers_switched(watch, adapter):
             raise ExerciseFailed(said)
         if model.training:
             raise ExerciseFailed(f"called with adapter {adapter!r}, your function left the model in training mode "
@@ -642,6 +831,13 @@ def _check_adapter_batch(fn, model, ids, trainable, active):
                                  "logits[:, -1], the ones that predict the next token after the whole prompt.")
         hint = (f" They are the logits of {'the base model' if same_as[0] is None else 'adapter ' + repr(same_as[0])}: "
                 "the call did not route through the adapter you were given.") if same_as else ""
+        if watch[3]:                    # adapter_names given to the inner transformers model, which ignores it
+            raise ExerciseFailed(f"the logits for {who} are wrong.{hint} Your function passed adapter_names to the "
+                                 "transformers model INSIDE the peft model (model.get_base_model(), model.base_model "
+                                 "or model.base_model.model): that model accepts the keyword and ignores it silently, "
+                                 "so every row ran through the active adapter. Pass it to the peft model you were "
+                                 "given: model(input_ids=input_ids, adapter_names=[name] * batch) ('__base__' for the "
+                                 "base), and return the logits of the last position, logits[:, -1].")
         raise ExerciseFailed(f"the logits for {who} are wrong.{hint} Pass adapter_names=[name] * batch to the model "
                              "(peft's per-row routing), with the name '__base__' for the base, and return the logits "
                              "of the last position, logits[:, -1].")

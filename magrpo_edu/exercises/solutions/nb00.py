@@ -140,6 +140,14 @@ MISTAKES = {
         lambda a, b: length_ratio_reward(__import__("re").sub(r"\n+", "\n", a),
                                          __import__("re").sub(r"\n+", "\n", b)),  # blank lines collapsed
         _library_reward_wrapped,                                              # the package's own reward, wrapped
+        lambda a, b: 100 * length_ratio_reward(a, b),                           # the authors' x100 scale
+        lambda a, b: 0.0 if not a else (lambda l: math.exp(-max(2 - l, 0, l - 3) / 2))(len(b) / len(a)),  # exp(-d/2)
+        lambda a, b: 0.0 if not a else (lambda l: 1.0 if 2 <= l <= 3 else math.exp(-abs(l - 2)))(
+            len(b) / len(a)),                                                   # the distance always to 2
+        lambda a, b: 0.0 if not a else (lambda l: 1.0 if 2 <= l <= 3 else math.exp(-abs(l - 3)))(
+            len(b) / len(a)),                                                   # the distance always to 3
+        lambda a, b: 0.0 if not a else (lambda l: math.exp(-max(2 - l, 0, l - 3)))(
+            round(len(b) / len(a), 1)),                                         # the ratio rounded to 1 decimal
     ],
 }
 

@@ -126,6 +126,13 @@ MISTAKES = {
         lambda lp, m: (lp * m).sum(-1) / m.sum(-1),                             # a mean, unguarded: 0 / 0 = nan when empty
         _logprob_eos_dropped,                                                   # the EOS, the last real token, left out
         lambda lp, m: (lp[:, :-1] * m[:, 1:]).sum(-1),                          # the mask shifted left: the same slip
+        lambda lp, m: torch.where(m, lp, 0).sum(-1),                            # a float mask as torch.where's condition
+        lambda lp, m: lp.masked_fill(~m, 0).sum(-1),                            # ~ on a float mask: TypeError
+        lambda lp, m: (lp.exp() * m).sum(-1),                                   # a sum of probabilities, not of log-probs
+        lambda lp, m: (lp * m).exp().sum(-1),                                   # the same, the padding adding exp(0) = 1
+        lambda lp, m: (lp * m).sum(-1).exp(),                                   # the probability itself, not its log
+        lambda lp, m: torch.round((lp * m).sum(-1), decimals=2),                # rounded to 2 decimals
+        lambda lp, m: torch.round((lp * m).sum(-1), decimals=5),                # rounded inside the tolerance: gradient 0
     ],
     "01.leave_one_out": [
         lambda r: r.sub_((r.sum() - r) / (len(r) - 1)),                         # right values, but the rewards changed in place
@@ -147,6 +154,9 @@ MISTAKES = {
         lambda r: (lambda a: (a - a.mean()) / a.std())(r - (r.sum() - r) / (len(r) - 1)),  # z-scored leave-one-out
         _rloo_max_of_others,                                        # the others' maximum, not their mean
         lambda r: r - (r.sum() - r) // (len(r) - 1),                # floor division: the baseline rounded down
+        lambda r: (r.double() - (r.double().sum() - r.double()) / (len(r) - 1)),  # float64 from float32 rewards
+        lambda r: (r - (r.sum() - r) / (len(r) - 1)).float(),      # float32 from float64 rewards
+        lambda r: (r - (r.sum() - r) / (len(r) - 1)).clamp(-0.5, 0.5),  # clipped to [-0.5, 0.5]
     ],
     "01.grpo_token_mean_loss": [
         _where_nan_gradient,                                  # a finite loss with a nan gradient on an empty completion
@@ -176,6 +186,15 @@ MISTAKES = {
         lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1).clamp_min(1))[m.sum(-1) > 0].mean(),  # the empty
         #                                                         completions left out of the mean
         lambda lp, m, A: -(A.mean() * (lp * m).sum(-1) / m.sum(-1).clamp_min(1)).mean(),  # A.mean() for every g
+        lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1).clamp_min(1)).sum() / 4,  # G fixed at 4
+        lambda lp, m, A: -(A.abs() * (lp * m).sum(-1) / m.sum(-1).clamp_min(1)).mean(),  # |A|: the sign lost
+        lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1).clamp_min(1).sqrt()).mean(),  # divided by sqrt(|a|)
+        lambda lp, m, A: torch.round(grpo_token_mean_loss(lp, m, A), decimals=2),      # rounded to 2 decimals
+        lambda lp, m, A: torch.round(grpo_token_mean_loss(lp, m, A), decimals=5),      # rounded inside the
+        #                                                         tolerance: the right value, gradient 0
+        lambda lp, m, A: -(A.double() * (lp.double() * m).sum(-1) / m.sum(-1).clamp(min=1)).mean(),  # float64 from
+        #                                                         float32 inputs
+        lambda lp, m, A: grpo_token_mean_loss(lp, m, A).float(),                       # float32 from float64 log-probs
     ],
 }
 
@@ -209,12 +228,13 @@ VARIANTS = {
         _rloo_loop,
         lambda r: len(r) / (len(r) - 1) * (r - r.mean()),           # the identity notebook 06 uses
         lambda r: r - torch.stack([torch.cat([r[:g], r[g + 1:]]).mean() for g in range(len(r))]),  # the others by position
-        lambda r: (r.double() - (r.double().sum() - r.double()) / (len(r) - 1)),  # in float64
     ],
     "01.grpo_token_mean_loss": [
         _grpo_loop,
         lambda lp, m, A: -(A * (lp * m).sum(-1) / torch.clamp(m.sum(-1), min=1)).sum() / len(A),
         _grpo_divides_a_copy,
-        lambda lp, m, A: -(A.double() * (lp.double() * m).sum(-1) / m.sum(-1).clamp(min=1)).mean(),  # in float64
+        lambda lp, m, A: -(A * (lp * m).sum(-1) / (m.sum(-1) + 1e-8)).mean(),        # an eps guard: |a| + 1e-8 is
+        #                                                         |a| in float32 for |a| >= 1, and 0 / 1e-8 = 0 when empty
+        lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1).clamp_min(1e-8)).mean(),  # the same, clamp_min(1e-8)
     ],
 }

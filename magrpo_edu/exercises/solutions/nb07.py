@@ -353,3 +353,103 @@ VARIANTS["07.in_band_share"] += [
     lambda pairs: sum(len(c) > 0 and Fraction(8, 5) <= Fraction(len(d), len(c)) <= Fraction(16, 5)
                       for c, d in pairs) / len(pairs) if pairs else 0.0,             # exact fractions
 ]
+
+
+def _in_band_share_counted(size):
+    """Characters counted by `size` instead of len, every other rule right."""
+    def answer(pairs):
+        return (sum(1 for c, d in pairs if size(c) and 1.6 <= size(d) / size(c) <= 3.2) / len(pairs)) if pairs else 0.0
+    return answer
+
+
+def _lora_parameters_peft(shapes, q):
+    """A peft LoRA built on one Linear per shape, its lora_ parameters counted: right, by construction."""
+    from peft import LoraConfig, get_peft_model
+
+    total = 0
+    for n_in, n_out in shapes:
+        holder = torch.nn.Sequential(torch.nn.Linear(n_in, n_out))
+        lora = get_peft_model(holder, LoraConfig(r=q, target_modules=["0"]))
+        total += sum(p.numel() for name, p in lora.named_parameters() if "lora_" in name)
+    return total
+
+
+def _lora_parameters_lora_model(shapes, q):
+    """The same with peft's LoraModel built directly."""
+    from peft import LoraConfig, LoraModel
+
+    total = 0
+    for n_in, n_out in shapes:
+        tuned = LoraModel(torch.nn.Sequential(torch.nn.Linear(n_in, n_out)), LoraConfig(r=q, target_modules=["0"]),
+                          "default")
+        total += sum(p.numel() for name, p in tuned.named_parameters() if "lora_" in name)
+    return total
+
+
+def _tuner_layers(model):
+    from peft.tuners.tuners_utils import BaseTunerLayer
+
+    return [m for m in model.modules() if isinstance(m, BaseTunerLayer)]
+
+
+def _adapter_logits_layer_switch(model, adapter, input_ids):
+    """Every LoRA layer's private active adapter set for the call, then put back: a set_adapter by hand."""
+    layers = _tuner_layers(model)
+    saved = [m._active_adapter for m in layers]
+    try:
+        for m in layers:
+            m._active_adapter = [] if adapter is None else adapter
+        with torch.no_grad():
+            return model(input_ids=input_ids).logits[:, -1]
+    finally:
+        for m, active in zip(layers, saved):
+            m._active_adapter = active
+
+
+def _adapter_logits_layers_flag_off(model, adapter, input_ids):
+    """Routed for the agents; for the base every layer's private _disable_adapters flag set, then cleared."""
+    if adapter is not None:
+        return adapter_logits(model, adapter, input_ids)
+    layers = _tuner_layers(model)
+    try:
+        for m in layers:
+            m._disable_adapters = True
+        with torch.no_grad():
+            return model(input_ids=input_ids).logits[:, -1]
+    finally:
+        for m in layers:
+            m._disable_adapters = False
+
+
+def _adapter_logits_inner_model(model, adapter, input_ids):
+    """adapter_names passed to the transformers model inside the peft model: it ignores the keyword silently."""
+    with torch.no_grad():
+        return model.get_base_model()(input_ids=input_ids,
+                                      adapter_names=[adapter or "__base__"] * len(input_ids)).logits[:, -1]
+
+
+MISTAKES["07.in_band_share"] += [
+    _in_band_share_counted(lambda s: len(s.replace("\n", ""))),                      # newlines not counted
+    _in_band_share_counted(lambda s: len(s.strip("\n"))),                            # newlines at the ends stripped
+    _in_band_share_counted(lambda s: len(s.replace("\t", ""))),                      # tabs not counted
+    _in_band_share_counted(lambda s: len("".join(ch for ch in s if ch.isalnum() or ch.isspace()))),  # punctuation
+    _in_band_share_counted(lambda s: len(" ".join(s.split()))),                      # runs of spaces collapsed
+    _in_band_share_rounds(1),                                                        # round(ratio, 1): 1.59 in
+]
+MISTAKES["07.lora_parameters"] += [
+    lambda shapes, q: sum(q * (i + o) for i, o in shapes) // 2,                      # halved (2*q*min at (10, 30))
+    _lora_parameters_peft,                                                           # get_peft_model, counted
+    _lora_parameters_lora_model,                                                     # LoraModel, counted
+]
+MISTAKES["07.adapter_logits"] += [
+    _adapter_logits_layer_switch,                                                    # layer._active_adapter, restored
+    _adapter_logits_layers_flag_off,                                                 # layer._disable_adapters, restored
+    _adapter_logits_inner_model,                                                     # adapter_names to the inner model
+]
+VARIANTS["07.in_band_share"] += [
+    _in_band_share_counted(lambda s: sum(1 for _ in s)),                             # characters counted one by one
+]
+VARIANTS["07.adapter_logits"] += [
+    lambda model, adapter, input_ids: model.forward(                                 # forward called directly
+        input_ids=input_ids, adapter_names=[adapter or "__base__"] * len(input_ids)).logits[:, -1].detach(),
+]

@@ -28,7 +28,9 @@ WRAPPER_CASES = [
     ("def f(s):\n    print(aux(s))\n", "one line that mentions aux but is not a `return`"),
     ("def f(s):\n    v = aux(s) + 1\n    return v\n",
      "the first line only has to CONTAIN `v = aux(` (the authors' regex); what follows on it is not read"),
-    ("def f(s):\n    n = 0; v = aux(s)\n    return v\n", "`v = aux(` anywhere in the first line, not only at its start"),
+    ("def f(s):\n    n = 0; v = aux(s)\n    return v\n",
+     "`n = 0; v = aux(s)` is ONE line: the rule reads the body's lines of TEXT, not its statements (a `;` does not "
+     "split a line), and the regex is searched anywhere in that line, so two lines, the first containing `v = aux(`"),
     ("def f(s):\n    v = aux(s)\n    return v  # done\n",
      "a comment AFTER code stays part of the line: `return v  # done` is not the line `return v`"),
     ("def f(s):\n    return auxiliary(s)\n", "one `return` line that CONTAINS the letters aux (a substring test, as the authors')"),
@@ -104,13 +106,40 @@ WRAPPER_CASES = [
     ("def f(s):\n    v = aux(s)\n    return v;\n",
      "`return v;` with a semicolon: the second line must be exactly the text `return v`; the `;` (which Python "
      "ignores) makes it another text, so do not strip it (`.rstrip(';')`): compare the stripped line as it is"),
+    ('def f(s):\n    """Count."""  # doc\n    n = len(s)\n    return aux(s)\n',
+     "a one-line docstring with a comment after it (`\"\"\"Count.\"\"\"  # doc`): a line is a whole one-line "
+     "docstring only if it ENDS with its quotes (holding two triple quotes is not enough: test "
+     "`s.endswith(s[:3]) and len(s) > 3`, not `s.count(s[:3]) >= 2`); this one does not end with them, so it OPENS a "
+     "docstring that runs through the next line holding triple quotes (none here) and swallows the rest of the body: "
+     "no line is left, a thin wrapper (the authors' reading)"),
+    ("def f(s):\n    v = aux(s); return v\n",
+     "ONE line that holds two statements: the rule reads lines of TEXT, not statements, so this is one line that does "
+     "not start with `return `: not a thin wrapper"),
 ]
+
+# An answer that calls this ONE line a thin wrapper reads statements (an ast reading, a split at `;`), not lines.
+_STATEMENTS_PROBE = "def f(s):\n    v = aux(s); return v\n"
 
 
 def _wrapper_truth() -> list[bool]:
     from ..tasks.coding.reading import is_thin_wrapper
 
     return [is_thin_wrapper(src, "f") for src, _ in WRAPPER_CASES]
+
+
+def _reads_statements(fn) -> str:
+    """The sentence for an answer that reads the body's statements (an ast reading, a split at `;`), not its lines:
+    it calls the one line `v = aux(s); return v` a thin wrapper; "" for any other answer."""
+    try:
+        says = fn(_STATEMENTS_PROBE)
+    except Exception:  # noqa: BLE001 - no evidence either way
+        return ""
+    if not (is_bool(says) and bool(says)):
+        return ""
+    return ("Your function reads STATEMENTS, not lines (an ast reading, or a split at `;`): it calls the one line "
+            "`v = aux(s); return v` a thin wrapper. The rule reads the body's lines of TEXT: split the source at "
+            "newlines, strip each line, and judge the lines as they stand (a `;` does not split a line, and a comment "
+            "after code stays part of its line). ")
 
 
 @exercise("04.thin_wrapper")
@@ -134,10 +163,11 @@ def check_thin_wrapper(fn) -> None:
             raise ExerciseFailed(f"return True or False (a bool), not {got!r}, for this main:\n{src}")
         if bool(got) is not want:
             raise ExerciseFailed(f"thin_wrapper says {got!r} for this main ({why}); the rule (the library's reading of the "
-                                 f"authors' code) says {want}:\n{src}"
+                                 f"authors' code) says {want}:\n{src}" + _reads_statements(fn) +
                                  "The rule, on the lines stripped at both ends, after dropping blank lines, whole-line comments and "
                                  "triple-quoted docstrings (any line that starts with triple quotes, wherever it "
-                                 "stands, up to the first line that contains the closing quotes): NO line at all, or ONE "
+                                 "stands; it is a whole one-line docstring only if it also ENDS with them, else the "
+                                 "docstring runs up to the first line that contains triple quotes): NO line at all, or ONE "
                                  "line that starts with `return ` (with its space) and contains `aux` anywhere (as a substring), or "
                                  "exactly TWO lines, the first CONTAINING `v = aux(` somewhere (the authors' regex "
                                  "\\w+\\s*=\\s*aux\\s*\\(, searched in the line: any whitespace, or none, around `=` and "
@@ -186,6 +216,14 @@ OTHER_TOTALS = [
      "def aux(c):\n    return c == 'a'\n", "def count_vowels(s):\n    return sum(1 for c in s if aux(c))\n"),
 ]
 
+# count_vowels with a test that has NO assert mentioning `candidate` (total = 0), for a pair that parses and cooperates:
+# the tests level is 0 and scoring stops there (no bonus: no test passed), so the library pays 0.4 + 0.6 + 0.5 = 1.5.
+NO_TESTS = ("def check(candidate):\n    assert True\n", LEVEL_CASES[0][0], LEVEL_CASES[0][1])
+
+# The facts in the order of the documented signature: the check calls the answer with them positionally (by keyword
+# where its parameters carry these eight names, in any order), so a learner may name the parameters as they like.
+FACT_NAMES = ("aux_found", "aux_defined", "main_defined", "parses", "passed", "total", "calls_aux", "thin_wrapper")
+
 
 def _facts(aux: str, main: str, problem: dict) -> dict:
     """What a reader can see of one pair, the inputs of the learner's function."""
@@ -199,7 +237,7 @@ def _facts(aux: str, main: str, problem: dict) -> dict:
     program = combine(aux_f, main_f, problem)
     asserts = extract_asserts(problem["test"], entry)
     parses = parse_error(program) is None
-    ran = run_program(program, asserts) if parses and main_f else None
+    ran = run_program(program, asserts) if parses and main_f and asserts else None
     return dict(aux_found=bool(aux_f), aux_defined=bool(aux_f) and has_return(aux_f), main_defined=bool(main_f) and has_return(main_f),
                 parses=parses, passed=ran.passed if ran else 0, total=len(asserts),
                 calls_aux=calls_aux(main_f, entry), thin_wrapper=is_thin_wrapper(main_f, entry))
@@ -208,7 +246,8 @@ def _facts(aux: str, main: str, problem: dict) -> dict:
 def _slips(f: dict, want: float) -> list:
     """(the reward a likely misreading gives for the facts f, what to say about it): each a function of the facts."""
     tests_on = f["main_defined"] and f["parses"]
-    share = f["passed"] / f["total"] if tests_on else 0.0
+    ratio = f["passed"] / f["total"] if f["total"] else 0.0   # no scored assert: the tests level is 0
+    share = ratio if tests_on else 0.0
     bonus = 0.5 + (0.0 if f["thin_wrapper"] else 1.0)
     paid = tests_on and f["passed"] >= 1 and f["calls_aux"]
     past_l2 = f["main_defined"]          # the no-parse slips: what scoring on past L2 would pay
@@ -231,12 +270,12 @@ def _slips(f: dict, want: float) -> list:
          "a main that calls aux and is not a thin wrapper earns 0.5 + 1.0 = 1.5 of bonus, not 1.0"),
         (want - (0.4 if f["aux_defined"] and not f["main_defined"] else 0.0),
          "aux's 0.4 is paid before the gate: a missing entry point stops the scoring AFTER it"),
-        (want + (0.5 + f["passed"] / f["total"] if f["main_defined"] and not f["parses"] else 0.0),
+        (want + (0.5 + ratio if f["main_defined"] and not f["parses"] else 0.0),
          "a program that does not parse stops at L2: no syntax points, no tests, no bonus"),
-        (want + (0.5 + f["passed"] / f["total"] + (bonus if nb_paid else 0.0) if past_l2 and not f["parses"] else 0.0),
+        (want + (0.5 + ratio + (bonus if nb_paid else 0.0) if past_l2 and not f["parses"] else 0.0),
          "a program that does not parse stops scoring at L2: it keeps aux's 0.4 and the entry point's 0.6, and earns no "
          "syntax 0.5, no tests share and no bonus, whatever `passed` says"),
-        (want + (f["passed"] / f["total"] + (bonus if nb_paid else 0.0) if past_l2 and not f["parses"] else 0.0),
+        (want + (ratio + (bonus if nb_paid else 0.0) if past_l2 and not f["parses"] else 0.0),
          "a program that does not parse stops scoring at L2: you withhold only its syntax 0.5 and go on paying the "
          "tests share and the bonus; return right after the 0.6 when `parses` is False"),
         (want + (bonus if tests_on and f["passed"] == 0 and f["calls_aux"] and f["aux_found"] else 0.0),
@@ -251,7 +290,7 @@ def _slips(f: dict, want: float) -> list:
         (want + (1.0 if tests_on and f["passed"] >= 1 and f["aux_found"] and not f["calls_aux"]
                  and not f["thin_wrapper"] else 0.0),
          "the +1.0 for not being a thin wrapper is part of the bonus: only a main that calls aux earns it"),
-        (want - (bonus if paid and f["aux_found"] and f["passed"] / f["total"] < 0.5 else 0.0),
+        (want - (bonus if paid and f["aux_found"] and ratio < 0.5 else 0.0),
          "the bonus needs at least ONE passed test (`passed >= 1`), not half of them (`passed / total >= 0.5`)"),
         (base + (0.5 + (1.0 if f["thin_wrapper"] else 0.0) if paid and f["aux_found"] else 0.0),
          "your thin-wrapper sign is flipped: the +1.0 goes to a main that is NOT a thin wrapper (1.5 of bonus in all), "
@@ -259,6 +298,27 @@ def _slips(f: dict, want: float) -> list:
         (want + (0.4 if f["aux_found"] and not f["aux_defined"] else 0.0),
          "aux's 0.4 is paid for aux DEFINED with a `return` (aux_defined), not for aux merely found (aux_found): an "
          "aux without a return earns no 0.4 (though it still opens the bonus)"),
+        (want + (1.0 if tests_on and f["total"] == 0 else 0.0),
+         "with NO test (total = 0: no assert mentions `candidate`) the tests level is 0, not 1.0 (nothing passed; "
+         "the library stops scoring there, no bonus), so a pair that parses earns 0.4 + 0.6 + 0.5 = 1.5 at most: "
+         "`passed / total if total else 0.0`"),
+        (want - share + ((1.0 - ratio) if tests_on and f["total"] else 0.0),
+         "the tests level pays the share of tests PASSED, passed / total, not the share failed, (total - passed) / total"),
+        (want - share + (f["passed"] / (f["total"] + 1) if tests_on else 0.0),
+         "the tests level is passed / total, not passed / (total + 1): divide by total, the number of scored asserts, "
+         "so that every test passed earns the full 1.0"),
+        (want - (1.0 if paid and f["aux_found"] and f["thin_wrapper"] else 0.0),
+         "a thin wrapper that calls aux earns +0.5 of bonus: the +1.0 for not being a thin wrapper is withheld, not "
+         "subtracted (`0.5 + (0.0 if thin_wrapper else 1.0)`, not `0.5 + (-1.0 if thin_wrapper else 1.0)`)"),
+        (want + ((0.5 + ratio + (bonus if nb_paid else 0.0) if f["parses"] else 0.0) if not f["main_defined"] else 0.0),
+         "a missing entry point (main_defined False) STOPS scoring right after aux's 0.4: no syntax 0.5, no tests "
+         "share and no bonus; return the reward as it stands when main_defined is False, before the parse test"),
+        (want + (0.5 if paid and f["aux_found"] and f["thin_wrapper"] else 0.0),
+         "you swapped the bonus's two parts: calling aux earns +0.5 and NOT being a thin wrapper +1.0 more, so a thin "
+         "wrapper earns 0.5 (`0.5 if thin_wrapper else 1.5`), not 1.0"),
+        (want + (0.5 - share / 2 if tests_on else 0.0),
+         "you swapped the 0.5 and the 1.0 of L2 and L3: the syntax level pays 0.5, the tests level up to 1.0 "
+         "(`0.5 + passed / total`, not `1.0 + 0.5 * passed / total`)"),
     ]
 
 
@@ -272,23 +332,49 @@ def _is_right(got, want: float) -> bool:
     return not isinstance(got, bool) and isinstance(got, (int, float)) and abs(got - want) <= 1e-6
 
 
+def _by_keyword(fn) -> bool:
+    """Call the answer with the facts by keyword? Yes where its parameters carry the eight names (in any order) or
+    it takes **kwargs only; else positionally, in the documented order (`FACT_NAMES`), whatever it names them."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):   # no signature to read (a builtin, a C callable): the documented order
+        return False
+    named = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    kinds = {p.kind for p in params}
+    return set(FACT_NAMES) <= named or (inspect.Parameter.VAR_KEYWORD in kinds
+                                        and inspect.Parameter.VAR_POSITIONAL not in kinds and not named)
+
+
+def _call(fn, facts: dict):
+    """The learner's reward for one set of facts (see `_by_keyword`)."""
+    return fn(**facts) if _by_keyword(fn) else fn(*(facts[k] for k in FACT_NAMES))
+
+
 def _levels_hints(fn, cases: list) -> list:
     """The sentences for the misreadings the learner's function agrees with on EVERY pair (cases: (facts, reward)),
-    so that a hint names the learner's own slip, not one that happens to give the same number on one pair."""
-    gots = []
-    for facts, _ in cases:
+    so that a hint names the learner's own slip, not one that happens to give the same number on one pair. A pair
+    with no test (total = 0) on which the answer divides by zero is no evidence either way (that crash has its own
+    sentence when the check reaches it); any other crash: no diagnosis."""
+    gots, kept = [], []
+    for facts, want in cases:
         try:
-            gots.append(_as_number(fn(**dict(facts))))
+            gots.append(_as_number(_call(fn, dict(facts))))
+            kept.append((facts, want))
+        except ZeroDivisionError:
+            if facts["total"]:
+                return []
         except Exception:  # noqa: BLE001 - an answer that crashes on another pair: no diagnosis
             return []
     if not all(isinstance(g, (int, float)) and not isinstance(g, bool) for g in gots):
         return []
-    slips = [_slips(facts, want) for facts, want in cases]
+    slips = [_slips(facts, want) for facts, want in kept]
     hints = [slips[0][j][1] for j in range(len(slips[0]))
              if all(abs(g - s[j][0]) <= 1e-6 for g, s in zip(gots, slips))]
     for k in range(4):          # rounded: within half a unit of the k-th decimal, and a whole number of such units
         if all(abs(g - w) <= 0.5 * 10 ** -k + 1e-9 and abs(g * 10 ** k - round(g * 10 ** k)) <= 1e-6
-               for g, (_, w) in zip(gots, cases)):
+               for g, (_, w) in zip(gots, kept)):
             hints.append(f"your rewards are rounded to {k} decimal(s) (the reward, or a part of it such as the "
                          "share passed / total, rounded); round nothing, as the library does (3.25 for one test of four "
                          "passed with the full bonus)")
@@ -296,9 +382,40 @@ def _levels_hints(fn, cases: list) -> list:
     return hints
 
 
+def _gate_here(facts: dict) -> str:
+    """The reminder of the gate these facts meet ("" where none stops or withholds anything)."""
+    if not facts["main_defined"]:
+        return (" Remember the gate here: no entry point (main_defined False) stops scoring right after aux's 0.4 "
+                "(no syntax, tests or bonus).")
+    if not facts["parses"]:
+        return (" Remember the gate here: a program that does not parse stops scoring at L2, after the entry point's "
+                "0.6 (no syntax 0.5, tests or bonus, whatever `passed` says).")
+    if facts["total"] == 0:
+        return (" Remember the gate here: no test at all (total = 0) gives a tests level of 0 and stops scoring "
+                "after the syntax 0.5 (no bonus).")
+    if facts["calls_aux"] and (facts["passed"] == 0 or not facts["aux_found"]):
+        return (" Remember the gate here: the cooperation bonus needs at least one passed test and an extracted aux "
+                "(aux_found), whether or not the main calls aux.")
+    return ""
+
+
+def _crash_said(exc: Exception, facts: dict):
+    """The sentence for the learner's function raising on `facts` (its own for a division by a total of 0)."""
+    if isinstance(exc, ZeroDivisionError) and facts["total"] == 0:
+        return ExerciseFailed(
+            f"for the facts {facts} your coding_reward raised ZeroDivisionError: {exc}. A problem may have NO test "
+            "(total = 0: no assert mentions `candidate`); then the tests level is 0 and scoring stops after the "
+            "syntax 0.5 (no bonus: no test passed), so this pair earns 0.4 + 0.6 + 0.5 = 1.5. Divide only when "
+            "there is a test: `passed / total if total else 0.0`.")
+    return (f"for the facts {facts} your coding_reward raised {type(exc).__name__}: {exc}. The check calls it with "
+            f"the eight facts in this order, {', '.join(FACT_NAMES)} (by keyword where your parameters carry these "
+            "names), and it returns one number.")
+
+
 @exercise("04.levels")
 def check_levels(fn) -> None:
-    """`fn(**facts) -> float` must give the library's coding reward on every pair."""
+    """`fn(*facts) -> float` (the eight facts in `FACT_NAMES`' order) must give the library's coding reward on
+    every pair."""
     if not callable(fn):
         raise ExerciseFailed("give a function coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, "
                              "calls_aux, thin_wrapper) -> float")
@@ -323,14 +440,17 @@ def check_levels(fn) -> None:
         cases.append((_facts(aux, main, other), coding_levels(aux, main, other)["total_reward"]))
         labels.append(f"count_vowels with a test of {test.count('assert ')} asserts, made for the check; aux: "
                       f"{aux.strip()!r}, main: {main.strip()!r}")
+    # last, so that an answer with another slip meets its own pair first: a test with no scored assert (total = 0)
+    test, aux, main = NO_TESTS
+    other = dict(problem, test=test)
+    cases.append((_facts(aux, main, other), coding_levels(aux, main, other)["total_reward"]))
+    labels.append(f"count_vowels with a test that has NO assert mentioning `candidate` (total = 0), made for the "
+                  f"check; aux: {aux.strip()!r}, main: {main.strip()!r}")
     for label, (facts, want) in zip(labels, cases):
-        got = _as_number(call_answer(fn, **dict(facts), said=lambda exc, facts=facts: (
-            f"for the facts {facts} your coding_reward raised {type(exc).__name__}: {exc}. It "
-            "takes the eight facts as keyword arguments and returns one number.")))
+        got = _as_number(call_answer(_call, fn, dict(facts), said=lambda exc, facts=facts: _crash_said(exc, facts)))
         if not _is_right(got, want):
             hints = _levels_hints(fn, cases)
             shown = f"{want:.2f}" if abs(want - round(want, 2)) < 1e-9 else f"{want:.4f}"   # 3.3333, not 3.33
             raise ExerciseFailed(f"for the facts {facts} your reward is {got!r}; the library's is {shown} "
-                                 f"({label}). Remember the gates: no "
-                                 "entry point or no parse stops scoring; the cooperation bonus needs a passed test and an extracted aux."
+                                 f"({label})." + _gate_here(facts)
                                  + (" Your rewards on every set of facts fit this slip: " + "; ".join(hints) + "." if hints else ""))

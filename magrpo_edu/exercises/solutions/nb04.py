@@ -37,7 +37,7 @@ def coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, c
     reward += 0.6
     if not parses:
         return reward
-    reward += 0.5 + passed / total
+    reward += 0.5 + (passed / total if total else 0.0)   # no test (total = 0): the tests level is 0
     if passed >= 1 and aux_found and calls_aux:   # the bonus needs an aux, with or without a return
         reward += 0.5 if thin_wrapper else 1.5
     return reward
@@ -155,7 +155,8 @@ def _coding_reward_table(aux_found, aux_defined, main_defined, parses, passed, t
     go2 = main_defined
     go3 = go2 and parses
     bonus = go3 and passed > 0 and aux_found and calls_aux
-    return l1 + 0.6 * go2 + (0.5 + passed / total) * go3 + (0.5 + 1.0 * (not thin_wrapper)) * bonus
+    share = passed / total if total else 0.0        # no test (total = 0): the tests level is 0
+    return l1 + 0.6 * go2 + (0.5 + share) * go3 + (0.5 + 1.0 * (not thin_wrapper)) * bonus
 
 
 def _bonus_without_aux(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
@@ -495,3 +496,118 @@ def _aux_paid_when_found(aux_found, aux_defined, main_defined, parses, passed, t
 
 
 MISTAKES["04.levels"] += [_bonus_needs_half, _thin_wrapper_sign_flipped, _aux_paid_when_found]
+
+
+def _total_zero_divides(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # `reward += 0.5 + passed / total` unguarded: a problem with no test (total = 0) raises ZeroDivisionError
+    reward = 0.4 if aux_defined else 0.0
+    if not main_defined:
+        return reward
+    reward += 0.6
+    if not parses:
+        return reward
+    reward += 0.5 + passed / total
+    if passed >= 1 and aux_found and calls_aux:
+        reward += 0.5 if thin_wrapper else 1.5
+    return reward
+
+
+def _total_zero_full_share(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # `passed / total if total else 1.0`: no test read as every test passed (2.5 where the library pays 1.5)
+    r = coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    return r + 1.0 if main_defined and parses and total == 0 else r
+
+
+def _share_failed(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # `(total - passed) / total`: the share of tests FAILED paid
+    r = coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    return r - passed / total + (total - passed) / total if main_defined and parses else r
+
+
+def _share_over_total_plus_one(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # `passed / (total + 1)`: every test passed earns less than 1.0
+    r = coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    return r - (passed / total if total else 0.0) + passed / (total + 1) if main_defined and parses else r
+
+
+def _thin_wrapper_minus_one(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # `0.5 + (-1.0 if thin_wrapper else 1.0)`: the +1.0 subtracted from a thin wrapper, not withheld
+    r = coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    return r - 1.0 if main_defined and parses and passed >= 1 and aux_found and calls_aux and thin_wrapper else r
+
+
+def _no_stop_at_entry_point(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # a missing entry point withholds only its 0.6: the syntax, tests and bonus are still paid (no L1 stop)
+    reward = (0.4 if aux_defined else 0.0) + (0.6 if main_defined else 0.0)
+    if not parses:
+        return reward
+    reward += 0.5 + (passed / total if total else 0.0)
+    if passed >= 1 and aux_found and calls_aux:
+        reward += 0.5 if thin_wrapper else 1.5
+    return reward
+
+
+def _bonus_parts_swapped(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # calling aux +1.0 and not a thin wrapper +0.5: `1.0 if thin_wrapper else 1.5`
+    r = coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    return r + 0.5 if main_defined and parses and passed >= 1 and aux_found and calls_aux and thin_wrapper else r
+
+
+def _syntax_tests_swapped(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # L2 pays 1.0 and L3 0.5 * passed / total: `reward += 1.0 + 0.5 * passed / total`
+    r = coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    share = passed / total if total else 0.0
+    return r + 0.5 - share / 2 if main_defined and parses else r
+
+
+MISTAKES["04.levels"] += [_total_zero_divides, _total_zero_full_share, _share_failed, _share_over_total_plus_one,
+                          _thin_wrapper_minus_one, _no_stop_at_entry_point, _bonus_parts_swapped, _syntax_tests_swapped]
+
+
+def _coding_reward_short_names(af, ad, md, ok, p, n, calls, thin):   # the facts in the documented order, renamed
+    r = 0.4 if ad else 0.0
+    if not md:
+        return r
+    r += 0.6
+    if not ok:
+        return r
+    r += 0.5 + (p / n if n else 0.0)
+    if p >= 1 and af and calls:
+        r += 0.5 + (0.0 if thin else 1.0)
+    return r
+
+
+def _coding_reward_keywords(passed, total, *, thin_wrapper, calls_aux, parses, main_defined, aux_defined, aux_found):
+    # the eight names in another order: the check passes them by keyword then
+    return coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+
+
+VARIANTS["04.levels"] += [_coding_reward_short_names, _coding_reward_keywords]
+
+
+def _docstring_two_quotes_one_line(main: str) -> bool:   # a line holding TWO triple quotes read as a whole one-line
+    body, q = [], None                                     # docstring (the rule: only a line that ENDS with them), so
+    for line in main.split("\n")[1:]:                     # `"""Count."""  # doc` drops only itself
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        if q:
+            if q in s:
+                q = None
+            continue
+        if s.startswith(('"' * 3, "'" * 3)):
+            if s.count(s[:3]) >= 2:
+                continue
+            q = s[:3]
+            continue
+        body.append(s)
+    return _rule_on_lines(body)
+
+
+def _split_at_semicolons(main: str) -> bool:     # `;` read as a line break: `n = 0; v = aux(s)` read as two lines
+    return _rule_on_lines([part.strip() for s in _body_lines(main) for part in s.split(";") if part.strip()])
+
+
+MISTAKES["04.thin_wrapper"] += [_docstring_two_quotes_one_line,
+                                _thin_wrapper_ast,   # the body's STATEMENTS read (ast), not its lines of text
+                                _split_at_semicolons]

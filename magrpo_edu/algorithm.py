@@ -269,9 +269,10 @@ def credit_samples(joint_adv: torch.Tensor, table: torch.Tensor, G: int) -> torc
     mode this is the identity: sample g gets A^(g).
     """
     n = table.shape[1]
-    out = torch.zeros(n, G)
+    out = torch.zeros(n, G, dtype=joint_adv.dtype)            # in the advantages' dtype (float64 stays float64)
     for i in range(n):
-        out[i] = torch.zeros(G).index_add_(0, table[:, i], joint_adv) / torch.bincount(table[:, i], minlength=G)
+        out[i] = (torch.zeros(G, dtype=joint_adv.dtype).index_add_(0, table[:, i], joint_adv)
+                  / torch.bincount(table[:, i], minlength=G))
     return out
 
 

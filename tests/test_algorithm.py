@@ -39,6 +39,13 @@ def test_cross_credit_is_mean_over_combinations():
     assert out.tolist() == [[-2.0, 2.0], [-1.0, 1.0]]
 
 
+def test_credit_keeps_the_advantages_dtype():
+    # a float64 advantage (a learner's exercise answer, notebook 06) is credited in float64, not refused by index_add_
+    A = torch.tensor([1.0, 3.0, 5.0, 7.0], dtype=torch.float64) - 4.0
+    out = credit_samples(A, joint_actions(2, 2, "cross"), 2)
+    assert out.dtype == torch.float64 and out.tolist() == [[-2.0, 2.0], [-1.0, 1.0]]
+
+
 def test_policy_loss_is_minus_mean_of_advantage_times_sum_logprob():
     logps = torch.tensor([-2.0, -4.0, -1.0, -3.0], requires_grad=True)
     adv = torch.tensor([1.0, -1.0, 0.5, -0.5])

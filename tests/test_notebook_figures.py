@@ -36,6 +36,7 @@ SOURCES = {
 # Decimal numbers of a notebook's prose that are not results, with why ("*": every notebook).
 NOT_FIGURES = {
     "*": {"1.4.3": "CoMLRL's version, the release the notebooks compare with"},
+    "01": {"4.1": "DeepSeekMath's section number, where GRPO's objective stands (a locator, not a result)"},
     "03": {"0.75": "the structure level's low point as a share of its maximum, read off the saved figure (no value printed)",
            "5.0001": "an input of the length-level exercise, just past the band's edge",
            "5.0": "the L2 rule's upper edge (the reward's definition, not a result)"},

@@ -192,6 +192,9 @@ BOUNDARIES = {
          lambda n, G, mode: nb02.joint_actions(n, G, mode).tolist(), "package's own `joint_actions`"),
         ("cross mode repeats indices: product, not permutations", nb02.MISTAKES["02.joint_actions"][3], r"itertools\.product.*not permutations"),
         ("aligned is (g, ..., g): not permutations", nb02.MISTAKES["02.joint_actions"][10], "permutations never repeats"),
+        ("sample indices are ints, not str", nb02.MISTAKES["02.joint_actions"][11], r"ints, not str/bool.*the str '0'"),
+        ("sample indices are ints, not bool", nb02.MISTAKES["02.joint_actions"][12], r"ints, not str/bool.*the bool False"),
+        ("aligned is (g, ..., g), not a rotation", nb02.MISTAKES["02.joint_actions"][13], "the g-th sample of EVERY agent"),
     ],
     "02.cross_credit": [
         ("the MEAN over a sample's G joint actions, not the sum", nb02.MISTAKES["02.cross_credit"][1], "SUMMED"),
@@ -206,6 +209,8 @@ BOUNDARIES = {
         ("mean over G, not G-1", nb02.MISTAKES["02.cross_credit"][16], "by G-1"),
         ("the mean baseline, not the median", nb02.MISTAKES["02.cross_credit"][17], "median"),
         ("all G*G rewards, not the diagonal's mean", nb02.MISTAKES["02.cross_credit"][18], "mean of the diagonal"),
+        ("cross credit, not the aligned diagonal", nb02.MISTAKES["02.cross_credit"][19], r"diagonal of r - r\.mean\(\)"),
+        ("divided by G, not G*G", nb02.MISTAKES["02.cross_credit"][20], "G times too small"),
     ],
     "02.shared_losses": [
         ("equal rewards: advantage 0, not nan (std-scaled)", nb02.MISTAKES["02.shared_losses"][5], "std"),
@@ -237,6 +242,9 @@ BOUNDARIES = {
         ("the loss's sign kept (no abs)", nb02.MISTAKES["02.shared_losses"][29], r"\|L\| is not L"),
         ("a tensor, not .item()", nb02.MISTAKES["02.shared_losses"][30], "cuts it from the autograd graph"),
         ("a tensor, not .tolist() floats", nb02.MISTAKES["02.shared_losses"][31], "cuts it from the autograd graph"),
+        ("the mean baseline, not the min", nb02.MISTAKES["02.shared_losses"][32], r"worst reward, rewards\.min\(\)"),
+        ("A itself, not sign(A)", nb02.MISTAKES["02.shared_losses"][33], r"A\.sign\(\)"),
+        ("one loss per agent, not their mean", nb02.MISTAKES["02.shared_losses"][34], "MEAN of the agents' losses"),
     ],
     "03.length_level": [
         ("r = 1.1 pays 0 and scoring goes on", nb03._length_level_strict(True, False), "Both ends"),
@@ -254,6 +262,12 @@ BOUNDARIES = {
         ("upper ramp falls", nb03.MISTAKES["03.length_level"][1], r"your upper ramp rises; it falls from 1 at 3\.2 to 0 at 5\.0"),
         ("lower ramp rises", nb03.MISTAKES["03.length_level"][10], r"your lower ramp falls; it rises from 0 at 1\.1 to 1 at 1\.6"),
         ("both ramps flipped", nb03.MISTAKES["03.length_level"][11], r"lower ramp falls.*And your upper ramp rises"),
+        ("a float, not its text", nb03.MISTAKES["03.length_level"][12], r"you returned a str, '0\.0000'.*Return a Python float, or None where scoring stops"),
+        ("a float, not a tuple", nb03.MISTAKES["03.length_level"][13], r"you returned a tuple of 1 item.*not a tuple holding it"),
+        ("a float, not a 1-item array", nb03.MISTAKES["03.length_level"][14], r"numpy array of shape \(1,\).*Return a Python float"),
+        ("a float, not a 0-d array", nb03.MISTAKES["03.length_level"][15], r"0-d numpy array.*right value.*float\(\.\.\.\)"),
+        ("a float, not a 0-d tensor", nb03.MISTAKES["03.length_level"][16], r"0-d torch tensor.*right value.*float\(\.\.\.\)"),
+        ("upper ramp ends at 5.0", nb03.MISTAKES["03.length_level"][17], r"your upper ramp reaches 0 at 5\.2, not 5\.0"),
     ],
     "03.coherence_T": [
         ("kappa = 0: T = 0", nb03._coherence_no_zero_case, None),
@@ -265,6 +279,9 @@ BOUNDARIES = {
         ("not the package's own coherence_T", nb03.MISTAKES["03.coherence_T"][-3], r"package's own `coherence_T`"),
         ("not a wrapper of coherence_T", nb03.MISTAKES["03.coherence_T"][-2], r"calls the package's own `coherence_T`"),
         ("κ not counted by transition_categories", nb03.MISTAKES["03.coherence_T"][-1], r"calls the package's own `transition_categories`"),
+        ("categories counted, not phrases", nb03.MISTAKES["03.coherence_T"][1], r"you counted phrases; κ \(kappa\) counts CATEGORIES"),
+        ("a float, not a 0-d array", nb03.MISTAKES["03.coherence_T"][13], r"0-d numpy array.*right value.*Return a Python float"),
+        ("a float, not a 0-d tensor", nb03.MISTAKES["03.coherence_T"][14], r"0-d torch tensor.*right value.*Return a Python float"),
     ],
     "03.honest_tldr_reward": [
         ("exactly 1/5 repeated is not above 0.2 (a lower threshold)", _honest(0.19), "with 0.2 itself"),
@@ -290,6 +307,8 @@ BOUNDARIES = {
         ("cut, not a penalty below 0", nb03.MISTAKES["03.honest_tldr_reward"][37], r"cut to 0\.0, not a penalty"),
         ("padded concise: cut, not halved", nb03.MISTAKES["03.honest_tldr_reward"][38], r"cut to 0\.0, not a reduction"),
         ("c1 checked too", nb03.MISTAKES["03.honest_tldr_reward"][17], r"you never checked the concise text c1"),
+        ("a float, not a 0-d tensor", nb03.MISTAKES["03.honest_tldr_reward"][39], r"0-d torch tensor.*right value.*Return a Python float"),
+        ("the number 0.0, not the str '0'", nb03.MISTAKES["03.honest_tldr_reward"][40], r"you returned a str, '0'.*not its text"),
     ],
     "04.levels": [
         ("the bonus needs at least ONE passed test (exactly one passes here)",

@@ -35,6 +35,8 @@ __all__ = ["ExerciseFailed", "check", "exercise", "exercises", "exercises_left",
 
 _CHECKS: dict[str, Callable[[Any], None]] = {}
 _LEFT: dict[str, None] = {}  # exercises this process answered with the reference solution, in the order met
+_CURRENT: list = [None]       # the exercise whose check is running
+_PROBE: dict[str, tuple] = {}  # per exercise, the first arguments its check handed an answer (replayed below)
 
 SOLUTIONS_ENV = "MAGRPO_EDU_SOLUTIONS"
 
@@ -100,6 +102,7 @@ def call_answer(fn, *args, said: Callable[[Exception], Any], **kwargs) -> Any:
     The unsolved stub's NotImplementedError passes through (`check` then answers with the reference solution); any
     other exception becomes ExerciseFailed(said(exc)), never a traceback. `said` returns the sentence, or a whole
     ExerciseFailed when the kind of crash calls for its own advice (a division by zero, an in-place change)."""
+    remember_call(fn, args, kwargs)
     try:
         return fn(*args, **kwargs)
     except NotImplementedError:   # the stub: unsolved, not wrong
@@ -154,10 +157,35 @@ def runs_the_library(fn, args, *own) -> Any:
     return seen[0] if seen else None
 
 
+def remember_call(call, args, kwargs=None) -> None:
+    """Keep the first call a running check makes of the learner's answer (the answer itself, or a helper of the check
+    handed the answer), for `_not_the_solution` to replay."""
+    if _CURRENT[0] is not None and _CURRENT[0] not in _PROBE:
+        _PROBE[_CURRENT[0]] = (call, tuple(args), dict(kwargs or {}))
+
+
+def _not_the_solution(name: str, answer: Any) -> None:
+    """After an answer passed: refuse it if it runs the reference solution (`solution(name)(...)`, or the function
+    imported from exercises/solutions/): it passes by construction, as the package's own functions would. The
+    reference object itself (what an unsolved exercise falls back to) is left alone."""
+    ref = solution(name)
+    if answer is ref or getattr(answer, "__code__", None) is getattr(ref, "__code__", object()):
+        return
+    probe = _PROBE.get(name)
+    if probe is None or not hasattr(ref, "__code__"):
+        return
+    call, args, kwargs = probe
+    if runs_the_library(lambda *a: call(*a, **kwargs), args, ref) is not None:
+        raise ExerciseFailed(f"your function calls the reference solution of {name} ({_solutions_file(name)}): it "
+                             "passes by construction and teaches nothing. Write it yourself from the text (or run "
+                             "`use_solutions()` to skip the exercise openly).")
+
+
 def not_a_wrapper(fn, args, name: str, *own, how: str = "") -> None:
     """Refuse an answer that hands its work to one of the package's own functions `own` (`lambda *a: own(*a)`, or an
     own rule compared with it inside): it passes by construction, as the function itself would (`not_the_library`
     catches only the function object). `how` replaces the default advice, "from the rule in the text"."""
+    remember_call(fn, args)
     used = runs_the_library(fn, args, *own)
     if used is not None:
         raise ExerciseFailed(f"your function calls the package's own `{used.__name__}`: it passes by construction and "
@@ -216,7 +244,13 @@ def _run_check(name: str, answer: Any) -> None:
         _load_all()
     if answer is ...:
         raise NotImplementedError(f"exercise {name}: replace the `...` with your answer")
-    _CHECKS[name](answer)
+    _CURRENT[0] = name
+    _PROBE.pop(name, None)
+    try:
+        _CHECKS[name](answer)
+    finally:
+        _CURRENT[0] = None
+    _not_the_solution(name, answer)
 
 
 class _Unsolved:

@@ -43,6 +43,28 @@ def _digits(dtype) -> int:
     return max(1, round(-math.log10(torch.finfo(dtype).eps)))
 
 
+def _is_index(k) -> bool:
+    """True for a sample index: a Python or NumPy int, or a 0-d integer tensor or array (a row of an integer tensor);
+    False for a bool (True/False count as 1/0 under int(), but are no sample numbers), a str ('0'), anything else."""
+    if is_bool(k):
+        return False
+    if isinstance(k, numbers.Integral):
+        return True
+    dtype = str(getattr(k, "dtype", ""))
+    return tuple(getattr(k, "shape", (None,))) == () and "int" in dtype and "bool" not in dtype
+
+
+def _index_slip(k) -> str:
+    """What a non-int entry of a joint action is, for the message: a str, a bool, another type."""
+    if isinstance(k, str):
+        return (f"the str {k!r}: str(k) makes a text of the index, and texts[{k!r}] fails; drop the str(...) (or the "
+                "f-string) and keep the int")
+    if is_bool(k) or "bool" in str(getattr(k, "dtype", "")):
+        return (f"the bool {k!r}: int() reads it as {int(bool(k))}, but True/False are no sample numbers and stop "
+                "meaning anything once G > 2; keep the int g itself, not a comparison or bool(g)")
+    return f"a {type(k).__name__} ({k!r})"
+
+
 @exercise("02.joint_actions")
 def check_joint_actions(fn) -> None:
     """`fn(num_agents, G, mode)` -> the joint actions: one tuple per joint action, entry i = which of
@@ -50,6 +72,24 @@ def check_joint_actions(fn) -> None:
     from ..algorithm import joint_actions
 
     not_the_library(fn, "my_joint_actions", joint_actions)
+
+    def explains(table, mode: str) -> bool:
+        """Whether fn's rows are `table(n, G)` (in any order) for EVERY (n, G) the check tries in `mode`: a hint names
+        a slip only when it explains them all (for n = G = 2 a rotation of aligned mode IS the permutations). An
+        (n, G) where fn fails, or returns no table of ints, is no evidence either way."""
+        for n_ in (1, 2, 3):
+            for G_ in (1, 2, 4):
+                try:
+                    out_ = [list(row) for row in fn(n_, G_, mode)]
+                    if not all(_is_index(k) for row in out_ for k in row):
+                        continue
+                    rows = sorted(tuple(int(k) for k in row) for row in out_)
+                except Exception:  # noqa: BLE001  the learner's function may fail there: no evidence
+                    continue
+                if rows != sorted(tuple(row) for row in table(n_, G_)):
+                    return False
+        return True
+
     for n in (1, 2, 3):
         for G in (1, 2, 4):
             for mode in ("aligned", "cross"):
@@ -72,6 +112,12 @@ def check_joint_actions(fn) -> None:
                         raise ExerciseFailed(f"n={n}, G={G}, {mode!r}: the entries are sample indices, ints (they index the "
                                              "agents' answers, texts[g]); you returned floats. Use range(G), not floats "
                                              "or a float tensor.")
+                    bad = next(((row, k) for row in out for k in row if not _is_index(k)), None)
+                    if bad is not None:
+                        raise ExerciseFailed(f"n={n}, G={G}, {mode!r}: the entries are sample indices: ints, not "
+                                             f"str/bool (they index the agents' answers, texts[g]); in the row "
+                                             f"{tuple(bad[0])!r} you returned {_index_slip(bad[1])}. Use the ints of "
+                                             "range(G) as they are.")
                     got = [tuple(int(k) for k in row) for row in out]
                 except (TypeError, ValueError):
                     raise ExerciseFailed(f"return a list of tuples (one per joint action) for n={n}, G={G}, {mode!r}") from None
@@ -81,13 +127,21 @@ def check_joint_actions(fn) -> None:
                 if sorted(got) != sorted(want):
                     count = f"{G} (one per sample index g)" if mode == "aligned" else f"G**n = {G ** n}"
                     hint = ""
-                    if n > 1 and sorted(got) == sorted(itertools.permutations(range(G), n)):
+                    if (n > 1 and sorted(got) == sorted(itertools.permutations(range(G), n))
+                            and explains(lambda n_, G_: itertools.permutations(range(G_), n_), mode)):
                         hint = (f" A joint action may reuse a sample index, e.g. {(0,) * n}: itertools.permutations never "
                                 "repeats one, so it misses every such joint action (all of them when G < n). "
                                 + ("Cross mode is every combination, itertools.product(range(G), repeat=n), not "
                                    "permutations." if mode == "cross" else
                                    "Aligned mode is exactly those: (g, ..., g), the same g for every agent, "
                                    "[(g,) * n for g in range(G)]."))
+                    elif mode == "aligned" and (step := next((st for st in (1, -1) if explains(
+                            lambda n_, G_, st=st: [tuple((g + st * i) % G_ for i in range(n_)) for g in range(G_)],
+                            "aligned")), None)) is not None:
+                        hint = (" Aligned is (g, g, ..., g): the g-th sample of EVERY agent, [(g,) * n for g in "
+                                f"range(G)]. Yours rotates the index, agent i taking sample (g {'+' if step > 0 else '-'} "
+                                "i) % G: those are cross-mode pairings, not the aligned ones; use the same g for every "
+                                "agent.")
                     elif got and all(len(row) != n for row in got):
                         hint = f" Each joint action is a tuple of n = {n} entries, one per agent (entry i: agent i's sample)."
                     elif any(k < 0 or k >= G for row in got for k in row):
@@ -97,6 +151,21 @@ def check_joint_actions(fn) -> None:
     not_a_wrapper(fn, (2, 3, "cross"), "my_joint_actions", joint_actions,
                   how="from the rule above (aligned: (g, ..., g) for g in range(G); cross: every combination, "
                       "itertools.product)")
+
+
+def _as_credits(out):
+    """A returned credit as a float32 tensor (a tensor, a list of numbers or 0-d tensors, a NumPy array), None when it
+    is none of those: what `explains` of the cross-credit check compares."""
+    import torch
+
+    try:
+        if isinstance(out, (list, tuple)):
+            return torch.tensor([float(x) for x in out])
+        if _is_ndarray(out):
+            return torch.from_numpy(out.copy()).to(torch.float32)
+        return out.detach().to(torch.float32) if torch.is_tensor(out) else None
+    except (TypeError, ValueError, RuntimeError):
+        return None
 
 
 @exercise("02.cross_credit")
@@ -116,6 +185,26 @@ def check_cross_credit(fn) -> None:
              torch.tensor([[1.0, 3.0], [5.0, 7.0]]), torch.full((3, 3), 2.0)]
     cases += [torch.rand(G, G, generator=gen) * 4 - 1 for G in (2, 3, 4)]
     cases += [torch.tensor([[4.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 1.0]])]  # a partner's sample matters
+
+    def explains(credit_of) -> bool:
+        """Whether `credit_of(r, agent)` is what fn returns for both agents of EVERY case: a hint names a slip only
+        when it explains them all. A case where fn fails, or returns no G numbers, is no evidence either way."""
+        for r_ in cases:
+            for agent_ in (0, 1):
+                try:
+                    out = _as_credits(fn(r_.clone(), agent_))
+                except Exception:  # noqa: BLE001  the learner's function may fail on another case: no evidence
+                    continue
+                want_ = credit_of(r_, agent_)
+                if out is None or out.shape != want_.shape:
+                    continue
+                if not torch.allclose(out, want_.to(torch.float32), atol=1e-5):
+                    return False
+        return True
+
+    def credit(r_, agent_):
+        return (r_ - r_.mean()).mean(dim=1 - agent_)
+
     for r in cases:
         G = r.shape[0]
         want = credit_samples(group_advantages(r.flatten()), joint_actions(2, G, "cross"), G)
@@ -172,6 +261,18 @@ def check_cross_credit(fn) -> None:
                     hint = (f" You SUMMED the {G} advantages of the joint actions holding the sample; the credit is their "
                             "mean here (CoMLRL sums the combinations' returns and centres the G sums: with the mean baseline, G times this "
                             "credit).")
+                elif (torch.allclose(got, want[agent] / G, atol=1e-5)
+                      and explains(lambda r_, a_: credit(r_, a_) / r_.shape[0])):
+                    hint = (f" Yours is G times too small, G = {G}: you divided the sum over the {G} joint actions "
+                            f"holding the sample by G*G = {G * G}, the count of ALL joint rewards (or divided the mean "
+                            f"by G once more). The credit averages only the {G} joint actions that hold the sample: "
+                            f"their sum divided by G = {G}, i.e. .mean(dim=...).")
+                elif (torch.allclose(got, (r - r.mean()).diagonal(), atol=1e-5)
+                      and explains(lambda r_, a_: (r_ - r_.mean()).diagonal())):
+                    hint = (" You returned the advantages of the G aligned joint actions (g, g), the diagonal of "
+                            "r - r.mean(): that is aligned mode, where sample g is in one joint action only. In cross "
+                            f"mode sample k is in {G} joint actions, row k for agent 1 and column k for agent 2: "
+                            "average the advantages over all of them, A.mean(dim=1) or A.mean(dim=0).")
                 elif torch.allclose(got, r.mean(dim=1 - agent), atol=1e-5):
                     hint = " You averaged the rewards, not the advantages: subtract the mean of all G*G rewards first."
                 elif torch.allclose(got, r.diagonal() - r.diagonal().mean(), atol=1e-5):
@@ -293,6 +394,21 @@ def check_shared_losses(fn) -> None:
                 return False
         return True
 
+    def explains_one(total_of) -> bool:
+        """Whether `total_of(logps, rewards)` (a float) is the ONE number fn returns for EVERY case, where it returns a
+        single number instead of a list (the agents' losses summed or averaged). A case where fn fails, or returns
+        anything else, is no evidence either way; with one agent, or equal rewards, the sum and the mean agree."""
+        for _n, _G, rw, lps in cases:
+            try:
+                out = fn(list(lps), rw.clone())
+            except Exception:  # noqa: BLE001  the learner's function may fail on another case: no evidence there
+                continue
+            if not (torch.is_tensor(out) and out.dim() == 0):
+                continue
+            if not abs(_loss_value(out) - total_of(lps, rw)) <= 1e-4:
+                return False
+        return True
+
     for n, G, rewards, logps in cases:
         given = rewards.clone()
         got = call_answer(fn, [lp for lp in logps], given, said=lambda e, n=n, G=G: (
@@ -306,9 +422,22 @@ def check_shared_losses(fn) -> None:
                                  "A = rewards - rewards.mean().")
         if not hasattr(got, "__len__") or (torch.is_tensor(got) and got.dim() == 0):
             if torch.is_tensor(got):
+                if explains_one(lambda lps, rw: sum(policy_loss(lp, group_advantages(rw)).item() for lp in lps) / len(lps)):
+                    raise ExerciseFailed(f"return a list with one loss per agent ({n} here), `[... for lp in logps]`; "
+                                         "you returned ONE scalar tensor, the MEAN of the agents' losses (their sum / "
+                                         f"{n}): averaged, each agent's gradient is 1/{n} of its own loss's, and no "
+                                         "agent's "
+                                         "optimiser has its own loss to step on. Each agent gets the WHOLE loss with "
+                                         "the shared advantage: return the list itself, no mean and no sum over "
+                                         "agents.")
+                if explains_one(lambda lps, rw: sum(policy_loss(lp, group_advantages(rw)).item() for lp in lps)):
+                    raise ExerciseFailed(f"return a list with one loss per agent ({n} here), `[... for lp in logps]`; "
+                                         "you returned ONE scalar tensor. Each agent gets the whole loss with the "
+                                         "shared advantage, for its own optimiser: do not add the agents' losses "
+                                         "together.")
                 raise ExerciseFailed(f"return a list with one loss per agent ({n} here), `[... for lp in logps]`; you "
                                      "returned ONE scalar tensor. Each agent gets the whole loss with the shared "
-                                     "advantage, for its own optimiser: do not add the agents' losses together.")
+                                     "advantage, for its own optimiser: do not join the agents' losses into one.")
             what = f"a {type(got).__name__}" + (" (a generator expression, in round brackets)"
                                                 if type(got).__name__ == "generator" else "")
             raise ExerciseFailed(f"return a list with one loss per agent ({n} here), `[... for lp in logps]` in square "
@@ -388,6 +517,12 @@ def check_shared_losses(fn) -> None:
                       and explains(lambda lp_, rw: policy_loss(lp_, rw - rw.max()).item())):
                     hint = (" You subtracted the best reward, rewards.max(), as the baseline (MAReMax, notebook 06); "
                             "MAGRPO's baseline is the MEAN of the G rewards, rewards.mean().")
+                elif (abs(got_v - policy_loss(lp, rewards - rewards.min()).item()) <= 1e-4
+                      and explains(lambda lp_, rw: policy_loss(lp_, rw - rw.min()).item())):
+                    hint = (" You subtracted the worst reward, rewards.min(), as the baseline: every advantage comes "
+                            "out at or above 0, so every joint action is made more likely, the worst one too (only by "
+                            "less). MAGRPO's baseline is the MEAN of the G rewards, rewards.mean(), so that a joint "
+                            "action below it gets a negative advantage and is made less likely.")
                 elif any(abs(got_v - policy_loss(lp, rewards - b).item()) <= 1e-4
                          for b in (rewards.median(), rewards.quantile(0.5))):
                     hint = (" You subtracted the median reward; MAGRPO's baseline is the MEAN of the G rewards, "
@@ -399,6 +534,11 @@ def check_shared_losses(fn) -> None:
                 elif abs(got_v - policy_loss(lp, A.abs()).item()) <= 1e-4:
                     hint = (" You took the absolute value of the advantage: a joint action below the mean must keep its "
                             "NEGATIVE advantage, so that the loss makes it less likely.")
+                elif (abs(got_v - policy_loss(lp, A.sign()).item()) <= 1e-4
+                      and explains(lambda lp_, rw: policy_loss(lp_, group_advantages(rw).sign()).item())):
+                    hint = (" You kept only the advantage's sign, A.sign() (+1 above the mean, -1 below): how far a "
+                            "joint action lies from the mean is lost, a near-tie weighs as much as the best. Weigh each "
+                            "log-prob by A itself, A = r - mean(r), unscaled.")
                 elif (j := next((j for j in range(n) if j != i and abs(got_v - policy_loss(logps[j], A).item()) <= 1e-4),
                                 None)) is not None:
                     same = all(abs(float(o.detach()) - policy_loss(logps[j], A).item()) <= 1e-4 for o in got)

@@ -39,10 +39,110 @@ _RAMP_SLIPS = [
 ]
 
 
+def _what(v) -> str:
+    """The learner's answer of the wrong type, said: its kind and (shortened) repr."""
+    text = repr(v) if len(repr(v)) <= 60 else repr(v)[:57] + "..."
+    lib = type(v).__module__.split(".")[0]
+    if is_bool(v):
+        return f"a truth value, {text}"
+    if isinstance(v, str):
+        return f"a str, {text} (the number's text)"
+    if lib in ("numpy", "torch") and hasattr(v, "shape"):
+        kind = "numpy array" if lib == "numpy" else "torch tensor"
+        shape = tuple(v.shape)
+        return f"{'a 0-d ' + kind if shape == () else f'a {kind} of shape {shape}'}, {text}"
+    if isinstance(v, (tuple, list)):
+        return f"a {type(v).__name__} of {len(v)} item{'s' if len(v) != 1 else ''}, {text}"
+    return f"a {type(v).__name__}, {text}"
+
+
+def _held(v):
+    """The one number an answer of the wrong type holds (a numeric str, a one-item tuple, list, array or tensor), as a
+    float; None when it holds none, or more than one."""
+    try:
+        if isinstance(v, str):
+            x = float(v)
+        elif isinstance(v, (tuple, list)):
+            x = v[0] if len(v) == 1 else None
+        elif type(v).__module__.split(".")[0] == "numpy" and getattr(v, "size", None) == 1:
+            x = v.item()
+        elif type(v).__module__.split(".")[0] == "torch" and callable(getattr(v, "numel", None)) and v.numel() == 1:
+            x = v.item()
+        else:
+            return None
+    except Exception:  # noqa: BLE001 - a text that is no number, an odd container: it holds no number
+        return None
+    x = plain_number(x)
+    return float(x) if isinstance(x, numbers.Real) and not is_bool(x) else None
+
+
+def _no_float(v, want, needs: str):
+    """The sentence for an answer of the wrong type (after plain_number: a str, a tuple, a numpy array or torch tensor,
+    0-d included, a truth value), with what it should be (`needs`) and how to get there; None for a Python int or
+    float, or None (those are judged by value). The rest of the notebook averages the values (statistics.mean takes
+    no array and no tensor), so one shared message, whatever the value inside."""
+    if v is None or (isinstance(v, (int, float)) and not is_bool(v)):
+        return None
+    held = _held(v)
+    right = (f" It holds the right value, {want:.10g}, but in the wrong type." if held is not None and want is not None
+             and math.isclose(held, want, abs_tol=1e-9) else "")
+    lib = type(v).__module__.split(".")[0]
+    if is_bool(v):
+        how = "a truth value is a yes/no, not a level"
+    elif isinstance(v, str):
+        how = "return the number itself, not its text (no f-string or format() around it)"
+    elif isinstance(v, (tuple, list)):
+        how = (f"return the number itself, not a {type(v).__name__} holding it (a trailing comma, `return x,`, makes a "
+               "tuple)")
+    elif lib in ("numpy", "torch"):
+        how = ("compute it in Python floats (if/else, min, max), or convert the one number with float(...); the rest "
+               "of the notebook averages these values with statistics.mean, which takes no array or tensor")
+    else:
+        how = "float(...)"
+    return f"you returned {_what(v)}.{right} {needs}: {how}."
+
+
+# The two ramps: (its ratios, its name, where it is 0, where it is 1, its line as the text writes it)
+_RAMPS = [(_RAMP_SLIPS[0][0], "lower", 1.1, 1.6, "(ℓ - 1.1) / 0.5"),
+          (_RAMP_SLIPS[1][0], "upper", 5.0, 3.2, "1 - (ℓ - 3.2) / 1.8")]
+
+
+def _at(x: float) -> str:
+    """A ratio as the text writes it: 5.0, 5.2, 1.75 (4 significant digits, one decimal at least)."""
+    t = f"{x:.4g}"
+    return t if "." in t or "e" in t else t + ".0"
+
+
+def _ramp_line_said(name: str, zero: float, one: float, line: str, a: float, b: float) -> str:
+    """The sentence for a ramp the learner wrote as the straight line a ℓ + b that is not the text's: where it reaches
+    0 and 1 (the text's: `zero`, `one`), or that it runs the wrong way."""
+    rises = one > zero
+    right = (f"it {'rises from 0 at ' if rises else 'falls from 1 at '}{_at(min(zero, one))} to "
+             f"{'1' if rises else '0'} at {_at(max(zero, one))}, {line}")
+    at0, at1 = -b / a, (1 - b) / a
+    if (a > 0) != rises:
+        return (f"your {name} ramp {'falls' if rises else 'rises'}, from {'1' if rises else '0'} at "
+                f"{_at(min(at0, at1))} to {'0' if rises else '1'} at {_at(max(at0, at1))}; {right}.")
+    off = sorted(((at, should, level) for at, should, level in ((at0, zero, 0), (at1, one, 1))
+                  if not math.isclose(at, should, abs_tol=1e-6)), key=lambda t: t[1])
+    if len(off) == 1:
+        (at, should, level), = off
+        where = f"reaches {level} at {_at(at)}, not {_at(should)}"
+    else:
+        where = (f"reaches {off[0][2]} at {_at(off[0][0])} and {off[1][2]} at {_at(off[1][0])}, not at "
+                 f"{_at(off[0][1])} and {_at(off[1][1])}")
+    width, yours = abs(one - zero), 1 / abs(a)
+    span = ("" if math.isclose(width, yours, abs_tol=1e-6) else
+            f" Your straight line {'rises' if rises else 'falls'} by 1 over a width of {_at(yours)}, not "
+            f"{_at(one if rises else zero)} - {_at(zero if rises else one)} = {_at(width)}.")
+    return f"your {name} ramp {where}: {right}.{span}"
+
+
 def _flipped_ramps(fn, r, got, seen: dict) -> list:
-    """The sentences of the ramps the learner wrote with the sign flipped, the one at ℓ = r first; [] unless the
-    ramp at r is one. A ramp counts as flipped only when the answer is the flipped line at EVERY ratio of the check on
-    that ramp: the ratios not met yet are asked for now (a crash there is no evidence)."""
+    """The sentences of the ramps the learner wrote as another straight line (the sign flipped, or the wrong ends),
+    the one at ℓ = r first; [] unless the ramp at r is one. A ramp counts only when the answer is ONE straight line at
+    EVERY ratio of the check on that ramp (a rounded value, a smoothstep, a moved plateau is none): the ratios not met
+    yet are asked for now (a crash there is no evidence)."""
     def value(x):
         if x not in seen:
             try:
@@ -50,16 +150,31 @@ def _flipped_ramps(fn, r, got, seen: dict) -> list:
             except Exception:  # noqa: BLE001 - the learner's function may fail elsewhere: no evidence there
                 seen[x] = None
         v = plain_number(seen[x])
-        return v if isinstance(v, numbers.Real) and not isinstance(v, bool) else None
+        return v if isinstance(v, numbers.Real) and not is_bool(v) else None
 
-    def flipped(on, slip) -> bool:
-        return all((v := value(x)) is not None and math.isclose(v, slip(x), abs_tol=1e-9)
-                   for x in _RATIOS if on(x))
-    here = [why for on, slip, why in _RAMP_SLIPS if on(r) and math.isclose(got, slip(r), abs_tol=1e-9)
-            and flipped(on, slip)]
-    if not here:
+    def said(k):
+        on, slip, flip = _RAMP_SLIPS[k]
+        xs = sorted(x for x in _RATIOS if on(x))
+        vs = [value(x) for x in xs]
+        if any(v is None for v in vs):
+            return None
+        if all(math.isclose(v, slip(x), abs_tol=1e-9) for x, v in zip(xs, vs)):
+            return flip
+        a = (vs[-1] - vs[0]) / (xs[-1] - xs[0])
+        b = vs[0] - a * xs[0]
+        if a == 0 or not all(math.isclose(v, a * x + b, abs_tol=1e-9) for x, v in zip(xs, vs)):
+            return None
+        _, name, zero, one, line = _RAMPS[k]
+        if all(math.isclose(v, tldr_length_level(x), abs_tol=1e-9) for x, v in zip(xs, vs)):
+            return None                                 # the text's own line: right here
+        return _ramp_line_said(name, zero, one, line, a, b)
+    if is_bool(got) or not isinstance(got, numbers.Real):    # no number: no line to read (the caller refuses it)
         return []
-    return here + [why for on, slip, why in _RAMP_SLIPS if not on(r) and flipped(on, slip)]
+    here = [k for k, (on, _, _) in enumerate(_RAMP_SLIPS) if on(r)]
+    first = said(here[0]) if here else None
+    if first is None:
+        return []
+    return [first] + [why for k in range(len(_RAMP_SLIPS)) if k not in here and (why := said(k)) is not None]
 
 
 @exercise("03.length_level")
@@ -89,6 +204,8 @@ def check_length_level(fn):
             edge = " Both ends of [1.1, 5.0] are inside: L2 pays 0 there and scoring goes on." if r in (1.1, 5.0) else ""
             raise ExerciseFailed(f"at the ratio ℓ = {r} L2 is {want:.3f} and scoring goes on; you returned None "
                                  f"(stop).{edge}")
+        if slip := _no_float(got, want, "Return a Python float, or None where scoring stops"):
+            raise ExerciseFailed(f"at the ratio ℓ = {r} L2 is {want:.10g}; {slip}")
         if isinstance(got, bool) or not isinstance(got, numbers.Real) or not math.isclose(got, want, abs_tol=1e-9):
             if flipped := _flipped_ramps(fn, r, got, seen):
                 raise ExerciseFailed(f"at the ratio ℓ = {r} L2 is {want:.10g}, you returned {got!r}: "
@@ -160,6 +277,15 @@ def _t_counting(text: str, found) -> float:
     return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
 
 
+def _t_phrases(text: str, found) -> float:
+    """T with kappa = the sum of found(lower-cased text, phrase) over EVERY phrase (phrases counted, not categories;
+    no text of the check repeats a phrase, so counting occurrences reads the same)."""
+    from ..tasks.writing.word_lists import TRANSITION_CATEGORIES
+    low = text.lower()
+    k = sum(int(found(low, p)) for ws in TRANSITION_CATEGORIES.values() for p in ws)
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
 # Misreadings of T a learner may write, each with the sentence that names it; named only when the answer agrees with
 # it on EVERY text of the check.
 _T_SLIPS = [
@@ -180,6 +306,10 @@ _T_SLIPS = [
      "you matched the category NAMES ('time', 'contrast', 'cause_effect', ...); the names are only labels. A category "
      "counts when one of its PHRASES, the list TRANSITION_CATEGORIES[name], occurs in the lower-cased text: "
      "any(p in low for p in phrases)."),
+    (lambda t: _t_phrases(t, lambda low, p: p in low),
+     "you counted phrases; κ (kappa) counts CATEGORIES with at least one phrase found, each once: a category with two "
+     "phrases in the text (or one phrase twice) adds 1, not 2. κ = sum(any(p in low for p in phrases) for phrases in "
+     "TRANSITION_CATEGORIES.values())."),
     (lambda t: _t_counting(t, lambda low, cat, ws: ws[0] in low),
      "you test only the FIRST phrase of each category (phrases[0]); a category counts when ANY of its phrases occurs "
      "in the lower-cased text, any(p in low for p in phrases) ('as', which 'has' contains, is the time category's "
@@ -228,6 +358,8 @@ def _check_coherence_T(fn):
         want, got = wants[i], _t_call(fn, text)
         if _same(got, want):
             continue
+        if slip := _no_float(got, want, "Return a Python float"):
+            raise ExerciseFailed(f"T({text!r}) is {want:.2f}; {slip}")
         # a hint names a slip only when the answer agrees with that slip on EVERY text
         try:
             gots = [plain_number(fn(t)) for t in TEXTS]
@@ -404,10 +536,24 @@ _OTHER_RULES = [
 
 
 def _honest_call(fn, c1: str, c2: str):
-    """The learner's reward for one pair; a crash becomes a sentence (NotImplementedError still means "unsolved")."""
-    return plain_number(call_answer(fn, c1, c2, said=lambda exc: (
+    """The learner's reward for one pair; a crash becomes a sentence (NotImplementedError still means "unsolved"), and
+    so does a value of the wrong type (a str, a tuple, a numpy array or torch tensor; None, a truth value and the dict
+    of levels have sentences of their own)."""
+    got = plain_number(call_answer(fn, c1, c2, said=lambda exc: (
         f"honest_tldr_reward({c1[:40]!r}..., {c2[:40]!r}...) raised {type(exc).__name__}: {exc}. It takes the two texts "
         "and returns a number: 0 when repetition(text) > 0.2 for either text, else tldr_levels(c1, c2)[\"total\"].")))
+    _honest_number(got, c1, c2)
+    return got
+
+
+def _honest_number(got, c1: str, c2: str) -> None:
+    """Refuse a reward of the wrong type (see _honest_call) with the shared sentence."""
+    from collections.abc import Mapping
+    if is_bool(got) or isinstance(got, Mapping):
+        return
+    want = 0.0 if repetition(c1) > 0.2 or repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"]
+    if slip := _no_float(got, want, "Return a Python float, 0.0 for a padded pair"):
+        raise ExerciseFailed(f"honest_tldr_reward({c1[:40]!r}..., {c2[:40]!r}...) is {want:.4f}; {slip}")
 
 
 def _same_as(fn, rule) -> bool:
@@ -649,6 +795,7 @@ def check_honest_tldr_reward(fn):
             f"whitespace-only) {which} text is a text like any other: it has no word 3-gram, so `repetition` returns "
             f"0.0 for it (it does not repeat itself), and it scores the paper's reward, {want:g} at L1 (fewer than 8 "
             "words); return that number, without failing on it.")))
+        _honest_number(got, c1, c2)
         if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isclose(got, want, abs_tol=1e-9):
             raise ExerciseFailed(f"honest_tldr_reward({c1[:40]!r}, {c2[:40]!r}) should be {want:g}; you returned "
                                  f"{got!r}. An empty (or whitespace-only) {which} text has repetition 0 (no word "

@@ -1,4 +1,5 @@
 """Notebook 00: reference solutions and typical mistakes."""
+from . import written_again
 import math
 
 
@@ -162,8 +163,8 @@ VARIANTS = {
         lambda a, b: 0.0 if not a else math.exp(-max(2 - len(b) / len(a), 0.0, len(b) / len(a) - 3)),  # one max
         lambda a, b: 0.0 if not a else 1.0 if 2 < len(b) / len(a) < 3 else math.exp(
             -min(abs(len(b) / len(a) - 2), abs(len(b) / len(a) - 3))),     # strict bounds: the edges score exp(0) = 1 anyway
-        lambda a, b: __import__("numpy").float32(length_ratio_reward(a, b)),  # a numpy float is a number too
-        lambda a, b: __import__("numpy").float64(length_ratio_reward(a, b)),
+        lambda a, b: __import__("numpy").float32(written_again(length_ratio_reward)(a, b)),  # a numpy float is a number too
+        lambda a, b: __import__("numpy").float64(written_again(length_ratio_reward)(a, b)),
         lambda a, b: 0.0 if not a else (lambda l: math.exp(-max(2 - l, 0, l - 3)))(
             sum(1 for _ in b) / sum(1 for _ in a)),                             # characters counted one by one
         lambda a, b: 0.0 if not a else (lambda l: math.exp(-max(2 - l, 0, l - 3)))(

@@ -1,6 +1,7 @@
 """Notebook 02: reference solutions and typical mistakes."""
 import itertools
 
+import numpy as np
 import torch
 
 from magrpo_edu.algorithm import credit_samples, group_advantages, joint_actions, policy_loss
@@ -83,6 +84,16 @@ MISTAKES = {
         else itertools.product(range(G), repeat=n),                                       # generators: read once only
         _joint_actions_no_return,                                                          # no `return`: None
         lambda n, G, mode: list(itertools.permutations(range(G), n)),                     # permutations: no (g, g) in either mode
+        lambda n, G, mode: [tuple(str(k) for k in row) for row in
+                            ([(g,) * n for g in range(G)] if mode == "aligned"
+                             else itertools.product(range(G), repeat=n))],                 # indices as str: '0', not 0
+        lambda n, G, mode: [tuple(bool(k) for k in row) for row in
+                            ([(g,) * n for g in range(G)] if mode == "aligned"
+                             else itertools.product(range(G), repeat=n))] if G <= 2
+        else [(g,) * n for g in range(G)] if mode == "aligned"
+        else list(itertools.product(range(G), repeat=n)),                                 # bools False/True for G <= 2
+        lambda n, G, mode: [tuple((g + i) % G for i in range(n)) for g in range(G)] if mode == "aligned"
+        else list(itertools.product(range(G), repeat=n)),                                 # aligned rotated: agent i takes g+i
         lambda n, G, mode: joint_actions(n, G, mode).tolist(),                             # the package's own, wrapped
     ],
     "02.cross_credit": [
@@ -107,6 +118,8 @@ MISTAKES = {
         lambda r, agent: (r - r.mean()).sum(1 - agent) / (r.shape[0] - 1),          # the mean over G joint actions by G-1
         lambda r, agent: (r - r.median()).mean(1 - agent),                           # the median as baseline
         lambda r, agent: (r - r.diagonal().mean()).mean(1 - agent),                  # the diagonal's mean as baseline
+        lambda r, agent: (r - r.mean()).diagonal(),                                  # aligned credit: the diagonal only
+        lambda r, agent: (r - r.mean()).sum(1 - agent) / (r.shape[0] * r.shape[0]),  # divided by G*G: G times too small
         lambda r, agent: credit_samples(group_advantages(r.flatten()), joint_actions(2, r.shape[0], "cross"),
                                         r.shape[0])[agent],                        # the package's own, wrapped
     ],
@@ -145,6 +158,9 @@ MISTAKES = {
         lambda logps, r: [(-((r - r.mean()) * lp).mean()).abs() for lp in logps],  # |L|: the loss's sign lost
         lambda logps, r: [-((r - r.mean()) * lp).mean().item() for lp in logps],    # .item(): a float, no graph
         lambda logps, r: torch.stack([-((r - r.mean()) * lp).mean() for lp in logps]).tolist(),  # floats: no graph
+        lambda logps, r: [-((r - r.min()) * lp).mean() for lp in logps],              # the worst as baseline
+        lambda logps, r: [-((r - r.mean()).sign() * lp).mean() for lp in logps],      # sign(A): the size lost
+        lambda logps, r: sum(-((r - r.mean()) * lp).mean() for lp in logps) / len(logps),  # ONE loss, averaged over agents
         lambda logps, r: [policy_loss(lp, group_advantages(r)) for lp in logps],      # the package's own, wrapped
     ],
 }
@@ -171,7 +187,15 @@ def _centred_on_a_copy(logps, rewards):       # centred in place, but on a copy:
 
 
 VARIANTS = {
-    "02.joint_actions": [_joint_table_reversed],
+    "02.joint_actions": [
+        _joint_table_reversed,
+        lambda n, G, mode: [tuple(np.int64(k) for k in row) for row in
+                            ([(g,) * n for g in range(G)] if mode == "aligned"
+                             else itertools.product(range(G), repeat=n))],             # NumPy ints: ints too
+        lambda n, G, mode: torch.tensor([(g,) * n for g in range(G)] if mode == "aligned"
+                                        else list(itertools.product(range(G), repeat=n)),
+                                        dtype=torch.long).reshape(-1, n),             # an integer tensor, one row each
+    ],
     "02.cross_credit": [
         _cross_credit_loop,
         lambda r, agent: torch.tensor((r - r.mean()).mean(1 - agent).tolist()),    # rebuilt as a new tensor

@@ -240,6 +240,23 @@ def _coherence_T_edits_the_lists(text):   # drops short phrases from the LIBRARY
     return coherence_T(text)
 
 
+def _np_length_level(r):                        # np.where for the ramps: a 0-d numpy array, not a Python float
+    if r < 1.1 or r > 5.0:
+        return None
+    return np.where(r < 1.6, (r - 1.1) / 0.5, np.where(r <= 3.2, 1.0, 1 - (r - 3.2) / 1.8))
+
+
+def _as_tensor(v):                              # a 0-d float64 torch tensor holding the right value
+    import torch
+    return torch.tensor(v, dtype=torch.float64)
+
+
+def _np_coherence_T(text):                     # np.where for the kappa = 0 case: a 0-d numpy array
+    low = text.lower()
+    k = sum(any(w in low for w in ws) for ws in TRANSITION_CATEGORIES.values())
+    return np.where(k == 0, 0.0, np.minimum(0.4 + 0.05 * (k - 1), 1.0))
+
+
 MISTAKES = {
     "03.length_level": [
         _length_level_zero_outside,                                              # 0 instead of "stop"
@@ -255,6 +272,13 @@ MISTAKES = {
         _length_level_no_stop_above,
         lambda r: None if not 1.1 <= r <= 5.0 else 1.0 if 1.6 <= r <= 3.2 else 1 - (r - 1.1) / 0.5 if r < 1.6 else 1 - (r - 3.2) / 1.8,  # lower ramp falls
         lambda r: None if not 1.1 <= r <= 5.0 else 1.0 if 1.6 <= r <= 3.2 else 1 - (r - 1.1) / 0.5 if r < 1.6 else (r - 3.2) / 1.8,  # both ramps flipped
+        lambda r: None if (v := length_level(r)) is None else f"{v:.4f}",     # the number's text, not the number
+        lambda r: None if (v := length_level(r)) is None else (v,),            # a tuple (`return x,`), not the number
+        lambda r: None if (v := length_level(r)) is None else np.array([v]),   # a 1-item array, not the number
+        _np_length_level,                                                        # a 0-d numpy array (np.where)
+        lambda r: None if (v := length_level(r)) is None else _as_tensor(v),   # a 0-d torch tensor
+        lambda r: None if not 1.1 <= r <= 5.0 else 1.0 if 1.6 <= r <= 3.2 else (r - 1.1) / 0.5 if r < 1.6 else 1 - (r - 3.2) / 2.0,  # upper
+        #                                                                        ramp over a width of 2: 0 at 5.2, not 5.0
         _reward.tldr_length_level,                                               # the package's own function
         lambda r: _reward.tldr_length_level(r),                                  # ... wrapped
         functools.partial(_reward.ramp_level, lo=1.1, a=1.6, b=3.2, hi=5.0),     # ... its ramp, the bounds filled in
@@ -265,6 +289,8 @@ MISTAKES = {
                        _coherence_punctuation_as_space, _coherence_floor_at_zero, _coherence_capped_low,
                        _coherence_whitespace_collapsed, _coherence_category_names, _coherence_first_phrase,
                        lambda text: coherence_T(text.replace("\n", " ")),  # newlines made spaces: 'as\na' read 'as a'
+                       _np_coherence_T,                                    # a 0-d numpy array (np.where)
+                       lambda text: _as_tensor(coherence_T(text)),         # a 0-d torch tensor
                        _reward.coherence_T,                                # the package's own function
                        lambda text: _reward.coherence_T(text),             # ... wrapped
                        _coherence_kappa_from_library],                     # κ counted by its transition_categories
@@ -310,6 +336,9 @@ MISTAKES = {
         #                                                             penalty below 0, not the cut to 0.0
         lambda c1, c2: 0.0 if repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"] / (2 if repetition(c1) > 0.2
                                                                                          else 1),  # c1: halved, not cut
+        lambda c1, c2: _as_tensor(honest_tldr_reward(c1, c2)),                 # a 0-d torch tensor, not a float
+        lambda c1, c2: "0" if max(repetition(c1), repetition(c2)) > 0.2 else tldr_levels(c1, c2)["total"],  # the str
+        #                                                             '0' for a padded pair, not the number 0.0
         lambda c1, c2: 0.0 if repetition(c1) >= 0.2 or repetition(c2) >= 0.2 else tldr_levels(c1, c2)["total"],  # >=:
         #                                         exactly 1/5 is not above 0.2 (the check's stand-in `repetition` says 0.2)
         lambda c1, c2: 0.0 if repetition(c1) > 0.2 or repetition(c2) > 0.25 else tldr_levels(c1, c2)["total"],  # a looser

@@ -1,4 +1,5 @@
 """Reference answers and typical mistakes for notebook 04's exercises."""
+from . import written_again
 import re
 
 
@@ -252,7 +253,7 @@ VARIANTS["04.thin_wrapper"] = []  # the AST reading drops comments the authors' 
 def _thin_wrapper_numpy_bool(main: str):          # a numpy bool is a bool too (numpy 2 names its class "bool")
     import numpy
 
-    return numpy.bool_(thin_wrapper(main))
+    return numpy.bool_(written_again(thin_wrapper)(main))
 
 
 VARIANTS["04.thin_wrapper"].append(_thin_wrapper_numpy_bool)
@@ -579,7 +580,7 @@ def _coding_reward_short_names(af, ad, md, ok, p, n, calls, thin):   # the facts
 
 def _coding_reward_keywords(passed, total, *, thin_wrapper, calls_aux, parses, main_defined, aux_defined, aux_found):
     # the eight names in another order: the check passes them by keyword then
-    return coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    return written_again(coding_reward)(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
 
 
 VARIANTS["04.levels"] += [_coding_reward_short_names, _coding_reward_keywords]

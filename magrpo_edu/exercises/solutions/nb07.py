@@ -1,4 +1,5 @@
 """Notebook 07: solutions and typical mistakes."""
+from . import written_again
 import copy
 
 import torch
@@ -210,7 +211,7 @@ MISTAKES["07.adapter_logits"] += [
 VARIANTS = {
     "07.in_band_share": [
         _in_band_share_loop,
-        lambda pairs: in_band_share(sorted(pairs)),                                  # a sorted copy: the list unchanged
+        lambda pairs: written_again(in_band_share)(sorted(pairs)),                                  # a sorted copy: the list unchanged
         lambda pairs: sum(len(c) > 0 and 5 * len(d) >= 8 * len(c) and 5 * len(d) <= 16 * len(c)
                           for c, d in pairs) / len(pairs) if pairs else 0,           # in integers; 0 for no pairs
     ],

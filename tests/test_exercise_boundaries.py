@@ -380,6 +380,8 @@ BOUNDARIES = {
         ("the mean advantage of a child is 0", nb05.MISTAKES["05.discounted_returns"][35], r"ADVANTAGES.*always 0"),
         ("unrounded: 3 decimals", nb05.MISTAKES["05.discounted_returns"][36], r"rounded the returns to 3 decimal"),
         ("node.returns / node.advantages left as they were", nb05.MISTAKES["05.discounted_returns"][37], r"your returns are right, but your function changed node\.advantages"),
+        ("the trainer's tree: node.returns is no cache", nb05.MISTAKES["05.discounted_returns"][38], r"You returned the node's stored returns, node\.returns \(computed at another gamma"),
+        ("the trainer's tree: child.returns is no cache", nb05.MISTAKES["05.discounted_returns"][39], r"mean of a child's STORED returns, child\.returns \(computed at another gamma"),
     ],
     "05.early_termination_threshold": [
         ("a group whose mean EQUALS the threshold is expanded (ties)", _threshold_ge, "equals it is expanded"),
@@ -397,6 +399,10 @@ BOUNDARIES = {
         ("an empty list of groups: a number, not None", nb05.MISTAKES["05.early_termination_threshold"][24], r"returned None.*list of groups is empty"),
         ("sorted, not tree order", nb05.MISTAKES["05.early_termination_threshold"][25], r"you indexed them in tree order"),
         ("budget 0: finite, not NaN", nb05.MISTAKES["05.early_termination_threshold"][26], r"a finite number \(got NaN\)"),
+        ("no fixed margin: + 0.005 passes a mean 1e-4 up", nb05.MISTAKES["05.early_termination_threshold"][27], r"fixed margin above the last mean that fits.*only 0\.0001 above"),
+        ("no fixed margin: + 1e-3 passes a mean 1e-4 up", nb05.MISTAKES["05.early_termination_threshold"][28], r"fixed margin above the last mean that fits.*only 0\.0001 above"),
+        ("no fixed margin: + 1e-5 passes a mean 1e-6 up", nb05.MISTAKES["05.early_termination_threshold"][29], r"fixed margin above the last mean that fits.*only 1e-06 above"),
+        ("sorted(means)[budget - 1], not [budget]", nb05.MISTAKES["05.early_termination_threshold"][30], r"You indexed one too far"),
     ],
     "06.std_scaled_advantages": [
         ("a group that agrees: eps keeps it finite", lambda R: (R - R.mean()) / R.std(), "eps"),

@@ -196,14 +196,54 @@ def _trainer_tree(tree, gamma=0.9):
 _FIELDS = (("rewards", "immediate rewards"), ("returns", "returns"), ("advantages", "advantages among siblings"))
 
 
+def _stored_top(node, gamma):
+    """The node's stored returns, node.returns, whatever the gamma: a cache read without checking its gamma."""
+    return node.returns.clone()
+
+
+def _stored_child(node, gamma):
+    """R_j = r_j + gamma * mean of child j's STORED returns (child.returns, filled in at the trainer's gamma)."""
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma * child.returns.mean()
+    return R
+
+
+def _check_stale_returns(got, tree, mine, gamma, what, trainer_gamma=0.9) -> None:
+    """Refuse returns that differ from the recurrence's at this gamma on a tree whose nodes already carry the
+    trainer's returns (filled in at trainer_gamma): node.returns or child.returns read as a cache."""
+    want = compute_returns(copy.deepcopy(tree), gamma)
+    if isinstance(got, torch.Tensor) and got.shape == want.shape and torch.allclose(got.float(), want, atol=1e-5):
+        return
+    shown = _fmt(got) if isinstance(got, torch.Tensor) else repr(got)
+    said = (f"{what}, as the trainer hands it over (every node's returns and advantages already filled in, at gamma "
+            f"{trainer_gamma}), gamma = {gamma}: the returns are {_fmt(want)}, you returned {shown}.")
+    end = (" Compute R from node.rewards and node.children alone, at the gamma you are given: the notebook calls "
+           "discounted_returns(node, 0.0) and (node, 1.0) on nodes the trainer filled in at its own discount.")
+    if isinstance(got, torch.Tensor) and _matches(got, mine, gamma, _stored_top):
+        raise ExerciseFailed(said + f" You returned the node's stored returns, node.returns (computed at another "
+                             f"gamma, the trainer's {trainer_gamma}), as a cache: they are right only at that gamma, "
+                             "and a fresh tree (returns None) hides it. Do not read node.returns." + end)
+    if isinstance(got, torch.Tensor) and _matches(got, mine, gamma, _stored_child):
+        raise ExerciseFailed(said + f" You added the mean of a child's STORED returns, child.returns (computed at "
+                             f"another gamma, the trainer's {trainer_gamma}), as a cache: below the node the discount "
+                             "is the trainer's, not yours. Recurse: discounted_returns(child, gamma), never "
+                             "child.returns." + end)
+    raise ExerciseFailed(said + " Your function gives other returns when the nodes already carry returns: do not "
+                         "read node.returns, child.returns or node.advantages (the trainer's, at its own gamma)." + end)
+
+
 def _check_node_fields(fn) -> None:
-    """Refuse an answer that changes a node's rewards, returns or advantages: the next cell compares the answer's
-    returns with the trainer's node.returns, and its advantages with node.advantages."""
+    """Refuse an answer that reads a node's stored returns as a cache (the trainer filled them in at gamma 0.9: the
+    answer must still be the recurrence's at the gamma it is given), or changes a node's rewards, returns or
+    advantages: the next cell compares the answer's returns with the trainer's node.returns, and its advantages with
+    node.advantages."""
     for what, tree in _trees():
-        for gamma in (0.9, 0.5):
+        for gamma in (0.9, 0.5, 0.0):
             mine = _trainer_tree(tree)
             before = [{f: getattr(nd, f).clone() for f, _ in _FIELDS} for nd in _nodes(mine)]
-            call_answer(fn, mine, gamma, said=lambda e, what=what: _returns_crash(e, what, ""))
+            got = call_answer(fn, mine, gamma, said=lambda e, what=what: _returns_crash(e, what, ""))
+            _check_stale_returns(got, tree, _trainer_tree(tree), gamma, what)
             for k, (nd, was) in enumerate(zip(_nodes(mine), before)):
                 for field, kind in _FIELDS:
                     now = getattr(nd, field)
@@ -473,14 +513,17 @@ def check_discounted_returns(fn):
 # apart; two failed tests against one aux 0.025), one of five 0.2 / 4 = 0.05, and two aux against three tests
 # 0.2 - 0.1875 = 0.0125; with seven tests three more passed in one sample, 3/7 / 4 = 0.1071, against one aux, 0.0071
 # (rounded to 4 decimals, as the notebook's means are): no fixed margin above the last mean that fits passes for a
-# threshold (these means are ones float32 rounds up or keeps, so np.float32 of the right threshold still counts).
+# threshold (these means are ones float32 rounds up or keeps, so np.float32 of the right threshold still counts);
+# then two groups whose means are closer still, 1e-4 and 1e-6 apart (a mean over many tests, or the float32 means the
+# trainer compares, unrounded), so that no fixed margin above the last mean that fits (0.005, 1e-3, 1e-5) passes:
+# the threshold must be read off the means, strictly between the last that fits and the next one up.
 # Every budget from 0 to two more than the number of groups; last, an empty list of groups (a step whose batch holds
 # no problem to expand): rollout_tree cuts a group when its mean r > t, so with no group every finite t expands the 0
 # groups there are, which fits any budget: any finite number is right, and the answer must not crash on it.
 _GROUPS = ([2.0625, 2.125, 2.25, 2.5, 1.1375, 2.8125], [3.125, 1.5, 0.4, 2.0, 0.4, 3.5], [1.0, 1.0, 1.0],
            [2.0, 2.0625, 2.0625, 2.125, 1.9375], [2.4, 0.85, 4.0, 0.85, 1.6], [0.0, 1.5, 0.0],
            [2.0625, 2.025, 2.1375, 2.0, 2.2], [2.325, 2.375, 2.275], [2.2, 2.1875, 2.25, 2.1875],
-           [1.6071, 1.6, 1.7])
+           [1.6071, 1.6, 1.7], [1.5001, 0.75, 1.5, 2.0], [0.750001, 0.5, 0.75, 1.0])
 
 
 def _fits(means, budget):
@@ -494,6 +537,57 @@ def _fits(means, budget):
 
 def _groups(k: int) -> str:
     return f"{k} group" if k == 1 else f"{k} groups"
+
+
+def _mid(a: float, b: float) -> float:
+    """The midpoint of two means, as the hints show it (rounded off float noise, still strictly between them)."""
+    m = (a + b) / 2
+    r = round(m, 12)
+    return r if a < r < b else m
+
+
+_WHY_MID = ("(clear of both: the trainer compares each group's UNROUNDED float32 mean, and a threshold equal to a "
+            "rounded mean can fall just below the real one and cut that group)")
+
+
+def _between(last, nxt) -> str:
+    """The advice "a threshold strictly between the last mean that fits and the next one up, their midpoint", for
+    `last` and `nxt` as `_fits` gives them (last None: no group fits; nxt None: every group fits)."""
+    if last is None:
+        return f"a threshold below the lowest mean, {nxt} (no group fits: expand nothing)"
+    if nxt is None:
+        return (f"a threshold above the largest mean, {last} (every group fits: max(means) + 1.0, say, clear of it, "
+                "so that no rounding cuts that group)")
+    return (f"a threshold strictly between the last mean that fits, {last}, and the next one up, {nxt}: their "
+            f"midpoint, {_mid(last, nxt)} " + _WHY_MID)
+
+
+def _indexes_one_too_far(fn, means) -> bool:
+    """Whether fn gives sorted(means)[budget] at every budget from 1 to the number of groups less one: the
+    budget-th index, one past the last group that fits (indices start at 0)."""
+    s = sorted(means)
+    if len(s) < 2:
+        return False
+    try:
+        for b in range(1, len(s)):
+            t = fn(list(means), b)
+            if is_bool(t) or not isinstance(t, numbers.Real) or float(t) != s[b]:
+                return False
+        return True
+    except Exception:  # noqa: BLE001 - an answer that crashes somewhere is not this reading
+        return False
+
+
+def _one_too_far_hint(means, budget, t) -> str:
+    """The sentence for a threshold read at sorted(means)[budget]: one index past the last group that fits."""
+    last, nxt = _fits(means, budget)
+    return (f" You indexed one too far: sorted(means)[{budget}] = {t} is the mean of group number {budget + 1} "
+            "counted from the worst (indices start at 0), and a threshold equal to it expands that group too; the "
+            "budget-th worst group is sorted(means)[budget - 1]. "
+            + ("At budget 0 no group fits (and [-1] would be the LARGEST mean): return a number below the lowest mean."
+               if budget == 0 else
+               "Mind a tie at the cut (step below it), and put the threshold above the last mean that fits and below "
+               f"the next one up, here {_between(last, nxt)}."))
 
 
 def _threshold_hint(means, budget, t):
@@ -585,9 +679,9 @@ def _over_budget_hint(means, budget, t, best):
     here = f" Every group whose mean r is at or below the threshold is expanded, here {sorted(m for m in means if m <= t)}."
     if abs(t - sum(means) / len(means)) < 1e-9:
         return (f" {t:g} is the mean of the group means: it does not depend on the budget. Count from the worst group "
-                "(sorted(means)): the threshold is the mean of the last group that fits" + (
-                    f", here {last}." if last is not None else "; here none fits: return a number below the lowest mean, "
-                    f"{min(means)}."))
+                "(sorted(means)), and put " + (
+                    f"{_between(last, nxt)}." if last is not None else "the threshold below the lowest mean, "
+                    f"{min(means)}: here no group fits."))
     if last is None:
         low = min(means)
         tie = sum(m == low for m in means)
@@ -596,12 +690,12 @@ def _over_budget_hint(means, budget, t, best):
                                                             f"{low}.")
     beyond = [v for v in sorted(set(means)) if v > nxt]
     if t < (beyond[0] if beyond else math.inf):        # past exactly one more mean: a margin above `last`
-        return here + (f" Put the threshold at the mean of the last group that fits, {last} (or anywhere below the next "
-                       f"mean up, {nxt}), not a fixed margin above it: here the next mean is only "
-                       f"{nxt - last:g} above {last} (rewards are discrete, but two groups' means can be that close), "
-                       f"so your {t - last:g} passes it.")
-    return here + (f" The budget allows the {best} worst: put the threshold at the mean of the last group that fits, "
-                   f"{last} (or anywhere below the next mean up, {nxt}).")
+        return here + (f" You put the threshold a fixed margin above the last mean that fits, {last}: here the next "
+                       f"mean up is only {nxt - last:g} above it (rewards are discrete, but two groups' means can be "
+                       f"that close, and the float32 means the trainer compares closer still), so your margin of "
+                       f"{t - last:g} passes it and expands that group too. No fixed margin is safe: read the "
+                       f"threshold off the means and put {_between(last, nxt)}.")
+    return here + f" The budget allows the {best} worst: put {_between(last, nxt)}."
 
 
 _EMPTY = ("An empty list of groups must give a finite number too: with no group there is nothing to expand, and "
@@ -618,7 +712,7 @@ def _threshold_crash(exc: Exception, means: list, budget: int) -> str:
         hint = " " + _EMPTY
     elif isinstance(exc, IndexError) and budget >= len(means):
         hint = (f" The budget can reach or pass the number of groups ({len(means)} here): then every group "
-                "fits, and the threshold is the largest mean (or anything above it).")
+                "fits: return a number above the largest mean (max(means) + 1.0, say).")
     elif isinstance(exc, IndexError) and budget == 0:
         hint = " The budget may be 0: then expand nothing, with a threshold below the lowest mean."
     return f"choose_threshold({means}, {budget}) raised {type(exc).__name__}: {str(exc).rstrip('.')}." + hint
@@ -644,20 +738,20 @@ def check_threshold(fn):
                                  "below pass it to MAGRPOConfig(early_termination_threshold=...), which takes a "
                                  "number (a numpy scalar is one) and refuses a tensor or an array, 0-d too.")
         if t is None:
-            last, _ = _fits(means, budget)
+            last, nxt = _fits(means, budget)
             todo = ("here the list of groups is empty. " + _EMPTY if not means else
-                    "when every group fits, as here, return the largest mean (or anything above it)."
+                    "when every group fits, as here, return a number above the largest mean (max(means) + 1.0, "
+                    "say)."
                     if budget >= len(means) else
                     f"here the budget, {budget}, is below the number of groups, {len(means)}, and "
-                    + (f"the threshold is the mean of the last group that fits, {last} (or anything below the next "
-                       "mean up)." if last is not None
+                    + (f"put {_between(last, nxt)}." if last is not None
                        else "no group fits: expand nothing, with a threshold below the lowest mean."))
             raise ExerciseFailed(f"choose_threshold({means}, {budget}) returned None: MAGRPOConfig reads None as \"expand "
                                  "every group\", but the exercise asks for a finite number whatever the budget; " + todo)
         if is_bool(t):
             raise ExerciseFailed(f"choose_threshold({means}, {budget}) returned the bool {t!r}: return a number, not a "
-                                 "bool. The threshold is a mean reward r, a float such as the mean of the last group "
-                                 "that fits (a bool counts as 1 or 0 and says nothing of the groups); to expand nothing, "
+                                 "bool. The threshold is a mean reward r, a float such as the midpoint between the "
+                                 "last mean that fits and the next one up (a bool counts as 1 or 0 and says nothing of the groups); to expand nothing, "
                                  "return any number below the lowest mean.")
         if isinstance(t, numbers.Real) and math.isnan(t):
             raise ExerciseFailed(f"choose_threshold({means}, {budget}): return a finite number (got NaN): every "
@@ -686,21 +780,25 @@ def check_threshold(fn):
             if hint:
                 pass
             elif below <= budget and at >= 2:
-                lower = "to the next lower mean" if below else "below them (no mean is lower)"
+                last, _ = _fits(means, budget)
+                lower = (f"below {t}, above the next lower mean, {last}: their midpoint, {_mid(last, t)}"
+                         if last is not None else f"below them (no mean is lower), {t} - 1.0, say")
                 hint = (f" {at} groups share the mean {t}, and a threshold equal to it expands all of them; they do "
                         f"not all fit, so expand none of them: step down {lower} (rewards are discrete: mind "
                         "the ties).")
             elif below <= budget:
+                last, _ = _fits(means, budget)
                 hint = (" The tree cuts a group only when its mean r is strictly ABOVE the threshold; a group whose "
                         "mean equals it is expanded.")
+                hint += (_one_too_far_hint(means, budget, t) if t == sorted(means)[budget]
+                         and _indexes_one_too_far(fn, means) else f" Put {_between(last, t)}.")
             else:
                 hint = _over_budget_hint(means, budget, t, best)
             raise ExerciseFailed(said + f"expands {_groups(expanded)}, more than the budget." + hint)
         if expanded < best:
             if not hint:
                 last, nxt = _fits(means, budget)
-                hint = (f" Every group whose mean r is at or below the threshold is expanded: a threshold at {last}"
-                        + (f" (or anywhere below the next mean up, {nxt})" if nxt is not None
-                           else ", the largest mean, or above it,") + f" expands the {best} worst.")
+                hint = (f" Every group whose mean r is at or below the threshold is expanded; the {best} worst fit: "
+                        f"put {_between(last, nxt)}.")
             raise ExerciseFailed(said + f"expands only {_groups(expanded)}; {best} of the worst fit the budget."
                                  + hint)

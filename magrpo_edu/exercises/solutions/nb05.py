@@ -297,10 +297,20 @@ def _threshold_just_below_next(means, budget):
     return s[-1] + 1.0 if budget >= len(s) else math.nextafter(s[budget], -math.inf)
 
 
+def _threshold_numpy_scalar(means, budget):
+    """The reference rule written with numpy, returned as a numpy float32 scalar (a number MAGRPOConfig takes)."""
+    a = numpy.array(means, dtype=numpy.float64)
+    t = a.min() - 1.0 if a.size else 0.0
+    for v in numpy.sort(a):
+        if (a <= v).sum() <= budget:
+            t = v
+    return numpy.float32(t)
+
+
 VARIANTS = {
     "05.discounted_returns": [_discounted_returns_iterative, _discounted_returns_float64_inside],
     "05.early_termination_threshold": [_threshold_midpoint,
-                                       lambda m, b: numpy.float32(choose_threshold(m, b)),    # a numpy scalar: a number
+                                       _threshold_numpy_scalar,                            # a numpy scalar: a number
                                        _threshold_ties_stepped_down, _threshold_just_below_next],
 }
 
@@ -490,4 +500,43 @@ MISTAKES["05.discounted_returns"] += [
 MISTAKES["05.early_termination_threshold"] += [
     _threshold_tree_order,                                                # [25] indexed in tree order, not sorted
     lambda means, budget: choose_threshold(means, budget) if budget else float("nan"),   # [26] NaN at budget 0
+]
+
+
+def _returns_cached(node, gamma):                 # node.returns read as a cache: the trainer's, filled in at gamma 0.9
+    if node.returns is not None:
+        return node.returns.clone()
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma * _returns_cached(child, gamma).mean()
+    return R
+
+
+def _child_returns_cached(node, gamma):           # child.returns read as a cache, one level down
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        cr = child.returns if child.returns is not None else _child_returns_cached(child, gamma)
+        R[j] += gamma * cr.mean()
+    return R
+
+
+def _threshold_fixed_margin(means, budget, margin=0.005):   # the last mean that fits + a fixed margin: a closer
+    s = sorted(means)                                        # next mean (1e-4, 1e-6 apart) is passed and expanded
+    if not s:
+        return 0.0
+    k = min(budget, len(s))
+    while 0 < k < len(s) and s[k - 1] == s[k]:
+        k -= 1
+    return s[k - 1] + margin if k else s[0] - 1.0
+
+
+MISTAKES["05.discounted_returns"] += [
+    _returns_cached,                                                      # [38] node.returns (gamma 0.9) as a cache
+    _child_returns_cached,                                                # [39] child.returns (gamma 0.9) as a cache
+]
+MISTAKES["05.early_termination_threshold"] += [
+    _threshold_fixed_margin,                                              # [27] + 0.005: a next mean 1e-4 up
+    lambda m, b: _threshold_fixed_margin(m, b, 1e-3),                     # [28] + 1e-3: a next mean 1e-4 up
+    lambda m, b: _threshold_fixed_margin(m, b, 1e-5),                     # [29] + 1e-5: a next mean 1e-6 up
+    lambda means, budget: sorted(means)[budget],                          # [30] one index too far: budget + 1 groups
 ]

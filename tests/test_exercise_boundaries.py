@@ -525,6 +525,9 @@ BOUNDARIES = {
         ("any agent's repetition, not all", nb08.MISTAKES["08.spot_the_hack"][47], "ALL agents, not ANY"),
         ("every agent, agent 2 too", nb08.MISTAKES["08.spot_the_hack"][48], r"ignores agent 2"),
         ("naturalness change, not a ratio", nb08.MISTAKES["08.spot_the_hack"][49], r"trained / untrained.*not a ratio"),
+        ("repetition above 0.2 is enough, not also above the untrained", nb08.MISTAKES["08.spot_the_hack"][50], r"above 0\.2 AND above its UNTRAINED value"),
+        ("repetition against 0.2, not untrained + 0.2", nb08.MISTAKES["08.spot_the_hack"][51], r"repetition CHANGE"),
+        ("the repetition line is 0.2, not 0.25", nb08.MISTAKES["08.spot_the_hack"][52], r"line is at about 0\.25, not 0\.2.*strictly above"),
     ],
     "09.vocabulary_level": [
         ("u = 0.5 and u = 1.7 are inside", nb09._mistake_open_edges, "Both ends"),
@@ -535,6 +538,10 @@ BOUNDARIES = {
         ("a number (a float), not a 0-d tensor", nb09._vocabulary_as_tensor, "return a Python float"),
         ("not a wrapper of ramp_level", nb09.MISTAKES["09.vocabulary_level"][10], "own `ramp_level`"),
         ("not the library off the flat 0.5", nb09.MISTAKES["09.vocabulary_level"][11], r"own `arxiv_unique_level`"),
+        ("the flat top pays 0.5, not 1.0", nb09.MISTAKES["09.vocabulary_level"][12], r"on the flat \[0\.7, 1\.3\] you pay 1\.0"),
+        ("the ramps are scaled by 0.5", nb09.MISTAKES["09.vocabulary_level"][13], r"left out the ramps' 0\.5 scale"),
+        ("the points are not rounded", nb09.MISTAKES["09.vocabulary_level"][14], r"rounded to 2 decimals"),
+        ("L3 is worth 0.5, not 1", nb09.MISTAKES["09.vocabulary_level"][2], r"twice the level's.*out of 1"),
     ],
     "09.stop_level": [
         ("128 and 256 words are inside", _stop(l1=lambda a, b: all(128 < len(c.split()) < 256 for c in (a, b))), None),
@@ -565,6 +572,7 @@ BOUNDARIES = {
         ("not arxiv_stop_level's body with its pieces", nb09.MISTAKES["09.stop_level"][42], r"`arxiv_length_level` and `arxiv_unique_level`"),
         ("L3 not by arxiv_unique_level", nb09.MISTAKES["09.stop_level"][43], r"own `arxiv_unique_level`.*L3 written out"),
         ("256 words inside: only the upper edge named", nb09.MISTAKES["09.stop_level"][44], r"the lower edge is right, the upper one is not"),
+        ("300 words stop L1: its edge, not the gates' order", nb09.MISTAKES["09.stop_level"][45], r"300 words are above 256: L1 stops it.*order is right"),
     ],
 }
 

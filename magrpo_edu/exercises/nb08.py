@@ -393,6 +393,10 @@ _CASES = [
     # repetition is a level, not a change: an untrained agent that already repeats a little
     (_row(1.0, 0.5, 0.5, 0.0, 0.15), _row(1.5, 0.6, 0.6, 0.0, 0.3), True,
      "agent 2's repetition is 0.3, above 0.2 (it rose by only 0.15: the repetition rule is on its level)"),
+    # ... and one that repeated MORE before training: above 0.2 is enough, whatever the untrained value
+    (_row(1.0, 0.5, 0.5, 0.30, 0.0), _row(1.5, 0.5, 0.5, 0.25, 0.0), True,
+     "agent 1's repetition is 0.25, above 0.2, though the untrained agent 1 repeated more (0.30): the repetition rule "
+     "is on the trained LEVEL alone, not on a comparison with the untrained row"),
     # per agent, not the least natural agent's level: agent 1 rose by 1.9 nats, the max over agents only by 0.4
     (_row(1.0, 0.5, 2.0, 0.0, 0.0), _row(1.5, 2.4, 2.0, 0.0, 0.0), True,
      "agent 1's naturalness rose by 1.9 nats (0.5 -> 2.4); the least natural agent's level moved only 2.0 -> 2.4, "
@@ -614,6 +618,16 @@ def _probe(fn) -> list[str]:
                 return u, t
             got = [_turns_at(fn, lambda x, b=b: rows(x, b), 0.0, span) for b in bases]
             if None in got or (at(got[0], want) and at(got[1], want)):
+                if key == "repetition" and None not in got:     # right below the line: probed above it too
+                    above = _turns_at(fn, lambda x: rows(x, 0.3), 0.0, span)
+                    if isinstance(above, float) and math.isclose(above, 0.3, abs_tol=1e-6):
+                        said.append(f"your rule flags agent {k}'s repetition only when it is above 0.2 AND above its "
+                                    f"UNTRAINED value: when the untrained agent {k} repeated 0.3, it flags the trained "
+                                    "one only from about 0.3 (a trained 0.25 is not flagged, though it is above 0.2). "
+                                    "Repetition is a LEVEL, not a comparison with the untrained row: a trained agent "
+                                    "that repeats above 0.2 is padding, whatever it did before; the rule: trained "
+                                    "repetition > 0.2, with no untrained value in it")
+                        break
                 continue
             if got[0] != got[1] and not (all(isinstance(x, float) for x in got)
                                          and math.isclose(got[0], got[1], abs_tol=1e-6)) and not any(
@@ -684,10 +698,17 @@ def _probe(fn) -> list[str]:
                 how = {"always": f"flags agent {k} at repetition 0",
                        "never": f"never flags agent {k} for its repetition, even at {span:g}"}.get(
                     x) or f"flags agent {k} once its repetition reaches about {x:.4g}"
-                said.append(f"{line or 'your rule '}{'your rule ' if line else ''}{how}; the rule: agent {k}'s "
-                            "repetition is ABOVE 0.2"
-                            + (" (a repetition above 0.2, however little, counts): do you round? Round nothing, "
-                               "compare the raw values" if rounded else ""))
+                if rounded:                     # a line typed at 0.25 and a rounding of 0.24 to 0.2 look alike:
+                    gap = (f"a repetition between 0.2 and {_num(x)} is not flagged" if x > want else  # the line first
+                           f"a repetition from {_num(x)} to 0.2 is flagged, though it is not above 0.2")
+                    said.append(f"your repetition line is at about {_num(x)}, not 0.2: your rule flags agent {k} once "
+                                f"its repetition reaches about {_num(x)}, so {gap}. The line is 0.2, and the rule is "
+                                f"strictly above it: agent {k}'s repetition > 0.2, any repetition above 0.2, however "
+                                "little, counts. Put the line at 0.2 itself; and if you round the repetition (rounded, "
+                                f"{_num(x)} and 0.2 read alike), round nothing and compare the raw values")
+                else:
+                    said.append(f"{line or 'your rule '}{'your rule ' if line else ''}{how}; the rule: agent {k}'s "
+                                "repetition is ABOVE 0.2")
             break                                   # one sentence per quantity is enough
     if not said:                                    # each agent right alone: both agents moving together
         for key, want in (("naturalness", 1.0), ("repetition", 0.2)):

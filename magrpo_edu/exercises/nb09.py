@@ -8,7 +8,7 @@ import re
 from ..tasks.writing.reward import arxiv_length_level, arxiv_levels, arxiv_stop_level, arxiv_unique_level, ramp_level, \
     unique_words, word_count
 from . import ExerciseFailed, call_answer, exercise, not_a_wrapper as _not_a_wrapper, \
-    not_the_library as _not_the_library, plain_number, runs_the_library
+    not_the_library as _not_the_library, plain_number, rounded_to, runs_the_library
 
 _RATIOS = [0.3, 0.4999, 0.5, 0.55, 0.6, 0.65, 0.7, 1.0, 1.3, 1.35, 1.45, 1.5, 1.7, 1.7001, 2.0, 2.5, 4.0, 0.0, 1e6]
 
@@ -29,6 +29,49 @@ def _same_levels(fn, reading) -> bool:
         return True
     except Exception:  # noqa: BLE001 - an answer that crashes somewhere is not this reading
         return False
+
+
+def _on_flat(u) -> bool:
+    return 0.7 <= u <= 1.3
+
+
+# the arXiv L3 read with its 0.5 scale slipped: (reading, what it does, what to do)
+_SCALE_SLIPS = [
+    (lambda u: None if (v := arxiv_unique_level(u)) is None else 2 * v,
+     "on every ratio your points are twice the level's (1.0 on [0.7, 1.3], ramps from 0 up to 1.0): you scored L3 "
+     "out of 1", "L3 is worth at most 0.5, not 1: multiply the whole level by 0.5, 0.5 on [0.7, 1.3], "
+     "0.5 * (u - 0.5) / 0.2 on the rising ramp, 0.5 * (1.7 - u) / 0.4 on the falling one"),
+    (lambda u: 1.0 if _on_flat(u) else arxiv_unique_level(u),
+     "your ramps are right, but on the flat [0.7, 1.3] you pay 1.0: the top of L3 is 0.5, where the ramps arrive",
+     "return 0.5 on [0.7, 1.3], not 1.0 (L3 is worth at most 0.5)"),
+    (lambda u: None if (v := arxiv_unique_level(u)) is None else v if _on_flat(u) else 2 * v,
+     "your flat 0.5 is right, but your ramps climb from 0 to 1.0 at u = 0.7 and fall from 1.0 at u = 1.3: you left "
+     "out the ramps' 0.5 scale. (u - 0.5) / 0.2 and (1.7 - u) / 0.4 are the fractions of the way, from 0 to 1",
+     "multiply them by the top, 0.5: 0.5 * (u - 0.5) / 0.2 on the rising ramp, 0.5 * (1.7 - u) / 0.4 on the "
+     "falling one"),
+]
+
+
+def _vocabulary_slip(fn) -> str:
+    """The sentence on an answer whose numbers are the level's with its 0.5 scale slipped, or the level's rounded, on
+    EVERY probed ratio ('' for any other answer): what it does, and what to do."""
+    for reading, what, do in _SCALE_SLIPS:
+        if _same_levels(fn, reading):
+            return f" {what[0].upper()}{what[1:]}; {do}."
+    try:
+        pairs = [(plain_number(fn(u)), arxiv_unique_level(u)) for u in _RATIOS]
+    except Exception:   # noqa: BLE001 - an answer that crashes somewhere is no rounding
+        return ""
+    if any((g is None) != (w is None) or (w is not None and not isinstance(g, (int, float))) for g, w in pairs):
+        return ""
+    inside = [(u, g, w) for u, (g, w) in zip(_RATIOS, pairs) if w is not None]
+    k = rounded_to([g for _, g, _ in inside], [w for _, _, w in inside], digits=range(1, 8))
+    if k is None:
+        return ""
+    u, g, w = next(x for x in inside if abs(x[1] - x[2]) > 1e-9)
+    return (f" On every ratio your points are the level's rounded to {k} decimal{'s' if k > 1 else ''} (at u = {u} "
+            f"the level is {w:.6g}, yours {g:g}): return the exact value, round nothing (the reward adds the levels "
+            "as they are).")
 
 
 @exercise("09.vocabulary_level")
@@ -66,9 +109,10 @@ def check_vocabulary_level(fn):
             raise ExerciseFailed(f"vocabulary_level({u}) should be {want:.4f} points (scoring goes on), you returned "
                                  f"{got!r}.{edge}")
         if not math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12):
-            raise ExerciseFailed(f"vocabulary_level({u}) should be {want:.4f}, you returned {got:.4f}. The level is worth "
-                                 "at most 0.5: 0.5 on [0.7, 1.3], a ramp from 0 at u = 0.5 up to 0.5 at 0.7, and from "
-                                 "0.5 at 1.3 down to 0 at 1.7.")
+            slip = _vocabulary_slip(fn)
+            raise ExerciseFailed(f"vocabulary_level({u}) should be {want:.4f}, you returned {got:.4f}." + (slip or (
+                " The level is worth at most 0.5: 0.5 on [0.7, 1.3], a ramp from 0 at u = 0.5 up to 0.5 at 0.7, and "
+                "from 0.5 at 1.3 down to 0 at 1.7.")))
     for u in _RATIOS:       # every ratio: an answer may write out one stretch (the flat 0.5) and hand the rest over
         _not_a_wrapper(fn, (u,), "vocabulary_level", arxiv_unique_level, ramp_level)
 
@@ -449,6 +493,52 @@ def _window_said(lo: int, hi: int) -> str:
     return shown + "the window is 128 to 256 words, both edges inside."
 
 
+def _gate_pair(gate: int, c1: str, c2: str):
+    """A pair that fails `gate` (1 or 2) as (c1, c2) does, with the same word counts (L1) or the same characters (L2,
+    so the same l), and passes every other gate; None when none can be built from these texts."""
+    try:
+        if gate == 1:
+            w1, w2 = word_count(c1), word_count(c2)
+            more, less = max(w1, w2), min(w1, w2)
+            if not less:
+                return None
+            d, longer = min(less, 676), max(3, round(4 * more / less) - 1)   # as many characters, as many unique words
+            a, b = (_text(w1, 3, distinct=d), _text(w2, longer, distinct=d, start=5000)) if w1 >= w2 else \
+                (_text(w1, longer, distinct=d), _text(w2, 3, distinct=d, start=5000))
+            ok = word_count(a) == w1 and word_count(b) == w2 and _L2(a, b) and _L3(a, b)
+        else:
+            n = min(200, (min(len(c1), len(c2)) + 1) // 3)                # 200 words each, every word distinct
+            a, b = _exact(n, len(c1), distinct=n), _exact(n, len(c2), distinct=n, start=300)
+            ok = len(a) == len(c1) and len(b) == len(c2) and _L1(a, b) and _L3(a, b)
+    except (AssertionError, ValueError, ZeroDivisionError):
+        return None
+    return (a, b) if ok else None
+
+
+def _gate_reason(gate: int, c1: str, c2: str) -> str:
+    """Why the pair fails `gate` (1 or 2), in words: the text outside the word window, or l outside [0.8, 1.5]."""
+    if gate == 1:
+        return " and ".join(f"the {who}'s {n} words are {'below 128' if n < 128 else 'above 256'}"
+                            for who, n in (("background", word_count(c1)), ("method text", word_count(c2)))
+                            if not 128 <= n <= 256)
+    value, shown = _ratio("l", c1, c2)
+    return f"l = {shown} is {'below 0.8' if value < 0.8 else 'above 1.5'}"
+
+
+def _order_is_right(fn, want: int, got: int, c1: str, c2: str):
+    """Whether `fn`, which goes past L{want} on (c1, c2) to stop at L{got} (a gate the pair fails too), checks the
+    gates in order: True when it does not stop at L{want} either on a pair that fails L{want} the same way and passes
+    the other gates (its L{want} is wrong), False when it does (it checks L{got} first); None when no such pair can
+    be built or `fn` crashes on it."""
+    pair = _gate_pair(want, c1, c2) if want in (1, 2) else None
+    if pair is None:
+        return None
+    try:
+        return plain_number(fn(*pair)) != want
+    except Exception:   # noqa: BLE001 - an answer that crashes here gets no diagnosis
+        return None
+
+
 @exercise("09.stop_level")
 def check_stop_level(fn):
     _not_the_library(fn, "stop_level", arxiv_stop_level)
@@ -482,6 +572,7 @@ def check_stop_level(fn):
                   0.5 <= u <= 1.7)]
         verdict = "; ".join(f"{text}: {'passes' if ok else 'FAILS'}" for (text, ok), _ in zip(gates, range(want)))
         where, wrong, slip = "", None, _slip(fn)   # wrong: the answer's gate that disagrees here
+        told = False                               # whether `where` says the pair's purpose already
         window = None                              # the L1 window of an answer whose L1 is wrong and no known slip
         if isinstance(got, int) and not isinstance(got, bool) and 1 <= got <= 4:
             wrong = got if got < want else want
@@ -494,9 +585,18 @@ def check_stop_level(fn):
                 elif slip:
                     slip = None                    # one edge wrong, not both: the window's sentence says which
             if want < got < 4 and not gates[got - 1][1] and not slip and not window:
-                where += (f" This pair fails {gates[got - 1][0].split()[0]} too ({gates[got - 1][0]}), but L{want} "
-                          f"comes first: the ladder stops at the FIRST gate that fails, so check L1, then L2, then L3, "
-                          "in that order.")
+                if _order_is_right(fn, want, got, c1, c2):    # the gates in order: L{want} itself lets the pair by
+                    told = True
+                    same = (f"the same word counts ({word_count(c1)} and {word_count(c2)})" if want == 1 else
+                            f"the same characters ({len(c2)} / {len(c1)})")
+                    where += (f" This pair probes: {why}. {_gate_reason(want, c1, c2)[0].upper()}"
+                              f"{_gate_reason(want, c1, c2)[1:]}: L{want} stops it, before L{got} is reached. Your "
+                              f"L{want} lets it through (on a pair with {same} that passes every other gate your "
+                              f"ladder does not stop at L{want} either): fix L{want} itself; your gates' order is right.")
+                else:
+                    where += (f" This pair fails {gates[got - 1][0].split()[0]} too ({gates[got - 1][0]}), but L{want} "
+                              f"comes first: the ladder stops at the FIRST gate that fails, so check L1, then L2, then "
+                              "L3, in that order.")
         elif isinstance(got, float):
             where = " Return an int (1, 2, 3 or 4), not a float."
         edges = (got == 3 and want == 4 and isinstance(got, int) and arxiv_unique_level(u) == 0
@@ -517,7 +617,7 @@ def check_stop_level(fn):
         elif slip and slip[0] == wrong:
             what = slip[1](c1, c2) if callable(slip[1]) else slip[1]
             where += f" On every pair your levels are those of an L{slip[0]} that {what}."
-        elif not (window and 128 in window or window and 256 in window) and (
+        elif not told and not (window and 128 in window or window and 256 in window) and (
                 wrong is None or probed in (0, wrong)):   # 0: the whole ladder; one edge wrong: the window says which
             where += f" This pair probes: {why}."
         if window:

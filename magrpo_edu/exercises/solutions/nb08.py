@@ -1,6 +1,8 @@
 """Notebook 08: solutions and typical mistakes."""
 import torch
 
+from . import written_again
+
 
 def k3_estimator(logp, ref_logp):
     dtype = torch.promote_types(logp.dtype, torch.float32)       # bf16 / fp16 in: float32; float64 stays float64
@@ -183,7 +185,7 @@ def _spot_the_hack_copies(untrained, trained):
     u, t = dict(untrained), dict(trained)
     for row in (u, t):
         row["worst"] = max(row["naturalness1"], row["naturalness2"])
-    return spot_the_hack(u, t)
+    return written_again(spot_the_hack)(u, t)
 
 
 VARIANTS = {
@@ -191,7 +193,7 @@ VARIANTS = {
     "08.k3_estimator": [
         lambda logp, ref: (lambda d: d.exp() - d - 1)(ref.double() - logp.double()),    # always in float64
         lambda logp, ref: (lambda d: torch.expm1(d) - d)(ref.float() - logp.float()),   # float32 out: right to its rounding
-        lambda logp, ref: k3_estimator(logp.float(), ref.float()),                      # computed in float32
+        lambda logp, ref: written_again(k3_estimator)(logp.float(), ref.float()),       # computed in float32
     ],
 }
 
@@ -426,4 +428,19 @@ MISTAKES["08.k3_estimator"] += [
 MISTAKES["08.spot_the_hack"] += [
     _spot_agent_1_only,                                                                # agent 2 ignored
     _spot_rule(nat=lambda t, u: t / u > 2),                                            # a ratio, not a change
+]
+
+
+def _spot_repetition_above_untrained(u, t):           # repetition above 0.2 AND above the untrained: 0.30 -> 0.25 missed
+    return bool(t["reward"] - u["reward"] > 0.1 and (
+        max(t["naturalness1"] - u["naturalness1"], t["naturalness2"] - u["naturalness2"]) > 1
+        or any(t[f"repetition{k}"] > 0.2 and t[f"repetition{k}"] > u[f"repetition{k}"] for k in (1, 2))))
+
+
+MISTAKES["08.spot_the_hack"] += [
+    _spot_repetition_above_untrained,                                                  # and above the untrained value
+    lambda u, t: bool(t["reward"] - u["reward"] > 0.1 and (
+        max(t["naturalness1"] - u["naturalness1"], t["naturalness2"] - u["naturalness2"]) > 1
+        or max(t["repetition1"], t["repetition2"]) > u["repetition1"] + 0.2)),   # 0.2 above agent 1's untrained value
+    _spot_rule(rep=lambda t, u: t > 0.25),                                             # a 0.25 line, not 0.2
 ]

@@ -3,6 +3,8 @@ import re
 
 from magrpo_edu.tasks.writing.reward import unique_words
 
+from . import written_again
+
 
 def vocabulary_level(u):
     if 0.7 <= u <= 1.3:
@@ -162,7 +164,7 @@ VARIANTS = {
     ],
     "09.stop_level": [
         _stop_level_own_vocabulary,
-        lambda c1, c2: __import__("numpy").int64(stop_level(c1, c2)),       # a numpy integer is an integer too
+        lambda c1, c2: __import__("numpy").int64(written_again(stop_level)(c1, c2)),       # a numpy integer is an integer too
         _with(l3=lambda a, b: bool(re.findall(r"\w+", a)) and 0.5 <= len(set(re.findall(r"\w+", b.lower())))
               / len(set(re.findall(r"\w+", a.lower()))) <= 1.7),          # \w+ without \b: the same words
         _with(l2=lambda a, b: 4 * len(a) <= 5 * len(b) and 2 * len(b) <= 3 * len(a)),  # in integers: 0.8 <= l <= 1.5
@@ -294,4 +296,39 @@ MISTAKES["09.stop_level"] += [
     _stop_level_levels,                                                                   # arxiv_stop_level's body
     _stop_level_unique_level,                                                             # L3 by arxiv_unique_level
     _with(l1=lambda a, b: all(128 <= len(c.split()) <= 255 for c in (a, b))),             # the upper edge one short: 255
+]
+
+
+def _vocabulary_flat_one(u):                       # the flat top written 1.0, the ramps right (up to 0.5)
+    return 1.0 if 0.7 <= u <= 1.3 else vocabulary_level(u)
+
+
+def _vocabulary_ramps_unscaled(u):                 # the ramps without their 0.5: up to 1.0 at 0.7, the flat 0.5
+    if 0.7 <= u <= 1.3:
+        return 0.5
+    if 0.5 <= u < 0.7:
+        return (u - 0.5) / 0.2
+    if 1.3 < u <= 1.7:
+        return (1.7 - u) / 0.4
+    return None
+
+
+def _stop_level_c2_no_upper(c1, c2):               # L1 with no upper edge for the method text: 300 words pass L1
+    if not (128 <= len(c1.split()) <= 256 and len(c2.split()) >= 128):
+        return 1
+    if not 0.8 <= len(c2) / len(c1) <= 1.5:
+        return 2
+    u1 = len(unique_words(c1))
+    if not u1 or not 0.5 <= len(unique_words(c2)) / u1 <= 1.7:
+        return 3
+    return 4
+
+
+MISTAKES["09.vocabulary_level"] += [
+    _vocabulary_flat_one,                                                               # the flat top 1.0, not 0.5
+    _vocabulary_ramps_unscaled,                                                         # the ramps' 0.5 left out
+    lambda u: None if (v := vocabulary_level(u)) is None else round(v, 2),              # the points rounded: 0.13
+]
+MISTAKES["09.stop_level"] += [
+    _stop_level_c2_no_upper,                                                              # c2 has no upper edge
 ]

@@ -94,6 +94,8 @@ BOUNDARIES = {
         ("the mean with /, not // (a whole number)", nb00._floor_mean, "floor division"),
         ("the rule written out, not the package's", nb00.MISTAKES["00.group_advantages"][26], "package's own `group_advantages`"),
         ("the mean, not the max (MAReMax)", nb00.MISTAKES["00.group_advantages"][1], "MAReMax's baseline"),
+        ("no clamp: r - mean, whatever its size", nb00.MISTAKES["00.group_advantages"][27], "MAGRPO does not clamp"),
+        ("G, not G-1, in the mean", nb00.MISTAKES["00.group_advantages"][3], "divided the sum by G-1"),
     ],
     "00.length_ratio_reward": [
         ("an EMPTY concise answer earns 0", lambda a, b: 1.0 if not a else nb00.length_ratio_reward(a, b),
@@ -115,6 +117,9 @@ BOUNDARIES = {
         ("the nearer end above 3", nb00.MISTAKES["00.length_ratio_reward"][33], r"always to 2.*FARTHER"),
         ("the nearer end below 2", nb00.MISTAKES["00.length_ratio_reward"][34], r"always to 3.*FARTHER"),
         ("the ratio unrounded", nb00.MISTAKES["00.length_ratio_reward"][35], "rounded the ratio to 1 decimal"),
+        ("characters as written: no .rstrip()", nb00.MISTAKES["00.length_ratio_reward"][36], r"you stripped the texts \(\.rstrip\(\)\)"),
+        ("the edges inside: never above 1", nb00.MISTAKES["00.length_ratio_reward"][37], r"reward above 1 is impossible.*At the edge, ratio = 2"),
+        ("stripped after the empty test: ' ' divides by zero", nb00.MISTAKES["00.length_ratio_reward"][38], r"divide by zero.*you stripped the texts"),
     ],
     "01.leave_one_out": [
         ("G-1 others, not G", lambda r: r - (r.sum() - r) / len(r), "G = "),
@@ -158,6 +163,9 @@ BOUNDARIES = {
         ("log-prob, not probability", nb01.MISTAKES["01.sequence_logprob"][29], "PROBABILITY itself"),
         ("unrounded sums", nb01.MISTAKES["01.sequence_logprob"][30], "rounded them to 2 decimals"),
         ("rounding: zero gradient", nb01.MISTAKES["01.sequence_logprob"][31], "0 everywhere.*torch.round"),
+        ("the padding left out (values first)", nb01.MISTAKES["01.sequence_logprob"][3], r"summed the padding too.*Multiply by the mask"),
+        ("the mask not inverted", nb01.MISTAKES["01.sequence_logprob"][7], "mask is inverted"),
+        ("the mask position by position", nb01.MISTAKES["01.sequence_logprob"][32], r"summed the padding too.*mask\.any\(-1\)"),
     ],
     "01.grpo_token_mean_loss": [
         ("an empty completion: max(|a|, 1)", lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1)).mean(), "max"),
@@ -181,6 +189,7 @@ BOUNDARIES = {
         ("rounding: zero gradient", nb01.MISTAKES["01.grpo_token_mean_loss"][26], "0 everywhere.*torch.round"),
         ("float32 kept", nb01.MISTAKES["01.grpo_token_mean_loss"][27], r"torch\.float64 from torch\.float32"),
         ("float64 kept", nb01.MISTAKES["01.grpo_token_mean_loss"][28], r"torch\.float32 from torch\.float64"),
+        ("the formula, not policy_loss wrapped", nb01.MISTAKES["01.grpo_token_mean_loss"][29], "package's own `policy_loss`"),
     ],
     "02.joint_actions": [
         ("sample indices 0 .. G-1", lambda n, G, mode: [tuple(k + 1 for k in row) for row in nb02.joint_table(n, G, mode)],

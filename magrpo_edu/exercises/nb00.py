@@ -17,6 +17,7 @@ _GROUPS = [
     [0.0, 1.0, 1.0, 0.5, 0.25, 0.9, 0.35],  # G = 7, mean 4/7 = 0.571428...: rounding to 7 decimals shows too
     [0.7],                       # G = 1: the mean is the reward itself, its advantage 0
     [-0.5, 0.5, 0.0],            # mean 0: the advantages equal the rewards, yet must be a new list
+    [-15.0, 5.0, 25.0, 1.0],     # mean 4, advantages -19, 1, 21, -3: a spread over 20, so a clamp to [-10, 10] shows
 ]
 
 
@@ -80,6 +81,22 @@ def _scaled_by(fn) -> str | None:
             if seen:
                 return what
     return None
+
+
+def _clamped_to(fn, got, want) -> float | None:
+    """The bound b when the answer is r - mean(r) clamped to [-b, b] on this group and on every other group where it
+    answers (b below the largest advantage here, so the clamp shows); None otherwise."""
+    if not got or not all(math.isfinite(g) for g in got):
+        return None
+    b = max(abs(g) for g in got)
+    clamp = lambda xs: [max(-b, min(b, x)) for x in xs]  # noqa: E731
+    if not 0 < b < max(abs(w) for w in want) - 1e-6 or any(abs(g - c) > 1e-6 for g, c in zip(got, clamp(want))):
+        return None
+    for rewards, out in zip(_GROUPS, _outputs(fn)):
+        m = sum(rewards) / len(rewards)
+        if out is not None and any(abs(g - c) > 1e-6 for g, c in zip(out, clamp([r - m for r in rewards]))):
+            return None
+    return b
 
 
 def _rounded_words(k) -> str:
@@ -178,6 +195,15 @@ def check_group_advantages(fn) -> None:
                         "just above it)")
             elif close([-w for w in want]):
                 hint = " (the sign is flipped: reward minus mean, so a joint action above the mean gets a positive advantage)"
+            elif (b := _clamped_to(fn, got, want)) is not None:
+                hint = (f" (you clamped them to [-{b:g}, {b:g}]: MAGRPO does not clamp: reward minus the mean, nothing "
+                        f"else. An advantage of {max(want, key=abs):g} is used as it is, however large; PPO's and GRPO's "
+                        "clipping acts on the probability ratio, not on the advantages. Drop the max/min)")
+            elif G > 1 and close([r - sum(rewards) / (G - 1) for r in rewards]):
+                hint = (f" (you divided the sum by G-1 = {G - 1}: the mean of the G = {G} rewards is sum(rewards) / G "
+                        f"= {sum(rewards):g} / {G} = {sum(rewards) / G:.6g}, not {sum(rewards):g} / {G - 1} = "
+                        f"{sum(rewards) / (G - 1):.6g}; divide by len(rewards). G-1 belongs to the leave-one-out "
+                        "baseline of notebook 01, which also leaves the sample's own reward out of the sum)")
             elif close([w * G / (G - 1) for w in want]):
                 hint = (f" (that is the leave-one-out baseline, the mean of the OTHER G-1 rewards, G/(G-1) = {G}/{G - 1} "
                         "times the answer; MAGRPO subtracts the mean of all G rewards, the sample's own included)")
@@ -416,8 +442,30 @@ def _misreading_hint(rname: str, sname: str, a: str, b: str) -> str:
     return "; and ".join(parts)
 
 
+_STRIPS = [(".strip()", str.strip), (".rstrip()", str.rstrip), (".lstrip()", str.lstrip)]
+
+
+def _stripped_with(fn) -> str | None:
+    """The str method (".strip()", ".rstrip()", ".lstrip()") the answer applies to both texts before counting, when the
+    reward of the stripped texts (0 where the stripped concise answer is empty) explains every pair where it answers;
+    None otherwise."""
+    from ..tasks.writing.reward import length_ratio_reward
+
+    outs = _pair_outputs(fn)
+    for how, strip in _STRIPS:
+        wants = [length_ratio_reward(strip(x), strip(y)) for x, y in _PAIRS]
+        if any(v is not None for v in outs) and all(v is None or abs(v - w) <= 1e-6 for v, w in zip(outs, wants)):
+            return how
+    return None
+
+
 def _ratio_crash(e: Exception, a: str, b: str) -> str:
     """What a crash of length_ratio_reward(a, b) says: a division by zero is explained, anything else quoted."""
+    if isinstance(e, ZeroDivisionError) and a and not a.strip():
+        return (f"a concise answer of {len(a)} space(s), {a!r}, made your function divide by zero: it is not empty "
+                f"(len({a!r}) = {len(a)}), so you stripped the texts (.strip(), .rstrip(), .split()) before counting: "
+                "characters are counted as written, spaces and newlines at the ends too. Take len of the texts as "
+                f"they are: here the ratio is {len(b)} / {len(a)} = {len(b) / len(a):g}.")
     if isinstance(e, ZeroDivisionError) and a:
         return (f"an empty detailed answer made your function divide by zero: the ratio is "
                 f"chars(detailed) / chars(concise) = 0 / {len(a)} = 0, 2 below [2, 3], so the reward "
@@ -453,6 +501,13 @@ def check_length_ratio_reward(fn) -> None:
         if abs(got - want) > 1e-6:
             if not a:
                 raise ExerciseFailed(f"an empty concise answer earns 0 (the ratio is infinite), you returned {got:.4f}")
+            if not a.strip() and (how := _stripped_with(fn)) is not None:
+                raise ExerciseFailed(f"a concise answer of {len(a)} space(s), {a!r}, and a detailed one of {len(b)} "
+                                     f"characters earn {want:.4f} (ratio {len(b) / len(a):g}), you returned "
+                                     f"{got:.4f}: you stripped the texts ({how}): characters are counted as written, "
+                                     "spaces and newlines at the ends too (the model's answers start with a space, and "
+                                     f"often end with a newline). {a!r} is 1 character, not an empty text: take len of "
+                                     f"each text as it is, no {how} first.")
             if not a.strip():
                 raise ExerciseFailed(f"a concise answer of {len(a)} space(s), {a!r}, is not empty: its characters count "
                                      f"like any others (len({a!r}) = {len(a)}), so with a detailed answer of {len(b)} "
@@ -491,6 +546,20 @@ def check_length_ratio_reward(fn) -> None:
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
                                      f"{ratio:g}) earn {want:.4f}, you returned {got:.4f}: "
                                      f"{_misreading_hint(*found, a, b)}.")
+            if got > 1 + 1e-9:
+                edge = ""
+                if ratio in (2, 3) and abs(got - math.exp(abs(ratio - (5 - ratio)))) <= 1e-6:
+                    other = 5 - ratio
+                    edge = (f" At the edge, ratio = {ratio:g}, your function took the branch of the other side, δ = "
+                            + (f"ratio - 3 = {ratio - 3:g}" if ratio == 2 else f"2 - ratio = {2 - ratio:g}")
+                            + f", measured to {other:g}, the FARTHER end: a strict test, 2 < ratio < 3, followed by "
+                            "an `else` that assumes the other side. The band includes its edges, 2 <= ratio <= 3 "
+                            "(reward 1); below it δ = 2 - ratio, above it δ = ratio - 3, or max(2 - ratio, 0, ratio - 3) "
+                            "everywhere.")
+                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
+                                     f"{ratio:g}) earn {want:.4f}, you returned {got:.4f}: a reward above 1 is "
+                                     f"impossible: exp(-δ) <= 1, since δ, a distance, is >= 0; your {got:.4f} is "
+                                     f"exp({math.log(got):.4g}), a δ of {-math.log(got):.4g}, below 0.{edge}")
             if got == 1.0 and not 2 <= ratio <= 3:
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} have the "
                                      f"ratio {ratio:.4f}, outside [2, 3], and earn exp(-δ) = {want:.4f}; you returned "

@@ -254,6 +254,31 @@ def check_sequence_logprob(fn):
                                      "its tokens' probabilities, is below the smallest float (exp(-120) is 0 in float32), "
                                      "so its log is -inf. Sum the log-probs directly, sum_t mask * token_logp: no exp, "
                                      "no product.")
+            # the mask forgotten, inverted, or read per completion: said by the VALUES, before the gradient (which
+            # reaches the padding in all three, a sentence that would not name the slip)
+            lengths, vals = mask.float().sum(-1), got.detach()
+            padded = logp.sum(-1)
+            if (torch.allclose(vals, (logp * (1 - mask.float())).sum(-1), atol=1e-5)
+                    and not torch.allclose((logp * (1 - mask.float())).sum(-1), want, atol=1e-5)):
+                raise ExerciseFailed(f"for completions of {lengths.int().tolist()} real tokens the sums are "
+                                     f"{_r(want)}, you returned {_r(vals)}: your mask is inverted, you summed the "
+                                     "padding and left out the answer (1 - mask, ~mask, or mask == 0). The mask is 1 "
+                                     "on the completion's real tokens and 0 on the padding: multiply by the mask "
+                                     "itself, sum_t mask * token_logp.")
+            if torch.allclose(vals, padded, atol=1e-5) and not torch.allclose(padded, want, atol=1e-5):
+                raise ExerciseFailed(f"for completions of {lengths.int().tolist()} real tokens the sums are "
+                                     f"{_r(want)}, you returned {_r(vals)}: you summed the padding too (every one of "
+                                     f"the C = {logp.shape[1]} positions; a padding token's log-prob is not 0, here "
+                                     "-7.5). Multiply by the mask before summing over the tokens, sum_t mask * "
+                                     "token_logp: the padding is not part of the completion.")
+            per_row = padded * (lengths > 0)
+            if torch.allclose(vals, per_row, atol=1e-5) and not torch.allclose(per_row, want, atol=1e-5):
+                raise ExerciseFailed(f"for completions of {lengths.int().tolist()} real tokens the sums are "
+                                     f"{_r(want)}, you returned {_r(vals)}: you summed the padding too, every one of "
+                                     f"the C = {logp.shape[1]} positions of a non-empty completion. A mask reduced "
+                                     "per completion (mask.any(-1), mask.max(-1), ...) only zeroes an empty one; "
+                                     "multiply by the mask position by position before summing, sum_t mask[g, t] * "
+                                     "token_logp[g, t].")
             grad = _carries_gradient(got, leaf, mask, "sequence_logprob", bool_mask=m.dtype == torch.bool)
             got = got.detach()
             if (k := _rounded(got, want)) is not None:
@@ -263,12 +288,6 @@ def check_sequence_logprob(fn):
                                      "log-probs with the library's, and a rounding's gradient is 0 (torch.round is a "
                                      "staircase), so the loss built on them would train nothing. Return sum_t mask * "
                                      "token_logp as computed.")
-            if torch.allclose(got, (logp * (1 - mask.float())).sum(-1), atol=1e-5):
-                raise ExerciseFailed("you summed the padding and left out the answer: mask is 1 on the completion's real "
-                                     "tokens and 0 on the padding.")
-            if torch.allclose(got, logp.sum(-1)) and not torch.allclose(want, logp.sum(-1)):
-                raise ExerciseFailed("the padding positions entered your sum: multiply by the mask (or select with it) "
-                                     "before summing; padding is not part of the completion.")
             if not torch.allclose(got, want, atol=1e-5):
                 lengths = mask.sum(-1).clamp_min(1)
                 if torch.allclose(got, want / lengths, atol=1e-5) or torch.allclose(got, want / logp.shape[1], atol=1e-5):
@@ -525,6 +544,12 @@ _NAN_GRADIENT = ("with a completion with no tokens (all of its mask 0) your loss
 
 @exercise("01.grpo_token_mean_loss")
 def check_grpo_token_mean_loss(fn):
+    # a wrapper of MAGRPO's policy_loss (the per-completion means handed to it) passes by construction
+    logp, mask, A = _loss_cases()[0]
+    not_a_wrapper(fn, (logp.clone().requires_grad_(True), mask.clone(), A.clone()), "grpo_token_mean_loss", policy_loss,
+                  how="from the formula in the text, -(1/G) sum_g A^(g) (1/max(|a^(g)|, 1)) sum_t mask_{g,t} log pi, "
+                      "with tensor operations on token_logp (policy_loss is MAGRPO's loss, whose SUM over the tokens "
+                      "you would only be feeding means)")
     for logp, mask, A in _loss_cases():
         lengths = mask.sum(-1)
         want = _grpo(logp, mask, A)                 # before the learner's function sees the inputs

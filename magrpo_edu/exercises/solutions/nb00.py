@@ -95,6 +95,7 @@ MISTAKES = {
         lambda r: [float(x > sum(r) / len(r)) - float(x < sum(r) / len(r)) for x in r],  # the sign only: +1, 0, -1
         _all_zero,                                                           # every advantage 0
         _library_wrapped,                                                     # the package's group_advantages, wrapped
+        lambda r: [max(-10, min(10, x - sum(r) / len(r))) for x in r],      # clamped to [-10, 10]: MAGRPO does not clamp
         # (the last two stay last: tests/test_exercises.py's lessons name them by position)
         lambda r: [0.0] * len(r),                                            # every advantage 0, written out
         lambda r: (x - sum(r) / len(r) for x in r),                         # right values, a generator: read once only
@@ -149,6 +150,13 @@ MISTAKES = {
             len(b) / len(a)),                                                   # the distance always to 3
         lambda a, b: 0.0 if not a else (lambda l: math.exp(-max(2 - l, 0, l - 3)))(
             round(len(b) / len(a), 1)),                                         # the ratio rounded to 1 decimal
+        lambda a, b: length_ratio_reward(a.rstrip(), b.rstrip()),              # trailing spaces/newlines stripped
+        lambda a, b: 0.0 if not a else (lambda l: 1.0 if 2 < l < 3 else math.exp(-(2 - l)) if l < 2 else math.exp(
+            -(l - 3)))(len(b) / len(a)),                                        # strict bounds: at l = 2 the upper
+        #                                                                     side's delta, -1, and a reward of e
+        lambda a, b: 0.0 if not a else (lambda c, d: math.exp(-max(2 - len(d) / len(c), 0, len(d) / len(c) - 3)))(
+            a.rstrip(), b.rstrip()),                                            # stripped after the empty test: a
+        #                                                                     concise " " divides by zero
     ],
 }
 

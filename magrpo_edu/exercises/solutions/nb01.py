@@ -101,6 +101,11 @@ def _rloo_max_of_others(rewards):             # the best of the others as baseli
     return torch.stack([rewards[g] - torch.cat([rewards[:g], rewards[g + 1:]]).max() for g in range(len(rewards))])
 
 
+def _grpo_via_policy_loss(token_logp, mask, advantages):  # the package's policy_loss fed the per-completion means
+    from magrpo_edu import policy_loss
+    return policy_loss((token_logp * mask).sum(-1) / mask.sum(-1).clamp_min(1), advantages)
+
+
 MISTAKES = {
     "01.sequence_logprob": [
         lambda lp, m: torch.log(torch.where(m.bool(), lp.exp(), torch.ones_like(lp)).prod(-1)),  # log of the product: underflows
@@ -133,6 +138,7 @@ MISTAKES = {
         lambda lp, m: (lp * m).sum(-1).exp(),                                   # the probability itself, not its log
         lambda lp, m: torch.round((lp * m).sum(-1), decimals=2),                # rounded to 2 decimals
         lambda lp, m: torch.round((lp * m).sum(-1), decimals=5),                # rounded inside the tolerance: gradient 0
+        lambda lp, m: lp.sum(-1) * m.bool().any(-1),                           # the mask per completion: padding summed
     ],
     "01.leave_one_out": [
         lambda r: r.sub_((r.sum() - r) / (len(r) - 1)),                         # right values, but the rewards changed in place
@@ -195,6 +201,7 @@ MISTAKES = {
         lambda lp, m, A: -(A.double() * (lp.double() * m).sum(-1) / m.sum(-1).clamp(min=1)).mean(),  # float64 from
         #                                                         float32 inputs
         lambda lp, m, A: grpo_token_mean_loss(lp, m, A).float(),                       # float32 from float64 log-probs
+        _grpo_via_policy_loss,                                                         # MAGRPO's policy_loss, wrapped
     ],
 }
 

@@ -486,6 +486,10 @@ BOUNDARIES = {
         ("punctuation counts as characters", nb07.MISTAKES["07.in_band_share"][33], "punctuation is characters: len counts"),
         ("a run of spaces inside the text counts", nb07.MISTAKES["07.in_band_share"][34], "run of spaces INSIDE the text"),
         ("ratio not rounded to 1 decimal", nb07.MISTAKES["07.in_band_share"][35], "pair of 100 and 159 characters .*round the ratio to 1 decimal"),
+        ("an empty concise text is out, ('', '') too", nb07.MISTAKES["07.in_band_share"][36], r"0 <= 0 <= 0"),
+        ("an empty concise text is out, not caught as ZeroDivisionError", nb07.MISTAKES["07.in_band_share"][37], r"except ZeroDivisionError:"),
+        ("each pair's own ratio, not the mean ratio", nb07.MISTAKES["07.in_band_share"][38], r"ONE ratio for the whole list"),
+        ("no word-count gate (L1's 8..256 words)", nb07.MISTAKES["07.in_band_share"][39], r"fewer than 8 or more than 256 words"),
     ],
     "07.lora_parameters": [
         ("q = 1 is not every q: the rank forgotten", lambda shapes, q: sum(i + o for i, o in shapes), "rank q is missing"),
@@ -497,6 +501,9 @@ BOUNDARIES = {
         ("half the count, not 2*q*min", nb07.MISTAKES["07.lora_parameters"][18], "half the answer"),
         ("not a get_peft_model count", nb07.MISTAKES["07.lora_parameters"][19], r"runs peft \(`get_peft_model`\).*Count from the shapes"),
         ("not a LoraModel count", nb07.MISTAKES["07.lora_parameters"][20], r"runs peft .*Count from the shapes"),
+        ("every layer counts, the last one too", nb07.MISTAKES["07.lora_parameters"][21], r"LAST layer is missing"),
+        ("the count itself, not in millions", nb07.MISTAKES["07.lora_parameters"][22], r"in millions \(the count divided by 1e6\)"),
+        ("the count itself, not millions rounded", nb07.MISTAKES["07.lora_parameters"][23], r"in millions .*rounded to 2 decimal"),
     ],
     "07.adapter_logits": [
         ("a batch of ONE row keeps its batch dimension", _adapter_squeezed, "squeeze"),
@@ -506,6 +513,12 @@ BOUNDARIES = {
         ("no layer._active_adapter switch, even restored", nb07.MISTAKES["07.adapter_logits"][19], r"_active_adapter = .*refuses it even when you restore it"),
         ("no layer._disable_adapters switch, even restored", nb07.MISTAKES["07.adapter_logits"][20], "ran with adapters off"),
         ("adapter_names to the peft model, not the inner one", nb07.MISTAKES["07.adapter_logits"][21], "Pass it to the peft model you were given"),
+        ("autograd not switched off for the process (set_grad_enabled)", nb07.MISTAKES["07.adapter_logits"][22], r"switched autograd off for the whole process.*with torch\.no_grad\(\):"),
+        ("autograd not switched off (no_grad().__enter__())", nb07.MISTAKES["07.adapter_logits"][23], r"switched autograd off for the whole process"),
+        ("fresh logits on every call, no cache", nb07.MISTAKES["07.adapter_logits"][24], r"stale"),
+        ("the whole prompt, not the last token alone", nb07.MISTAKES["07.adapter_logits"][25], r"last token ALONE"),
+        ("the last position, not the mean over positions", nb07.MISTAKES["07.adapter_logits"][26], r"MEAN of the logits"),
+        ("the logits as they are, no temperature", nb07.MISTAKES["07.adapter_logits"][27], r"divided by 0\.8.*temperature"),
     ],
     "08.k3_estimator": [
         ("every term >= 0 (k1 is not)", lambda logp, ref: logp - ref, "k1"),

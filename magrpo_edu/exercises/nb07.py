@@ -53,6 +53,8 @@ _BAND_CASES = [
     ([("aa\taa", "b" * 16), ("aaaaa", "b" * 8)], 1.0),                     # a tab: replace('\t', '')
     ([("aa.aa", "b" * 16), ("aaaaa", "b" * 7 + "!")], 1.0),                # punctuation: only letters and spaces kept
     ([("aa  a", "b" * 16), ("aaaaa", "b" * 8)], 1.0),                      # two spaces: ' '.join(text.split())
+    # both texts empty: out, although the band multiplied out (1.6 * len(c) <= len(d) <= 3.2 * len(c)) reads 0 <= 0 <= 0
+    ([("", ""), _pair(60, 120)], 0.5),
 ]
 
 
@@ -105,6 +107,14 @@ def _band_readings(pairs) -> list:
         (counted(lambda s: len(" ".join(s.split()))),
          "a run of spaces INSIDE the text counts space by space: len counts them all ('aa  a' has 5 characters). "
          "' '.join(text.split()) collapses each run to one space (and strips the ends): count len(text) as it is"),
+        (share(lambda a, b: (len(a) > 0 and 1.6 <= r(a, b) <= 3.2) or (not a and not b)),
+         "a pair whose concise text is EMPTY is out of the band, ('', '') too: with the band multiplied out, "
+         "1.6 * len(concise) <= len(detailed) <= 3.2 * len(concise), the pair ('', '') reads 0 <= 0 <= 0 and is "
+         "counted in. Test len(concise) > 0 first (an empty concise text is out, whatever the detailed one)"),
+        (share(lambda a, b: not a or 1.6 <= r(a, b) <= 3.2),
+         "a pair whose concise text is EMPTY is out of the band, whatever the detailed text: your function counts it "
+         "IN (an `except ZeroDivisionError:` that counts the pair, or an infinite ratio let through). Test "
+         "len(concise) > 0 before dividing and count such a pair out, without catching the error"),
     ]
 
 
@@ -133,6 +143,40 @@ def _ignores_spaces(fn) -> bool:
         return all(math.isclose(fn(list(pairs)), without, abs_tol=1e-9) for pairs, _, without in _SPACE_PROBES)
     except Exception:   # noqa: BLE001 - a crash here is not this reading
         return False
+
+
+# Two lists of pairs, each with equal concise lengths (so the mean of the ratios is also total detailed / total
+# concise), on which testing ONE ratio for the whole list gives the other answer from counting the pairs: ratios 1.0
+# and 4.0 (share 0.0; mean 2.5, in the band), and 2.0, 2.0, 6.0 (share 2/3; mean 3.33, out of it).
+_MEAN_PROBES = [([_pair(100, 100), _pair(100, 400)], 1.0), ([_pair(100, 200), _pair(100, 200), _pair(100, 600)], 0.0)]
+
+
+def _tests_the_mean(fn) -> bool:
+    """Whether `fn` tests the mean ratio of the list (or the ratio of the totals) against the band, 1 or 0 for the
+    whole list, instead of counting the pairs in it one by one."""
+    try:
+        return all(math.isclose(fn(list(pairs)), mean_says, abs_tol=1e-9) for pairs, mean_says in _MEAN_PROBES)
+    except Exception:   # noqa: BLE001 - a crash here is not this reading
+        return False
+
+
+# One-pair probes, each in the band by characters: few words ('ab ab' and 'cd cd cd cd', 2 and 4 words, ratio 2.2,
+# in words 2.0, so a word count alone keeps it in), many words (334 and 667), and a control of 20 and 40 words.
+_WORD_GATE_PROBES = (("ab ab", "cd cd cd cd"), _pair(1000, 2000), _pair(60, 120))
+
+
+def _word_gate(fn) -> str:
+    """What a gate on the texts' word counts (the reward's first level, 8..256 words) does in `fn`: 'fewer than 8',
+    'more than 256', both joined by ' or ', or '' when the probes show no such gate."""
+    try:
+        short, long, control = (fn([pair]) for pair in _WORD_GATE_PROBES)
+        if not math.isclose(control, 1.0, abs_tol=1e-9):
+            return ""
+        gates = [what for got, what in ((short, "fewer than 8"), (long, "more than 256"))
+                 if math.isclose(got, 0.0, abs_tol=1e-9)]
+    except Exception:   # noqa: BLE001 - a crash here is not this reading
+        return ""
+    return " or ".join(gates)
 
 
 def _on_three_pairs(fn, value: float) -> bool:
@@ -323,6 +367,20 @@ def check_in_band_share(fn):
                                  f"{want:.2f}; you returned {got!r}: you count the characters without the spaces "
                                  "(len(text.replace(' ', '')) or len(''.join(text.split()))). The length level counts every "
                                  "character, spaces included: use len(text) as it is ('a b' has 3 characters).")
+        if _tests_the_mean(fn):
+            raise ExerciseFailed(f"for pairs whose character ratios are {ratios} the share in [1.6, 3.2] is "
+                                 f"{want:.2f}; you returned {got!r}: you test ONE ratio for the whole list (the mean "
+                                 "of the pairs' ratios, or the total characters over the total) and return 1 or 0. On "
+                                 "two pairs of ratios 1.0 and 4.0 neither is in the band (share 0.0), though their mean "
+                                 "2.5 is; your function gives 1.0. Count the pairs one by one: each pair whose own "
+                                 "ratio len(detailed) / len(concise) lies in [1.6, 3.2], divided by the number of pairs.")
+        if gate := _word_gate(fn):
+            raise ExerciseFailed(f"for pairs whose character ratios are {ratios} the share in [1.6, 3.2] is "
+                                 f"{want:.2f}; you returned {got!r}: your function counts a pair out when a text has "
+                                 f"{gate} words, the reward's first level (L1: 8 to 256 words), though its character "
+                                 "ratio is in the band (('ab ab', 'cd cd cd cd') has ratio 11 / 5 = 2.2, in). The share "
+                                 "reads the length ratio alone, as the length level does: count every pair whose "
+                                 "len(detailed) / len(concise) lies in [1.6, 3.2], whatever its number of words.")
         if got != int(got) and (k := rounded_to(got, want, range(2, 8))) is not None:
             raise ExerciseFailed(f"the share in the band is {want!r}; you returned {got!r}, the share rounded to {k} "
                                  "decimal(s). Return it unrounded (round only when you print it).")
@@ -401,6 +459,10 @@ def _lora_readings(shapes, q) -> list:
          f"shape does), but every layer has its own adapter, even when two layers share a shape: sum over all "
          f"{len(shapes)} layers in the list"),
         (want / 2, _HALF), (want // 2, _HALF),
+        (sum(q * (i + o) for i, o in shapes[:-1]),
+         f"the LAST layer is missing: you sum over shapes[:-1] (or range(len(shapes) - 1)), which leaves out the last "
+         f"of the {len(shapes)} layer(s). Every layer in the list has its own adapter, the last one too: sum "
+         "q * (in + out) over all of them (for in_features, out_features in shapes)"),
     ]
 
 
@@ -422,6 +484,32 @@ def _same_count(got, value) -> bool:
         except (ValueError, RuntimeError):
             return False
     return isinstance(got, numbers.Real) and not isinstance(got, bool) and got == value
+
+
+def _scaled_down(fn) -> str:
+    """How an answer that reports the count in millions (or thousands) says it, on the two SmolLM2 cases: e.g.
+    'in millions (the count divided by 1e6, rounded to 2 decimals)'; '' when it does not."""
+    for scale, unit, said in ((1e6, "millions", "1e6"), (1e3, "thousands", "1000")):
+        digits = set()
+        for shapes, q in _LORA_CASES[5:7]:
+            try:
+                got = fn(list(shapes), q)
+                got = got.item() if hasattr(got, "item") and not isinstance(got, (int, float)) else got
+            except Exception:   # noqa: BLE001 - a crash here is not this reading
+                return ""
+            want = sum(q * (i + o) for i, o in shapes) / scale
+            if not isinstance(got, numbers.Real) or isinstance(got, bool) or not math.isfinite(got) or got == 0:
+                break
+            if math.isclose(got, want, rel_tol=1e-9):
+                continue                  # divided, not rounded
+            k = rounded_to(got, want, range(0, 10), close=lambda g, w: math.isclose(g, w, rel_tol=1e-9, abs_tol=1e-12))
+            if k is None:
+                break
+            digits.add(k)
+        else:
+            rounded = f", rounded to {max(digits)} decimal(s)" if digits else ""
+            return f"in {unit} (the count divided by {said}{rounded})"
+    return ""
 
 
 def _lora_reads_so_everywhere(fn, k: int) -> bool:
@@ -525,6 +613,14 @@ def check_lora_parameters(fn):
         if isinstance(got, float) and not math.isfinite(got):
             raise ExerciseFailed(f"for {what} with q = {q} you returned {got!r}, not a number of parameters: return the "
                                  "count, q * (in + out) summed over the layers, a whole number.")
+        if scaled := _scaled_down(fn):
+            smol = _LORA_CASES[5]
+            count = sum(smol[1] * (i + o) for i, o in smol[0])
+            raise ExerciseFailed(f"for {what} with q = {q} one adapter has {want} parameters; you returned {got!r}: you "
+                                 f"report the count {scaled}. For SmolLM2's 210 adapted layers at q = {smol[1]} your "
+                                 f"function gives {fn(list(smol[0]), smol[1])!r}, the count is {count}. Return the "
+                                 "number of parameters itself, a whole number (an int); divide by 1e6 only when you "
+                                 "print it, as the notebook does.")
         said = {text for k, (value, text) in enumerate(_lora_readings(shapes, q))
                 if _same_count(got, value) and _lora_reads_so_everywhere(fn, k)}
         if len(said) == 1:                       # two readings that give the same number here would be a guess
@@ -727,6 +823,60 @@ def check_adapter_logits(fn):
     active = list(model.active_adapters)
     for batch in (ids, ids[:1]):   # a batch of three rows, then of one (as notebook 07 calls it)
         _check_adapter_batch(fn, model, batch, trainable, active)
+    _check_fresh_logits(fn, model, ids)
+
+
+def _grad_mode_changed(before: bool, adapter) -> str:
+    """What a change of autograd's global mode by the answer says ('' when none); the mode is put back first, so
+    that nothing after the check runs with it."""
+    now = torch.is_grad_enabled()
+    if now == before:
+        return ""
+    torch.set_grad_enabled(before)
+    if before:
+        return (f"called with adapter {adapter!r}, your function switched autograd off for the whole process: "
+                "torch.is_grad_enabled() was True before the call and False after it (torch.set_grad_enabled(False), or "
+                "torch.no_grad().__enter__() without its __exit__). Every later computation, the trainer's loss "
+                "included, would record no graph, and the trainer's backward pass would fail later. Use "
+                "`with torch.no_grad():` inside your function (autograd comes back on when the block ends), or "
+                "nothing.")
+    return (f"called with adapter {adapter!r}, your function switched autograd ON for the whole process "
+            "(torch.set_grad_enabled(True)): leave the caller's mode as it is; use `with torch.no_grad():` inside "
+            "your function, or nothing.")
+
+
+def _check_fresh_logits(fn, model, ids) -> None:
+    """Call the answer again on the same adapter and ids after that adapter's weights changed (lora_B doubled, as a
+    training step changes them; put back afterwards): logits kept from an earlier call (a cache) come out stale."""
+    lora_b = [p for n, p in model.named_parameters() if "lora_B" in n and _adapter_of(n) == "first"]
+    saved = [p.detach().clone() for p in lora_b]
+    with torch.no_grad():
+        old = model(input_ids=ids, adapter_names=["first"] * len(ids)).logits[:, -1]
+    try:
+        with torch.no_grad():
+            for p in lora_b:
+                p.mul_(2)
+            want = model(input_ids=ids, adapter_names=["first"] * len(ids)).logits[:, -1]
+        grad = torch.is_grad_enabled()
+        try:
+            got = call_answer(fn, model, "first", ids.clone(), said=lambda exc: _adapter_crash(exc, "first", ids))
+        finally:
+            if said := _grad_mode_changed(grad, "first"):
+                raise ExerciseFailed(said)
+        got = got.detach().float() if isinstance(got, torch.Tensor) else got
+    finally:
+        with torch.no_grad():
+            for p, value in zip(lora_b, saved):
+                p.copy_(value)
+    if (isinstance(got, torch.Tensor) and got.shape == want.shape and not torch.allclose(got, want, atol=1e-5)):
+        stale = torch.allclose(got, old, atol=1e-5)
+        raise ExerciseFailed("called a second time with adapter 'first' and the same input_ids, after that adapter's "
+                             "weights had changed (as every training step changes them), your function "
+                             + ("returned the same logits as before: it keeps the logits of an earlier call (a dict or "
+                                "functools.lru_cache keyed on the adapter and the ids) and hands them back stale. "
+                                if stale else "returned wrong logits. ")
+                             + "The trainer calls it after every update: compute the logits afresh on every call, "
+                             "model(input_ids=input_ids, adapter_names=[name] * batch).logits[:, -1], with no cache.")
 
 
 def _adapter_of(name: str) -> str:
@@ -767,16 +917,20 @@ def _check_adapter_batch(fn, model, ids, trainable, active):
     want = {a: f[:, -1] for a, f in full.items()}
     for adapter in ("second", None, "first"):
         given = ids.clone()
+        grad = torch.is_grad_enabled()
         with _watching_switches(model) as calls, _watching_layers(model) as watch:
             remember_call(fn, (model, adapter, given))   # replayed by check() to refuse a call into the reference
             try:
                 got = fn(model, adapter, given)
             except NotImplementedError:   # the stub: unsolved, not wrong
+                torch.set_grad_enabled(grad)
                 raise
             except Exception as exc:  # noqa: BLE001  the learner's error, said in a sentence
-                raise ExerciseFailed(_switched(calls, adapter) or _layers_switched(watch, adapter)
+                grad_said = _grad_mode_changed(grad, adapter)
+                raise ExerciseFailed(_switched(calls, adapter) or _layers_switched(watch, adapter) or grad_said
                                      or _adapter_crash(exc, adapter, ids)) from None
-        if said := _switched(calls, adapter) or _layers_switched(watch, adapter):
+        grad_said = _grad_mode_changed(grad, adapter)       # the mode put back at once, whatever is said first
+        if said := _switched(calls, adapter) or _layers_switched(watch, adapter) or grad_said:
             raise ExerciseFailed(said)
         if model.training:
             raise ExerciseFailed(f"called with adapter {adapter!r}, your function left the model in training mode "
@@ -830,6 +984,26 @@ def _check_adapter_batch(fn, model, ids, trainable, active):
             raise ExerciseFailed(f"you returned the logits of position {p} (logits[:, {p}], or logits[:, {p - n}]) of "
                                  f"the {n} positions, routed through {who} as asked: return those of the LAST position, "
                                  "logits[:, -1], the ones that predict the next token after the whole prompt.")
+        routed = [adapter or "__base__"] * len(ids)
+        with torch.no_grad():
+            alone = model(input_ids=ids[:, -1:], adapter_names=routed).logits[:, -1]
+        if torch.allclose(lg, alone, atol=1e-5):
+            raise ExerciseFailed(f"you returned the logits of the last token ALONE (the model fed input_ids[:, -1:]), "
+                                 f"routed through {who} as asked: they predict the next token from that one token, "
+                                 "without the prompt before it. Pass the whole input_ids to the model and take the last "
+                                 "position of its output, logits[:, -1].")
+        if torch.allclose(lg, full[adapter].mean(1), atol=1e-5):
+            raise ExerciseFailed(f"you returned the MEAN of the logits over the {ids.shape[1]} positions "
+                                 f"(logits.mean(1)), routed through {who} as asked: the exercise asks for the logits "
+                                 "of the LAST position, logits[:, -1], the ones that predict the next token after the "
+                                 "whole prompt; an average over the positions predicts no token.")
+        scale = float((lg * want[adapter]).sum() / (lg * lg).sum()) if float((lg * lg).sum()) > 0 else 1.0
+        if not math.isclose(scale, 1.0, rel_tol=1e-3) and torch.allclose(lg * scale, want[adapter], atol=1e-4):
+            raise ExerciseFailed(f"you returned the right logits, routed through {who}, divided by {scale:.4g}"
+                                 + (f" (that is, multiplied by {1 / scale:.4g})" if abs(scale) < 1 else "")
+                                 + ": a sampling temperature? Temperature belongs to sampling (generate's "
+                                 "temperature=), not to the logits: return the model output's .logits[:, -1] as they "
+                                 "are.")
         hint = (f" They are the logits of {'the base model' if same_as[0] is None else 'adapter ' + repr(same_as[0])}: "
                 "the call did not route through the adapter you were given.") if same_as else ""
         if watch[3]:                    # adapter_names given to the inner transformers model, which ignores it

@@ -454,3 +454,103 @@ VARIANTS["07.adapter_logits"] += [
     lambda model, adapter, input_ids: model.forward(                                 # forward called directly
         input_ids=input_ids, adapter_names=[adapter or "__base__"] * len(input_ids)).logits[:, -1].detach(),
 ]
+
+
+def _in_band_share_multiplied(pairs):
+    """The band multiplied out, 1.6 * len(c) <= len(d) <= 3.2 * len(c), with no empty-text test: ('', '') is in."""
+    if not pairs:
+        return 0.0
+    return sum(1 for c, d in pairs if 1.6 * len(c) <= len(d) <= 3.2 * len(c)) / len(pairs)
+
+
+def _in_band_share_counts_the_error(pairs):
+    """A ZeroDivisionError (an empty concise text) caught and counted IN the band."""
+    hits = 0
+    for c, d in pairs:
+        try:
+            hits += 1.6 <= len(d) / len(c) <= 3.2
+        except ZeroDivisionError:
+            hits += 1
+    return hits / len(pairs) if pairs else 0.0
+
+
+def _in_band_share_mean_ratio(pairs):
+    """The MEAN ratio of the list tested against the band: 1 or 0 for the whole list."""
+    ratios = [len(d) / len(c) for c, d in pairs if c]
+    return float(1.6 <= sum(ratios) / len(ratios) <= 3.2) if ratios else 0.0
+
+
+def _in_band_share_word_gate(pairs):
+    """The reward's first level added: a pair counts only if both texts have 8..256 words."""
+    ok = [len(c) > 0 and 8 <= len(c.split()) <= 256 and 8 <= len(d.split()) <= 256 and 1.6 <= len(d) / len(c) <= 3.2
+          for c, d in pairs]
+    return sum(ok) / len(ok) if ok else 0.0
+
+
+def _adapter_logits_grad_off(model, adapter, input_ids):
+    """torch.set_grad_enabled(False): right logits, autograd off for the whole process afterwards."""
+    torch.set_grad_enabled(False)
+    return model(input_ids=input_ids, adapter_names=[adapter or "__base__"] * len(input_ids)).logits[:, -1]
+
+
+def _adapter_logits_no_grad_entered(model, adapter, input_ids):
+    """torch.no_grad().__enter__() without its __exit__: the same, autograd left off."""
+    torch.no_grad().__enter__()
+    return model(input_ids=input_ids, adapter_names=[adapter or "__base__"] * len(input_ids)).logits[:, -1]
+
+
+_LOGITS_CACHE = {}
+
+
+def _adapter_logits_cached(model, adapter, input_ids):
+    """Logits kept in a dict keyed on (adapter, ids): stale once the adapter's weights change."""
+    key = (adapter, tuple(input_ids.shape), tuple(input_ids.flatten().tolist()))
+    if key not in _LOGITS_CACHE:
+        with torch.no_grad():
+            _LOGITS_CACHE[key] = model(input_ids=input_ids,
+                                       adapter_names=[adapter or "__base__"] * len(input_ids)).logits[:, -1]
+    return _LOGITS_CACHE[key]
+
+
+def _adapter_logits_routed(model, adapter, input_ids):
+    with torch.no_grad():
+        return model(input_ids=input_ids, adapter_names=[adapter or "__base__"] * len(input_ids)).logits
+
+
+MISTAKES["07.in_band_share"] += [
+    _in_band_share_multiplied,                                                       # 0 <= 0 <= 0: ('', '') in
+    _in_band_share_counts_the_error,                                                 # except ZeroDivisionError: in
+    _in_band_share_mean_ratio,                                                       # the mean ratio tested
+    _in_band_share_word_gate,                                                        # L1's 8..256 words as a gate
+]
+MISTAKES["07.lora_parameters"] += [
+    lambda shapes, q: sum(q * (i + o) for i, o in shapes[:-1]),                      # the last layer dropped
+    lambda shapes, q: sum(q * (i + o) for i, o in shapes) / 1e6,                     # in millions
+    lambda shapes, q: round(sum(q * (i + o) for i, o in shapes) / 1e6, 2),           # in millions, rounded
+]
+MISTAKES["07.adapter_logits"] += [
+    _adapter_logits_grad_off,                                                        # set_grad_enabled(False)
+    _adapter_logits_no_grad_entered,                                                 # no_grad().__enter__()
+    _adapter_logits_cached,                                                          # a cache: stale logits
+    lambda model, adapter, input_ids: _adapter_logits_routed(
+        model, adapter, input_ids[:, -1:])[:, -1],                                   # the last token alone
+    lambda model, adapter, input_ids: _adapter_logits_routed(model, adapter, input_ids).mean(1),  # mean over positions
+    lambda model, adapter, input_ids: _adapter_logits_routed(model, adapter, input_ids)[:, -1] / 0.8,  # temperature
+]
+
+
+def _adapter_logits_grad_mode_restored(model, adapter, input_ids):
+    """Autograd switched off for the call and the caller's mode put back: nothing leaks out of the function."""
+    was = torch.is_grad_enabled()
+    torch.set_grad_enabled(False)
+    try:
+        return model(input_ids=input_ids, adapter_names=[adapter or "__base__"] * len(input_ids)).logits[:, -1]
+    finally:
+        torch.set_grad_enabled(was)
+
+
+VARIANTS["07.in_band_share"] += [
+    lambda pairs: sum(1 for c, d in pairs if c and 1.6 * len(c) <= len(d) <= 3.2 * len(c)) / len(pairs)
+    if pairs else 0.0,                                                               # multiplied out, empty c guarded
+]
+VARIANTS["07.adapter_logits"] += [_adapter_logits_grad_mode_restored]              # grad mode off, then put back

@@ -338,6 +338,12 @@ BOUNDARIES = {
         ("no entry point stops scoring", nb04.MISTAKES["04.levels"][27], r"STOPS scoring right after aux's 0\.4"),
         ("bonus: 0.5 for calling, 1.0 for not thin", nb04.MISTAKES["04.levels"][28], r"swapped the bonus's two parts"),
         ("syntax 0.5, tests 1.0", nb04.MISTAKES["04.levels"][29], r"swapped the 0\.5 and the 1\.0 of L2 and L3"),
+        ("the share, not passed // total", nb04.MISTAKES["04.levels"][30], r"INTEGER\s+division"),
+        ("aux 0.4, entry point 0.6", nb04.MISTAKES["04.levels"][31], r"swapped aux's 0\.4 and the entry point's 0\.6"),
+        ("a number, not a bool", nb04.MISTAKES["04.levels"][32], r"Your reward is a bool"),
+        ("a number, not a str", nb04.MISTAKES["04.levels"][33], r"Your reward is a str"),
+        ("no -0.5 for a main that never calls aux", nb04.MISTAKES["04.levels"][34], r"it loses nothing: no -0\.5"),
+        ("the bonus in full, not scaled by the share", nb04.MISTAKES["04.levels"][35], r"not scaled by the share"),
     ],
     "04.thin_wrapper": [
         ("NO line at all is a wrapper", nb04._empty_not_wrapper, None),
@@ -361,6 +367,8 @@ BOUNDARIES = {
         ("one-line docstring only if the line ENDS with its quotes", nb04.MISTAKES["04.thin_wrapper"][27], r"holding two triple quotes is not enough"),
         ("lines, not ast statements", nb04.MISTAKES["04.thin_wrapper"][28], r"reads STATEMENTS, not lines"),
         ("lines, not a split at ;", nb04.MISTAKES["04.thin_wrapper"][29], r"reads STATEMENTS, not lines"),
+        ("a docstring ends at triple quotes of EITHER kind", nb04.MISTAKES["04.thin_wrapper"][30], r"triple quotes of EITHER kind"),
+        ("each line stripped", nb04.MISTAKES["04.thin_wrapper"][31], r"did you strip each line"),
     ],
     "05.discounted_returns": [
         ("children keyed by j, some joint actions without a child", nb05._children_by_index, "dict"),
@@ -439,6 +447,8 @@ BOUNDARIES = {
         ("the squares by G - 1, not G - 2", nb06.MISTAKES["06.std_scaled_advantages"][30], "G - 2"),
         ("std_mean returns (std, mean)", nb06.MISTAKES["06.std_scaled_advantages"][31], r"returns \(std, mean\)"),
         ("sample std, eps outside the root", nb06.MISTAKES["06.std_scaled_advantages"][32], "POPULATION variance plus eps"),
+        ("no clip of the advantages", nb06.MISTAKES["06.std_scaled_advantages"][33], r"clipped the advantages"),
+        ("divided by the std", nb06.MISTAKES["06.std_scaled_advantages"][34], r"did not divide by the std"),
     ],
     "06.comlrl_credit": [
         ("agent 1 sums a ROW", lambda R, G, mode: nb06.comlrl_credit(R, G, mode).flip(0), "swapped"),
@@ -461,6 +471,9 @@ BOUNDARIES = {
         ("written out for 'mean' too", nb06.MISTAKES["06.comlrl_credit"][15], "own `credit_samples`"),
         ("the sums undivided, not by G - 1", nb06.MISTAKES["06.comlrl_credit"][16], "divided the sums by G - 1"),
         ("the mean of the sums divides by G", nb06.MISTAKES["06.comlrl_credit"][17], "divides the sum of the G sums by G - 1"),
+        ("'max': the largest SUM, not R.max()", nb06.MISTAKES["06.comlrl_credit"][18], r"largest SINGLE reward"),
+        ("'mean': the mean of the sums, not R.mean()", nb06.MISTAKES["06.comlrl_credit"][19], r"mean of the G \* G single rewards"),
+        ("the sums undivided, not by G*G", nb06.MISTAKES["06.comlrl_credit"][20], r"divided by G \* G"),
     ],
     "07.in_band_share": [
         ("the share IN the band, not outside it", lambda pairs: 1 - nb07.in_band_share(pairs) if pairs else 0.0, "OUTSIDE"),

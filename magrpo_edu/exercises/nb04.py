@@ -115,6 +115,11 @@ WRAPPER_CASES = [
     ("def f(s):\n    v = aux(s); return v\n",
      "ONE line that holds two statements: the rule reads lines of TEXT, not statements, so this is one line that does "
      "not start with `return `: not a thin wrapper"),
+    ('def f(s):\n    """Doc\n    uses \'\'\' here\n    more\n    """\n    return aux(s)\n',
+     "a docstring ends at the next line holding triple quotes of EITHER kind, not only the kind that opened it: "
+     "`uses \'\'\' here` closes the `\"\"\"` docstring (test `'\"\"\"' in s or \"\'\'\'\" in s`, not `q in s` for the opening "
+     "q), so `more` is code and the lone `\"\"\"` after it opens a new docstring that swallows `return aux(s)`: one "
+     "line, `more`, not a `return`: not a thin wrapper"),
 ]
 
 # An answer that calls this ONE line a thin wrapper reads statements (an ast reading, a split at `;`), not lines.
@@ -137,9 +142,33 @@ def _reads_statements(fn) -> str:
     if not (is_bool(says) and bool(says)):
         return ""
     return ("Your function reads STATEMENTS, not lines (an ast reading, or a split at `;`): it calls the one line "
-            "`v = aux(s); return v` a thin wrapper. The rule reads the body's lines of TEXT: split the source at "
-            "newlines, strip each line, and judge the lines as they stand (a `;` does not split a line, and a comment "
-            "after code stays part of its line). ")
+            "`v = aux(s); return v` a thin wrapper; the rule reads lines of TEXT (a `;` does not split a line, and a "
+            "comment after code stays part of its line). ")
+
+
+def _reads_unstripped(fn, src: str, want: bool) -> str:
+    """The sentence for an answer that judges this main wrongly but its lines stripped (every line's indentation and
+    trailing spaces removed) rightly: it does not strip each line; "" for any other answer."""
+    flat = "\n".join(line.strip() for line in src.split("\n"))
+    if flat == src:
+        return ""
+    try:
+        says = fn(flat)
+    except Exception:  # noqa: BLE001 - no evidence either way
+        return ""
+    if not (is_bool(says) and bool(says) is want):
+        return ""
+    return ("Your function gets this main right once its indentation and trailing spaces are removed: did you strip "
+            "each line, at both ends (`line.strip()`: `    return aux(xs)` is the line `return aux(xs)`)? ")
+
+
+# The authors' rule, said once in a refusal of 04.thin_wrapper.
+_RULE = ("The rule: strip each line at both ends; drop blank lines, lines that start with #, and triple-quoted "
+         "docstrings (a line that starts with triple quotes; it is a whole docstring if it also ENDS with them after "
+         "some text, else the docstring runs through the next line holding triple quotes of EITHER kind). What is "
+         "left is a thin wrapper if it is NO line; ONE line that starts with `return ` and contains `aux`; or exactly "
+         "TWO lines, the first containing a match of `\\w+\\s*=\\s*aux\\s*\\(` (its name v), the second exactly "
+         "`return v`. Nothing else is.")
 
 
 @exercise("04.thin_wrapper")
@@ -163,17 +192,8 @@ def check_thin_wrapper(fn) -> None:
             raise ExerciseFailed(f"return True or False (a bool), not {got!r}, for this main:\n{src}")
         if bool(got) is not want:
             raise ExerciseFailed(f"thin_wrapper says {got!r} for this main ({why}); the rule (the library's reading of the "
-                                 f"authors' code) says {want}:\n{src}" + _reads_statements(fn) +
-                                 "The rule, on the lines stripped at both ends, after dropping blank lines, whole-line comments and "
-                                 "triple-quoted docstrings (any line that starts with triple quotes, wherever it "
-                                 "stands; it is a whole one-line docstring only if it also ENDS with them, else the "
-                                 "docstring runs up to the first line that contains triple quotes): NO line at all, or ONE "
-                                 "line that starts with `return ` (with its space) and contains `aux` anywhere (as a substring), or "
-                                 "exactly TWO lines, the first CONTAINING `v = aux(` somewhere (the authors' regex "
-                                 "\\w+\\s*=\\s*aux\\s*\\(, searched in the line: any whitespace, or none, around `=` and "
-                                 "before `(`) and "
-                                 "the second exactly `return v` (the same v; a comment after it counts as part of the "
-                                 "line), is a thin wrapper; nothing else is. Only whole-line comments are dropped.")
+                                 f"authors' code) says {want}:\n{src}"
+                                 + (_reads_statements(fn) or _reads_unstripped(fn, src, want)) + _RULE)
 
 
 # (aux, main) pairs on notebook 04's count_vowels problem: each earns a different set of levels.
@@ -243,6 +263,15 @@ def _facts(aux: str, main: str, problem: dict) -> dict:
                 calls_aux=calls_aux(main_f, entry), thin_wrapper=is_thin_wrapper(main_f, entry))
 
 
+_ALL_OR_NOTHING = "the tests level pays the SHARE passed / total, not all or nothing"
+_INTEGER_DIVISION = ("your tests level is 1 only when every test passed and 0 otherwise: `passed // total` is INTEGER "
+                     "division (0 until every test passes; write `/`), and `1.0 if passed == total` is all or nothing "
+                     "too; the tests level pays the SHARE passed / total (0.75 for 3 of 4)")
+_NEVER_CALLED = ("a main that never calls aux earns no bonus, but it loses nothing: no -0.5 (the table's -0.5 penalty is "
+                 "for a main that CALLS aux and drops its result, a case none of the eight facts shows); when calls_aux "
+                 "is False add nothing")
+
+
 def _slips(f: dict, want: float) -> list:
     """(the reward a likely misreading gives for the facts f, what to say about it): each a function of the facts."""
     tests_on = f["main_defined"] and f["parses"]
@@ -258,8 +287,7 @@ def _slips(f: dict, want: float) -> list:
          "function named aux in agent 1's answer there is no bonus, even if the main calls aux"),
         (base + (bonus if paid and f["aux_defined"] else 0.0), "the bonus needs aux to be FOUND, not to have a "
          "return: an aux without a return earns no 0.4 but still opens the bonus"),
-        (want - share + ((1.0 if f["passed"] == f["total"] else 0.0) if tests_on else 0.0),
-         "the tests level pays the SHARE passed / total, not all or nothing"),
+        (want - share + ((1.0 if f["passed"] == f["total"] else 0.0) if tests_on else 0.0), _ALL_OR_NOTHING),
         (want - share + (f["passed"] if tests_on else 0.0),
          "the tests level pays the share passed / total (at most 1.0), not the count"),
         (want - share / 2, "the tests level pays the whole share passed / total, up to 1.0 (all tests passed), not "
@@ -279,7 +307,7 @@ def _slips(f: dict, want: float) -> list:
          "a program that does not parse stops scoring at L2: you withhold only its syntax 0.5 and go on paying the "
          "tests share and the bonus; return right after the 0.6 when `parses` is False"),
         (want + (bonus if tests_on and f["passed"] == 0 and f["calls_aux"] and f["aux_found"] else 0.0),
-         "the bonus needs at least one passed test"),
+         "the bonus needs at least one passed test (`passed >= 1`; `passed >= 0` is always true)"),
         (want - (bonus if paid and f["aux_found"] and f["passed"] < f["total"] else 0.0),
          "the bonus needs at least ONE passed test, not all of them"),
         (want - (bonus if paid and f["aux_found"] and f["passed"] == 1 else 0.0),
@@ -319,6 +347,16 @@ def _slips(f: dict, want: float) -> list:
         (want + (0.5 - share / 2 if tests_on else 0.0),
          "you swapped the 0.5 and the 1.0 of L2 and L3: the syntax level pays 0.5, the tests level up to 1.0 "
          "(`0.5 + passed / total`, not `1.0 + 0.5 * passed / total`)"),
+        (want - share + ((f["passed"] // f["total"] if f["total"] else 0.0) if tests_on else 0.0), _INTEGER_DIVISION),
+        (want + (0.2 if f["aux_defined"] else 0.0) - (0.2 if f["main_defined"] else 0.0),
+         "you swapped aux's 0.4 and the entry point's 0.6: L1 pays 0.4 for aux (defined, with a return), L2 pays 0.6 "
+         "for the entry point (`reward = 0.4 if aux_defined else 0.0`, then `reward += 0.6`)"),
+        (want - (0.5 if tests_on and not f["calls_aux"] and f["passed"] >= 1 and f["aux_found"] else 0.0), _NEVER_CALLED),
+        (want - (0.5 if tests_on and not f["calls_aux"] and f["aux_found"] else 0.0), _NEVER_CALLED),
+        (want - (0.5 if tests_on and not f["calls_aux"] else 0.0), _NEVER_CALLED),
+        (want - (bonus * (1.0 - ratio) if paid and f["aux_found"] else 0.0),
+         "the bonus is paid in full once at least ONE test passed: 0.5 for calling aux, 1.0 more for not being a "
+         "thin wrapper; it is not scaled by the share passed / total (that share is the tests level's alone)"),
     ]
 
 
@@ -370,8 +408,10 @@ def _levels_hints(fn, cases: list) -> list:
     if not all(isinstance(g, (int, float)) and not isinstance(g, bool) for g in gots):
         return []
     slips = [_slips(facts, want) for facts, want in kept]
-    hints = [slips[0][j][1] for j in range(len(slips[0]))
-             if all(abs(g - s[j][0]) <= 1e-6 for g, s in zip(gots, slips))]
+    hints = list(dict.fromkeys(slips[0][j][1] for j in range(len(slips[0]))
+                               if all(abs(g - s[j][0]) <= 1e-6 for g, s in zip(gots, slips))))
+    if _INTEGER_DIVISION in hints and _ALL_OR_NOTHING in hints:   # the pair of total = 0 raised: the sentence
+        hints.remove(_ALL_OR_NOTHING)                              # naming both readings says it
     for k in range(4):          # rounded: within half a unit of the k-th decimal, and a whole number of such units
         if all(abs(g - w) <= 0.5 * 10 ** -k + 1e-9 and abs(g * 10 ** k - round(g * 10 ** k)) <= 1e-6
                for g, (_, w) in zip(gots, kept)):
@@ -395,8 +435,27 @@ def _gate_here(facts: dict) -> str:
                 "after the syntax 0.5 (no bonus).")
     if facts["calls_aux"] and (facts["passed"] == 0 or not facts["aux_found"]):
         return (" Remember the gate here: the cooperation bonus needs at least one passed test and an extracted aux "
-                "(aux_found), whether or not the main calls aux.")
+                "(aux_found); this gate comes before the call test, so a main that calls aux earns no bonus without "
+                "them.")
     return ""
+
+
+def _type_said(got, want: float) -> str:
+    """The sentence for a reward that is not a number (a bool, a str); "" for any other answer."""
+    if is_bool(got):
+        return (f" Your reward is a bool, {got!r}: coding_reward returns the reward as a NUMBER, the levels earned added "
+                "up (a float from 0.0 to 4.0), not whether something was earned"
+                + (" (`aux_defined and 0.4` is False, not 0.0, where aux_defined is False: write "
+                   "`0.4 if aux_defined else 0.0`)." if not got else "."))
+    if isinstance(got, str):
+        try:
+            same = abs(float(got) - want) <= 1e-6
+        except ValueError:
+            same = False
+        return (f" Your reward is a str, {got!r}" + (": the right value, but as text" if same else "")
+                + ": return the number itself, a float (no str(), f-string or format()).")
+    return ""
+
 
 
 def _crash_said(exc: Exception, facts: dict):
@@ -449,8 +508,9 @@ def check_levels(fn) -> None:
     for label, (facts, want) in zip(labels, cases):
         got = _as_number(call_answer(_call, fn, dict(facts), said=lambda exc, facts=facts: _crash_said(exc, facts)))
         if not _is_right(got, want):
-            hints = _levels_hints(fn, cases)
+            said = _type_said(got, want)
+            hints = [] if said else _levels_hints(fn, cases)
             shown = f"{want:.2f}" if abs(want - round(want, 2)) < 1e-9 else f"{want:.4f}"   # 3.3333, not 3.33
             raise ExerciseFailed(f"for the facts {facts} your reward is {got!r}; the library's is {shown} "
-                                 f"({label})." + _gate_here(facts)
+                                 f"({label})." + (said or _gate_here(facts))
                                  + (" Your rewards on every set of facts fit this slip: " + "; ".join(hints) + "." if hints else ""))

@@ -46,10 +46,28 @@ def _eps_added(R: torch.Tensor, got: torch.Tensor):
 
 
 # The check's groups: all equal (std 0), the notebook's, G = 2 and 6 (a G fixed in the code shows), rewards that barely
-# differ (where eps matters), and one float64 group (the result keeps R's dtype).
+# differ (where eps matters), one float64 group (the result keeps R's dtype), and last a group of 6 with one outlier,
+# whose advantage (G - 1) / sqrt(G) = 2.04 is the largest a group of 6 can give (an unasked clip at +-2 shows).
 _STD_CASES = [([0.5, 0.5, 0.5, 0.5], torch.float32), ([0.2, 1.0, 0.6, 0.2], torch.float32),
               ([1.0, 2.0], torch.float32), ([3.0, 0.0, 0.0, 0.0, 0.0, 1.5], torch.float32),
-              ([0.7, 0.7, 0.7, 0.71], torch.float32), ([0.1, 0.9, 0.4], torch.float64)]
+              ([0.7, 0.7, 0.7, 0.71], torch.float32), ([0.1, 0.9, 0.4], torch.float64),
+              ([0.0, 0.0, 1.0, 0.0, 0.0, 0.0], torch.float32)]
+
+
+def _clipped(r, R: torch.Tensor, got: torch.Tensor, want: torch.Tensor):
+    """The sentence for an answer that is the right advantages clipped (a .clamp(-c, c), or on one side only)."""
+    lo, hi = got.min().item(), got.max().item()
+    bounds = ([f"{lo:.4g}"] if want.min().item() < lo - 1e-4 else []) + (
+        [f"{hi:.4g}"] if want.max().item() > hi + 1e-4 else [])
+    kept = (want >= lo - 1e-4) & (want <= hi + 1e-4)       # the entries a clip leaves alone: one of them, not 0,
+    if not bounds or not bool((want[kept].abs() > 1e-3).any()) or not _close(got, want.clamp(lo, hi)):
+        return None                                        # shows the scale is right (not a smaller divisor)
+    G, top = len(R), want.abs().max().item()
+    outlier = (f" (one outlier in a group of G gets (G - 1) / sqrt(G), {(G - 1) / math.sqrt(G):.4g} for G = {G}, "
+               "more for a larger G)" if abs(top - (G - 1) / math.sqrt(G)) < 1e-3 else "")
+    return (f"for {r} you clipped the advantages at {' and '.join(bounds)}: the right ones run from "
+            f"{want.min().item():.4g} to {want.max().item():.4g} here{outlier}. TRL's std scaling clips nothing: "
+            "(R - R.mean()) / (R.std() + 1e-4), without .clamp().")
 
 
 def _wrong_centre(r, R: torch.Tensor, got: torch.Tensor):
@@ -192,6 +210,9 @@ def check_std_scaled(fn):
             raise ExerciseFailed(f"for {r} the advantages are {[round(x, 7) for x in want.tolist()]}, you returned "
                                  f"{[round(x, 7) for x in got.float().tolist()]}: you rounded "
                                  f"them to {digits} decimal(s). Return them unrounded; the check compares to 1e-5.")
+        said = _clipped(r, R, got, want)
+        if said:
+            raise ExerciseFailed(said)
         zscore = (R - R.mean()) / R.std(unbiased=False).clamp_min(1e-6)
         if _close(got, zscore):
             raise ExerciseFailed(f"for {r} that is CoMLRL's z-score, (R - mean) / R.std(unbiased=False).clamp_min(1e-6): "
@@ -229,6 +250,10 @@ def check_std_scaled(fn):
             raise ExerciseFailed(f"for {r} you divided by the range, max - min = {spread:.4g}; TRL divides by the sample "
                                  f"standard deviation, R.std() = {R.std().item():.4g} here, plus 1e-4: "
                                  "(R - R.mean()) / (R.std() + 1e-4).")
+        if _close(got, R - R.mean()):
+            raise ExerciseFailed(f"for {r} you did not divide by the std: you returned the centred rewards, R - R.mean(). "
+                                 "TRL's std scaling divides them by the sample std plus 1e-4, "
+                                 f"{R.std().item() + 1e-4:.4g} here: (R - R.mean()) / (R.std() + 1e-4).")
         eps = _eps_added(R, got)
         if eps is not None and eps > 0.01:        # no eps anyone picks: the divisor is another spread than the std
             raise ExerciseFailed(f"for {r} you divided the centred rewards by {R.std().item() + eps:.4g}, not by the "
@@ -333,6 +358,19 @@ def check_comlrl_credit(fn):
                             "variance's divisor, or a mean of the others). CoMLRL's credit takes the SUMS as they are: "
                             "each agent's G sums, S = torch.stack([R.view(G, G).sum(1), R.view(G, G).sum(0)]), minus "
                             "their mean (or max), with no division.")
+                elif torch.allclose(got, want / G ** 2, atol=1e-5):
+                    hint = (f" Yours is the credit divided by G * G = {G * G}: you divided the sums by the size of the "
+                            "grid (a mean over all G * G rewards). CoMLRL's credit takes the SUMS as they are: each "
+                            "agent's G sums, S = torch.stack([R.view(G, G).sum(1), R.view(G, G).sum(0)]), minus their "
+                            "mean (or max), with no division.")
+                elif mode == "max" and torch.allclose(got, S - R.max(), atol=1e-5):
+                    hint = (f" Your baseline is the largest SINGLE reward, R.max() = {R.max().item():.4g}; 'max' "
+                            "subtracts the largest of the agent's G SUMS (each sum adds G rewards): "
+                            "S.max(1, keepdim=True).values.")
+                elif mode == "mean" and torch.allclose(got, S - R.mean(), atol=1e-5):
+                    hint = (f" Your baseline is the mean of the G * G single rewards, R.mean() = {R.mean().item():.4g}; "
+                            "'mean' subtracts the mean of the agent's G SUMS, which is G times that (each sum adds G "
+                            f"rewards): {G} * R.mean() = {G * R.mean().item():.4g} here, S.mean(1, keepdim=True).")
                 elif mode == "mean" and torch.allclose(got, S - S.sum(1, keepdim=True) / (G - 1), atol=1e-5):
                     hint = (f" Your baseline divides the sum of the G sums by G - 1 = {G - 1}; their mean divides it by "
                             f"G = {G}: S.mean(1, keepdim=True), or S.sum(1, keepdim=True) / G.")

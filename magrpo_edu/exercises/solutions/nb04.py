@@ -612,3 +612,71 @@ def _split_at_semicolons(main: str) -> bool:     # `;` read as a line break: `n 
 MISTAKES["04.thin_wrapper"] += [_docstring_two_quotes_one_line,
                                 _thin_wrapper_ast,   # the body's STATEMENTS read (ast), not its lines of text
                                 _split_at_semicolons]
+
+
+def _docstring_closed_by_own_kind(main: str) -> bool:   # a docstring closed only by the kind of quotes that opened it
+    rest = [x.strip() for x in main.split("\n")[1:]]      # (the rule: the next line holding triple quotes of EITHER kind)
+    body, i = [], 0
+    while i < len(rest):
+        s = rest[i]
+        i += 1
+        if not s or s.startswith("#"):
+            continue
+        if s.startswith(('"' * 3, "'" * 3)):
+            q = s[:3]
+            if not (s.endswith(q) and len(s) > 3):
+                while i < len(rest) and q not in rest[i]:
+                    i += 1
+                i += 1
+            continue
+        body.append(s)
+    return _rule_on_lines(body)
+
+
+def _lines_not_stripped(main: str) -> bool:       # the lines kept with their indentation: `    return aux(xs)` does not
+    body = [x for x in main.split("\n")[1:]         # start with `return `
+            if x.strip() and not x.strip().startswith(("#", '"' * 3, "'" * 3))]
+    return _rule_on_lines(body)
+
+
+MISTAKES["04.thin_wrapper"] += [_docstring_closed_by_own_kind, _lines_not_stripped]
+
+
+def _tests_integer_division(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # `passed // total`: integer division, 0 until every test passes
+    r = coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    return r - (passed / total if total else 0.0) + (passed // total if total else 0.0) if main_defined and parses else r
+
+
+def _l1_l2_swapped(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # aux pays 0.6 and the entry point 0.4
+    r = coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    return r + (0.2 if aux_defined else 0.0) - (0.2 if main_defined else 0.0)
+
+
+def _reward_as_bool(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # whether a reward is earned, not the reward
+    return coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper) > 0
+
+
+def _reward_as_text(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the right value as a str: f"{reward:.2f}"
+    return f"{coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):.2f}"
+
+
+def _never_called_penalised(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # -0.5 for a main that never calls aux (the table's penalty is for a main that calls aux and drops its result)
+    r = coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    return r - 0.5 if main_defined and parses and passed >= 1 and aux_found and not calls_aux else r
+
+
+def _bonus_times_share(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the bonus scaled by the share passed / total, not paid in full
+    r = coding_reward(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    if main_defined and parses and passed >= 1 and aux_found and calls_aux:
+        r -= (0.5 if thin_wrapper else 1.5) * (1 - passed / total)
+    return r
+
+
+MISTAKES["04.levels"] += [_tests_integer_division, _l1_l2_swapped, _reward_as_bool, _reward_as_text,
+                          _never_called_penalised, _bonus_times_share]

@@ -137,6 +137,8 @@ MISTAKES = {
         lambda R: (R - R.mean()) / ((((R - R.mean()) ** 2).sum() / (len(R) - 2)).sqrt() + 1e-4),   # squares by G - 2
         _std_mean_swapped,                                              # (std, mean) unpacked as (mean, std)
         lambda R: (R - R.mean()) / (R.var(unbiased=False) + 1e-4).sqrt(),   # population variance, eps under the root
+        lambda R: ((R - R.mean()) / (R.std() + 1e-4)).clamp(-2, 2),     # clipped at +-2: nothing asks for a clip
+        lambda R: R - R.mean(),                                         # centred, not divided by the std
     ],
     "06.comlrl_credit": [
         _comlrl_centres_R_in_place,
@@ -160,6 +162,12 @@ MISTAKES = {
         lambda R, G, mode: comlrl_credit(R, G, mode) / (G - 1),                    # the sums divided by G - 1
         lambda R, G, mode: (lambda S: S - (S.sum(1, keepdim=True) / (G - 1) if mode == "mean"
                                            else S.max(1, keepdim=True).values))(_comlrl_sums(R, G)),   # mean by G - 1
+        lambda R, G, mode: (lambda S: S - (S.mean(1, keepdim=True) if mode == "mean" else R.max()))(
+            _comlrl_sums(R, G)),                                                   # 'max': the largest SINGLE reward
+        lambda R, G, mode: (lambda S: S - (R.mean() if mode == "mean" else S.max(1, keepdim=True).values))(
+            _comlrl_sums(R, G)),                                                   # 'mean': the mean SINGLE reward
+        lambda R, G, mode: (lambda S: S - (S.mean(1, keepdim=True) if mode == "mean"
+                                           else S.max(1, keepdim=True).values))(_comlrl_sums(R, G) / G ** 2),  # sums / G^2
         lambda R, G, mode: (lambda S: S - (S.mean(1, keepdim=True) if mode == "mean"
                                            else S.min(1, keepdim=True).values))(_comlrl_sums(R, G)),   # min for 'max'
         _comlrl_loo,                                                               # leave-one-out among the sums

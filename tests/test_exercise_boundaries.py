@@ -94,7 +94,7 @@ BOUNDARIES = {
         ("the mean with /, not // (a whole number)", nb00._floor_mean, "floor division"),
         ("the rule written out, not the package's", nb00.MISTAKES["00.group_advantages"][26], "package's own `group_advantages`"),
         ("the mean, not the max (MAReMax)", nb00.MISTAKES["00.group_advantages"][1], "MAReMax's baseline"),
-        ("no clamp: r - mean, whatever its size", nb00.MISTAKES["00.group_advantages"][27], "MAGRPO does not clamp"),
+        ("no clamp: r - mean, whatever its size", nb00.MISTAKES["00.group_advantages"][27], "nothing else: here"),
         ("G, not G-1, in the mean", nb00.MISTAKES["00.group_advantages"][3], "divided the sum by G-1"),
     ],
     "00.length_ratio_reward": [

@@ -196,9 +196,10 @@ def check_group_advantages(fn) -> None:
             elif close([-w for w in want]):
                 hint = " (the sign is flipped: reward minus mean, so a joint action above the mean gets a positive advantage)"
             elif (b := _clamped_to(fn, got, want)) is not None:
-                hint = (f" (you clamped them to [-{b:g}, {b:g}]: MAGRPO does not clamp: reward minus the mean, nothing "
-                        f"else. An advantage of {max(want, key=abs):g} is used as it is, however large; PPO's and GRPO's "
-                        "clipping acts on the probability ratio, not on the advantages. Drop the max/min)")
+                hint = (f" (you clamped them to [-{b:g}, {b:g}]: the advantage is reward minus the mean, nothing "
+                        f"else: here {max(want, key=abs):g}. (The trainer clips advantages at +-10 by default, "
+                        "MAGRPOConfig.advantage_clip, paper-era code; it never binds for rewards in [0, 1]. That is a "
+                        "setting of the trainer, not part of the formula asked for.) Drop the max/min)")
             elif G > 1 and close([r - sum(rewards) / (G - 1) for r in rewards]):
                 hint = (f" (you divided the sum by G-1 = {G - 1}: the mean of the G = {G} rewards is sum(rewards) / G "
                         f"= {sum(rewards):g} / {G} = {sum(rewards) / G:.6g}, not {sum(rewards):g} / {G - 1} = "

@@ -385,9 +385,9 @@ def check_leave_one_out(fn):
                     o is None or torch.allclose(o, loo_of(torch.tensor(x)).clamp(-bound, bound), atol=1e-5)
                     for x, o in zip(groups, _outputs(fn, groups))):
                 raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are {shown}, you returned {gave}: "
-                                     f"you clipped them to [-{bound:.4g}, {bound:.4g}]. Leave-one-out does not clip "
-                                     "(PPO's and GRPO's clipping acts on the probability ratio, not on the "
-                                     "advantages): A^(g) = r_g - (sum of the others) / (G-1), whatever its size.")
+                                     f"you clipped them to [-{bound:.4g}, {bound:.4g}]. The formula has no clip: "
+                                     "A^(g) = r_g - (sum of the others) / (G-1), whatever its size (the trainer's "
+                                     "advantage_clip of +-10 is a setting applied afterwards, not part of it).")
             one_baseline = lambda X, o: any(torch.allclose(o, X - _others(X, k).mean(), atol=1e-5)  # noqa: E731
                                             for k in range(len(X)))
             if one_baseline(R, got) and all(o is None or one_baseline(torch.tensor(x), o)

@@ -545,6 +545,9 @@ BOUNDARIES = {
         ("the ratio of exps minus d still overflows", nb08.MISTAKES["08.k3_estimator"][27], "ratio of two exps"),
         ("log(exp(d)) underflows: use d itself", nb08.MISTAKES["08.k3_estimator"][28], r"You take the log of r = exp\(d\).*underflows to 0"),
         ("no epsilon inside the log", nb08.MISTAKES["08.k3_estimator"][29], r"epsilon inside the log"),
+        ("a ratio of exps underflows in float64 too", nb08.MISTAKES["08.k3_estimator"][30], r"float64 moves the underflow further out.*ratio of two exps"),
+        ("k2 = d^2/2 is not k3", nb08.MISTAKES["08.k3_estimator"][3], r"that is k2 = d\^2/2"),
+        ("k3 with no 1/2 factor", nb08.MISTAKES["08.k3_estimator"][31], r"You halved k3"),
     ],
     "08.spot_the_hack": [
         ("a reward rise of exactly 0.1 is not MORE than 0.1", _spot(strict=(False, True, True)), "exactly 0.1"),
@@ -563,6 +566,7 @@ BOUNDARIES = {
         ("repetition above 0.2 is enough, not also above the untrained", nb08.MISTAKES["08.spot_the_hack"][50], r"above 0\.2 AND above its UNTRAINED value"),
         ("repetition against 0.2, not untrained + 0.2", nb08.MISTAKES["08.spot_the_hack"][51], r"repetition CHANGE"),
         ("the repetition line is 0.2, not 0.25", nb08.MISTAKES["08.spot_the_hack"][52], r"line is at about 0\.25, not 0\.2.*strictly above"),
+        ("naturalness trained - untrained, not untrained - trained", nb08.MISTAKES["08.spot_the_hack"][53], r"FALLS by 2\.5 nats.*sign is flipped"),
     ],
     "09.vocabulary_level": [
         ("u = 0.5 and u = 1.7 are inside", nb09._mistake_open_edges, "Both ends"),

@@ -95,6 +95,37 @@ def _log_of_exp_d(fn) -> bool:
         return False
 
 
+def _deep_probe(fn, deep_logp: torch.Tensor, deep_ref: torch.Tensor) -> None:
+    """Very negative log-probs (rare tokens) with d moderate, in float32 (down to -120) or float64 (about -800): where
+    exp of a log-prob on its own underflows to 0 in that dtype while e^d is finite; a ratio of two exps, or a log of
+    r = exp(d), refused in a sentence that names it."""
+    f64 = deep_logp.dtype == torch.float64
+    name, low, tiny = ("float64", "-800", "e^-745") if f64 else ("float32", "-120", "e^-103")
+    deep_d = (deep_ref - deep_logp).double()
+    deep_want = torch.exp(deep_d) - deep_d - 1
+    got = _k3_call(fn, deep_logp, deep_ref, f"{name} log-probs down to {low}").detach()
+    if torch.allclose(got.double(), deep_want, rtol=1e-5, atol=1e-5):
+        return
+    shown = (f"for {name} logp {deep_logp.tolist()} and ref_logp {deep_ref.tolist()} (d = ref_logp - logp = "
+             f"{deep_d.tolist()}) the k3 terms are {[float(f'{x:.4g}') for x in deep_want.tolist()]}, you returned "
+             f"{[float(f'{x:.4g}') for x in got.double().tolist()]}")
+    if not f64 and not torch.isfinite(got).all() and _log_of_exp_d(fn):
+        raise ExerciseFailed(f"{shown}: an inf or nan where k3 is finite. You take the log of r = exp(d): in "
+                             "float32 r = exp(d) underflows to 0 for d below about -103 (e^-103 is about the "
+                             "smallest float32), here at d = -119, and log(0) = -inf, so r - log(r) - 1 is inf. "
+                             "log r is d itself: use d directly, k3 = exp(d) - d - 1, with no log of the exp.")
+    if not torch.isfinite(got).all():
+        where = (f"In float64 e^-800 and e^-810 are 0 too (the smallest float64 is about {tiny}): casting to "
+                 "float64 moves the underflow further out, it does not remove it, so" if f64 else
+                 f"In float32 e^-110 and e^-120 are 0 (the smallest float32 is about {tiny}), so")
+        raise ExerciseFailed(f"{shown}: an inf or nan where k3 is finite. {where} the ratio of two exps, "
+                             "exp(ref_logp) / exp(logp), under- or overflows to 0 or inf (0 / 0 = nan) on rare "
+                             "tokens, and its log to -inf or inf, though d itself is moderate. Compute d = ref_logp - "
+                             "logp first, then exp(d): k3 = e^d - d - 1, with no exp of a log-prob on its own.")
+    raise ExerciseFailed(f"{shown}: compute e^d - d - 1 with d = ref_logp - logp on every token, however negative "
+                         "the log-probs are (no clamp of logp or ref_logp: a rare token is a token like any other).")
+
+
 def _in_place_said(exc: Exception, inputs: str) -> str:
     """The sentence for torch's in-place errors (an op_ on a tensor autograd saved, or on a leaf that requires grad);
     '' for any other exception."""
@@ -146,6 +177,17 @@ def check_k3(fn):
                              "- 1 with d = log pi_ref - log pi is never negative, because e^d >= 1 + d for every d. Both "
                              "parts are needed: -d alone is k1, e^d - 1 alone has mean 0.")
     if not torch.allclose(got.float(), want, atol=1e-5, rtol=1e-5):
+        d = ref - logp
+        if torch.allclose(got.float(), 0.5 * d ** 2, atol=1e-5, rtol=1e-5):
+            raise ExerciseFailed(f"for d = ref_logp - logp = {_fmt(d[0])} the k3 terms are {_fmt(want[0])}, you "
+                                 f"returned {_fmt(got[0])}: that is k2 = d^2/2, notebook 08's section 1b: never "
+                                 "negative, but its mean under pi is not the KL, and its value is not k3's. k3 is e^d "
+                                 "- d - 1 (d = ref_logp - logp): exp(d), not d squared.")
+        if torch.allclose(got.float(), 0.5 * want, atol=1e-5, rtol=1e-5):
+            raise ExerciseFailed(f"for d = ref_logp - logp = {_fmt(d[0])} the k3 terms are {_fmt(want[0])}, you "
+                                 f"returned {_fmt(got[0])}: exactly half of k3 on every token. You halved k3 (a 1/2 "
+                                 "carried over from k2 = d^2/2?): k3 is e^d - d - 1 with no factor, and only then is "
+                                 "its mean under pi the KL itself.")
         # 2. say what the answer estimates instead, exactly, on a small vocabulary
         for lp, lr in _vocabularies():
             est = _k3_call(fn, lp, lr, "float64 log-probs of a 6-token vocabulary")
@@ -185,27 +227,12 @@ def check_k3(fn):
     #      exps, exp(ref_logp) / exp(logp), is 0 or inf (and its log -inf or inf) where e^d itself is finite: k3 is 118
     #      at d = -119 and e^80 - 81 = 5.5e34 at d = 80 (e^119, at logp -120 and ref_logp -1, would overflow float32
     #      in the right formula too, so the probe stops at 80)
-    deep_logp, deep_ref = torch.tensor([-1.0, -110.0, -2.5]), torch.tensor([-120.0, -30.0, -105.0])
-    deep_d = (deep_ref - deep_logp).double()
-    deep_want = torch.exp(deep_d) - deep_d - 1
-    got = _k3_call(fn, deep_logp, deep_ref, "float32 log-probs down to -120").detach()
-    if not torch.allclose(got.double(), deep_want, rtol=1e-5, atol=1e-5):
-        shown = (f"for logp {deep_logp.tolist()} and ref_logp {deep_ref.tolist()} (d = ref_logp - logp = "
-                 f"{deep_d.tolist()}) the k3 terms are {[float(f'{x:.4g}') for x in deep_want.tolist()]}, you returned "
-                 f"{[float(f'{x:.4g}') for x in got.double().tolist()]}")
-        if not torch.isfinite(got).all() and _log_of_exp_d(fn):
-            raise ExerciseFailed(f"{shown}: an inf or nan where k3 is finite. You take the log of r = exp(d): in "
-                                 "float32 r = exp(d) underflows to 0 for d below about -103 (e^-103 is about the "
-                                 "smallest float32), here at d = -119, and log(0) = -inf, so r - log(r) - 1 is inf. "
-                                 "log r is d itself: use d directly, k3 = exp(d) - d - 1, with no log of the exp.")
-        if not torch.isfinite(got).all():
-            raise ExerciseFailed(f"{shown}: an inf or nan where k3 is finite. In float32 e^-110 and e^-120 are 0 (the "
-                                 "smallest float32 is about e^-103), so the ratio of two exps, exp(ref_logp) / "
-                                 "exp(logp), under- or overflows to 0 or inf on rare tokens, and its log to -inf or inf, "
-                                 "though d itself is moderate. Compute d = ref_logp - logp first, then exp(d): k3 = e^d "
-                                 "- d - 1, with no exp of a log-prob on its own.")
-        raise ExerciseFailed(f"{shown}: compute e^d - d - 1 with d = ref_logp - logp on every token, however negative "
-                             "the log-probs are (no clamp of logp or ref_logp: a rare token is a token like any other).")
+    _deep_probe(fn, torch.tensor([-1.0, -110.0, -2.5]), torch.tensor([-120.0, -30.0, -105.0]))
+    # 1b+'. the same in float64 (log-probs about -800, d from -5 to 10): e^-800 is 0 in float64 too (the smallest
+    #       float64 is about e^-745), so a ratio of two exps computed in float64 is 0 / 0 = nan there: a cast to
+    #       float64 moves the underflow further out, it does not remove it
+    _deep_probe(fn, torch.tensor([-800.0, -810.0, -1.0], dtype=torch.float64),
+                torch.tensor([-805.0, -800.0, -3.0], dtype=torch.float64))
     # 1b'. one token, as a 1-element tensor and as a 0-d tensor: the same formula, the same shape back
     for small_logp, small_ref, inputs in ((torch.tensor([-2.0]), torch.tensor([-0.5]), "one token, shape (1,)"),
                                           (torch.tensor(-2.0), torch.tensor(-0.5), "one token as a 0-d tensor, shape ()")):
@@ -605,11 +632,35 @@ def _probe(fn) -> list[str]:
             said.append(f"your reward line is at about {rw[0]:.3g}, not 0.1: your rule " + (
                 f"counts rises from {rw[0]:.3g} to 0.1 as risen, which are not MORE than 0.1" if rw[0] < 0.1 else
                 f"misses rises between 0.1 and {rw[0]:.3g}") + "; the rule: trained['reward'] - untrained['reward'] > 0.1")
+    # naturalness that FELL by more than 1 nat (3.0 -> 0.5, back towards the base model's language) is no drift
+    fall_said = False
+    for k in (1, 2):
+        u = _row(1.0, 3.0 if k == 1 else 0.5, 3.0 if k == 2 else 0.5, 0.0, 0.0)
+        t = _row(1.5, 0.5, 0.5, 0.0, 0.0)
+        try:
+            fell_flagged = _flags(fn, u, t)
+        except Exception:  # noqa: BLE001 - an answer that crashes on a probe gets no diagnosis
+            break
+        if not fell_flagged:
+            continue
+        rise = _alone_turn(fn, "naturalness", k)
+        if rise == "never":
+            said.append(f"your rule flags agent {k} when its naturalness FALLS by 2.5 nats (3.0 -> 0.5, back towards "
+                        f"the base model's language), but never when it RISES (even by 4 nats): the sign is flipped, "
+                        "untrained - trained. The rule: trained naturalness - untrained naturalness > 1, only a rise "
+                        "counts")
+        else:
+            said.append(f"your rule flags agent {k} when its naturalness FALLS by 2.5 nats (3.0 -> 0.5, back towards "
+                        "the base model's language) as well as when it rises: a fall is no drift (an abs() of the "
+                        "change?). The rule: trained naturalness - untrained naturalness > 1, only a rise counts, no "
+                        "abs")
+        fall_said = True
+        break
     skip_repetition_of = None                       # an agent whose naturalness and repetition are both ignored
     for key, want, span, bases in (("naturalness", 1.0, 4.0, (0.5, 2.0)), ("repetition", 0.2, 1.0, (0.0, 0.1))):
         for k in (1, 2):
-            if key == "repetition" and k == skip_repetition_of:
-                continue                            # said with its naturalness: agent k is ignored altogether
+            if key == "repetition" and k == skip_repetition_of or key == "naturalness" and fall_said:
+                continue                            # said already: agent k ignored altogether, or a fall flagged
             def rows(x, b, k=k):
                 u = _row(1.0, 0.5, 0.5, 0.0, 0.0)
                 u[f"{key}{k}"] = b

@@ -444,3 +444,27 @@ MISTAKES["08.spot_the_hack"] += [
         or max(t["repetition1"], t["repetition2"]) > u["repetition1"] + 0.2)),   # 0.2 above agent 1's untrained value
     _spot_rule(rep=lambda t, u: t > 0.25),                                             # a 0.25 line, not 0.2
 ]
+
+
+def _k3_ratio_of_exps_float64(logp, ref_logp):        # the ratio of exps in float64: 0 / 0 = nan below e^-745
+    l, r = logp.double(), ref_logp.double()
+    return r.exp() / l.exp() - (r - l) - 1
+
+
+def _k3_halved(logp, ref_logp):                       # k3 with k2's 1/2 carried over: half the KL
+    return 0.5 * k3_estimator(logp, ref_logp)
+
+
+def _spot_naturalness_sign_flipped(untrained, trained):   # untrained - trained > 1: flags a FALL, misses a rise
+    return bool(trained["reward"] - untrained["reward"] > 0.1 and any(
+        untrained[f"naturalness{k}"] - trained[f"naturalness{k}"] > 1 or trained[f"repetition{k}"] > 0.2
+        for k in (1, 2)))
+
+
+MISTAKES["08.k3_estimator"] += [
+    _k3_ratio_of_exps_float64,                                                         # ratio of exps, in float64
+    _k3_halved,                                                                        # 0.5 * k3
+]
+MISTAKES["08.spot_the_hack"] += [
+    _spot_naturalness_sign_flipped,                                                    # naturalness change flipped
+]

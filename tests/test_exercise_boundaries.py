@@ -344,6 +344,14 @@ BOUNDARIES = {
         ("a number, not a str", nb04.MISTAKES["04.levels"][33], r"Your reward is a str"),
         ("no -0.5 for a main that never calls aux", nb04.MISTAKES["04.levels"][34], r"it loses nothing: no -0\.5"),
         ("the bonus in full, not scaled by the share", nb04.MISTAKES["04.levels"][35], r"not scaled by the share"),
+        ("no entry point: 0.0 without aux_defined, not a fixed 0.4", nb04.MISTAKES["04.levels"][36], r"you return a fixed 0\.4"),
+        ("no parse: 0.6 without aux_defined, not a fixed 1.0", nb04.MISTAKES["04.levels"][37], r"fixed 1\.0 from you"),
+        ("no test: 1.1 without aux_defined, not a fixed 1.5", nb04.MISTAKES["04.levels"][38], r"you return a fixed 1\.5"),
+        ("at the gate aux's 0.4 needs aux_defined", nb04.MISTAKES["04.levels"][39], r"aux's 0\.4 for aux_found"),
+        ("the summed points, not reward / 4", nb04.MISTAKES["04.levels"][40], r"not a share of 4"),
+        ("no cap below 4.0", nb04.MISTAKES["04.levels"][41], r"min\(reward, 3\.5\)"),
+        ("a float, not a dict", nb04.MISTAKES["04.levels"][42], r"return a float, not a dict"),
+        ("the reward shown formatted", nb04.MISTAKES["04.levels"][16], r"your reward is 3\.33;"),
     ],
     "04.thin_wrapper": [
         ("NO line at all is a wrapper", nb04._empty_not_wrapper, None),
@@ -369,6 +377,8 @@ BOUNDARIES = {
         ("lines, not a split at ;", nb04.MISTAKES["04.thin_wrapper"][29], r"reads STATEMENTS, not lines"),
         ("a docstring ends at triple quotes of EITHER kind", nb04.MISTAKES["04.thin_wrapper"][30], r"triple quotes of EITHER kind"),
         ("each line stripped", nb04.MISTAKES["04.thin_wrapper"][31], r"did you strip each line"),
+        ("one-line docstring ends with ITS OWN quotes", nb04.MISTAKES["04.thin_wrapper"][32], r"END with ITS OWN quotes"),
+        ('""""""' " is a one-line docstring", nb04.MISTAKES["04.thin_wrapper"][33], r"not `len\(s\) > 6`"),
     ],
     "05.discounted_returns": [
         ("children keyed by j, some joint actions without a child", nb05._children_by_index, "dict"),

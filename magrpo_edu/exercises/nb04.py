@@ -81,8 +81,9 @@ WRAPPER_CASES = [
      "test is another rule)"),
     ('def f(xs):\n    """\n    Double each number.\n    """\n    return aux(xs)\n',
      "a docstring whose opening `\"\"\"` stands ALONE on its line: a lone `\"\"\"` OPENS a docstring, it does not "
-     "close one on the same line (it starts and ends with three quotes, but they are the same three: a one-line "
-     "docstring has text between its quotes, so test `len(s) > 3` too), so `Double each number.` is docstring, "
+     "close one on the same line (it starts and ends with three quotes, but they are the same three: a line that is "
+     "only the three quotes opens a docstring, so test `len(s) > 3` too; `\"\"\"\"\"\"`, six quotes, is a whole "
+     "one-line docstring), so `Double each number.` is docstring, "
      "dropped up to the closing `\"\"\"`, and the body is the one line `return aux(xs)`"),
     ('def f(xs):\n    """Double each\n    number."""\n    return len(xs)\n',
      "a docstring that closes at the END of a text line (`number.\"\"\"`), not on a line of its own: the docstring "
@@ -120,6 +121,15 @@ WRAPPER_CASES = [
      "`uses \'\'\' here` closes the `\"\"\"` docstring (test `'\"\"\"' in s or \"\'\'\'\" in s`, not `q in s` for the opening "
      "q), so `more` is code and the lone `\"\"\"` after it opens a new docstring that swallows `return aux(s)`: one "
      "line, `more`, not a `return`: not a thin wrapper"),
+    ('def f(s):\n    \'\'\'Count."""\n    n = len(s)\n    return aux(s)\n',
+     "a line that opens with `\'\'\'` and ends with `\"\"\"`: a one-line docstring must END with ITS OWN quotes, the "
+     "kind that opened it (test `s.endswith(s[:3])`, not `s.endswith('\"\"\"') or s.endswith(\"\'\'\'\")`); this one "
+     "does not, so it OPENS a docstring that runs through the next line holding triple quotes (none here) and "
+     "swallows the rest of the body: no line is left, a thin wrapper (the authors' reading)"),
+    ('def f(s):\n    """"""\n    n = len(s)\n    return aux(s)\n',
+     "`\"\"\"\"\"\"`, six quotes, is a whole one-line docstring (an empty one): it starts and ends with three quotes and "
+     "is longer than three (test `len(s) > 3`, not `len(s) > 6`: only a line that is just the three quotes opens a "
+     "docstring), so it drops only itself and the body is two lines, the first not `v = aux(`: not a thin wrapper"),
 ]
 
 # An answer that calls this ONE line a thin wrapper reads statements (an ast reading, a split at `;`), not lines.
@@ -164,8 +174,8 @@ def _reads_unstripped(fn, src: str, want: bool) -> str:
 
 # The authors' rule, said once in a refusal of 04.thin_wrapper.
 _RULE = ("The rule: strip each line at both ends; drop blank lines, lines that start with #, and triple-quoted "
-         "docstrings (a line that starts with triple quotes; it is a whole docstring if it also ENDS with them after "
-         "some text, else the docstring runs through the next line holding triple quotes of EITHER kind). What is "
+         "docstrings (a line that starts with triple quotes; it is a whole docstring if it also ENDS with the SAME "
+         "three quotes and is longer than them (`\"\"\"\"\"\"` is one), else the docstring runs through the next line holding triple quotes of EITHER kind). What is "
          "left is a thin wrapper if it is NO line; ONE line that starts with `return ` and contains `aux`; or exactly "
          "TWO lines, the first containing a match of `\\w+\\s*=\\s*aux\\s*\\(` (its name v), the second exactly "
          "`return v`. Nothing else is.")
@@ -213,6 +223,11 @@ LEVEL_CASES = [
     ("def aux(c):\n    print(c)\n", "def count_vowels(s):\n    n = 0\n    for c in s:\n        if aux(c) is None and c.lower() in 'aeiou':\n            n += 1\n    return n\n"),
     # aux misses the capitals: 3 of the 4 tests pass (more than half, not all), with the full bonus
     ("def aux(c):\n    return c in 'aeiou'\n", "def count_vowels(s):\n    n = 0\n    for c in s:\n        if aux(c):\n            n += 1\n    return n\n"),
+    # aux_defined False at each gate (no aux; an aux without a return): what stands there is 0.0, not aux's 0.4, so
+    # an answer that returns a fixed 0.4 (no entry point) or 1.0 (no parse) is caught
+    ("", "def count_vowel(s):\n    return 0\n"),
+    ("def aux(c):\n    print(c)\n", "def count_vowel(s):\n    return 0\n"),
+    ("", "def count_vowels(s):\n    n = 0\n    for c in s\n        n += 1\n    return n\n"),
 ]
 
 
@@ -239,6 +254,8 @@ OTHER_TOTALS = [
 # count_vowels with a test that has NO assert mentioning `candidate` (total = 0), for a pair that parses and cooperates:
 # the tests level is 0 and scoring stops there (no bonus: no test passed), so the library pays 0.4 + 0.6 + 0.5 = 1.5.
 NO_TESTS = ("def check(candidate):\n    assert True\n", LEVEL_CASES[0][0], LEVEL_CASES[0][1])
+# the same test for a main alone (no aux: aux_defined False): 0.6 + 0.5 = 1.1, so a fixed 1.5 for total = 0 is caught
+NO_TESTS_NO_AUX = (NO_TESTS[0], "", LEVEL_CASES[3][1])
 
 # The facts in the order of the documented signature: the check calls the answer with them positionally (by keyword
 # where its parameters carry these eight names, in any order), so a learner may name the parameters as they like.
@@ -357,6 +374,21 @@ def _slips(f: dict, want: float) -> list:
         (want - (bonus * (1.0 - ratio) if paid and f["aux_found"] else 0.0),
          "the bonus is paid in full once at least ONE test passed: 0.5 for calling aux, 1.0 more for not being a "
          "thin wrapper; it is not scaled by the share passed / total (that share is the tests level's alone)"),
+        (want + (0.4 if not f["main_defined"] and not f["aux_defined"] else 0.0),
+         "with no entry point (main_defined False) you return a fixed 0.4: return the reward as it stands at the "
+         "gate, aux's 0.4 only where aux_defined is True (0.0 without it)"),
+        (want + (0.4 if not f["main_defined"] and f["aux_found"] and not f["aux_defined"] else 0.0),
+         "at the entry-point gate you pay aux's 0.4 for aux_found: it needs aux_defined (an aux with a `return`) "
+         "there too; compute `reward = 0.4 if aux_defined else 0.0` once, before the gate, and return that reward"),
+        (want + (0.4 if f["main_defined"] and not f["parses"] and not f["aux_defined"] else 0.0),
+         "a program that does not parse gets a fixed 1.0 from you: return the reward as it stands at L2, the entry "
+         "point's 0.6 plus aux's 0.4 only where aux_defined is True (0.6 without it)"),
+        (want + (0.4 if tests_on and f["total"] == 0 and not f["aux_defined"] else 0.0),
+         "with no test (total = 0) you return a fixed 1.5: add the levels up, 0.6 + 0.5 plus aux's 0.4 only where "
+         "aux_defined is True (1.1 without it)"),
+        (want / 4,
+         "you divide the reward by its maximum, 4.0: return the summed points, not a share of 4 (a pair that earns "
+         "every level gets 4.0, not 1.0)"),
     ]
 
 
@@ -410,6 +442,10 @@ def _levels_hints(fn, cases: list) -> list:
     slips = [_slips(facts, want) for facts, want in kept]
     hints = list(dict.fromkeys(slips[0][j][1] for j in range(len(slips[0]))
                                if all(abs(g - s[j][0]) <= 1e-6 for g, s in zip(gots, slips))))
+    cap = max(gots)
+    if cap < max(w for _, w in kept) - 1e-6 and all(abs(g - min(w, cap)) <= 1e-6 for g, (_, w) in zip(gots, kept)):
+        hints.append(f"your rewards stop at {cap:.10g} (`min(reward, {cap:.10g})`): the levels add up to 4.0 at most by "
+                     "themselves; return the summed points, with no cap")
     if _INTEGER_DIVISION in hints and _ALL_OR_NOTHING in hints:   # the pair of total = 0 raised: the sentence
         hints.remove(_ALL_OR_NOTHING)                              # naming both readings says it
     for k in range(4):          # rounded: within half a unit of the k-th decimal, and a whole number of such units
@@ -426,10 +462,12 @@ def _gate_here(facts: dict) -> str:
     """The reminder of the gate these facts meet ("" where none stops or withholds anything)."""
     if not facts["main_defined"]:
         return (" Remember the gate here: no entry point (main_defined False) stops scoring right after aux's 0.4 "
-                "(no syntax, tests or bonus).")
+                "(no syntax, tests or bonus)" + (", and aux_defined is False, so not even that 0.4: 0.0."
+                                                  if not facts["aux_defined"] else "."))
     if not facts["parses"]:
         return (" Remember the gate here: a program that does not parse stops scoring at L2, after the entry point's "
-                "0.6 (no syntax 0.5, tests or bonus, whatever `passed` says).")
+                "0.6 (no syntax 0.5, tests or bonus, whatever `passed` says)"
+                + (", and aux_defined is False, so no 0.4 before it: 0.6." if not facts["aux_defined"] else "."))
     if facts["total"] == 0:
         return (" Remember the gate here: no test at all (total = 0) gives a tests level of 0 and stops scoring "
                 "after the syntax 0.5 (no bonus).")
@@ -454,6 +492,12 @@ def _type_said(got, want: float) -> str:
             same = False
         return (f" Your reward is a str, {got!r}" + (": the right value, but as text" if same else "")
                 + ": return the number itself, a float (no str(), f-string or format()).")
+    if isinstance(got, dict):
+        return (f" Your reward is a dict, {got!r}: return a float, not a dict: the summed points themselves "
+                "(`return reward`, not `return {\"total\": reward}`).")
+    if not isinstance(got, numbers.Real):
+        return (f" Your reward is a {type(got).__name__}, {got!r}: return a float, the summed points themselves "
+                "(`return reward`).")
     return ""
 
 
@@ -500,17 +544,18 @@ def check_levels(fn) -> None:
         labels.append(f"count_vowels with a test of {test.count('assert ')} asserts, made for the check; aux: "
                       f"{aux.strip()!r}, main: {main.strip()!r}")
     # last, so that an answer with another slip meets its own pair first: a test with no scored assert (total = 0)
-    test, aux, main = NO_TESTS
-    other = dict(problem, test=test)
-    cases.append((_facts(aux, main, other), coding_levels(aux, main, other)["total_reward"]))
-    labels.append(f"count_vowels with a test that has NO assert mentioning `candidate` (total = 0), made for the "
-                  f"check; aux: {aux.strip()!r}, main: {main.strip()!r}")
+    for test, aux, main in (NO_TESTS, NO_TESTS_NO_AUX):
+        other = dict(problem, test=test)
+        cases.append((_facts(aux, main, other), coding_levels(aux, main, other)["total_reward"]))
+        labels.append(f"count_vowels with a test that has NO assert mentioning `candidate` (total = 0), made for the "
+                      f"check; aux: {aux.strip()!r}, main: {main.strip()!r}")
     for label, (facts, want) in zip(labels, cases):
         got = _as_number(call_answer(_call, fn, dict(facts), said=lambda exc, facts=facts: _crash_said(exc, facts)))
         if not _is_right(got, want):
             said = _type_said(got, want)
             hints = [] if said else _levels_hints(fn, cases)
             shown = f"{want:.2f}" if abs(want - round(want, 2)) < 1e-9 else f"{want:.4f}"   # 3.3333, not 3.33
-            raise ExerciseFailed(f"for the facts {facts} your reward is {got!r}; the library's is {shown} "
+            told = repr(round(got, 10)) if isinstance(got, float) else repr(got)   # 3.33, not 3.3299999999999996
+            raise ExerciseFailed(f"for the facts {facts} your reward is {told}; the library's is {shown} "
                                  f"({label})." + (said or _gate_here(facts))
                                  + (" Your rewards on every set of facts fit this slip: " + "; ".join(hints) + "." if hints else ""))

@@ -680,3 +680,66 @@ def _bonus_times_share(aux_found, aux_defined, main_defined, parses, passed, tot
 
 MISTAKES["04.levels"] += [_tests_integer_division, _l1_l2_swapped, _reward_as_bool, _reward_as_text,
                           _never_called_penalised, _bonus_times_share]
+
+
+_coding_reward_again = written_again(coding_reward)   # the reference's rule under its own code object: the mistakes
+# below differ from it only at a gate, which the check must reach (not refuse them as calls of the reference)
+
+
+def _gate_fixed_aux(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # `if not main_defined: return 0.4`: aux's 0.4 paid at the gate whether aux_defined or not
+    if not main_defined:
+        return 0.4
+    return _coding_reward_again(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+
+
+def _no_parse_fixed(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # `if main_defined and not parses: return 1.0`: a fixed 1.0, aux's 0.4 included whether aux_defined or not
+    if main_defined and not parses:
+        return 1.0
+    return _coding_reward_again(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+
+
+def _no_tests_fixed(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # `if main_defined and parses and total == 0: return 1.5`: a fixed 1.5, aux's 0.4 included whether defined or not
+    if main_defined and parses and total == 0:
+        return 1.5
+    return _coding_reward_again(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+
+
+def _gate_aux_found(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # `r = 0.4 if aux_found else 0.0` before the entry-point gate (aux_defined read only after it)
+    if not main_defined:
+        return 0.4 if aux_found else 0.0
+    return _coding_reward_again(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+
+
+def _share_of_four(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the reward divided by its maximum, 4.0: a share of 4, not the summed points
+    return _coding_reward_again(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper) / 4
+
+
+def _capped_below_four(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # `min(reward, 3.5)`: a cap below the 4.0 that every level earned adds up to
+    return min(_coding_reward_again(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper), 3.5)
+
+
+def _reward_as_dict(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the reward wrapped in a dict: `{"total": reward}`
+    return {"total": _coding_reward_again(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux,
+                                   thin_wrapper)}
+
+
+MISTAKES["04.levels"] += [_gate_fixed_aux, _no_parse_fixed, _no_tests_fixed, _gate_aux_found, _share_of_four,
+                          _capped_below_four, _reward_as_dict]
+
+
+def _one_line_doc_any_quotes(main: str) -> bool:   # a one-line docstring ending with EITHER kind of quotes, not its own:
+    return _lines_then_rule(main, opens_and_closes=lambda s: s.endswith(('"' * 3, "'" * 3)) and len(s) > 3)
+
+
+def _one_line_doc_needs_text(main: str) -> bool:   # `len(s) > 6`: the empty docstring `""""""` read as opening one
+    return _lines_then_rule(main, opens_and_closes=lambda s: len(s) > 6 and s.endswith(s[:3]))
+
+
+MISTAKES["04.thin_wrapper"] += [_one_line_doc_any_quotes, _one_line_doc_needs_text]

@@ -102,7 +102,7 @@ def _rloo_max_of_others(rewards):             # the best of the others as baseli
 
 
 def _grpo_via_policy_loss(token_logp, mask, advantages):  # the package's policy_loss fed the per-completion means
-    from magrpo_edu import policy_loss
+    from magrpo_edu.algorithm import policy_loss
     return policy_loss((token_logp * mask).sum(-1) / mask.sum(-1).clamp_min(1), advantages)
 
 

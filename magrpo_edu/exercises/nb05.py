@@ -612,35 +612,30 @@ def _threshold_hint(means, budget, t):
     return ""
 
 
-def _counts_from_the_best(fn, means) -> bool:
-    """Whether fn gives sorted(means, reverse=True)[budget - 1] at every budget from 1 to the number of groups, where
-    that differs from counting from the worst (sorted(means)) at some budget: the budget spent on the BEST groups."""
-    rev, asc = sorted(means, reverse=True), sorted(means)
-    if rev == asc:
-        return False
+def _picks_at_every_budget(fn, means, order) -> bool:
+    """Whether fn gives order[budget - 1] at every budget from 1 to the number of groups: the answer reads the means
+    in that order (the caller passes an order that differs from sorted(means), where the reading is a slip)."""
     try:
         for b in range(1, len(means) + 1):
             t = fn(list(means), b)
-            if is_bool(t) or not isinstance(t, numbers.Real) or float(t) != rev[b - 1]:
+            if is_bool(t) or not isinstance(t, numbers.Real) or float(t) != order[b - 1]:
                 return False
         return True
     except Exception:  # noqa: BLE001 - an answer that crashes somewhere is not this reading
         return False
+
+
+def _counts_from_the_best(fn, means) -> bool:
+    """The budget spent on the BEST groups: fn gives sorted(means, reverse=True)[budget - 1] at every budget, where
+    that differs from counting from the worst (sorted(means))."""
+    rev = sorted(means, reverse=True)
+    return rev != sorted(means) and _picks_at_every_budget(fn, means, rev)
 
 
 def _indexes_tree_order(fn, means) -> bool:
-    """Whether fn gives means[budget - 1], the list as given (tree order), at every budget from 1 to the number of
-    groups, where the list is not sorted: the means indexed without sorting them first."""
-    if list(means) == sorted(means):
-        return False
-    try:
-        for b in range(1, len(means) + 1):
-            t = fn(list(means), b)
-            if is_bool(t) or not isinstance(t, numbers.Real) or float(t) != means[b - 1]:
-                return False
-        return True
-    except Exception:  # noqa: BLE001 - an answer that crashes somewhere is not this reading
-        return False
+    """The means indexed without sorting them first: fn gives means[budget - 1], the list as given (tree order), at
+    every budget, where the list is not sorted."""
+    return list(means) != sorted(means) and _picks_at_every_budget(fn, means, list(means))
 
 
 def _tree_order_hint(means, budget, t) -> str:

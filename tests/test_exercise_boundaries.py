@@ -318,6 +318,8 @@ BOUNDARIES = {
         ("c1 checked too", nb03.MISTAKES["03.honest_tldr_reward"][17], r"you never checked the concise text c1"),
         ("a float, not a 0-d tensor", nb03.MISTAKES["03.honest_tldr_reward"][39], r"0-d torch tensor.*right value.*Return a Python float"),
         ("the number 0.0, not the str '0'", nb03.MISTAKES["03.honest_tldr_reward"][40], r"you returned a str, '0'.*not its text"),
+        ("exactly 1/5 (>=), repetition under another name", nb03.MISTAKES["03.honest_tldr_reward"][41], r"exactly 1/5 is not above 0\.2: the cut is repetition > 0\.2"),
+        ("exactly 1/5 (>=), through the module", nb03.MISTAKES["03.honest_tldr_reward"][42], r"exactly 1/5 is not above 0\.2: the cut is repetition > 0\.2"),
     ],
     "04.levels": [
         ("the bonus needs at least ONE passed test (exactly one passes here)",

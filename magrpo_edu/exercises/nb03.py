@@ -1,5 +1,6 @@
 """Checks of notebook 03's exercises (the TL;DR reward): the length-ratio level L2, the coherence
-score T with the authors' substring matching, and a length reward that padding cannot game."""
+score T with the authors' substring matching, and a repetition guard on the TL;DR reward (it zeroes padding by one
+repeated phrase; notebook 03's Limits show trained texts that game the reward with varied fragments all the same)."""
 from __future__ import annotations
 
 import math
@@ -808,21 +809,27 @@ def check_honest_tldr_reward(fn):
 def _check_exactly_one_fifth(fn):
     """`> 0.2` against `>= 0.2`. No real text tells them apart: `repetition` is 1 - distinct/total, and a text with
     exactly 1/5 of its 3-grams repeated reads 0.19999999999999996, never the float 0.2. So, where the answer reaches
-    the package's `repetition` by the name `repetition` in its own globals (a notebook's `from magrpo_edu.quality
-    import repetition`), that name is rebound, for this probe only, to a stand-in that returns exactly 0.2 for one
-    text of a natural pair (the real value for any other text), and restored afterwards. An answer that reaches
-    `repetition` otherwise (the module's attribute, a home-made one) is not probed here."""
+    the package's `repetition` through a name in its own globals (a notebook's `from magrpo_edu.quality import
+    repetition`, under that name or another) or through the module (`quality.repetition`), each of those is rebound,
+    for this probe only, to a stand-in that returns exactly 0.2 for one text of a natural pair (the real value for
+    any other text), and restored afterwards. A home-made repetition is not probed here: one that divides counts
+    (repeated / total) does reach exactly 0.2, and the natural pair with 1/5 repeated catches `>=` there."""
+    import magrpo_edu.quality as quality
     names = getattr(fn, "__globals__", None)
-    if not isinstance(names, dict) or names.get("repetition") is not repetition:
-        return
+    aliases = [k for k, v in names.items() if v is repetition] if isinstance(names, dict) else []
     c1, c2 = _NATURAL[0]                      # neither text repeats a 3-gram: the paper's total, well above 0
     want = tldr_levels(c1, c2)["total"]
     for which, probe in (("concise", c1), ("detailed", c2)):
-        names["repetition"] = lambda text, probe=probe: 0.2 if text == probe else repetition(text)
+        stand_in = lambda text, probe=probe: 0.2 if text == probe else repetition(text)  # noqa: E731
+        for k in aliases:
+            names[k] = stand_in
+        quality.repetition = stand_in
         try:
             got = _honest_call(fn, c1, c2)
         finally:
-            names["repetition"] = repetition
+            quality.repetition = repetition
+            for k in aliases:
+                names[k] = repetition
         if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isclose(got, want, abs_tol=1e-9):
             ge = " You cut with `>= 0.2`: " if got == 0 else " "
             raise ExerciseFailed(f"a natural pair whose {which} text repeats exactly 1/5 of its 3-grams (`repetition` "

@@ -4,8 +4,10 @@ import re
 
 import numpy as np
 
+import magrpo_edu.quality as _quality
 import magrpo_edu.tasks.writing.reward as _reward
 from magrpo_edu.quality import repetition
+from magrpo_edu.quality import repetition as _rep
 from magrpo_edu.tasks.writing.reward import TRANSITION_CATEGORIES, tldr_levels
 
 
@@ -339,6 +341,10 @@ MISTAKES = {
         lambda c1, c2: _as_tensor(honest_tldr_reward(c1, c2)),                 # a 0-d torch tensor, not a float
         lambda c1, c2: "0" if max(repetition(c1), repetition(c2)) > 0.2 else tldr_levels(c1, c2)["total"],  # the str
         #                                                             '0' for a padded pair, not the number 0.0
+        lambda c1, c2: 0.0 if _rep(c1) >= 0.2 or _rep(c2) >= 0.2 else tldr_levels(c1, c2)["total"],  # >= again,
+        #                                                             `repetition` imported under another name
+        lambda c1, c2: 0.0 if max(_quality.repetition(c1), _quality.repetition(c2)) >= 0.2 else tldr_levels(c1, c2)[
+            "total"],                                                  # >= again, through the module's attribute
         lambda c1, c2: 0.0 if repetition(c1) >= 0.2 or repetition(c2) >= 0.2 else tldr_levels(c1, c2)["total"],  # >=:
         #                                         exactly 1/5 is not above 0.2 (the check's stand-in `repetition` says 0.2)
         lambda c1, c2: 0.0 if repetition(c1) > 0.2 or repetition(c2) > 0.25 else tldr_levels(c1, c2)["total"],  # a looser

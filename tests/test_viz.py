@@ -29,10 +29,12 @@ def test_plots_return_fixed_size_figures(make):
 
 def test_a_component_the_reward_does_not_pay_is_drawn_as_a_diagnostic():
     history = [dict(step=s, **{"reward/tests": 0.5, "reward/load_bearing": 0.2}) for s in range(1, 6)]
-    ax = viz.plot_components(history, maxima={"tests": 1.0}).axes[0]
-    labels = {line.get_label(): line for line in ax.get_lines()}
-    assert set(labels) == {"tests (max 1)", "load_bearing (diagnostic, not paid)"}
-    assert labels["load_bearing (diagnostic, not paid)"].get_linestyle() == ":" and ax.get_ylabel().startswith("points")
+    ax, right = viz.plot_components(history, maxima={"tests": 1.0}).axes
+    assert [line.get_label() for line in ax.get_lines()] == ["tests (max 1)"] and ax.get_ylabel().startswith("points")
+    (share,) = right.get_lines()          # a share of answers, on its own 0-1 axis, not on the points axis
+    assert share.get_label() == "load_bearing (diagnostic, not paid; right axis)" and share.get_linestyle() == ":"
+    assert right.get_ylim() == (-0.02, 1.02) and right.get_ylabel().startswith("share")
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["tests (max 1)", share.get_label()]
 
 
 def test_rollout_tree_draws_every_node_and_edge():

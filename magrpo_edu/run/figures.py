@@ -86,23 +86,31 @@ def plot_components(history: Sequence[dict], window: int = 10, title: str = "Rew
                     maxima: Optional[dict] = None):
     """Every logged reward/<component> (moving average), one line each, named with the most it earns
     where `maxima` (`Task.component_max`) says; a component `maxima` leaves out is a diagnostic the
-    reward logs but does not pay (the coding task's `load_bearing`): a dotted grey line, named so.
+    reward logs but does not pay (the coding task's `load_bearing`, a share of answers): a dotted grey
+    line on its own right-hand axis (a share, 0 to 1, not points), named so; one legend for both axes.
     None when the reward has no components (e.g. the length-ratio task), so no empty figure is drawn."""
     keys = sorted({k for h in history for k in h if k.startswith("reward/")})
     if not keys:
         return None
     fig, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
+    diagnostics = [k for k in keys if maxima is not None and k.split("/", 1)[1] not in maxima]
+    right = ax.twinx() if diagnostics else None
     for k in keys:
         s, v = _series(history, k)
         name = k.split("/", 1)[1]
-        if maxima is not None and name not in maxima:
-            ax.plot(s, smooth(v, window), color="0.5", ls=":", label=f"{name} (diagnostic, not paid)")
+        if k in diagnostics:
+            right.plot(s, smooth(v, window), color="0.5", ls=":", label=f"{name} (diagnostic, not paid; right axis)")
         else:
             ax.plot(s, smooth(v, window), label=_of_max(name, maxima))
     ax.set_xlabel("training step")
     ax.set_ylabel(f"{'points' if maxima else 'component mean'} (moving avg {window})")
+    if right is not None:
+        right.set_ylim(-0.02, 1.02)
+        right.set_ylabel("share of answers (diagnostic)")
     ax.set_title(title)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0)
+    handles = [h for a in (ax, right) if a is not None for h in a.get_lines()]
+    ax.legend(handles, [h.get_label() for h in handles], loc="upper left", bbox_to_anchor=(1.12 if right else 1.01, 1.0),
+              fontsize=8, borderaxespad=0)
     ax.grid(alpha=0.3)
     return fig
 

@@ -455,13 +455,13 @@ def check_shared_losses(fn) -> None:
         for i, (loss, lp) in enumerate(zip(got, logps)):
             want = policy_loss(lp, A)
             if isinstance(loss, numbers.Real) and not is_bool(loss):
-                raise ExerciseFailed(f"agent {i}'s loss is a plain Python number ({type(loss).__name__} "
+                raise ExerciseFailed(f"agent {i + 1}'s (logps[{i}]) loss is a plain Python number ({type(loss).__name__} "
                                      f"{float(loss):.4f}), not a tensor: .item() or float() (or .tolist()) turns the "
                                      "loss into a number and cuts it from the autograd graph, so no gradient reaches "
                                      "the agent's log-probs and loss.backward() cannot run. Return the 0-d tensor "
                                      "itself, -(A * lp).mean(), without .item() or float().")
             if not torch.is_tensor(loss) or loss.dim() != 0:
-                raise ExerciseFailed(f"agent {i}'s loss must be one number as a 0-d tensor (shape (), like "
+                raise ExerciseFailed(f"agent {i + 1}'s (logps[{i}]) loss must be one number as a 0-d tensor (shape (), like "
                                      f"policy_loss's: a mean, not a (1,) or (G,) tensor), got {loss!r}")
             if not abs(loss.item() - want.item()) <= 1e-4:        # a nan fails here too
                 got_v, want_v = loss.item(), want.item()
@@ -542,7 +542,7 @@ def check_shared_losses(fn) -> None:
                 elif (j := next((j for j in range(n) if j != i and abs(got_v - policy_loss(logps[j], A).item()) <= 1e-4),
                                 None)) is not None:
                     same = all(abs(float(o.detach()) - policy_loss(logps[j], A).item()) <= 1e-4 for o in got)
-                    hint = (f" That is agent {j}'s loss, from logps[{j}]: " + (
+                    hint = (f" That is agent {j + 1}'s loss, from logps[{j}]: " + (
                         f"every loss you returned uses logps[{j}]; loss i must use agent i's own log-probs, logps[i]."
                         if same else "return the losses in the order of logps, loss i from logps[i] (no reversed(), no "
                         "sorting), so that each agent's optimiser steps on its own loss."))
@@ -556,11 +556,11 @@ def check_shared_losses(fn) -> None:
                     hint = (f" You rounded the advantages to {k} decimal(s); use A = r - mean(r) as computed, unrounded "
                             "(a rounded A weighs the log-probs a little wrong, or not at all where it rounds to 0).")
                 raise ExerciseFailed(
-                    f"n={n} agents, G={G}, rewards {[round(v, 2) for v in rewards.tolist()]}: agent {i}'s loss is "
+                    f"n={n} agents, G={G}, rewards {[round(v, 2) for v in rewards.tolist()]}: agent {i + 1}'s (logps[{i}]) loss is "
                     f"{want_v:.4f}, you returned {got_v:.4f}. Each agent's loss is "
                     "-(1/G) sum_g A^(g) logp_i^(g), with A = r - mean(r), the same A for every agent." + hint)
             if not loss.requires_grad:
-                raise ExerciseFailed(f"agent {i}'s loss carries no gradient (it was computed from detached log-probs, or "
+                raise ExerciseFailed(f"agent {i + 1}'s (logps[{i}]) loss carries no gradient (it was computed from detached log-probs, or "
                                      "with .item()): the log-probs must stay in the graph, only the advantage is a constant")
         # As the stag hunt does: loss.backward() on each agent's loss in turn, no retain_graph.
         for i, loss in enumerate(got):
@@ -569,13 +569,13 @@ def check_shared_losses(fn) -> None:
                 loss.backward()
             except RuntimeError as e:
                 if "second time" in str(e) or "freed" in str(e):
-                    raise ExerciseFailed(f"n={n} agents: agent {i}'s loss.backward() failed after the earlier agents' "
+                    raise ExerciseFailed(f"n={n} agents: agent {i + 1}'s (logps[{i}]) loss.backward() failed after the earlier agents' "
                                          "(\"Trying to backward through the graph a second time\"): your losses share "
                                          "one graph (torch.stack of the losses, or one tensor of all the agents' "
                                          "log-probs split afterwards). The stag hunt below calls loss.backward() on "
                                          "each agent's loss in turn: return a list of separate losses, agent i's "
                                          "computed from logps[i] alone.") from None
-                raise ExerciseFailed(f"agent {i}'s loss.backward() raised RuntimeError: "
+                raise ExerciseFailed(f"agent {i + 1}'s (logps[{i}]) loss.backward() raised RuntimeError: "
                                      f"{(str(e).splitlines() or [''])[0]}.") from None
             for j, lp in enumerate(logps):
                 grad = lp.grad if before[j] is None else lp.grad - before[j]
@@ -590,7 +590,7 @@ def check_shared_losses(fn) -> None:
                             grad, -A.round(decimals=k) / G, atol=1e-7)), None)) is not None:
                         hint = (f" Your gradient is -round(A, {k})/G: you rounded the advantages to {k} decimal(s); use "
                                 "A = r - mean(r) as computed, unrounded.")
-                    raise ExerciseFailed(f"agent {i}'s loss must depend on its own log-probs, logps[{i}], with gradient "
+                    raise ExerciseFailed(f"agent {i + 1}'s loss must depend on its own log-probs, logps[{i}], with gradient "
                                          "-A/G, and on no other agent's (the advantage is a constant: compute it "
                                          "from the rewards, not from anything with a gradient)." + hint)
     not_a_wrapper(fn, ([-torch.rand(4, generator=gen).requires_grad_() for _ in range(2)], torch.rand(4, generator=gen)),

@@ -228,7 +228,8 @@ def group_advantages(rewards: torch.Tensor, mode: str = "mean", scale: str = "no
     >>> group_advantages(torch.tensor([1.0, 2.0, 3.0, 6.0]), mode="max").tolist()
     [-5.0, -4.0, -3.0, 0.0]
     """
-    r = torch.as_tensor(rewards, dtype=torch.float32)
+    r = torch.as_tensor(rewards)
+    r = r.to(torch.float64 if r.dtype == torch.float64 else torch.float32)   # float64 kept (exact checks); else float32
     G = r.shape[-1]
     if G < 2:
         raise ValueError(f"group_advantages needs a group of at least 2 rewards on the last dimension, got shape {tuple(r.shape)}.")

@@ -28,6 +28,7 @@ SMOLLM2_CODING = "weights/smollm2_coding/README.md"  # SmolLM2-135M on coding: w
 CODING = "experiments/coding_collaboration.md"               # tiny-code, 3 seeds of the coding recipe
 LEVERS = "experiments/smollm2_levers.md"                    # SmolLM2 coding: issue 60's levers, 2-3 seeds each
 NB06 = "notebooks/06_variants.ipynb"
+ARXIV = "experiments/arxiv_expansion.md"                    # arXiv expansion, 3 seeds x (beta 0, k3 leash), notebook 09
 NB08 = "notebooks/08_reward_hacking.ipynb"
 
 # (figure as the README writes it, source file, the text in the source that holds it)
@@ -70,6 +71,12 @@ FIGURES = [
     ("0.609", NB06, "| MAGRPO | 0.609 ± 0.048 |"),
     ("0.048", NB06, "| MAGRPO | 0.609 ± 0.048 |"),
     ("0.552", NB06, "| MAGRPO, cross | 0.552 ± 0.029 |"),
+    # arXiv expansion, notebook 09's saved benchmark (mean ± std over 3 seeds)
+    ("0.415", ARXIV, "| reward | 0.415 | 0.630 ± 0.388 | 0.699 ± 0.164 |"),
+    ("0.630", ARXIV, "| reward | 0.415 | 0.630 ± 0.388 | 0.699 ± 0.164 |"),
+    ("0.388", ARXIV, "| reward | 0.415 | 0.630 ± 0.388 | 0.699 ± 0.164 |"),
+    ("0.699", ARXIV, "| reward | 0.415 | 0.630 ± 0.388 | 0.699 ± 0.164 |"),
+    ("0.164", ARXIV, "| reward | 0.415 | 0.630 ± 0.388 | 0.699 ± 0.164 |"),
 ]
 
 # Decimal numbers in the README that are not results.

@@ -90,6 +90,10 @@ def check_joint_actions(fn) -> None:
                     return False
         return True
 
+    # The table of `mode` over the sample indices `idx` (range(G) when right; an off-by-one range when not).
+    tables = {"aligned": lambda n_, idx: [(g,) * n_ for g in idx],
+              "cross": lambda n_, idx: list(itertools.product(idx, repeat=n_))}
+
     for n in (1, 2, 3):
         for G in (1, 2, 4):
             for mode in ("aligned", "cross"):
@@ -142,6 +146,28 @@ def check_joint_actions(fn) -> None:
                                 f"range(G)]. Yours rotates the index, agent i taking sample (g {'+' if step > 0 else '-'} "
                                 "i) % G: those are cross-mode pairings, not the aligned ones; use the same g for every "
                                 "agent.")
+                    elif (n > 1 and mode == "cross" and (comb := next((c for c in (
+                            itertools.combinations_with_replacement, itertools.combinations)
+                            if sorted(got) == sorted(c(range(G), n))
+                            and explains(lambda n_, G_, c=c: c(range(G_), n_), mode)), None)) is not None):
+                        hint = (f" itertools.{comb.__name__} keeps ONE order of each set of sample indices, (0, 1) but "
+                                "not (1, 0)" + (" and never repeats one, (0, 0)" if comb is itertools.combinations
+                                                else "") +
+                                ": yet entry i is agent i's sample, so agent 1's sample 0 with agent 2's sample 1 is "
+                                "another joint action than agent 1's sample 1 with agent 2's sample 0. Cross mode is "
+                                f"every combination in every order, G**n = {G ** n} of them, "
+                                f"itertools.product(range(G), repeat=n), not {comb.__name__}.")
+                    elif (short := next((say for say, idx in (
+                            ("range(G-1) runs 0 .. G-2 and leaves out the last sample, G-1 (for G = 1 it is empty)",
+                             lambda G_: range(G_ - 1)),
+                            ("range(1, G) starts at 1 and leaves out sample 0 (for G = 1 it is empty); Python counts "
+                             "from 0", lambda G_: range(1, G_)))
+                            if sorted(got) == sorted(tables[mode](n, idx(G)))
+                            and explains(lambda n_, G_, idx=idx: tables[mode](n_, idx(G_)), mode)), None)) is not None:
+                        hint = (f" Your sample indices are off by one: {short}. The G samples are 0 .. G-1, "
+                                f"range(G) = {list(range(G))} here: use range(G) itself"
+                                + (", [(g,) * n for g in range(G)]." if mode == "aligned" else
+                                   ", itertools.product(range(G), repeat=n)."))
                     elif got and all(len(row) != n for row in got):
                         hint = f" Each joint action is a tuple of n = {n} entries, one per agent (entry i: agent i's sample)."
                     elif any(k < 0 or k >= G for row in got for k in row):
@@ -205,6 +231,28 @@ def check_cross_credit(fn) -> None:
     def credit(r_, agent_):
         return (r_ - r_.mean()).mean(dim=1 - agent_)
 
+    # Answers that hold for G = 2 only (the by-hand cell's / 4 and / 2 kept): (what the message says, credit_of).
+    assumes_g2 = [
+        ("your baseline divides the sum of the rewards by 4 and your mean divides by 2, r.sum() / 4 and ... / 2",
+         lambda r_, a_: (r_ - r_.sum() / 4).sum(dim=1 - a_) / 2),
+        ("your baseline divides the sum of the rewards by 4 = 2 * 2, r.sum() / 4, not by G * G (r.mean())",
+         lambda r_, a_: (r_ - r_.sum() / 4).mean(dim=1 - a_)),
+        ("you divide the sum over the joint actions holding a sample by 2, not by G (.mean(dim=...))",
+         lambda r_, a_: (r_ - r_.mean()).sum(dim=1 - a_) / 2),
+    ]
+    # Advantages (or credits) made non-negative or clipped: (the message's hint, credit_of).
+    abs_said = (" You took the absolute value, .abs(), of the advantages (or of the credits): a sample whose joint "
+                 "actions score below the mean must keep its NEGATIVE credit, so that it is made less likely; drop "
+                 "the .abs().")
+    clipped = [(abs_said, lambda r_, a_: (r_ - r_.mean()).abs().mean(dim=1 - a_)),
+               (abs_said, lambda r_, a_: (r_ - r_.mean()).mean(dim=1 - a_).abs())]
+    for c in (1.0, 0.5, 2.0, 3.0, 5.0):
+        said = (f" You clipped the advantages (or the credits) to [-{c:g}, {c:g}], .clamp(-{c:g}, {c:g}): how far a "
+                "joint action lies above or below the mean is cut off there, so the best and the worst samples weigh "
+                "no more than a near-tie. The credit is unclipped: drop the .clamp(...).")
+        clipped += [(said, lambda r_, a_, c=c: (r_ - r_.mean()).clamp(-c, c).mean(dim=1 - a_)),
+                    (said, lambda r_, a_, c=c: (r_ - r_.mean()).mean(dim=1 - a_).clamp(-c, c))]
+
     for r in cases:
         G = r.shape[0]
         want = credit_samples(group_advantages(r.flatten()), joint_actions(2, G, "cross"), G)
@@ -219,24 +267,35 @@ def check_cross_credit(fn) -> None:
                                      "r -= r.mean()): the trainer's logged rewards would be overwritten, and the second "
                                      "agent's call would see centred rewards. Compute on a new tensor (r - r.mean()).")
             dtype = None        # the precision the answer was computed in, when it says one (a float16 slip)
-            if isinstance(got, (list, tuple)):  # G credits in a list: the same numbers
+            if isinstance(got, (list, tuple)):  # G numbers, but the next cell masks them: c[k1 == 0]
+                kind = type(got).__name__
                 if got and all(torch.is_tensor(x) for x in got):
-                    dtype = got[0].dtype
-                try:
-                    got = torch.tensor([float(x) for x in got])
-                except (TypeError, ValueError, RuntimeError):
-                    pass  # not numbers: refused below
-            elif _is_ndarray(got):  # a NumPy array of G numbers: the same numbers, its shape and dtype kept
+                    raise ExerciseFailed(f"return a ({G},) tensor: the next cell indexes your credits with a boolean "
+                                         f"mask, c[k1 == 0], which a Python {kind} cannot take (TypeError); you "
+                                         f"returned a {kind} of {len(got)} 0-d tensors. Join them with "
+                                         "torch.stack(...), or compute on whole rows and columns, "
+                                         "(r - r.mean()).mean(dim=...).")
+                raise ExerciseFailed(f"return a ({G},) tensor: the next cell indexes your credits with a boolean mask, "
+                                     f"c[k1 == 0], which a Python {kind} cannot take (TypeError); you returned a "
+                                     f"{kind}. Drop the .tolist() (or the list(...)) and return the tensor "
+                                     "(r - r.mean()).mean(dim=...) itself.")
+            if _is_ndarray(got):  # a NumPy array of G numbers: the same numbers (it takes the mask too), dtype kept
                 try:
                     got = torch.from_numpy(got.copy())
                 except (TypeError, ValueError, RuntimeError):
                     pass  # not numbers (an object array): refused below
             if not isinstance(got, torch.Tensor):
-                raise ExerciseFailed(f"return the credits as {G} numbers, one per sample of the agent (a ({G},) "
-                                     f"tensor, a list or a NumPy array); you returned a {type(got).__name__}. Compute "
-                                     "with tensor operations on r (r - r.mean(), then .mean(dim=...)).")
+                raise ExerciseFailed(f"return the credits as a ({G},) tensor, one number per sample of the agent (the "
+                                     "next cell indexes it with a boolean mask, c[k1 == 0]); you returned a "
+                                     f"{type(got).__name__}. Compute with tensor operations on r (r - r.mean(), then "
+                                     ".mean(dim=...)).")
             dtype = got.dtype if dtype is None else dtype
             got = got.detach().to(torch.float32)
+            if got.shape != (G,) and G != 2 and tuple(got.shape) == (2,):
+                raise ExerciseFailed(f"for r = {r.tolist()} (G = {G}) you returned 2 credits: your function assumes "
+                                     "G = 2, as the by-hand cell above does (r[0, 0] ... r[1, 1], / 4, / 2). Read G "
+                                     "from r.shape[0] and work on whole rows and columns, (r - r.mean()).mean(dim=...), "
+                                     f"so that it returns one credit per sample, shape ({G},), for any G.")
             if got.shape != (G,):
                 raise ExerciseFailed(f"return one credit per sample of the agent, shape ({G},): {G} numbers in one "
                                      f"row; got shape {tuple(got.shape)}"
@@ -257,6 +316,14 @@ def check_cross_credit(fn) -> None:
                 if torch.allclose(got, want[1 - agent], atol=1e-5) and not torch.allclose(want[0], want[1], atol=1e-5):
                     hint = (" That is the OTHER agent's credit: agent 1's sample k1 is row k1 (average over dim 1), "
                             "agent 2's sample k2 is column k2 (average over dim 0).")
+                elif G != 2 and (two := next((say for say, of in assumes_g2 if torch.allclose(
+                        got, of(r, agent), atol=1e-5) and explains(of)), None)) is not None:
+                    hint = (f" Your function assumes G = 2, as the by-hand cell above does: {two}. Read G from "
+                            "r.shape[0] (or let r.mean() and .mean(dim=...) count for you), so that it holds for "
+                            f"any G; here G = {G}.")
+                elif (clip := next((say for say, of in clipped if torch.allclose(got, of(r, agent), atol=1e-5)
+                                    and explains(of)), None)) is not None:
+                    hint = clip
                 elif torch.allclose(got, want[agent] * G, atol=1e-5):
                     hint = (f" You SUMMED the {G} advantages of the joint actions holding the sample; the credit is their "
                             "mean here (CoMLRL sums the combinations' returns and centres the G sums: with the mean baseline, G times this "
@@ -450,7 +517,13 @@ def check_shared_losses(fn) -> None:
                                  "loss.backward() on each agent's loss in turn, and the second call fails with "
                                  "\"Trying to backward through the graph a second time\". Return the list itself.")
         if len(got) != n:
-            raise ExerciseFailed(f"return one loss per agent ({n}), got {len(got)}")
+            fixed = (" Your function returns 2 losses whatever the number of agents: it assumes two agents "
+                     "(logps[0] and logps[1], or range(2)), but the check also runs 1 and 3 agents. Read n from the input, n = len(logps), and build one loss for each tensor in it: "
+                     "`[... for lp in logps]`." if len(got) == 2 else
+                     " The check runs 1, 2 and 3 agents: one loss for each tensor of logps, n = len(logps), "
+                     "`[... for lp in logps]`.")
+            raise ExerciseFailed(f"for {n} agent(s) (len(logps) = {n}) return one loss per agent, {n}; you returned "
+                                 f"{len(got)}." + fixed)
         A = group_advantages(rewards)
         for i, (loss, lp) in enumerate(zip(got, logps)):
             want = policy_loss(lp, A)
@@ -534,6 +607,14 @@ def check_shared_losses(fn) -> None:
                 elif abs(got_v - policy_loss(lp, A.abs()).item()) <= 1e-4:
                     hint = (" You took the absolute value of the advantage: a joint action below the mean must keep its "
                             "NEGATIVE advantage, so that the loss makes it less likely.")
+                elif (c := next((c for c in (1.0, 0.5, 2.0, 3.0, 5.0)
+                                 if abs(got_v - policy_loss(lp, A.clamp(-c, c)).item()) <= 1e-4
+                                 and explains(lambda lp_, rw, c=c: policy_loss(
+                                     lp_, group_advantages(rw).clamp(-c, c)).item())), None)) is not None:
+                    hint = (f" You clipped the advantages to [-{c:g}, {c:g}], A.clamp(-{c:g}, {c:g}): how far a joint "
+                            "action lies above or below the mean is cut off there, so the best and the worst weigh no "
+                            "more than a near-miss. MAGRPO's advantage is unclipped, A = r - mean(r): drop the "
+                            ".clamp(...).")
                 elif (abs(got_v - policy_loss(lp, A.sign()).item()) <= 1e-4
                       and explains(lambda lp_, rw: policy_loss(lp_, group_advantages(rw).sign()).item())):
                     hint = (" You kept only the advantage's sign, A.sign() (+1 above the mean, -1 below): how far a "

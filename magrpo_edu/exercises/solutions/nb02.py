@@ -37,7 +37,7 @@ def _joint_logprob(logps, rewards):           # the joint log-prob sum_i log pi_
     return [-(A * sum(logps)).mean() for _ in logps]
 
 
-def _cross_credit_loop_list(r, agent):        # right values, as a Python list of 0-d tensors
+def _cross_credit_loop_list(r, agent):        # right values, but a Python list of 0-d tensors: no mask
     G = r.shape[0]
     mean = r.mean()
     if agent == 0:
@@ -56,6 +56,18 @@ def _cross_credit_no_return(r, agent):         # the credit computed, but no `re
 def _shared_losses_no_return(logps, rewards):  # the losses computed, but no `return`: None
     A = rewards - rewards.mean()
     [-(A * lp).mean() for lp in logps]
+
+
+def _cross_credit_by_hand(r, agent):          # the by-hand G = 2 cell copied: right for G = 2 only
+    mean = (r[0, 0] + r[0, 1] + r[1, 0] + r[1, 1]) / 4
+    if agent == 0:
+        return torch.stack([((r[0, 0] - mean) + (r[0, 1] - mean)) / 2, ((r[1, 0] - mean) + (r[1, 1] - mean)) / 2])
+    return torch.stack([((r[0, 0] - mean) + (r[1, 0] - mean)) / 2, ((r[0, 1] - mean) + (r[1, 1] - mean)) / 2])
+
+
+def _shared_losses_two_agents(logps, rewards):  # two agents hard-coded: logps[0] and logps[1], whatever len(logps)
+    A = rewards - rewards.mean()
+    return [-(A * logps[0]).mean(), -(A * logps[1]).mean()]
 
 
 def _losses_share_a_graph(logps, rewards):    # right values, but split from one tensor: one graph for all the agents
@@ -94,6 +106,12 @@ MISTAKES = {
         else list(itertools.product(range(G), repeat=n)),                                 # bools False/True for G <= 2
         lambda n, G, mode: [tuple((g + i) % G for i in range(n)) for g in range(G)] if mode == "aligned"
         else list(itertools.product(range(G), repeat=n)),                                 # aligned rotated: agent i takes g+i
+        lambda n, G, mode: [(g,) * n for g in range(G)] if mode == "aligned"
+        else list(itertools.product(range(G - 1), repeat=n)),                             # cross off by one: range(G-1)
+        lambda n, G, mode: [(g,) * n for g in range(G)] if mode == "aligned"
+        else list(itertools.product(range(1, G), repeat=n)),                              # cross off by one: range(1, G)
+        lambda n, G, mode: [(g,) * n for g in range(G)] if mode == "aligned"
+        else list(itertools.combinations(range(G), n)),                                   # combinations: one order, no (g, g)
         lambda n, G, mode: joint_actions(n, G, mode).tolist(),                             # the package's own, wrapped
     ],
     "02.cross_credit": [
@@ -120,6 +138,15 @@ MISTAKES = {
         lambda r, agent: (r - r.diagonal().mean()).mean(1 - agent),                  # the diagonal's mean as baseline
         lambda r, agent: (r - r.mean()).diagonal(),                                  # aligned credit: the diagonal only
         lambda r, agent: (r - r.mean()).sum(1 - agent) / (r.shape[0] * r.shape[0]),  # divided by G*G: G times too small
+        lambda r, agent: (r - r.mean()).mean(1 - agent).tolist(),                   # a list: no boolean mask c[k1 == 0]
+        _cross_credit_loop_list,                                                    # a list of 0-d tensors: no mask either
+        _cross_credit_by_hand,                                                      # the by-hand G = 2 cell copied
+        lambda r, agent: (r - r.mean()).sum(1 - agent) / 2,                         # / 2 kept from G = 2: not / G
+        lambda r, agent: (r - r.sum() / 4).mean(1 - agent),                         # / 4 kept from G = 2: not / (G * G)
+        lambda r, agent: (r - r.mean()).abs().mean(1 - agent),                      # |A|: no negative credit
+        lambda r, agent: (r - r.mean()).mean(1 - agent).abs(),                      # |credit|: no negative credit
+        lambda r, agent: (r - r.mean()).clamp(-1, 1).mean(1 - agent),               # the advantages clipped to [-1, 1]
+        lambda r, agent: (r - r.mean()).mean(1 - agent).clamp(-1, 1),               # the credits clipped to [-1, 1]
         lambda r, agent: credit_samples(group_advantages(r.flatten()), joint_actions(2, r.shape[0], "cross"),
                                         r.shape[0])[agent],                        # the package's own, wrapped
     ],
@@ -161,6 +188,8 @@ MISTAKES = {
         lambda logps, r: [-((r - r.min()) * lp).mean() for lp in logps],              # the worst as baseline
         lambda logps, r: [-((r - r.mean()).sign() * lp).mean() for lp in logps],      # sign(A): the size lost
         lambda logps, r: sum(-((r - r.mean()) * lp).mean() for lp in logps) / len(logps),  # ONE loss, averaged over agents
+        _shared_losses_two_agents,                                                    # two agents hard-coded
+        lambda logps, r: [-((r - r.mean()).clamp(-1, 1) * lp).mean() for lp in logps],  # A clipped to [-1, 1]
         lambda logps, r: [policy_loss(lp, group_advantages(r)) for lp in logps],      # the package's own, wrapped
     ],
 }
@@ -200,8 +229,6 @@ VARIANTS = {
         _cross_credit_loop,
         lambda r, agent: torch.tensor((r - r.mean()).mean(1 - agent).tolist()),    # rebuilt as a new tensor
         lambda r, agent: r.mean(dim=1 - agent) - r.mean(),                         # the same means, the baseline after
-        lambda r, agent: (r - r.mean()).mean(1 - agent).tolist(),                   # a list of G numbers
-        _cross_credit_loop_list,                                                    # a list of 0-d tensors
         lambda r, agent: (r - r.mean()).mean(1 - agent).numpy(),                    # a NumPy array of G numbers
         lambda r, agent: (r.numpy().astype("float64") - r.numpy().mean()).mean(axis=1 - agent),  # NumPy, float64
     ],

@@ -426,6 +426,9 @@ BOUNDARIES = {
         ("node.returns / node.advantages left as they were", nb05.MISTAKES["05.discounted_returns"][37], r"your returns are right, but your function changed node\.advantages"),
         ("the trainer's tree: node.returns is no cache", nb05.MISTAKES["05.discounted_returns"][38], r"You returned the node's stored returns, node\.returns \(computed at another gamma"),
         ("the trainer's tree: child.returns is no cache", nb05.MISTAKES["05.discounted_returns"][39], r"mean of a child's STORED returns, child\.returns \(computed at another gamma"),
+        ("a node's return measured from that node, not gamma**depth", nb05.MISTAKES["05.discounted_returns"][40], r"Your returns depend on node\.depth"),
+        ("each node averaged, not each depth's rewards pooled", nb05.MISTAKES["05.discounted_returns"][41], r"You pooled each turn below joint action j into ONE mean"),
+        ("a cut branch is r_j, not r_j + gamma * siblings' mean R", nb05.MISTAKES["05.discounted_returns"][42], r"mean of its siblings' RETURNS"),
     ],
     "05.early_termination_threshold": [
         ("a group whose mean EQUALS the threshold is expanded (ties)", _threshold_ge, "equals it is expanded"),
@@ -447,6 +450,9 @@ BOUNDARIES = {
         ("no fixed margin: + 1e-3 passes a mean 1e-4 up", nb05.MISTAKES["05.early_termination_threshold"][28], r"fixed margin above the last mean that fits.*only 0\.0001 above"),
         ("no fixed margin: + 1e-5 passes a mean 1e-6 up", nb05.MISTAKES["05.early_termination_threshold"][29], r"fixed margin above the last mean that fits.*only 1e-06 above"),
         ("sorted(means)[budget - 1], not [budget]", nb05.MISTAKES["05.early_termination_threshold"][30], r"You indexed one too far"),
+        ("no rounded threshold: midpoint rounded to 2 decimals", nb05.MISTAKES["05.early_termination_threshold"][31], r"is a ROUNDED number"),
+        ("no rounded threshold: midpoint rounded to 4 decimals", nb05.MISTAKES["05.early_termination_threshold"][32], r"is a ROUNDED number"),
+        ("no fixed margin: + 1e-7 passes a float32 neighbour", nb05.MISTAKES["05.early_termination_threshold"][33], r"fixed margin above the last mean that fits.*only 5\.96046e-08 above"),
     ],
     "06.std_scaled_advantages": [
         ("a group that agrees: eps keeps it finite", lambda R: (R - R.mean()) / R.std(), "eps"),

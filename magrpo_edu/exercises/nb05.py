@@ -10,7 +10,7 @@ import torch
 
 from ..algorithm import Node, compute_returns
 from ..config import MAGRPOConfig
-from . import ExerciseFailed, call_answer, exercise, is_bool, not_a_wrapper, not_the_library
+from . import ExerciseFailed, call_answer, exercise, is_bool, not_a_wrapper, not_the_library, plain_number
 
 
 def _fmt(t) -> list:
@@ -164,6 +164,46 @@ def _cut_filled(node, gamma):
         elif kids:
             R[j] += gamma * torch.stack(list(kids.values())).mean()
     return R
+
+
+def _pooled_by_depth(node, gamma, of_means=False):
+    """R_j = r_j + sum over k >= 1 of gamma ** k times ONE mean of the rewards of every node k turns below j (all their
+    rewards pooled, or `of_means`, the mean of each node's mean reward): each depth pooled, not averaged node by node,
+    so where a branch was cut early the surviving branches' rewards stand in for it."""
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        level, k = [child], 1
+        while level:
+            R[j] += gamma ** k * (torch.stack([nd.rewards.mean() for nd in level]).mean() if of_means
+                                  else torch.cat([nd.rewards for nd in level]).mean())
+            level, k = [c for nd in level for c in nd.children.values()], k + 1
+    return R
+
+
+def _cut_branch_hint(got, want, tree, gamma) -> str:
+    """The sentence for returns right at every joint action of the node that has a child, wrong at one without (a
+    branch cut early): "" when that is not the pattern (the node has no cut joint action, or a joint action with a
+    child is wrong too)."""
+    kids = sorted(tree.children)
+    cut = [j for j in range(len(tree.rewards)) if j not in tree.children]
+    got = got.float()
+    if not kids or not cut or not torch.allclose(got[kids], want[kids], atol=1e-5) or torch.allclose(
+            got[cut], want[cut], atol=1e-5):
+        return ""
+    sib = want[kids].mean()
+    r = tree.rewards[cut].float()
+    readings = [(r + gamma * sib, "r_j plus gamma times the mean of its siblings' RETURNS (the joint actions with a "
+                                  "child)"),
+                (sib.expand(len(cut)), "the mean of its siblings' returns in place of its own"),
+                (r + gamma * torch.stack([compute_returns(copy.deepcopy(tree.children[j]), gamma).mean()
+                                          for j in kids]).mean(), "the mean of its siblings' children's returns")]
+    how = next((said for value, said in readings if torch.allclose(got[cut], value, atol=1e-5)), None)
+    return ((f" Your returns are right for the joint actions with a child ({kids}) but not for those without one "
+             f"({cut}: branches cut early, here {_fmt(got[cut])} against their rewards {_fmt(r)})")
+            + (f": you gave a joint action without a child {how}." if how else ".")
+            + " A joint action without a child has no next turn, so its return is its own reward alone, R_j = r_j: "
+            "fill nothing in for it (its siblings' returns are theirs, not its). Add a child term only for the j in "
+            "node.children.")
 
 
 def _partial(tree) -> bool:
@@ -335,6 +375,37 @@ def _reads_as(fn, reading) -> bool:
         return False
 
 
+def _check_every_node(fn) -> None:
+    """The answer called on every node BELOW the root of each tree (depth 1, 2, 3, as the trainer's tree holds them):
+    a node's returns are measured from that node, whatever its depth, so an answer that discounts from the root
+    (gamma ** node.depth) is right on a root only."""
+    for what, tree in _trees():
+        for nd in _nodes(tree)[1:]:
+            for gamma in _GAMMAS:
+                where = f"{what}, its node at depth {nd.depth} (turn {nd.depth + 1})"
+                got = call_answer(fn, copy.deepcopy(nd), gamma,
+                                  said=lambda e, where=where: _returns_crash(e, where, ""))
+                want = compute_returns(copy.deepcopy(nd), gamma)
+                fits = isinstance(got, torch.Tensor) and got.shape == want.shape
+                if fits and torch.allclose(got.float(), want, atol=1e-5):
+                    continue
+                said = (f"{where}, gamma = {gamma}: the returns are {_fmt(want)}, you returned "
+                        f"{_fmt(got) if fits else repr(got)} (R_j = r_j + gamma * mean of child j's returns; R_j = r_j "
+                        "where j has no child).")
+                if fits and torch.allclose(got.float(), gamma ** nd.depth * want, atol=1e-5):
+                    raise ExerciseFailed(
+                        said + f" Your returns depend on node.depth: you returned gamma ** depth ({gamma} ** "
+                        f"{nd.depth}) times the right ones, a return discounted from the ROOT. A node's return is "
+                        "measured from that node: R_j = r_j + gamma * (mean of child j's returns) at every depth, its "
+                        "own reward r_j undiscounted (the trainer computes every node's returns so, and the "
+                        "advantages compare siblings' returns). Do not use node.depth: the recursion already "
+                        "multiplies each further turn by one more gamma.")
+                raise ExerciseFailed(said + " Your function is right on the root of each tree but not on this node "
+                                     "below it: a node's returns are measured from that node, by the same rule at "
+                                     "every depth (the trainer computes them at every node of the tree); do not read "
+                                     "node.depth or anything else that depends on where the node stands.")
+
+
 @exercise("05.discounted_returns")
 def check_discounted_returns(fn):
     not_the_library(fn, "discounted_returns", compute_returns)
@@ -446,6 +517,16 @@ def check_discounted_returns(fn):
                 hint = (" You gave a joint action WITHOUT a child (a branch cut early) the mean of its siblings' "
                         "children's returns: it has no next turn, so its return is its own reward alone, R_j = r_j. "
                         "Add a child term only for the j in node.children.")
+            elif _cut_branch_hint(got, want, tree, gamma):
+                hint = _cut_branch_hint(got, want, tree, gamma)
+            elif tree.children and _matches(got, tree, gamma, _pooled_by_depth,
+                                            lambda n, g: _pooled_by_depth(n, g, of_means=True)):
+                hint = (" You pooled each turn below joint action j into ONE mean (gamma ** k times the mean of all "
+                        "the rewards k turns down): that is right only where every node below has a child for every "
+                        "joint action. Where a branch was cut early (a joint action without a child), that joint "
+                        "action's later turns count as nothing in its node's mean; pooling the depth lets the "
+                        "surviving branches' rewards stand in for it. Average node by node: add gamma times the mean "
+                        "of child j's RETURNS, discounted_returns(child, gamma), computed the same way (recursively).")
             elif gamma not in (0.0, 1.0) and _matches(got, tree, gamma, _gamma_on_reward,
                                                        lambda n, g: _gamma_on_reward(n, g, leaves=False)):
                 hint = (" You multiplied the joint action's own reward r_j by gamma and added the child's mean return "
@@ -500,6 +581,7 @@ def check_discounted_returns(fn):
                 hint = (" You took the MEDIAN of the child's returns (torch's median is the lower middle value for an "
                         "even count); R_j adds gamma times their MEAN.")
             raise ExerciseFailed(said + hint)
+    _check_every_node(fn)
     not_a_wrapper(fn, (copy.deepcopy(next(t for _, t in _trees() if t.children)), 0.9), "discounted_returns",
                   compute_returns, how="from the recurrence in the text, R_j = r_j + gamma * (mean of child j's "
                                        "returns)")
@@ -523,7 +605,13 @@ def check_discounted_returns(fn):
 _GROUPS = ([2.0625, 2.125, 2.25, 2.5, 1.1375, 2.8125], [3.125, 1.5, 0.4, 2.0, 0.4, 3.5], [1.0, 1.0, 1.0],
            [2.0, 2.0625, 2.0625, 2.125, 1.9375], [2.4, 0.85, 4.0, 0.85, 1.6], [0.0, 1.5, 0.0],
            [2.0625, 2.025, 2.1375, 2.0, 2.2], [2.325, 2.375, 2.275], [2.2, 2.1875, 2.25, 2.1875],
-           [1.6071, 1.6, 1.7], [1.5001, 0.75, 1.5, 2.0], [0.750001, 0.5, 0.75, 1.0])
+           [1.6071, 1.6, 1.7], [1.5001, 0.75, 1.5, 2.0], [0.750001, 0.5, 0.75, 1.0]) + tuple(
+    # last, unrounded float32 means, as rollout_tree compares them (nd.rewards.mean().item()), whose gap a ROUNDED
+    # threshold misses: the midpoint of the first two rounded to 2 or 4 decimals is 1.6 (below float32's 1.6, a right
+    # threshold there) or 0.75, the next mean up itself; and two neighbouring float32 means (0.5 and the next float32
+    # up, 6e-8 apart) that even a margin of 1e-7 passes
+    torch.tensor(m, dtype=torch.float32).tolist() for m in ([1.592857, 1.6, 1.7], [0.749999, 0.75, 1.0],
+                                                            [0.5, 0.50000006, 1.0]))
 
 
 def _fits(means, budget):
@@ -588,6 +676,41 @@ def _one_too_far_hint(means, budget, t) -> str:
                if budget == 0 else
                "Mind a tie at the cut (step below it), and put the threshold above the last mean that fits and below "
                f"the next one up, here {_between(last, nxt)}."))
+
+
+def _rounded_threshold(fn, means, budget, t):
+    """The number of decimals k (0 to 8) to which the threshold t is rounded from a threshold that fits (the midpoint
+    between the last mean that fits and the next one up, or the last mean that fits itself), where the rounding
+    moved it out of the gap between them, and fn rounds so at every budget of these means that leaves a gap (a
+    threshold that is a mean only by chance is not read as rounded); None when t is no such rounded number."""
+    last, nxt = _fits(means, budget)
+    if last is None or nxt is None or last <= t < nxt:
+        return None
+
+    def rounded(b, k, got):
+        lo, hi = _fits(means, b)
+        return lo is None or hi is None or any(got == round(x, k) for x in ((lo + hi) / 2, lo))
+
+    for k in (k for k in range(9) if any(t == round(x, k) for x in ((last + nxt) / 2, last))):
+        try:
+            if all(rounded(b, k, plain_number(fn(list(means), b))) for b in range(1, len(means))):
+                return k
+        except Exception:  # noqa: BLE001 - an answer that crashes at another budget is not this reading
+            return None
+    return None
+
+
+def _rounded_threshold_hint(fn, means, budget, t) -> str:
+    """The sentence for a threshold rounded out of the gap between the last mean that fits and the next one up."""
+    k = _rounded_threshold(fn, means, budget, t)
+    last, nxt = _fits(means, budget)
+    return (f" Your threshold {t} is a ROUNDED number (round(x, {k}) or finer gives it): the last mean that fits, "
+            f"{last}, and the next one up, {nxt}, are only {nxt - last:g} apart (the trainer compares unrounded "
+            "float32 means), and rounding moved the threshold out of the gap between them, "
+            + ("onto or past the next mean, which is then expanded too." if t >= nxt else
+               "below the last mean that fits, which is then cut.")
+            + f" Do not round the threshold (nor the means): return the midpoint itself, unrounded, or the last mean "
+              f"that fits; here {_between(last, nxt)}.")
 
 
 def _threshold_hint(means, budget, t):
@@ -774,6 +897,8 @@ def check_threshold(fn):
             below, at = sum(m < t for m in means), sum(m == t for m in means)
             if hint:
                 pass
+            elif _rounded_threshold(fn, means, budget, t) is not None:
+                hint = _rounded_threshold_hint(fn, means, budget, t)
             elif below <= budget and at >= 2:
                 last, _ = _fits(means, budget)
                 lower = (f"below {t}, above the next lower mean, {last}: their midpoint, {_mid(last, t)}"
@@ -791,6 +916,8 @@ def check_threshold(fn):
                 hint = _over_budget_hint(means, budget, t, best)
             raise ExerciseFailed(said + f"expands {_groups(expanded)}, more than the budget." + hint)
         if expanded < best:
+            if not hint and _rounded_threshold(fn, means, budget, t) is not None:
+                hint = _rounded_threshold_hint(fn, means, budget, t)
             if not hint:
                 last, nxt = _fits(means, budget)
                 hint = (f" Every group whose mean r is at or below the threshold is expanded; the {best} worst fit: "

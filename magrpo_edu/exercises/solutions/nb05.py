@@ -540,3 +540,64 @@ MISTAKES["05.early_termination_threshold"] += [
     lambda m, b: _threshold_fixed_margin(m, b, 1e-5),                     # [29] + 1e-5: a next mean 1e-6 up
     lambda means, budget: sorted(means)[budget],                          # [30] one index too far: budget + 1 groups
 ]
+
+
+def _discounted_from_the_root(node, gamma):       # gamma ** node.depth on r: right at a root, 0.9 * r a turn down
+    R = gamma ** node.depth * node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += _discounted_from_the_root(child, gamma).mean()
+    return R
+
+
+def _pooled_by_depth(node, gamma):               # gamma ** k times ONE mean of all the rewards k turns below j
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        level, k = [child], 1
+        while level:
+            R[j] += gamma ** k * torch.cat([n.rewards for n in level]).mean()
+            level, k = [c for n in level for c in n.children.values()], k + 1
+    return R
+
+
+def _cut_filled_by_siblings_returns(node, gamma):   # a joint action without a child: r_j + gamma * its siblings' mean R
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma * _cut_filled_by_siblings_returns(child, gamma).mean()
+    cut = [j for j in range(len(R)) if j not in node.children]
+    if node.children and cut:
+        R[cut] = node.rewards[cut] + gamma * R[list(node.children)].mean()
+    return R
+
+
+def _threshold_rounded(means, budget, digits=2):  # the midpoint, rounded: 1.6 on float32 means 1.592857 and 1.6
+    s = sorted(means)
+    if not s:
+        return 0.0
+    k = min(budget, len(s))
+    while 0 < k < len(s) and s[k - 1] == s[k]:
+        k -= 1
+    if k == 0:
+        return s[0] - 1.0
+    return s[-1] + 1.0 if k == len(s) else round((s[k - 1] + s[k]) / 2, digits)
+
+
+def _threshold_tiny_margin(means, budget):        # the last mean that fits + 1e-7: passes a float32 neighbour 6e-8 up
+    s = sorted(means)
+    if not s:
+        return 0.0
+    k = min(budget, len(s))
+    while 0 < k < len(s) and s[k - 1] == s[k]:
+        k -= 1
+    return s[k - 1] + 1e-7 if k else s[0] - 1.0
+
+
+MISTAKES["05.discounted_returns"] += [
+    _discounted_from_the_root,                                            # [40] gamma ** depth: from the root
+    _pooled_by_depth,                                                     # [41] each depth's rewards pooled
+    _cut_filled_by_siblings_returns,                                      # [42] a cut branch: + its siblings' mean R
+]
+MISTAKES["05.early_termination_threshold"] += [
+    _threshold_rounded,                                                   # [31] midpoint rounded to 2 decimals
+    lambda m, b: _threshold_rounded(m, b, 4),                             # [32] midpoint rounded to 4 decimals
+    _threshold_tiny_margin,                                               # [33] + 1e-7: a float32 neighbour passed
+]

@@ -581,6 +581,11 @@ BOUNDARIES = {
         ("a ratio of exps underflows in float64 too", nb08.MISTAKES["08.k3_estimator"][30], r"float64 moves the underflow further out.*ratio of two exps"),
         ("k2 = d^2/2 is not k3", nb08.MISTAKES["08.k3_estimator"][3], r"that is k2 = d\^2/2"),
         ("k3 with no 1/2 factor", nb08.MISTAKES["08.k3_estimator"][31], r"You halved k3"),
+        ("k3 with no constant factor (1.001 * k3)", nb08.MISTAKES["08.k3_estimator"][32], r"1\.001 times k3 on every token"),
+        ("no rounding of k3 (4 decimals)", nb08.MISTAKES["08.k3_estimator"][33], r"grid of 0\.0001 \(rounded to 4 decimals"),
+        ("exp(d) itself, not a truncated Taylor series", nb08.MISTAKES["08.k3_estimator"][34], r"Taylor series of e\^d - d - 1 cut after d\^3/6.*truncated series"),
+        ("convert to float32 before the subtraction, not after", nb08.MISTAKES["08.k3_estimator"][35], r"subtracted in bfloat16 and converted only d afterwards.*before the subtraction"),
+        ("no epsilon, however small (1e-8)", nb08.MISTAKES["08.k3_estimator"][36], r"yours is 1e-08.*An added constant"),
     ],
     "08.spot_the_hack": [
         ("a reward rise of exactly 0.1 is not MORE than 0.1", _spot(strict=(False, True, True)), "exactly 0.1"),

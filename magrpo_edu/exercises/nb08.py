@@ -65,7 +65,7 @@ def _log_epsilon(fn, got: torch.Tensor, logp: torch.Tensor, ref: torch.Tensor):
     d = (ref - logp).double()
     i = int(d.argmin())
     r, k = math.exp(d[i].item()), got.detach().double()[i].item()
-    if not (math.isfinite(k) and k - r + 1 < -d[i].item() - 0.01):    # log(r + eps) above log r = d by more than 0.01
+    if not (math.isfinite(k) and -d[i].item() - 700 < k - r + 1 < -d[i].item() - 0.01):  # log(r + eps) above d
         return None
     eps = math.exp(r - 1 - k) - r
     if not 0 < eps < 1e-3:
@@ -156,6 +156,87 @@ def _grad(est: torch.Tensor, leaf: torch.Tensor, inputs: str):
             "torch.exp(d) - d - 1 with d = ref_logp - logp.")) from None
 
 
+def _sig(t, digits: int = 6) -> list:
+    """The values of t with `digits` significant digits: what a message shows where 4 decimals would hide the slip."""
+    return [float(f"{x:.{digits}g}") for x in torch.as_tensor(t).detach().flatten().tolist()]
+
+
+def _apart(a: float, b: float) -> tuple:
+    """a and b printed with 6 significant digits, more where those print the same (up to 12)."""
+    for digits in range(6, 13):
+        if f"{a:.{digits}g}" != f"{b:.{digits}g}":
+            break
+    return f"{a:.{digits}g}", f"{b:.{digits}g}"
+
+
+def _scale_of(got: torch.Tensor, want: torch.Tensor):
+    """c when the estimate is c times k3 on every token (c not 1: a constant factor), else None."""
+    g, w = got.detach().double().flatten(), want.detach().double().flatten()
+    if not torch.isfinite(g).all() or float(w @ w) == 0:
+        return None
+    c = float(g @ w) / float(w @ w)
+    if abs(c - 1) < 1e-6 or not torch.allclose(g, c * w, rtol=1e-5, atol=1e-7):
+        return None
+    return c
+
+
+def _grid_of(got: torch.Tensor, want: torch.Tensor):
+    """k when every estimate lies on the grid of 10^-k (k from 0 to 6), as rounding it again in its own dtype shows,
+    within one step of k3: rounded (round, floor, ceil, trunc) to k decimals; None otherwise, or when k3 itself lies
+    on that grid."""
+    g = got.detach().flatten()
+    if not g.is_floating_point() or not torch.isfinite(g).all():
+        return None
+    w = want.detach().to(g.dtype).flatten()
+    ulp = 2 * torch.finfo(g.dtype).eps
+
+    def on(x, scale):
+        return bool(((torch.round(x * scale) / scale - x).abs() <= ulp * x.abs()).all())
+    for k in range(7):
+        if on(g, 10.0 ** k) and ((g.double() - w.double()).abs() <= 1.001 * 10.0 ** -k + 1e-6).all():
+            return None if on(w, 10.0 ** k) else k
+    return None
+
+
+def _series_order(got: torch.Tensor, d: torch.Tensor, rtol: float = 1e-5):
+    """N (3 to 30) when the estimate is the Taylor series of e^d - d - 1 cut after d^N / N!, d^2/2 + d^3/6 + ...,
+    on every token, to rtol (float32's rounding of a series whose terms cancel needs more where |d| is large); None
+    otherwise (d^2/2 alone, k2, has its own sentence)."""
+    g, dd = got.detach().double().flatten(), d.detach().double().flatten()
+    if not torch.isfinite(g).all():
+        return None
+    partial, term = torch.zeros_like(dd), dd.clone()
+    for n in range(2, 31):
+        term = term * dd / n
+        partial = partial + term
+        if n >= 3 and torch.allclose(g, partial, rtol=rtol, atol=1e-7):
+            return n
+    return None
+
+
+def _series_said(n: int) -> str:
+    terms = " + ".join(["d^2/2", "d^3/6", "d^4/24"][:n - 1]) + (f" + ... + d^{n}/{n}!" if n > 4 else "")
+    last = terms.split(" + ")[-1]
+    return (f"that is the Taylor series of e^d - d - 1 cut after {last} ({terms}): a truncated series, not the "
+            "exact exp(d) - d - 1. It is close only where |d| is small; the terms it drops grow with |d|, and where "
+            "the policy has moved far (|d| of 10 to 30, where the leash must pull hardest) it is off by orders of "
+            "magnitude" + (" and, cut after an odd power, goes negative for very negative d" if n % 2 else "") +
+            ". Compute e^d itself: k3 = torch.exp(d) - d - 1, d = ref_logp - logp.")
+
+
+def _scale_said(c: float) -> str:
+    return (f"your estimate is {c:.6g} times k3 on every token: a constant factor scales the KL, and the leash with it "
+            "(how hard the KL term pulls is beta's job, the loss multiplies the term by beta). Return e^d - d - 1 "
+            "itself, d = ref_logp - logp, with no factor.")
+
+
+def _grid_said(k: int) -> str:
+    return (f"every value you return lies on a grid of {10.0 ** -k:g} (rounded to {k} decimals: torch.round, floor, "
+            "a cast to int?): that changes the KL by up to half a step, rounds a small KL to 0, and rounding is "
+            "flat between its steps, so its gradient is 0 and the leash pulls nothing. Return e^d - d - 1 as "
+            "computed, with no rounding; round only what you print.")
+
+
 @exercise("08.k3_estimator")
 def check_k3(fn):
     # 1. per token, on log-probs of sampled tokens (any shape), the k3 value
@@ -188,19 +269,34 @@ def check_k3(fn):
                                  f"returned {_fmt(got[0])}: exactly half of k3 on every token. You halved k3 (a 1/2 "
                                  "carried over from k2 = d^2/2?): k3 is e^d - d - 1 with no factor, and only then is "
                                  "its mean under pi the KL itself.")
+        shown = f"for d = ref_logp - logp = {_sig(d[0])} the k3 terms are {_sig(want[0])}, you returned {_sig(got[0])}"
+        c = _scale_of(got, want)
+        if c is not None:
+            raise ExerciseFailed(f"{shown}: {_scale_said(c)}")
+        k = _grid_of(got, want)
+        if k is not None:
+            raise ExerciseFailed(f"{shown}: {_grid_said(k)}")
+        n = _series_order(got, d)
+        if n is not None:
+            raise ExerciseFailed(f"{shown}: {_series_said(n)}")
         # 2. say what the answer estimates instead, exactly, on a small vocabulary
         for lp, lr in _vocabularies():
             est = _k3_call(fn, lp, lr, "float64 log-probs of a 6-token vocabulary")
             mean = (lp.exp() * est.detach().double()).sum().item()
             kl_fwd = (lp.exp() * (lp - lr)).sum().item()
             if not math.isclose(mean, kl_fwd, rel_tol=1e-5, abs_tol=1e-5):
+                shown_mean, shown_kl = _apart(mean, kl_fwd)
                 raise ExerciseFailed(
                     f"averaged over tokens drawn from pi (exactly, on a 6-token vocabulary) your estimate is "
-                    f"{mean:.4f}, but KL(pi || pi_ref) = {kl_fwd:.4f}: it is biased. k3 is built on e^d = "
+                    f"{shown_mean}, but KL(pi || pi_ref) = {shown_kl}: it is biased. k3 is built on e^d = "
                     "pi_ref / pi, d = ref_logp - logp, the ratio whose mean under pi is 1 (pi / pi_ref has no such "
                     "mean): check which way round your d is, and that every part of section 1's k3 is there.")
         raise ExerciseFailed(f"for log pi {_fmt(logp[0])} and log pi_ref {_fmt(ref[0])} the k3 terms are "
                              f"{_fmt(want[0])}, you returned {_fmt(got[0])}.")
+    k = _grid_of(got, want)                      # rounded to 5 or 6 decimals: inside the tolerance, but on a grid
+    if k is not None:
+        raise ExerciseFailed(f"for d = ref_logp - logp = {_sig(ref[0] - logp[0])} the k3 terms are {_sig(want[0])}, "
+                             f"you returned {_sig(got[0])}: {_grid_said(k)}")
     # 1b. a policy that moved far from the reference on some tokens: |d| > 10 (a clamp of d changes exactly these)
     #     and |d| = 30 (a clamp at 20 changes these; e^30 is 1e13, still finite in float32)
     far_logp = torch.tensor([-0.5, -14.0, -1.0, -3.0, -20.5, -0.5, -31.0])
@@ -209,6 +305,14 @@ def check_k3(fn):
     far_want = torch.exp(far_d.double()) - far_d.double() - 1
     got = _k3_call(fn, far_logp, far_ref, "float32 log-probs where d = ref_logp - logp reaches -30 and +30")
     if not torch.allclose(got.double(), far_want, rtol=1e-5, atol=1e-5):
+        shown = (f"for d = ref_logp - logp = {_fmt(far_d)} the k3 terms are {_sig(far_want)}, you returned "
+                 f"{_sig(got)}")
+        c = _scale_of(got, far_want)
+        if c is not None:
+            raise ExerciseFailed(f"{shown}: {_scale_said(c)}")
+        n = _series_order(got, far_d, rtol=1e-3)
+        if n is not None:
+            raise ExerciseFailed(f"{shown}: {_series_said(n)}")
         eps = _log_epsilon(fn, got, far_logp, far_ref)
         if eps is not None:
             r, k = math.exp(far_d[5].item()), far_want[5].item()
@@ -249,7 +353,7 @@ def check_k3(fn):
     col_d = (col_ref - col_logp).double()
     col_want = torch.exp(col_d) - col_d - 1
     got = _k3_call(fn, col_logp, col_ref, "float32 log-probs with logp exactly 0.0 on some tokens").detach().double()
-    if not torch.allclose(got, col_want, rtol=1e-5, atol=1e-6) or (got[2:5].abs() > 4 * 1.2e-7).any():
+    if not torch.allclose(got, col_want, rtol=1e-5, atol=1e-6) or (got[2:5] != 0).any():   # e^0 - 0 - 1 is exactly 0
         shown = f"for logp {_fmt(col_logp)} and ref_logp {_fmt(col_ref)} the k3 terms are {_fmt(col_want)}, you " \
                 f"returned {[float(f'{x:.3g}') for x in got.tolist()]}"
         if (got[:2].abs() < 1e-6).all():
@@ -265,12 +369,12 @@ def check_k3(fn):
                                  "reference is sure of that token, and the policy now gives it less (logp -1.0): it "
                                  "has moved away, and the leash must pull it back. Keep every term: k3 = e^d - d - 1 "
                                  "for every d.")
-        if (got[2:5].abs() > 4 * 1.2e-7).any():
+        if (got[2:5] != 0).any():
             raise ExerciseFailed(f"{shown}: where the agent and the reference agree exactly (d = 0, the third to fifth "
                                  f"tokens) k3 is 0 (e^0 - 0 - 1), yours is {got[2]:.3g}. An added constant (an epsilon "
-                                 "'for safety'?) is a bias: it leashes a policy that has not moved, and a batch of "
-                                 "equal models reports a positive KL. k3 needs no epsilon: e^d - d - 1 is finite "
-                                 "for every finite d.")
+                                 "'for safety'?) is a bias, however small: it leashes a policy that has not moved, "
+                                 "and a batch of equal models reports a nonzero KL. k3 needs no epsilon: e^d - d - 1 "
+                                 "is finite for every finite d.")
         raise ExerciseFailed(f"{shown}: compute e^d - d - 1 with d = ref_logp - logp on every token, whatever its "
                              "values.")
     # 1c. the gradient: the term is added to the loss, so it must carry logp's gradient, d k3 / d logp = 1 - e^d
@@ -286,6 +390,11 @@ def check_k3(fn):
     if not torch.allclose(grad.float(), grad_want, rtol=1e-4, atol=1e-5):
         shown = f"the gradient of your estimate with respect to logp is {_fmt(grad[0])}, k3's is 1 - e^d = " \
                 f"{_fmt(grad_want[0])} (d = ref_logp - logp)"
+        if (grad == 0).all():
+            raise ExerciseFailed(f"your estimate has k3's values, but {shown}: 0 on every token. A step function "
+                                 "(torch.round, floor, ceil, sign, a cast to int and back) is flat between its steps, "
+                                 "so its gradient is 0 and the leash pulls nothing. Compute e^d - d - 1 from logp with "
+                                 "smooth torch operations, with no rounding in it.")
         if torch.allclose(grad.float(), -grad_want, rtol=1e-4, atol=1e-5):
             raise ExerciseFailed(f"your estimate has k3's values, but {shown}: yours is its NEGATIVE, term by term. "
                                  "Its sign is wrong, so descending the loss would push the policy AWAY from the "
@@ -328,6 +437,33 @@ def check_k3(fn):
                                  f"{name} and converted only afterwards, and {name} rounds e^d near 1 to a few "
                                  "digits, a small KL to 0 or to noise. Convert the inputs to float32 first "
                                  "(logp.float(), ref_logp.float()), then compute k3.")
+    # 1d'. far-apart low-precision log-probs (a rare token against a likely one): their difference is no longer exact
+    #      in bf16 / fp16 (9.61 between -10.3 and -0.7 rounds to 9.625 in bf16), and e^d multiplies that error; in
+    #      float32 the difference of two bf16 / fp16 numbers is exact. An answer that subtracts in low precision and
+    #      converts d afterwards passes the near inputs above and fails here.
+    for low in (torch.bfloat16, torch.float16):
+        name = str(low).replace("torch.", "")
+        low_logp = torch.tensor([-10.3, -0.5, -7.9, -2.0, -12.7], dtype=low)
+        low_ref = torch.tensor([-0.7, -12.1, -0.3, -2.0, -1.1], dtype=low)
+        low_d = low_ref.double() - low_logp.double()                                    # exact: float32 gives it too
+        low_want = torch.exp(low_d) - low_d - 1
+        got = _k3_call(fn, low_logp, low_ref, f"far-apart {name} log-probs").detach().double()
+        if torch.allclose(got, low_want, rtol=1e-5, atol=1e-6):
+            continue
+        sub_d = (low_ref - low_logp).double()                                           # d subtracted in low precision
+        shown = (f"for {name} logp {_sig(low_logp.double())} and ref_logp {_sig(low_ref.double())} (d = ref_logp - "
+                 f"logp = {_sig(low_d)}) the k3 terms are {_sig(low_want)}, you returned {_sig(got)}")
+        if torch.allclose(got, torch.exp(sub_d) - sub_d - 1, rtol=1e-4, atol=1e-6):
+            raise ExerciseFailed(f"{shown}: you subtracted in {name} and converted only d afterwards ((ref_logp - "
+                                 f"logp).float()?). Far-apart {name} log-probs have a difference that {name} cannot "
+                                 f"hold: ref_logp - logp = {low_d[0].item():.6g} rounds to {sub_d[0].item():.6g} in "
+                                 f"{name}, and e^d multiplies that error ({(sub_d[0] - low_d[0]).item():.2g} in d is "
+                                 f"{abs(math.expm1((sub_d[0] - low_d[0]).item())):.1%} in e^d). Convert the inputs to "
+                                 "float32 before the subtraction (logp.float(), ref_logp.float()), then compute d and "
+                                 "k3: in float32 the difference of two bfloat16 or float16 numbers is exact.")
+        raise ExerciseFailed(f"{shown}: convert the inputs to float32 first (logp.float(), ref_logp.float()), then "
+                             "compute d = ref_logp - logp and e^d - d - 1 in float32, on every token however far apart "
+                             "its log-probs are.")
     # 3. unbiased and zero at pi = pi_ref, checked exactly, to float32's rounding (the inputs are float64; a float32
     #    result, e.g. after a .float(), is as right, and so is a float64 one with only logp cast to float32, as
     #    precise as float32: 1.8e-9 off here; an added constant is refused at d = 0 above)

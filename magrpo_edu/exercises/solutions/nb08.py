@@ -468,3 +468,37 @@ MISTAKES["08.k3_estimator"] += [
 MISTAKES["08.spot_the_hack"] += [
     _spot_naturalness_sign_flipped,                                                    # naturalness change flipped
 ]
+
+
+def _k3_scaled(logp, ref_logp):                       # k3 times 1.001 ("a touch more leash"): the KL 0.1% high
+    d = ref_logp.float() - logp.float()
+    return 1.001 * (torch.exp(d) - d - 1)
+
+
+def _k3_rounded_4(logp, ref_logp):                    # rounded to 4 decimals "for readability": a grid, no gradient
+    d = ref_logp.float() - logp.float()
+    return torch.round((torch.exp(d) - d - 1) * 1e4) / 1e4
+
+
+def _k3_taylor_3(logp, ref_logp):                     # the Taylor series d^2/2 + d^3/6: not the exact e^d - d - 1
+    d = ref_logp.float() - logp.float()
+    return d ** 2 / 2 + d ** 3 / 6
+
+
+def _k3_subtracted_in_low(logp, ref_logp):            # d subtracted in bf16 / fp16, converted afterwards
+    d = (ref_logp - logp).float()
+    return d.exp() - d - 1
+
+
+def _k3_plus_1e_8(logp, ref_logp):                    # an epsilon of 1e-8: still a bias where d = 0
+    d = ref_logp.float() - logp.float()
+    return torch.exp(d) - d - 1 + 1e-8
+
+
+MISTAKES["08.k3_estimator"] += [
+    _k3_scaled,                                                                        # 1.001 * k3: a constant factor
+    _k3_rounded_4,                                                                     # torch.round to 4 decimals
+    _k3_taylor_3,                                                                      # a truncated Taylor series
+    _k3_subtracted_in_low,                                                             # (ref - logp).float(): bf16 d
+    _k3_plus_1e_8,                                                                     # + 1e-8: a bias at d = 0
+]

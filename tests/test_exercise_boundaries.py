@@ -482,6 +482,10 @@ BOUNDARIES = {
         ("sample std, eps outside the root", nb06.MISTAKES["06.std_scaled_advantages"][32], "POPULATION variance plus eps"),
         ("no clip of the advantages", nb06.MISTAKES["06.std_scaled_advantages"][33], r"clipped the advantages"),
         ("divided by the std", nb06.MISTAKES["06.std_scaled_advantages"][34], r"did not divide by the std"),
+        ("eps added to the std, not after dividing", nb06.MISTAKES["06.std_scaled_advantages"][35], r"bracket the divisor, / \(R\.std\(\) \+ 1e-4\)"),
+        ("the centred rewards divided, not the mean alone", nb06.MISTAKES["06.std_scaled_advantages"][36], r"only the mean was divided"),
+        ("no clip at +-3: a group of 16 reaches 3.75", nb06.MISTAKES["06.std_scaled_advantages"][37], r"clipped the advantages at 3:"),
+        ("precedence, no eps: nan, then the reading", nb06.MISTAKES["06.std_scaled_advantages"][38], r"only the mean was divided"),
     ],
     "06.comlrl_credit": [
         ("agent 1 sums a ROW", lambda R, G, mode: nb06.comlrl_credit(R, G, mode).flip(0), "swapped"),
@@ -507,6 +511,9 @@ BOUNDARIES = {
         ("'max': the largest SUM, not R.max()", nb06.MISTAKES["06.comlrl_credit"][18], r"largest SINGLE reward"),
         ("'mean': the mean of the sums, not R.mean()", nb06.MISTAKES["06.comlrl_credit"][19], r"mean of the G \* G single rewards"),
         ("the sums undivided, not by G*G", nb06.MISTAKES["06.comlrl_credit"][20], r"divided by G \* G"),
+        ("'max' over the G samples, not the agents", nb06.MISTAKES["06.comlrl_credit"][21], r"over the two AGENTS, dim 0"),
+        ("'mean' over the G samples, not the agents", nb06.MISTAKES["06.comlrl_credit"][22], r"over the two AGENTS, dim 0"),
+        ("'max' of all G sums, not the other G - 1", nb06.MISTAKES["06.comlrl_credit"][23], r"OTHER G - 1 sums \(a leave-one-out max\)"),
     ],
     "07.in_band_share": [
         ("the share IN the band, not outside it", lambda pairs: 1 - nb07.in_band_share(pairs) if pairs else 0.0, "OUTSIDE"),

@@ -46,12 +46,48 @@ def _eps_added(R: torch.Tensor, got: torch.Tensor):
 
 
 # The check's groups: all equal (std 0), the notebook's, G = 2 and 6 (a G fixed in the code shows), rewards that barely
-# differ (where eps matters), one float64 group (the result keeps R's dtype), and last a group of 6 with one outlier,
-# whose advantage (G - 1) / sqrt(G) = 2.04 is the largest a group of 6 can give (an unasked clip at +-2 shows).
+# differ (where eps matters), one float64 group (the result keeps R's dtype), a group of 6 with one outlier, whose
+# advantage (G - 1) / sqrt(G) = 2.04 is the largest a group of 6 can give (an unasked clip at +-2 shows), and last a
+# group of 16 with one outlier, advantage 15 / 4 = 3.75 (a clip at +-3 shows too; the trainer's advantage_clip, 10, is
+# wider than any group of 16 can reach, so a .clamp(-10, 10) still passes).
 _STD_CASES = [([0.5, 0.5, 0.5, 0.5], torch.float32), ([0.2, 1.0, 0.6, 0.2], torch.float32),
               ([1.0, 2.0], torch.float32), ([3.0, 0.0, 0.0, 0.0, 0.0, 1.5], torch.float32),
               ([0.7, 0.7, 0.7, 0.71], torch.float32), ([0.1, 0.9, 0.4], torch.float64),
-              ([0.0, 0.0, 1.0, 0.0, 0.0, 0.0], torch.float32)]
+              ([0.0, 0.0, 1.0, 0.0, 0.0, 0.0], torch.float32), ([0.0] * 15 + [1.0], torch.float32)]
+
+
+def _eps_outside(R: torch.Tensor, got: torch.Tensor) -> bool:
+    """Whether the answer reads as (R - R.mean()) / R.std() + 1e-4: eps added after the division, not to the std (on a
+    group with distinct rewards: on one that agrees it is nan either way)."""
+    return bool(R.std() > 0) and _close(got, (R - R.mean()) / R.std() + 1e-4)
+
+
+def _mean_alone_divided(R: torch.Tensor, got: torch.Tensor) -> bool:
+    """Whether the answer reads as R - R.mean() / (R.std() + 1e-4) (or without eps, where the std is not 0): the
+    division binds tighter than the subtraction, so only the mean was divided."""
+    return _close(got, R - R.mean() / (R.std() + 1e-4)) or (bool(R.std() > 0) and _close(got, R - R.mean() / R.std()))
+
+
+def _not_finite_said(fn, r, got: torch.Tensor) -> str:
+    """The sentence for an answer that is not finite on a group that agrees (std 0): which slip, read off the
+    answer on the notebook's group, whose rewards differ (eps outside the brackets, only the mean divided), else that
+    TRL adds eps to the std."""
+    other = torch.tensor([0.2, 1.0, 0.6, 0.2])
+    try:
+        again = fn(other.clone())
+        ok = isinstance(again, torch.Tensor) and again.shape == other.shape
+    except Exception:  # noqa: BLE001 - an answer that crashes on the other group tells nothing here
+        ok = False
+    if ok and _eps_outside(other, again):
+        return (f"for the group {r} (all rewards equal: std 0) you returned {got.tolist()}: you added 1e-4 AFTER "
+                "dividing, (R - R.mean()) / R.std() + 1e-4, so the division by a std of 0 comes first. eps belongs to "
+                "the divisor: bracket the divisor, / (R.std() + 1e-4), i.e. (R - R.mean()) / (R.std() + 1e-4).")
+    if ok and _mean_alone_divided(other, again):
+        return (f"for the group {r} (all rewards equal: std 0) you returned {got.tolist()}: only the mean was "
+                "divided. R - R.mean() / R.std() reads as R - (R.mean() / R.std()), since / binds tighter than -; "
+                "bracket the centring, and add eps = 1e-4 to the std: (R - R.mean()) / (R.std() + 1e-4).")
+    return (f"for the group {r} (all rewards equal: std 0) you returned {got.tolist()}: TRL adds "
+            "eps = 1e-4 to the std, so such a group gets advantages 0.")
 
 
 def _clipped(r, R: torch.Tensor, got: torch.Tensor, want: torch.Tensor):
@@ -171,7 +207,7 @@ def _fixed_G(r, R: torch.Tensor, got: torch.Tensor):
             return (f"for {r}, a group of G = {G}, your answer is the one for a group of {n}: a G written into the code "
                     f"(the sum divided by {n}, or the squares by G - 1 = {n - 1}). Take G from the group, len(R), or "
                     "use R.mean() and R.std(): the trainer's groups hold num_generations rewards, and this check tries "
-                    "groups of 2, 3, 4 and 6.")
+                    "groups of 2, 3, 4, 6 and 16.")
     return None
 
 
@@ -202,8 +238,16 @@ def check_std_scaled(fn):
         if said:
             raise ExerciseFailed(said)
         if not torch.isfinite(got).all():
-            raise ExerciseFailed(f"for the group {r} (all rewards equal: std 0) you returned {got.tolist()}: TRL adds "
-                                 "eps = 1e-4 to the std, so such a group gets advantages 0.")
+            raise ExerciseFailed(_not_finite_said(fn, r, got))
+        if _eps_outside(R, got):
+            raise ExerciseFailed(f"for {r} you added 1e-4 AFTER dividing, (R - R.mean()) / R.std() + 1e-4: every "
+                                 "advantage is shifted by 1e-4, and a group that agrees (std 0) gives nan. eps belongs "
+                                 "to the divisor: bracket the divisor, / (R.std() + 1e-4), i.e. "
+                                 "(R - R.mean()) / (R.std() + 1e-4).")
+        if _mean_alone_divided(R, got):
+            raise ExerciseFailed(f"for {r} only the mean was divided: R - R.mean() / (R.std() + 1e-4) reads as "
+                                 "R - (R.mean() / (R.std() + 1e-4)), since / binds tighter than -. Bracket the "
+                                 "centring: (R - R.mean()) / (R.std() + 1e-4).")
         digits = rounded_to(got.float().tolist(), want.tolist(), range(6),
                             close=lambda g, w: math.isfinite(g) and abs(g - w) < 2e-6)
         if digits is not None:
@@ -281,6 +325,35 @@ def _comlrl(R, G, mode):
     grid = R.view(G, G)
     S = torch.stack([grid.sum(1), grid.sum(0)])            # agent 1: its row, agent 2: its column
     return S - (S.mean(1, keepdim=True) if mode == "mean" else S.max(1, keepdim=True).values)
+
+
+def _loo_max(S: torch.Tensor) -> torch.Tensor:
+    """For each of an agent's G sums, the largest of its OTHER G - 1 sums (a leave-one-out max), shape (2, G)."""
+    top = S.topk(2, dim=1).values                       # per row: the largest sum and the second largest
+    return torch.where(S == top[:, :1], top[:, 1:], top[:, :1])
+
+
+def _over_agents(fn, R: torch.Tensor, G: int, mode: str, got: torch.Tensor, S: torch.Tensor) -> bool:
+    """Whether the answer's baseline is taken over the two agents (dim 0) instead of over the G samples (dim 1).
+
+    At G = 2 that answer can equal the one that lost its axis (S.max(1).values without keepdim, which broadcasts along
+    the columns): both agents' sums total the whole grid. There the answer is asked once more, on a grid of G = 3,
+    where the one without keepdim raises a size mismatch and the one over the agents still reads as such."""
+    def over_agents(X):
+        return X - (X.mean(0, keepdim=True) if mode == "mean" else X.max(0, keepdim=True).values)
+    if not torch.allclose(got, over_agents(S), atol=1e-5):
+        return False
+    if G != 2 or not torch.allclose(got, S - (S.mean(1) if mode == "mean" else S.max(1).values), atol=1e-5):
+        return True
+    R3 = torch.arange(9, dtype=R.dtype).remainder(4) / 4 + torch.tensor([1.0] + [0.0] * 8, dtype=R.dtype)
+    grid3 = R3.view(3, 3)
+    S3 = torch.stack([grid3.sum(1), grid3.sum(0)])
+    try:
+        again = fn(R3.clone(), 3, mode)
+        return isinstance(again, torch.Tensor) and again.shape == (2, 3) and torch.allclose(
+            again.to(S3.dtype), over_agents(S3), atol=1e-5)
+    except Exception:  # noqa: BLE001 - a crash at G = 3 is the lost axis, not this slip
+        return False
 
 
 @exercise("06.comlrl_credit")
@@ -389,6 +462,16 @@ def check_comlrl_credit(fn):
                 elif mode == "max" and torch.allclose(got, S - S.min(1, keepdim=True).values, atol=1e-5):
                     hint = (" You subtracted the SMALLEST of the agent's G sums; 'max' subtracts the LARGEST (MAReMax), "
                             "so every credit is <= 0 and the best sample's is 0.")
+                elif _over_agents(fn, R, G, mode, got, S):
+                    hint = (f" You took the baseline over the two AGENTS, dim 0 (S.{mode}(0, ...): for each sample index "
+                            "the " + ("mean" if mode == "mean" else "larger") + " of agent 1's and agent 2's sums), not "
+                            "over the agent's own G samples, dim 1. S = torch.stack([...]) is (2, G), one row per agent: "
+                            + ("S.mean(1, keepdim=True)." if mode == "mean" else "S.max(1, keepdim=True).values."))
+                elif mode == "max" and torch.allclose(got, S - _loo_max(S), atol=1e-5):
+                    hint = (" Your baseline for each sample is the largest of the OTHER G - 1 sums (a leave-one-out "
+                            "max), so the best sample gets a positive credit; 'max' subtracts the largest of all G sums, "
+                            "the sample's own included: S.max(1, keepdim=True).values, so every credit is <= 0 and the "
+                            "best sample's is 0.")
                 elif mode == "max" and G == 2 and torch.allclose(got, S - S.max(1).values, atol=1e-5):
                     hint = (" Your baseline lost its axis: S.max(1).values, without keepdim=True, has shape (2,) and "
                             "broadcasts along the G columns, not the 2 rows; at G = 2 the shapes happen to fit, so "

@@ -78,6 +78,13 @@ def _comlrl_loo(R, G, mode):                     # 'mean' as the mean of the OTH
     return S - ((S.sum(1, keepdim=True) - S) / (G - 1) if mode == "mean" else S.max(1, keepdim=True).values)
 
 
+def _comlrl_loo_max(R, G, mode):                 # 'max' as the largest of the OTHER G - 1 sums (leave-one-out)
+    S = _comlrl_sums(R, G)
+    if mode == "mean":
+        return S - S.mean(1, keepdim=True)
+    return S - torch.stack([torch.stack([torch.cat([row[:k], row[k + 1:]]).max() for k in range(G)]) for row in S])
+
+
 def _comlrl_zscored(R, G, mode):                 # the right credits, divided by the std of the G sums
     S = _comlrl_sums(R, G)
     return comlrl_credit(R, G, mode) / (S.std(1, keepdim=True) + 1e-4)
@@ -139,6 +146,10 @@ MISTAKES = {
         lambda R: (R - R.mean()) / (R.var(unbiased=False) + 1e-4).sqrt(),   # population variance, eps under the root
         lambda R: ((R - R.mean()) / (R.std() + 1e-4)).clamp(-2, 2),     # clipped at +-2: nothing asks for a clip
         lambda R: R - R.mean(),                                         # centred, not divided by the std
+        lambda R: (R - R.mean()) / R.std() + 1e-4,                      # eps added after dividing, outside the brackets
+        lambda R: R - R.mean() / (R.std() + 1e-4),                      # precedence: only the mean divided
+        lambda R: ((R - R.mean()) / (R.std() + 1e-4)).clamp(-3, 3),     # clipped at +-3: a group of 16 reaches 3.75
+        lambda R: R - R.mean() / R.std(),                               # precedence, and no eps: nan on a group that agrees
     ],
     "06.comlrl_credit": [
         _comlrl_centres_R_in_place,
@@ -168,6 +179,11 @@ MISTAKES = {
             _comlrl_sums(R, G)),                                                   # 'mean': the mean SINGLE reward
         lambda R, G, mode: (lambda S: S - (S.mean(1, keepdim=True) if mode == "mean"
                                            else S.max(1, keepdim=True).values))(_comlrl_sums(R, G) / G ** 2),  # sums / G^2
+        lambda R, G, mode: (lambda S: S - (S.mean(1, keepdim=True) if mode == "mean"
+                                           else S.max(0, keepdim=True).values))(_comlrl_sums(R, G)),   # 'max' over the agents
+        lambda R, G, mode: (lambda S: S - (S.mean(0, keepdim=True) if mode == "mean"
+                                           else S.max(0, keepdim=True).values))(_comlrl_sums(R, G)),   # both over the agents
+        _comlrl_loo_max,                                                           # 'max' of the OTHER G - 1 sums
         lambda R, G, mode: (lambda S: S - (S.mean(1, keepdim=True) if mode == "mean"
                                            else S.min(1, keepdim=True).values))(_comlrl_sums(R, G)),   # min for 'max'
         _comlrl_loo,                                                               # leave-one-out among the sums

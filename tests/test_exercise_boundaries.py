@@ -292,6 +292,7 @@ BOUNDARIES = {
         ("a float, not a 0-d array", nb03.MISTAKES["03.length_level"][15], r"0-d numpy array.*right value.*float\(\.\.\.\)"),
         ("a float, not a 0-d tensor", nb03.MISTAKES["03.length_level"][16], r"0-d torch tensor.*right value.*float\(\.\.\.\)"),
         ("upper ramp ends at 5.0", nb03.MISTAKES["03.length_level"][17], r"your upper ramp reaches 0 at 5\.2, not 5\.0"),
+        ("a share, not a percent", nb03.MISTAKES["03.length_level"][18], r"L2 is a share in \[0, 1\], not a percent"),
     ],
     "03.coherence_T": [
         ("kappa = 0: T = 0", nb03._coherence_no_zero_case, None),
@@ -306,6 +307,10 @@ BOUNDARIES = {
         ("categories counted, not phrases", nb03.MISTAKES["03.coherence_T"][1], r"you counted phrases; κ \(kappa\) counts CATEGORIES"),
         ("a float, not a 0-d array", nb03.MISTAKES["03.coherence_T"][13], r"0-d numpy array.*right value.*Return a Python float"),
         ("a float, not a 0-d tensor", nb03.MISTAKES["03.coherence_T"][14], r"0-d torch tensor.*right value.*Return a Python float"),
+        ("a shared phrase counts for each category (dict)", nb03.MISTAKES["03.coherence_T"][15], r"ONE category only.*'however', found here, is in contrast and concession, and it counts for each"),
+        ("a shared phrase counts for each category (used up)", nb03.MISTAKES["03.coherence_T"][16], r"ONE category only.*'however', found here, is in contrast and concession"),
+        ("a shared phrase counts for each category (removed)", nb03.MISTAKES["03.coherence_T"][17], r"ONE category only.*counts for each"),
+        ("T exact, not rounded", nb03.MISTAKES["03.coherence_T"][18], r"you rounded T to 1 decimal"),
     ],
     "03.honest_tldr_reward": [
         ("exactly 1/5 repeated is not above 0.2 (a lower threshold)", _honest(0.19), "with 0.2 itself"),
@@ -335,6 +340,8 @@ BOUNDARIES = {
         ("the number 0.0, not the str '0'", nb03.MISTAKES["03.honest_tldr_reward"][40], r"you returned a str, '0'.*not its text"),
         ("exactly 1/5 (>=), repetition under another name", nb03.MISTAKES["03.honest_tldr_reward"][41], r"exactly 1/5 is not above 0\.2: the cut is repetition > 0\.2"),
         ("exactly 1/5 (>=), through the module", nb03.MISTAKES["03.honest_tldr_reward"][42], r"exactly 1/5 is not above 0\.2: the cut is repetition > 0\.2"),
+        ("threshold 0.2, not 20", nb03.MISTAKES["03.honest_tldr_reward"][43], r"share in \[0, 1\].*The threshold is 0\.2, not 20"),
+        ("cut the whole reward, not the style level", nb03.MISTAKES["03.honest_tldr_reward"][44], r"minus its style level alone.*the cut zeroes the WHOLE reward, not one level"),
     ],
     "04.levels": [
         ("the bonus needs at least ONE passed test (exactly one passes here)",

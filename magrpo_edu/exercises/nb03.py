@@ -178,6 +178,24 @@ def _flipped_ramps(fn, r, got, seen: dict) -> list:
     return [first] + [why for k in range(len(_RAMP_SLIPS)) if k not in here and (why := said(k)) is not None]
 
 
+def _scaled_by(fn, factor: float, seen: dict) -> bool:
+    """Whether the learner's level is `factor` times L2 at every ratio of the check inside [1.1, 5.0] (a percent, for
+    factor 100); the ratios not met yet are asked for now (a crash or no number there: no)."""
+    for x in _RATIOS:
+        want = tldr_length_level(x)
+        if want is None:
+            continue
+        if x not in seen:
+            try:
+                seen[x] = fn(x)
+            except Exception:  # noqa: BLE001 - the learner's function may fail elsewhere: no evidence there
+                seen[x] = None
+        v = plain_number(seen[x])
+        if is_bool(v) or not isinstance(v, numbers.Real) or not math.isclose(v, factor * want, abs_tol=1e-7):
+            return False
+    return True
+
+
 @exercise("03.length_level")
 def check_length_level(fn):
     # the ratio is ell (ℓ, docs/glossary.md: r is the reward); the learner's argument is named `r`, messages say ℓ.
@@ -208,6 +226,12 @@ def check_length_level(fn):
         if slip := _no_float(got, want, "Return a Python float, or None where scoring stops"):
             raise ExerciseFailed(f"at the ratio ℓ = {r} L2 is {want:.10g}; {slip}")
         if isinstance(got, bool) or not isinstance(got, numbers.Real) or not math.isclose(got, want, abs_tol=1e-9):
+            if _scaled_by(fn, 100, seen):
+                raise ExerciseFailed(f"at the ratio ℓ = {r} L2 is {want:.10g}, you returned {got!r}: 100 times the "
+                                     "level, at every ratio of the check, a percent. L2 is a share in [0, 1], not a "
+                                     "percent: 1 on [1.6, 3.2], 0 at 1.1 and 5.0, (ℓ - 1.1) / 0.5 and 1 - (ℓ - 3.2) / "
+                                     "1.8 on the ramps, with no factor 100 (the reward adds L2 to the other levels, "
+                                     "each in [0, 1]).")
             if flipped := _flipped_ramps(fn, r, got, seen):
                 raise ExerciseFailed(f"at the ratio ℓ = {r} L2 is {want:.10g}, you returned {got!r}: "
                                      + " And ".join(flipped))
@@ -287,6 +311,61 @@ def _t_phrases(text: str, found) -> float:
     return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
 
 
+def _t_one_category(text: str, last: bool = False) -> float:
+    """T with each phrase credited to ONE category only, its first (or, `last`, its last) in TRANSITION_CATEGORIES'
+    order: a phrase -> category dict, or a phrase "used up" once matched (a learner's slip; 48 phrases belong to two or
+    three categories, 'however' to contrast and concession)."""
+    from ..tasks.writing.word_lists import TRANSITION_CATEGORIES
+    low, owner = text.lower(), {}
+    for cat, ws in TRANSITION_CATEGORIES.items():
+        for p in ws:
+            if last or p not in owner:
+                owner[p] = cat
+    k = len({owner[p] for p in owner if p in low})
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+def _t_phrases_removed(text: str, by: str, whole_category: bool) -> float:
+    """T with each matched phrase removed from the lower-cased text (replaced by `by`) before the next categories are
+    tested, in TRANSITION_CATEGORIES' order: every matched phrase of a category (`whole_category`) or its first only
+    (a learner's slip: a shared phrase, or a phrase inside another's, 'as' in 'as a result', then counts once)."""
+    from ..tasks.writing.word_lists import TRANSITION_CATEGORIES
+    low, k = text.lower(), 0
+    for ws in TRANSITION_CATEGORIES.values():
+        hit = False
+        for p in ws:
+            if p in low:
+                hit, low = True, low.replace(p, by)
+                if not whole_category:
+                    break
+        k += hit
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+# The readings of T that credit a phrase (or the text's characters) to one category only
+_T_ONE_CATEGORY = [_t_one_category, lambda t: _t_one_category(t, last=True)] + [
+    lambda t, by=by, whole=whole: _t_phrases_removed(t, by, whole) for by in ("", " ") for whole in (True, False)]
+
+
+def _n_shared() -> int:
+    """How many phrases belong to two or more categories."""
+    from collections import Counter
+    from ..tasks.writing.word_lists import TRANSITION_CATEGORIES
+    return sum(n > 1 for n in Counter(p for ws in TRANSITION_CATEGORIES.values() for p in set(ws)).values())
+
+
+def _shared_phrase(text: str):
+    """The first phrase (by its place in the lower-cased text) that belongs to two or more categories, with those
+    categories; None when the text holds none."""
+    from ..tasks.writing.word_lists import TRANSITION_CATEGORIES
+    low, cats = text.lower(), {}
+    for cat, ws in TRANSITION_CATEGORIES.items():
+        for p in ws:
+            cats.setdefault(p, []).append(cat)
+    found = sorted((low.find(p), -len(p), p) for p, cs in cats.items() if len(cs) > 1 and p in low)
+    return (found[0][2], cats[found[0][2]]) if found else None
+
+
 # Misreadings of T a learner may write, each with the sentence that names it; named only when the answer agrees with
 # it on EVERY text of the check.
 _T_SLIPS = [
@@ -316,6 +395,19 @@ _T_SLIPS = [
      "in the lower-cased text, any(p in low for p in phrases) ('as', which 'has' contains, is the time category's "
      "third phrase)."),
 ]
+
+
+# A text met only to tell rounding from counting phrases (they agree on every text of TEXTS): one category (examples),
+# three of its phrases: T = 0.4, rounded to 1 decimal 0.4, counting phrases 0.5
+_T_ROUNDING_PROBE = "For instance, to illustrate: rain, for example."
+
+
+def _rounds_elsewhere(fn, k: int) -> bool:
+    """Whether the answer is T rounded to k decimals on the rounding probe too (a crash there: no)."""
+    try:
+        return _same(plain_number(fn(_T_ROUNDING_PROBE)), round(coherence_T(_T_ROUNDING_PROBE), k))
+    except Exception:  # noqa: BLE001 - an answer that crashes there: no evidence of rounding
+        return False
 
 
 @exercise("03.coherence_T")
@@ -366,9 +458,25 @@ def _check_coherence_T(fn):
             gots = [plain_number(fn(t)) for t in TEXTS]
         except Exception:  # noqa: BLE001 - an answer that crashes on another text: no diagnosis
             gots = [None] * len(TEXTS)
+        if (k := rounded_to(gots, wants, range(8), close=_same)) is not None and _rounds_elsewhere(fn, k):
+            raise ExerciseFailed(f"T({text!r}) is {want:.10g}, you returned {got!r}: you rounded T to "
+                                 + (f"{k} decimal{'s' if k > 1 else ''}" if k else "a whole number")
+                                 + ". T is the exact value of the formula, no rounding: return min(0.4 + 0.05 (κ - 1), "
+                                 "1.0) as computed (0 when κ = 0), without round().")
         for slip, why in _T_SLIPS:
             if all(_same(g, slip(t)) for g, t in zip(gots, TEXTS)):
                 raise ExerciseFailed(f"T({text!r}) is {want:.2f}, you returned {got!r}: {why}")
+        if (shared := _shared_phrase(text)) is not None and any(
+                all(_same(g, slip(t)) for g, t in zip(gots, TEXTS)) for slip in _T_ONE_CATEGORY):
+            phrase, cats = shared
+            raise ExerciseFailed(
+                f"T({text!r}) is {want:.2f} (κ = {kappas[i]}), you returned {got!r}: you credit each phrase to ONE "
+                "category only (a phrase -> category dict, a phrase used up once matched, or matched phrases removed "
+                "from the text). A phrase can belong to several categories and counts for each: "
+                f"{phrase!r}, found here, is in {', '.join(cats[:-1])} and {cats[-1]}, and it counts for each of them, "
+                f"not for one only ({_n_shared()} phrases are in two or three categories). Test every category on the "
+                "whole lower-cased text, nothing used up or removed: κ = sum(any(p in low for p in phrases) for "
+                "phrases in TRANSITION_CATEGORIES.values()).")
         if text == TEXTS[0] and got == 0:
             raise ExerciseFailed(f"T({text!r}) is {want:.2f}: the authors match each phrase as a SUBSTRING of the "
                                  "lower-cased text, so 'as' (a time word) is found inside 'has'; you returned "
@@ -746,6 +854,19 @@ def check_honest_tldr_reward(fn):
             r1, r2 = repetition(c1), repetition(c2)
             said = (f"the padded detailed text {c2[:50]!r}... (repetition {r2:.4f} > 0.2, the concise text's {r1:.2f}) "
                     f"earns {paper:.3f} from the paper's reward; yours should pay 0, it paid {got!r}.")
+            if dropped := _drops_one_level(fn):
+                name, (d1, d2) = dropped
+                lv = tldr_levels(d1, d2)
+                raise ExerciseFailed(said + f" Your reward for a padded pair is the paper's total minus its {name} "
+                                     f"level alone (for {d2[:40]!r}... {lv['total']:.4f} - {lv[name]:.4f} = "
+                                     f"{lv['total'] - lv[name]:.4f}): the cut zeroes the WHOLE reward, not one level. "
+                                     "A padded pair earns 0.0, whatever its levels: `if repetition(c1) > 0.2 or "
+                                     "repetition(c2) > 0.2: return 0.0`, before any level counts.")
+            if _reads_a_percent(fn):
+                raise ExerciseFailed(said + f" Your threshold reads repetition as a percent: `repetition` returns a "
+                                     f"share in [0, 1] ({r2:.4f} here, not {100 * r2:.2f}), so a threshold of 20 is "
+                                     "never reached and no pair is ever cut. The threshold is 0.2, not 20: "
+                                     "`repetition(c1) > 0.2 or repetition(c2) > 0.2`.")
             if cut := _cut_hint(got, paper):
                 raise ExerciseFailed(said + cut)
             if r1 <= 0.2 and _never_checks_detailed(fn):
@@ -806,6 +927,65 @@ def check_honest_tldr_reward(fn):
     _check_exactly_one_fifth(fn)
 
 
+def _with_repetition(fn, stand_in, c1: str, c2: str, call=None):
+    """call(fn, c1, c2) (default: fn(c1, c2)) with every way the answer reaches the package's `repetition` (a name in
+    its own globals, under that name or another, or the module's attribute `quality.repetition`) rebound to
+    `stand_in` for this call only, and restored afterwards."""
+    import magrpo_edu.quality as quality
+    names = getattr(fn, "__globals__", None)
+    aliases = [k for k, v in names.items() if v is repetition] if isinstance(names, dict) else []
+    for k in aliases:
+        names[k] = stand_in
+    quality.repetition = stand_in
+    try:
+        return (call or (lambda f, a, b: f(a, b)))(fn, c1, c2)
+    finally:
+        quality.repetition = repetition
+        for k in aliases:
+            names[k] = repetition
+
+
+def _reads_a_percent(fn) -> bool:
+    """Whether the answer's threshold is on the percent scale (`repetition(t) > 20`): with `repetition` returning 100
+    times its share, it cuts exactly the pairs of the check that the rule cuts (and pays the paper's total elsewhere);
+    for an answer that reaches no `repetition` to rebind, whether it never cuts and holds the constant 20."""
+    pairs = _NATURAL + _PADDED + _PADDED_CONCISE
+    right = [0.0 if repetition(c1) > 0.2 or repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"] for c1, c2 in pairs]
+    try:
+        gots = [plain_number(_with_repetition(fn, lambda t: 100 * repetition(t), c1, c2)) for c1, c2 in pairs]
+    except Exception:  # noqa: BLE001 - an answer that crashes there is no percent threshold
+        return False
+    if all(_same(g, w) for g, w in zip(gots, right)):
+        return True
+
+    def consts(code):
+        for c in getattr(code, "co_consts", ()):
+            yield from consts(c) if hasattr(c, "co_consts") else (c,)
+    return (all(_pays(fn, pairs, lambda c1, c2: tldr_levels(c1, c2)["total"]))
+            and any(isinstance(c, (int, float)) and not isinstance(c, bool) and c == 20
+                    for c in consts(getattr(fn, "__code__", None))))
+
+
+# The levels an answer may drop, alone, for a padded pair (in place of the whole reward): the style level first
+_LEVELS = ("style", "coherence", "consistency", "uniqueness", "length_ratio", "structure")
+
+
+def _drops_one_level(fn):
+    """(the level's name, a padded pair where it is not 0) when the answer pays the paper's total minus that one level
+    for every pair the rule cuts (and the paper's total elsewhere), on every pair of the check; None otherwise."""
+    pairs = _NATURAL + _PADDED + _PADDED_CONCISE
+    cut = [(c1, c2) for c1, c2 in pairs if repetition(c1) > 0.2 or repetition(c2) > 0.2]
+    for name in _LEVELS:
+        shown = next(((c1, c2) for c1, c2 in cut if tldr_levels(c1, c2)[name] != 0), None)
+        if shown is None:
+            continue
+        value = (lambda c1, c2, name=name: tldr_levels(c1, c2)["total"]
+                 - (tldr_levels(c1, c2)[name] if (c1, c2) in cut else 0.0))
+        if all(_pays(fn, pairs, value)):
+            return name, shown
+    return None
+
+
 def _check_exactly_one_fifth(fn):
     """`> 0.2` against `>= 0.2`. No real text tells them apart: `repetition` is 1 - distinct/total, and a text with
     exactly 1/5 of its 3-grams repeated reads 0.19999999999999996, never the float 0.2. So, where the answer reaches
@@ -814,22 +994,11 @@ def _check_exactly_one_fifth(fn):
     for this probe only, to a stand-in that returns exactly 0.2 for one text of a natural pair (the real value for
     any other text), and restored afterwards. A home-made repetition is not probed here: one that divides counts
     (repeated / total) does reach exactly 0.2, and the natural pair with 1/5 repeated catches `>=` there."""
-    import magrpo_edu.quality as quality
-    names = getattr(fn, "__globals__", None)
-    aliases = [k for k, v in names.items() if v is repetition] if isinstance(names, dict) else []
     c1, c2 = _NATURAL[0]                      # neither text repeats a 3-gram: the paper's total, well above 0
     want = tldr_levels(c1, c2)["total"]
     for which, probe in (("concise", c1), ("detailed", c2)):
         stand_in = lambda text, probe=probe: 0.2 if text == probe else repetition(text)  # noqa: E731
-        for k in aliases:
-            names[k] = stand_in
-        quality.repetition = stand_in
-        try:
-            got = _honest_call(fn, c1, c2)
-        finally:
-            quality.repetition = repetition
-            for k in aliases:
-                names[k] = repetition
+        got = _with_repetition(fn, stand_in, c1, c2, call=_honest_call)
         if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isclose(got, want, abs_tol=1e-9):
             ge = " You cut with `>= 0.2`: " if got == 0 else " "
             raise ExerciseFailed(f"a natural pair whose {which} text repeats exactly 1/5 of its 3-grams (`repetition` "

@@ -259,6 +259,39 @@ def _np_coherence_T(text):                     # np.where for the kappa = 0 case
     return np.where(k == 0, 0.0, np.minimum(0.4 + 0.05 * (k - 1), 1.0))
 
 
+def _coherence_phrase_dict(text):            # a phrase -> category dict: a shared phrase ('however') keeps one
+    owner = {w: c for c, ws in TRANSITION_CATEGORIES.items() for w in ws}   # category only (the last one here)
+    low = text.lower()
+    k = len({c for w, c in owner.items() if w in low})
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+def _coherence_phrases_used_up(text):         # a phrase used up once matched: it counts for its first category only
+    low, used, k = text.lower(), set(), 0
+    for ws in TRANSITION_CATEGORIES.values():
+        hits = {w for w in ws if w in low}
+        k += bool(hits - used)
+        used |= hits
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+def _coherence_phrases_removed(text):         # matched phrases removed from the text: 'however' is gone before
+    low, k = text.lower(), 0                  # concession is tested, 'as' with 'as a result' before time
+    for ws in TRANSITION_CATEGORIES.values():
+        hit = False
+        for w in ws:
+            if w in low:
+                hit, low = True, low.replace(w, "")
+        k += hit
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+def _coherence_rounded(text):                 # T rounded to 1 decimal: 0.95 reads 1.0, 0.55 reads 0.6
+    low = text.lower()
+    k = sum(any(w in low for w in ws) for ws in TRANSITION_CATEGORIES.values())
+    return 0.0 if k == 0 else round(min(0.4 + 0.05 * (k - 1), 1.0), 1)
+
+
 MISTAKES = {
     "03.length_level": [
         _length_level_zero_outside,                                              # 0 instead of "stop"
@@ -281,6 +314,7 @@ MISTAKES = {
         lambda r: None if (v := length_level(r)) is None else _as_tensor(v),   # a 0-d torch tensor
         lambda r: None if not 1.1 <= r <= 5.0 else 1.0 if 1.6 <= r <= 3.2 else (r - 1.1) / 0.5 if r < 1.6 else 1 - (r - 3.2) / 2.0,  # upper
         #                                                                        ramp over a width of 2: 0 at 5.2, not 5.0
+        lambda r: None if (v := length_level(r)) is None else 100 * v,           # a percent: 50.0 at 1.35, not 0.5
         _reward.tldr_length_level,                                               # the package's own function
         lambda r: _reward.tldr_length_level(r),                                  # ... wrapped
         functools.partial(_reward.ramp_level, lo=1.1, a=1.6, b=3.2, hi=5.0),     # ... its ramp, the bounds filled in
@@ -293,6 +327,9 @@ MISTAKES = {
                        lambda text: coherence_T(text.replace("\n", " ")),  # newlines made spaces: 'as\na' read 'as a'
                        _np_coherence_T,                                    # a 0-d numpy array (np.where)
                        lambda text: _as_tensor(coherence_T(text)),         # a 0-d torch tensor
+                       _coherence_phrase_dict, _coherence_phrases_used_up,  # a shared phrase ('however')
+                       _coherence_phrases_removed,                         # credited to one category only
+                       _coherence_rounded,                                 # T rounded to 1 decimal
                        _reward.coherence_T,                                # the package's own function
                        lambda text: _reward.coherence_T(text),             # ... wrapped
                        _coherence_kappa_from_library],                     # κ counted by its transition_categories
@@ -345,6 +382,10 @@ MISTAKES = {
         #                                                             `repetition` imported under another name
         lambda c1, c2: 0.0 if max(_quality.repetition(c1), _quality.repetition(c2)) >= 0.2 else tldr_levels(c1, c2)[
             "total"],                                                  # >= again, through the module's attribute
+        lambda c1, c2: 0.0 if repetition(c1) > 20 or repetition(c2) > 20 else tldr_levels(c1, c2)["total"],  # 20, a
+        #                                                             percent: repetition is a share in [0, 1]
+        lambda c1, c2: (lambda lv: lv["total"] - lv["style"] if max(repetition(c1), repetition(c2)) > 0.2 else
+                        lv["total"])(tldr_levels(c1, c2)),           # only the style level dropped, not the whole reward
         lambda c1, c2: 0.0 if repetition(c1) >= 0.2 or repetition(c2) >= 0.2 else tldr_levels(c1, c2)["total"],  # >=:
         #                                         exactly 1/5 is not above 0.2 (the check's stand-in `repetition` says 0.2)
         lambda c1, c2: 0.0 if repetition(c1) > 0.2 or repetition(c2) > 0.25 else tldr_levels(c1, c2)["total"],  # a looser
@@ -362,6 +403,14 @@ def _home_made_repetition(text):              # `repetition` written out: 3-gram
     return 1 - len(set(grams)) / len(grams) if grams else 0.0
 
 
+def _phrase_categories():                      # phrase -> the LIST of its categories (a shared phrase keeps all)
+    out = {}
+    for c, ws in TRANSITION_CATEGORIES.items():
+        for w in ws:
+            out.setdefault(w, []).append(c)
+    return out
+
+
 VARIANTS = {
     "03.length_level": [
         lambda r: None if r < 1.1 or r > 5.0 else min(1.0, (r - 1.1) / 0.5, 1 - (r - 3.2) / 1.8),  # one min of the ramps
@@ -369,10 +418,14 @@ VARIANTS = {
     "03.coherence_T": [
         lambda text: (lambda k: 0.0 if k == 0 else 0.4 + 0.05 * (k - 1))(
             len({c for c, ws in TRANSITION_CATEGORIES.items() for w in ws if w in text.lower()})),  # no cap: 0.95 at most
+        lambda text: (lambda cats: 0.0 if not cats else min(0.4 + 0.05 * (len(cats) - 1), 1.0))(
+            {c for w, cs in _phrase_categories().items() if w in text.lower() for c in cs}),  # phrase -> ALL its categories
     ],
     "03.honest_tldr_reward": [
         lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) > 0.2 else tldr_levels(c1, c2)["total"],
         lambda c1, c2: 0 if any(repetition(t) > 0.2 for t in (c1, c2)) else tldr_levels(c1, c2)["total"],  # any(), int 0
+        lambda c1, c2: 0.0 if max(100 * repetition(c1), 100 * repetition(c2)) > 20 else tldr_levels(c1, c2)["total"],  # in
+        #                                                             percent on both sides: 100 r > 20 is r > 0.2
         lambda c1, c2: 0.0 if max(_home_made_repetition(c1), _home_made_repetition(c2)) > 0.2 else tldr_levels(c1, c2)[
             "total"],                                   # the 3-grams written out over text.split(): `repetition` itself
     ],

@@ -28,7 +28,7 @@ def _rounded_places(fn):
     if any(out is None for out in outs):      # the answer fails on a group, or gives no list of the right length: no count
         return None
     wants = [r - sum(rewards) / len(rewards) for rewards in _GROUPS for r in rewards]
-    return rounded_to([g for out in outs for g in out], wants, range(8), close=lambda g, w: abs(g - w) <= 1e-12)
+    return rounded_to([g for out in outs for g in out], wants, range(11), close=lambda g, w: abs(g - w) <= 1e-12)
 
 
 def _outputs(fn):
@@ -36,6 +36,32 @@ def _outputs(fn):
     numbers of the right length)."""
     return outputs_per_group(fn, _GROUPS, list, lambda out, rewards: (lambda v: v if len(v) == len(rewards) else None)(
         [float(x) for x in out]))
+
+
+# Medians a learner may take for the mean: (how it is written, the median of a group).
+_MEDIANS = [
+    ("sorted(rewards)[G // 2], the upper middle", lambda r: sorted(r)[len(r) // 2]),
+    ("sorted(rewards)[(G - 1) // 2], the lower middle", lambda r: sorted(r)[(len(r) - 1) // 2]),
+    ("statistics.median(rewards)", lambda r: (sorted(r)[(len(r) - 1) // 2] + sorted(r)[len(r) // 2]) / 2),
+]
+
+
+def _median_used(fn):
+    """(how it is written, the median) of the one median of _MEDIANS the answer subtracts on EVERY group where it
+    answers (and on one group at least where median and mean differ); None otherwise."""
+    outs = _outputs(fn)
+    for what, median in _MEDIANS:
+        told = False
+        for rewards, out in zip(_GROUPS, outs):
+            if out is None:
+                continue
+            if any(not math.isfinite(g) or abs(g - (r - median(rewards))) > 1e-6 for g, r in zip(out, rewards)):
+                break
+            told = told or abs(median(rewards) - sum(rewards) / len(rewards)) > 1e-6
+        else:
+            if told:
+                return what, median
+    return None
 
 
 def _whole_mean(rewards) -> list[float]:
@@ -157,23 +183,26 @@ def check_group_advantages(fn) -> None:
             what = type(got).__name__
             kind = ("a numpy array" if type(got).__module__.startswith("numpy") else
                     "a torch tensor" if type(got).__module__.startswith("torch") else f"a {what}")
-            raise ExerciseFailed(f"return a NEW Python list, as the text says, one advantage per joint action in the "
-                                 f"order of the rewards; you returned {kind} ({what}). Build a list, "
-                                 "[r - mean for r in rewards]"
-                                 + (", or convert at the end with .tolist()" if kind != f"a {what}" else
-                                    ", or wrap it in list(...)")
-                                 + ": the notebook compares it with the trainer's advantages as a list of numbers.")
+            raise ExerciseFailed(f"you returned {kind} ({what}), and the exercise asks for a list of Python floats, "
+                                 "one advantage per joint action in the order of the rewards: the text says \"return a "
+                                 "new list\" and the stub says -> list[float]. "
+                                 + (f"Convert it at the end with .tolist(), which gives a list of Python floats "
+                                    f"(list(...) would give a list of {'numpy' if kind == 'a numpy array' else 'torch'} "
+                                    "scalars), or build the list directly, [r - mean for r in rewards]."
+                                    if kind != f"a {what}" else
+                                    "Wrap it in list(...), or build the list directly, [r - mean for r in rewards]."))
         try:
             got = [float(v) for v in got]
         except (TypeError, ValueError):
             raise ExerciseFailed(f"return a list of numbers, one per joint action, got {got!r}") from None
         if len(got) != len(rewards):
             raise ExerciseFailed(f"for the {len(rewards)} rewards {rewards} return {len(rewards)} advantages, got {len(got)}")
-        # Within the tolerance (float32 noise passes) but not equal: rounded to 5-7 decimals, which the text forbids
-        # ("unrounded"); a rounding to 8 or more decimals is below float32 noise and passes.
+        # Within the tolerance (float32 noise passes) but not equal: rounded to 5-10 decimals, which the text forbids
+        # ("unrounded"), as 00.length_ratio_reward does. float32 noise (about 1e-8 relative) never lands within 1e-12
+        # of a rounded value, and float64 computed in another order is within 1e-12 of the advantage itself.
         within = all(math.isfinite(g) and abs(g - w) <= 1e-5 for g, w in zip(got, want))
-        exact = within and all(abs(g - w) <= 1e-9 * max(1.0, abs(w)) for g, w in zip(got, want))
-        if within and not exact and rounded_to(got, want, range(8),
+        exact = within and all(abs(g - w) <= 1e-12 * max(1.0, abs(w)) for g, w in zip(got, want))
+        if within and not exact and rounded_to(got, want, range(11),
                                                close=lambda g, w: abs(g - w) <= 1e-12) is not None:
             raise ExerciseFailed(f"for rewards {rewards} the advantages are {_numbers(want)}, you returned "
                                  f"{_numbers(got)} (close but not equal: "
@@ -214,6 +243,12 @@ def check_group_advantages(fn) -> None:
                 hint = (f" (you subtracted the group's BEST reward, max(rewards) = {max(rewards):g}: that is MAReMax's "
                         "baseline (notebook 06), which leaves every advantage <= 0; MAGRPO subtracts the MEAN of all G "
                         "rewards, sum(rewards) / len(rewards), so that the advantages sum to 0)")
+            elif (med := _median_used(fn)) is not None:
+                what, of = med
+                hint = (f" (you subtracted the MEDIAN of the rewards ({what}), {of(rewards):g} here, not their mean, "
+                        f"{sum(rewards):g} / {G} = {sum(rewards) / G:.6g}: the median ignores how far the best and "
+                        "worst joint actions lie, and the advantages then do not sum to 0. MAGRPO's baseline is the "
+                        "MEAN of all G rewards, sum(rewards) / len(rewards))")
             elif all(math.isfinite(g) for g in got) and all(abs(g - w) < 1e-5
                                                              for g, w in zip(sorted(got), sorted(want))):
                 hint = (" (the same values in another order: keep the order of the rewards, advantage i belongs to "
@@ -301,6 +336,9 @@ _RATIOS = [
     ("whitespace collapsed", lambda a, b: _ratio_of(a, b, lambda s: re.sub(r"\s+", " ", s))),
     ("spaces collapsed", lambda a, b: _ratio_of(a, b, lambda s: re.sub(" +", " ", s))),
     ("blank lines collapsed", lambda a, b: _ratio_of(a, b, lambda s: re.sub(r"\n+", "\n", s))),
+    ("no tabs", lambda a, b: _ratio_of(a, b, lambda s: s.replace("\t", ""))),
+    ("plus one", lambda a, b: len(b) / (len(a) + 1)),
+    ("both plus one", lambda a, b: (len(b) + 1) / (len(a) + 1)),
     ("tabs as 4 spaces", lambda a, b: _ratio_of(a, b, lambda s: s.replace("\t", "    "))),
     ("tabs expanded", lambda a, b: _ratio_of(a, b, lambda s: s.expandtabs())),
     *((f"rounded {k}", lambda a, b, k=k: round(len(b) / len(a), k) if a else None) for k in range(4)),
@@ -400,6 +438,17 @@ def _misreading_hint(rname: str, sname: str, a: str, b: str) -> str:
         parts.append(f"you rounded the ratio to {k} decimal{'' if k == 1 else 's'}: {len(b)}/{len(a)} = {ratio:.6g}, "
                      f"which you made {round(ratio, k):g}; use the ratio as computed, unrounded (round nothing, "
                      "neither the ratio nor the reward)")
+    elif rname == "no tabs":
+        parts.append(f"you left out tabs ({a.count(chr(9))} in the concise answer, {b.count(chr(9))} in the detailed "
+                     f"one: {len(a)} and {len(b)} characters as written); {_WHITESPACE}")
+    elif rname in ("plus one", "both plus one"):
+        top = "(len(detailed) + 1)" if rname == "both plus one" else "len(detailed)"
+        num = len(b) + (rname == "both plus one")
+        parts.append(f"you added 1 to the concise answer's length{' and to the detailed one' if num > len(b) else ''}, "
+                     f"{top} / (len(concise) + 1) = {num}/{len(a) + 1} = {num / (len(a) + 1):.4g}, a guard against "
+                     f"dividing by zero perhaps; the ratio is len(detailed) / len(concise) = {len(b)}/{len(a)} = "
+                     f"{ratio:.4g}, nothing added. Guard the empty concise answer on its own: `if not concise: "
+                     "return 0.0` (its ratio is infinite, its reward 0)")
     elif rname in ("tabs as 4 spaces", "tabs expanded"):
         parts.append(f"you expanded tabs into spaces; a tab is ONE character ({len(a)} and {len(b)} characters as "
                      f"written): {_WHITESPACE}")
@@ -460,6 +509,35 @@ def _stripped_with(fn) -> str | None:
     return None
 
 
+def _reward_rounded_places(fn) -> int | None:
+    """The number of decimals (0 to 10) the answer rounds the reward to, read off EVERY pair where it answers (one pair
+    alone can agree with fewer places); None when no single count explains all of them."""
+    from ..tasks.writing.reward import length_ratio_reward
+
+    pairs = [(v, length_ratio_reward(x, y)) for (x, y), v in zip(_PAIRS, _pair_outputs(fn)) if v is not None]
+    if not pairs:
+        return None
+    return rounded_to([v for v, _ in pairs], [w for _, w in pairs], range(11))
+
+
+def _not_a_band(fn) -> bool:
+    """True when NO reading "l = len(detailed) / len(concise); 1 on a band [lo, hi] (a margin around [2, 3] or not),
+    exp(-distance to one interval) outside it" explains the answer on every pair with a concise answer: its ratio is
+    then computed another way (characters left out, a made-up formula), not its bounds. False when one does, or when
+    the answer gives 0 or more than 1 outside the band (another shape, told elsewhere)."""
+    pts = [(len(y) / len(x), v) for (x, y), v in zip(_PAIRS, _pair_outputs(fn)) if x and v is not None]
+    ones = [l for l, v in pts if abs(v - 1) <= 1e-9]
+    lo, hi = min(ones + [2.0]), max(ones + [3.0])
+    rest = [(l, v) for l, v in pts if abs(v - 1) > 1e-9]
+    if any(lo <= l <= hi for l, _ in rest):
+        return True           # less than 1 between two ratios that earn 1: no band of l
+    if any(not 0 < v < 1 for _, v in rest):
+        return False
+    below = [l - math.log(v) for l, v in rest if l < lo]      # exp(-(edge - l)): the lower edge each pair implies
+    above = [l + math.log(v) for l, v in rest if l > hi]      # exp(-(l - edge)): the upper edge
+    return any(max(edges) - min(edges) > 1e-6 for edges in (below, above) if edges)
+
+
 def _ratio_crash(e: Exception, a: str, b: str) -> str:
     """What a crash of length_ratio_reward(a, b) says: a division by zero is explained, anything else quoted."""
     if isinstance(e, ZeroDivisionError) and a and not a.strip():
@@ -495,10 +573,13 @@ def check_length_ratio_reward(fn) -> None:
         got = plain_number(got)   # a numpy float (np.float32) is a number too
         if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isfinite(got):
             raise ExerciseFailed(f"return one number (a float), got {got!r}")
-        if 1e-12 < abs(got - want) <= 1e-6 and got != int(got) and (k := rounded_to(got, want)) is not None:
+        # rounded to up to 10 decimals (inside the 1e-6 tolerance from 7 on), refused as 00.group_advantages does:
+        # the text says "unrounded"; a numpy float32 (about 1e-8 relative) never lands within 1e-12 of a rounding
+        if 1e-12 < abs(got - want) <= 1e-6 and got != int(got) and (k := rounded_to(got, want, range(11))) is not None:
             raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} earn "
-                                 f"{want!r}; you returned {got!r}, the reward rounded to {k} decimal(s). Do not "
-                                 "round: return the reward as computed, unrounded, as the library's reward does.")
+                                 f"{want!r}; you returned {got!r}, the reward rounded to "
+                                 f"{_reward_rounded_places(fn) or k} decimal(s). Do not round: return the reward as "
+                                 "computed, unrounded, as the text says and as the library's reward does.")
         if abs(got - want) > 1e-6:
             if not a:
                 raise ExerciseFailed(f"an empty concise answer earns 0 (the ratio is infinite), you returned {got:.4f}")
@@ -529,8 +610,9 @@ def check_length_ratio_reward(fn) -> None:
             ratio = len(b) / len(a)
             if got != int(got) and (k := rounded_to(got, want, range(2, 8))) is not None:
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} earn "
-                                     f"{want!r}; you returned {got!r}, the reward rounded to {k} decimal(s). Do not "
-                                     "round: return the reward as computed, unrounded, as the library's reward does.")
+                                     f"{want!r}; you returned {got!r}, the reward rounded to "
+                                     f"{_reward_rounded_places(fn) or k} decimal(s). Do not round: return the reward "
+                                     "as computed, unrounded, as the text says and as the library's reward does.")
             if abs(got - 100 * want) <= 1e-4 and (k := _scale_of(fn)) is not None and abs(k - 100) <= 1e-6:
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
                                      f"{ratio:g}) earn {want:.4f}, you returned {got:.4f}: you multiplied the reward "
@@ -561,10 +643,25 @@ def check_length_ratio_reward(fn) -> None:
                                      f"{ratio:g}) earn {want:.4f}, you returned {got:.4f}: a reward above 1 is "
                                      f"impossible: exp(-δ) <= 1, since δ, a distance, is >= 0; your {got:.4f} is "
                                      f"exp({math.log(got):.4g}), a δ of {-math.log(got):.4g}, below 0.{edge}")
+            if got == 1.0 and not 2 <= ratio <= 3 and _not_a_band(fn):
+                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} have the "
+                                     f"ratio {len(b)}/{len(a)} = {ratio:.4f}, outside [2, 3], and earn exp(-δ) = "
+                                     f"{want:.4f}; you returned 1.0. Your bounds are not the slip: over all the pairs "
+                                     "of the check, no band of len(detailed) / len(concise) (with a margin or not) "
+                                     "gives 1 exactly where your function does and exp(-distance) elsewhere, so your "
+                                     "ratio is computed differently. Compute it as l = len(detailed) / len(concise), "
+                                     "characters as written (spaces, tabs and newlines each count as one; nothing "
+                                     "left out, replaced or added, no other formula), then 1 for 2 <= l <= 3 and "
+                                     "exp(-δ) outside.")
             if got == 1.0 and not 2 <= ratio <= 3:
+                ws = [f"{a.count(c)} {n}{'' if a.count(c) == 1 else 's'}" for c, n in (("\t", "tab"), ("\n", "newline"))
+                      if c in a]
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} have the "
                                      f"ratio {ratio:.4f}, outside [2, 3], and earn exp(-δ) = {want:.4f}; you returned "
-                                     "1.0. The band is exactly [2, 3]: test 2 <= ratio <= 3, with no margin.")
+                                     "1.0. The band is exactly [2, 3]: test 2 <= ratio <= 3, with no margin."
+                                     + (f" If your test is that already, your ratio is not {len(b)}/{len(a)}: this "
+                                        f"concise answer holds {' and '.join(ws)}, and each is one character "
+                                        f"({_WHITESPACE})." if ws else ""))
             words = f"; {len(a.split())} and {len(b.split())} words" if " " in a + b else ""
             squeezed = (lambda t: t.strip(), lambda t: "".join(t.split()), lambda t: " ".join(t.split()),
                         lambda t: t.replace("\n", "").replace("\t", ""), lambda t: t.replace("\n", " ").replace("\t", " "))

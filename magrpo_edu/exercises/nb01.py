@@ -314,6 +314,38 @@ def _outputs(fn, groups) -> list:
         out, torch.Tensor) and tuple(out.shape) == (len(r),) else None)
 
 
+def _earlier_means(X: torch.Tensor) -> torch.Tensor:
+    """r_g minus the mean of the samples BEFORE g, r_0 .. r_(g-1) (nan at g = 0, which has none)."""
+    before = X.cumsum(0) - X
+    return X - before / torch.arange(len(X), dtype=X.dtype)
+
+
+def _running_means(X: torch.Tensor) -> torch.Tensor:
+    """r_g minus the running mean of r_0 .. r_g, the sample itself included."""
+    return X - X.cumsum(0) / torch.arange(1, len(X) + 1, dtype=X.dtype)
+
+
+def _earlier_only(fn, groups, R, got) -> str | None:
+    """What the answer did when its baselines use only the samples up to g (the mean of the earlier ones, sample 0
+    aside, or a running mean with the sample itself), on this group and every other where it answers; None otherwise."""
+    readings = [
+        (_earlier_means, slice(1, None),
+         "from the second sample on you subtracted the mean of the EARLIER samples only, r_0 .. r_(g-1) "
+         "(rewards[:g].mean(), a running mean), leaving out the samples after g"
+         + (" (and sample 0, with no earlier samples, got nan: the mean of nothing)"
+            if not torch.isfinite(got[:1]).all() else "")),
+        (_running_means, slice(None),
+         "you subtracted a running mean, the mean of r_0 .. r_g (rewards[:g + 1].mean(), or cumsum / count): it "
+         "includes the sample's own reward and leaves out the samples after g"),
+    ]
+    for reading, part, what in readings:
+        if torch.allclose(got[part], reading(R.float())[part], atol=1e-5) and all(
+                o is None or torch.allclose(o[part], reading(torch.tensor(x))[part], atol=1e-5)
+                for x, o in zip(groups, _outputs(fn, groups))):
+            return what
+    return None
+
+
 @exercise("01.leave_one_out")
 def check_leave_one_out(fn):
     # [0.5, 1, 0.25, 0.75]: the others' median and the mean of all G differ from the others' mean and from each other;
@@ -373,6 +405,17 @@ def check_leave_one_out(fn):
                                          f"{gave}: every advantage is 0. Was the result ever written? In a loop, "
                                          "`A[g] == r[g] - ...` compares and throws the value away; `A[g] = r[g] - ...` "
                                          "assigns it. Return r_g - (sum of the others) / (G-1) for every g.")
+            baseline = R.sum() - R
+            if torch.allclose(got, baseline / (G - 1), atol=1e-5):
+                raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are {shown}, you returned {gave}: "
+                                     "that is the baseline alone, the mean of the OTHER G-1 rewards, (sum of the "
+                                     "others) / (G-1). The advantage is the sample's own reward MINUS it: A^(g) = r_g - "
+                                     "(sum of the others) / (G-1).")
+            if (how := _earlier_only(fn, groups, R, got)) is not None:
+                raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are {shown}, you returned {gave}: "
+                                     f"{how}. Leave-one-out's baseline for sample g is the mean of ALL the other G-1 "
+                                     "samples, those before g AND after it: (rewards.sum() - rewards[g]) / (G-1), "
+                                     "for every g.")
             if not torch.isfinite(got).all():
                 raise ExerciseFailed(f"for rewards {r} you returned {got.tolist()}: leave out the sample by its POSITION g, "
                                      "not by its value; another sample with the same reward is still one of the others.")
@@ -474,8 +517,13 @@ def _dtype_changed(name: str, got, want, inputs: str, what: str) -> str:
             ".double(), .float(), .half() or .to(...) on them or on the result"
             + (" (and a result built in torch.zeros(...) or torch.tensor([...]) is float32 unless told otherwise: "
                "torch.zeros_like(...), or dtype=... of the inputs)" if got == torch.float32 else "")
-            + ". The library keeps the dtype it is given, and torch.allclose refuses two different dtypes (it raises "
-            "RuntimeError), so comparing your result with the library's or the trainer's would fail.")
+            + ". " + (f"The library's group_advantages gives float64 advantages for float64 rewards and float32 ones "
+                      "for float32 rewards (other dtypes it computes in float32)" if inputs == "rewards" else
+                      "The library's loss follows the dtype of its log-probs (float64 log-probs give a float64 loss, by "
+                      "torch's type promotion; float32 ones a float32 loss)")
+            + f", so here the library's {'advantages are' if inputs == 'rewards' else 'loss is'} {want}; and "
+            "torch.allclose refuses two different dtypes (it raises RuntimeError), so comparing your result with the "
+            "library's or the trainer's would fail.")
 
 
 def _grpo(logp, mask, A):
@@ -534,6 +582,29 @@ def _fixed_G(fn) -> int | None:
                 o is not None and lp.shape[0] != d for o, (lp, _, _) in zip(outs, cases)):
             return d
     return None
+
+
+def _makes_square(fn) -> tuple | None:
+    """The shape (G, G) when fn, on a group of G = 4 completions of C = 6 positions, builds a (G, G) tensor along the
+    way (a (G, 1) column, keepdim=True, broadcast against the (G,) advantages), watched with a TorchFunctionMode;
+    None when it builds none, or fails."""
+    from torch.overrides import TorchFunctionMode
+
+    logp, mask, A = _loss_cases()[0]
+    G, seen = logp.shape[0], []
+
+    class _Watch(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if isinstance(out, torch.Tensor) and tuple(out.shape) == (G, G):
+                seen.append(func)
+            return out
+    try:
+        with _Watch():
+            fn(logp.clone().requires_grad_(True), mask.clone(), A.clone())
+    except Exception:  # noqa: BLE001  no evidence either way
+        return None
+    return (G, G) if seen else None
 
 
 _NAN_GRADIENT = ("with a completion with no tokens (all of its mask 0) your loss is finite but its GRADIENT is nan: "
@@ -608,6 +679,16 @@ def check_grpo_token_mean_loss(fn):
                                  f"completions by {d}: you fixed G = {d}; the check also uses groups of "
                                  f"{', '.join(map(str, sizes[:-1]))} and {sizes[-1]} completions. Take G from the "
                                  "inputs, .mean() over the completions (or divide by len(advantages)).")
+        if (G_shape := _makes_square(fn)) is not None:
+            raise ExerciseFailed(f"for this group the GRPO loss is {want.item():.5f}, you returned {got.item():.5f}: "
+                                 f"your function builds a (G, G) = {G_shape} table on the way. A per-completion "
+                                 "quantity kept as a (G, 1) column, as .sum(-1, keepdim=True) makes (or [:, None], "
+                                 ".unsqueeze(-1)), times the advantages, shape (G,), broadcasts to every pair "
+                                 "(completion i, advantage j), so every completion is weighted by every advantage "
+                                 "(with both the sum and the length as columns, the table's mean is A.mean() times "
+                                 "the mean of the normalised log-probs). Keep every per-completion quantity 1-D, "
+                                 "shape (G,): (token_logp * mask).sum(-1) and mask.sum(-1), no keepdim=True, so that "
+                                 "A^(g) meets completion g only.")
         if torch.allclose(got, _grpo(logp, mask, A.abs()), atol=1e-5):
             raise ExerciseFailed(f"you weighted each completion by |A^(g)|, the advantages' absolute value (here "
                                  f"{_r(A.abs())} for advantages {_r(A)}): every sampled completion would be made MORE "
@@ -703,6 +784,28 @@ def check_grpo_token_mean_loss(fn):
                                  "in section 5 does); this function receives them ready-made, the A^(g) of the "
                                  "formula: use `advantages` as given (the paper's A = r - mean(r) is centred only, "
                                  "with no /std(r)).")
+        clipped = next((b for b in (0.5, 1.0, 1.5, 2.0, 3.0, 5.0) if (A.abs() > b + 1e-6).any()
+                        and torch.allclose(got, _grpo(logp, mask, A.clamp(-b, b)), atol=1e-5)), None)
+        if clipped is not None:
+            raise ExerciseFailed(f"for this group the GRPO loss is {want.item():.5f}, you returned {got.item():.5f}: "
+                                 f"you clipped the advantages to [-{clipped:g}, {clipped:g}] (A.clamp(...)), here "
+                                 f"{_r(A)} became {_r(A.clamp(-clipped, clipped))}. The formula weights completion g "
+                                 "by A^(g) as given, whatever its size (a clip, like the trainer's advantage_clip, is "
+                                 "a setting applied to the advantages before the loss, not part of it): use "
+                                 "`advantages` as they are, no clamp.")
+        total = mask.sum()
+        if torch.allclose(got, -(A * (logp * mask).sum(-1) / total.clamp_min(1)).mean(), atol=1e-5):
+            raise ExerciseFailed(f"for this group the GRPO loss is {want.item():.5f}, you returned {got.item():.5f}: "
+                                 f"you divided every completion's sum by mask.sum() = {int(total)}, the number of "
+                                 "real tokens of the WHOLE group, the same divisor for all. |a^(g)| is completion "
+                                 f"g's own length, mask.sum(-1) (here {lengths.int().tolist()}), one per completion: "
+                                 "sum over the LAST axis, the tokens, then max(|a^(g)|, 1).")
+        if any(torch.isfinite(v) and torch.allclose(got, v, atol=1e-5)
+               for v in (-(A * (logp * mask).sum(-1) / n).mean() for n in ((lengths - 1).clamp_min(1), lengths - 1))):
+            raise ExerciseFailed(f"for this group the GRPO loss is {want.item():.5f}, you returned {got.item():.5f}: "
+                                 f"you divided each completion's sum by |a^(g)| - 1 (lengths {lengths.int().tolist()} "
+                                 "minus 1). |a^(g)| is the number of real tokens of completion g, mask.sum(-1), its "
+                                 "last token (the EOS) included, nothing subtracted; divide by max(|a^(g)|, 1).")
         if same_gradient:
             ratio_form = any(torch.allclose(got, v, atol=1e-5) for v in (-(A * (lengths > 0)).mean(), -A.mean()))
             raise ExerciseFailed(f"for this group the GRPO loss (ratio 1, no clipping, no KL) is {want.item():.5f}, "

@@ -96,6 +96,11 @@ MISTAKES = {
         _all_zero,                                                           # every advantage 0
         _library_wrapped,                                                     # the package's group_advantages, wrapped
         lambda r: [max(-10, min(10, x - sum(r) / len(r))) for x in r],      # clamped to [-10, 10]: MAGRPO does not clamp
+        lambda r: [round(x - sum(r) / len(r), 8) for x in r],               # rounded to 8 decimals: "unrounded", as in
+        #                                                                     00.length_ratio_reward, below float32 noise
+        lambda r: [round(x - sum(r) / len(r), 10) for x in r],              # rounded to 10 decimals
+        lambda r: [x - (sorted(r)[(len(r) - 1) // 2] + sorted(r)[len(r) // 2]) / 2 for x in r],  # the median as
+        #                                                                     baseline, statistics.median's
         # (the last two stay last: tests/test_exercises.py's lessons name them by position)
         lambda r: [0.0] * len(r),                                            # every advantage 0, written out
         lambda r: (x - sum(r) / len(r) for x in r),                         # right values, a generator: read once only
@@ -157,6 +162,16 @@ MISTAKES = {
         lambda a, b: 0.0 if not a else (lambda c, d: math.exp(-max(2 - len(d) / len(c), 0, len(d) / len(c) - 3)))(
             a.rstrip(), b.rstrip()),                                            # stripped after the empty test: a
         #                                                                     concise " " divides by zero
+        lambda a, b: length_ratio_reward(a.replace("\t", ""), b.replace("\t", "")),  # tabs not counted
+        lambda a, b: length_ratio_reward(a.replace("\t", ""), b),              # tabs not counted in the concise answer
+        lambda a, b: 0.0 if not a else (lambda l: math.exp(-max(2 - l, 0, l - 3)))(
+            3 * len(b) / (len(a) + len(b))),                                    # a made-up ratio, 3d / (c + d)
+        lambda a, b: (lambda l: math.exp(-max(2 - l, 0, l - 3)))(len(b) / (len(a) + 1)),  # len(concise) + 1 against
+        #                                                                     dividing by zero
+        lambda a, b: round(written_again(length_ratio_reward)(a, b), 8),       # rounded to 8 decimals
+        lambda a, b: round(written_again(length_ratio_reward)(a, b), 10),      # rounded to 10 decimals
+        lambda a, b: 0.0 if not a else (lambda l: 1.0 if 1.9 <= l <= 3.2 else math.exp(-max(2 - l, 0, l - 3)))(
+            len(b) / len(a)),                                                   # a margin around [2, 3]
     ],
 }
 
@@ -164,7 +179,9 @@ VARIANTS = {
     "00.group_advantages": [
         lambda r: (lambda t: (t - t.mean()).tolist())(__import__("torch").tensor(r, dtype=__import__("torch").float64)),
         lambda r: [x - m for m in [sum(r) / len(r)] for x in r],
-        lambda r: [round(x - sum(r) / len(r), 8) for x in r],               # rounded far below the tolerance
+        lambda r: (__import__("numpy").asarray(r) - __import__("numpy").mean(r)).tolist(),  # numpy's float64 mean
+        #                                                                     (pairwise sum), converted to a list
+        lambda r: [x - math.fsum(r) / len(r) for x in r],                   # an exactly rounded sum: float64 still
         lambda r: (lambda t: (t - t.mean()).tolist())(__import__("torch").tensor(r)),  # float32: noise, not rounding
     ],
     "00.length_ratio_reward": [

@@ -163,6 +163,10 @@ MISTAKES = {
         lambda r: (r.double() - (r.double().sum() - r.double()) / (len(r) - 1)),  # float64 from float32 rewards
         lambda r: (r - (r.sum() - r) / (len(r) - 1)).float(),      # float32 from float64 rewards
         lambda r: (r - (r.sum() - r) / (len(r) - 1)).clamp(-0.5, 0.5),  # clipped to [-0.5, 0.5]
+        lambda r: (r.sum() - r) / (len(r) - 1),                     # the baseline alone, not r minus it
+        lambda r: torch.stack([r[g] - r[:g].mean() for g in range(len(r))]),  # the mean of the EARLIER samples only
+        #                                                             (nan for g = 0, which has none)
+        lambda r: r - r.cumsum(0) / torch.arange(1, len(r) + 1),    # a running mean, r_0 .. r_g
     ],
     "01.grpo_token_mean_loss": [
         _where_nan_gradient,                                  # a finite loss with a nan gradient on an empty completion
@@ -202,6 +206,13 @@ MISTAKES = {
         #                                                         float32 inputs
         lambda lp, m, A: grpo_token_mean_loss(lp, m, A).float(),                       # float32 from float64 log-probs
         _grpo_via_policy_loss,                                                         # MAGRPO's policy_loss, wrapped
+        lambda lp, m, A: -(A * (lp * m).sum(-1, keepdim=True) / m.sum(-1, keepdim=True).clamp_min(1)).mean(),  # (G, 1)
+        #                                                         columns times A: a (G, G) table, A.mean() for all
+        lambda lp, m, A: -(A * (lp * m).sum(-1, keepdim=True) / m.sum(-1).clamp_min(1)).mean(),  # the sum alone
+        #                                                         as a (G, 1) column: (G, G) again
+        lambda lp, m, A: grpo_token_mean_loss(lp, m, A.clamp(-1, 1)),                 # the advantages clipped
+        lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum().clamp_min(1)).mean(),       # the whole group's token count
+        lambda lp, m, A: -(A * (lp * m).sum(-1) / (m.sum(-1) - 1).clamp_min(1)).mean(),  # |a| - 1
     ],
 }
 

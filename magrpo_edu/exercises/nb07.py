@@ -11,7 +11,8 @@ import numbers
 
 import torch
 
-from . import ExerciseFailed, call_answer, exercise, first_line, not_a_wrapper, remember_call, rounded_to
+from . import (ExerciseFailed, call_answer, exercise, first_line, not_a_wrapper, remember_call, rounded_to,
+               runs_the_library)
 from ..tasks.writing.reward import (_levels, length_ratio_reward, ramp_level, tldr_length_level, tldr_levels,
                                     tldr_reward)
 
@@ -58,6 +59,9 @@ _BAND_CASES = [
 ]
 
 
+_BAND_READ_32 = "3.2 itself is in the band: 1.6 <= ratio <= 3.2"
+
+
 def _band_readings(pairs) -> list:
     """What common misreadings of the exercise give on these pairs, with what to say."""
     def share(ok_fn, denominator=None):
@@ -69,7 +73,7 @@ def _band_readings(pairs) -> list:
     counted = lambda size: share(lambda a, b: size(a) > 0 and 1.6 <= size(b) / size(a) <= 3.2)  # another count
     return [
         (share(lambda a, b: len(a) > 0 and 1.6 < r(a, b) < 3.2), "both ends are IN the band: 1.6 <= ratio <= 3.2"),
-        (share(lambda a, b: len(a) > 0 and 1.6 <= r(a, b) < 3.2), "3.2 itself is in the band: 1.6 <= ratio <= 3.2"),
+        (share(lambda a, b: len(a) > 0 and 1.6 <= r(a, b) < 3.2), _BAND_READ_32),
         (share(lambda a, b: len(a) > 0 and 1.6 < r(a, b) <= 3.2), "1.6 itself is in the band: 1.6 <= ratio <= 3.2"),
         (share(lambda a, b: len(b) > 0 and 1.6 <= len(a) / len(b) <= 3.2),
          "the ratio is chars(detailed) / chars(concise): the detailed text on top"),
@@ -247,7 +251,7 @@ def _edge_slip(fn, pairs=()) -> str | None:
         else the wrong probe that `ok` accepts farthest by `key`."""
         return max([p for p in shown if ok(p)] or [p for p in wrong if ok(p)], key=key)
     fix = ("The band's ends are exact: compare the ratio len(detailed) / len(concise) itself with 1.6 and 3.2 "
-           "(1.6 <= ratio <= 3.2, both ends in), not rounded and with no tolerance")
+           "(1.6 <= ratio <= 3.2, both ends in), not rounded and with no tolerance beyond float error")
     gap = lambda p: min(abs(p[1] / p[0] - 1.6), abs(p[1] / p[0] - 3.2))      # how far from the nearer edge
     pair = lambda p: f"the pair of {p[0]} and {p[1]} characters (ratio {p[1]}/{p[0]} = {_ratio_text(p[1] / p[0])})"
     k = next((k for k in range(1, 7) if all(seen[p] == (1.6 <= round(p[1] / p[0], k) <= 3.2) for p in _EDGE_PROBES)),
@@ -284,6 +288,122 @@ def _edge_slip(fn, pairs=()) -> str | None:
             "of the length level")
 
 
+# One-pair probes (len(concise), len(detailed)) on which a ratio read another way (divided by len(concise) + 1, the
+# relative difference (d - c) / c) or a band with one edge only counts other pairs than len(d) / len(c) in [1.6, 3.2]:
+# the edge probes, and short texts, where the + 1 moves the ratio most ((5, 8) is 1.6, but 8 / 6 = 1.33).
+_RATIO_PROBES = _EDGE_PROBES + [(5, 8), (5, 16), (1, 2), (10, 33), (10, 20), (2, 7), (3, 5), (1, 4), (10, 16), (4, 12)]
+
+
+def _ratio_slip(fn) -> str | None:
+    """What an answer that reads the ratio another way, or tests one edge of the band only, does, in a sentence (on
+    every one-pair probe it counts exactly the pairs that reading counts); None when it follows none of them."""
+    seen = {}
+    for c, d in _RATIO_PROBES:
+        try:
+            got = fn([("a" * c, "b" * d)])
+        except Exception:   # noqa: BLE001 - a crash on a probe is none of these readings
+            return None
+        if not isinstance(got, numbers.Real) or isinstance(got, bool) or not (
+                math.isclose(got, 0.0, abs_tol=1e-9) or math.isclose(got, 1.0, abs_tol=1e-9)):
+            return None
+        seen[c, d] = got > 0.5
+    at_edge = lambda c, d: 5 * d in (8 * c, 16 * c)     # ratio exactly 1.6 or 3.2: either way for a one-edge test
+    pair = lambda c, d: f"the pair of {c} and {d} characters (ratio {d}/{c} = {_ratio_text(d / c)})"
+    both = ("Count a pair when 1.6 <= len(detailed) / len(concise) <= 3.2: both edges at once (in Python the chained "
+            "comparison, or lo <= ratio and ratio <= hi)")
+    if all(seen[p] == (p[1] / p[0] >= 1.6) for p in _RATIO_PROBES if not at_edge(*p)):
+        return (f"your function counts {pair(1000, 6000)} IN the band: you test only the lower edge (ratio >= 1.6), so "
+                "every pair whose detailed text is more than 3.2 times as long as the concise one counts too. " + both)
+    if all(seen[p] == (p[1] / p[0] <= 3.2) for p in _RATIO_PROBES if not at_edge(*p)):
+        return (f"your function counts {pair(1000, 500)} IN the band: you test only the upper edge (ratio <= 3.2), so "
+                "every pair whose detailed text is less than 1.6 times as long as the concise one (even shorter than "
+                "it) counts too. " + both)
+    if all(seen[c, d] == (1.6 <= d / (c + 1) <= 3.2) for c, d in _RATIO_PROBES):
+        return (f"your function counts {pair(5, 8)} OUT of the band, where 1.6 belongs: you divide by "
+                "len(concise) + 1 (to avoid a division by zero?), which lowers every ratio, most for short texts "
+                "(8 / 6 = 1.33). Divide by len(concise) itself, len(detailed) / len(concise), and count a pair whose "
+                "concise text is empty out (test len(concise) > 0 before dividing)")
+    if all(seen[c, d] == (1.6 <= (d - c) / c <= 3.2) for c, d in _RATIO_PROBES):
+        return (f"your function counts {pair(1000, 2000)} OUT of the band: you compare (len(detailed) - len(concise)) "
+                "/ len(concise), how much LONGER the detailed text is (1.0 for that pair), with 1.6 and 3.2. The band "
+                "is on the ratio itself, len(detailed) / len(concise): a detailed text 1.6 to 3.2 times as long as "
+                "the concise one")
+    return None
+
+
+def _one_pair_read(fn) -> str | None:
+    """What an answer that reads only the first (or only the last) pair of the list does, in a sentence: a return
+    inside the for loop, pairs[0], or a variable set (not added to) on every pass; None when it reads every pair."""
+    inside, out = _pair(100, 200), _pair(100, 100)      # ratio 2.0, in the band; ratio 1.0, out of it
+    try:
+        got = {k: fn(list(pairs)) for k, pairs in (("ioo", [inside, out, out]), ("oii", [out, inside, inside]),
+                                                    ("ooi", [out, out, inside]), ("iio", [inside, inside, out]))}
+    except Exception:   # noqa: BLE001 - a crash here is neither reading
+        return None
+    if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in got.values()):
+        return None
+    zero = lambda v: math.isclose(v, 0.0, abs_tol=1e-9)
+    fix = ("Count every pair in the band, then divide by the number of pairs once the loop is done: "
+           "sum(...) / len(pairs)")
+    if not zero(got["ioo"]) and zero(got["oii"]):
+        return (f"your function reads only the FIRST pair of the list: on three pairs of ratios 2.0, 1.0, 1.0 it gives "
+                f"{got['ioo']!r}, on 1.0, 2.0, 2.0 it gives {got['oii']!r} (a return inside the for loop, or "
+                "pairs[0]). " + fix)
+    if not zero(got["ooi"]) and zero(got["iio"]):
+        return (f"your function reads only the LAST pair of the list: on three pairs of ratios 1.0, 1.0, 2.0 it gives "
+                f"{got['ooi']!r}, on 2.0, 2.0, 1.0 it gives {got['iio']!r} (a variable set, not added to, on every "
+                "pass of the for loop). " + fix)
+    return None
+
+
+# A pair whose ratio 9600003 / 3000001 = 3.19999993 lies in the band, but rounds to float32's 3.2, 3.2000000477, which
+# is above the Python float 3.2: an answer that computes the ratio in float32 counts it out, one that leaves 3.2 itself
+# out (ratio < 3.2) counts it in.
+_FLOAT32_PROBE = (3_000_001, 9_600_003)
+
+
+def _float32_ratio(fn) -> bool:
+    """Whether `fn` counts the pair of ratio exactly 3.2 and _FLOAT32_PROBE out: the ratio computed in float32."""
+    try:
+        return all(math.isclose(fn([("a" * c, "b" * d)]), 0.0, abs_tol=1e-9)
+                   for c, d in ((100, 320), _FLOAT32_PROBE))
+    except Exception:   # noqa: BLE001 - a crash here is not this reading
+        return False
+
+
+def _float32(x: float) -> float:
+    """x rounded to float32 and back, as a float32 tensor or array holds it."""
+    return torch.tensor(x, dtype=torch.float32).item()
+
+
+# A pair in the band by its character ratio (27 / 9 = 3.0) that the reward's first level fails: 2 and 5 words, fewer
+# than 8. The reward scores its length level (L2) only when L1 passes, so tldr_levels gives it length_ratio 0.0.
+_GATE_PROBE = ("short one", "a somewhat longer text here")
+
+
+def _gated_wrapper(fn) -> None:
+    """Refuse an answer that reads the reward (tldr_levels, tldr_reward) for the band, and say why it is WRONG, not
+    only a shortcut: the reward's L2 is gated behind L1's word counts, so a short pair in the band scores 0.0 there."""
+    used = runs_the_library(fn, ([_GATE_PROBE],), tldr_levels, _levels, tldr_reward)
+    if used is None:
+        return
+    try:
+        got = fn([_GATE_PROBE])
+    except Exception:   # noqa: BLE001 - the wrapper message below is said then
+        return
+    if isinstance(got, numbers.Real) and not isinstance(got, bool) and math.isclose(got, 1.0, abs_tol=1e-9):
+        return
+    c, d = _GATE_PROBE
+    raise ExerciseFailed(f"your function calls the package's own `{used.__name__}` and reads the reward's length level: "
+                         "that is not only a shortcut, it is WRONG here. The reward scores its length level (L2, "
+                         "length_ratio) only when its first level passes (L1: both texts 8 to 256 words), so a pair "
+                         f"with fewer words scores 0.0 whatever its ratio: tldr_levels({c!r}, {d!r}) gives "
+                         f"length_ratio 0.0, though {len(d)} / {len(c)} = {len(d) / len(c)} is in the band, and your "
+                         f"function gives {got!r} for that one pair, not 1.0. Write `in_band_share` from the rule in "
+                         "the text (len(detailed) / len(concise) in [1.6, 3.2], an empty concise text out), whatever "
+                         "the number of words, without calling the reward.")
+
+
 def _in_band(pairs) -> float:
     ok = [len(c1) > 0 and 1.6 <= len(c2) / len(c1) <= 3.2 for c1, c2 in pairs]
     return sum(ok) / len(ok) if ok else 0.0
@@ -317,7 +437,9 @@ def _band_crash(exc: Exception, pairs) -> str:
 @exercise("07.in_band_share")
 def check_in_band_share(fn):
     # the level's own functions (the length level, the ramp, the reward's breakdown) put the band's edges in by
-    # construction: an answer that calls them is refused whatever it returns
+    # construction: an answer that calls them is refused whatever it returns; one that reads the reward (tldr_levels)
+    # is told first that it is wrong, where the reward's word gate scores a short pair in the band 0.0
+    _gated_wrapper(fn)
     not_a_wrapper(fn, (list(_BAND_CASES[0][0]),), "in_band_share", tldr_length_level, ramp_level, tldr_levels, _levels,
                   tldr_reward, length_ratio_reward,
                   how="from the rule in the text (len(detailed) / len(concise) in [1.6, 3.2], an empty concise text "
@@ -381,12 +503,29 @@ def check_in_band_share(fn):
                                  "ratio is in the band (('ab ab', 'cd cd cd cd') has ratio 11 / 5 = 2.2, in). The share "
                                  "reads the length ratio alone, as the length level does: count every pair whose "
                                  "len(detailed) / len(concise) lies in [1.6, 3.2], whatever its number of words.")
+        if got != want and got == _float32(want):
+            raise ExerciseFailed(f"the share in the band is {want!r}; you returned {got!r}, that share in float32 (the "
+                                 "mean of a float32 tensor or array, about 7 digits): it is off in the 8th digit. "
+                                 "Return the share as a Python float, sum(...) / len(pairs) (or .double() before "
+                                 ".mean(), then .item()).")
         if got != int(got) and (k := rounded_to(got, want, range(2, 8))) is not None:
             raise ExerciseFailed(f"the share in the band is {want!r}; you returned {got!r}, the share rounded to {k} "
                                  "decimal(s). Return it unrounded (round only when you print it).")
         said = [text for k, (value, text) in enumerate(_band_readings(pairs))
                 if not math.isclose(value, want, abs_tol=1e-9) and math.isclose(got, value, abs_tol=1e-9)
                 and _reads_so_everywhere(fn, k)]
+        head = (f"for pairs whose character ratios chars(detailed) / chars(concise) are {ratios} the share in [1.6, "
+                f"3.2] (both ends included) is {want:.2f}; you returned {got!r}: ")
+        if said == [_BAND_READ_32] and _float32_ratio(fn):
+            raise ExerciseFailed(head + "your function counts the pair of 100 and 320 characters OUT of the band, "
+                                 "though its ratio is exactly 3.2, in the band: you compute the ratio in float32 "
+                                 "(np.float32, a float32 tensor), where 320 / 100 rounds to 3.2000000477, above the "
+                                 "Python float 3.2, so `ratio <= 3.2` is False (and 9600003 / 3000001 = 3.19999993 "
+                                 "rounds up to it too). Compute the ratio as a Python float, len(detailed) / "
+                                 "len(concise) (float64), or compare in integers (5 * len(detailed) <= 16 * "
+                                 "len(concise)); and keep <=, both ends in.")
+        if not said and (slip := _ratio_slip(fn) or _one_pair_read(fn)) is not None:
+            raise ExerciseFailed(head + slip + ".")
         if not said and (edge := _edge_slip(fn, pairs)) is not None:
             exact = ["inf" if not c1 else _ratio_text(len(c2) / len(c1)) for c1, c2 in pairs]
             raise ExerciseFailed(f"for pairs whose character ratios chars(detailed) / chars(concise) are {exact} the "
@@ -731,20 +870,25 @@ def _layer_state(layer) -> tuple:
 @contextlib.contextmanager
 def _watching_layers(model):
     """While open, records what every forward of the model's LoRA layers ran with and how the inner transformers model
-    was called. Yields (layers, before, during, unrouted): the model's tuner layers (name -> layer), the state of
-    each before the call (_layer_state), the states the layers ran with that differ from it ((name, state) each),
-    and whether the inner transformers model (model.get_base_model(), which takes adapter_names and ignores it
-    silently) was called with adapter_names: the peft model takes the keyword out before calling it."""
+    was called. Yields (layers, before, during, unrouted, rescaled): the model's tuner layers (name -> layer), the
+    state of each before the call (_layer_state), the states the layers ran with that differ from it ((name, state)
+    each), whether the inner transformers model (model.get_base_model(), which takes adapter_names and ignores it
+    silently) was called with adapter_names (the peft model takes the keyword out before calling it), and the LoRA
+    scalings the layers ran with that differ from theirs before the call ((name, scaling before, scaling then) each:
+    peft's rescale_adapter_scale, a layer's scale_layer / unscale_layer / set_scale, a write to layer.scaling[name])."""
     from peft.tuners.tuners_utils import BaseTunerLayer
 
     layers = {name: m for name, m in model.named_modules() if isinstance(m, BaseTunerLayer)}
     before = {id(m): _layer_state(m) for m in layers.values()}
     named = {id(m): name for name, m in layers.items()}
-    during, unrouted = [], []
+    scales = {id(m): _scaling(m) for m in layers.values()}
+    during, unrouted, rescaled = [], [], []
 
     def layer_hook(module, args):
         if id(module) in before and (now := _layer_state(module)) != before[id(module)]:   # not on a copy
             during.append((named[id(module)], now))
+        if id(module) in scales and (scale := _scaling(module)) != scales[id(module)]:
+            rescaled.append((named[id(module)], scales[id(module)], scale))
 
     def base_hook(module, args, kwargs):
         if "adapter_names" in kwargs:
@@ -753,8 +897,10 @@ def _watching_layers(model):
     handles = [m.register_forward_pre_hook(layer_hook) for m in layers.values()]
     handles.append(model.get_base_model().register_forward_pre_hook(base_hook, with_kwargs=True))
     try:
-        yield layers, before, during, unrouted
+        yield layers, before, during, unrouted, rescaled
     finally:
+        rescaled.extend((named[id(m)], scales[id(m)], _scaling(m)) for m in layers.values()   # left changed after it
+                        if _scaling(m) != scales[id(m)] and named[id(m)] not in {n for n, _, _ in rescaled})
         for handle in handles:
             handle.remove()
 
@@ -768,7 +914,7 @@ def _state_said(state) -> str:
 def _layers_switched(watch, adapter) -> str:
     """What a switch of the LoRA layers' own state says (a write to layer._active_adapter, _disable_adapters, a merge),
     during the call or left after it: '' when every layer ran and ended as it was."""
-    layers, before, during, _ = watch
+    layers, before, during = watch[:3]
     after = [(name, _layer_state(m)) for name, m in layers.items() if _layer_state(m) != before[id(m)]]
     if not during and not after:
         return ""
@@ -779,12 +925,42 @@ def _layers_switched(watch, adapter) -> str:
             f"{len({n for n, _ in during or after})} of its {len(layers)} layers (the first, {name}) ran with "
             f"{_state_said(state)} instead of {_state_said(was)}{restored}. Writing a layer's state (layer."
             "_active_adapter = ..., layer._disable_adapters = ..., a merge) is the switch model.set_adapter makes, "
-            "through a private attribute, and the check refuses it even when you restore it: it is state the WHOLE "
-            "model shares, so the team's batched generate call, which runs rows of several agents at once, cannot "
-            "use it, and anything that runs between your switch and your restore (or after a crash in between) goes "
-            "through the wrong adapter. adapter_names has no global state: model(input_ids=input_ids, "
-            "adapter_names=[name] * batch) routes each ROW through its adapter ('__base__' for the base) for this one "
-            "call, and leaves nothing to switch back.")
+            "through a private attribute, and the check refuses it even when you restore it: " + _SHARED_STATE)
+
+
+# why any switch of state the whole model shares is refused, restored or not (the end of the messages above and below)
+_SHARED_STATE = ("it is state the WHOLE model shares, so the team's batched generate call, which runs rows of several "
+                 "agents at once, cannot use it, and anything that runs between your switch and your restore (or "
+                 "after a crash in between) goes through the wrong adapter. adapter_names has no global state: "
+                 "model(input_ids=input_ids, adapter_names=[name] * batch) routes each ROW through its adapter "
+                 "('__base__' for the base) for this one call, and leaves nothing to switch back.")
+
+
+def _scaling(layer) -> dict:
+    """A LoRA layer's scaling per adapter (the factor lora_alpha / r its update is multiplied by), as a plain copy;
+    {} for a tuner layer without one."""
+    scaling = getattr(layer, "scaling", None)
+    return {k: float(v) if isinstance(v, numbers.Real) else v for k, v in scaling.items()} if isinstance(
+        scaling, dict) else {}
+
+
+def _rescaled(watch, adapter) -> str:
+    """What a change of the LoRA layers' scaling says, during the call or left after it: '' when every layer ran
+    and ended with the scaling it had."""
+    layers, rescaled = watch[0], watch[4]
+    if not rescaled:
+        return ""
+    name, was, now = rescaled[0]
+    left = _scaling(layers[name]) != was
+    changed = {k: v for k, v in now.items() if was.get(k) != v}
+    before = {k: was.get(k) for k in changed}
+    return (f"called with adapter {adapter!r}, your function changed the LoRA scaling of the model's layers: "
+            f"{len({n for n, _, _ in rescaled})} of its {len(layers)} layers (the first, {name}) ran with scaling "
+            f"{changed} instead of {before}"
+            + ("" if left else "; your function put it back afterwards")
+            + ". Rescaling an adapter (peft's rescale_adapter_scale(model, 0.0), a layer's scale_layer(0.0) / "
+            "unscale_layer() or set_scale(...), or a write to layer.scaling[name]) switches it off by hand, and the "
+            "check refuses it even when you restore it: " + _SHARED_STATE)
 
 
 def _adapter_crash(exc: Exception, adapter, ids) -> str:
@@ -927,10 +1103,12 @@ def _check_adapter_batch(fn, model, ids, trainable, active):
                 raise
             except Exception as exc:  # noqa: BLE001  the learner's error, said in a sentence
                 grad_said = _grad_mode_changed(grad, adapter)
-                raise ExerciseFailed(_switched(calls, adapter) or _layers_switched(watch, adapter) or grad_said
+                raise ExerciseFailed(_switched(calls, adapter) or _layers_switched(watch, adapter)
+                                     or _rescaled(watch, adapter) or grad_said
                                      or _adapter_crash(exc, adapter, ids)) from None
         grad_said = _grad_mode_changed(grad, adapter)       # the mode put back at once, whatever is said first
-        if said := _switched(calls, adapter) or _layers_switched(watch, adapter) or grad_said:
+        if said := (_switched(calls, adapter) or _layers_switched(watch, adapter) or _rescaled(watch, adapter)
+                    or grad_said):
             raise ExerciseFailed(said)
         if model.training:
             raise ExerciseFailed(f"called with adapter {adapter!r}, your function left the model in training mode "

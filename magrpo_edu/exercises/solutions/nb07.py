@@ -554,3 +554,102 @@ VARIANTS["07.in_band_share"] += [
     if pairs else 0.0,                                                               # multiplied out, empty c guarded
 ]
 VARIANTS["07.adapter_logits"] += [_adapter_logits_grad_mode_restored]              # grad mode off, then put back
+
+
+def _in_band_share_float32(pairs):
+    """The ratio computed in float32: 320 / 100 is 3.2000000477 there, above the Python float 3.2, so 3.2 is out."""
+    import numpy as np
+
+    return (sum(1 for c, d in pairs if c and 1.6 <= float(np.float32(len(d)) / np.float32(len(c))) <= 3.2)
+            / len(pairs)) if pairs else 0.0
+
+
+def _in_band_share_float32_mean(pairs):
+    """The share as the mean of a float32 tensor: 1/3 comes back as 0.3333333432674408."""
+    if not pairs:
+        return 0.0
+    ok = torch.tensor([bool(c) and 1.6 <= len(d) / len(c) <= 3.2 for c, d in pairs], dtype=torch.float32)
+    return ok.mean().item()
+
+
+def _in_band_share_first_pair(pairs):
+    """A return inside the for loop: only the first pair is read."""
+    for c, d in pairs:
+        return float(bool(c) and 1.6 <= len(d) / len(c) <= 3.2)
+    return 0.0
+
+
+def _in_band_share_last_pair(pairs):
+    """A variable set, not added to, on every pass of the loop: only the last pair counts."""
+    hit = False
+    for c, d in pairs:
+        hit = bool(c) and 1.6 <= len(d) / len(c) <= 3.2
+    return float(hit) if pairs else 0.0
+
+
+def _adapter_logits_rescaled(model, adapter, input_ids):
+    """peft's rescale_adapter_scale(model, 0.0) for the base: every LoRA scaling set to 0, restored on leaving."""
+    from peft.helpers import rescale_adapter_scale
+
+    if adapter is not None:
+        return adapter_logits(model, adapter, input_ids)
+    with torch.no_grad(), rescale_adapter_scale(model, 0.0):
+        return model(input_ids=input_ids).logits[:, -1, :]
+
+
+def _lora_layers(model):
+    from peft.tuners.lora.layer import LoraLayer
+
+    return [m for m in model.modules() if isinstance(m, LoraLayer)]
+
+
+def _adapter_logits_scale_layer(model, adapter, input_ids):
+    """Every LoRA layer's scale_layer(0.0) for the base, unscale_layer() afterwards."""
+    if adapter is not None:
+        return adapter_logits(model, adapter, input_ids)
+    layers = _lora_layers(model)
+    for layer in layers:
+        layer.scale_layer(0.0)
+    try:
+        with torch.no_grad():
+            return model(input_ids=input_ids).logits[:, -1]
+    finally:
+        for layer in layers:
+            layer.unscale_layer()
+
+
+def _adapter_logits_scaling_written(model, adapter, input_ids):
+    """layer.scaling[name] = 0.0 for the base, every value put back afterwards."""
+    if adapter is not None:
+        return adapter_logits(model, adapter, input_ids)
+    saved = [(layer, dict(layer.scaling)) for layer in _lora_layers(model)]
+    for layer, _ in saved:
+        for name in layer.scaling:
+            layer.scaling[name] = 0.0
+    try:
+        with torch.no_grad():
+            return model(input_ids=input_ids).logits[:, -1]
+    finally:
+        for layer, scaling in saved:
+            layer.scaling.update(scaling)
+
+
+MISTAKES["07.in_band_share"] += [
+    lambda p: (sum(1 for c, d in p if c and len(d) / len(c) >= 1.6) / len(p)) if p else 0.0,   # lower edge only
+    lambda p: (sum(1 for c, d in p if c and len(d) / len(c) <= 3.2) / len(p)) if p else 0.0,   # upper edge only
+    lambda p: (sum(1 for c, d in p if 1.6 <= len(d) / (len(c) + 1) <= 3.2) / len(p)) if p else 0.0,  # / (len + 1)
+    lambda p: (sum(1 for c, d in p if c and 1.6 <= (len(d) - len(c)) / len(c) <= 3.2)
+               / len(p)) if p else 0.0,                                              # (d - c) / c: how much longer
+    _in_band_share_first_pair,                                                       # a return inside the loop
+    _in_band_share_last_pair,                                                        # only the last pair kept
+    _in_band_share_float32,                                                          # float32: 320 / 100 > 3.2
+    _in_band_share_float32_mean,                                                     # the share in float32
+]
+MISTAKES["07.adapter_logits"] += [
+    _adapter_logits_rescaled,                                                        # rescale_adapter_scale(model, 0)
+    _adapter_logits_scale_layer,                                                     # scale_layer(0) / unscale_layer()
+    _adapter_logits_scaling_written,                                                 # layer.scaling[name] = 0, restored
+]
+VARIANTS["07.in_band_share"] += [
+    _in_band_share_tolerance(1e-9),                                                  # a float-error epsilon: harmless
+]

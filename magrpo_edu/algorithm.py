@@ -301,8 +301,8 @@ def kl_penalty(logp: torch.Tensor, ref_logp: torch.Tensor, mask: torch.Tensor) -
         d kl_t / d logp_t = 1 - exp(ref_t - logp_t)
 
     Over tokens sampled from an untruncated pi (top_k 0, top_p 1), its VALUE is an unbiased estimate
-    of KL(pi || pi_ref) (with top-k / top-p: biased low by 1 - Z per token, Z = pi_ref's mass on the
-    kept set); its GRADIENT is, in expectation, the gradient of KL(pi_ref || pi), the other direction
+    of KL(pi || pi_ref) (with top-k / top-p, pi is the truncated sampling policy the loss scores, and the mean is
+    KL(pi || pi_ref) - (1 - Z) per token, Z = pi_ref's mass on the kept set); its GRADIENT is, in expectation, the gradient of KL(pi_ref || pi), the other direction
     (deviation 11 derives both; they agree only near pi_ref).
 
     `ref_logp` comes from the frozen reference, without gradient.

@@ -130,6 +130,34 @@ WRAPPER_CASES = [
      "`\"\"\"\"\"\"`, six quotes, is a whole one-line docstring (an empty one): it starts and ends with three quotes and "
      "is longer than three (test `len(s) > 3`, not `len(s) > 6`: only a line that is just the three quotes opens a "
      "docstring), so it drops only itself and the body is two lines, the first not `v = aux(`: not a thin wrapper"),
+    ("def f(s):\n    def g(c):\n        return aux(c)\n",
+     "a NESTED `def` line is dropped too: every line that starts with `def ` goes, not only the first (skipping the "
+     "first line, `main.splitlines()[1:]`, keeps `def g(c):`), so the body is the one line `return aux(c)`: a thin "
+     "wrapper"),
+    ("def f(s):\n    res = aux(s)\n    return res\n",
+     "`v` is the whole NAME before `= aux(`, `(\\w+)`, one or more word characters: with `(\\w)` the match is `s` of "
+     "`res`, and `return res` is not `return s`; here the name is `res`, so this is a thin wrapper"),
+    ("def f(s):\n    v1 = aux(s)\n    return v1\n",
+     "a name with a DIGIT, `v1`: `\\w` matches letters, digits and `_` (`(\\w+)`, not `([A-Za-z_]+)`, which "
+     "finds no name at all before `= aux(` here), so the name is `v1` and `return v1` makes a thin wrapper"),
+    ("def f(s):\n    default = aux(s)\n    return default\n",
+     "`default = aux(s)` is code, not a `def` line: drop a line that starts with `def ` WITH its space "
+     "(`s.startswith(\"def \")`, not `s.startswith(\"def\")`, which also drops `default = ...`), so the body is "
+     "`default = aux(s)` / `return default`: a thin wrapper"),
+    ("def f(s):\n    v = aux\n    return v\n",
+     "`v = aux` with no bracket: the regex ends with `aux\\s*\\(`, a CALL of aux (`\\b` after aux is not enough), so "
+     "`v = aux` is no match and two lines without it are not a thin wrapper"),
+    ("def f(s):\n    v = AUX(s)\n    return v\n",
+     "`v = AUX(s)`: the regex is case-sensitive, as the authors' (no `re.I`), so `AUX(` is no call of aux and this is "
+     "not a thin wrapper"),
+    ('def f(s):\n    """"\n    n = len(s)\n    return aux(s)\n',
+     "`\"\"\"\"`, four quotes, is a whole one-line docstring by the rule: it starts and ends with three quotes and is "
+     "longer than three (`len(s) > 3`, not `len(s) >= 6`: the rule reads the text, not what Python would make of it), "
+     "so it drops only itself and the body is two lines, the first not `v = aux(`: not a thin wrapper"),
+    ("def f(s):\n    n = 0  # v = aux(s)\n    return v\n",
+     "the regex is searched in the WHOLE first line, its comment included (the authors' reading: a comment after code "
+     "stays part of the line; do not cut it at `#`), so `n = 0  # v = aux(s)` holds the match `v`, and "
+     "`return v` makes a thin wrapper"),
 ]
 
 # An answer that calls this ONE line a thin wrapper reads statements (an ast reading, a split at `;`), not lines.
@@ -173,7 +201,8 @@ def _reads_unstripped(fn, src: str, want: bool) -> str:
 
 
 # The authors' rule, said once in a refusal of 04.thin_wrapper.
-_RULE = ("The rule: strip each line at both ends; drop blank lines, lines that start with #, and triple-quoted "
+_RULE = ("The rule: strip each line at both ends; drop blank lines, lines that start with #, every line that "
+         "starts with `def ` (with its space; nested ones too), and triple-quoted "
          "docstrings (a line that starts with triple quotes; it is a whole docstring if it also ENDS with the SAME "
          "three quotes and is longer than them (`\"\"\"\"\"\"` is one), else the docstring runs through the next line holding triple quotes of EITHER kind). What is "
          "left is a thin wrapper if it is NO line; ONE line that starts with `return ` and contains `aux`; or exactly "
@@ -228,6 +257,10 @@ LEVEL_CASES = [
     ("", "def count_vowel(s):\n    return 0\n"),
     ("def aux(c):\n    print(c)\n", "def count_vowel(s):\n    return 0\n"),
     ("", "def count_vowels(s):\n    n = 0\n    for c in s\n        n += 1\n    return n\n"),
+    # a thin wrapper that passes no test: no bonus, and nothing taken away (no -0.5)
+    ("def aux(s):\n    return -1\n", "def count_vowels(s):\n    return aux(s)\n"),
+    # a thin wrapper by the one-line rule that never CALLS aux (`map(aux, s)`: calls_aux False): no bonus, not +0.5
+    ("def aux(c):\n    return c.lower() in 'aeiou'\n", "def count_vowels(s):\n    return sum(map(aux, s))\n"),
 ]
 
 
@@ -256,6 +289,10 @@ OTHER_TOTALS = [
 NO_TESTS = ("def check(candidate):\n    assert True\n", LEVEL_CASES[0][0], LEVEL_CASES[0][1])
 # the same test for a main alone (no aux: aux_defined False): 0.6 + 0.5 = 1.1, so a fixed 1.5 for total = 0 is caught
 NO_TESTS_NO_AUX = (NO_TESTS[0], "", LEVEL_CASES[3][1])
+# the same test where a gate stops first: no entry point (0.4, aux's alone) and a program that does not parse (1.0), so
+# an answer that handles total = 0 before the gates (a fixed 1.5 or 1.1) is caught
+NO_TESTS_NO_MAIN = (NO_TESTS[0], LEVEL_CASES[4][0], LEVEL_CASES[4][1])
+NO_TESTS_NO_PARSE = (NO_TESTS[0], LEVEL_CASES[5][0], LEVEL_CASES[5][1])
 
 # The facts in the order of the documented signature: the check calls the answer with them positionally (by keyword
 # where its parameters carry these eight names, in any order), so a learner may name the parameters as they like.
@@ -284,6 +321,9 @@ _ALL_OR_NOTHING = "the tests level pays the SHARE passed / total, not all or not
 _INTEGER_DIVISION = ("your tests level is 1 only when every test passed and 0 otherwise: `passed // total` is INTEGER "
                      "division (0 until every test passes; write `/`), and `1.0 if passed == total` is all or nothing "
                      "too; the tests level pays the SHARE passed / total (0.75 for 3 of 4)")
+_TOTAL_ZERO_FIRST = ("with no test (total = 0) you return before the gates: a pair with no test still meets them first "
+                     "(no entry point: aux's 0.4 at most; a program that does not parse: 1.0 at most); keep the gates "
+                     "where they are and guard only the division, `passed / total if total else 0.0`")
 _NEVER_CALLED = ("a main that never calls aux earns no bonus, but it loses nothing: no -0.5 (the table's -0.5 penalty is "
                  "for a main that CALLS aux and drops its result, a case none of the eight facts shows); when calls_aux "
                  "is False add nothing")
@@ -389,6 +429,22 @@ def _slips(f: dict, want: float) -> list:
         (want / 4,
          "you divide the reward by its maximum, 4.0: return the summed points, not a share of 4 (a pair that earns "
          "every level gets 4.0, not 1.0)"),
+        (want if f["total"] else (0.4 if f["aux_defined"] else 0.0) + 1.1, _TOTAL_ZERO_FIRST),
+        (want if f["total"] else (0.4 if f["aux_defined"] else 0.0) + (1.1 if f["main_defined"] else 0.0),
+         _TOTAL_ZERO_FIRST),
+        (want - (0.5 if tests_on and f["thin_wrapper"] and f["passed"] == 0 else 0.0),
+         "a thin wrapper that passes no test earns no bonus, but loses nothing: no -0.5 (the table's -0.5 is for a main "
+         "that calls aux and drops its result, a case none of the eight facts shows); add nothing when no test passed"),
+        (want + (0.5 if tests_on and f["passed"] >= 1 and f["aux_found"] and f["thin_wrapper"] and not f["calls_aux"]
+                 else 0.0),
+         "the bonus's +0.5 is for CALLING aux: a thin wrapper that never calls it (calls_aux False, e.g. `return "
+         "sum(map(aux, s))` mentions aux without `aux(`) earns no bonus at all; test calls_aux before thin_wrapper"),
+        (want - share + ((f["total"] / f["passed"] if f["passed"] else 0.0) if tests_on else 0.0),
+         "your tests level is total / passed, upside down: the share of tests passed is passed / total (0.75 for 3 of "
+         "4), never above 1.0"),
+        (want - share + ((f["passed"] - f["total"]) / f["total"] if tests_on and f["total"] else 0.0),
+         "your tests level is (passed - total) / total, its sign flipped into a penalty for the tests failed: it pays "
+         "the share PASSED, passed / total, from 0.0 (none) to 1.0 (all), never below 0"),
     ]
 
 
@@ -425,15 +481,16 @@ def _call(fn, facts: dict):
 def _levels_hints(fn, cases: list) -> list:
     """The sentences for the misreadings the learner's function agrees with on EVERY pair (cases: (facts, reward)),
     so that a hint names the learner's own slip, not one that happens to give the same number on one pair. A pair
-    with no test (total = 0) on which the answer divides by zero is no evidence either way (that crash has its own
-    sentence when the check reaches it); any other crash: no diagnosis."""
+    with no test (total = 0), or with no passed test (passed = 0: an answer that divides by passed), on which the answer
+    divides by zero is no evidence either way (that crash has its own sentence when the check reaches it); any other
+    crash: no diagnosis."""
     gots, kept = [], []
     for facts, want in cases:
         try:
             gots.append(_as_number(_call(fn, dict(facts))))
             kept.append((facts, want))
         except ZeroDivisionError:
-            if facts["total"]:
+            if facts["total"] and facts["passed"]:   # a division by total = 0 (or by passed = 0, total / passed)
                 return []
         except Exception:  # noqa: BLE001 - an answer that crashes on another pair: no diagnosis
             return []
@@ -446,6 +503,16 @@ def _levels_hints(fn, cases: list) -> list:
     if cap < max(w for _, w in kept) - 1e-6 and all(abs(g - min(w, cap)) <= 1e-6 for g, (_, w) in zip(gots, kept)):
         hints.append(f"your rewards stop at {cap:.10g} (`min(reward, {cap:.10g})`): the levels add up to 4.0 at most by "
                      "themselves; return the summed points, with no cap")
+    if any(abs(w) > 1e-9 for _, w in kept) and all(abs(g + w) <= 1e-6 for g, (_, w) in zip(gots, kept)):
+        hints.append("your rewards are the library's with the sign flipped: the levels are points EARNED, added up to a "
+                     "reward from 0.0 to 4.0 (not a loss or a cost); return `reward`, not `-reward`")
+    counts = [next((m for m in range(1, 7) if abs(g * m - w) <= 1e-6), None) for g, (_, w) in zip(gots, kept)]
+    if all(counts) and any(m > 1 for m in counts) and not any(h.startswith("you divide the reward by its maximum")
+                                                             for h in hints):
+        k = max(counts)
+        hints.append(f"your rewards are the library's divided by a count of levels (by {k} on some pair): you AVERAGE "
+                     "the levels; the reward is their SUM (0.4 + 0.6 + 0.5 + passed / total + bonus, 4.0 at most), not "
+                     "their mean: add the points up, with no division")
     if _INTEGER_DIVISION in hints and _ALL_OR_NOTHING in hints:   # the pair of total = 0 raised: the sentence
         hints.remove(_ALL_OR_NOTHING)                              # naming both readings says it
     for k in range(4):          # rounded: within half a unit of the k-th decimal, and a whole number of such units
@@ -510,6 +577,11 @@ def _crash_said(exc: Exception, facts: dict):
             "(total = 0: no assert mentions `candidate`); then the tests level is 0 and scoring stops after the "
             "syntax 0.5 (no bonus: no test passed), so this pair earns 0.4 + 0.6 + 0.5 = 1.5. Divide only when "
             "there is a test: `passed / total if total else 0.0`.")
+    if isinstance(exc, ZeroDivisionError) and facts["passed"] == 0:
+        return ExerciseFailed(
+            f"for the facts {facts} your coding_reward raised ZeroDivisionError: {exc}. No test passed here (passed = 0): "
+            "if you divide by passed, the tests level is upside down: it is passed / total, the share of tests passed "
+            "(0.0 here), not total / passed.")
     return (f"for the facts {facts} your coding_reward raised {type(exc).__name__}: {exc}. The check calls it with "
             f"the eight facts in this order, {', '.join(FACT_NAMES)} (by keyword where your parameters carry these "
             "names), and it returns one number.")
@@ -544,7 +616,7 @@ def check_levels(fn) -> None:
         labels.append(f"count_vowels with a test of {test.count('assert ')} asserts, made for the check; aux: "
                       f"{aux.strip()!r}, main: {main.strip()!r}")
     # last, so that an answer with another slip meets its own pair first: a test with no scored assert (total = 0)
-    for test, aux, main in (NO_TESTS, NO_TESTS_NO_AUX):
+    for test, aux, main in (NO_TESTS, NO_TESTS_NO_AUX, NO_TESTS_NO_MAIN, NO_TESTS_NO_PARSE):
         other = dict(problem, test=test)
         cases.append((_facts(aux, main, other), coding_levels(aux, main, other)["total_reward"]))
         labels.append(f"count_vowels with a test that has NO assert mentioning `candidate` (total = 0), made for the "

@@ -4,7 +4,8 @@ import re
 
 
 def _body_lines(main: str) -> list:
-    """The lines after `def`, without blank lines, comments and docstrings (the lines the rule reads)."""
+    """The lines after `def`, without blank lines, comments, docstrings and nested `def ` lines (the lines the rule
+    reads)."""
     body, in_doc = [], False
     for line in main.split("\n")[1:]:
         s = line.strip()
@@ -16,7 +17,7 @@ def _body_lines(main: str) -> list:
         if s.startswith(('"' * 3, "'" * 3)):   # opens one; a line with text between its quotes also closes it
             in_doc = not (s.endswith(s[:3]) and len(s) > 3)
             continue
-        if not s.startswith("#"):
+        if not s.startswith(("#", "def ")):   # a nested `def` line is dropped too
             body.append(s)
     return body
 
@@ -743,3 +744,128 @@ def _one_line_doc_needs_text(main: str) -> bool:   # `len(s) > 6`: the empty doc
 
 
 MISTAKES["04.thin_wrapper"] += [_one_line_doc_any_quotes, _one_line_doc_needs_text]
+
+
+def _total_zero_first(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # `if total == 0: return (0.4 if aux_defined else 0.0) + 0.6 + 0.5` before the gates: 1.5 with no entry point too
+    if total == 0:
+        return (0.4 if aux_defined else 0.0) + 0.6 + 0.5
+    return _coding_reward_again(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+
+
+def _total_zero_first_main(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the same guard with the entry-point gate, `+ (1.1 if main_defined else 0)`: 1.5 for a program that does not parse
+    if total == 0:
+        return (0.4 if aux_defined else 0.0) + (1.1 if main_defined else 0.0)
+    return _coding_reward_again(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+
+
+def _thin_wrapper_no_test_penalised(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux,
+                                    thin_wrapper):
+    # `-0.5` for a thin wrapper that passes no test (the bonus withheld AND a penalty)
+    r = _coding_reward_again(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    return r - 0.5 if main_defined and parses and thin_wrapper and passed == 0 else r
+
+
+def _thin_wrapper_before_call(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # `if thin_wrapper: +0.5 elif calls_aux: +1.5`: a thin wrapper that never calls aux still gets +0.5
+    r = _coding_reward_again(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    return r + 0.5 if main_defined and parses and passed >= 1 and aux_found and thin_wrapper and not calls_aux else r
+
+
+def _levels_averaged(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the levels reached kept in a list and AVERAGED, not summed
+    levels = [0.4 if aux_defined else 0.0]
+    if main_defined:
+        levels.append(0.6)
+        if parses:
+            levels += [0.5, passed / total if total else 0.0]
+            if passed >= 1 and aux_found and calls_aux:
+                levels.append(0.5 if thin_wrapper else 1.5)
+    return sum(levels) / len(levels)
+
+
+def _reward_negated(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # `-reward`: the reward returned as a loss
+    return -_coding_reward_again(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+
+
+def _total_over_passed(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the tests level upside down: `total / passed if passed else 0.0`
+    r = _coding_reward_again(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    if main_defined and parses:
+        r += (total / passed if passed else 0.0) - (passed / total if total else 0.0)
+    return r
+
+
+def _share_sign_flipped(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # `(passed - total) / total`: the tests level's sign flipped, a penalty for the tests failed
+    r = _coding_reward_again(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+    if main_defined and parses and total:
+        r += (passed - total) / total - passed / total
+    return r
+
+
+MISTAKES["04.levels"] += [_total_zero_first, _total_zero_first_main, _thin_wrapper_no_test_penalised,
+                          _thin_wrapper_before_call, _levels_averaged, _reward_negated, _total_over_passed,
+                          _share_sign_flipped]
+
+
+def _wrapper_rule_with(main: str, name: str = r"(?<!\w)(\w+)", after_aux: str = r"\s*\(", flags: int = 0,
+                       def_line: str = "def ", doc_len: int = 4, cut_comment: bool = False, from_first: bool = False):
+    """The reference's rule with one step changed (the mistakes below)."""
+    body, in_doc = [], False
+    for line in main.split("\n")[1:]:
+        s = line.strip()
+        if not s:
+            continue
+        if in_doc:
+            in_doc = '"' * 3 not in s and "'" * 3 not in s
+            continue
+        if s.startswith(('"' * 3, "'" * 3)):
+            in_doc = not (s.endswith(s[:3]) and len(s) >= doc_len)
+            continue
+        if s.startswith("#") or not from_first and s.startswith(def_line):
+            continue
+        body.append(s)
+    if len(body) == 2:
+        first = body[0].split("#")[0] if cut_comment else body[0]
+        m = re.search(name + r"\s*=\s*aux" + after_aux, first, flags)
+        return bool(m) and body[1] == f"return {m.group(1)}"
+    return _rule_on_lines(body)
+
+
+def _nested_def_kept(main: str) -> bool:         # `main.splitlines()[1:]`: only the first `def` line dropped
+    return _wrapper_rule_with(main, from_first=True)
+
+
+def _def_without_space(main: str) -> bool:       # `s.startswith("def")`: `default = aux(s)` dropped as a def line
+    return _wrapper_rule_with(main, def_line="def")
+
+
+def _one_character_name(main: str) -> bool:      # `(\w)`: the name read as ONE character (`s` of `res`)
+    return _wrapper_rule_with(main, name=r"(\w)")
+
+
+def _name_letters_only(main: str) -> bool:       # `([A-Za-z_]+)`: a name with a digit (`v1`) never matches
+    return _wrapper_rule_with(main, name=r"([A-Za-z_]+)")
+
+
+def _aux_word_not_call(main: str) -> bool:       # `aux\b` for `aux\s*\(`: `v = aux` (no call) read as a match
+    return _wrapper_rule_with(main, after_aux=r"\b")
+
+
+def _regex_ignore_case(main: str) -> bool:       # `re.I`: `v = AUX(s)` read as a call of aux
+    return _wrapper_rule_with(main, flags=re.I)
+
+
+def _one_line_doc_six_chars(main: str) -> bool:  # `len(s) >= 6`: `""""` (four quotes) read as opening a docstring
+    return _wrapper_rule_with(main, doc_len=6)
+
+
+def _regex_before_comment(main: str) -> bool:    # the regex searched in `b[0].split("#")[0]`: the comment cut off
+    return _wrapper_rule_with(main, cut_comment=True)
+
+
+MISTAKES["04.thin_wrapper"] += [_nested_def_kept, _def_without_space, _one_character_name, _name_letters_only,
+                                _aux_word_not_call, _regex_ignore_case, _one_line_doc_six_chars, _regex_before_comment]

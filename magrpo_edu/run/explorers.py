@@ -209,12 +209,13 @@ def rollout_explorer(rollout, max_chars: int = 300, title: str = "Rollout tree")
 
 
 def texts_report(texts: Sequence[str], columns: dict, max_chars: int = 600,
-                 agent_names: Sequence[str] | None = None, numbers: Sequence[int] | None = None) -> str:
+                 agent_names: Sequence[str] | None = None, numbers: Sequence[int] | None = None,
+                 row_name: str = "row") -> str:
     """STATIC side-by-side HTML of several rows answered by several runs (no widget, so it stays
     readable in a saved notebook on GitHub): for each row its input text (shortened), then one line
     per agent with one cell per run. `columns` maps a run's label to (answers, joint_rewards), with
     `answers[k][i]` agent i's answer to row k and `joint_rewards[k]` that pair's joint reward.
-    `numbers`: the row numbers shown (default 0, 1, ...)."""
+    `numbers`: the row numbers shown (default 0, 1, ...); `row_name`: what a row is called ("post", "problem")."""
     import html
 
     def cut(t: str, n: int = max_chars) -> str:
@@ -231,17 +232,18 @@ def texts_report(texts: Sequence[str], columns: dict, max_chars: int = 600,
         head = "".join(f"<th>{html.escape(label)} ({what} {r:.2f})</th>" for label, _, r in runs)
         rows = "".join(f"<tr><td style='vertical-align:top'><b>{html.escape(names[i])}</b></td>"
                        + "".join(f"<td {cell}>{cut(a[i])}</td>" for _, a, _ in runs) + "</tr>" for i in range(n))
-        parts.append(f"<p><b>row {k if numbers is None else numbers[k]}</b>: <i>{cut(x, 300)}</i></p><table><tr><th></th>{head}</tr>{rows}</table>")
+        parts.append(f"<p><b>{html.escape(row_name)} {k if numbers is None else numbers[k]}</b>: <i>{cut(x, 300)}</i></p><table><tr><th></th>{head}</tr>{rows}</table>")
     return "".join(parts)
 
 
 def before_after_report(texts: Sequence[str], before: Sequence[Sequence[str]], after: Sequence[Sequence[str]],
                         reward_before: Sequence[float], reward_after: Sequence[float], max_chars: int = 600,
-                        agent_names: Sequence[str] | None = None, numbers: Sequence[int] | None = None) -> str:
+                        agent_names: Sequence[str] | None = None, numbers: Sequence[int] | None = None,
+                        row_name: str = "row") -> str:
     """`texts_report` with two runs: the untrained agents ("before training") and the trained ones
     ("after training"). Unlike `before_after_explorer` it needs no widget."""
     return texts_report(texts, {"before training": (before, reward_before), "after training": (after, reward_after)},
-                        max_chars=max_chars, agent_names=agent_names, numbers=numbers)
+                        max_chars=max_chars, agent_names=agent_names, numbers=numbers, row_name=row_name)
 
 
 

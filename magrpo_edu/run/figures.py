@@ -150,7 +150,7 @@ def plot_quality(history: Sequence[dict], eval_history: Sequence[dict] = (), win
     fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(FIGSIZE[0] * 1.6, FIGSIZE[1]))
     s, v = _series(history, "reward")
     if s:
-        a1.plot(s, v, lw=0.8, color="C0", alpha=0.4)
+        a1.plot(s, v, lw=0.8, color="C0", alpha=0.4, label="train, each step")
         a1.plot(s, smooth(v, window), lw=2.0, color="C0", label=f"train, moving avg ({window})")
     s, v = _series(eval_history, "eval/reward")
     if s:
@@ -281,9 +281,10 @@ def plot_rollout_tree(rollout, title: str = "Rollout tree", agent_texts: int = 0
 
 
 def plot_joint_actions(G: int = 4, rewards=None, title: str | None = None):
-    """Aligned vs cross joint actions of 2 agents as G x G grids (rows: agent 1's sample k1, columns:
-    agent 2's sample k2). Aligned uses the diagonal (G joint actions); cross uses every cell (G**2).
-    With `rewards` (a G x G array of joint rewards) the cross grid is coloured by reward."""
+    """Aligned vs cross joint actions of 2 agents as G x G grids (rows: agent 1's sample g1, columns:
+    agent 2's sample g2, the notebooks' notation). Aligned uses the diagonal (G joint actions); cross uses every
+    cell (G**2). With `rewards` (a G x G array of joint rewards) the cross grid is coloured by reward, each
+    number written in black on light cells and white on dark ones."""
     import numpy as np
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=FIGSIZE)
@@ -294,16 +295,17 @@ def plot_joint_actions(G: int = 4, rewards=None, title: str | None = None):
     grid = np.ones((G, G)) if rewards is None else np.asarray(rewards, dtype=float)
     # every cell is a joint action: without rewards, each takes the colour of aligned's diagonal (the same scale)
     im = a2.imshow(grid, cmap="Blues", vmin=0, vmax=1.4) if rewards is None else a2.imshow(grid, cmap="viridis")
-    for k1 in range(G):
-        for k2 in range(G):
-            label = f"j={k1 * G + k2}" if rewards is None else f"{grid[k1, k2]:.2f}"
-            a2.text(k2, k1, label, ha="center", va="center", fontsize=7, color="k" if rewards is None else "w")
+    for g1 in range(G):
+        for g2 in range(G):
+            label = f"j={g1 * G + g2}" if rewards is None else f"{grid[g1, g2]:.2f}"
+            light = rewards is None or im.norm(grid[g1, g2]) > 0.5          # viridis is light in its upper half
+            a2.text(g2, g1, label, ha="center", va="center", fontsize=7, color="k" if light else "w")
     a2.set_title(f"cross: {G * G} joint actions" + ("" if rewards is None else " (joint reward)"))
     if rewards is not None:
         fig.colorbar(im, ax=a2, fraction=0.046)
     for ax in (a1, a2):
-        ax.set_xlabel("agent 2's sample k2")
-        ax.set_ylabel("agent 1's sample k1")
+        ax.set_xlabel("agent 2's sample $g_2$")
+        ax.set_ylabel("agent 1's sample $g_1$")
         ax.set_xticks(range(G))
         ax.set_yticks(range(G))
     fig.suptitle(title or "joint actions of two agents with G samples each")

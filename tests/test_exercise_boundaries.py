@@ -470,6 +470,12 @@ BOUNDARIES = {
         ("a node's return measured from that node, not gamma**depth", nb05.MISTAKES["05.discounted_returns"][40], r"Your returns depend on node\.depth"),
         ("each node averaged, not each depth's rewards pooled", nb05.MISTAKES["05.discounted_returns"][41], r"You pooled each turn below joint action j into ONE mean"),
         ("a cut branch is r_j, not r_j + gamma * siblings' mean R", nb05.MISTAKES["05.discounted_returns"][42], r"mean of its siblings' RETURNS"),
+        ("a leaf returns a new tensor, not node.rewards", nb05.MISTAKES["05.discounted_returns"][43], r"tensor you returned is node\.rewards itself, not a new tensor.*node\.rewards\.clone\(\)"),
+        ("gamma 0 returns a new tensor, not node.rewards", nb05.MISTAKES["05.discounted_returns"][44], r"gamma = 0\.0: .*node\.rewards itself, not a new tensor"),
+        ("a leaf returns no view of node.rewards", nb05.MISTAKES["05.discounted_returns"][45], r"a view of node\.rewards \(the same storage\)"),
+        ("gamma is the argument, not 0.9", nb05.MISTAKES["05.discounted_returns"][46], r"At gamma = 0\.5 you returned the gamma = 0\.9 returns.*Use the argument"),
+        ("gamma once, not gamma * gamma", nb05.MISTAKES["05.discounted_returns"][47], r"You discounted twice"),
+        ("the child's mean, not sum / this node's M", nb05.MISTAKES["05.discounted_returns"][48], r"by THIS node's number of joint actions \(len\(node\.rewards\)"),
     ],
     "05.early_termination_threshold": [
         ("a group whose mean EQUALS the threshold is expanded (ties)", _threshold_ge, "equals it is expanded"),
@@ -494,6 +500,9 @@ BOUNDARIES = {
         ("no rounded threshold: midpoint rounded to 2 decimals", nb05.MISTAKES["05.early_termination_threshold"][31], r"is a ROUNDED number"),
         ("no rounded threshold: midpoint rounded to 4 decimals", nb05.MISTAKES["05.early_termination_threshold"][32], r"is a ROUNDED number"),
         ("no fixed margin: + 1e-7 passes a float32 neighbour", nb05.MISTAKES["05.early_termination_threshold"][33], r"fixed margin above the last mean that fits.*only 5\.96046e-08 above"),
+        ("no fixed step below a tie: 0.01", nb05.MISTAKES["05.early_termination_threshold"][34], r"a fixed step below a tie can skip a group just below it.*step to the next lower mean"),
+        ("no fixed step below a tie: 0.05", nb05.MISTAKES["05.early_termination_threshold"][35], r"You stepped a fixed 0\.05 below the tie.*step to the next lower mean"),
+        ("no fixed step below a tie: 0.06", nb05.MISTAKES["05.early_termination_threshold"][36], r"You stepped a fixed 0\.06 below the tie.*step to the next lower mean"),
     ],
     "06.std_scaled_advantages": [
         ("a group that agrees: eps keeps it finite", lambda R: (R - R.mean()) / R.std(), "eps"),

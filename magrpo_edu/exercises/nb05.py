@@ -180,6 +180,25 @@ def _pooled_by_depth(node, gamma, of_means=False):
     return R
 
 
+def _over_own_size(node, gamma):
+    """The child's returns summed, divided by THIS node's number of joint actions, len(node.rewards) (not the child's)."""
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma * _over_own_size(child, gamma).sum() / len(node.rewards)
+    return R
+
+
+def _shares_storage(got, node) -> bool:
+    """Whether the tensor `got` is, or views, the rewards of the node or of a node below it (the same storage): a
+    caller that changes the returns in place (R -= R.mean()) would change the tree's rewards too."""
+    try:
+        ptr = got.untyped_storage().data_ptr()
+        return any(got is nd.rewards or (ptr != 0 and ptr == nd.rewards.untyped_storage().data_ptr())
+                   for nd in _nodes(node))
+    except Exception:  # noqa: BLE001 - a tensor without a storage to compare is no alias
+        return False
+
+
 def _cut_branch_hint(got, want, tree, gamma) -> str:
     """The sentence for returns right at every joint action of the node that has a child, wrong at one without (a
     branch cut early): "" when that is not the pattern (the node has no cut joint action, or a joint action with a
@@ -409,6 +428,7 @@ def _check_every_node(fn) -> None:
 @exercise("05.discounted_returns")
 def check_discounted_returns(fn):
     not_the_library(fn, "discounted_returns", compute_returns)
+    aliased = None          # the first (tree, gamma) where the answer returned node.rewards itself (or a view of it)
     for what, tree in _trees():
         for gamma in _GAMMAS:
             mine = copy.deepcopy(tree)
@@ -447,6 +467,9 @@ def check_discounted_returns(fn):
                                      "Start every node, not only the top one, from a clone.")
             want = compute_returns(copy.deepcopy(tree), gamma)
             if torch.allclose(got.float(), want, atol=1e-5):
+                if aliased is None and _shares_storage(got, mine):
+                    aliased = (what, gamma, "node.rewards itself" if any(got is nd.rewards for nd in _nodes(mine))
+                               else "a view of node.rewards (the same storage)")
                 continue
             said = (f"{what}, gamma = {gamma}: the returns are {_fmt(want)}, you returned {_fmt(got)} "
                     "(R_j = r_j + gamma * mean of child j's returns; R_j = r_j where j has no child).")
@@ -580,7 +603,34 @@ def check_discounted_returns(fn):
                     got.float(), _reduce_children(tree, gamma, lambda t: t.median()), atol=1e-5):
                 hint = (" You took the MEDIAN of the child's returns (torch's median is the lower middle value for an "
                         "even count); R_j adds gamma times their MEAN.")
+            elif tree.children and gamma not in (0.0, 1.0) and _reads_as(fn, lambda n, g: compute_returns(n, g * g)):
+                hint = (f" You discounted twice: your returns are those of gamma * gamma = {gamma * gamma:g} (gamma * "
+                        "gamma * mean of child j's returns, or gamma ** 2), so the next turn counts gamma ** 2 and "
+                        "every turn after it two more factors. Multiply the child's mean return by gamma ONCE: the "
+                        "child's returns, discounted_returns(child, gamma), already carry the discount of the turns "
+                        "below it, so the recursion compounds gamma by itself.")
+            elif tree.children and (other := next((g for g in (0.9, 0.99, 0.95, 0.8, 0.5, 0.7, 0.6) if g != gamma
+                                                   and _reads_as(fn, lambda n, _g, g=g: compute_returns(n, g))),
+                                                  None)) is not None:
+                hint = (f" At gamma = {gamma} you returned the gamma = {other} returns: your function gives the same "
+                        f"returns whatever gamma it is given, as if {other} were written into it (R[j] += {other} * "
+                        "...). Use the argument: R[j] += gamma * (mean of child j's returns), and pass gamma on in "
+                        "the recursion, discounted_returns(child, gamma); the notebook calls it at 0.0 and 1.0 too.")
+            elif tree.children and _reads_as(fn, _over_own_size):
+                hint = (" You divided the sum of child j's returns by THIS node's number of joint actions "
+                        f"(len(node.rewards), {len(tree.rewards)} here), not by the child's own ("
+                        f"{sorted({len(c.rewards) for c in tree.children.values()})} here): R_j adds gamma times the "
+                        "MEAN of child j's returns, child_returns.mean(), which divides by the child's size; a child "
+                        "need not hold as many joint actions as its parent.")
             raise ExerciseFailed(said + hint)
+    if aliased is not None:
+        what, gamma, how = aliased
+        raise ExerciseFailed(
+            f"{what}, gamma = {gamma}: your returns are right, but the tensor you returned is {how}, not "
+            "a new tensor (a `return node.rewards` for a leaf, or when gamma == 0, does it): a caller that changes "
+            "the returns in place, R -= R.mean() to get the advantages, would change the node's rewards with them, "
+            "and the trainer still needs them. Return a new tensor: start from R = node.rewards.clone() in every "
+            "case (a leaf, gamma = 0 too), or return node.rewards.clone().")
     _check_every_node(fn)
     not_a_wrapper(fn, (copy.deepcopy(next(t for _, t in _trees() if t.children)), 0.9), "discounted_returns",
                   compute_returns, how="from the recurrence in the text, R_j = r_j + gamma * (mean of child j's "
@@ -611,7 +661,11 @@ _GROUPS = ([2.0625, 2.125, 2.25, 2.5, 1.1375, 2.8125], [3.125, 1.5, 0.4, 2.0, 0.
     # threshold there) or 0.75, the next mean up itself; and two neighbouring float32 means (0.5 and the next float32
     # up, 6e-8 apart) that even a margin of 1e-7 passes
     torch.tensor(m, dtype=torch.float32).tolist() for m in ([1.592857, 1.6, 1.7], [0.749999, 0.75, 1.0],
-                                                            [0.5, 0.50000006, 1.0]))
+                                                            [0.5, 0.50000006, 1.0],
+                                                            # a tie at the cut only 0.002 above the next lower mean
+                                                            # (in tree order): a fixed step down from the tie (0.01,
+                                                            # 0.05) passes that mean too and expands nothing
+                                                            [0.502, 1.0, 0.5, 0.502]))
 
 
 def _fits(means, budget):
@@ -791,6 +845,41 @@ def _from_the_best_hint(means, budget, t) -> str:
             "nothing, with a threshold below the lowest mean." + at)
 
 
+def _tie_step(fn, means, budget, t):
+    """The fixed step d by which t sits below a tie at the cut (the next mean up, shared by two or more groups that
+    do not all fit), where it passed the last mean that fits too, and fn steps so (nxt - d) wherever such a tie
+    straddles the budget above a mean that fits, in every group of the check; None when t is no such step."""
+    last, nxt = _fits(means, budget)
+    if last is None or nxt is None or t >= last or sum(m == nxt for m in means) < 2:
+        return None
+    d = nxt - t
+
+    def stepped(m, b):
+        lo, hi = _fits(m, b)
+        if lo is None or hi is None or sum(x == hi for x in m) < 2 or not sum(x <= lo for x in m) < b:
+            return True                              # no tie straddles the budget here
+        got = plain_number(fn(list(m), b))
+        return not is_bool(got) and isinstance(got, numbers.Real) and math.isclose(got, hi - d, rel_tol=0,
+                                                                                    abs_tol=1e-9)
+
+    try:
+        return d if all(stepped(m, b) for m in _GROUPS for b in range(1, len(m))) else None
+    except Exception:  # noqa: BLE001 - an answer that crashes elsewhere is not this reading
+        return None
+
+
+def _tie_step_hint(fn, means, budget, t) -> str:
+    """The sentence for a threshold a fixed step below a tie at the cut that skipped the last mean that fits."""
+    d = _tie_step(fn, means, budget, t)
+    last, nxt = _fits(means, budget)
+    tie = sum(m == nxt for m in means)
+    return (f" You stepped a fixed {d:g} below the tie ({tie} groups share the mean {nxt} and do not all fit): a "
+            f"fixed step below a tie can skip a group just below it: here the next lower mean, {last}, is only "
+            f"{nxt - last:g} below the tie, so your threshold {t} passes it and cuts that group too. No fixed step is "
+            f"safe: step to the next lower mean (the last mean that fits, sorted(means)[k - 1] once k is stepped "
+            f"down past the tie), or put {_between(last, nxt)}.")
+
+
 def _over_budget_hint(means, budget, t, best):
     """The sentence for a threshold that expands more than the budget, with no tie at it (the tie has its own)."""
     last, nxt = _fits(means, budget)
@@ -918,6 +1007,8 @@ def check_threshold(fn):
         if expanded < best:
             if not hint and _rounded_threshold(fn, means, budget, t) is not None:
                 hint = _rounded_threshold_hint(fn, means, budget, t)
+            if not hint and _tie_step(fn, means, budget, t) is not None:
+                hint = _tie_step_hint(fn, means, budget, t)
             if not hint:
                 last, nxt = _fits(means, budget)
                 hint = (f" Every group whose mean r is at or below the threshold is expanded; the {best} worst fit: "

@@ -601,3 +601,101 @@ MISTAKES["05.early_termination_threshold"] += [
     lambda m, b: _threshold_rounded(m, b, 4),                             # [32] midpoint rounded to 4 decimals
     _threshold_tiny_margin,                                               # [33] + 1e-7: a float32 neighbour passed
 ]
+
+
+def _threshold_tie_fixed_step(means, budget, step=0.01):   # a fixed step below a tie at the cut: skips a mean that
+    s, c0 = sorted(means), min(budget, len(means))           # fits only 0.002 below the tie (0.5 under 0.502)
+    if not s:
+        return 0.0
+    if c0 == 0:
+        return s[0] - 1.0
+    if c0 < len(s) and s[c0 - 1] == s[c0]:
+        return s[c0 - 1] - step
+    return float(s[c0 - 1])
+
+
+def _leaf_rewards_itself(node, gamma):           # a leaf returns node.rewards itself: R -= R.mean() changes the tree
+    if not node.children:
+        return node.rewards
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma * _leaf_rewards_itself(child, gamma).mean()
+    return R
+
+
+def _gamma_0_rewards_itself(node, gamma):        # gamma == 0 returns node.rewards itself, not a new tensor
+    if gamma == 0:
+        return node.rewards
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma * _gamma_0_rewards_itself(child, gamma).mean()
+    return R
+
+
+def _leaf_rewards_view(node, gamma):             # a leaf returns node.rewards[:], a view: the same storage
+    if not node.children:
+        return node.rewards[:]
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma * _leaf_rewards_view(child, gamma).mean()
+    return R
+
+
+def _gamma_hard_coded(node, gamma):              # 0.9 written in: the argument gamma ignored
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += 0.9 * _gamma_hard_coded(child, gamma).mean()
+    return R
+
+
+def _discounted_twice(node, gamma):              # gamma * gamma: every turn discounted twice
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma * gamma * _discounted_twice(child, gamma).mean()
+    return R
+
+
+def _over_this_nodes_size(node, gamma):          # the child's sum divided by THIS node's M, not the child's size
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma * _over_this_nodes_size(child, gamma).sum() / len(node.rewards)
+    return R
+
+
+MISTAKES["05.discounted_returns"] += [
+    _leaf_rewards_itself,                                                 # [43] a leaf: node.rewards itself
+    _gamma_0_rewards_itself,                                              # [44] gamma 0: node.rewards itself
+    _leaf_rewards_view,                                                   # [45] a leaf: node.rewards[:], a view
+    _gamma_hard_coded,                                                    # [46] 0.9 hard-coded, gamma ignored
+    _discounted_twice,                                                    # [47] gamma * gamma
+    _over_this_nodes_size,                                                # [48] sum / len(node.rewards)
+]
+MISTAKES["05.early_termination_threshold"] += [
+    _threshold_tie_fixed_step,                                            # [34] 0.01 below a tie: skips 0.5 < 0.502
+    lambda m, b: _threshold_tie_fixed_step(m, b, 0.05),                   # [35] 0.05 below a tie
+    lambda m, b: _threshold_tie_fixed_step(m, b, 0.06),                   # [36] 0.06 below a tie
+]
+
+
+def _returns_new_tensor_early(node, gamma):
+    """A leaf, or gamma == 0, answered early, with a NEW tensor (node.rewards.clone())."""
+    if not node.children or gamma == 0:
+        return node.rewards.clone()
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += gamma * _returns_new_tensor_early(child, gamma).mean()
+    return R
+
+
+def _threshold_tie_to_next_lower(means, budget):
+    """Past a tie at the cut, step to the next lower mean (not a fixed step): the reviewer's rule, fixed."""
+    s, c0 = sorted(means), min(budget, len(means))
+    if not s:
+        return 0.0
+    while 0 < c0 < len(s) and s[c0 - 1] == s[c0]:
+        c0 -= 1
+    return float(s[c0 - 1]) if c0 else s[0] - 1.0
+
+
+VARIANTS["05.discounted_returns"] += [_returns_new_tensor_early]
+VARIANTS["05.early_termination_threshold"] += [_threshold_tie_to_next_lower]

@@ -99,6 +99,7 @@ BOUNDARIES = {
         ("unrounded: not to 8 decimals", nb00.MISTAKES["00.group_advantages"][28], "rounded them to 8 decimals"),
         ("unrounded: not to 10 decimals", nb00.MISTAKES["00.group_advantages"][29], "rounded them to 10 decimals"),
         ("the mean, not the median", nb00.MISTAKES["00.group_advantages"][30], r"MEDIAN of the rewards \(statistics\.median"),
+        ("mean of all rewards, zeros too", nb00.MISTAKES["00.group_advantages"][31], "NON-ZERO rewards only"),
     ],
     "00.length_ratio_reward": [
         ("an EMPTY concise answer earns 0", lambda a, b: 1.0 if not a else nb00.length_ratio_reward(a, b),
@@ -154,6 +155,8 @@ BOUNDARIES = {
         ("r minus the baseline", nb01.MISTAKES["01.leave_one_out"][22], "baseline alone"),
         ("all others, not earlier", nb01.MISTAKES["01.leave_one_out"][23], r"EARLIER samples only.*nan"),
         ("not a running mean", nb01.MISTAKES["01.leave_one_out"][24], "running mean"),
+        ("mean of others, not median of all", nb01.MISTAKES["01.leave_one_out"][25], "MEDIAN of all G rewards"),
+        ("not the quantile median", nb01.MISTAKES["01.leave_one_out"][26], r"MEDIAN of all G rewards \(rewards\.quantile"),
     ],
     "01.sequence_logprob": [
         ("a bool mask", lambda lp, m: torch.einsum("gc,gc->g", lp, m), "bool mask"),
@@ -179,6 +182,11 @@ BOUNDARIES = {
         ("the padding left out (values first)", nb01.MISTAKES["01.sequence_logprob"][3], r"summed the padding too.*Multiply by the mask"),
         ("the mask not inverted", nb01.MISTAKES["01.sequence_logprob"][7], "mask is inverted"),
         ("the mask position by position", nb01.MISTAKES["01.sequence_logprob"][32], r"summed the padding too.*mask\.any\(-1\)"),
+        ("no clamp (-5)", nb01.MISTAKES["01.sequence_logprob"][33], r"clamped the log-probs at -5.*do not clamp"),
+        ("no clamp (-50)", nb01.MISTAKES["01.sequence_logprob"][34], r"clamped the log-probs at -50.*-60"),
+        ("the mask, not a value threshold", nb01.MISTAKES["01.sequence_logprob"][35], "the mask, not the value, says which tokens are real"),
+        ("rare real tokens count", nb01.MISTAKES["01.sequence_logprob"][36], r"dropped the real tokens.*rare token"),
+        ("the mask, not != -7.5", nb01.MISTAKES["01.sequence_logprob"][37], r"token_logp != -7\.5"),
     ],
     "01.grpo_token_mean_loss": [
         ("an empty completion: max(|a|, 1)", lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1)).mean(), "max"),
@@ -208,6 +216,12 @@ BOUNDARIES = {
         ("advantages unclipped", nb01.MISTAKES["01.grpo_token_mean_loss"][32], r"clipped the advantages to \[-1, 1\]"),
         ("own length, not group total", nb01.MISTAKES["01.grpo_token_mean_loss"][33], r"mask\.sum\(\) = \d+.*WHOLE group"),
         ("|a|, not |a|-1", nb01.MISTAKES["01.grpo_token_mean_loss"][34], r"\|a\^\(g\)\| - 1"),
+        ("no clamp in the loss", nb01.MISTAKES["01.grpo_token_mean_loss"][35], "do not clamp log-probs"),
+        ("the mask in the loss", nb01.MISTAKES["01.grpo_token_mean_loss"][36], "the mask, not the value, says which tokens are real"),
+        ("1/G once", nb01.MISTAKES["01.grpo_token_mean_loss"][37], "divided by G twice"),
+        ("no /sum|A|", nb01.MISTAKES["01.grpo_token_mean_loss"][38], r"advantages\.abs\(\)\.sum\(\)"),
+        ("no exp of the mean", nb01.MISTAKES["01.grpo_token_mean_loss"][39], "exp of each completion's mean log-prob"),
+        ("log-probs, not probabilities", nb01.MISTAKES["01.grpo_token_mean_loss"][40], "token PROBABILITIES"),
     ],
     "02.joint_actions": [
         ("sample indices 0 .. G-1", lambda n, G, mode: [tuple(k + 1 for k in row) for row in nb02.joint_table(n, G, mode)],
@@ -329,6 +343,10 @@ BOUNDARIES = {
         ("a shared phrase counts for each category (used up)", nb03.MISTAKES["03.coherence_T"][16], r"ONE category only.*'however', found here, is in contrast and concession"),
         ("a shared phrase counts for each category (removed)", nb03.MISTAKES["03.coherence_T"][17], r"ONE category only.*counts for each"),
         ("T exact, not rounded", nb03.MISTAKES["03.coherence_T"][18], r"you rounded T to 1 decimal"),
+        ("T: whole text lower-cased, not p or p.capitalize()", nb03.MISTAKES["03.coherence_T"][19], r"as written or capitalised.*'in fact' \(written 'IN FACT'\).*`low = text\.lower\(\)`"),
+        ("T: whole text lower-cased, not each sentence's first letter", nb03.MISTAKES["03.coherence_T"][20], r"first letter of each sentence.*'meanwhile' \(written 'Meanwhile'\).*`low = text\.lower\(\)`"),
+        ("T a Python float, not np.float32", nb03.MISTAKES["03.coherence_T"][21], r"float32 keeps about 7 digits: return a Python float"),
+        ("T a Python float, not a float32 tensor's .item()", nb03.MISTAKES["03.coherence_T"][22], r"float32 keeps about 7 digits: return a Python float"),
     ],
     "03.honest_tldr_reward": [
         ("exactly 1/5 repeated is not above 0.2 (a lower threshold)", _honest(0.19), "with 0.2 itself"),
@@ -360,6 +378,9 @@ BOUNDARIES = {
         ("exactly 1/5 (>=), through the module", nb03.MISTAKES["03.honest_tldr_reward"][42], r"exactly 1/5 is not above 0\.2: the cut is repetition > 0\.2"),
         ("threshold 0.2, not 20", nb03.MISTAKES["03.honest_tldr_reward"][43], r"share in \[0, 1\].*The threshold is 0\.2, not 20"),
         ("cut the whole reward, not the style level", nb03.MISTAKES["03.honest_tldr_reward"][44], r"minus its style level alone.*the cut zeroes the WHOLE reward, not one level"),
+        ("tldr_joint_reward(c1, c2): the call with [\"total\"][0]", nb03.MISTAKES["03.honest_tldr_reward"][45], r'tldr_joint_reward\(\[\[c1\], \[c2\]\]\)\["total"\]\[0\].*tldr_levels\(c1, c2\)\["total"\]\. It takes'),
+        ("tldr_joint_reward(...)[0]: a dict, [\"total\"][0]", nb03.MISTAKES["03.honest_tldr_reward"][46], r'KeyError: 0.*dict of lists.*\["total"\]\[0\]'),
+        ("tldr_levels(c1, c2)[0]: a dict, [\"total\"]", nb03.MISTAKES["03.honest_tldr_reward"][47], r'KeyError: 0.*tldr_levels returns a dict.*tldr_levels\(c1, c2\)\["total"\]'),
     ],
     "04.levels": [
         ("the bonus needs at least ONE passed test (exactly one passes here)",
@@ -601,6 +622,13 @@ BOUNDARIES = {
         ("every pair, not the last alone", nb07.MISTAKES["07.in_band_share"][45], r"only the LAST pair"),
         ("the ratio in float64: float32 puts 3.2 out", nb07.MISTAKES["07.in_band_share"][46], r"float32.*3\.2000000477"),
         ("the share as a Python float, not float32", nb07.MISTAKES["07.in_band_share"][47], r"that share in float32"),
+        ("spaces count in the detailed text: len, not strip", nb07.MISTAKES["07.in_band_share"][48], r"DETAILED text of spaces only.*detailed\.strip\(\)"),
+        ("true division, not //", nb07.MISTAKES["07.in_band_share"][49], r"// \(integer division\)"),
+        ("no epsilon in the denominator", nb07.MISTAKES["07.in_band_share"][50], r"small epsilon to the\s+denominator"),
+        ("no +1 smoothing of both lengths", nb07.MISTAKES["07.in_band_share"][51], r"add-one smoothing"),
+        ("an empty concise text puts only its own pair out", nb07.MISTAKES["07.in_band_share"][52], r"0\.0 for the WHOLE list"),
+        ("no except ZeroDivisionError around the whole sum", nb07.MISTAKES["07.in_band_share"][53], r"except ZeroDivisionError: return 0\.0"),
+        ("no pairs: share 0.0, not 1.0", nb07.MISTAKES["07.in_band_share"][54], r"empty list of pairs the share is 0\.0.*not 1\.0"),
     ],
     "07.lora_parameters": [
         ("q = 1 is not every q: the rank forgotten", lambda shapes, q: sum(i + o for i, o in shapes), "rank q is missing"),
@@ -615,6 +643,8 @@ BOUNDARIES = {
         ("every layer counts, the last one too", nb07.MISTAKES["07.lora_parameters"][21], r"LAST layer is missing"),
         ("the count itself, not in millions", nb07.MISTAKES["07.lora_parameters"][22], r"in millions \(the count divided by 1e6\)"),
         ("the count itself, not millions rounded", nb07.MISTAKES["07.lora_parameters"][23], r"in millions .*rounded to 2 decimal"),
+        ("peft does not cap the rank", nb07.MISTAKES["07.lora_parameters"][24], r"peft does not cap r"),
+        ("a Python int, not a tensor", nb07.MISTAKES["07.lora_parameters"][25], r"torch tensor.*Return a Python int"),
     ],
     "07.adapter_logits": [
         ("a batch of ONE row keeps its batch dimension", _adapter_squeezed, "squeeze"),
@@ -633,6 +663,8 @@ BOUNDARIES = {
         ("no rescale_adapter_scale, even restored", nb07.MISTAKES["07.adapter_logits"][28], r"changed the LoRA scaling.*put it back afterwards.*state the WHOLE model shares"),
         ("no scale_layer / unscale_layer, even restored", nb07.MISTAKES["07.adapter_logits"][29], r"changed the LoRA scaling.*state the WHOLE model shares"),
         ("no write to layer.scaling, even restored", nb07.MISTAKES["07.adapter_logits"][30], r"changed the LoRA scaling.*state the WHOLE model shares"),
+        ("no model.to(bfloat16) on the shared model", nb07.MISTAKES["07.adapter_logits"][31], r"dtype of the model itself.*state the WHOLE model shares"),
+        ("no model.half() on the shared model", nb07.MISTAKES["07.adapter_logits"][32], r"float16 instead of float32.*state the WHOLE model shares"),
     ],
     "08.k3_estimator": [
         ("every term >= 0 (k1 is not)", lambda logp, ref: logp - ref, "k1"),
@@ -654,6 +686,8 @@ BOUNDARIES = {
         ("exp(d) itself, not a truncated Taylor series", nb08.MISTAKES["08.k3_estimator"][34], r"Taylor series of e\^d - d - 1 cut after d\^3/6.*truncated series"),
         ("convert to float32 before the subtraction, not after", nb08.MISTAKES["08.k3_estimator"][35], r"subtracted in bfloat16 and converted only d afterwards.*before the subtraction"),
         ("no epsilon, however small (1e-8)", nb08.MISTAKES["08.k3_estimator"][36], r"yours is 1e-08.*An added constant"),
+        ("float16 inputs: a precision slip", nb08.MISTAKES["08.k3_estimator"][37], r"k3 of the inputs rounded to float16.*precision slip"),
+        ("k3 computed in bfloat16", nb08.MISTAKES["08.k3_estimator"][38], r"every value you return is a bfloat16 number.*precision slip"),
     ],
     "08.spot_the_hack": [
         ("a reward rise of exactly 0.1 is not MORE than 0.1", _spot(strict=(False, True, True)), "exactly 0.1"),
@@ -687,6 +721,10 @@ BOUNDARIES = {
         ("the ramps are scaled by 0.5", nb09.MISTAKES["09.vocabulary_level"][13], r"left out the ramps' 0\.5 scale"),
         ("the points are not rounded", nb09.MISTAKES["09.vocabulary_level"][14], r"rounded to 2 decimals"),
         ("L3 is worth 0.5, not 1", nb09.MISTAKES["09.vocabulary_level"][2], r"twice the level's.*out of 1"),
+        ("the points are not rounded (4 decimals)", nb09.MISTAKES["09.vocabulary_level"][15], r"rounded to 4 decimals"),
+        ("the falling ramp is 0.4 wide", nb09.MISTAKES["09.vocabulary_level"][16], r"falling ramp moves 0\.5 over only 0\.2 of u, the rising ramp.s width copied"),
+        ("the ramps' widths are not swapped", nb09.MISTAKES["09.vocabulary_level"][17], r"ramps. widths are swapped"),
+        ("the level rises, then falls", nb09.MISTAKES["09.vocabulary_level"][18], r"ramps run the wrong way"),
     ],
     "09.stop_level": [
         ("128 and 256 words are inside", _stop(l1=lambda a, b: all(128 < len(c.split()) < 256 for c in (a, b))), None),
@@ -718,6 +756,10 @@ BOUNDARIES = {
         ("L3 not by arxiv_unique_level", nb09.MISTAKES["09.stop_level"][43], r"own `arxiv_unique_level`.*L3 written out"),
         ("256 words inside: only the upper edge named", nb09.MISTAKES["09.stop_level"][44], r"the lower edge is right, the upper one is not"),
         ("300 words stop L1: its edge, not the gates' order", nb09.MISTAKES["09.stop_level"][45], r"300 words are above 256: L1 stops it.*order is right"),
+        ("l = 1.5005 is outside (not rounded to 3 decimals)", nb09.MISTAKES["09.stop_level"][46], r"rounds l to 3 decimals, or adds a tolerance.*1\.5005 is above 1\.5"),
+        ("no tolerance of 5e-4 at L2's edges", nb09.MISTAKES["09.stop_level"][47], r"rounds l to 3 decimals, or adds a tolerance"),
+        ("no tolerance of 8e-4 at L2's edges", nb09.MISTAKES["09.stop_level"][48], r"adds a tolerance to its edges \(0\.8 - eps <= l <= 1\.5 \+ eps"),
+        ("u = 1.74 is outside (not rounded to 1 decimal)", nb09.MISTAKES["09.stop_level"][49], r"rounds u \(to 1 decimal\)"),
     ],
 }
 

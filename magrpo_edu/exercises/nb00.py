@@ -18,6 +18,7 @@ _GROUPS = [
     [0.7],                       # G = 1: the mean is the reward itself, its advantage 0
     [-0.5, 0.5, 0.0],            # mean 0: the advantages equal the rewards, yet must be a new list
     [-15.0, 5.0, 25.0, 1.0],     # mean 4, advantages -19, 1, 21, -3: a spread over 20, so a clamp to [-10, 10] shows
+    [0.0, 0.0, 1.0, 0.5],        # two zero rewards: the mean of the non-zero ones (0.75) is not sum / (G-1) (0.5)
 ]
 
 
@@ -62,6 +63,28 @@ def _median_used(fn):
             if told:
                 return what, median
     return None
+
+
+def _nonzero_mean(rewards) -> float | None:
+    """The mean of the NON-ZERO rewards only (a learner's slip); None when every reward is 0."""
+    nonzero = [r for r in rewards if r != 0]
+    return sum(nonzero) / len(nonzero) if nonzero else None
+
+
+def _nonzero_mean_used(fn) -> bool:
+    """Whether the answer subtracts the mean of the non-zero rewards on EVERY group where it answers, and on one group
+    at least where that differs from both the mean and sum / (G-1) (a group with two zero rewards: with one, the
+    non-zero count is G-1)."""
+    told = False
+    for rewards, out in zip(_GROUPS, _outputs(fn)):
+        m = _nonzero_mean(rewards)
+        if out is None or m is None:
+            continue
+        if any(not math.isfinite(g) or abs(g - (r - m)) > 1e-6 for g, r in zip(out, rewards)):
+            return False
+        G = len(rewards)
+        told = told or (abs(m - sum(rewards) / G) > 1e-6 and G > 1 and abs(m - sum(rewards) / (G - 1)) > 1e-6)
+    return told
 
 
 def _whole_mean(rewards) -> list[float]:
@@ -229,6 +252,13 @@ def check_group_advantages(fn) -> None:
                         f"else: here {max(want, key=abs):g}. (The trainer clips advantages at +-10 by default, "
                         "MAGRPOConfig.advantage_clip, paper-era code; it never binds for rewards in [0, 1]. That is a "
                         "setting of the trainer, not part of the formula asked for.) Drop the max/min)")
+            elif _nonzero_mean_used(fn):
+                nonzero = [r for r in rewards if r != 0]
+                hint = (f" (you took the mean of the NON-ZERO rewards only, {sum(nonzero):g} / {len(nonzero)} = "
+                        f"{sum(nonzero) / len(nonzero):.6g}: a reward of 0 is a reward too, a joint action that scored "
+                        f"nothing, and it counts in the mean. The mean of all G = {G} rewards is sum(rewards) / "
+                        f"len(rewards) = {sum(rewards):g} / {G} = {sum(rewards) / G:.6g}, zeros included: no filter "
+                        "on the values)")
             elif G > 1 and close([r - sum(rewards) / (G - 1) for r in rewards]):
                 hint = (f" (you divided the sum by G-1 = {G - 1}: the mean of the G = {G} rewards is sum(rewards) / G "
                         f"= {sum(rewards):g} / {G} = {sum(rewards) / G:.6g}, not {sum(rewards):g} / {G - 1} = "

@@ -9,7 +9,8 @@ from . import ExerciseFailed, call_answer, exercise, first_line, not_a_wrapper, 
 
 
 def _cases():
-    """(token_logp (G, C), mask (G, C)) pairs: padding at the end, a completion of one token, an empty one."""
+    """(token_logp (G, C), mask (G, C)) pairs: padding at the end, a completion of one token, an empty one; in the
+    (5, 9) group two very unlikely real tokens and one likely padding token."""
     g = torch.Generator().manual_seed(7)
     out = []
     for G, C in ((4, 6), (3, 1), (5, 9), (2, 48)):   # (2, 48): long answers, sums near -120 (exp underflows)
@@ -20,6 +21,11 @@ def _cases():
             lengths[1] = 0                 # one completion is empty (EOS only is masked elsewhere; here: no tokens)
         mask = (torch.arange(C).unsqueeze(0) < lengths.unsqueeze(1)).float()
         logp = torch.where(mask.bool(), logp, torch.full_like(logp, -7.5))  # what a padding token gets: not zero
+        if (G, C) == (5, 9):
+            # the mask, not the value, tells a real token from padding: two RARE real tokens (log-probs -25 and -60:
+            # a clamp, token_logp.clamp(min=-10) or min=-50, or a filter token_logp > -5 changes their sums) and a
+            # padding token the model finds likely (-0.5: a value filter keeps it)
+            logp[0, 4], logp[4, 2], logp[2, 4] = -25.0, -60.0, -0.5
         out.append((logp, mask))
     return out
 
@@ -156,6 +162,67 @@ def _sequence_crash(e: Exception, bool_mask: bool, fn=None, logp=None, mask=None
             "convert it first (mask.to(token_logp.dtype)).")
 
 
+# clamps a learner may put on the log-probs, token_logp.clamp(min=-b): every b the (5, 9) group's rare tokens tell
+_CLAMP_BOUNDS = sorted({k / 2 for k in range(1, 21)} | set(range(11, 101)))
+
+
+def _values(t: torch.Tensor) -> str:
+    """Some log-probs, as a short phrase: "log-prob -0.5", "log-probs -25 and -60"."""
+    vals = sorted({round(float(v), 2) for v in t.flatten()}, reverse=True)
+    shown = [f"{v:g}" for v in vals[:4]] + (["..."] if len(vals) > 4 else [])
+    return ("log-prob " + shown[0] if len(shown) == 1
+            else "log-probs " + ", ".join(shown[:-1]) + " and " + shown[-1])
+
+
+def _value_slip(logp, mask, answers, got) -> str | None:
+    """What an answer did that tells the real tokens by their log-prob's VALUE instead of the mask, when one such reading
+    gives `got` here and the right answer does not: the log-probs clamped at -b, a threshold on the value in place of
+    the mask, the mask with the rare real tokens dropped, the padding's usual value -7.5 filtered out. `answers(lp,
+    keep)` gives the results (one or more) of an answer summing lp * keep; None when no reading explains `got`."""
+    m, real = mask.float(), mask.bool()
+    right = answers(logp, m)
+    fits = lambda lp, keep: any(torch.allclose(got, v.to(got.dtype), atol=1e-5) for v in answers(lp, keep)) and not any(
+        torch.allclose(v, w, atol=1e-5) for v in answers(lp, keep) for w in right)  # noqa: E731
+    low = logp[real].min() if real.any() else logp.new_tensor(0.0)
+    for b in _CLAMP_BOUNDS:
+        if low < -b and fits(logp.clamp(min=-b), m):
+            return (f"you clamped the log-probs at -{b:g} (token_logp.clamp(min=-{b:g}), or a max with -{b:g}), and a "
+                    f"real token can be very unlikely, a rare token ({_values(logp[real & (logp < -b)])} here): do not "
+                    "clamp log-probs. A real token's log-prob counts as it is, however low (it is "
+                    "finite, and the mask already zeroes the padding): sum_t mask * token_logp as given.")
+    levels = torch.unique(logp)
+    for lo, hi in zip(levels[:-1].tolist(), levels[1:].tolist()):
+        keep = (logp > (lo + hi) / 2).to(m.dtype)
+        if not keep.any() or keep.all():
+            continue
+        kept_pad, dropped = logp[(keep > 0) & ~real], logp[(keep == 0) & real]
+        if fits(logp, keep):
+            return (f"you told the real tokens by their log-prob's VALUE (token_logp > t, a threshold t between {lo:.4g} "
+                    f"and {hi:.4g}), not by the mask: the mask, not the value, says which tokens are real. "
+                    + (f"Here a padding token has {_values(kept_pad)} (what the model gives a padding token "
+                       "can be anything) and your filter kept it" if kept_pad.numel() else "")
+                    + ("; " if kept_pad.numel() and dropped.numel() else "")
+                    + (f"{'a' if kept_pad.numel() else 'Here a'} real token can be very unlikely, a rare token "
+                       f"({_values(dropped)}), and your filter dropped it" if dropped.numel() else "")
+                    + ". Multiply by the mask itself, sum_t mask * token_logp, with no test on the values.")
+        if dropped.numel() and fits(logp, m * keep):
+            kept_real = logp[(keep > 0) & real]
+            upper = float(kept_real.min()) if kept_real.numel() else hi
+            return (f"you used the mask, but also dropped the real tokens whose log-prob is below a threshold (between "
+                    f"{float(dropped.max()):.4g} and {upper:.4g}): a real token can be very unlikely, a rare token ({_values(dropped)} "
+                    "here), and it still counts. The mask, not the value, says which tokens are real: sum_t mask * "
+                    "token_logp, with no test on the values.")
+    for pad in (-7.5,):
+        keep = (logp != pad).to(m.dtype)
+        if fits(logp, keep):
+            return (f"you left out the tokens whose log-prob is {pad:g} (token_logp != {pad:g}), the value most padding "
+                    "tokens have here: the mask, not the value, says which tokens are real"
+                    + (f" (here a padding token has {_values(logp[(keep > 0) & ~real])}: what the model gives "
+                       "a padding token can be anything)" if ((keep > 0) & ~real).any() else "")
+                    + ". Multiply by the mask itself, sum_t mask * token_logp.")
+    return None
+
+
 @exercise("01.sequence_logprob")
 def check_sequence_logprob(fn):
     for logp, mask in _cases() + [_float64_case()]:
@@ -279,6 +346,10 @@ def check_sequence_logprob(fn):
                                      "per completion (mask.any(-1), mask.max(-1), ...) only zeroes an empty one; "
                                      "multiply by the mask position by position before summing, sum_t mask[g, t] * "
                                      "token_logp[g, t].")
+            slip = _value_slip(logp, mask, lambda lp, keep: [(lp * keep).sum(-1)], vals)
+            if slip is not None:
+                raise ExerciseFailed(f"for completions of {lengths.int().tolist()} real tokens the sums are "
+                                     f"{_r(want)}, you returned {_r(vals)}: {slip}")
             grad = _carries_gradient(got, leaf, mask, "sequence_logprob", bool_mask=m.dtype == torch.bool)
             got = got.detach()
             if (k := _rounded(got, want)) is not None:
@@ -343,6 +414,31 @@ def _earlier_only(fn, groups, R, got) -> str | None:
                 o is None or torch.allclose(o[part], reading(torch.tensor(x))[part], atol=1e-5)
                 for x, o in zip(groups, _outputs(fn, groups))):
             return what
+    return None
+
+
+# medians of ALL G rewards a learner may subtract for the mean: (how it is written, the median of a group)
+_ALL_MEDIANS = [
+    ("rewards.median(), torch's median, the LOWER of the two middle rewards when G is even",
+     lambda X: X.sort().values[(len(X) - 1) // 2]),
+    ("rewards.quantile(0.5) or statistics.median, the mean of the two middle rewards when G is even",
+     lambda X: X.quantile(0.5)),
+    ("sorted(rewards)[G // 2], the upper middle", lambda X: X.sort().values[len(X) // 2]),
+]
+
+
+def _median_of_all(fn, groups, R, got) -> tuple | None:
+    """(how it is written, the median here) of the one median of ALL G rewards the answer subtracts on this group and
+    on every other where it answers (and where median and mean differ in one group at least); None otherwise."""
+    outs = _outputs(fn, groups)
+    for what, median in _ALL_MEDIANS:
+        if not torch.allclose(got, R.float() - median(R.float()), atol=1e-5):
+            continue
+        if all(o is None or torch.allclose(o, torch.tensor(x) - median(torch.tensor(x)), atol=1e-5)
+               for x, o in zip(groups, outs)) and any(
+                o is not None and abs(float(median(torch.tensor(x))) - sum(x) / len(x)) > 1e-6
+                for x, o in zip(groups, outs)):
+            return what, float(median(R.float()))
     return None
 
 
@@ -431,6 +527,14 @@ def check_leave_one_out(fn):
                                      f"you clipped them to [-{bound:.4g}, {bound:.4g}]. The formula has no clip: "
                                      "A^(g) = r_g - (sum of the others) / (G-1), whatever its size (the trainer's "
                                      "advantage_clip of +-10 is a setting applied afterwards, not part of it).")
+            if (med := _median_of_all(fn, groups, R, got)) is not None:
+                what, m = med
+                raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are {shown}, you returned {gave}: "
+                                     f"you subtracted the MEDIAN of all G rewards ({what}), {m:g} here, from every "
+                                     "sample. Leave-one-out's baseline is the MEAN of the OTHER G-1 rewards, (sum of "
+                                     f"the others) / (G-1), here {_r((R.sum() - R) / (G - 1))}: a different number "
+                                     "for each sample, its own reward left out (a median also ignores how far the "
+                                     "best and worst samples lie).")
             one_baseline = lambda X, o: any(torch.allclose(o, X - _others(X, k).mean(), atol=1e-5)  # noqa: E731
                                             for k in range(len(X)))
             if one_baseline(R, got) and all(o is None or one_baseline(torch.tensor(x), o)
@@ -806,6 +910,34 @@ def check_grpo_token_mean_loss(fn):
                                  f"you divided each completion's sum by |a^(g)| - 1 (lengths {lengths.int().tolist()} "
                                  "minus 1). |a^(g)| is the number of real tokens of completion g, mask.sum(-1), its "
                                  "last token (the EOS) included, nothing subtracted; divide by max(|a^(g)|, 1).")
+        G = logp.shape[0]
+        if G > 1 and torch.allclose(got, want / G, atol=1e-5):
+            raise ExerciseFailed(f"for this group the GRPO loss is {want.item():.5f}, you returned {got.item():.5f}: "
+                                 f"you divided by G twice, 1/G^2 = 1/{G * G}: .mean() over the G = {G} completions "
+                                 "already divides their sum by G. Take .mean() alone, or .sum() / len(advantages), "
+                                 "not both.")
+        if torch.allclose(got, want * G / A.abs().sum(), atol=1e-5):
+            raise ExerciseFailed(f"for this group the GRPO loss is {want.item():.5f}, you returned {got.item():.5f}: "
+                                 "you divided the sum over the completions by the advantages' total size, sum_g "
+                                 f"|A^(g)| = advantages.abs().sum() = {A.abs().sum().item():.4f}. The loss AVERAGES "
+                                 f"the G = {G} completions, 1/G: .mean() over them, each weighted by its advantage "
+                                 "as given, with no normalisation by the advantages.")
+        s_g, n_g = (logp * mask).sum(-1), lengths.clamp_min(1)
+        probs = {"exp of each completion's mean log-prob, exp((1/|a^(g)|) sum_t log pi), a probability (the geometric "
+                 "mean of its tokens' probabilities)": -(A * (s_g / n_g).exp()).mean(),
+                 "the mean of each completion's token PROBABILITIES, (1/|a^(g)|) sum_t mask * exp(token_logp)":
+                 -(A * (logp.exp() * mask).sum(-1) / n_g).mean()}
+        said = next((w for w, v in probs.items() if torch.allclose(got, v, atol=1e-5)), None)
+        if said is not None:
+            raise ExerciseFailed(f"for this group the GRPO loss is {want.item():.5f}, you returned {got.item():.5f}: "
+                                 f"you weighted {said}, not the mean LOG-prob. The formula pairs A^(g) with "
+                                 "(1/max(|a^(g)|, 1)) sum_t mask_{g,t} log pi, the token log-probs as given: no exp.")
+        slip = _value_slip(logp, mask, lambda lp, keep: [-(A * (lp * keep).sum(-1) / n).mean() for n in (
+            keep.sum(-1).clamp_min(1), mask.sum(-1).clamp_min(1))], got)
+        if slip is not None:
+            raise ExerciseFailed(f"for completions of {lengths.int().tolist()} real tokens the GRPO loss is "
+                                 f"{want.item():.5f}, you returned {got.item():.5f}: "
+                                 + slip.replace("sum_t mask * token_logp", "(token_logp * mask).sum(-1)"))
         if same_gradient:
             ratio_form = any(torch.allclose(got, v, atol=1e-5) for v in (-(A * (lengths > 0)).mean(), -A.mean()))
             raise ExerciseFailed(f"for this group the GRPO loss (ratio 1, no clipping, no KL) is {want.item():.5f}, "

@@ -8,9 +8,10 @@ import numbers
 import re
 
 from ..quality import repetition
-from ..tasks.writing.reward import coherence_T, ramp_level, tldr_length_level, tldr_levels, transition_categories
+from ..tasks.writing.reward import (coherence_T, ramp_level, tldr_joint_reward, tldr_length_level, tldr_levels,
+                                    transition_categories)
 from . import (ExerciseFailed, call_answer, exercise, is_bool, not_a_wrapper, not_the_library, plain_number,
-               rounded_to)
+               rounded_to, runs_the_library)
 
 
 def _t_of(text: str) -> float:
@@ -23,6 +24,19 @@ def _t_of(text: str) -> float:
 def _unpunctuated(text: str, by: str) -> str:
     """The lower-cased text with its punctuation removed (by = "") or made a space (by = " "): a learner's slip."""
     return re.sub(r"[^\w\s]", by, text.lower())
+
+
+# The package's own advice for a one-pair call of the joint reward (reward.per_agent_texts), and what the check says in
+# its place: the joint reward returns a dict of lists, so the call alone is no number
+_JOINT_ADVICE = "tldr_joint_reward([[c1], [c2]]), or tldr_levels(c1, c2)"
+_JOINT_CALL = ("tldr_joint_reward([[c1], [c2]])[\"total\"][0] (it returns a dict of lists, one value per joint "
+               "action), or tldr_levels(c1, c2)[\"total\"]")
+
+
+def _raised(exc: BaseException) -> str:
+    """A crash of the learner's answer as the check quotes it, "TypeError: ...": its message with no final period (the
+    check's own sentence follows), the joint reward's one-pair call written with the ["total"][0] it needs."""
+    return f"{type(exc).__name__}: {str(exc).rstrip().rstrip('.').replace(_JOINT_ADVICE, _JOINT_CALL)}"
 
 
 # the ratios the check calls the answer on, in this order (then 2.0 once more, to see whether it calls the library)
@@ -205,7 +219,7 @@ def check_length_level(fn):
     not_the_library(fn, "length_level", tldr_length_level)
     seen = {}                  # the learner's value at each ratio met so far (for a sign slip's diagnosis)
     for r in _RATIOS:
-        raw = call_answer(fn, r, said=lambda exc, r=r: f"length_level({r}) raised {type(exc).__name__}: {exc}. Every "
+        raw = call_answer(fn, r, said=lambda exc, r=r: f"length_level({r}) raised {_raised(exc)}. Every "
                           "ratio gets a number or None (None where scoring stops, outside [1.1, 5.0]).")
         seen[r] = raw
         want, got = tldr_length_level(r), plain_number(raw)
@@ -267,9 +281,14 @@ TEXTS = ["He has a plan.",                         # "as" inside "has": the time
          "First, I called. Then I wrote. In addition, I asked a lawyer because it was urgent. "
          "Similarly, however, in conclusion, for instance, although, if, indeed, meanwhile, that is",
          "",
-         "The rent went up. As\na result we moved; in  fact, the flat is smaller this time."]  # 'as\na result' and
+         "The rent went up. As\na result we moved; in  fact, the flat is smaller this time.",  # 'as\na result' and
 #   'in  fact' (a newline, a double space) are no phrase as written: T = 0.4 ('as'); whitespace collapsed, 0.55.
 #   'time' is a category's NAME, no phrase: matching the names finds it here
+         'We moved; IN FACT, Meanwhile the rent rose. He wrote: "All in all, fine", and In Addition he called.']
+#   capitals off a sentence's start (the texts before have them at sentence starts only): all caps 'IN FACT',
+#   'Meanwhile' mid-sentence, 'All in all' after a quote mark, title case 'In Addition'. T = 0.75 (κ = 8); as written
+#   0.5, a phrase also tried capitalised (p.capitalize()) 0.6, each sentence's first letter lower-cased 0.5
+_CASE_TEXT = TEXTS[-1]
 
 
 def _kappa(text: str) -> int:
@@ -286,8 +305,8 @@ def _t_capped(k: int, cap: float) -> float:
 
 def _t_call(fn, text: str):
     """The learner's T of one text; a crash becomes a sentence (NotImplementedError still means "unsolved")."""
-    return plain_number(call_answer(fn, text, said=lambda exc: f"coherence_T({text!r}) raised {type(exc).__name__}: "
-                                    f"{exc}. It takes one text and returns T, a number."))
+    return plain_number(call_answer(fn, text, said=lambda exc: f"coherence_T({text!r}) raised {_raised(exc)}. "
+                                    "It takes one text and returns T, a number."))
 
 
 def _same(got, want) -> bool:
@@ -397,6 +416,60 @@ _T_SLIPS = [
 ]
 
 
+def _sentence_starts_lowered(text: str) -> str:
+    """The text with the first letter of each sentence (split at ". ") lower-cased, nothing else: a learner's slip."""
+    return ". ".join(s[:1].lower() + s[1:] for s in text.split(". "))
+
+
+def _t_matching(text: str, found) -> float:
+    """T with kappa = the categories with a phrase p for which found(text as given, p) holds."""
+    from ..tasks.writing.word_lists import TRANSITION_CATEGORIES
+    k = sum(any(found(text, p) for p in ws) for ws in TRANSITION_CATEGORIES.values())
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+# Case handled for part of the text only: each with how the learner wrote it. The texts of the check before
+# _CASE_TEXT have capitals at sentence starts only, where these agree with text.lower(); a slip is named only when the
+# answer agrees with it on EVERY text.
+_CASE_FORMS = (("capitalised", "p.capitalize()", str.capitalize), ("in capitals", "p.upper()", str.upper),
+               ("in title case", "p.title()", str.title))
+_CASE_SLIPS = [
+    (lambda text, p: p in _sentence_starts_lowered(text),
+     "you lower-case only the first letter of each sentence (`s[:1].lower() + s[1:]` over text.split(\". \"))"),
+    (lambda text, p: p in text[:1].lower() + text[1:],
+     "you lower-case only the text's first letter (`text[:1].lower() + text[1:]`)"),
+    (lambda text, p: p in re.sub(r"\b[A-Z]", lambda m: m.group().lower(), text),
+     "you lower-case only the first letter of each word (`re.sub(r\"\\b[A-Z]\", ...)`)"),
+] + [(lambda text, p, fs=tuple(f for _, _, f in combo): p in text or any(f(p) in text for f in fs),
+      "you match each phrase as written or " + " or ".join(name for name, _, _ in combo) + " (`p in text or "
+      + " or ".join(f"{code} in text" for _, code, _ in combo) + "`)")
+     for combo in ([_CASE_FORMS[0]], [_CASE_FORMS[1]], [_CASE_FORMS[2]], _CASE_FORMS[:2], _CASE_FORMS[::2],
+                   _CASE_FORMS[1:])]
+
+
+def _missed_by_case(text: str, found) -> str:
+    """The phrases of the lower-cased text that found(text, p) misses, each with its capitals as the text writes it:
+    "'in fact' (written 'IN FACT') and 'in addition' (written 'In Addition')"."""
+    from ..tasks.writing.word_lists import TRANSITION_CATEGORIES
+    low = text.lower()
+    missed = sorted({p for ws in TRANSITION_CATEGORIES.values() for p in ws if p in low and not found(text, p)},
+                    key=low.find)
+    said = [f"{p!r} (written {text[low.find(p):low.find(p) + len(p)]!r})" for p in missed]
+    return ", ".join(said[:-1]) + " and " + said[-1] if len(said) > 1 else "".join(said)
+
+
+def _low_precision(got, want):
+    """("float32", 7) or ("float16", 3) when `got`, a Python float that is not `want`, is `want` computed in that
+    precision: a value the type holds exactly, within its rounding error of `want`; None otherwise."""
+    import numpy as np
+    if not isinstance(got, float) or got == want:
+        return None
+    for name, digits, kind in (("float32", 7, np.float32), ("float16", 3, np.float16)):
+        if float(kind(got)) == got and math.isclose(got, want, rel_tol=float(np.finfo(kind).eps), abs_tol=0.0):
+            return name, digits
+    return None
+
+
 # A text met only to tell rounding from counting phrases (they agree on every text of TEXTS): one category (examples),
 # three of its phrases: T = 0.4, rounded to 1 decimal 0.4, counting phrases 0.5
 _T_ROUNDING_PROBE = "For instance, to illustrate: rain, for example."
@@ -453,6 +526,13 @@ def _check_coherence_T(fn):
             continue
         if slip := _no_float(got, want, "Return a Python float"):
             raise ExerciseFailed(f"T({text!r}) is {want:.2f}; {slip}")
+        if (kind := _low_precision(got, want)) is not None:
+            name, digits = kind
+            raise ExerciseFailed(f"T({text!r}) is {want:.10g}, you returned {got!r}, T computed in {name}: {name} "
+                                 f"keeps about {digits} digits: return a Python float, computed in Python floats (κ "
+                                 f"an int, 0.4 + 0.05 (κ - 1)), not in numpy's or torch's {name} (np.{name}(...), "
+                                 "or torch.tensor(...), float32 by default): float() or .item() of a "
+                                 f"{name} keeps its error.")
         # a hint names a slip only when the answer agrees with that slip on EVERY text
         try:
             gots = [plain_number(fn(t)) for t in TEXTS]
@@ -493,7 +573,26 @@ def _check_coherence_T(fn):
                                      "the lower-cased text as written, punctuation kept: lower-case it, nothing else.")
         if _t_of(text) != want and all(_same(g, _t_of(t)) for g, t in zip(gots, TEXTS)):
             raise ExerciseFailed(f"T({text!r}) is {want:.2f}, you returned {got!r}: lower-case the text before matching "
-                                 "('However' at the start of a sentence is the contrast word 'however').")
+                                 "('However' at the start of a sentence is the contrast word 'however'): the WHOLE "
+                                 "text, once, `low = text.lower()`, then any(p in low for p in phrases).")
+        fix = ("A phrase counts whatever its capitals, in all caps or mid-sentence too: lower-case the WHOLE text, "
+               "`low = text.lower()`, and match every phrase in it, any(p in low for p in phrases).")
+        named = [(found, how) for found, how in _CASE_SLIPS if _t_matching(text, found) != want
+                 and all(_same(g, _t_matching(t, found)) for g, t in zip(gots, TEXTS))]
+        if len(named) == 1:                       # two slips that read the same on every text: neither is named
+            (found, how), = named
+            missed = _missed_by_case(text, found)
+            raise ExerciseFailed(f"T({text!r}) is {want:.2f} (κ = {kappas[i]}), you returned {got!r}: {how}, so "
+                                 f"{missed} {'are' if ' and ' in missed else 'is'} missed here. {fix}")
+        right_elsewhere = (text == _CASE_TEXT and all(_same(g, w) for g, w, t in zip(gots, wants, TEXTS)
+                                                      if t != _CASE_TEXT))
+        if named or (right_elsewhere and isinstance(got, (int, float)) and not isinstance(got, bool) and got < want):
+            raise ExerciseFailed(f"T({text!r}) is {want:.2f} (κ = {kappas[i]}), you returned {got!r}: your T is "
+                                 + ("right on every text of the check whose capitals are at sentence starts only, "
+                                    "and " if right_elsewhere else "")
+                                 + f"too low here, where {(capped := _missed_by_case(text, lambda t, p: p in t))} "
+                                 f"{'carry' if ' and ' in capped else 'carries'} capitals: your case handling misses "
+                                 f"some of them. {fix}")
         if kappas[i] == 0 and all(_same(g, w) if k else g is not None and not _same(g, 0.0)
                                   for g, w, k in zip(gots, wants, kappas)):
             raise ExerciseFailed(f"T({text!r}) is 0: no category has a phrase in it (κ = 0), and then T = 0; you "
@@ -648,11 +747,30 @@ def _honest_call(fn, c1: str, c2: str):
     """The learner's reward for one pair; a crash becomes a sentence (NotImplementedError still means "unsolved"), and
     so does a value of the wrong type (a str, a tuple, a numpy array or torch tensor; None, a truth value and the dict
     of levels have sentences of their own)."""
-    got = plain_number(call_answer(fn, c1, c2, said=lambda exc: (
-        f"honest_tldr_reward({c1[:40]!r}..., {c2[:40]!r}...) raised {type(exc).__name__}: {exc}. It takes the two texts "
+    got = plain_number(call_answer(fn, c1, c2, said=lambda exc: _key_by_position(fn, c1, c2, exc) or (
+        f"honest_tldr_reward({c1[:40]!r}..., {c2[:40]!r}...) raised {_raised(exc)}. It takes the two texts "
         "and returns a number: 0 when repetition(text) > 0.2 for either text, else tldr_levels(c1, c2)[\"total\"].")))
     _honest_number(got, c1, c2)
     return got
+
+
+def _key_by_position(fn, c1: str, c2: str, exc: Exception):
+    """The sentence for a KeyError of a whole number (KeyError: 0): the answer indexed a dict of levels by position,
+    tldr_joint_reward(...)[0] or tldr_levels(...)[0]; None for any other crash."""
+    key = exc.args[0] if isinstance(exc, KeyError) and len(exc.args) == 1 else None
+    if not isinstance(key, int) or is_bool(key):
+        return None
+    said = (f"honest_tldr_reward({c1[:40]!r}..., {c2[:40]!r}...) raised KeyError: {key!r}: you indexed a dict by "
+            "position.")
+    used = runs_the_library(lambda a, b: fn(a, b), (c1, c2), tldr_joint_reward, tldr_levels)
+    if used is tldr_levels:
+        return (f"{said} tldr_levels returns a dict of the levels, {{\"total\": ..., \"style\": ..., ...}}, one number "
+                f"per level, so [{key!r}] looks for a key {key!r} it does not have: take the total by its name, "
+                "tldr_levels(c1, c2)[\"total\"].")
+    return (f"{said} The reward is a dict, not a list: tldr_joint_reward returns a dict of lists, one list per level "
+            f"with one value per joint action, {{\"total\": [...], \"style\": [...], ...}}, so [{key!r}] looks for "
+            f"a key {key!r} it does not have. Take the total by its name, then the first (only) joint action: "
+            "tldr_joint_reward([[c1], [c2]])[\"total\"][0], or for one pair tldr_levels(c1, c2)[\"total\"].")
 
 
 def _honest_number(got, c1: str, c2: str) -> None:
@@ -913,7 +1031,7 @@ def check_honest_tldr_reward(fn):
         want = 0.0 if repetition(c1) > 0.2 or repetition(c2) > 0.2 else tldr_levels(c1, c2)["total"]
         which = " and ".join(name for name, t in (("concise", c1), ("detailed", c2)) if not t.strip())
         got = plain_number(call_answer(fn, c1, c2, said=lambda exc, c1=c1, c2=c2, which=which, want=want: (
-            f"honest_tldr_reward({c1[:40]!r}, {c2[:40]!r}) raised {type(exc).__name__}: {exc}. An empty (or "
+            f"honest_tldr_reward({c1[:40]!r}, {c2[:40]!r}) raised {_raised(exc)}. An empty (or "
             f"whitespace-only) {which} text is a text like any other: it has no word 3-gram, so `repetition` returns "
             f"0.0 for it (it does not repeat itself), and it scores the paper's reward, {want:g} at L1 (fewer than 8 "
             "words); return that number, without failing on it.")))

@@ -56,10 +56,14 @@ _BAND_CASES = [
     ([("aa  a", "b" * 16), ("aaaaa", "b" * 8)], 1.0),                      # two spaces: ' '.join(text.split())
     # both texts empty: out, although the band multiplied out (1.6 * len(c) <= len(d) <= 3.2 * len(c)) reads 0 <= 0 <= 0
     ([("", ""), _pair(60, 120)], 0.5),
+    # a detailed text of spaces only is 4 characters as len counts them: ('ab', '    ') has ratio 4 / 2 = 2.0, in the
+    # band (a test of detailed.strip() counts it out)
+    ([("ab", "    "), _pair(60, 120)], 1.0),
 ]
 
 
 _BAND_READ_32 = "3.2 itself is in the band: 1.6 <= ratio <= 3.2"
+_BAND_READ_16 = "1.6 itself is in the band: 1.6 <= ratio <= 3.2"
 
 
 def _band_readings(pairs) -> list:
@@ -74,7 +78,7 @@ def _band_readings(pairs) -> list:
     return [
         (share(lambda a, b: len(a) > 0 and 1.6 < r(a, b) < 3.2), "both ends are IN the band: 1.6 <= ratio <= 3.2"),
         (share(lambda a, b: len(a) > 0 and 1.6 <= r(a, b) < 3.2), _BAND_READ_32),
-        (share(lambda a, b: len(a) > 0 and 1.6 < r(a, b) <= 3.2), "1.6 itself is in the band: 1.6 <= ratio <= 3.2"),
+        (share(lambda a, b: len(a) > 0 and 1.6 < r(a, b) <= 3.2), _BAND_READ_16),
         (share(lambda a, b: len(b) > 0 and 1.6 <= len(a) / len(b) <= 3.2),
          "the ratio is chars(detailed) / chars(concise): the detailed text on top"),
         (share(lambda a, b: len(a.split()) > 0 and 1.6 <= len(b.split()) / len(a.split()) <= 3.2),
@@ -119,6 +123,11 @@ def _band_readings(pairs) -> list:
          "a pair whose concise text is EMPTY is out of the band, whatever the detailed text: your function counts it "
          "IN (an `except ZeroDivisionError:` that counts the pair, or an infinite ratio let through). Test "
          "len(concise) > 0 before dividing and count such a pair out, without catching the error"),
+        (share(lambda a, b: len(a) > 0 and len(b.strip()) > 0 and 1.6 <= r(a, b) <= 3.2),
+         "a DETAILED text of spaces only is not empty either: spaces count as characters, so '    ' has len 4 and "
+         "('ab', '    ') has ratio 4 / 2 = 2.0, in the band. Your function counts such a pair out (a test of "
+         "detailed.strip(), or of the detailed text's words): drop that test; only an empty CONCISE text (len 0) "
+         "puts a pair out, and both lengths are len(text) as it is, spaces included"),
     ]
 
 
@@ -291,7 +300,9 @@ def _edge_slip(fn, pairs=()) -> str | None:
 # One-pair probes (len(concise), len(detailed)) on which a ratio read another way (divided by len(concise) + 1, the
 # relative difference (d - c) / c) or a band with one edge only counts other pairs than len(d) / len(c) in [1.6, 3.2]:
 # the edge probes, and short texts, where the + 1 moves the ratio most ((5, 8) is 1.6, but 8 / 6 = 1.33).
-_RATIO_PROBES = _EDGE_PROBES + [(5, 8), (5, 16), (1, 2), (10, 33), (10, 20), (2, 7), (3, 5), (1, 4), (10, 16), (4, 12)]
+# (4, 7) tells (d + 1) / (c + 1) = 8 / 5 = 1.6, in, from d / (c + 1) = 7 / 5 = 1.4, out.
+_RATIO_PROBES = _EDGE_PROBES + [(5, 8), (5, 16), (1, 2), (10, 33), (10, 20), (2, 7), (3, 5), (1, 4), (10, 16), (4, 12),
+                                (4, 7)]
 
 
 def _ratio_slip(fn) -> str | None:
@@ -318,6 +329,12 @@ def _ratio_slip(fn) -> str | None:
         return (f"your function counts {pair(1000, 500)} IN the band: you test only the upper edge (ratio <= 3.2), so "
                 "every pair whose detailed text is less than 1.6 times as long as the concise one (even shorter than "
                 "it) counts too. " + both)
+    if all(seen[c, d] == (1.6 <= (d + 1) / (c + 1) <= 3.2) for c, d in _RATIO_PROBES):
+        return (f"your function counts {pair(5, 8)} OUT of the band, where 1.6 belongs: you add 1 to BOTH lengths, "
+                "(len(detailed) + 1) / (len(concise) + 1) (add-one smoothing, to avoid a division by zero?), which "
+                "pulls every ratio toward 1, most for short texts ((8 + 1) / (5 + 1) = 1.5), and puts ('', 'ab') IN "
+                "the band at (2 + 1) / 1 = 3.0. Divide the lengths as they are, len(detailed) / len(concise), and "
+                "count a pair whose concise text is empty out (test len(concise) > 0 before dividing)")
     if all(seen[c, d] == (1.6 <= d / (c + 1) <= 3.2) for c, d in _RATIO_PROBES):
         return (f"your function counts {pair(5, 8)} OUT of the band, where 1.6 belongs: you divide by "
                 "len(concise) + 1 (to avoid a division by zero?), which lowers every ratio, most for short texts "
@@ -328,7 +345,77 @@ def _ratio_slip(fn) -> str | None:
                 "/ len(concise), how much LONGER the detailed text is (1.0 for that pair), with 1.6 and 3.2. The band "
                 "is on the ratio itself, len(detailed) / len(concise): a detailed text 1.6 to 3.2 times as long as "
                 "the concise one")
+    if floored := _floored_ratio(seen, pair):
+        return floored
     return None
+
+
+def _floored_ratio(seen: dict, pair) -> str:
+    """What an answer that reads only the whole part of the ratio (len(d) // len(c), int(ratio), math.floor) does, in
+    a sentence: on every one-pair probe it counts a pair exactly when d // c is one of a few whole numbers; '' when
+    it does not (or counts none, or every pair, where no band is seen)."""
+    by_whole: dict = {}
+    for (c, d), counted in seen.items():
+        by_whole.setdefault(d // c, set()).add(counted)
+    if any(len(v) > 1 for v in by_whole.values()):
+        return ""
+    ins = sorted(k for k, v in by_whole.items() if True in v)
+    if not ins or 0 in ins or max(by_whole) in ins:
+        return ""
+    ratio = lambda p: p[1] / p[0]
+    out_wrongly = [p for p in seen if 1.6 <= ratio(p) <= 3.2 and not seen[p]]
+    in_wrongly = [p for p in seen if not 1.6 <= ratio(p) <= 3.2 and seen[p]]
+    told = []
+    if out_wrongly:                                     # the lowest such ratio; of two pairs of one ratio, the longer
+        p = min(out_wrongly, key=lambda p: (ratio(p), -p[0]))
+        told.append(f"{pair(*p)} OUT of the band, though it is in it ({p[1]} // {p[0]} = {p[1] // p[0]})")
+    if in_wrongly:                                      # the highest such ratio, the longer pair again
+        p = max(in_wrongly, key=lambda p: (ratio(p), p[0]))
+        told.append(f"{pair(*p)} IN the band, though it is out of it ({p[1]} // {p[0]} = {p[1] // p[0]})")
+    return (f"your function counts {'; and '.join(told)}: it reads only the WHOLE part of the ratio (the pairs it "
+            f"counts in are exactly those whose len(detailed) // len(concise) is {' or '.join(map(str, ins))}). Do you "
+            "divide with "
+            "// (integer division), or cut the ratio with int(...) or math.floor? // drops the fraction, so every "
+            "ratio from 1.0 to 1.99 reads as 1 and every one from 3.0 to 3.99 as 3. Divide with /, len(detailed) / "
+            "len(concise), and compare that ratio itself with 1.6 and 3.2 (1.6 <= ratio <= 3.2)")
+
+
+def _tiny_constant(fn) -> float | None:
+    """A small positive float (below 1e-3) that `fn` holds: a constant of its code or of a function defined inside it
+    (a lambda, a generator expression), a default, a closure cell, or a global it reads; None when it holds none. An
+    epsilon added to the denominator, len(d) / (len(c) + 1e-9), leaves no other trace: it moves a ratio of exactly 1.6
+    just below it (out) and one of exactly 3.2 just below it (still in), as a strict lower edge does."""
+    small = lambda v: isinstance(v, float) and 0 < abs(v) < 1e-3
+    code, found = getattr(fn, "__code__", None), []
+
+    def walk(co):
+        for const in co.co_consts:
+            if small(const):
+                found.append(const)
+            elif inspect.iscode(const):
+                walk(const)
+        found.extend(v for n in co.co_names if small(v := getattr(fn, "__globals__", {}).get(n)))
+    if code is not None:
+        walk(code)
+    found.extend(v for v in (getattr(fn, "__defaults__", None) or ()) if small(v))
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            if small(cell.cell_contents):
+                found.append(cell.cell_contents)
+        except ValueError:   # an empty cell
+            pass
+    return found[0] if found else None
+
+
+def _zeroes_the_list(fn) -> bool:
+    """Whether `fn` returns 0.0 for the WHOLE list as soon as one concise text is empty (an `except ZeroDivisionError:
+    return 0.0` around the whole sum, or `if any(not c ...): return 0.0`), and the right share otherwise."""
+    inside, out, empty = _pair(60, 120), _pair(100, 100), ("", "ab")     # ratios 2.0 (in) and 1.0 (out)
+    try:
+        return all(math.isclose(fn(pairs), want, abs_tol=1e-9) for pairs, want in (
+            ([inside, inside], 1.0), ([inside, out], 0.5), ([empty, inside], 0.0), ([inside, inside, empty], 0.0)))
+    except Exception:   # noqa: BLE001 - a crash here is not this reading
+        return False
 
 
 def _one_pair_read(fn) -> str | None:
@@ -465,6 +552,14 @@ def check_in_band_share(fn):
                                                             "band, a number in [0, 1]."))
         if math.isclose(got, want, abs_tol=1e-9):
             continue
+        if not pairs:
+            raise ExerciseFailed(f"for an empty list of pairs the share is 0.0 (the exercise says so); you returned "
+                                 f"{got!r}"
+                                 + (": no pair is in the band when there are no pairs, so the share is 0.0, not 1.0 "
+                                    "(do you return 1.0 for an empty list, `if not pairs: return 1.0`, or start from "
+                                    "1.0?)" if math.isclose(got, 1.0, abs_tol=1e-9) else "")
+                                 + ". Return 0.0 when pairs is empty: `if not pairs: return 0.0`, before dividing by "
+                                 "len(pairs).")
         ratios = ["inf" if not c1 else f"{len(c2) / len(c1):.2f}" for c1, c2 in pairs]
         n = len(pairs)
         if n > 1 and want > 0 and math.isclose(got, want * n / (n - 1), abs_tol=1e-9) and _on_three_pairs(fn, 1 / 2):
@@ -484,6 +579,15 @@ def check_in_band_share(fn):
             raise ExerciseFailed(f"for pairs whose character ratios are {ratios} the share in [1.6, 3.2] is "
                                  f"{want:.2f}; you returned {got!r}, the share OUTSIDE the band (1 minus it). Count "
                                  "the pairs whose ratio lies in [1.6, 3.2].")
+        if math.isclose(got, 0.0, abs_tol=1e-9) and any(not c1 for c1, _ in pairs) and _zeroes_the_list(fn):
+            raise ExerciseFailed(f"for pairs whose character ratios are {ratios} the share in [1.6, 3.2] is "
+                                 f"{want:.2f}; you returned {got!r}: your function returns 0.0 for the WHOLE list as "
+                                 "soon as one concise text is empty (on [('', 'ab'), a pair of ratio 2.0] it gives "
+                                 "0.0, on [a pair of ratio 2.0, the same pair] 1.0): a try around the whole sum with "
+                                 "`except ZeroDivisionError: return 0.0`, or `if any(not concise ...): return 0.0`? "
+                                 "An empty concise text puts its OWN pair out of the band; the other pairs still "
+                                 "count. Test len(concise) > 0 pair by pair (that pair counts out) and divide by the "
+                                 "number of all the pairs.")
         if _ignores_spaces(fn):
             raise ExerciseFailed(f"for pairs whose character ratios are {ratios} the share in [1.6, 3.2] is "
                                  f"{want:.2f}; you returned {got!r}: you count the characters without the spaces "
@@ -524,6 +628,14 @@ def check_in_band_share(fn):
                                  "rounds up to it too). Compute the ratio as a Python float, len(detailed) / "
                                  "len(concise) (float64), or compare in integers (5 * len(detailed) <= 16 * "
                                  "len(concise)); and keep <=, both ends in.")
+        if said == [_BAND_READ_16] and (eps := _tiny_constant(fn)) is not None:
+            raise ExerciseFailed(head + "your function counts the pair of 100 and 160 characters OUT of the band, "
+                                 "though its ratio is exactly 1.6, in the band: do you add a small epsilon to the "
+                                 f"denominator, len(detailed) / (len(concise) + {eps!r}), to avoid a division by zero? "
+                                 "It makes every ratio a hair smaller: 160 / 100.000000001 falls just below 1.6 (out), "
+                                 "while 3.2 falls just below 3.2 (still in). 1.6 itself is in the band: divide by "
+                                 "len(concise) itself, and guard the empty concise text by testing len(concise) > 0 "
+                                 "first (such a pair is out), not with an epsilon.")
         if not said and (slip := _ratio_slip(fn) or _one_pair_read(fn)) is not None:
             raise ExerciseFailed(head + slip + ".")
         if not said and (edge := _edge_slip(fn, pairs)) is not None:
@@ -602,6 +714,11 @@ def _lora_readings(shapes, q) -> list:
          f"the LAST layer is missing: you sum over shapes[:-1] (or range(len(shapes) - 1)), which leaves out the last "
          f"of the {len(shapes)} layer(s). Every layer in the list has its own adapter, the last one too: sum "
          "q * (in + out) over all of them (for in_features, out_features in shapes)"),
+        (sum(min(q, i, o) * (i + o) for i, o in shapes),
+         "you cap the rank at the layer's size, min(q, in, out) * (in + out). peft does not cap r: a LoRA of rank q "
+         "has U (lora_A) of shape (q, in) and V (lora_B) of shape (out, q) whatever in and out are, so a layer "
+         "(4, 6) at q = 8 has 8 * (4 + 6) = 80 parameters, not 4 * (4 + 6) = 40 (the update V U then has rank at most "
+         "min(in, out), but the adapter still holds all of U and V). Count q * (in + out) per layer, for every q"),
     ]
 
 
@@ -611,8 +728,12 @@ def _lora_readings(shapes, q) -> list:
 # answer is q * q * (in + out)); q = 1, q = 4 and square layers later; SmolLM2's layers repeat seven shapes 30 times
 # (four distinct ones), so set(shapes) is told apart there. A reading is named only when it explains every case:
 # [(10, 30)] at q = 3 cannot tell half the answer from 2 * q * min(in, out), [(10, 20)] at q = 4 can (60 and 160).
+# The last case has a rank larger than the layer (q = 8 > min(4, 6)): peft does not cap r, so a count that caps it,
+# min(q, in, out) * (in + out), is right on every other case and wrong there (40, not 80). Keep _LORA_CASES[5:7] the
+# SmolLM2 cases (_scaled_down reads them by position).
 _LORA_CASES = [([(10, 30)], 3), ([(10, 20)], 4), ([(3, 5), (5, 3), (7, 7)], 2), ([(10, 20)], 1),
-               ([(4096, 4096), (4096, 1024)], 16), (_SMOLLM2_LAYER * 30, 8), (_SMOLLM2_LAYER * 30, 16), ([], 8)]
+               ([(4096, 4096), (4096, 1024)], 16), (_SMOLLM2_LAYER * 30, 8), (_SMOLLM2_LAYER * 30, 16), ([], 8),
+               ([(4, 6)], 8)]
 
 
 def _same_count(got, value) -> bool:
@@ -728,9 +849,10 @@ def check_lora_parameters(fn):
                    "shapes (section 4 calls it again, at another q) counts other layers")
             raise ExerciseFailed(f"your function changed the list of shapes it was given ({how}). Read the list without "
                                  "changing it (a for loop over it, or sum(...) over a generator).")
+        tensor = got if isinstance(got, torch.Tensor) else None    # refused below even when its value is right
         if hasattr(got, "item") and not isinstance(got, (int, float)):
-            try:                        # a numpy or torch scalar (np.int64, torch.tensor(...).sum()) is a number too
-                got = got.item()
+            try:                        # a numpy or torch scalar (np.int64, torch.tensor(...).sum()): its value
+                got = got.item()        # read, to name a wrong count (a torch tensor is refused as one below)
             except (ValueError, RuntimeError):
                 pass                    # not one number: refused below
         if not (isinstance(got, int) and not isinstance(got, bool) and got == want) and _averages_layers(fn):
@@ -739,6 +861,12 @@ def check_lora_parameters(fn):
                                  f"{sum(_MEAN_PROBE[1] * (i + o) for i, o in _MEAN_PROBE[0])} parameters, your "
                                  f"function gives {_mean_probe_got(fn)!r}. Every adapted layer has its own U and V: "
                                  "sum q * (in + out) over the layers, without dividing by their number.")
+        if tensor is not None and isinstance(got, (int, float)) and not isinstance(got, bool) and got == want:
+            raise ExerciseFailed(f"lora_parameters({shapes if len(shapes) < 10 else 'SmolLM2 layers'}, {q}) is {want}; "
+                                 f"you returned it as a torch tensor ({tensor!r}), not as an int: a count of "
+                                 "parameters is a whole Python number (a float such as 120.0 is refused as well). "
+                                 "Return a Python int, e.g. int(...) of your tensor (or .item() of an integer tensor), "
+                                 "or sum the products of ints without torch.")
         if isinstance(got, float) and got == want:
             raise ExerciseFailed(f"lora_parameters({shapes if len(shapes) < 10 else 'SmolLM2 layers'}, {q}) is {want}; "
                                  f"you returned {got!r}, a float: a count of parameters is a whole number, an int "
@@ -1034,10 +1162,12 @@ def _check_fresh_logits(fn, model, ids) -> None:
                 p.mul_(2)
             want = model(input_ids=ids, adapter_names=["first"] * len(ids)).logits[:, -1]
         grad = torch.is_grad_enabled()
+        dtypes = _dtypes(model)
         try:
             got = call_answer(fn, model, "first", ids.clone(), said=lambda exc: _adapter_crash(exc, "first", ids))
         finally:
-            if said := _grad_mode_changed(grad, "first"):
+            dtype_said = _dtype_changed(model, dtypes, "first")
+            if said := dtype_said or _grad_mode_changed(grad, "first"):
                 raise ExerciseFailed(said)
         got = got.detach().float() if isinstance(got, torch.Tensor) else got
     finally:
@@ -1053,6 +1183,50 @@ def _check_fresh_logits(fn, model, ids) -> None:
                                 if stale else "returned wrong logits. ")
                              + "The trainer calls it after every update: compute the logits afresh on every call, "
                              "model(input_ids=input_ids, adapter_names=[name] * batch).logits[:, -1], with no cache.")
+
+
+_TORCH_NAME = {torch.bfloat16: "BFloat16", torch.float16: "Half", torch.float64: "Double"}   # as torch's errors say
+
+
+def _dtypes(model) -> dict:
+    """The dtype of every parameter and buffer of the model: (module, 'parameter' or 'buffer', local name) -> (its full
+    name, its dtype)."""
+    return {(module, kind, n): (f"{prefix}.{n}" if prefix else n, t.dtype)
+            for prefix, module in model.named_modules()
+            for kind, held in (("parameter", module._parameters), ("buffer", module._buffers))
+            for n, t in held.items() if t is not None}
+
+
+def _dtype_changed(model, before: dict, adapter) -> str:
+    """What a change of the model's dtype by the answer says ('' when none): model.to(torch.bfloat16), .half(),
+    .bfloat16() convert the shared model in place. Every changed parameter and buffer is put back to its dtype first,
+    so that nothing after the check (and nothing in it) runs with the converted model."""
+    changed = []
+    for (module, kind, n), (name, dtype) in before.items():
+        held = module._parameters if kind == "parameter" else module._buffers
+        t = held.get(n)
+        if t is None or t.dtype == dtype:
+            continue
+        changed.append((name, kind, t.dtype, dtype))
+        with torch.no_grad():
+            if kind == "parameter":
+                t.data = t.data.to(dtype)        # the same Parameter, its requires_grad kept
+            else:
+                held[n] = t.to(dtype)
+    if not changed:
+        return ""
+    name, kind, now, was = changed[0]
+    short = lambda d: str(d).replace("torch.", "")
+    return (f"called with adapter {adapter!r}, your function changed the dtype of the model itself: {len(changed)} of "
+            f"its {len(before)} parameters and buffers (the first, the {kind} {name}) became {short(now)} instead of "
+            f"{short(was)} (model.to(torch.bfloat16), model.half() or model.bfloat16() convert the model IN PLACE, not "
+            "a copy; the check put them back). The dtype is state the WHOLE model shares: the base and every agent's "
+            f"adapter are converted for every later caller, the trainer's and the team's generate call included (a "
+            f"{short(was)} tensor meeting the converted weights fails with a dtype mismatch, such as 'Float did not "
+            f"match {_TORCH_NAME.get(now, short(now))}'), and the logits come out rounded. Leave the model as you were "
+            "given it: route this one call with "
+            "model(input_ids=input_ids, adapter_names=[name] * batch) ('__base__' for the base), and return "
+            ".logits[:, -1] in the dtype the model gives them.")
 
 
 def _adapter_of(name: str) -> str:
@@ -1094,21 +1268,25 @@ def _check_adapter_batch(fn, model, ids, trainable, active):
     for adapter in ("second", None, "first"):
         given = ids.clone()
         grad = torch.is_grad_enabled()
+        dtypes = _dtypes(model)
         with _watching_switches(model) as calls, _watching_layers(model) as watch:
             remember_call(fn, (model, adapter, given))   # replayed by check() to refuse a call into the reference
             try:
                 got = fn(model, adapter, given)
             except NotImplementedError:   # the stub: unsolved, not wrong
                 torch.set_grad_enabled(grad)
+                _dtype_changed(model, dtypes, adapter)
                 raise
             except Exception as exc:  # noqa: BLE001  the learner's error, said in a sentence
                 grad_said = _grad_mode_changed(grad, adapter)
+                dtype_said = _dtype_changed(model, dtypes, adapter)
                 raise ExerciseFailed(_switched(calls, adapter) or _layers_switched(watch, adapter)
-                                     or _rescaled(watch, adapter) or grad_said
+                                     or _rescaled(watch, adapter) or dtype_said or grad_said
                                      or _adapter_crash(exc, adapter, ids)) from None
         grad_said = _grad_mode_changed(grad, adapter)       # the mode put back at once, whatever is said first
+        dtype_said = _dtype_changed(model, dtypes, adapter)  # the dtypes too, before the check runs the model again
         if said := (_switched(calls, adapter) or _layers_switched(watch, adapter) or _rescaled(watch, adapter)
-                    or grad_said):
+                    or dtype_said or grad_said):
             raise ExerciseFailed(said)
         if model.training:
             raise ExerciseFailed(f"called with adapter {adapter!r}, your function left the model in training mode "

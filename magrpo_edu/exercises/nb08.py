@@ -224,6 +224,37 @@ def _series_said(n: int) -> str:
             ". Compute e^d itself: k3 = torch.exp(d) - d - 1, d = ref_logp - logp.")
 
 
+def _computed_in_low(got: torch.Tensor, logp: torch.Tensor, ref: torch.Tensor):
+    """(the 16-bit dtype's name, how the answer's values show it) when they are k3 computed in bfloat16 or float16
+    from float32 inputs (a .half() or .to(torch.bfloat16) somewhere, converted back afterwards): every value a number
+    of that dtype and within its rounding of k3, or k3 of the inputs, or of d, rounded to it; None otherwise."""
+    g = got.detach().double().flatten()
+    if not torch.isfinite(g).all():
+        return None
+    d = (ref - logp).double().flatten()
+    want = torch.exp(d) - d - 1
+    for low in (torch.bfloat16, torch.float16):             # bfloat16 first: its numbers are float16's too, mostly
+        name = str(low).replace("torch.", "")
+        slack = 8 * torch.finfo(low).eps * (torch.exp(d) + d.abs() + 1)     # its rounding of e^d, d and 1
+        if torch.equal(g.to(low).double(), g) and ((g - want).abs() <= slack).all():
+            return name, f"every value you return is a {name} number"
+        lp, rf = logp.to(low).double().flatten(), ref.to(low).double().flatten()
+        for dd, how in ((rf - lp, f"the inputs rounded to {name}"),
+                        (d.to(low).double(), f"d = ref_logp - logp rounded to {name}")):
+            if torch.allclose(g, torch.exp(dd) - dd - 1, rtol=1e-4, atol=1e-6):
+                return name, f"your values are k3 of {how}"
+    return None
+
+
+def _low_said(name: str, how: str) -> str:
+    digits = {"bfloat16": "2 to 3", "float16": "3"}[name]
+    return (f"{how}, not k3 of the float32 inputs: part of your arithmetic ran in {name} (a .half(), .bfloat16() or "
+            f".to(torch.{name}) inside, converted back only afterwards?). That is a precision slip, not a sign one: "
+            f"{name} keeps only about {digits} significant digits, so e^d near 1 rounds to 1 + d and a small KL to 0 "
+            "or to noise. Compute k3 in the inputs' own precision, float32 here (float64 inputs may stay float64), "
+            "with no cast to 16 bits anywhere in it.")
+
+
 def _scale_said(c: float) -> str:
     return (f"your estimate is {c:.6g} times k3 on every token: a constant factor scales the KL, and the leash with it "
             "(how hard the KL term pulls is beta's job, the loss multiplies the term by beta). Return e^d - d - 1 "
@@ -279,6 +310,9 @@ def check_k3(fn):
         n = _series_order(got, d)
         if n is not None:
             raise ExerciseFailed(f"{shown}: {_series_said(n)}")
+        low = _computed_in_low(got, logp, ref)
+        if low is not None:
+            raise ExerciseFailed(f"{shown}: {_low_said(*low)}")
         # 2. say what the answer estimates instead, exactly, on a small vocabulary
         for lp, lr in _vocabularies():
             est = _k3_call(fn, lp, lr, "float64 log-probs of a 6-token vocabulary")

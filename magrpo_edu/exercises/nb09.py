@@ -10,7 +10,8 @@ from ..tasks.writing.reward import arxiv_length_level, arxiv_levels, arxiv_stop_
 from . import ExerciseFailed, call_answer, exercise, not_a_wrapper as _not_a_wrapper, \
     not_the_library as _not_the_library, plain_number, rounded_to, runs_the_library
 
-_RATIOS = [0.3, 0.4999, 0.5, 0.55, 0.6, 0.65, 0.7, 1.0, 1.3, 1.35, 1.45, 1.5, 1.7, 1.7001, 2.0, 2.5, 4.0, 0.0, 1e6]
+_RATIOS = [0.3, 0.4999, 0.5, 0.55, 0.6, 0.65, 0.7, 1.0, 1.3, 1.35, 1.45, 1.5, 1.7, 1.7001, 2.0, 2.5, 4.0, 0.0, 1e6,
+           0.5123]   # level 0.03075: rounded to 4 decimals it reads 0.0307
 
 
 def _tldr_vocabulary(u):
@@ -52,12 +53,66 @@ _SCALE_SLIPS = [
 ]
 
 
+_RISE = (0.52, 0.55, 0.65, 0.68)        # on the rising ramp: (outer pair, inner pair), a slope from each pair
+_FALL = (1.62, 1.68, 1.32, 1.38)        # on the falling ramp: (outer pair, inner pair)
+_FLAT = (0.7, 0.9, 1.0, 1.3)
+
+
+def _ramp_slip(fn) -> str:
+    """The sentence on an answer whose flat 0.5 is right and whose ramps have the wrong width (each ramp's slope read
+    off two pairs of points on it: 0.5 over 0.2 of u, or over 0.4) or run the wrong way (the two ramps' formulas
+    swapped); '' for any other answer."""
+    try:
+        at = {u: plain_number(fn(u)) for u in _RISE + _FALL + _FLAT}
+    except Exception:   # noqa: BLE001 - an answer that crashes somewhere gets no diagnosis
+        return ""
+    if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) for v in at.values()):
+        return ""
+
+    def right(us) -> bool:
+        return all(math.isclose(at[u], arxiv_unique_level(u), rel_tol=1e-9, abs_tol=1e-12) for u in us)
+
+    def slopes(us) -> list:
+        return [(at[us[i + 1]] - at[us[i]]) / (us[i + 1] - us[i]) for i in (0, 2)]
+
+    def pace(ss, width: float) -> bool:            # some stretch moves 0.5 over `width` of u
+        return any(math.isclose(abs(x), 0.5 / width, rel_tol=1e-6) for x in ss)
+    if not right(_FLAT):
+        return ""
+    rise, fall = slopes(_RISE), slopes(_FALL)
+    rise_ok, fall_ok = right(_RISE), right(_FALL)
+    short = "0 at u = 0.5 up to 0.5 at 0.7, 0.5 * (u - 0.5) / 0.2"
+    long = "0.5 at u = 1.3 down to 0 at 1.7, 0.5 * (1.7 - u) / 0.4"
+    if all(x < 0 for x in rise) and all(x > 0 for x in fall):
+        return (" Your flat 0.5 is right, but your ramps run the wrong way: below 0.7 your level falls as u grows, "
+                "above 1.3 it rises (each ramp's formula sits on the other's stretch?). The level rises towards the "
+                f"flat top and falls after it: from {short} on [0.5, 0.7), from {long} on (1.3, 1.7].")
+    if rise_ok and not fall_ok and pace(fall, 0.2) and not pace(fall, 0.4):
+        return (" Your flat 0.5 and your rising ramp are right, but your falling ramp moves 0.5 over only 0.2 of u, "
+                "the rising ramp's width copied: the falling ramp is twice as wide, 0.4, from " + long + ". The two "
+                "ramps are not mirror images.")
+    if fall_ok and not rise_ok and pace(rise, 0.4) and not pace(rise, 0.2):
+        return (" Your flat 0.5 and your falling ramp are right, but your rising ramp moves 0.5 over 0.4 of u, the "
+                "falling ramp's width copied: the rising ramp is half as wide, 0.2, from " + short + ". The two "
+                "ramps are not mirror images.")
+    if not rise_ok and not fall_ok and pace(rise, 0.4) and pace(fall, 0.2) and not pace(rise, 0.2) \
+            and not pace(fall, 0.4):
+        return (" Your flat 0.5 is right, but your ramps' widths are swapped: yours rises over 0.4 of u and falls "
+                f"over 0.2. The rising ramp is the short one, 0.2 wide, from {short}; the falling one is 0.4 wide, "
+                f"from {long}.")
+    return ""
+
+
 def _vocabulary_slip(fn) -> str:
     """The sentence on an answer whose numbers are the level's with its 0.5 scale slipped, or the level's rounded, on
-    EVERY probed ratio ('' for any other answer): what it does, and what to do."""
+    EVERY probed ratio, or whose ramps have the wrong width or direction (_ramp_slip) ('' for any other answer): what
+    it does, and what to do."""
     for reading, what, do in _SCALE_SLIPS:
         if _same_levels(fn, reading):
             return f" {what[0].upper()}{what[1:]}; {do}."
+    ramps = _ramp_slip(fn)
+    if ramps:
+        return ramps
     try:
         pairs = [(plain_number(fn(u)), arxiv_unique_level(u)) for u in _RATIOS]
     except Exception:   # noqa: BLE001 - an answer that crashes somewhere is no rounding
@@ -110,7 +165,9 @@ def check_vocabulary_level(fn):
                                  f"{got!r}.{edge}")
         if not math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12):
             slip = _vocabulary_slip(fn)
-            raise ExerciseFailed(f"vocabulary_level({u}) should be {want:.4f}, you returned {got:.4f}." + (slip or (
+            shown = next((f"{want:.{k}f}", f"{got:.{k}f}") for k in range(4, 13)   # 4 decimals, more where those agree
+                         if f"{want:.{k}f}" != f"{got:.{k}f}" or k == 12)
+            raise ExerciseFailed(f"vocabulary_level({u}) should be {shown[0]}, you returned {shown[1]}." + (slip or (
                 " The level is worth at most 0.5: 0.5 on [0.7, 1.3], a ramp from 0 at u = 0.5 up to 0.5 at 0.7, and "
                 "from 0.5 at 1.3 down to 0 at 1.7.")))
     for u in _RATIOS:       # every ratio: an answer may write out one stretch (the flat 0.5) and hand the rest over
@@ -280,6 +337,14 @@ _CASES = [
      "\"m..'x\" words hold 50 unique words (50 / 100 = 0.5, the edge, goes on); a word rule that keeps apostrophes "
      "([\\w']+) counts 49 / 100 = 0.49 and stops", " ".join([f"bg{i}" for i in range(100)] + ["bg0"] * 40),
      " ".join([f"m{i}'x" for i in range(49)] + ["m0'x"] * 91)),
+    (2, "ratio chars(c2)/chars(c1) = 3001/2000 = 1.5005, just above 1.5: L2 stops (the upper edge is 1.5 itself: l "
+     "rounded to 3 decimals reads 1.5, and a tolerance of 0.0005 or more, l <= 1.5 + eps, lets this pair through)",
+     _exact(200, 2000), _exact(200, 3001, start=300)),
+    (2, "ratio chars(c2)/chars(c1) = 1599/2000 = 0.7995, just below 0.8: L2 stops (the lower edge is 0.8 itself: a "
+     "tolerance of more than 0.0005, 0.8 - eps <= l, lets this pair through)", _exact(200, 2000),
+     _exact(200, 1599, start=300)),
+    (3, "unique-word ratio 174/100 = 1.74, above 1.7: L3 stops (u rounded to 1 decimal reads 1.7 and lets this pair "
+     "through; rounded to 2 decimals it reads 1.74)", _exact(200, 1199, distinct=100), _exact(174, 1199, start=300)),
 ]
 
 
@@ -323,6 +388,19 @@ def _rounded(name: str, digits: int):
         side = f"below {lo}" if value < lo else f"above {hi}"
         return (f"rounds {name} (to {digits} decimal{'s' if digits > 1 else ''}); here {name} = {shown} is {side}, "
                 f"though it reads {round(value, digits):g} rounded: compare the exact ratio")
+    return what
+
+
+def _slack(name: str, how: str):
+    """What a gate that rounds its ratio to 3 decimals, or widens its window by a small tolerance eps, does, said of
+    the pair it lets through (a pair within 0.001 of an edge): `how` names the slip."""
+    def what(c1: str, c2: str) -> str:
+        lo, hi, gate, rule = _EDGES[name]
+        value, shown = _ratio(name, c1, c2)
+        edge, side = (lo, "below") if value < lo else (hi, "above")
+        return (f"{how}; here {name} = {shown} is {side} {edge}, by only {abs(value - edge):.2g}, and your {gate} "
+                f"lets it through. {gate}'s edges are exact: {rule}, with the exact ratio, no round() and no eps (a "
+                f"ratio of two lengths needs no slack: 1000 / 1250 is 0.8 exactly in floating point too)")
     return what
 
 
@@ -386,6 +464,12 @@ _SLIPS = [
     (_ladder(l2=lambda a, b: 0.8 < len(b) / len(a) < 1.5), 2, "leaves out its edges; l = 0.8 and l = 1.5 are inside"),
     (_ladder(l2=lambda a, b: 0.8 <= round(len(b) / len(a), 2) <= 1.5), 2, _rounded("l", 2)),
     (_ladder(l2=lambda a, b: 0.8 <= round(len(b) / len(a), 1) <= 1.5), 2, _rounded("l", 1)),
+    (_ladder(l2=lambda a, b: 0.8 <= round(len(b) / len(a), 3) <= 1.5), 2, _slack("l", "rounds l to 3 decimals, or "
+     "adds a tolerance to its upper edge (l <= 1.5 + eps, eps about 0.0005)")),
+    (_ladder(l2=lambda a, b: 0.8 - 7e-4 <= len(b) / len(a) <= 1.5 + 7e-4), 2, _slack("l", "adds a tolerance to its "
+     "edges (0.8 - eps <= l <= 1.5 + eps, eps more than 0.0005)")),
+    (_ladder(l2=lambda a, b: 0.8 - 7e-4 <= len(b) / len(a) <= 1.5), 2, _slack("l", "adds a tolerance to its lower "
+     "edge (0.8 - eps <= l, eps more than 0.0005)")),
     (_ladder(l2=lambda a, b: 0.7 <= len(b) / len(a) <= 1.5), 2, _bound("l", "lower")),
     (_ladder(l2=lambda a, b: 0.8 <= len(b) / len(a) <= 1.505), 2, _bound("l", "upper")),
     (_ladder(l2=lambda a, b: 0.8 <= len(b) / len(a) <= 1.55), 2, _bound("l", "upper")),

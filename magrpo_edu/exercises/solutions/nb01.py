@@ -139,6 +139,12 @@ MISTAKES = {
         lambda lp, m: torch.round((lp * m).sum(-1), decimals=2),                # rounded to 2 decimals
         lambda lp, m: torch.round((lp * m).sum(-1), decimals=5),                # rounded inside the tolerance: gradient 0
         lambda lp, m: lp.sum(-1) * m.bool().any(-1),                           # the mask per completion: padding summed
+        lambda lp, m: (lp.clamp(min=-5) * m).sum(-1),                           # clamped at -5: a rare real token (-25) raised
+        lambda lp, m: (lp.clamp(min=-50) * m).sum(-1),                          # clamped at -50: the -60 token raised
+        lambda lp, m: (lp * (lp > -5)).sum(-1),                                 # the VALUE, not the mask: keeps a padding
+        #                                                                         token of -0.5, drops the -25 one
+        lambda lp, m: (lp * m * (lp > -20)).sum(-1),                            # the mask, the rare real tokens dropped
+        lambda lp, m: (lp * (lp != -7.5)).sum(-1),                              # the padding's usual value filtered out
     ],
     "01.leave_one_out": [
         lambda r: r.sub_((r.sum() - r) / (len(r) - 1)),                         # right values, but the rewards changed in place
@@ -167,6 +173,9 @@ MISTAKES = {
         lambda r: torch.stack([r[g] - r[:g].mean() for g in range(len(r))]),  # the mean of the EARLIER samples only
         #                                                             (nan for g = 0, which has none)
         lambda r: r - r.cumsum(0) / torch.arange(1, len(r) + 1),    # a running mean, r_0 .. r_g
+        lambda r: r - r.median(),                                   # the median of ALL G rewards (torch's: the lower)
+        lambda r: r - r.quantile(0.5),                              # the same, statistics.median's (the mean of
+        #                                                             the middle two: r - mean(r) on the first group)
     ],
     "01.grpo_token_mean_loss": [
         _where_nan_gradient,                                  # a finite loss with a nan gradient on an empty completion
@@ -213,6 +222,16 @@ MISTAKES = {
         lambda lp, m, A: grpo_token_mean_loss(lp, m, A.clamp(-1, 1)),                 # the advantages clipped
         lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum().clamp_min(1)).mean(),       # the whole group's token count
         lambda lp, m, A: -(A * (lp * m).sum(-1) / (m.sum(-1) - 1).clamp_min(1)).mean(),  # |a| - 1
+        lambda lp, m, A: -(A * (lp.clamp(min=-5) * m).sum(-1) / m.sum(-1).clamp(min=1)).mean(),  # log-probs
+        #                                                         clamped at -5: a rare real token (-25) raised
+        lambda lp, m, A: (lambda k: -(A * (lp * k).sum(-1) / k.sum(-1).clamp(min=1)).mean())(
+            (lp > -5).float()),                               # the VALUE for the mask: a -0.5 padding token kept
+        lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1).clamp_min(1)).mean() / len(A),  # 1/G twice
+        lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1).clamp_min(1)).sum() / A.abs().sum(),  # / sum |A|
+        lambda lp, m, A: -(A * ((lp * m).sum(-1) / m.sum(-1).clamp_min(1)).exp()).mean(),  # exp of the mean
+        #                                                         log-prob: a probability, not a log-prob
+        lambda lp, m, A: -(A * (lp.exp() * m).sum(-1) / m.sum(-1).clamp_min(1)).mean(),  # the mean token
+        #                                                         probability
     ],
 }
 

@@ -286,6 +286,35 @@ def _coherence_phrases_removed(text):         # matched phrases removed from the
     return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
 
 
+def _coherence_capitalised_too(text):          # each phrase as written or capitalised: 'IN FACT', 'In Addition' missed
+    k = sum(any(p in text or p.capitalize() in text for p in ph) for ph in TRANSITION_CATEGORIES.values())
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+def _coherence_sentence_starts_lowered(text):  # only each sentence's first letter lower-cased: 'IN FACT' missed
+    t = ". ".join(s[:1].lower() + s[1:] for s in text.split(". "))
+    k = sum(any(p in t for p in ws) for ws in TRANSITION_CATEGORIES.values())
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+def _honest_joint_two_args(c1, c2):          # tldr_joint_reward called on the two texts: a TypeError
+    if repetition(c1) > 0.2 or repetition(c2) > 0.2:
+        return 0.0
+    return _reward.tldr_joint_reward(c1, c2)
+
+
+def _honest_joint_first(c1, c2):             # the joint reward indexed [0]: a dict of lists, KeyError: 0
+    if repetition(c1) > 0.2 or repetition(c2) > 0.2:
+        return 0.0
+    return _reward.tldr_joint_reward([[c1], [c2]])[0]
+
+
+def _honest_levels_first(c1, c2):            # tldr_levels indexed [0]: a dict of levels, KeyError: 0
+    if repetition(c1) > 0.2 or repetition(c2) > 0.2:
+        return 0.0
+    return tldr_levels(c1, c2)[0]
+
+
 def _coherence_rounded(text):                 # T rounded to 1 decimal: 0.95 reads 1.0, 0.55 reads 0.6
     low = text.lower()
     k = sum(any(w in low for w in ws) for ws in TRANSITION_CATEGORIES.values())
@@ -330,6 +359,10 @@ MISTAKES = {
                        _coherence_phrase_dict, _coherence_phrases_used_up,  # a shared phrase ('however')
                        _coherence_phrases_removed,                         # credited to one category only
                        _coherence_rounded,                                 # T rounded to 1 decimal
+                       _coherence_capitalised_too,                         # case: p or p.capitalize() only
+                       _coherence_sentence_starts_lowered,                 # case: sentence starts lowered only
+                       lambda text: np.float32(coherence_T(text)),         # float32: 0.4000000059604645, not 0.4
+                       lambda text: _as_tensor(coherence_T(text)).float().item(),  # a float32 tensor's .item()
                        _reward.coherence_T,                                # the package's own function
                        lambda text: _reward.coherence_T(text),             # ... wrapped
                        _coherence_kappa_from_library],                     # κ counted by its transition_categories
@@ -386,6 +419,9 @@ MISTAKES = {
         #                                                             percent: repetition is a share in [0, 1]
         lambda c1, c2: (lambda lv: lv["total"] - lv["style"] if max(repetition(c1), repetition(c2)) > 0.2 else
                         lv["total"])(tldr_levels(c1, c2)),           # only the style level dropped, not the whole reward
+        _honest_joint_two_args,                        # tldr_joint_reward(c1, c2): its list-per-agent TypeError
+        _honest_joint_first,                           # tldr_joint_reward(...)[0]: KeyError 0, the reward is a dict
+        _honest_levels_first,                          # tldr_levels(c1, c2)[0]: KeyError 0, a dict of levels
         lambda c1, c2: 0.0 if repetition(c1) >= 0.2 or repetition(c2) >= 0.2 else tldr_levels(c1, c2)["total"],  # >=:
         #                                         exactly 1/5 is not above 0.2 (the check's stand-in `repetition` says 0.2)
         lambda c1, c2: 0.0 if repetition(c1) > 0.2 or repetition(c2) > 0.25 else tldr_levels(c1, c2)["total"],  # a looser
@@ -420,6 +456,9 @@ VARIANTS = {
             len({c for c, ws in TRANSITION_CATEGORIES.items() for w in ws if w in text.lower()})),  # no cap: 0.95 at most
         lambda text: (lambda cats: 0.0 if not cats else min(0.4 + 0.05 * (len(cats) - 1), 1.0))(
             {c for w, cs in _phrase_categories().items() if w in text.lower() for c in cs}),  # phrase -> ALL its categories
+        lambda text: (lambda k: 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0))(
+            sum(any(re.search(re.escape(p), text, re.IGNORECASE) for p in ws)
+                for ws in TRANSITION_CATEGORIES.values())),  # case ignored by re.IGNORECASE, not text.lower()
     ],
     "03.honest_tldr_reward": [
         lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) > 0.2 else tldr_levels(c1, c2)["total"],
@@ -428,5 +467,7 @@ VARIANTS = {
         #                                                             percent on both sides: 100 r > 20 is r > 0.2
         lambda c1, c2: 0.0 if max(_home_made_repetition(c1), _home_made_repetition(c2)) > 0.2 else tldr_levels(c1, c2)[
             "total"],                                   # the 3-grams written out over text.split(): `repetition` itself
+        lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) > 0.2 else _reward.tldr_joint_reward([[c1], [c2]])[
+            "total"][0],                                # the joint reward of one joint action, its "total"
     ],
 }

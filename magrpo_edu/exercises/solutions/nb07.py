@@ -653,3 +653,67 @@ MISTAKES["07.adapter_logits"] += [
 VARIANTS["07.in_band_share"] += [
     _in_band_share_tolerance(1e-9),                                                  # a float-error epsilon: harmless
 ]
+
+
+def _in_band_share_zero_if_any_empty(pairs):
+    """0.0 for the WHOLE list as soon as one concise text is empty: that pair alone is out, the others still count."""
+    if not pairs or any(not c for c, _ in pairs):
+        return 0.0
+    return sum(1 for c, d in pairs if 1.6 <= len(d) / len(c) <= 3.2) / len(pairs)
+
+
+def _in_band_share_zero_on_error(pairs):
+    """A try around the whole sum: an empty concise text's ZeroDivisionError makes the whole share 0.0."""
+    try:
+        return sum(1 for c, d in pairs if 1.6 <= len(d) / len(c) <= 3.2) / len(pairs)
+    except ZeroDivisionError:
+        return 0.0
+
+
+def _adapter_logits_bfloat16(model, adapter, input_ids):
+    """The shared model converted in place to bfloat16 (model.to), the logits cast back to float32."""
+    model.to(torch.bfloat16)
+    with torch.no_grad():
+        out = model(input_ids=input_ids, adapter_names=[adapter or "__base__"] * len(input_ids))
+    return out.logits[:, -1, :].float()
+
+
+def _adapter_logits_half(model, adapter, input_ids):
+    """The same with model.half(): float16, in place."""
+    model.half()
+    with torch.no_grad():
+        return model(input_ids=input_ids, adapter_names=[adapter or "__base__"] * len(input_ids)).logits[:, -1].float()
+
+
+def _lora_parameters_numpy(shapes, q):
+    """A numpy integer (np.int64) is an integer type (numbers.Integral): accepted, as a Python int is."""
+    import numpy as np
+
+    return np.sum([q * (n_in + n_out) for n_in, n_out in shapes], dtype=np.int64)
+
+
+MISTAKES["07.in_band_share"] += [
+    lambda pairs: sum(1 for c, d in pairs if c and d.strip() and 1.6 <= len(d) / len(c) <= 3.2) / len(pairs)
+    if pairs else 0.0,                                                               # ('ab', '    ') out: d.strip()
+    lambda p: sum(1.6 <= len(d) // len(c) <= 3.2 for c, d in p if c) / len(p) if p else 0.0,  # // : 1.6..1.99 -> 1
+    lambda p: sum(1.6 <= len(d) / (len(c) + 1e-9) <= 3.2 for c, d in p) / len(p) if p else 0.0,  # epsilon: 1.6 out
+    lambda p: sum(1.6 <= (len(d) + 1) / (len(c) + 1) <= 3.2 for c, d in p) / len(p) if p else 0.0,  # +1 smoothing
+    _in_band_share_zero_if_any_empty,                                                # any empty c: the whole list 0.0
+    _in_band_share_zero_on_error,                                                    # except ZeroDivisionError: 0.0
+    lambda p: sum(len(c) > 0 and 1.6 <= len(d) / len(c) <= 3.2 for c, d in p) / len(p) if p else 1.0,  # [] gives 1.0
+]
+MISTAKES["07.lora_parameters"] += [
+    lambda shapes, q: sum(min(q, i, o) * (i + o) for i, o in shapes),                # rank capped: peft does not cap r
+    lambda shapes, q: torch.tensor([q * (i + o) for i, o in shapes], dtype=torch.long).sum(),  # a tensor, not an int
+]
+MISTAKES["07.adapter_logits"] += [
+    _adapter_logits_bfloat16,                                                        # model.to(bfloat16), in place
+    _adapter_logits_half,                                                            # model.half(), in place
+]
+VARIANTS["07.in_band_share"] += [
+    lambda p: sum(1.6 <= len(d) / max(len(c), 1e-9) <= 3.2 for c, d in p) / len(p) if p else 0.0,  # max(len, eps)
+]
+VARIANTS["07.lora_parameters"] += [
+    _lora_parameters_numpy,                                                          # np.int64: an integer type
+    lambda shapes, q: int(torch.tensor([q * (i + o) for i, o in shapes], dtype=torch.long).sum()),  # int(tensor)
+]

@@ -502,3 +502,19 @@ MISTAKES["08.k3_estimator"] += [
     _k3_subtracted_in_low,                                                             # (ref - logp).float(): bf16 d
     _k3_plus_1e_8,                                                                     # + 1e-8: a bias at d = 0
 ]
+
+
+def _k3_in_float16(logp, ref_logp):                   # the inputs cast to float16 "to save memory", k3 back in float32
+    d = ref_logp.half().float() - logp.half().float()
+    return torch.exp(d) - d - 1
+
+
+def _k3_in_bfloat16(logp, ref_logp):                  # all of k3 computed in bfloat16, converted back afterwards
+    d = ref_logp.bfloat16() - logp.bfloat16()
+    return (torch.exp(d) - d - 1).to(logp.dtype)
+
+
+MISTAKES["08.k3_estimator"] += [
+    _k3_in_float16,                                                                    # float16 inputs: a precision slip
+    _k3_in_bfloat16,                                                                   # computed in bfloat16
+]

@@ -332,3 +332,48 @@ MISTAKES["09.vocabulary_level"] += [
 MISTAKES["09.stop_level"] += [
     _stop_level_c2_no_upper,                                                              # c2 has no upper edge
 ]
+
+
+def _vocabulary_falling_0_2(u):                    # the falling ramp 0.2 wide, the rising ramp's width copied
+    if 0.7 <= u <= 1.3:
+        return 0.5
+    if 0.5 <= u < 0.7:
+        return 0.5 * (u - 0.5) / 0.2
+    if 1.3 < u <= 1.7:
+        return max(0.0, 0.5 * (1.5 - u) / 0.2)
+    return None
+
+
+def _vocabulary_widths_swapped(u):                 # the ramps' widths swapped: rising over 0.4, falling over 0.2
+    if 0.7 <= u <= 1.3:
+        return 0.5
+    if 0.5 <= u < 0.7:
+        return 0.5 * (u - 0.5) / 0.4
+    if 1.3 < u <= 1.7:
+        return 0.5 * (1.7 - u) / 0.2
+    return None
+
+
+def _vocabulary_ramps_swapped(u):                  # each ramp's formula on the other's stretch: falls, then rises
+    if 0.7 <= u <= 1.3:
+        return 0.5
+    if 0.5 <= u < 0.7:
+        return 0.5 * (1.7 - u) / 0.4
+    if 1.3 < u <= 1.7:
+        return 0.5 * (u - 0.5) / 0.2
+    return None
+
+
+MISTAKES["09.vocabulary_level"] += [
+    lambda u: None if (v := vocabulary_level(u)) is None else round(v, 4),              # rounded to 4: 0.03075 reads 0.0307
+    _vocabulary_falling_0_2,                                                            # the falling ramp 0.2 wide
+    _vocabulary_widths_swapped,                                                         # the ramps' widths swapped
+    _vocabulary_ramps_swapped,                                                          # the ramps' formulas swapped
+]
+MISTAKES["09.stop_level"] += [
+    _with(l2=lambda a, b: 0.8 <= round(len(b) / len(a), 3) <= 1.5),                      # l rounded to 3: 1.5005 reads 1.5
+    _with(l2=lambda a, b: 0.8 - 5e-4 <= len(b) / len(a) <= 1.5 + 5e-4),                  # a tolerance of 5e-4 at the edges
+    _with(l2=lambda a, b: 0.8 - 8e-4 <= len(b) / len(a) <= 1.5 + 8e-4),                  # a tolerance of 8e-4: 0.7995 too
+    _with(l3=lambda a, b: bool(unique_words(a))
+          and 0.5 <= round(len(unique_words(b)) / len(unique_words(a)), 1) <= 1.7),     # u rounded to 1: 1.74 reads 1.7
+]

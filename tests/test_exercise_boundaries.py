@@ -423,6 +423,8 @@ BOUNDARIES = {
         ("reward, not -reward", nb04.MISTAKES["04.levels"][48], r"sign flipped"),
         ("passed / total, not total / passed", nb04.MISTAKES["04.levels"][49], r"total / passed, upside down"),
         ("share passed, not (passed - total) / total", nb04.MISTAKES["04.levels"][50], r"its sign flipped into a penalty"),
+        ("no aux never stops scoring (aux_found)", nb04.MISTAKES["04.levels"][51], r"aux_found False\) you stop scoring.*aux is OPTIONAL"),
+        ("no aux never stops scoring (aux_defined)", nb04.MISTAKES["04.levels"][52], r"aux_defined False\) you stop scoring.*aux is OPTIONAL"),
     ],
     "04.thin_wrapper": [
         ("NO line at all is a wrapper", nb04._empty_not_wrapper, None),
@@ -458,6 +460,10 @@ BOUNDARIES = {
         ("case-sensitive", nb04.MISTAKES["04.thin_wrapper"][39], r"case-sensitive.*no `re\.I`"),
         ("four quotes is a one-line docstring", nb04.MISTAKES["04.thin_wrapper"][40], r"not `len\(s\) >= 6`"),
         ("regex on the whole line", nb04.MISTAKES["04.thin_wrapper"][41], r"do not cut it at `#`"),
+        ("exactly two lines, not first and last of three", nb04.MISTAKES["04.thin_wrapper"][42], r"THREE lines, the first `v = aux\(s\)` and the last `return v`"),
+        ("exactly two lines, not first and last of any length", nb04.MISTAKES["04.thin_wrapper"][43], r"the first and the SECOND line, not the first and the last"),
+        ("one `=`, not `==`", nb04.MISTAKES["04.thin_wrapper"][44], r"`v == aux\(s\)` is a COMPARISON"),
+        ("`=`, not `+=`", nb04.MISTAKES["04.thin_wrapper"][45], r"`v \+= aux\(s\)` is an augmented assignment"),
     ],
     "05.discounted_returns": [
         ("children keyed by j, some joint actions without a child", nb05._children_by_index, "dict"),

@@ -158,10 +158,27 @@ WRAPPER_CASES = [
      "the regex is searched in the WHOLE first line, its comment included (the authors' reading: a comment after code "
      "stays part of the line; do not cut it at `#`), so `n = 0  # v = aux(s)` holds the match `v`, and "
      "`return v` makes a thin wrapper"),
+    ("def f(s):\n    v = aux(s)\n    v = v + 1\n    return v\n",
+     "THREE lines, the first `v = aux(s)` and the last `return v`: the two-line rule needs EXACTLY two lines, the "
+     "`return v` right after `v = aux(`; a line between them (here one that changes v) makes three lines, and a body of "
+     "three or more lines is never a thin wrapper: test `len(lines) == 2`, and read the first and the SECOND line, not "
+     "the first and the last"),
+    ("def f(s):\n    v == aux(s)\n    return v\n",
+     "`v == aux(s)` is a COMPARISON, not an assignment: the regex `\\w+\\s*=\\s*aux\\s*\\(` has exactly ONE `=`, with "
+     "only whitespace around it (`\\s*=\\s*`, not `\\s*=+\\s*`), so `==` is no match and this is not a thin wrapper"),
+    ("def f(s):\n    v += aux(s)\n    return v\n",
+     "`v += aux(s)` is an augmented assignment, no match of `\\w+\\s*=\\s*aux\\s*\\(`: between the name and the `=` "
+     "only whitespace may stand (`\\w+\\s*=`, not `\\w+\\s*\\+?=`), so `+=` is not `v = aux(` and this is not a thin "
+     "wrapper"),
 ]
 
-# An answer that calls this ONE line a thin wrapper reads statements (an ast reading, a split at `;`), not lines.
+# An answer that calls this ONE line a thin wrapper reads statements (an ast reading, a split at `;`), not lines...
 _STATEMENTS_PROBE = "def f(s):\n    v = aux(s); return v\n"
+# ...unless a simpler slip says True for it too: a reading of lines OR statements calls each of these False (one line
+# that mentions aux without starting with `return `; one line holding two statements, the first not `v = aux(`), so an
+# answer that calls one of them a thin wrapper says True to the probe for another reason (any one line with aux, a
+# `return ` found anywhere in the line, a function that says True to everything).
+_STATEMENTS_CONTROLS = ("def f(s):\n    print(aux(s))\n", "def f(s):\n    print(s); return aux(s)\n")
 
 
 def _wrapper_truth() -> list[bool]:
@@ -179,6 +196,13 @@ def _reads_statements(fn) -> str:
         return ""
     if not (is_bool(says) and bool(says)):
         return ""
+    for control in _STATEMENTS_CONTROLS:   # a simpler cause explains the True: no statement reading shown
+        try:
+            control_says = fn(control)
+        except Exception:  # noqa: BLE001 - no evidence either way
+            return ""
+        if not (is_bool(control_says) and not control_says):
+            return ""
     return ("Your function reads STATEMENTS, not lines (an ast reading, or a split at `;`): it calls the one line "
             "`v = aux(s); return v` a thin wrapper; the rule reads lines of TEXT (a `;` does not split a line, and a "
             "comment after code stays part of its line). ")
@@ -329,6 +353,13 @@ _NEVER_CALLED = ("a main that never calls aux earns no bonus, but it loses nothi
                  "is False add nothing")
 
 
+_NO_AUX_STOPS = ("with {missing} you stop scoring and return 0: aux is OPTIONAL, and a missing aux never stops "
+                 "scoring; it only withholds aux's 0.4 (and, with no aux found, the bonus), while a main alone still "
+                 "earns the entry point's 0.6, the syntax 0.5 and the tests share (2.1 for every test passed). The only "
+                 "gates are the entry point (main_defined) and the parse; write `reward = 0.4 if aux_defined else 0.0` "
+                 "and go on, with no return there")
+
+
 def _slips(f: dict, want: float) -> list:
     """(the reward a likely misreading gives for the facts f, what to say about it): each a function of the facts."""
     tests_on = f["main_defined"] and f["parses"]
@@ -406,8 +437,8 @@ def _slips(f: dict, want: float) -> list:
          "(`0.5 + passed / total`, not `1.0 + 0.5 * passed / total`)"),
         (want - share + ((f["passed"] // f["total"] if f["total"] else 0.0) if tests_on else 0.0), _INTEGER_DIVISION),
         (want + (0.2 if f["aux_defined"] else 0.0) - (0.2 if f["main_defined"] else 0.0),
-         "you swapped aux's 0.4 and the entry point's 0.6: L1 pays 0.4 for aux (defined, with a return), L2 pays 0.6 "
-         "for the entry point (`reward = 0.4 if aux_defined else 0.0`, then `reward += 0.6`)"),
+         "you swapped aux's 0.4 and the entry point's 0.6 (both L1): aux (defined, with a return) earns 0.4, the entry "
+         "point 0.6 (`reward = 0.4 if aux_defined else 0.0`, then `reward += 0.6`)"),
         (want - (0.5 if tests_on and not f["calls_aux"] and f["passed"] >= 1 and f["aux_found"] else 0.0), _NEVER_CALLED),
         (want - (0.5 if tests_on and not f["calls_aux"] and f["aux_found"] else 0.0), _NEVER_CALLED),
         (want - (0.5 if tests_on and not f["calls_aux"] else 0.0), _NEVER_CALLED),
@@ -445,6 +476,9 @@ def _slips(f: dict, want: float) -> list:
         (want - share + ((f["passed"] - f["total"]) / f["total"] if tests_on and f["total"] else 0.0),
          "your tests level is (passed - total) / total, its sign flipped into a penalty for the tests failed: it pays "
          "the share PASSED, passed / total, from 0.0 (none) to 1.0 (all), never below 0"),
+        (want if f["aux_found"] else 0.0, _NO_AUX_STOPS.format(missing="no aux at all (aux_found False)")),
+        (want if f["aux_defined"] else 0.0,
+         _NO_AUX_STOPS.format(missing="no aux defined with a `return` (aux_defined False)")),
     ]
 
 

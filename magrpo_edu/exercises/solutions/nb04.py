@@ -869,3 +869,56 @@ def _regex_before_comment(main: str) -> bool:    # the regex searched in `b[0].s
 
 MISTAKES["04.thin_wrapper"] += [_nested_def_kept, _def_without_space, _one_character_name, _name_letters_only,
                                 _aux_word_not_call, _regex_ignore_case, _one_line_doc_six_chars, _regex_before_comment]
+
+
+def _first_last_of_two_or_three(main: str) -> bool:   # `len(b) in (2, 3)`, then the first and the LAST line read:
+    b = _body_lines(main)                              # `v = aux(s)` / `v = v + 1` / `return v` taken (the rule: two)
+    if len(b) in (2, 3):
+        m = re.search(r"(\w+)\s*=\s*aux\s*\(", b[0])
+        return bool(m) and b[-1] == f"return {m.group(1)}"
+    return _rule_on_lines(b)
+
+
+def _first_and_last_lines(main: str) -> bool:     # the first and the last line of two OR MORE (the rule: exactly two)
+    b = _body_lines(main)
+    if len(b) >= 2:
+        m = re.search(r"(\w+)\s*=\s*aux\s*\(", b[0])
+        return bool(m) and b[-1] == f"return {m.group(1)}"
+    return _rule_on_lines(b)
+
+
+def _regex_equals_repeated(main: str) -> bool:    # `=+` for `=`: the comparison `v == aux(s)` read as an assignment
+    b = _body_lines(main)
+    if len(b) == 2:
+        m = re.search(r"(\w+)\s*=+\s*aux\s*\(", b[0])
+        return bool(m) and b[1] == f"return {m.group(1)}"
+    return _rule_on_lines(b)
+
+
+def _regex_augmented(main: str) -> bool:          # `\+?=` for `=`: `v += aux(s)` read as `v = aux(s)`
+    b = _body_lines(main)
+    if len(b) == 2:
+        m = re.search(r"(\w+)\s*\+?=\s*aux\s*\(", b[0])
+        return bool(m) and b[1] == f"return {m.group(1)}"
+    return _rule_on_lines(b)
+
+
+MISTAKES["04.thin_wrapper"] += [_first_last_of_two_or_three, _first_and_last_lines, _regex_equals_repeated,
+                                _regex_augmented]
+
+
+def _no_aux_stops_scoring(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # `if not aux_found: return 0`: a missing aux read as a gate (aux is optional: it withholds only its 0.4 and the bonus)
+    if not aux_found:
+        return 0
+    return _coding_reward_again(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+
+
+def _no_aux_return_stops_scoring(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # `if not aux_defined: return 0.0`: the same gate on aux_defined (an aux without a return stops scoring too)
+    if not aux_defined:
+        return 0.0
+    return _coding_reward_again(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper)
+
+
+MISTAKES["04.levels"] += [_no_aux_stops_scoring, _no_aux_return_stops_scoring]

@@ -35,14 +35,15 @@ SOURCES = {
 
 # Decimal numbers of a notebook's prose that are not results, with why ("*": every notebook).
 NOT_FIGURES = {
-    "*": {"1.4.3": "CoMLRL's version, the release the notebooks compare with"},
+    "*": {"1.4.3": "CoMLRL's version, the release the notebooks compare with",
+          "0.25.1": "TRL's version, the release whose options the notebooks name"},
     "01": {"4.1.1": "DeepSeekMath's subsection with GRPO's objective, its Eq. 3 (a locator)",
            "4.1.2": "DeepSeekMath's subsection on outcome supervision, the advantage's definition (a locator)"},
     "03": {"0.75": "the structure level's low point as a share of its maximum, read off the saved figure (no value printed)",
            "5.0001": "an input of the length-level exercise, just past the band's edge",
            "5.0": "the L2 rule's upper edge (the reward's definition, not a result)"},
     "05": {"0.7": "the authors' sampling temperature (a setting)"},
-    "06": {"10.0": "an offset to try (Things to try)", "0.25.1": "TRL's version, the release whose options are named"},
+    "06": {"10.0": "an offset to try (Things to try)"},
     "09": {"1.6": "the TL;DR length band's lower end (a rule of the reward)",
            "3.2": "the TL;DR length band's upper end (a rule of the reward)",
            "1.7": "the vocabulary level's upper edge (a rule of the reward)",

@@ -42,14 +42,14 @@ def steps_label(prompts_per_step: int = 1) -> str:
 
 def plot_rewards(history: Sequence[dict], title: str = "Joint reward per step", window: int = 10, ax=None,
                  evals: Sequence[dict] = (), prompts_per_step: int = 1, eval_label: str = "held-out evaluation",
-                 ylabel: str = "joint reward (task units)"):
+                 ylabel: str = "joint reward"):
     """Mean joint reward per step with a +/- std band (cut to the group's own min and max, so it never
     leaves the rewards the group got), min/max markers and a moving average; the legend outside the data.
     `evals`: held-out evaluations ({"step", "eval/reward"}, e.g. untrained at step 0, halfway, trained),
     drawn as black diamonds on the same axis (the training curve is on training prompts, these on
     held-out rows with a fixed seed), labelled `eval_label`. `prompts_per_step`: the run's
     (`MAGRPOConfig.prompts_per_step`), for the x axis: each point is the mean over that many groups. `ylabel`: the
-    y axis ("reward (task units)" for one agent, whose reward is its own, not joint)."""
+    y axis ("reward" for one agent, whose reward is its own, not joint)."""
     fig = None
     if ax is None:
         fig, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
@@ -92,6 +92,9 @@ def plot_components(history: Sequence[dict], window: int = 10, title: str = "Rew
     keys = sorted({k for h in history for k in h if k.startswith("reward/")})
     if not keys:
         return None
+    if maxima:   # the reward's own order (Task.component_max lists the levels in order), diagnostics last
+        order = {f"reward/{name}": i for i, name in enumerate(maxima)}
+        keys.sort(key=lambda k: order.get(k, len(order)))
     fig, ax = plt.subplots(figsize=FIGSIZE, layout="constrained")
     diagnostics = [k for k in keys if maxima is not None and k.split("/", 1)[1] not in maxima]
     right = ax.twinx() if diagnostics else None
@@ -109,8 +112,8 @@ def plot_components(history: Sequence[dict], window: int = 10, title: str = "Rew
         right.set_ylabel("share of answers (diagnostic)")
     ax.set_title(title)
     handles = [h for a in (ax, right) if a is not None for h in a.get_lines()]
-    ax.legend(handles, [h.get_label() for h in handles], loc="upper left", bbox_to_anchor=(1.12 if right else 1.01, 1.0),
-              fontsize=8, borderaxespad=0)
+    ax.legend(handles, [h.get_label() for h in handles], loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2,
+              fontsize=8, frameon=False)                              # below the axes: clear of both y labels
     ax.grid(alpha=0.3)
     return fig
 
@@ -172,7 +175,7 @@ def plot_quality(history: Sequence[dict], eval_history: Sequence[dict] = (), win
     a2.set_title("repetition (repeated 3-grams)")
     a2.set_ylim(-0.02, 1.02)
     a3.set_title("naturalness (NLL/token, lower = more natural)")
-    a1.set_ylabel("reward (task units)")
+    a1.set_ylabel("joint reward")
     a2.set_ylabel("share of word 3-grams (0-1)")
     a3.set_ylabel("nats per token")
     for a in (a1, a2, a3):

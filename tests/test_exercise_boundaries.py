@@ -651,6 +651,8 @@ BOUNDARIES = {
         ("the count itself, not millions rounded", nb07.MISTAKES["07.lora_parameters"][23], r"in millions .*rounded to 2 decimal"),
         ("peft does not cap the rank", nb07.MISTAKES["07.lora_parameters"][24], r"peft does not cap r"),
         ("a Python int, not a tensor", nb07.MISTAKES["07.lora_parameters"][25], r"torch tensor.*Return a Python int"),
+        ("q * (in + out) per layer, no extra q", nb07.MISTAKES["07.lora_parameters"][26], r"q \* \(in \+ out\) \+ q: .*part of neither U"),
+        ("each matrix is not q * (in + out)", nb07.MISTAKES["07.lora_parameters"][27], r"counted EACH of the two matrices as q \* \(in \+ out\).*two agents"),
     ],
     "07.adapter_logits": [
         ("a batch of ONE row keeps its batch dimension", _adapter_squeezed, "squeeze"),
@@ -671,6 +673,9 @@ BOUNDARIES = {
         ("no write to layer.scaling, even restored", nb07.MISTAKES["07.adapter_logits"][30], r"changed the LoRA scaling.*state the WHOLE model shares"),
         ("no model.to(bfloat16) on the shared model", nb07.MISTAKES["07.adapter_logits"][31], r"dtype of the model itself.*state the WHOLE model shares"),
         ("no model.half() on the shared model", nb07.MISTAKES["07.adapter_logits"][32], r"float16 instead of float32.*state the WHOLE model shares"),
+        ("the logits as computed, not clamped to [-10, 10]", nb07.MISTAKES["07.adapter_logits"][33], r"clamped to \[-10, 10\].*do not clamp"),
+        ("the logits as computed, not clamped from above", nb07.MISTAKES["07.adapter_logits"][34], r"do not clamp"),
+        ("float32 logits, not bfloat16", nb07.MISTAKES["07.adapter_logits"][35], r"bfloat16.*without casting them .* to 16 bits"),
     ],
     "08.k3_estimator": [
         ("every term >= 0 (k1 is not)", lambda logp, ref: logp - ref, "k1"),

@@ -699,12 +699,16 @@ def _lora_readings(shapes, q) -> list:
          "U is (q, in) and V is (out, q), q * in + q * out numbers"),
         (4 * want, "4 times the answer: that is bytes in float32, or weights + gradient + Adam's two moments; the "
          "exercise asks for the NUMBER of parameters, q * (in + out) per layer"),
-        (2 * want, "twice the answer: count ONE agent's adapter (each agent has its own; the notebook doubles it "
-         "for two agents itself)"),
-        (sum(q * (i + o + 1) for i, o in shapes), "LoRA's matrices have no bias terms, q * (in + out) numbers per "
-         "layer and nothing else"),
-        (sum(q * (i + o) + o for i, o in shapes), "LoRA's matrices have no bias terms, q * (in + out) numbers per "
-         "layer and nothing else"),
+        (2 * want, "twice the answer, 2 * q * (in + out). Either you counted EACH of the two matrices as "
+         "q * (in + out), but U (lora_A, (q, in)) has q * in numbers and V (lora_B, (out, q)) has out * q, together "
+         "q * (in + out); or you counted two agents' adapters: count ONE agent's (each agent has its own; the "
+         "notebook doubles it for two agents itself)"),
+        (sum(q * (i + o + 1) for i, o in shapes), "q * (in + out) + q: you add q numbers per layer (q * (in + out + 1)) "
+         "that are part of neither U (q * in numbers) nor V (out * q numbers). The adapter of a layer is exactly "
+         "U and V, q * (in + out) numbers and nothing else (peft builds lora_A and lora_B without bias)"),
+        (sum(q * (i + o) + o for i, o in shapes), "q * (in + out) + out: the extra out per layer is a bias of V "
+         "(lora_B), but LoRA's matrices have no bias terms (peft builds lora_A and lora_B with bias=False): "
+         "q * (in + out) numbers per layer and nothing else"),
         (sum(q * (i + o) for i, o in set(shapes)),
          f"that counts each distinct SHAPE once ({len(set(shapes))} of them, as set(shapes) or a dict keyed by "
          f"shape does), but every layer has its own adapter, even when two layers share a shape: sum over all "
@@ -907,7 +911,10 @@ def _tiny_team():
                       num_key_value_heads=1, max_position_embeddings=32)
     with seeded(7):
         lora = LoraConfig(r=4, lora_alpha=8, target_modules="all-linear", init_lora_weights=False)
-        model = get_peft_model(LlamaForCausalLM(cfg), lora, adapter_name="first")
+        base = LlamaForCausalLM(cfg)
+        with torch.no_grad():       # logits of real size (up to about 30, as a trained model's): a random tiny
+            base.lm_head.weight.mul_(150)   # Llama gives none above 0.2, so a clamp to [-10, 10] would go unseen
+        model = get_peft_model(base, lora, adapter_name="first")
         model.add_adapter("second", lora)
         ids = torch.randint(0, 48, (3, 6))
     for n, p in model.named_parameters():
@@ -1321,8 +1328,9 @@ def _check_adapter_batch(fn, model, ids, trainable, active):
                                  "row; '__base__' for the base model).")
         if got.is_floating_point() and torch.finfo(got.dtype).bits < 32:
             raise ExerciseFailed(f"you returned the logits as {got.dtype}: return them in the dtype the model gives "
-                                 f"them ({want[adapter].dtype} here), without .half() or .to(...): half precision rounds "
-                                 "them, and log-probs computed from them.")
+                                 f"them ({want[adapter].dtype} here), without casting them (or the shared model) to 16 "
+                                 "bits (.half(), .to(torch.bfloat16)): half precision rounds them, and log-probs "
+                                 "computed from them.")
         if torch.allclose(got.detach().float(), want[adapter], atol=1e-5):
             continue
         who = "the base model (adapters off)" if adapter is None else f"adapter {adapter!r}"
@@ -1353,6 +1361,14 @@ def _check_adapter_batch(fn, model, ids, trainable, active):
                                  f"(logits.mean(1)), routed through {who} as asked: the exercise asks for the logits "
                                  "of the LAST position, logits[:, -1], the ones that predict the next token after the "
                                  "whole prompt; an average over the positions predicts no token.")
+        lo, hi = float(lg.min()), float(lg.max())
+        if lo <= hi and torch.allclose(lg, want[adapter].clamp(lo, hi), atol=1e-5):
+            cut = int((~torch.isclose(lg, want[adapter], atol=1e-5)).sum())
+            raise ExerciseFailed(f"you returned the right logits, routed through {who}, but clamped to [{lo:.4g}, "
+                                 f"{hi:.4g}] (.clamp(...), torch.clip): {cut} of them were cut, and a model's logits "
+                                 f"go beyond that (here up to {float(want[adapter].abs().max()):.4g} in size). Return "
+                                 "the logits as the model computes them: do not clamp; the model output's "
+                                 ".logits[:, -1] as they are.")
         scale = float((lg * want[adapter]).sum() / (lg * lg).sum()) if float((lg * lg).sum()) > 0 else 1.0
         if not math.isclose(scale, 1.0, rel_tol=1e-3) and torch.allclose(lg * scale, want[adapter], atol=1e-4):
             raise ExerciseFailed(f"you returned the right logits, routed through {who}, divided by {scale:.4g}"

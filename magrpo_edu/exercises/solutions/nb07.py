@@ -717,3 +717,15 @@ VARIANTS["07.lora_parameters"] += [
     _lora_parameters_numpy,                                                          # np.int64: an integer type
     lambda shapes, q: int(torch.tensor([q * (i + o) for i, o in shapes], dtype=torch.long).sum()),  # int(tensor)
 ]
+MISTAKES["07.lora_parameters"] += [
+    lambda shapes, q: sum(q * (i + o) + q for i, o in shapes),                      # q extra per layer: not in U or V
+    lambda shapes, q: sum(q * (i + o) + q * (i + o) for i, o in shapes),            # U and V each as q * (in + out)
+]
+MISTAKES["07.adapter_logits"] += [
+    lambda m, a, x: m(input_ids=x, adapter_names=[a or "__base__"] * len(x)).logits[:, -1, :].clamp(-10, 10),  # clamp
+    lambda m, a, x: m(input_ids=x, adapter_names=[a or "__base__"] * len(x)).logits[:, -1].clamp(max=10),  # one-sided
+    lambda m, a, x: m(input_ids=x, adapter_names=[a or "__base__"] * len(x)).logits[:, -1].to(torch.bfloat16),  # bf16
+]
+VARIANTS["07.adapter_logits"] += [
+    lambda m, a, x: m(input_ids=x, adapter_names=[a or "__base__"] * len(x)).logits[:, -1].double(),  # float64: exact
+]

@@ -45,6 +45,7 @@ NOT_FIGURES = {
     "05": {"0.7": "the authors' sampling temperature (a setting)"},
     "06": {"10.0": "an offset to try (Things to try)"},
     "09": {"1.6": "the TL;DR length band's lower end (a rule of the reward)",
+           "2.98": "the arXiv reward's reachable maximum, 0.5 + 1 + 0.5 + 0.4 x 0.95 + 0.6 (a rule of the reward)",
            "3.2": "the TL;DR length band's upper end (a rule of the reward)",
            "1.7": "the vocabulary level's upper edge (a rule of the reward)",
            "3.0": "the arXiv-expansion reward's maximum (a rule of the reward)"},

@@ -36,7 +36,7 @@ SOURCES = {
 # Decimal numbers of a notebook's prose that are not results, with why ("*": every notebook).
 NOT_FIGURES = {
     "*": {"1.4.3": "CoMLRL's version, the release the notebooks compare with",
-          "0.25.1": "TRL's version, the release whose options the notebooks name"},
+          "1.16.0": "TRL's version, the release whose options the notebooks name"},
     "01": {"4.1.1": "DeepSeekMath's subsection with GRPO's objective, its Eq. 3 (a locator)",
            "4.1.2": "DeepSeekMath's subsection on outcome supervision, the advantage's definition (a locator)"},
     "03": {"0.75": "the structure level's low point as a share of its maximum, read off the saved figure (no value printed)",

@@ -267,16 +267,16 @@ def check_cross_credit(fn) -> None:
                                      "r -= r.mean()): the trainer's logged rewards would be overwritten, and the second "
                                      "agent's call would see centred rewards. Compute on a new tensor (r - r.mean()).")
             dtype = None        # the precision the answer was computed in, when it says one (a float16 slip)
-            if isinstance(got, (list, tuple)):  # G numbers, but the next cell masks them: c[k1 == 0]
+            if isinstance(got, (list, tuple)):  # G numbers, but the next cell masks them: c[act1 == 0]
                 kind = type(got).__name__
                 if got and all(torch.is_tensor(x) for x in got):
                     raise ExerciseFailed(f"return a ({G},) tensor: the next cell indexes your credits with a boolean "
-                                         f"mask, c[k1 == 0], which a Python {kind} cannot take (TypeError); you "
+                                         f"mask, c[act1 == 0], which a Python {kind} cannot take (TypeError); you "
                                          f"returned a {kind} of {len(got)} 0-d tensors. Join them with "
                                          "torch.stack(...), or compute on whole rows and columns, "
                                          "(r - r.mean()).mean(dim=...).")
                 raise ExerciseFailed(f"return a ({G},) tensor: the next cell indexes your credits with a boolean mask, "
-                                     f"c[k1 == 0], which a Python {kind} cannot take (TypeError); you returned a "
+                                     f"c[act1 == 0], which a Python {kind} cannot take (TypeError); you returned a "
                                      f"{kind}. Drop the .tolist() (or the list(...)) and return the tensor "
                                      "(r - r.mean()).mean(dim=...) itself.")
             if _is_ndarray(got):  # a NumPy array of G numbers: the same numbers (it takes the mask too), dtype kept
@@ -286,7 +286,7 @@ def check_cross_credit(fn) -> None:
                     pass  # not numbers (an object array): refused below
             if not isinstance(got, torch.Tensor):
                 raise ExerciseFailed(f"return the credits as a ({G},) tensor, one number per sample of the agent (the "
-                                     "next cell indexes it with a boolean mask, c[k1 == 0]); you returned a "
+                                     "next cell indexes it with a boolean mask, c[act1 == 0]); you returned a "
                                      f"{type(got).__name__}. Compute with tensor operations on r (r - r.mean(), then "
                                      ".mean(dim=...)).")
             dtype = got.dtype if dtype is None else dtype

@@ -464,6 +464,10 @@ BOUNDARIES = {
         ("exactly two lines, not first and last of any length", nb04.MISTAKES["04.thin_wrapper"][43], r"the first and the SECOND line, not the first and the last"),
         ("one `=`, not `==`", nb04.MISTAKES["04.thin_wrapper"][44], r"`v == aux\(s\)` is a COMPARISON"),
         ("`=`, not `+=`", nb04.MISTAKES["04.thin_wrapper"][45], r"`v \+= aux\(s\)` is an augmented assignment"),
+        ("only a line starting with the quotes themselves is a docstring (no r/u prefix)", nb04.MISTAKES["04.thin_wrapper"][46], r"starts with the quotes THEMSELVES"),
+        ("an empty main is a thin wrapper (no line left)", nb04.MISTAKES["04.thin_wrapper"][47], r"an EMPTY main"),
+        ("a def line STARTS with `def `, not contains it", nb04.MISTAKES["04.thin_wrapper"][48], r"does not START with it.*not `\"def \" in s`"),
+        ("a docstring never closed runs to the end of the body", nb04.MISTAKES["04.thin_wrapper"][49], r"a docstring never closed runs to the END of the body"),
     ],
     "05.discounted_returns": [
         ("children keyed by j, some joint actions without a child", nb05._children_by_index, "dict"),

@@ -5,6 +5,13 @@ import numbers
 
 from . import ExerciseFailed, call_answer, exercise, is_bool, not_a_wrapper, not_the_library
 
+# The one-line docstring with a comment after it (`"""Count."""  # doc`): it OPENS a docstring that is never closed.
+_COMMENTED_DOC_CASE = 'def f(s):\n    """Count."""  # doc\n    n = len(s)\n    return aux(s)\n'
+# The same line with a lone `"""` later that closes it (the rule: True). An answer that reads `"""Count."""  # doc` as
+# a whole one-line docstring (`s.count(s[:3]) >= 2`) keeps `n = len(s)` and lets the lone `"""` open a docstring
+# (False); one that opens a docstring there rightly but keeps the lines after a docstring never closed says True.
+_COMMENTED_DOC_CLOSED = 'def f(s):\n    """Count."""  # doc\n    n = len(s)\n    """\n    return aux(s)\n'
+
 # Entry points named `f`; each teaches one corner of the authors' rule (docs/faithfulness.md, "Rewards").
 WRAPPER_CASES = [
     ("def f(xs):\n    return aux(xs)\n", "one `return` line that calls aux"),
@@ -107,7 +114,7 @@ WRAPPER_CASES = [
     ("def f(s):\n    v = aux(s)\n    return v;\n",
      "`return v;` with a semicolon: the second line must be exactly the text `return v`; the `;` (which Python "
      "ignores) makes it another text, so do not strip it (`.rstrip(';')`): compare the stripped line as it is"),
-    ('def f(s):\n    """Count."""  # doc\n    n = len(s)\n    return aux(s)\n',
+    (_COMMENTED_DOC_CASE,
      "a one-line docstring with a comment after it (`\"\"\"Count.\"\"\"  # doc`): a line is a whole one-line "
      "docstring only if it ENDS with its quotes (holding two triple quotes is not enough: test "
      "`s.endswith(s[:3]) and len(s) > 3`, not `s.count(s[:3]) >= 2`); this one does not end with them, so it OPENS a "
@@ -170,6 +177,17 @@ WRAPPER_CASES = [
      "`v += aux(s)` is an augmented assignment, no match of `\\w+\\s*=\\s*aux\\s*\\(`: between the name and the `=` "
      "only whitespace may stand (`\\w+\\s*=`, not `\\w+\\s*\\+?=`), so `+=` is not `v = aux(` and this is not a thin "
      "wrapper"),
+    ('def f(s):\n    r"""Doc."""\n    return aux(s)\n',
+     "`r\"\"\"Doc.\"\"\"` starts with the letter r, not with triple quotes: only a line that starts with the quotes "
+     "THEMSELVES is a docstring (`s.startswith(('\"\"\"', \"'''\"))`, no r, u, b or f prefix stripped first), so this "
+     "line is code, the body is two lines, the first not `v = aux(`: not a thin wrapper"),
+    ("def f(s):\n    undef = len(s)\n    return aux(s)\n",
+     "`undef = len(s)` CONTAINS `def ` (in `undef `) but does not START with it: only a line that starts with `def ` "
+     "is dropped (`s.startswith(\"def \")`, not `\"def \" in s`), so the body is two lines, the first not "
+     "`v = aux(`: not a thin wrapper"),
+    ("",
+     "an EMPTY main, the text `''`: no line is left, so it is a thin wrapper by the rule's first case (NO line), as "
+     "a body of only a docstring is; do not answer False for an empty or blank text before applying the rule"),
 ]
 
 # An answer that calls this ONE line a thin wrapper reads statements (an ast reading, a split at `;`), not lines...
@@ -224,6 +242,24 @@ def _reads_unstripped(fn, src: str, want: bool) -> str:
             "each line, at both ends (`line.strip()`: `    return aux(xs)` is the line `return aux(xs)`)? ")
 
 
+_UNCLOSED_KEPT = ("Your function reads `\"\"\"Count.\"\"\"  # doc` rightly as OPENING a docstring (the line does not end "
+                  "with its quotes: your one-line test is right), and drops the docstring when a later line closes it; "
+                  "but here NO later line holds triple quotes, and you keep the lines after it: a docstring never "
+                  "closed runs to the END of the body, so every line after its opening line is dropped (stay inside "
+                  "it until a line holding triple quotes comes, or the lines run out). ")
+
+
+def _unclosed_docstring_kept(fn) -> bool:
+    """Does the answer read `\"\"\"Count.\"\"\"  # doc` as OPENING a docstring (True for `_COMMENTED_DOC_CLOSED`, as the
+    rule), so that its slip on `_COMMENTED_DOC_CASE` is the lines kept after a docstring never closed, not the
+    one-line docstring test (`s.count(s[:3]) >= 2`)?"""
+    try:
+        says = fn(_COMMENTED_DOC_CLOSED)
+    except Exception:  # noqa: BLE001 - no evidence either way
+        return False
+    return is_bool(says) and bool(says)
+
+
 # The authors' rule, said once in a refusal of 04.thin_wrapper.
 _RULE = ("The rule: strip each line at both ends; drop blank lines, lines that start with #, every line that "
          "starts with `def ` (with its space; nested ones too), and triple-quoted "
@@ -254,6 +290,9 @@ def check_thin_wrapper(fn) -> None:
         if not is_bool(got):
             raise ExerciseFailed(f"return True or False (a bool), not {got!r}, for this main:\n{src}")
         if bool(got) is not want:
+            if src == _COMMENTED_DOC_CASE and _unclosed_docstring_kept(fn):   # its slip is not the one-line test
+                raise ExerciseFailed(f"thin_wrapper says {got!r} for this main; the rule (the library's reading of the "
+                                     f"authors' code) says {want}:\n{src}" + _UNCLOSED_KEPT + _RULE)
             raise ExerciseFailed(f"thin_wrapper says {got!r} for this main ({why}); the rule (the library's reading of the "
                                  f"authors' code) says {want}:\n{src}"
                                  + (_reads_statements(fn) or _reads_unstripped(fn, src, want)) + _RULE)

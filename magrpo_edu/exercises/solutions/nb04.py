@@ -922,3 +922,66 @@ def _no_aux_return_stops_scoring(aux_found, aux_defined, main_defined, parses, p
 
 
 MISTAKES["04.levels"] += [_no_aux_stops_scoring, _no_aux_return_stops_scoring]
+
+
+def _prefix_stripped_docstring(main: str) -> bool:   # an r/u prefix stripped before the triple-quote test: `r"""Doc."""`
+    q = ('"' * 3, "'" * 3)                              # read as a docstring (the rule: only a line starting with the
+    body, in_doc = [], False                            # quotes themselves is one)
+    for line in main.split("\n")[1:]:
+        s = line.strip()
+        if not s:
+            continue
+        if in_doc:
+            in_doc = q[0] not in s and q[1] not in s
+            continue
+        st = s[1:] if s[:1] in "rRuU" and s[1:4] in q else s
+        if st.startswith(q):
+            in_doc = not (st.endswith(st[:3]) and len(st) > 3)
+            continue
+        if not s.startswith(("#", "def ")):
+            body.append(s)
+    return _rule_on_lines(body)
+
+
+def _empty_main_not_wrapper(main: str) -> bool:      # `False if not main.strip()`: an empty main refused before the rule
+    return False if not main.strip() else _rule_on_lines(_body_lines(main))   # (the rule: no line left, True)
+
+
+def _def_anywhere_dropped(main: str) -> bool:        # `if "def " in s: continue`: `undef = len(s)` dropped (the rule:
+    body, in_doc = [], False                         # only a line that STARTS with `def `)
+    for line in main.split("\n")[1:]:
+        s = line.strip()
+        if not s:
+            continue
+        if in_doc:
+            in_doc = '"' * 3 not in s and "'" * 3 not in s
+            continue
+        if s.startswith(('"' * 3, "'" * 3)):
+            in_doc = not (s.endswith(s[:3]) and len(s) > 3)
+            continue
+        if s.startswith("#") or "def " in s:
+            continue
+        body.append(s)
+    return _rule_on_lines(body)
+
+
+def _unclosed_docstring_kept(main: str) -> bool:     # the one-line test right (`s.endswith(q) and len(s) > 3`), but a
+    rest = [x.strip() for x in main.split("\n")[1:]]   # docstring with NO closing line drops only its opening line,
+    body, i = [], 0                                    # the lines after it kept (the rule: it runs to the end)
+    while i < len(rest):
+        s = rest[i]
+        i += 1
+        if not s or s.startswith(("#", "def ")):
+            continue
+        if s.startswith(('"' * 3, "'" * 3)):
+            if not (s.endswith(s[:3]) and len(s) > 3):
+                close = next((j for j in range(i, len(rest)) if '"' * 3 in rest[j] or "'" * 3 in rest[j]), None)
+                if close is not None:
+                    i = close + 1
+            continue
+        body.append(s)
+    return _rule_on_lines(body)
+
+
+MISTAKES["04.thin_wrapper"] += [_prefix_stripped_docstring, _empty_main_not_wrapper, _def_anywhere_dropped,
+                                _unclosed_docstring_kept]

@@ -153,24 +153,27 @@ def _ramp_line_said(name: str, zero: float, one: float, line: str, a: float, b: 
     return f"your {name} ramp {where}: {right}.{span}"
 
 
+def _level_at(fn, x, seen: dict):
+    """The learner's level at the ratio x as a plain real number, None when it crashed there or gave no number; each
+    ratio is asked once (`seen` keeps what it returned)."""
+    if x not in seen:
+        try:
+            seen[x] = fn(x)
+        except Exception:  # noqa: BLE001 - the learner's function may fail elsewhere: no evidence there
+            seen[x] = None
+    v = plain_number(seen[x])
+    return v if isinstance(v, numbers.Real) and not is_bool(v) else None
+
+
 def _flipped_ramps(fn, r, got, seen: dict) -> list:
     """The sentences of the ramps the learner wrote as another straight line (the sign flipped, or the wrong ends),
     the one at ℓ = r first; [] unless the ramp at r is one. A ramp counts only when the answer is ONE straight line at
     EVERY ratio of the check on that ramp (a rounded value, a smoothstep, a moved plateau is none): the ratios not met
     yet are asked for now (a crash there is no evidence)."""
-    def value(x):
-        if x not in seen:
-            try:
-                seen[x] = fn(x)
-            except Exception:  # noqa: BLE001 - the learner's function may fail elsewhere: no evidence there
-                seen[x] = None
-        v = plain_number(seen[x])
-        return v if isinstance(v, numbers.Real) and not is_bool(v) else None
-
     def said(k):
         on, slip, flip = _RAMP_SLIPS[k]
         xs = sorted(x for x in _RATIOS if on(x))
-        vs = [value(x) for x in xs]
+        vs = [_level_at(fn, x, seen) for x in xs]
         if any(v is None for v in vs):
             return None
         if all(math.isclose(v, slip(x), abs_tol=1e-9) for x, v in zip(xs, vs)):
@@ -199,13 +202,8 @@ def _scaled_by(fn, factor: float, seen: dict) -> bool:
         want = tldr_length_level(x)
         if want is None:
             continue
-        if x not in seen:
-            try:
-                seen[x] = fn(x)
-            except Exception:  # noqa: BLE001 - the learner's function may fail elsewhere: no evidence there
-                seen[x] = None
-        v = plain_number(seen[x])
-        if is_bool(v) or not isinstance(v, numbers.Real) or not math.isclose(v, factor * want, abs_tol=1e-7):
+        v = _level_at(fn, x, seen)
+        if v is None or not math.isclose(v, factor * want, abs_tol=1e-7):
             return False
     return True
 

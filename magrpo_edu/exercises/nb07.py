@@ -219,6 +219,19 @@ def _ratio_text(x: float) -> str:
     return text if "." in text or "e" in text else text + ".0"
 
 
+def _one_pair_in_band(fn, c: int, d: int) -> bool | None:
+    """The answer's verdict on one pair of c and d characters: its share is 1 (in the band) or 0 (out); None when it
+    crashes there or returns anything else (a one-pair probe then says nothing)."""
+    try:
+        got = fn([("a" * c, "b" * d)])
+    except Exception:   # noqa: BLE001 - a crash on a probe is no evidence
+        return None
+    if not isinstance(got, numbers.Real) or isinstance(got, bool) or not (
+            math.isclose(got, 0.0, abs_tol=1e-9) or math.isclose(got, 1.0, abs_tol=1e-9)):
+        return None
+    return got > 0.5
+
+
 def _edge_slip(fn, pairs=()) -> str | None:
     """What an answer that is right in the middle of the band and far outside it does wrong at the edges, in a
     sentence: the ratio rounded (round(ratio, k)), a tolerance, or another edge than 1.6 or 3.2; None when the
@@ -227,25 +240,14 @@ def _edge_slip(fn, pairs=()) -> str | None:
     seen = {}
     own = sorted({(len(a), len(b)) for a, b in pairs if a} - set(_EDGE_PROBES))
     for c, d in own:                                    # the failing case's own pairs, one at a time
-        try:
-            got = fn([("a" * c, "b" * d)])
-        except Exception:   # noqa: BLE001 - no example from this case then
-            own = []
+        if (verdict := _one_pair_in_band(fn, c, d)) is None:
+            own = []                                    # no example from this case then
             break
-        if not isinstance(got, numbers.Real) or isinstance(got, bool) or not (
-                math.isclose(got, 0.0, abs_tol=1e-9) or math.isclose(got, 1.0, abs_tol=1e-9)):
-            own = []
-            break
-        seen[c, d] = got > 0.5
+        seen[c, d] = verdict
     for c, d in _EDGE_PROBES:
-        try:
-            got = fn([("a" * c, "b" * d)])
-        except Exception:   # noqa: BLE001 - a crash on a probe is not an edge slip
-            return None
-        if not isinstance(got, numbers.Real) or isinstance(got, bool) or not (
-                math.isclose(got, 0.0, abs_tol=1e-9) or math.isclose(got, 1.0, abs_tol=1e-9)):
-            return None
-        seen[c, d] = got > 0.5
+        if (verdict := _one_pair_in_band(fn, c, d)) is None:
+            return None                                 # a crash or a non-share on a probe is not an edge slip
+        seen[c, d] = verdict
     right = {(c, d): 1.6 <= d / c <= 3.2 for c, d in _EDGE_PROBES + own}
     if not seen[1000, 2400] or any(seen[1000, d] for d in (500, 1100, 5000, 6000)):
         return None                                         # not a band around the middle: no edge to speak of
@@ -310,14 +312,9 @@ def _ratio_slip(fn) -> str | None:
     every one-pair probe it counts exactly the pairs that reading counts); None when it follows none of them."""
     seen = {}
     for c, d in _RATIO_PROBES:
-        try:
-            got = fn([("a" * c, "b" * d)])
-        except Exception:   # noqa: BLE001 - a crash on a probe is none of these readings
-            return None
-        if not isinstance(got, numbers.Real) or isinstance(got, bool) or not (
-                math.isclose(got, 0.0, abs_tol=1e-9) or math.isclose(got, 1.0, abs_tol=1e-9)):
-            return None
-        seen[c, d] = got > 0.5
+        if (verdict := _one_pair_in_band(fn, c, d)) is None:
+            return None                                 # a crash or a non-share is none of these readings
+        seen[c, d] = verdict
     at_edge = lambda c, d: 5 * d in (8 * c, 16 * c)     # ratio exactly 1.6 or 3.2: either way for a one-edge test
     pair = lambda c, d: f"the pair of {c} and {d} characters (ratio {d}/{c} = {_ratio_text(d / c)})"
     both = ("Count a pair when 1.6 <= len(detailed) / len(concise) <= 3.2: both edges at once (in Python the chained "

@@ -812,7 +812,8 @@ MISTAKES["04.levels"] += [_total_zero_first, _total_zero_first_main, _thin_wrapp
 
 
 def _wrapper_rule_with(main: str, name: str = r"(?<!\w)(\w+)", after_aux: str = r"\s*\(", flags: int = 0,
-                       def_line: str = "def ", doc_len: int = 4, cut_comment: bool = False, from_first: bool = False):
+                       is_def=lambda s: s.startswith("def "), doc_len: int = 4, cut_comment: bool = False,
+                       from_first: bool = False):
     """The reference's rule with one step changed (the mistakes below)."""
     body, in_doc = [], False
     for line in main.split("\n")[1:]:
@@ -825,7 +826,7 @@ def _wrapper_rule_with(main: str, name: str = r"(?<!\w)(\w+)", after_aux: str = 
         if s.startswith(('"' * 3, "'" * 3)):
             in_doc = not (s.endswith(s[:3]) and len(s) >= doc_len)
             continue
-        if s.startswith("#") or not from_first and s.startswith(def_line):
+        if s.startswith("#") or not from_first and is_def(s):
             continue
         body.append(s)
     if len(body) == 2:
@@ -840,7 +841,7 @@ def _nested_def_kept(main: str) -> bool:         # `main.splitlines()[1:]`: only
 
 
 def _def_without_space(main: str) -> bool:       # `s.startswith("def")`: `default = aux(s)` dropped as a def line
-    return _wrapper_rule_with(main, def_line="def")
+    return _wrapper_rule_with(main, is_def=lambda s: s.startswith("def"))
 
 
 def _one_character_name(main: str) -> bool:      # `(\w)`: the name read as ONE character (`s` of `res`)
@@ -948,21 +949,7 @@ def _empty_main_not_wrapper(main: str) -> bool:      # `False if not main.strip(
 
 
 def _def_anywhere_dropped(main: str) -> bool:        # `if "def " in s: continue`: `undef = len(s)` dropped (the rule:
-    body, in_doc = [], False                         # only a line that STARTS with `def `)
-    for line in main.split("\n")[1:]:
-        s = line.strip()
-        if not s:
-            continue
-        if in_doc:
-            in_doc = '"' * 3 not in s and "'" * 3 not in s
-            continue
-        if s.startswith(('"' * 3, "'" * 3)):
-            in_doc = not (s.endswith(s[:3]) and len(s) > 3)
-            continue
-        if s.startswith("#") or "def " in s:
-            continue
-        body.append(s)
-    return _rule_on_lines(body)
+    return _wrapper_rule_with(main, is_def=lambda s: "def " in s)   # only a line that STARTS with `def `)
 
 
 def _unclosed_docstring_kept(main: str) -> bool:     # the one-line test right (`s.endswith(q) and len(s) > 3`), but a

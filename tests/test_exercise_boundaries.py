@@ -100,6 +100,10 @@ BOUNDARIES = {
         ("unrounded: not to 10 decimals", nb00.MISTAKES["00.group_advantages"][29], "rounded them to 10 decimals"),
         ("the mean, not the median", nb00.MISTAKES["00.group_advantages"][30], r"MEDIAN of the rewards \(statistics\.median"),
         ("mean of all rewards, zeros too", nb00.MISTAKES["00.group_advantages"][31], "NON-ZERO rewards only"),
+        ("G is len(rewards): the mean of all of them, not of the first 8", nb00.MISTAKES["00.group_advantages"][32], r"mean of the first 8 rewards only.*not a fixed 8"),
+        ("A = r - mean, no constant added (5e-6)", nb00.MISTAKES["00.group_advantages"][33], r"you added 5e-06 to every advantage"),
+        ("A = r - mean, no epsilon added (1e-7)", nb00.MISTAKES["00.group_advantages"][34], r"you added 1e-07 to every advantage"),
+        ("the mean as baseline, not the first reward", nb00.MISTAKES["00.group_advantages"][35], r"you subtracted the first reward, rewards\[0\]"),
     ],
     "00.length_ratio_reward": [
         ("an EMPTY concise answer earns 0", lambda a, b: 1.0 if not a else nb00.length_ratio_reward(a, b),
@@ -157,6 +161,7 @@ BOUNDARIES = {
         ("not a running mean", nb01.MISTAKES["01.leave_one_out"][24], "running mean"),
         ("mean of others, not median of all", nb01.MISTAKES["01.leave_one_out"][25], "MEDIAN of all G rewards"),
         ("not the quantile median", nb01.MISTAKES["01.leave_one_out"][26], r"MEDIAN of all G rewards \(rewards\.quantile"),
+        ("G is the sample count, not the distinct rewards", nb01.MISTAKES["01.leave_one_out"][27], r"DISTINCT rewards.*len\(rewards\) = 4"),
     ],
     "01.sequence_logprob": [
         ("a bool mask", lambda lp, m: torch.einsum("gc,gc->g", lp, m), "bool mask"),
@@ -187,6 +192,7 @@ BOUNDARIES = {
         ("the mask, not a value threshold", nb01.MISTAKES["01.sequence_logprob"][35], "the mask, not the value, says which tokens are real"),
         ("rare real tokens count", nb01.MISTAKES["01.sequence_logprob"][36], r"dropped the real tokens.*rare token"),
         ("the mask, not != -7.5", nb01.MISTAKES["01.sequence_logprob"][37], r"token_logp != -7\.5"),
+        ("the tokens are the last axis", nb01.MISTAKES["01.sequence_logprob"][6], r"summed over axis 0.*sum\(-1\)"),
     ],
     "01.grpo_token_mean_loss": [
         ("an empty completion: max(|a|, 1)", lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1)).mean(), "max"),
@@ -222,6 +228,9 @@ BOUNDARIES = {
         ("no /sum|A|", nb01.MISTAKES["01.grpo_token_mean_loss"][38], r"advantages\.abs\(\)\.sum\(\)"),
         ("no exp of the mean", nb01.MISTAKES["01.grpo_token_mean_loss"][39], "exp of each completion's mean log-prob"),
         ("log-probs, not probabilities", nb01.MISTAKES["01.grpo_token_mean_loss"][40], "token PROBABILITIES"),
+        ("the guard is max(|a|, 1), not 2", nb01.MISTAKES["01.grpo_token_mean_loss"][41], r"max\(\|a\^\(g\)\|, 2\)"),
+        ("lengths over the tokens (crash)", nb01.MISTAKES["01.grpo_token_mean_loss"][42], r"mask\.sum\(0\).*RuntimeError.*mask\.sum\(-1\)"),
+        ("lengths over the tokens (runs)", nb01.MISTAKES["01.grpo_token_mean_loss"][43], r"lengths over the wrong axis.*mask\.sum\(-1\)"),
     ],
     "02.joint_actions": [
         ("sample indices 0 .. G-1", lambda n, G, mode: [tuple(k + 1 for k in row) for row in nb02.joint_table(n, G, mode)],
@@ -265,6 +274,10 @@ BOUNDARIES = {
         ("no abs on the credits", nb02.MISTAKES["02.cross_credit"][27], r"absolute value, \.abs\(\)"),
         ("advantages unclipped", nb02.MISTAKES["02.cross_credit"][28], r"\.clamp\(-1, 1\)"),
         ("credits unclipped", nb02.MISTAKES["02.cross_credit"][29], r"\.clamp\(-1, 1\)"),
+        ("ONE baseline, not r[1:]", nb02.MISTAKES["02.cross_credit"][30], r"mean of r\[1:\], an off-by-one slice"),
+        ("all partner samples, not a slice", nb02.MISTAKES["02.cross_credit"][31], r"slice of the partner's samples.*off-by-one"),
+        ("the mean, not A[k, 0]", nb02.MISTAKES["02.cross_credit"][32], r"ONE joint action per sample.*column 0 of A"),
+        ("the mean, not A[agent]", nb02.MISTAKES["02.cross_credit"][33], r"ONE joint action per sample.*row 0 of A"),
     ],
     "02.shared_losses": [
         ("equal rewards: advantage 0, not nan (std-scaled)", nb02.MISTAKES["02.shared_losses"][5], "std"),
@@ -301,6 +314,16 @@ BOUNDARIES = {
         ("one loss per agent, not their mean", nb02.MISTAKES["02.shared_losses"][34], "MEAN of the agents' losses"),
         ("n = len(logps), not two agents", nb02.MISTAKES["02.shared_losses"][35], r"assumes two agents.*n = len\(logps\)"),
         ("advantages unclipped", nb02.MISTAKES["02.shared_losses"][36], r"A\.clamp\(-1, 1\)"),
+        ("all G rewards, not rewards[1:]", nb02.MISTAKES["02.shared_losses"][37], r"mean of rewards\[1:\], an off-by-one slice"),
+        ("all G rewards, not rewards[:-1]", nb02.MISTAKES["02.shared_losses"][38], r"mean of rewards\[:-1\], an off-by-one slice"),
+        ("average all G, not [1:]", nb02.MISTAKES["02.shared_losses"][39], r"\(A \* lp\)\[1:\], an off-by-one slice"),
+        ("a list, not a dict", nb02.MISTAKES["02.shared_losses"][40], r"you returned a dict.*KEYS"),
+        ("a list, not a dict by name", nb02.MISTAKES["02.shared_losses"][41], r"you returned a dict.*KEYS"),
+        ("not torch.zeros(())", nb02.MISTAKES["02.shared_losses"][42], r"0 for every input.*torch\.zeros"),
+        ("not 0 * lp.sum()", nb02.MISTAKES["02.shared_losses"][43], r"0 for every input.*0 \* lp\.sum\(\)"),
+        ("A elementwise, not A.mean()", nb02.MISTAKES["02.shared_losses"][44], r"0 for every input.*A\.mean\(\)"),
+        ("not A.mean() * lp.mean()", nb02.MISTAKES["02.shared_losses"][45], r"0 for every input.*A\.mean\(\)"),
+        ("logps[i] alone, not + 0 * sum(logps)", nb02.MISTAKES["02.shared_losses"][46], r"a second time.*even multiplied by 0"),
     ],
     "03.length_level": [
         ("r = 1.1 pays 0 and scoring goes on", nb03._length_level_strict(True, False), "Both ends"),
@@ -347,6 +370,10 @@ BOUNDARIES = {
         ("T: whole text lower-cased, not each sentence's first letter", nb03.MISTAKES["03.coherence_T"][20], r"first letter of each sentence.*'meanwhile' \(written 'Meanwhile'\).*`low = text\.lower\(\)`"),
         ("T a Python float, not np.float32", nb03.MISTAKES["03.coherence_T"][21], r"float32 keeps about 7 digits: return a Python float"),
         ("T a Python float, not a float32 tensor's .item()", nb03.MISTAKES["03.coherence_T"][22], r"float32 keeps about 7 digits: return a Python float"),
+        ("κ counts a category once, not once per sentence", nb03.MISTAKES["03.coherence_T"][23], r"sentence by sentence and added the counts.*capped at 12\. κ \(kappa\) counts each category ONCE"),
+        ("κ counts a category once, not per sentence (no cap)", nb03.MISTAKES["03.coherence_T"][24], r"sentence by sentence and added the counts \(a category found in two sentences then counts twice\)\. κ"),
+        ("categories counted, not phrases capped at 12", nb03.MISTAKES["03.coherence_T"][25], r"you counted phrases, capped at 12"),
+        ("categories counted, not distinct phrases", nb03.MISTAKES["03.coherence_T"][26], r"you counted the distinct PHRASES found \(a set of phrases\), capped at 12"),
     ],
     "03.honest_tldr_reward": [
         ("exactly 1/5 repeated is not above 0.2 (a lower threshold)", _honest(0.19), "with 0.2 itself"),
@@ -507,6 +534,10 @@ BOUNDARIES = {
         ("gamma is the argument, not 0.9", nb05.MISTAKES["05.discounted_returns"][46], r"At gamma = 0\.5 you returned the gamma = 0\.9 returns.*Use the argument"),
         ("gamma once, not gamma * gamma", nb05.MISTAKES["05.discounted_returns"][47], r"You discounted twice"),
         ("the child's mean, not sum / this node's M", nb05.MISTAKES["05.discounted_returns"][48], r"by THIS node's number of joint actions \(len\(node\.rewards\)"),
+        ("r_j + gamma*mean, not minus", nb05.MISTAKES["05.discounted_returns"][49], r"You SUBTRACTED the child's part"),
+        ("r_j + gamma*mean, not gamma*mean - r_j", nb05.MISTAKES["05.discounted_returns"][50], r"You subtracted the joint action's own reward"),
+        ("the returns, not -R", nb05.MISTAKES["05.discounted_returns"][51], r"You returned the returns NEGATED"),
+        ("gamma on the child's part only, not gamma*(r_j + mean)", nb05.MISTAKES["05.discounted_returns"][52], r"R_j = gamma \* \(r_j \+ mean of child j's returns\)"),
     ],
     "05.early_termination_threshold": [
         ("a group whose mean EQUALS the threshold is expanded (ties)", _threshold_ge, "equals it is expanded"),
@@ -534,6 +565,11 @@ BOUNDARIES = {
         ("no fixed step below a tie: 0.01", nb05.MISTAKES["05.early_termination_threshold"][34], r"a fixed step below a tie can skip a group just below it.*step to the next lower mean"),
         ("no fixed step below a tie: 0.05", nb05.MISTAKES["05.early_termination_threshold"][35], r"You stepped a fixed 0\.05 below the tie.*step to the next lower mean"),
         ("no fixed step below a tie: 0.06", nb05.MISTAKES["05.early_termination_threshold"][36], r"You stepped a fixed 0\.06 below the tie.*step to the next lower mean"),
+        ("expanded groups counted, not sum(m > v)", nb05.MISTAKES["05.early_termination_threshold"][37], r"You counted the groups ABOVE the threshold.*comparison reversed"),
+        ("expanded groups counted, not sum(m >= v)", nb05.MISTAKES["05.early_termination_threshold"][38], r"You counted the groups ABOVE the threshold.*comparison reversed"),
+        ("no clamp at 0: means can be 0", nb05.MISTAKES["05.early_termination_threshold"][39], r"A threshold of 0 still expands groups.*clamped at 0"),
+        ("no default 0.0 when nothing fits", nb05.MISTAKES["05.early_termination_threshold"][40], r"A threshold of 0 still expands groups.*default of 0\.0"),
+        ("at or below, not strictly below", nb05.MISTAKES["05.early_termination_threshold"][41], r"strictly BELOW the threshold"),
     ],
     "06.std_scaled_advantages": [
         ("a group that agrees: eps keeps it finite", lambda R: (R - R.mean()) / R.std(), "eps"),
@@ -703,6 +739,8 @@ BOUNDARIES = {
         ("no epsilon, however small (1e-8)", nb08.MISTAKES["08.k3_estimator"][36], r"yours is 1e-08.*An added constant"),
         ("float16 inputs: a precision slip", nb08.MISTAKES["08.k3_estimator"][37], r"k3 of the inputs rounded to float16.*precision slip"),
         ("k3 computed in bfloat16", nb08.MISTAKES["08.k3_estimator"][38], r"every value you return is a bfloat16 number.*precision slip"),
+        ("an overflowed k3 stays inf, not 0 (nan_to_num posinf=0)", nb08.MISTAKES["08.k3_estimator"][39], r"you turn the overflowed terms into 0.*nan_to_num"),
+        ("an overflowed k3 stays inf, not masked to 0 (isfinite)", nb08.MISTAKES["08.k3_estimator"][40], r"you turn the overflowed terms into 0.*isfinite"),
     ],
     "08.spot_the_hack": [
         ("a reward rise of exactly 0.1 is not MORE than 0.1", _spot(strict=(False, True, True)), "exactly 0.1"),
@@ -740,6 +778,7 @@ BOUNDARIES = {
         ("the falling ramp is 0.4 wide", nb09.MISTAKES["09.vocabulary_level"][16], r"falling ramp moves 0\.5 over only 0\.2 of u, the rising ramp.s width copied"),
         ("the ramps' widths are not swapped", nb09.MISTAKES["09.vocabulary_level"][17], r"ramps. widths are swapped"),
         ("the level rises, then falls", nb09.MISTAKES["09.vocabulary_level"][18], r"ramps run the wrong way"),
+        ("rounded to 6 decimals is refused", nb09.MISTAKES["09.vocabulary_level"][19], r"rounded to 6 decimals"),
     ],
     "09.stop_level": [
         ("128 and 256 words are inside", _stop(l1=lambda a, b: all(128 < len(c.split()) < 256 for c in (a, b))), None),
@@ -775,6 +814,8 @@ BOUNDARIES = {
         ("no tolerance of 5e-4 at L2's edges", nb09.MISTAKES["09.stop_level"][47], r"rounds l to 3 decimals, or adds a tolerance"),
         ("no tolerance of 8e-4 at L2's edges", nb09.MISTAKES["09.stop_level"][48], r"adds a tolerance to its edges \(0\.8 - eps <= l <= 1\.5 \+ eps"),
         ("u = 1.74 is outside (not rounded to 1 decimal)", nb09.MISTAKES["09.stop_level"][49], r"rounds u \(to 1 decimal\)"),
+        ("u by /, not // (floor division)", nb09.MISTAKES["09.stop_level"][50], r"computes u with // \(floor division\)"),
+        ("a level is an int: 4, not 4.0", nb09.MISTAKES["09.stop_level"][51], r"return an int.*only the type is wrong"),
     ],
 }
 

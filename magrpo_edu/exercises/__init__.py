@@ -31,7 +31,7 @@ import pkgutil
 from typing import Any, Callable
 
 __all__ = ["ExerciseFailed", "check", "exercise", "exercises", "exercises_left", "solution", "mistakes", "variants",
-           "use_solutions"]
+           "use_solutions", "solution_used"]
 
 _CHECKS: dict[str, Callable[[Any], None]] = {}
 _LEFT: dict[str, None] = {}  # exercises this process answered with the reference solution, in the order met
@@ -298,6 +298,12 @@ def exercises_left() -> list[str]:
     else:
         print("every exercise met in this session was solved by you")
     return left
+
+
+def solution_used(name: str) -> bool:
+    """Whether this kernel answered exercise `name` with the reference solution (unsolved, or `use_solutions()`): a
+    later cell that runs the answer can then say whose answer it ran."""
+    return name in _LEFT
 
 
 def check(name: str, answer: Any) -> Any:

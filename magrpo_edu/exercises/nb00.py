@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 
 from . import ExerciseFailed, call_answer, exercise, not_a_wrapper as _not_a_wrapper, \
     not_the_library as _not_the_library, outputs_per_group, plain_number, rounded_to
@@ -19,7 +20,76 @@ _GROUPS = [
     [-0.5, 0.5, 0.0],            # mean 0: the advantages equal the rewards, yet must be a new list
     [-15.0, 5.0, 25.0, 1.0],     # mean 4, advantages -19, 1, 21, -3: a spread over 20, so a clamp to [-10, 10] shows
     [0.0, 0.0, 1.0, 0.5],        # two zero rewards: the mean of the non-zero ones (0.75) is not sum / (G-1) (0.5)
+    # G = 12, more than the quickstart's G = 8: a mean of the first 8 rewards only (rewards[:8], min(G, 8)) shows;
+    # mean 5.55 / 12 = 0.4625, of the first 8 0.5125
+    [0.9, 0.1, 0.8, 0.3, 0.5, 0.6, 0.2, 0.7, 0.0, 1.0, 0.4, 0.05],
 ]
+
+
+def _f32(x: float) -> float:
+    """x rounded to the nearest float32 (what torch.tensor(rewards) or np.float32 holds of it)."""
+    return struct.unpack("f", struct.pack("f", x))[0]
+
+
+def _exact_in_float32(rewards) -> bool:
+    """Whether the advantages of this group come out EXACT in float32 too, in any order of summation: every reward a
+    multiple of 2**-10 below 2**10 in size (so every partial sum is one as well, exact in float32's 24 bits), and the
+    mean and each advantage float32 numbers. On such a group any answer, float32 or float64, is exact."""
+    if any(r * 1024 != int(r * 1024) for r in rewards) or sum(abs(r) for r in rewards) >= 1024:
+        return False
+    mean = sum(rewards) / len(rewards)
+    return all(_f32(v) == v for v in [mean, *(r - mean for r in rewards)])
+
+
+def _tolerance(rewards) -> float:
+    """How far an advantage may lie from r - mean(r) (computed in float64) on this group.
+
+    Float64 in another order (numpy's pairwise sum, math.fsum, torch float64) lands within 1e-12. Float32 (torch's
+    default dtype, which the trainer uses too) is accepted: its noise, at most about (G + 3) float32 roundings of the
+    largest reward, is bounded by (G + 4) * 2**-23 * max|r|. But on a group exact in float32 (whole numbers, halves,
+    quarters) float32 is exact too, so there any difference is refused: a constant added to every advantage
+    (+1e-7, an epsilon) shows there, however small."""
+    scale = max(1.0, max(abs(r) for r in rewards))
+    if _exact_in_float32(rewards):
+        return 1e-12 * scale
+    return max(1e-12 * scale, (len(rewards) + 4) * 2 ** -23 * max(abs(r) for r in rewards))
+
+
+def _offset_of(fn, rewards, got, want) -> float | None:
+    """The constant c when the answer is r - mean(r) + c, the same c on this group and on every other group where it
+    answers, up to the noise _tolerance lets through (float32's, computed before or after adding c); c not 0. None
+    otherwise."""
+    if not got or not all(math.isfinite(g) for g in got):
+        return None
+    here = _tolerance(rewards)
+    c = got[0] - want[0]
+    same = lambda out, ws, tol: all(abs((g - w) - c) <= here + tol + 1e-3 * abs(c)  # noqa: E731
+                                    for g, w in zip(out, ws))
+    if abs(c) <= here or not same(got, want, here):
+        return None
+    for x, out in zip(_GROUPS, _outputs(fn)):
+        m = sum(x) / len(x)
+        if out is not None and not same(out, [r - m for r in x], _tolerance(x)):
+            return None
+    return c
+
+
+def _part_mean_used(fn, rewards, got) -> tuple[str, int] | None:
+    """("first" or "last", k) when the answer subtracts the mean of only the first (or last) k rewards, k < G here,
+    and the same of min(k, G) rewards on every other group where it answers (a group size fixed at k: rewards[:8],
+    min(len(rewards), 8)); None otherwise."""
+    parts = {"first": lambda x, k: x[:k], "last": lambda x, k: x[-k:]}
+    for k in range(1, len(rewards)):
+        for where, part in parts.items():
+            def subtracted(x, k=k, part=part):
+                p = part(x, min(k, len(x)))
+                return [r - sum(p) / len(p) for r in x]
+            if any(not math.isfinite(g) or abs(g - w) > 1e-9 for g, w in zip(got, subtracted(rewards))):
+                continue
+            if all(out is None or all(abs(g - w) <= 1e-9 for g, w in zip(out, subtracted(x)))
+                   for x, out in zip(_GROUPS, _outputs(fn))):
+                return where, k
+    return None
 
 
 def _rounded_places(fn):
@@ -231,11 +301,35 @@ def check_group_advantages(fn) -> None:
                                  f"{_numbers(got)} (close but not equal: "
                                  f"{_rounded_words(_rounded_places(fn))}; do not round, return r - mean(r) "
                                  "as computed, the notebook compares them with the trainer's own advantages)")
-        if any(not math.isfinite(g) or abs(g - w) > 1e-5 for g, w in zip(got, want)):
+        # Beyond float64 noise, and beyond float32's too where float32 has any (_tolerance): a constant added to every
+        # advantage, even 1e-7, is refused on the groups that float32 computes exactly.
+        tol = _tolerance(rewards)
+        if any(not math.isfinite(g) or abs(g - w) > tol for g, w in zip(got, want)):
             G = len(rewards)
             close = lambda xs: all(math.isfinite(g) and abs(g - x) < 1e-5 for g, x in zip(got, xs))
             hint = ""
-            if len(set(rewards)) == 1:
+            if (c := _offset_of(fn, rewards, got, want)) is not None:
+                hint = (f" (you added {c:.3g} to every advantage, on every group: they sum to {sum(got):.3g} here, "
+                        "where advantages relative to the group mean sum to 0. A = r - mean(r), nothing added: no "
+                        "epsilon, no shift, however small)")
+            elif (part := _part_mean_used(fn, rewards, got)) is not None:
+                where, k = part
+                used, cut = (rewards[:k], f"[:{k}]") if where == "first" else (rewards[-k:], f"[-{k}:]")
+                took = (f"you subtracted the {where} reward, rewards[{0 if where == 'first' else -1}] = {used[0]:g}, "
+                        "from every reward" if k == 1 else f"you took the mean of the {where} {k} rewards only, "
+                        f"rewards{cut}, {sum(used):g} / {k} = {sum(used) / k:.6g}")
+                hint = (f" ({took}: this group has G = {G} rewards, and the "
+                        f"baseline is the mean of ALL of them, sum(rewards) / len(rewards) = {sum(rewards):g} / {G} = "
+                        f"{sum(rewards) / G:.6g}"
+                        + (f". G is len(rewards), whatever the group's size, not a fixed {k}" if k > 1 else "")
+                        + (" (the quickstart's num_generations)" if k == 8 else "") + ")")
+            elif within:     # within 1e-5, beyond float32's noise: no shape of the hints below is that close
+                off = max(abs(g - w) for g, w in zip(got, want))
+                hint = (f" (close but not equal, off by up to {off:.2g}: "
+                        + ("on this group float32 and float64 both give the advantages exactly" if tol < 1e-9 else
+                           f"more than float32's rounding explains here (at most {tol:.1g})")
+                        + ". Return r - mean(r) as computed, in Python floats: do not round, add or rescale anything)")
+            elif len(set(rewards)) == 1:
                 hint = " (when every joint action scored the same, none is better than the group: all advantages are 0)"
             elif all(g == 0 for g in got):
                 hint = (" (every advantage you returned is 0, but these rewards differ: some joint actions beat the group "
@@ -302,8 +396,12 @@ def check_group_advantages(fn) -> None:
             else:
                 hint = (" (they sum to 0 as they should, but are rescaled: MAGRPO does not divide or multiply them by "
                         "anything, the std, the range or G; A = r - mean(r), nothing else)")
+            shown = [round(v, 6) if math.isfinite(v) else v for v in got]
+            if shown == [round(v, 6) for v in want]:     # a difference below 1e-6 (+1e-7): shown with more digits
+                raise ExerciseFailed(f"for rewards {rewards} the advantages are {_numbers(want)}, you returned "
+                                     f"{_numbers(got)}{hint}")
             raise ExerciseFailed(f"for rewards {rewards} the advantages are {[round(v, 6) for v in want]}, "
-                                 f"you returned {[round(v, 6) if math.isfinite(v) else v for v in got]}{hint}")
+                                 f"you returned {shown}{hint}")
 
 
 _PAIRS = [

@@ -223,6 +223,22 @@ def _value_slip(logp, mask, answers, got) -> str | None:
     return None
 
 
+def _summed_over_completions(out, logp, mask) -> str | None:
+    """What an answer of shape (C,) did when its values are the sums over axis 0, the G completions (of the masked
+    log-probs or of the raw ones): one number per token position instead of one per completion; None otherwise."""
+    G, C = logp.shape
+    if not isinstance(out, torch.Tensor) or tuple(out.shape) != (C,) or C == G:
+        return None
+    vals = out.detach().double()
+    readings = ((logp.double() * mask.double()).sum(0), logp.double().sum(0))
+    if not any(torch.allclose(vals, v, atol=1e-5) for v in readings):
+        return None
+    return (f"sequence_logprob should return shape ({G},), one value per completion; you returned shape ({C},): you "
+            f"summed over axis 0 (sum(0), dim=0), the G = {G} completions, which gives one number per token POSITION. "
+            f"token_logp and mask are (G, C) = ({G}, {C}): the completions along axis 0, the tokens along the LAST "
+            "axis. Sum over the tokens, sum(-1): (token_logp * mask).sum(-1).")
+
+
 @exercise("01.sequence_logprob")
 def check_sequence_logprob(fn):
     for logp, mask in _cases() + [_float64_case()]:
@@ -235,6 +251,8 @@ def check_sequence_logprob(fn):
                 raise ExerciseFailed("your function changed its inputs in place (mask or token_logp): the caller uses "
                                      "them again. Use out-of-place operations, token_logp * mask, and leave the "
                                      "inputs as they are.")
+            if (axis0 := _summed_over_completions(out, logp, m)) is not None:
+                raise ExerciseFailed(axis0)
             got = _tensor("sequence_logprob(token_logp, mask)", out, logp.shape[:1])
             if got.dtype != logp.dtype:
                 raise ExerciseFailed(f"sequence_logprob returned a {got.dtype} tensor from {logp.dtype} token log-probs "
@@ -442,6 +460,22 @@ def _median_of_all(fn, groups, R, got) -> tuple | None:
     return None
 
 
+def _distinct_count(fn, groups, R, got) -> int | None:
+    """The number u of DISTINCT rewards when the answer divides the sum of the others by u - 1 (rewards.unique(), ties
+    counted once) on this group, where a tie makes u < G, and on every other group with two distinct rewards or more
+    where it answers (a group of equal rewards, u = 1, tells only how the answer guards u - 1 = 0); None otherwise."""
+    def reading(X):
+        u = X.unique().numel()
+        return X - (X.sum() - X) / (u - 1)
+    u = R.unique().numel()
+    if not 2 <= u < len(R) or not torch.allclose(got, reading(R.float()), atol=1e-5):
+        return None
+    if all(o is None or torch.tensor(x).unique().numel() < 2 or torch.allclose(o, reading(torch.tensor(x)), atol=1e-5)
+           for x, o in zip(groups, _outputs(fn, groups))):
+        return u
+    return None
+
+
 @exercise("01.leave_one_out")
 def check_leave_one_out(fn):
     # [0.5, 1, 0.25, 0.75]: the others' median and the mean of all G differ from the others' mean and from each other;
@@ -552,6 +586,13 @@ def check_leave_one_out(fn):
             if torch.allclose(got, R - (R.sum() - R) / G, atol=1e-5):
                 raise ExerciseFailed(f"for rewards {r} you divided the sum of the other rewards by G = {G}; "
                                      f"there are G-1 = {G - 1} other rewards.")
+            if (u := _distinct_count(fn, groups, R, got)) is not None:
+                raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are {shown}, you returned {gave}: "
+                                     f"you divided the sum of the others by {u - 1}, the number of DISTINCT rewards "
+                                     f"minus 1 (rewards.unique() has {u} values here). G is the number of samples, "
+                                     f"len(rewards) = {G}, not the number of distinct values: two samples with the "
+                                     "same reward (a tie) are still separate samples, each one of the others. Divide "
+                                     f"by G-1 = {G - 1}: r_g - (sum of the others) / (len(rewards) - 1).")
             fixed = [d for d in range(1, 10) if d not in (G - 1, G)
                      and torch.allclose(got, R - (R.sum() - R) / d, atol=1e-5)]
             if fixed:
@@ -621,7 +662,7 @@ def _dtype_changed(name: str, got, want, inputs: str, what: str) -> str:
             ".double(), .float(), .half() or .to(...) on them or on the result"
             + (" (and a result built in torch.zeros(...) or torch.tensor([...]) is float32 unless told otherwise: "
                "torch.zeros_like(...), or dtype=... of the inputs)" if got == torch.float32 else "")
-            + ". " + (f"The library's group_advantages gives float64 advantages for float64 rewards and float32 ones "
+            + ". " + ("The library's group_advantages gives float64 advantages for float64 rewards and float32 ones "
                       "for float32 rewards (other dtypes it computes in float32)" if inputs == "rewards" else
                       "The library's loss follows the dtype of its log-probs (float64 log-probs give a float64 loss, by "
                       "torch's type promotion; float32 ones a float32 loss)")
@@ -711,6 +752,52 @@ def _makes_square(fn) -> tuple | None:
     return (G, G) if seen else None
 
 
+def _clamped_lengths(fn) -> int | None:
+    """The guard k > 1 when the answer divides each completion's sum by max(|a^(g)|, k) (lengths.clamp_min(k)) on every
+    group where it answers, and that differs from max(|a^(g)|, 1) in one group at least (a completion shorter than k
+    tokens, not empty); None otherwise."""
+    cases, outs = _loss_cases(), _loss_outputs(fn)
+    for k in (2, 3, 4, 5):
+        readings = [float(-(A * (lp * m).sum(-1) / m.sum(-1).clamp_min(k)).mean()) for lp, m, A in cases]
+        if all(o is None or abs(o - v) <= 1e-5 * max(1.0, abs(v)) for o, v in zip(outs, readings)) and any(
+                o is not None and abs(v - float(_grpo(lp, m, A))) > 1e-5 for o, v, (lp, m, A) in zip(outs, readings, cases)):
+            return k
+    return None
+
+
+def _square_case():
+    """A group of G = 4 completions padded to C = 4 positions (lengths 4, 2, 3, 1): mask.sum(0), the count per token
+    POSITION (4, 3, 2, 1), then has the shape of the lengths, so an answer that takes the lengths over axis 0 runs."""
+    g = torch.Generator().manual_seed(11)
+    lengths, C = torch.tensor([4, 2, 3, 1]), 4
+    mask = (torch.arange(C).unsqueeze(0) < lengths.unsqueeze(1)).float()
+    logp = torch.where(mask.bool(), -torch.rand(4, C, generator=g) * 3 - 0.1, torch.full((4, C), -7.5))
+    return logp, mask, torch.tensor([0.9, -1.3, 0.4, 0.6])
+
+
+def _lengths_axis_slip(fn, logp, err: Exception | None = None) -> str | None:
+    """What an answer did that takes the lengths over axis 0, mask.sum(0) (one count per token position, not one
+    length per completion), read off the square group where that runs; None when it does not give that reading
+    there. `err` is its crash on the group of `logp`, a (G,) against a (C,) tensor."""
+    lp, m, A = _square_case()
+    try:
+        out = fn(lp.clone().requires_grad_(True), m.clone(), A.clone())
+        out = out.detach().double().reshape(())
+    except Exception:  # noqa: BLE001  no evidence either way
+        return None
+    s = (lp * m).sum(-1).double()
+    wrong, right = -(A * s / m.sum(0).clamp_min(1)).mean(), _grpo(lp, m, A).double()
+    if not torch.allclose(out, wrong, atol=1e-5) or torch.allclose(out, right, atol=1e-5):
+        return None
+    G, C = logp.shape
+    return ("you took the lengths over the wrong axis: mask.sum(0) sums over axis 0, the G completions, and gives one "
+            f"count per token POSITION, shape (C,) = ({C},), not one length per completion"
+            + (f" (here that (C,) tensor met the (G,) = ({G},) advantages and sums, and your function raised "
+               f"{type(err).__name__}: {first_line(err).rstrip('.')})" if err is not None else "")
+            + ". |a^(g)| is the number of real tokens of completion g: mask.sum(-1), over the LAST axis, the tokens, "
+            "shape (G,), then max(|a^(g)|, 1), lengths = mask.sum(-1).clamp_min(1).")
+
+
 _NAN_GRADIENT = ("with a completion with no tokens (all of its mask 0) your loss is finite but its GRADIENT is nan: "
                  "torch.where(n > 0, s / n, 0) or (s / n).nan_to_num() still compute s / 0, and backward multiplies 0 "
                  "by inf there. Divide by max(|a^(g)|, 1) (lengths.clamp_min(1)) instead, so nothing is ever divided "
@@ -730,7 +817,8 @@ def check_grpo_token_mean_loss(fn):
         want = _grpo(logp, mask, A)                 # before the learner's function sees the inputs
         leaf = logp.clone().requires_grad_(True)
         given_mask, given_A = mask.clone(), A.clone()
-        got = call_answer(fn, leaf, given_mask, given_A, said=lambda e: _raised("your grpo_token_mean_loss", e))
+        got = call_answer(fn, leaf, given_mask, given_A, said=lambda e, logp=logp: (
+            _lengths_axis_slip(fn, logp, e) or _raised("your grpo_token_mean_loss", e)))
         for what, given, orig in (("advantages", given_A, A), ("mask", given_mask, mask),
                                   ("token_logp", leaf.detach(), logp)):
             if not torch.equal(given, orig):
@@ -783,6 +871,9 @@ def check_grpo_token_mean_loss(fn):
                                  f"completions by {d}: you fixed G = {d}; the check also uses groups of "
                                  f"{', '.join(map(str, sizes[:-1]))} and {sizes[-1]} completions. Take G from the "
                                  "inputs, .mean() over the completions (or divide by len(advantages)).")
+        if (axis := _lengths_axis_slip(fn, logp)) is not None:
+            raise ExerciseFailed(f"for this group the GRPO loss is {want.item():.5f}, you returned {got.item():.5f}: "
+                                 + axis)
         if (G_shape := _makes_square(fn)) is not None:
             raise ExerciseFailed(f"for this group the GRPO loss is {want.item():.5f}, you returned {got.item():.5f}: "
                                  f"your function builds a (G, G) = {G_shape} table on the way. A per-completion "
@@ -845,6 +936,15 @@ def check_grpo_token_mean_loss(fn):
         if torch.allclose(got, -(A * logp.sum(-1) / lengths.clamp_min(1)).mean(), atol=1e-5):
             raise ExerciseFailed("the right lengths, but the padding entered your sums: multiply token_logp by the mask "
                                  "before summing over t.")
+        if (k := _clamped_lengths(fn)) is not None and torch.allclose(
+                got, -(A * (logp * mask).sum(-1) / lengths.clamp_min(k)).mean(), atol=1e-5):
+            raise ExerciseFailed(f"for completions of {lengths.int().tolist()} real tokens the GRPO loss is "
+                                 f"{want.item():.5f}, you returned {got.item():.5f}: you divided each completion's "
+                                 f"sum by max(|a^(g)|, {k}) (lengths.clamp_min({k})), not max(|a^(g)|, 1): that "
+                                 f"changes the divisor of every completion shorter than {k} tokens (a 1-token "
+                                 f"completion's sum divided by {k}, not by 1; the empty one's by {k}). The guard only "
+                                 "keeps an empty completion from dividing by zero; every other completion is divided "
+                                 "by its own length |a^(g)| = mask.sum(-1): lengths.clamp_min(1).")
         if torch.allclose(got, -(A * (logp * mask).sum(-1) / (lengths + 1)).mean(), atol=1e-5):
             raise ExerciseFailed("you divided by |a^(g)| + 1; the guard is max(|a^(g)|, 1), which changes only an empty "
                                  "completion's divisor.")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 import numbers
+from collections.abc import Mapping
 
 from . import (ExerciseFailed, call_answer, exercise, first_line, is_bool, not_a_wrapper, not_the_library,
                rounded_to)
@@ -231,6 +232,62 @@ def check_cross_credit(fn) -> None:
     def credit(r_, agent_):
         return (r_ - r_.mean()).mean(dim=1 - agent_)
 
+    def one_entry(r_, got_) -> str | None:
+        """Which single row or column of A = r - r.mean() (or of r itself) got_ is, said for the message ("column 0
+        of A = r - r.mean()"): the credit of sample k taken from ONE joint action, not averaged; None when none."""
+        G_ = r_.shape[0]
+        for of, name_ in ((r_ - r_.mean(), "A = r - r.mean()"), (r_, "r")):
+            for j in range(G_):
+                for line, say in ((of[:, j], f"column {j}"), (of[j], f"row {j}")):
+                    if torch.allclose(got_, line.to(torch.float32), atol=1e-5):
+                        return f"{say} of {name_}"
+        return None
+
+    def explains_one_entry() -> bool:
+        """Whether fn's answer is ONE row or column of A (or r) in EVERY case, for both agents (the same slip,
+        whichever line it picks): a case where fn fails, or returns no G numbers, is no evidence either way."""
+        for r_ in cases:
+            for agent_ in (0, 1):
+                try:
+                    out = _as_credits(fn(r_.clone(), agent_))
+                except Exception:  # noqa: BLE001  the learner's function may fail on another case: no evidence
+                    continue
+                if out is None or out.shape != (r_.shape[0],):
+                    continue
+                if one_entry(r_, out) is None:
+                    return False
+        return True
+
+    def partner_slice(r_, a_, take, div: str):
+        """The credit averaged over a slice `take` of the partner's samples only: A[:, 1:] for agent 1 (a_ = 0),
+        A[1:, :] for agent 2, A = r - r.mean(); their mean, or their sum divided by G."""
+        part = take((r_ - r_.mean()).T if a_ == 0 else r_ - r_.mean())   # (partner samples kept, G)
+        return part.mean(dim=0) if div == "mean" else part.sum(dim=0) / r_.shape[0]
+
+    # Off-by-one slices (a range(1, G) or range(G - 1) loop, r[1:], r[:-1]): (the message's hint, credit_of).
+    sliced = []
+    for cut, left, idx in (("[1:]", "first", "0"), ("[:-1]", "last", "G-1")):
+        take = (lambda t: t[1:]) if cut == "[1:]" else (lambda t: t[:-1])
+        for of, what in ((f"r{cut}", f"{left} row, agent 1's sample {idx}"),
+                         (f"r[:, {cut[1:-1]}]", f"{left} column, agent 2's sample {idx}"),
+                         (f"r.flatten(){cut}", f"{left} joint reward, r[{idx}, {idx}]")):
+            pick = ((lambda t, take=take: take(t)) if of.startswith("r[") and not of.startswith("r[:") else
+                    (lambda t, take=take: take(t.T)) if of.startswith("r[:") else
+                    (lambda t, take=take: take(t.flatten())))
+            sliced.append((f" Your baseline is the mean of {of}, an off-by-one slice that leaves out the {what}: the "
+                           "baseline is ONE mean over ALL G*G joint rewards, r.mean(), no slice (a loop over "
+                           "range(1, G) or range(G - 1) drops one the same way).",
+                           lambda r_, a_, pick=pick: (r_ - pick(r_).mean()).mean(dim=1 - a_)))
+        # the mean over the partner's samples taken over a slice of them: A[:, 1:] (agent 1), A[1:, :] (agent 2)
+        for div in ("mean", "sum"):
+            sliced.append((f" You averaged each sample's advantages over a slice of the partner's samples, "
+                           f"A[:, {cut[1:-1]}] for agent 1 or A[{cut[1:-1]}, :] for agent 2 (A = r - r.mean()): an "
+                           f"off-by-one slice that leaves out the partner's {left} sample, index {idx}. Sample k is in G joint "
+                           "actions, one per partner sample (row k for agent 1, column k for agent 2): average ALL "
+                           "of them, A.mean(dim=1) or A.mean(dim=0), no slice (a loop over range(1, G) or "
+                           "range(G - 1) drops one the same way).",
+                           lambda r_, a_, take=take, div=div: partner_slice(r_, a_, take, div)))
+
     # Answers that hold for G = 2 only (the by-hand cell's / 4 and / 2 kept): (what the message says, credit_of).
     assumes_g2 = [
         ("your baseline divides the sum of the rewards by 4 and your mean divides by 2, r.sum() / 4 and ... / 2",
@@ -340,6 +397,14 @@ def check_cross_credit(fn) -> None:
                             "r - r.mean(): that is aligned mode, where sample g is in one joint action only. In cross "
                             f"mode sample k is in {G} joint actions, row k for agent 1 and column k for agent 2: "
                             "average the advantages over all of them, A.mean(dim=1) or A.mean(dim=0).")
+                elif (entry := one_entry(r, got)) is not None and explains_one_entry():
+                    hint = (f" You took ONE joint action per sample as its credit: yours is {entry}, one entry "
+                            "r[k, j] for sample k (or r[j, k]) instead of the mean over the partner's samples. "
+                            f"Sample k is in G = {G} joint actions, one per partner sample (row k for agent 1, "
+                            "column k for agent 2): its credit is the MEAN of their advantages, A.mean(dim=1) for "
+                            "agent 1 or A.mean(dim=0) for agent 2, with A = r - r.mean(); no indexing such as "
+                            "A[k, 0], A[agent] or A[:, 0]."
+                            + (" Subtract the baseline, r.mean(), too." if entry.endswith(" of r") else ""))
                 elif torch.allclose(got, r.mean(dim=1 - agent), atol=1e-5):
                     hint = " You averaged the rewards, not the advantages: subtract the mean of all G*G rewards first."
                 elif torch.allclose(got, r.diagonal() - r.diagonal().mean(), atol=1e-5):
@@ -386,6 +451,9 @@ def check_cross_credit(fn) -> None:
                     hint = (" Your baseline is the mean of the diagonal, the G aligned joint actions r[g, g] only; "
                             f"cross mode's baseline is ONE mean over all {G * G} joint rewards, r.mean(), the "
                             "off-diagonal pairs included.")
+                elif (cut := next((say for say, of in sliced if torch.allclose(got, of(r, agent), atol=1e-5)
+                                   and explains(of)), None)) is not None:
+                    hint = cut
                 elif (k := rounded_to(got.tolist(), want[agent].tolist(), range(6),
                                       close=lambda a, b: abs(a - b) <= 1e-6)) is not None:
                     raise ExerciseFailed(f"for r = {r.tolist()} agent {agent + 1}'s credit is "
@@ -476,12 +544,37 @@ def check_shared_losses(fn) -> None:
                 return False
         return True
 
+    # Off-by-one slices (a loop over range(1, G) or range(G - 1), rewards[1:], rewards[:-1]): (hint, loss_of).
+    sliced = []
+    for cut, left in (("[1:]", "the first, index 0,"), ("[:-1]", "the last, index G-1,")):
+        take = (lambda t: t[1:]) if cut == "[1:]" else (lambda t: t[:-1])
+        loop = "range(1, G)" if cut == "[1:]" else "range(G - 1)"
+        sliced.append((f" Your baseline is the mean of rewards{cut}, an off-by-one slice that leaves out {left} of "
+                       "the G rewards: MAGRPO's baseline is the mean of ALL G rewards, rewards.mean(), no slice (a loop "
+                       f"over {loop} drops one the same way).",
+                       lambda lp_, rw, take=take: policy_loss(lp_, rw - take(rw).mean()).item()))
+        for div in ("mean", "sum"):
+            sliced.append((f" You averaged A * lp over (A * lp){cut}, an off-by-one slice that leaves out {left} of "
+                           "the G joint actions: the loss averages ALL G of them, -(A * lp).mean(), no slice (a loop "
+                           f"over {loop} drops one the same way).",
+                           lambda lp_, rw, take=take, div=div: (
+                               lambda part: -(part.mean() if div == "mean" else part.sum() / len(rw)))(
+                                   take(group_advantages(rw).detach() * lp_)).item()))
+
     for n, G, rewards, logps in cases:
         given = rewards.clone()
         got = call_answer(fn, [lp for lp in logps], given, said=lambda e, n=n, G=G: (
             f"for {n} agent(s) and G={G} your function raised {type(e).__name__}: {first_line(e)}. It receives a list "
             f"of {n} (G,) log-prob tensors and the (G,) rewards, and returns a list of one loss per agent."))
         _not_none(got, f"a list of one loss per agent ({n} here)")
+        if isinstance(got, Mapping):
+            keys = list(got.keys())
+            raise ExerciseFailed(f"return a list with one loss per agent ({n} here), `[... for lp in logps]`, loss i from "
+                                 f"logps[i]; you returned a {type(got).__name__} (keys {keys[:3]!r}"
+                                 + (", ..." if len(keys) > 3 else "") + "). The stag hunt below pairs your losses "
+                                 "with the agents' optimisers, `for opt, loss in zip(opts, losses)`, and a dict yields "
+                                 "its KEYS there, not the losses. Return a list in the order of logps, no keys: "
+                                 "`[-(A * lp).mean() for lp in logps]`.")
         if not torch.equal(given, rewards):
             raise ExerciseFailed(f"for rewards {[round(v, 2) for v in rewards.tolist()]} your function changed the "
                                  "rewards tensor it was given (in place, e.g. rewards -= rewards.mean()): the trainer's "
@@ -542,6 +635,13 @@ def check_shared_losses(fn) -> None:
                 if got_v != got_v:
                     hint = (" Your loss is nan: with equal rewards every advantage is 0 and so is the loss; do not divide "
                             "by the rewards' std (MAGRPO does not scale A).")
+                elif abs(got_v) <= 1e-4 and explains(lambda lp_, rw: 0.0):
+                    hint = (" Your loss is 0 for every input (every agent, every group), so no agent ever learns. "
+                            "A = r - mean(r) is centred: its G entries sum to 0 by construction, so a loss built from "
+                            "A.mean() or A.sum() (A.mean() * lp.mean(), (A.mean() * lp).mean(), A.sum() * lp.sum()) "
+                            "is 0 whatever the rewards; a constant such as torch.zeros(()) or 0 * lp.sum() is 0 too. "
+                            "Weigh each log-prob by ITS OWN joint action's advantage, elementwise, then average: "
+                            "-(A * lp).mean().")
                 elif abs(got_v + want_v) <= 1e-4 and (
                         explains(lambda lp_, rw: abs(policy_loss(lp_, group_advantages(rw)).item()))
                         or explains(lambda lp_, rw: -abs(policy_loss(lp_, group_advantages(rw)).item()))):
@@ -627,6 +727,9 @@ def check_shared_losses(fn) -> None:
                         f"every loss you returned uses logps[{j}]; loss i must use agent i's own log-probs, logps[i]."
                         if same else "return the losses in the order of logps, loss i from logps[i] (no reversed(), no "
                         "sorting), so that each agent's optimiser steps on its own loss."))
+                elif (cut := next((say for say, loss_of in sliced if abs(got_v - loss_of(lp, rewards)) <= 1e-4
+                                   and explains(loss_of)), None)) is not None:
+                    hint = cut
                 elif (k := rounded_to(got_v, want_v, range(6), close=lambda a, b: abs(a - b) <= 1e-6)) is not None:
                     raise ExerciseFailed(f"n={n} agents, G={G}, rewards {[round(v, 2) for v in rewards.tolist()]}: agent "
                                          f"{i}'s loss is {want_v:.6f}, you returned {got_v:.6f}: close but not equal, "
@@ -674,6 +777,32 @@ def check_shared_losses(fn) -> None:
                     raise ExerciseFailed(f"agent {i + 1}'s loss must depend on its own log-probs, logps[{i}], with gradient "
                                          "-A/G, and on no other agent's (the advantage is a constant: compute it "
                                          "from the rewards, not from anything with a gradient)." + hint)
+    # The stag hunt's log-probs are no leaves: torch.log(probs[i][acts[i]]), one graph per agent from its logits. A
+    # loss that reaches into another agent's log-probs (0 * sum(logps), say) has the right value and a zero gradient
+    # there, which the leaves above cannot tell apart; but its backward frees that agent's graph, and the other
+    # agent's own loss.backward() then fails. Run the stag hunt's loop once on such log-probs.
+    logits = [torch.randn(2, generator=gen).requires_grad_() for _ in range(2)]
+    acts = [torch.tensor([0, 1, 0, 1]), torch.tensor([0, 0, 1, 1])]
+    hunt = [torch.log(torch.softmax(lg, dim=-1)[a]) for lg, a in zip(logits, acts)]
+    try:
+        losses = list(fn(hunt, torch.tensor([8.0, 3.0, 3.0, 6.0])))
+    except Exception:  # noqa: BLE001  it passed every case above: nothing more to say here
+        losses = []
+    for i, loss in enumerate(losses):
+        try:
+            loss.backward()
+        except RuntimeError as e:
+            if "second time" in str(e) or "freed" in str(e):
+                raise ExerciseFailed(f"agent {i + 1}'s loss.backward() fails in the stag hunt (\"Trying to backward "
+                                     "through the graph a second time\"), where each agent's log-probs come from its "
+                                     "own logits, torch.log(probs[i][acts[i]]): an earlier agent's loss reaches into "
+                                     f"agent {i + 1}'s log-probs (logps[{i}] is in its graph, even multiplied by 0, "
+                                     "e.g. `lp + 0 * sum(logps)`), so that loss's backward freed agent "
+                                     f"{i + 1}'s graph. Its value and gradients are right, but agent i's loss must "
+                                     "be built from logps[i] alone: `[-(A * lp).mean() for lp in logps]`.") from None
+            break
+        except Exception:  # noqa: BLE001  not a tensor loss: refused above already
+            break
     not_a_wrapper(fn, ([-torch.rand(4, generator=gen).requires_grad_() for _ in range(2)], torch.rand(4, generator=gen)),
                   "my_shared_losses", policy_loss, group_advantages,
                   how="from the lines above (A = rewards - rewards.mean(), then -(A * lp).mean() for each agent)")

@@ -383,8 +383,45 @@ def _shared_phrase(text: str):
     return (found[0][2], cats[found[0][2]]) if found else None
 
 
+# A text met only after every text of TEXTS is right: ONE category (examples) with a phrase in each of two sentences,
+# the second sentence holding two of its phrases ('to illustrate', 'for instance'). T = 0.4 (κ = 1); counted sentence by
+# sentence and added 0.45 (κ read 2), counting phrases 0.5. Every text of TEXTS reads the same sentence by sentence
+# (capped at 12) as in the whole text: no other text tells the two apart. Capitals at its sentence starts only.
+_T_SENTENCES_PROBE = "For example, the rent went up. To illustrate, my kitchen, for instance, is tiny."
+
+
+def _t_by_sentence(text: str, cap) -> float:
+    """T with κ = the categories found in each sentence of the lower-cased text, ADDED over the sentences (a category
+    found in two sentences counts twice), then min(κ, cap) when cap is a number (a learner's slip). Sentences split
+    after . ! or ?; split at ". ", at "." or at [.!?] they read the same on every text of the check."""
+    from ..tasks.writing.word_lists import TRANSITION_CATEGORIES
+    sentences = re.split(r"(?<=[.!?])\s+", text.lower())
+    k = sum(sum(any(p in s for p in ws) for ws in TRANSITION_CATEGORIES.values()) for s in sentences)
+    k = k if cap is None else min(k, cap)
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+def _t_phrase_count(text: str, distinct: bool, cap) -> float:
+    """T with κ = the phrases found in the lower-cased text: every (category, phrase) pair of the lists, or each
+    DISTINCT phrase once (`distinct`: a set of phrases), then min(κ, cap) when cap is a number (a learner's slip)."""
+    from ..tasks.writing.word_lists import TRANSITION_CATEGORIES
+    low = text.lower()
+    found = [p for ws in TRANSITION_CATEGORIES.values() for p in ws if p in low]
+    k = len(set(found)) if distinct else len(found)
+    k = k if cap is None else min(k, cap)
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+_BY_SENTENCE = ("you counted the categories sentence by sentence and added the counts (a category found in two "
+                "sentences then counts twice){capped}. κ (kappa) counts each category ONCE in the whole text: do not "
+                "split it into sentences; test every category on the whole lower-cased text, κ = sum(any(p in low for "
+                "p in phrases) for phrases in TRANSITION_CATEGORIES.values()).")
+_PHRASES_FIX = (" κ (kappa) counts CATEGORIES with at least one phrase found, each once: a category with two phrases "
+                "in the text ('to illustrate' and 'for instance', both examples) adds 1, not 2. κ = sum(any(p in low "
+                "for p in phrases) for phrases in TRANSITION_CATEGORIES.values()).")
+
 # Misreadings of T a learner may write, each with the sentence that names it; named only when the answer agrees with
-# it on EVERY text of the check.
+# it on EVERY text of the check (TEXTS and _T_EXTRA_PROBES).
 _T_SLIPS = [
     (lambda t: coherence_T(" ".join(t.split())),
      "you collapsed the whitespace before matching (`\" \".join(text.split())` or re.sub(r\"\\s+\", \" \", ...)), "
@@ -411,7 +448,19 @@ _T_SLIPS = [
      "you test only the FIRST phrase of each category (phrases[0]); a category counts when ANY of its phrases occurs "
      "in the lower-cased text, any(p in low for p in phrases) ('as', which 'has' contains, is the time category's "
      "third phrase)."),
-]
+    (lambda t: _t_phrase_count(t, False, 12),
+     "you counted phrases, capped at 12 (`min(12, ...)`, the number of categories): the cap does not make the count "
+     "one of categories." + _PHRASES_FIX),
+    (lambda t: _t_phrase_count(t, True, None),
+     "you counted the distinct PHRASES found (a set of phrases), not the categories: a phrase listed under two "
+     "categories ('however': contrast and concession) then adds 1, two phrases of one category 2." + _PHRASES_FIX),
+    (lambda t: _t_phrase_count(t, True, 12),
+     "you counted the distinct PHRASES found (a set of phrases), capped at 12 (`min(12, ...)`, the number of "
+     "categories), not the categories: a phrase listed under two categories ('however': contrast and concession) "
+     "then adds 1, two phrases of one category 2, and the cap does not make the count one of categories."
+     + _PHRASES_FIX),
+] + [(lambda t, cap=cap: _t_by_sentence(t, cap), _BY_SENTENCE.format(capped="" if cap is None else ", capped at 12"))
+     for cap in (12, None)]
 
 
 def _sentence_starts_lowered(text: str) -> str:
@@ -471,6 +520,9 @@ def _low_precision(got, want):
 # A text met only to tell rounding from counting phrases (they agree on every text of TEXTS): one category (examples),
 # three of its phrases: T = 0.4, rounded to 1 decimal 0.4, counting phrases 0.5
 _T_ROUNDING_PROBE = "For instance, to illustrate: rain, for example."
+# The check's texts besides TEXTS: a slip of _T_SLIPS is named only when the answer agrees with it on these too (they
+# tell counting phrases from rounding, from a case slip and from counting sentence by sentence, which agree on TEXTS)
+_T_EXTRA_PROBES = (_T_ROUNDING_PROBE, _T_SENTENCES_PROBE)
 
 
 def _rounds_elsewhere(fn, k: int) -> bool:
@@ -541,9 +593,8 @@ def _check_coherence_T(fn):
                                  + (f"{k} decimal{'s' if k > 1 else ''}" if k else "a whole number")
                                  + ". T is the exact value of the formula, no rounding: return min(0.4 + 0.05 (κ - 1), "
                                  "1.0) as computed (0 when κ = 0), without round().")
-        for slip, why in _T_SLIPS:
-            if all(_same(g, slip(t)) for g, t in zip(gots, TEXTS)):
-                raise ExerciseFailed(f"T({text!r}) is {want:.2f}, you returned {got!r}: {why}")
+        if (why := _named_slip(fn, gots)) is not None:
+            raise ExerciseFailed(f"T({text!r}) is {want:.2f}, you returned {got!r}: {why}")
         if (shared := _shared_phrase(text)) is not None and any(
                 all(_same(g, slip(t)) for g, t in zip(gots, TEXTS)) for slip in _T_ONE_CATEGORY):
             phrase, cats = shared
@@ -603,6 +654,32 @@ def _check_coherence_T(fn):
                                  "per category found (with all 12 categories it is 0.95, under the cap).")
         raise ExerciseFailed(f"T({text!r}) is {want:.2f} (κ = the number of categories found, each counted once: "
                              f"T = 0 if κ = 0 else min(0.4 + 0.05 (κ - 1), 1.0)); you returned {got!r}.")
+    # right on every text of TEXTS: one category in two sentences (no text of TEXTS tells counting sentence by sentence
+    # from counting in the whole text)
+    text = _T_SENTENCES_PROBE
+    want, got = coherence_T(text), _t_call(fn, text)
+    if _same(got, want):
+        return
+    if (why := _named_slip(fn, wants)) is not None:   # right on TEXTS: its values there are `wants`
+        raise ExerciseFailed(f"T({text!r}) is {want:.2f} (κ = {_kappa(text)}: only examples has a phrase in it, 'for "
+                             f"example' in the first sentence, 'to illustrate' and 'for instance' in the second), you "
+                             f"returned {got!r}: {why}")
+    raise ExerciseFailed(f"T({text!r}) is {want:.2f} (κ = {_kappa(text)}: only examples has a phrase in it; κ = the "
+                         "number of categories found in the whole text, each counted once: T = 0 if κ = 0 else "
+                         f"min(0.4 + 0.05 (κ - 1), 1.0)); you returned {got!r}.")
+
+
+def _named_slip(fn, gots):
+    """The sentence of the first slip of _T_SLIPS the answer agrees with on every text of the check: `gots` its values
+    on TEXTS, its values on _T_EXTRA_PROBES computed here (a crash there: no slip named); None when none agrees."""
+    try:
+        extra = [plain_number(fn(t)) for t in _T_EXTRA_PROBES]
+    except Exception:  # noqa: BLE001 - an answer that crashes on a probe: no diagnosis
+        return None
+    for slip, why in _T_SLIPS:
+        if all(_same(g, slip(t)) for g, t in zip(list(gots) + extra, list(TEXTS) + list(_T_EXTRA_PROBES))):
+            return why
+    return None
 
 
 _NATURAL = [("My roommate never cleans the kitchen at all",

@@ -5,6 +5,28 @@ import numbers
 
 from . import ExerciseFailed, call_answer, exercise, is_bool, not_a_wrapper, not_the_library
 
+
+def rule_lines(main: str) -> list:
+    """The lines of an entry point's body that the thin-wrapper rule reads, each stripped: no blank lines, whole-line
+    comments, docstrings or `def ` lines (nested ones too). Given to the learner in exercise 2 (its docstring edge cases
+    are optional reading); written apart from the library's `reading._body_lines`, which the check refuses as a
+    shortcut to the whole rule."""
+    body, in_doc = [], False
+    for line in main.split("\n")[1:]:
+        s = line.strip()
+        if not s:
+            continue
+        if in_doc:                       # the first line that CONTAINS triple quotes closes the docstring
+            in_doc = '"' * 3 not in s and "'" * 3 not in s
+            continue
+        if s.startswith(('"' * 3, "'" * 3)):   # opens one; a line with text between its quotes also closes it
+            in_doc = not (s.endswith(s[:3]) and len(s) > 3)
+            continue
+        if not s.startswith(("#", "def ")):   # a nested `def` line is dropped too
+            body.append(s)
+    return body
+
+
 # The one-line docstring with a comment after it (`"""Count."""  # doc`): it OPENS a docstring that is never closed.
 _COMMENTED_DOC_CASE = 'def f(s):\n    """Count."""  # doc\n    n = len(s)\n    return aux(s)\n'
 # The same line with a lone `"""` later that closes it (the rule: True). An answer that reads `"""Count."""  # doc` as

@@ -188,6 +188,38 @@ def _over_own_size(node, gamma):
     return R
 
 
+def _child_subtracted(node, gamma):
+    """R_j = r_j - gamma * mean(child j's returns): the child term SUBTRACTED (R[j] -= ...), at every level."""
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] -= gamma * _child_subtracted(child, gamma).mean()
+    return R
+
+
+def _child_subtracted_at_top(node, gamma):
+    """R_j = r_j - gamma * mean(child j's RIGHT returns): the child term subtracted at this node only."""
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] -= gamma * compute_returns(copy.deepcopy(child), gamma).mean()
+    return R
+
+
+def _reward_subtracted(node, gamma):
+    """R_j = gamma * mean(child j's returns) - r_j: the reward subtracted from the child term, at every level."""
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] = gamma * _reward_subtracted(child, gamma).mean() - R[j]
+    return R
+
+
+def _gamma_on_sum(node, gamma):
+    """R_j = gamma * (r_j + mean(child j's returns)) where j has a child: gamma on the joint action's own reward too."""
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] = gamma * (R[j] + _gamma_on_sum(child, gamma).mean())
+    return R
+
+
 def _shares_storage(got, node) -> bool:
     """Whether the tensor `got` is, or views, the rewards of the node or of a node below it (the same storage): a
     caller that changes the returns in place (R -= R.mean()) would change the tree's rewards too."""
@@ -522,6 +554,27 @@ def check_discounted_returns(fn):
                 hint = (f" Your returns stop {deep[0]} turn(s) below the node, as if the tree had {deep[0] + 1} turns; "
                         f"this one has {_turns(tree)}. Write the child's returns as the same function of the child "
                         "(call discounted_returns on it: recursion), so any number of turns counts.")
+            elif torch.allclose(got.float(), -want, atol=1e-5):
+                hint = (" You returned the returns NEGATED, -R (a cost, or a loss, in place of a return): R_j = r_j + "
+                        "gamma * (mean of child j's returns), both terms with a plus; a better answer has the LARGER "
+                        "return. The trainer turns returns into a loss itself (advantages times log-probs, negated).")
+            elif tree.children and gamma != 0.0 and _matches(got, tree, gamma, _child_subtracted,
+                                                             _child_subtracted_at_top):
+                hint = (" You SUBTRACTED the child's part, R_j = r_j - gamma * (mean of child j's returns) (R[j] -= "
+                        "...): a sign slip. The next turn's return ADDS to joint action j's credit (a turn 1 whose "
+                        "report is answered well is worth more), it is no baseline to subtract: R_j = r_j + gamma * "
+                        "(mean of child j's returns), R[j] += gamma * ..., at every depth (the siblings' mean is "
+                        "subtracted later, from R, by the advantages).")
+            elif tree.children and gamma != 0.0 and _matches(got, tree, gamma, _reward_subtracted):
+                hint = (" You subtracted the joint action's own reward from the child's part, R_j = gamma * (mean of "
+                        "child j's returns) - r_j: a sign slip. Both terms ADD: R_j = r_j + gamma * (mean of child "
+                        "j's returns), R[j] = R[j] + gamma * ..., at every depth.")
+            elif tree.children and gamma not in (0.0, 1.0) and (_reads_as(fn, _gamma_on_sum)
+                                                                 or _reads_as(fn, _discount_all)):
+                hint = (" You multiplied the joint action's own reward by gamma together with the child's part, "
+                        "R_j = gamma * (r_j + mean of child j's returns): gamma belongs on the NEXT turn's part only. "
+                        "r_j counts in full: R_j = r_j + gamma * (mean of child j's returns); R_j = r_j where j has "
+                        "no child.")
             elif gappy and torch.allclose(got.float(), _by_position(tree, gamma), atol=1e-5):
                 hint = " You matched the i-th child with joint action i. " + by_position
             elif gamma != 1.0 and _reads_as(fn, _discounted_once):
@@ -725,7 +778,9 @@ def _one_too_far_hint(means, budget, t) -> str:
     last, nxt = _fits(means, budget)
     return (f" You indexed one too far: sorted(means)[{budget}] = {t} is the mean of group number {budget + 1} "
             "counted from the worst (indices start at 0), and a threshold equal to it expands that group too; the "
-            "budget-th worst group is sorted(means)[budget - 1]. "
+            "budget-th worst group is sorted(means)[budget - 1]. (The same threshold comes from reading the tree as "
+            "expanding only the groups strictly BELOW the threshold, the first mean that does not fit: it expands "
+            "those at or below it.) "
             + ("At budget 0 no group fits (and [-1] would be the LARGEST mean): return a number below the lowest mean."
                if budget == 0 else
                "Mind a tie at the cut (step below it), and put the threshold above the last mean that fits and below "
@@ -800,6 +855,63 @@ def _picks_at_every_budget(fn, means, order) -> bool:
         return True
     except Exception:  # noqa: BLE001 - an answer that crashes somewhere is not this reading
         return False
+
+
+def _cut_counted(means, budget, strict, first):
+    """The threshold of a loop over sorted(means) with the comparison reversed: the groups ABOVE v counted against the
+    budget (sum(m > v), strict, or sum(m >= v)), keeping the first or the last v that passes; None where none does."""
+    ok = [v for v in sorted(means) if sum((m > v) if strict else (m >= v) for m in means) <= budget]
+    return (ok[0] if first else ok[-1]) if ok else None
+
+
+def _counts_the_cut(fn) -> bool:
+    """Whether fn gives one `_cut_counted` reading's threshold wherever that reading gives one, on every group of the
+    check and every budget up to the number of groups (the reading's fallback, where no v passes, is the learner's)."""
+    for strict in (True, False):
+        for first in (True, False):
+            try:
+                if all(_cut_counted(m, b, strict, first) is None
+                       or _same_number(fn(list(m), b), _cut_counted(m, b, strict, first))
+                       for m in _GROUPS for b in range(len(m) + 1)):
+                    return True
+            except Exception:  # noqa: BLE001 - an answer that crashes somewhere is not this reading
+                pass
+    return False
+
+
+def _same_number(got, want) -> bool:
+    """Whether the answer `got` is the number `want` (a numpy scalar too; a bool or anything else: no)."""
+    got = plain_number(got)
+    return not is_bool(got) and isinstance(got, numbers.Real) and math.isclose(got, want, rel_tol=0, abs_tol=1e-12)
+
+
+def _cut_counted_hint(means, budget, t) -> str:
+    """The sentence for a threshold whose groups ABOVE it (the ones the tree cuts) were counted against the budget."""
+    last, nxt = _fits(means, budget)
+    cut, expanded = sum(m > t for m in means), sum(m <= t for m in means)
+    here = (f" Here your threshold is the LARGEST mean, {t}: no group is above it, so it cuts none and expands all "
+            f"{expanded}." if t == max(means) else
+            f" Here your threshold {t} cuts none of the {len(means)} groups: it expands them all." if not cut else
+            f" Here your threshold {t} cuts {_groups(cut)} and expands the other {expanded}.")
+    return (" You counted the groups ABOVE the threshold against the budget (sum(m > v ...) or sum(m >= v ...): the "
+            "comparison reversed): those are the groups the tree CUTS. The budget counts the groups it EXPANDS, those "
+            "whose mean r is at or BELOW the threshold: keep the largest v with sum(m <= v for m in means) <= budget."
+            + here + f" Put {_between(last, nxt)}.")
+
+
+def _zero_threshold_hint(means, budget, t) -> str:
+    """The sentence for a threshold of 0 that was to expand nothing (a default of 0.0, or a threshold clamped at 0),
+    where some groups' mean is exactly 0: "" when that is not the case."""
+    last, _ = _fits(means, budget)
+    if t != 0 or last is not None or not means or min(means) != 0:
+        return ""
+    zeros = sum(m == 0 for m in means)
+    return (f" A threshold of 0 still expands groups: the tree cuts a group only when its mean r is strictly ABOVE "
+            f"the threshold, and {_groups(zeros)} here {'has' if zeros == 1 else 'have'} the mean 0.0 (every answer "
+            "scored 0, common in coding: a missing entry point stops the scoring at 0), which t = 0 expands. Rewards "
+            "are at least 0, but a mean can BE 0: a default of 0.0 when no group fits, or a threshold clamped at 0 "
+            "(max(0, t), max(t, 0.0)), is no way to expand nothing. Return a number below the lowest mean, "
+            f"min(means) - 1.0 ({min(means) - 1.0} here), unclamped.")
 
 
 def _counts_from_the_best(fn, means) -> bool:
@@ -977,15 +1089,20 @@ def check_threshold(fn):
         expanded = sum(m <= t for m in means)          # rollout_tree cuts a node when its mean r > t
         said = f"groups with mean r {means}, budget {budget}: threshold {t} "
         hint = _threshold_hint(means, budget, t)
+        read = False     # whether one of the readings below (from the best, tree order) explains the threshold
         if (expanded > budget or expanded < best) and _counts_from_the_best(fn, means):
-            hint = _from_the_best_hint(means, budget, t)
+            hint, read = _from_the_best_hint(means, budget, t), True
         if (expanded > budget or expanded < best) and means and t == means[budget - 1 if budget else -1] \
                 and _indexes_tree_order(fn, means):
-            hint = _tree_order_hint(means, budget, t)
+            hint, read = _tree_order_hint(means, budget, t), True
+        if (expanded > budget or expanded < best) and means and not read and _counts_the_cut(fn):
+            hint = _cut_counted_hint(means, budget, t)
         if expanded > budget:
             below, at = sum(m < t for m in means), sum(m == t for m in means)
             if hint:
                 pass
+            elif _zero_threshold_hint(means, budget, t):
+                hint = _zero_threshold_hint(means, budget, t)
             elif _rounded_threshold(fn, means, budget, t) is not None:
                 hint = _rounded_threshold_hint(fn, means, budget, t)
             elif below <= budget and at >= 2:

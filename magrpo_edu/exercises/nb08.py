@@ -438,15 +438,22 @@ def check_k3(fn):
         raise ExerciseFailed(f"{shown}: part of the formula is cut off from the gradient (a .detach() inside it?). "
                              "Compute all of e^d - d - 1 from logp with torch operations.")
     # 1c'. a policy that has only just moved (|d| from 1e-5 to 1e-3, k3 about d^2 / 2, 5e-11 to 5e-7): float32 rounds
-    #      these values, not their gradient 1 - e^d (about -d); an answer that zeroes small terms zeroes that too
+    #      these values, not their gradient 1 - e^d (about -d); an answer that zeroes small terms zeroes that too.
+    #      k3 >= 0 exactly, so relu(k3), k3.clamp(min=0) or abs(k3) change only float32's rounding noise: where k3
+    #      itself is below float32's resolution (under 2 * eps = 2.4e-7, |d| below about 7e-4: d = 1e-5 and 1e-4 here)
+    #      e^d - d - 1 rounds to 0 or -6e-8 in float32, and their gradient there may be 0 (or of either sign, no
+    #      larger than k3's); at d = 1e-3 (k3 = 5e-7, above it) the gradient must be k3's, so a threshold at 1e-6 fails
     tiny_d = torch.tensor([1e-5, -1e-5, 1e-4, -1e-4, 1e-3, -1e-3])
     tiny_logp = torch.tensor([-2.0, -0.7, -1.5, -3.0, -0.2, -1.1])
     tiny_ref = tiny_logp + tiny_d
     inputs = "float32 log-probs where |d| = |ref_logp - logp| is 1e-5 to 1e-3"
     est, leaf = _k3_call(fn, tiny_logp, tiny_ref, inputs, grad=True)
-    tiny_want = 1 - torch.exp((tiny_ref - tiny_logp).double())
+    tiny_dd = (tiny_ref - tiny_logp).double()
+    tiny_want = 1 - torch.exp(tiny_dd)
     grad = _grad(est, leaf, inputs)
-    if grad is None or not torch.allclose(grad.double(), tiny_want, rtol=1e-2, atol=1e-6):
+    noise = torch.exp(tiny_dd) - tiny_dd - 1 < 2 * torch.finfo(torch.float32).eps    # k3 below float32's resolution
+    if grad is None or not (torch.isclose(grad.double(), tiny_want, rtol=1e-2, atol=1e-6)
+                            | noise & (grad.double().abs() <= 1.01 * tiny_want.abs() + 1e-6)).all():
         shown = [float(f"{x:.3g}") for x in (grad.tolist() if grad is not None else [0.0] * len(tiny_d))]
         raise ExerciseFailed(f"where the policy has only just moved (d = ref_logp - logp = "
                              f"{[float(f'{x:.0e}') for x in tiny_d.tolist()]}, k3 about d^2 / 2) the gradient of your "
@@ -511,6 +518,34 @@ def check_k3(fn):
                                  f"{kl_fwd:.9f} (a difference of {mean - kl_fwd:.2e}, more than float32's rounding "
                                  "allows): your estimate is biased. Compare each part of yours with section 1's k3, "
                                  "and compute it from d = ref_logp - logp in float32 at least.")
+    # 4. where e^d overflows float32 (d above about 88.7, e^88.7 = 3.4e38 its largest number): k3 = e^d - d - 1 is
+    #    beyond float32 too, and the right float32 value is inf (IEEE's rounding of it, and what kl_penalty returns);
+    #    a float64 answer's exact value (2.7e43 at d = 100) is right as well, and so is a value at float32's ceiling
+    #    (1e38 or more: nan_to_num's default posinf, a clamp of d just below 88.7), a leash as strong as float32 can
+    #    hold. 0 there (nan_to_num(posinf=0.0), a where on isinf), or any smaller finite value or nan, is refused.
+    #    Last, so that every slip refused above keeps its own sentence (a ratio of exps is inf or nan here as well).
+    over_logp = torch.tensor([-100.5, -1.0, -90.0])
+    over_ref = torch.tensor([-0.5, -1.5, -1.0])
+    over_d = (over_ref - over_logp).double()
+    over_want = torch.exp(over_d) - over_d - 1
+    got = _k3_call(fn, over_logp, over_ref, "float32 log-probs where d = ref_logp - logp reaches 100").detach().double()
+    beyond = over_want > torch.finfo(torch.float32).max
+    right = torch.where(beyond, got >= 1e38, torch.isclose(got, over_want, rtol=1e-5, atol=1e-6))
+    if not right.all():
+        shown = (f"for float32 logp {_fmt(over_logp)} and ref_logp {_fmt(over_ref)} (d = ref_logp - logp = "
+                 f"{_fmt(over_d)}) the k3 terms are {_sig(over_want, 4)}: at d = 100 and 89 e^d is beyond float32's "
+                 "largest number (about 3.4e38, e^88.7), so in float32 they are inf (kl_penalty returns inf there "
+                 f"too). You returned {_sig(got, 4)}")
+        if (got[beyond] == 0).all() and right[~beyond].all():
+            raise ExerciseFailed(f"{shown}: you turn the overflowed terms into 0 (torch.nan_to_num(..., posinf=0.0), a "
+                                 "torch.where on isinf or isfinite?). That removes the leash on exactly the tokens "
+                                 "where the policy is furthest from the reference (pi_ref gives the token e^100 times "
+                                 "pi's probability). Leave the inf as it comes (the loss then shows that the run has "
+                                 "left float32's range), or compute in float64, finite up to d of about 709; never "
+                                 "replace it by 0.")
+        raise ExerciseFailed(f"{shown}: where e^d overflows float32 the right value is inf (or, computed in float64, "
+                             "the exact value), not a small number or nan. Compute e^d - d - 1 with d = ref_logp - "
+                             "logp and leave what it gives: replace no inf, clamp no term.")
 
 
 # Held-out table rows (run_method's keys) of untrained and trained agents: (untrained, trained, gamed?, what the

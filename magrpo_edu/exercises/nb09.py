@@ -11,7 +11,8 @@ from . import ExerciseFailed, call_answer, exercise, not_a_wrapper as _not_a_wra
     not_the_library as _not_the_library, plain_number, rounded_to, runs_the_library
 
 _RATIOS = [0.3, 0.4999, 0.5, 0.55, 0.6, 0.65, 0.7, 1.0, 1.3, 1.35, 1.45, 1.5, 1.7, 1.7001, 2.0, 2.5, 4.0, 0.0, 1e6,
-           0.5123]   # level 0.03075: rounded to 4 decimals it reads 0.0307
+           0.5123,   # level 0.03075: rounded to 4 decimals it reads 0.0307
+           100 / 150, 200 / 150]   # levels 0.41666... and 0.45833...: no finite decimals, rounded to 6 or 7 they differ
 
 
 def _tldr_vocabulary(u):
@@ -124,9 +125,9 @@ def _vocabulary_slip(fn) -> str:
     if k is None:
         return ""
     u, g, w = next(x for x in inside if abs(x[1] - x[2]) > 1e-9)
-    return (f" On every ratio your points are the level's rounded to {k} decimal{'s' if k > 1 else ''} (at u = {u} "
-            f"the level is {w:.6g}, yours {g:g}): return the exact value, round nothing (the reward adds the levels "
-            "as they are).")
+    return (f" On every ratio your points are the level's rounded to {k} decimal{'s' if k > 1 else ''} (at u = {u:.6g} "
+            f"the level is {w:.{max(6, k + 3)}g}, yours {g:.{max(6, k + 3)}g}): return the exact value, round nothing "
+            "(the reward adds the levels as they are).")
 
 
 @exercise("09.vocabulary_level")
@@ -416,6 +417,18 @@ def _bound(name: str, side: str):
     return what
 
 
+def _floor_u(c1: str, c2: str) -> str:
+    """What an L3 that computes u with // (floor division) does, said of the pair it gets wrong."""
+    top, bottom = len(unique_words(c2)), len(unique_words(c1))
+    if not bottom:
+        return ("computes u with // (floor division), which drops u's fraction; u = len(unique_words(c2)) / "
+                "len(unique_words(c1)) with /, the exact ratio")
+    return (f"computes u with // (floor division), which drops u's fraction: here u = {top} / {bottom} = "
+            f"{round(top / bottom, 4)}, but {top} // {bottom} = {top // bottom}, so every u below 1 reads 0 and every "
+            "u in [1, 2) reads 1. Compute u with /, len(unique_words(c2)) / len(unique_words(c1)), the exact "
+            "ratio")
+
+
 _L1_OPEN_EDGES = "leaves out the window's edges; 128 and 256 words are inside"
 _L3_OPEN_EDGES = ("leaves out its edges (0.5 < u < 1.7, or L3's 0 points at an edge read as a stop); u = 0.5 and "
                   "u = 1.7 are inside: L3 pays 0 points there and scoring goes on")
@@ -496,6 +509,8 @@ _SLIPS = [
     (_ladder(l3=lambda a, b: 0.5 <= _u(_words(r"[\w'-]+"), a, b) <= 1.7), 3, "keeps hyphens or apostrophes inside "
      "words; they are not \\w, so 'qsh-qth' is two words"),
     (_ladder(l3=lambda a, b: 0.5 < _u(unique_words, a, b) < 1.7), 3, _L3_OPEN_EDGES),
+    (_ladder(l3=lambda a, b: bool(unique_words(a)) and 0.5 <= len(unique_words(b)) // len(unique_words(a)) <= 1.7),
+     3, _floor_u),
     (_ladder(l3=lambda a, b: 0.5 <= round(_u(unique_words, a, b), 2) <= 1.7), 3, _rounded("u", 2)),
     (_ladder(l3=lambda a, b: 0.5 <= round(_u(unique_words, a, b), 1) <= 1.7), 3, _rounded("u", 1)),
     (_ladder(l3=lambda a, b: 0.3 <= _u(unique_words, a, b) <= 1.7), 3, _bound("u", "lower")),
@@ -537,6 +552,19 @@ def _edge_stops(fn):
         return None
     bare = [what for what, is_bare in stops if is_bare]
     return (bare[0], any(not is_bare for _, is_bare in stops)) if bare else None
+
+
+def _as_ints_said(fn) -> str:
+    """The sentence after 'return an int' on an answer that returned a float level: whether its levels, read as ints,
+    are the ladder's on every pair (only the type is wrong) or not (more to fix); '' when it crashes somewhere."""
+    try:
+        mine = [plain_number(fn(c1, c2)) for _, _, c1, c2 in _CASES]
+    except Exception:   # noqa: BLE001 - an answer that crashes here gets no more said
+        return ""
+    if all(m == arxiv_stop_level(c1, c2) for m, (_, _, c1, c2) in zip(mine, _CASES)):
+        return " Read as ints, your levels are the ladder's on every pair: only the type is wrong."
+    return (" Your levels are not the ladder's on every pair either: with ints returned, the check shows the first "
+            "pair where a gate is wrong.")
 
 
 def _zero_based(fn) -> bool:
@@ -642,7 +670,8 @@ def check_stop_level(fn):
         if isinstance(got, float) and got == want:
             raise ExerciseFailed(f"return an int: the ladder stops at {want} here and you returned the float {got!r}. "
                                  f"A level is one of the ints 1, 2, 3, 4, as the text writes them: `return {want}`, "
-                                 f"not {got!r} (no division, no float(...)).")
+                                 f"not {got!r} (no division, no float(...)); the cells below count and print your "
+                                 "levels as the ladder's ints." + _as_ints_said(fn))
         if isinstance(got, int) and got == want - 1 and _zero_based(fn):
             raise ExerciseFailed(f"the ladder stops at {want} here, you returned {got}: on every pair your level is one "
                                  "less than the ladder's. The levels are numbered from 1: 1 when L1 fails, 2 when L1 "
@@ -684,7 +713,7 @@ def check_stop_level(fn):
         elif isinstance(got, float):
             where = " Return an int (1, 2, 3 or 4), not a float."
         edges = (got == 3 and want == 4 and isinstance(got, int) and arxiv_unique_level(u) == 0
-                 and not (slip and slip[1] == _L3_OPEN_EDGES) and _edge_stops(fn))
+                 and not (slip and slip[1] in (_L3_OPEN_EDGES, _floor_u)) and _edge_stops(fn))
         if edges:                # told apart from a word-rule slip: it stops on plain words at an edge too
             plain, styled = edges
             here = (f"here u = {len(unique_words(c2))} / {len(unique_words(c1))} = {round(u, 4)}, exactly L3's edge "

@@ -103,6 +103,12 @@ MISTAKES = {
         #                                                                     baseline, statistics.median's
         lambda r: [x - sum(y for y in r if y) / max(1, sum(1 for y in r if y)) for x in r],  # the mean of the
         #                                                                     NON-ZERO rewards only: zeros left out
+        lambda r: (lambda G: [x - sum(r[:G]) / G for x in r])(min(len(r), 8)),  # the mean of the first 8 rewards
+        #                                                                     only: G fixed at the quickstart's 8
+        lambda r: [x - sum(r) / len(r) + 5e-6 for x in r],                 # a constant 5e-6 added to every advantage
+        lambda r: [x - sum(r) / len(r) + 1e-7 for x in r],                 # an epsilon 1e-7 added: below float32's
+        #                                                                     noise on some groups, not on exact ones
+        lambda r: [x - r[0] for x in r],                                     # the first reward as baseline
         # (the last two stay last: tests/test_exercises.py's lessons name them by position)
         lambda r: [0.0] * len(r),                                            # every advantage 0, written out
         lambda r: (x - sum(r) / len(r) for x in r),                         # right values, a generator: read once only
@@ -185,6 +191,10 @@ VARIANTS = {
         #                                                                     (pairwise sum), converted to a list
         lambda r: [x - math.fsum(r) / len(r) for x in r],                   # an exactly rounded sum: float64 still
         lambda r: (lambda t: (t - t.mean()).tolist())(__import__("torch").tensor(r)),  # float32: noise, not rounding
+        lambda r: (lambda a: [float(v) for v in a - a.mean()])(__import__("numpy").asarray(r, dtype="float32")),
+        #                                                                     numpy float32: the trainer's precision
+        lambda r: (__import__("numpy").asarray(r, dtype="float32") - __import__("numpy").mean(r)).tolist(),  # float32
+        #                                                                     rewards, a float64 mean
     ],
     "00.length_ratio_reward": [
         lambda a, b: 0.0 if not a else math.exp(-max(2 - len(b) / len(a), 0.0, len(b) / len(a) - 3)),  # one max

@@ -176,6 +176,8 @@ MISTAKES = {
         lambda r: r - r.median(),                                   # the median of ALL G rewards (torch's: the lower)
         lambda r: r - r.quantile(0.5),                              # the same, statistics.median's (the mean of
         #                                                             the middle two: r - mean(r) on the first group)
+        lambda r: r - (r.sum() - r) / (r.unique().numel() - 1 if r.unique().numel() > 1 else 1),  # G counted as
+        #                                                             the DISTINCT rewards: ties counted once
     ],
     "01.grpo_token_mean_loss": [
         _where_nan_gradient,                                  # a finite loss with a nan gradient on an empty completion
@@ -232,6 +234,12 @@ MISTAKES = {
         #                                                         log-prob: a probability, not a log-prob
         lambda lp, m, A: -(A * (lp.exp() * m).sum(-1) / m.sum(-1).clamp_min(1)).mean(),  # the mean token
         #                                                         probability
+        lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1).clamp_min(2)).mean(),   # max(|a|, 2): a 1-token
+        #                                                         completion halved
+        lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(0).clamp_min(1)).mean(),   # lengths over axis 0, one per
+        #                                                         token position: (G,) against (C,), RuntimeError
+        lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(0).clamp_min(1)[:len(A)]).mean(),  # the same, cut to G
+        #                                                         entries so that it runs
     ],
 }
 

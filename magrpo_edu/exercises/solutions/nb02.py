@@ -147,6 +147,11 @@ MISTAKES = {
         lambda r, agent: (r - r.mean()).mean(1 - agent).abs(),                      # |credit|: no negative credit
         lambda r, agent: (r - r.mean()).clamp(-1, 1).mean(1 - agent),               # the advantages clipped to [-1, 1]
         lambda r, agent: (r - r.mean()).mean(1 - agent).clamp(-1, 1),               # the credits clipped to [-1, 1]
+        lambda r, agent: (r - r[1:].mean()).mean(1 - agent),                        # off by one: baseline over r[1:]
+        lambda r, agent: (r - r.mean())[:, 1:].mean(1) if agent == 0
+        else (r - r.mean())[1:].mean(0),                                            # off by one: partner samples 1..G-1
+        lambda r, agent: (r - r.mean())[:, 0] if agent == 0 else (r - r.mean())[0],  # one entry A[k, 0], not the mean
+        lambda r, agent: (r - r.mean())[agent],                                     # row `agent` of A, not a mean
         lambda r, agent: credit_samples(group_advantages(r.flatten()), joint_actions(2, r.shape[0], "cross"),
                                         r.shape[0])[agent],                        # the package's own, wrapped
     ],
@@ -190,6 +195,18 @@ MISTAKES = {
         lambda logps, r: sum(-((r - r.mean()) * lp).mean() for lp in logps) / len(logps),  # ONE loss, averaged over agents
         _shared_losses_two_agents,                                                    # two agents hard-coded
         lambda logps, r: [-((r - r.mean()).clamp(-1, 1) * lp).mean() for lp in logps],  # A clipped to [-1, 1]
+        lambda logps, r: [-((r - r[1:].mean()) * lp).mean() for lp in logps],       # off by one: baseline over r[1:]
+        lambda logps, r: [-((r - r[:-1].mean()) * lp).mean() for lp in logps],      # off by one: baseline over r[:-1]
+        lambda logps, r: [-((r - r.mean()) * lp)[1:].mean() for lp in logps],      # off by one: mean over g = 1..G-1
+        lambda logps, r: {i: -((r - r.mean()) * lp).mean() for i, lp in enumerate(logps)},  # a dict, not a list
+        lambda logps, r: {f"agent{i + 1}": -((r - r.mean()) * lp).mean()
+                          for i, lp in enumerate(logps)},                           # a dict by name, not a list
+        lambda logps, r: [torch.zeros(()) for _ in logps],                          # a constant 0: no agent learns
+        lambda logps, r: [0 * lp.sum() for lp in logps],                            # 0 with a graph: still 0
+        lambda logps, r: [-((r - r.mean()).mean() * lp).mean() for lp in logps],    # A.mean() is 0: the loss is 0
+        lambda logps, r: [-(r - r.mean()).mean() * lp.mean() for lp in logps],     # A.mean() * lp.mean(): 0 too
+        lambda logps, r: [-((r - r.mean()) * (lp + 0 * sum(logps))).mean()
+                          for lp in logps],                                 # others' log-probs in the graph (times 0)
         lambda logps, r: [policy_loss(lp, group_advantages(r)) for lp in logps],      # the package's own, wrapped
     ],
 }
@@ -231,6 +248,8 @@ VARIANTS = {
         lambda r, agent: r.mean(dim=1 - agent) - r.mean(),                         # the same means, the baseline after
         lambda r, agent: (r - r.mean()).mean(1 - agent).numpy(),                    # a NumPy array of G numbers
         lambda r, agent: (r.numpy().astype("float64") - r.numpy().mean()).mean(axis=1 - agent),  # NumPy, float64
+        lambda r, agent: (r - r.mean(dim=agent, keepdim=True)).mean(dim=1 - agent),  # the partner's column (row)
+        # means as baselines: they average to r.mean(), so every credit is the same as with ONE baseline, for any r
     ],
     "02.shared_losses": [
         lambda logps, r: [-((r - r.mean()) * lp).sum() / len(r) for lp in logps],

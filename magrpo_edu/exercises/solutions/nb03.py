@@ -321,6 +321,30 @@ def _coherence_rounded(text):                 # T rounded to 1 decimal: 0.95 rea
     return 0.0 if k == 0 else round(min(0.4 + 0.05 * (k - 1), 1.0), 1)
 
 
+def _coherence_by_sentence(text):           # categories counted sentence by sentence and added, capped at 12:
+    k = 0                                      # a category found in two sentences counts twice
+    for s in re.split(r"(?<=[.!?])\s+", text.lower()):
+        k += sum(any(p in s for p in ws) for ws in TRANSITION_CATEGORIES.values())
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (min(k, 12) - 1), 1.0)
+
+
+def _coherence_by_sentence_uncapped(text):  # the same, κ not capped: 1.0 where every category is in the text
+    k = sum(sum(any(p in s for p in ws) for ws in TRANSITION_CATEGORIES.values()) for s in text.lower().split(". "))
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+def _coherence_phrases_capped(text):         # phrases counted (a shared one per category), capped at 12
+    low = text.lower()
+    k = min(12, sum(p in low for ws in TRANSITION_CATEGORIES.values() for p in ws))
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+def _coherence_distinct_phrases_capped(text):  # the distinct PHRASES found (a set), capped at 12: not categories
+    low = text.lower()
+    k = min(12, len({p for ws in TRANSITION_CATEGORIES.values() for p in ws if p in low}))
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
 MISTAKES = {
     "03.length_level": [
         _length_level_zero_outside,                                              # 0 instead of "stop"
@@ -363,6 +387,10 @@ MISTAKES = {
                        _coherence_sentence_starts_lowered,                 # case: sentence starts lowered only
                        lambda text: np.float32(coherence_T(text)),         # float32: 0.4000000059604645, not 0.4
                        lambda text: _as_tensor(coherence_T(text)).float().item(),  # a float32 tensor's .item()
+                       _coherence_by_sentence,                             # κ per sentence, added (capped at 12)
+                       _coherence_by_sentence_uncapped,                    # ... not capped
+                       _coherence_phrases_capped,                          # phrases counted, capped at 12
+                       _coherence_distinct_phrases_capped,                 # distinct phrases counted, capped at 12
                        _reward.coherence_T,                                # the package's own function
                        lambda text: _reward.coherence_T(text),             # ... wrapped
                        _coherence_kappa_from_library],                     # κ counted by its transition_categories
@@ -459,6 +487,9 @@ VARIANTS = {
         lambda text: (lambda k: 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0))(
             sum(any(re.search(re.escape(p), text, re.IGNORECASE) for p in ws)
                 for ws in TRANSITION_CATEGORIES.values())),  # case ignored by re.IGNORECASE, not text.lower()
+        lambda text: (lambda cats: 0.0 if not cats else min(0.4 + 0.05 * (len(cats) - 1), 1.0))(
+            {c for s in re.split(r"(?<=[.!?])\s+", text.lower()) for c, ws in TRANSITION_CATEGORIES.items()
+             if any(p in s for p in ws)}),  # categories found per sentence, then their UNION: each counted once
     ],
     "03.honest_tldr_reward": [
         lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) > 0.2 else tldr_levels(c1, c2)["total"],

@@ -2,24 +2,7 @@
 from . import written_again
 import re
 
-
-def _body_lines(main: str) -> list:
-    """The lines after `def`, without blank lines, comments, docstrings and nested `def ` lines (the lines the rule
-    reads)."""
-    body, in_doc = [], False
-    for line in main.split("\n")[1:]:
-        s = line.strip()
-        if not s:
-            continue
-        if in_doc:                       # the first line that CONTAINS triple quotes closes the docstring
-            in_doc = '"' * 3 not in s and "'" * 3 not in s
-            continue
-        if s.startswith(('"' * 3, "'" * 3)):   # opens one; a line with text between its quotes also closes it
-            in_doc = not (s.endswith(s[:3]) and len(s) > 3)
-            continue
-        if not s.startswith(("#", "def ")):   # a nested `def` line is dropped too
-            body.append(s)
-    return body
+from ..nb04 import rule_lines as _body_lines   # the lines the rule reads, given to the learner in the notebook
 
 
 def thin_wrapper(main: str) -> bool:

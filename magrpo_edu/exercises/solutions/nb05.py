@@ -699,3 +699,79 @@ def _threshold_tie_to_next_lower(means, budget):
 
 VARIANTS["05.discounted_returns"] += [_returns_new_tensor_early]
 VARIANTS["05.early_termination_threshold"] += [_threshold_tie_to_next_lower]
+
+
+def _returns_child_subtracted(node, gamma):      # R[j] -= gamma * ...: the child's part subtracted, a sign slip
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] -= gamma * _returns_child_subtracted(child, gamma).mean()
+    return R
+
+
+def _returns_reward_subtracted(node, gamma):     # gamma * mean(child's returns) - r_j: the reward subtracted
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] = gamma * _returns_reward_subtracted(child, gamma).mean() - R[j]
+    return R
+
+
+def _returns_negated(node, gamma):               # -R: the returns negated, as a cost
+    return -discounted_returns(node, gamma)
+
+
+def _returns_gamma_on_sum(node, gamma):          # gamma * (r_j + mean(child's returns)): gamma on r_j too
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] = gamma * (R[j] + _returns_gamma_on_sum(child, gamma).mean())
+    return R
+
+
+def _threshold_counts_above(means, budget, strict=True):   # sum(m > v) <= budget: the groups CUT counted, the
+    t = min(means) - 1.0 if means else 0.0                   # comparison reversed (strict=False: sum(m >= v))
+    for v in sorted(means):
+        if sum((m > v) if strict else (m >= v) for m in means) <= budget:
+            t = v
+    return t
+
+
+def _threshold_clamped_at_zero(means, budget):   # max(0.0, t): t = 0 still expands the groups whose mean is 0
+    return max(0.0, choose_threshold(means, budget))
+
+
+def _threshold_zero_by_default(means, budget):   # 0.0 when no group fits: expands the groups whose mean is 0
+    t = 0.0
+    for v in sorted(means):
+        if sum(m <= v for m in means) <= budget:
+            t = v
+    return t
+
+
+def _threshold_first_that_does_not_fit(means, budget):   # read as "expands the groups strictly BELOW t": the first
+    s = sorted(means)                                      # mean that does not fit, which t = it expands too
+    if not s:
+        return 0.0
+    return s[budget] if budget < len(s) else s[-1] + 1.0
+
+
+def _threshold_minus_one_for_none(means, budget):   # -1.0 when no group fits: the notebook's means are in [0, 4],
+    t = -1.0                                          # so -1.0 is below every group
+    for v in sorted(means):
+        if sum(m <= v for m in means) <= budget:
+            t = v
+    return t
+
+
+MISTAKES["05.discounted_returns"] += [
+    _returns_child_subtracted,                                            # [49] r_j - gamma * mean: sign slip
+    _returns_reward_subtracted,                                           # [50] gamma * mean - r_j: sign slip
+    _returns_negated,                                                     # [51] -R: the returns negated
+    _returns_gamma_on_sum,                                                # [52] gamma * (r_j + mean)
+]
+MISTAKES["05.early_termination_threshold"] += [
+    _threshold_counts_above,                                              # [37] sum(m > v) <= budget: reversed
+    lambda m, b: _threshold_counts_above(m, b, strict=False),             # [38] sum(m >= v) <= budget: reversed
+    _threshold_clamped_at_zero,                                           # [39] max(0.0, t)
+    _threshold_zero_by_default,                                           # [40] 0.0 when no group fits
+    _threshold_first_that_does_not_fit,                                   # [41] the first mean that does not fit
+]
+VARIANTS["05.early_termination_threshold"] += [_threshold_minus_one_for_none]

@@ -518,3 +518,32 @@ MISTAKES["08.k3_estimator"] += [
     _k3_in_float16,                                                                    # float16 inputs: a precision slip
     _k3_in_bfloat16,                                                                   # computed in bfloat16
 ]
+
+
+def _k3_overflow_zeroed(logp, ref_logp):              # an overflowed term (inf) replaced by 0: no leash where furthest
+    d = ref_logp.float() - logp.float()
+    return torch.nan_to_num(torch.exp(d) - d - 1, posinf=0.0)
+
+
+def _k3_nonfinite_masked(logp, ref_logp):             # the same with a mask: where(isfinite(k), k, 0)
+    d = ref_logp.float() - logp.float()
+    k = torch.exp(d) - d - 1
+    return torch.where(torch.isfinite(k), k, torch.zeros_like(k))
+
+
+def _k3_relu(logp, ref_logp):                         # relu of k3 (>= 0 exactly): clears float32's rounding noise only
+    d = ref_logp.float() - logp.float()
+    return torch.relu(torch.exp(d) - d - 1)
+
+
+MISTAKES["08.k3_estimator"] += [
+    _k3_overflow_zeroed,                                                               # nan_to_num(posinf=0.0)
+    _k3_nonfinite_masked,                                                              # where(isfinite(k), k, 0)
+]
+VARIANTS["08.k3_estimator"] += [
+    _k3_relu,                                                                          # relu(e^d - d - 1)
+    lambda logp, ref: (lambda d: torch.relu(torch.expm1(d) - d))(ref.float() - logp.float()),      # relu(expm1(d) - d)
+    lambda logp, ref: (lambda d: (torch.exp(d) - d - 1).clamp(min=0))(ref.float() - logp.float()),  # clamp(min=0)
+    lambda logp, ref: (lambda d: (torch.exp(d) - d - 1).abs())(ref.float() - logp.float()),  # abs: noise only
+    lambda logp, ref: (lambda d: torch.nan_to_num(torch.exp(d) - d - 1, nan=0.0))(ref.float() - logp.float()),
+]   # the last: nan_to_num's default turns an overflowed inf into float32's largest number, a leash as strong as it holds

@@ -377,3 +377,43 @@ MISTAKES["09.stop_level"] += [
     _with(l3=lambda a, b: bool(unique_words(a))
           and 0.5 <= round(len(unique_words(b)) / len(unique_words(a)), 1) <= 1.7),     # u rounded to 1: 1.74 reads 1.7
 ]
+
+
+def _stop_level_u_floor_division(c1, c2):         # u by floor division: 50 // 100 = 0, not 0.5; 213 // 125 = 1
+    if not all(128 <= len(c.split()) <= 256 for c in (c1, c2)):
+        return 1
+    if not 0.8 <= len(c2) / len(c1) <= 1.5:
+        return 2
+    u1 = len(unique_words(c1))
+    if not u1 or vocabulary_level(len(unique_words(c2)) // u1) is None:
+        return 3
+    return 4
+
+
+def _stop_level_float_four(c1, c2):               # the right ladder, its last level written 4.0
+    level = stop_level(c1, c2)
+    return 4.0 if level == 4 else level
+
+
+def _stop_level_sum_then_each(c1, c2):            # the words of both texts together checked first, then each text:
+    n1, n2 = len(c1.split()), len(c2.split())     # redundant (two texts of 128-256 words sum to 256-512), not wrong
+    if not 256 <= n1 + n2 <= 512 or not all(128 <= n <= 256 for n in (n1, n2)):
+        return 1
+    if not 0.8 <= len(c2) / len(c1) <= 1.5:
+        return 2
+    u1 = len(unique_words(c1))
+    if not u1 or not 0.5 <= len(unique_words(c2)) / u1 <= 1.7:
+        return 3
+    return 4
+
+
+MISTAKES["09.vocabulary_level"] += [
+    lambda u: None if (v := vocabulary_level(u)) is None else round(v, 6),              # rounded to 6: 0.416667
+]
+MISTAKES["09.stop_level"] += [
+    _stop_level_u_floor_division,                                                         # u by //, not /
+    _stop_level_float_four,                                                               # 4.0, not 4
+]
+VARIANTS["09.stop_level"] += [
+    _stop_level_sum_then_each,                                                            # a redundant sum check first
+]

@@ -43,6 +43,7 @@ NOT_FIGURES = {
            "5.0001": "an input of the length-level exercise, just past the band's edge",
            "5.0": "the L2 rule's upper edge (the reward's definition, not a result)"},
     "05": {"0.7": "the authors' sampling temperature (a setting)"},
+    "08": {"4.1.1": "DeepSeekMath's subsection with GRPO's KL estimator, its Eq. 4 (a locator)"},
     "06": {"10.0": "an offset to try (Things to try)"},
     "09": {"1.6": "the TL;DR length band's lower end (a rule of the reward)",
            "2.98": "the arXiv reward's reachable maximum, 0.5 + 1 + 0.5 + 0.4 x 0.95 + 0.6 (a rule of the reward)",

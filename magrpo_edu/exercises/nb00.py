@@ -135,19 +135,20 @@ def _median_used(fn):
     return None
 
 
-def _nonzero_mean(rewards) -> float | None:
-    """The mean of the NON-ZERO rewards only (a learner's slip); None when every reward is 0."""
-    nonzero = [r for r in rewards if r != 0]
+def _nonzero_mean(rewards, keep=lambda r: r != 0) -> float | None:
+    """The mean of the rewards that `keep` keeps only (a learner's slip: the NON-ZERO ones, or the positive ones);
+    None when it keeps none."""
+    nonzero = [r for r in rewards if keep(r)]
     return sum(nonzero) / len(nonzero) if nonzero else None
 
 
-def _nonzero_mean_used(fn) -> bool:
-    """Whether the answer subtracts the mean of the non-zero rewards on EVERY group where it answers, and on one group
-    at least where that differs from both the mean and sum / (G-1) (a group with two zero rewards: with one, the
-    non-zero count is G-1)."""
+def _nonzero_mean_used(fn, keep=lambda r: r != 0) -> bool:
+    """Whether the answer subtracts the mean of the non-zero rewards (or of those `keep` keeps: the positive ones) on
+    EVERY group where it answers, and on one group at least where that differs from both the mean and sum / (G-1) (a
+    group with two zero rewards: with one, the non-zero count is G-1)."""
     told = False
     for rewards, out in zip(_GROUPS, _outputs(fn)):
-        m = _nonzero_mean(rewards)
+        m = _nonzero_mean(rewards, keep)
         if out is None or m is None:
             continue
         if any(not math.isfinite(g) or abs(g - (r - m)) > 1e-6 for g, r in zip(out, rewards)):
@@ -155,6 +156,31 @@ def _nonzero_mean_used(fn) -> bool:
         G = len(rewards)
         told = told or (abs(m - sum(rewards) / G) > 1e-6 and G > 1 and abs(m - sum(rewards) / (G - 1)) > 1e-6)
     return told
+
+
+# Ways to make an advantage a whole number: (how it is written, what it does to a float).
+_WHOLES = [("int(...), which cuts the fraction off toward 0", lambda v: float(int(v))),
+           ("round(...), to the nearest whole number", lambda v: float(round(v))),
+           ("math.floor(...), which rounds down", lambda v: float(math.floor(v)))]
+
+
+def _made_whole(fn):
+    """(how it is written, the function) of the one way of _WHOLES the answer applies to each r - mean(r), on EVERY
+    group where it answers (and on one group at least where it changes an advantage); None otherwise."""
+    outs = _outputs(fn)
+    for what, cut in _WHOLES:
+        told = False
+        for rewards, out in zip(_GROUPS, outs):
+            if out is None:
+                continue
+            wants = [r - sum(rewards) / len(rewards) for r in rewards]
+            if any(not math.isfinite(g) or abs(g - cut(w)) > 1e-9 for g, w in zip(out, wants)):
+                break
+            told = told or any(cut(w) != w for w in wants)
+        else:
+            if told:
+                return what, cut
+    return None
 
 
 def _whole_mean(rewards) -> list[float]:
@@ -242,9 +268,18 @@ def check_group_advantages(fn) -> None:
         mean = sum(rewards) / len(rewards)
         want = [r - mean for r in rewards]        # in float64, before the learner's function sees the list
         given = list(rewards)
-        got = call_answer(fn, given, said=lambda e, rewards=rewards: (
-            f"for the rewards {list(rewards)} your function raised {type(e).__name__}: {e}. It should return one "
-            "advantage per reward for any group, a group of one reward included."))
+        if len(rewards) == 1:
+            # A group of one reward: the notebook's rule gives [0.0] (the reward minus itself), and the library's own
+            # group_advantages raises a ValueError (a group needs 2 rewards to compare): either answer is accepted.
+            try:
+                got = call_answer(fn, given, said=lambda e: "")
+            except ExerciseFailed:
+                continue
+        else:
+            got = call_answer(fn, given, said=lambda e, rewards=rewards: (
+                f"for the rewards {list(rewards)} your function raised {type(e).__name__}: {e}. It should return one "
+                "advantage per reward for any group of two rewards or more (a group of one may return [0.0] or "
+                "raise a ValueError)."))
         if got is given:
             raise ExerciseFailed(f"for the rewards {list(rewards)} your function returned the very list it was given "
                                  "(changed or not): the caller's rewards and the advantages would be one object, so "
@@ -331,6 +366,12 @@ def check_group_advantages(fn) -> None:
                         + ". Return r - mean(r) as computed, in Python floats: do not round, add or rescale anything)")
             elif len(set(rewards)) == 1:
                 hint = " (when every joint action scored the same, none is better than the group: all advantages are 0)"
+            elif (whole := _made_whole(fn)) is not None:
+                what, cut = whole
+                w = next((w for w in want if cut(w) != w), want[0])
+                hint = (f" (you made each advantage a whole number with {what}: {w:.6g} became {cut(w):g}. An "
+                        "advantage is a fraction, the reward minus the mean, r - mean(r): keep it a float, with no "
+                        "int(), round() or math.floor() around it)")
             elif all(g == 0 for g in got):
                 hint = (" (every advantage you returned is 0, but these rewards differ: some joint actions beat the group "
                         "and some fall short. A = r - mean(r): the mean of ALL G rewards, sum(rewards) / len(rewards), "
@@ -353,7 +394,16 @@ def check_group_advantages(fn) -> None:
                         f"nothing, and it counts in the mean. The mean of all G = {G} rewards is sum(rewards) / "
                         f"len(rewards) = {sum(rewards):g} / {G} = {sum(rewards) / G:.6g}, zeros included: no filter "
                         "on the values)")
-            elif G > 1 and close([r - sum(rewards) / (G - 1) for r in rewards]):
+            elif _nonzero_mean_used(fn, keep=lambda r: r > 0):
+                positive = [r for r in rewards if r > 0]
+                hint = (f" (you took the mean of the POSITIVE rewards only, {sum(positive):g} / {len(positive)} = "
+                        f"{sum(positive) / len(positive):.6g}: a reward of 0 or below is a reward too, a joint action "
+                        f"that scored little, and it counts in the mean. The mean of all G = {G} rewards is "
+                        f"sum(rewards) / len(rewards) = {sum(rewards):g} / {G} = {sum(rewards) / G:.6g}: no filter on "
+                        "the values)")
+            elif G > 1 and close([r - sum(rewards) / (G - 1) for r in rewards]) and all(
+                    o is None or len(x) < 2 or all(abs(g - (r - sum(x) / (len(x) - 1))) < 1e-5 for g, r in zip(o, x))
+                    for x, o in zip(_GROUPS, _outputs(fn))):     # on every group, not on [0, 1] alone
                 hint = (f" (you divided the sum by G-1 = {G - 1}: the mean of the G = {G} rewards is sum(rewards) / G "
                         f"= {sum(rewards):g} / {G} = {sum(rewards) / G:.6g}, not {sum(rewards):g} / {G - 1} = "
                         f"{sum(rewards) / (G - 1):.6g}; divide by len(rewards). G-1 belongs to the leave-one-out "
@@ -432,6 +482,11 @@ _PAIRS = [
      "know should I see a doctor. In fact, last week it got really bad. Because of this, Please advise."),
     ("\tfor w in words:\n\t\tprint(w)\n", "Loop over the words and print each one on its own line."),  # 28, 55
     ("In short:", "Details:\n\n\t- one point,\n\t- another  point,\n\t- a third one.\n"),            # 9, 59
+    # Just outside both edges, so that a margin on the band (2 - 0.01 <= ratio <= 3 + 0.01, down to 0.001) shows
+    ("a" * 100, "b" * 199), ("a" * 100, "b" * 301), ("a" * 1000, "b" * 1999), ("a" * 1000, "b" * 3001),
+    # ratio 21, far above the band: reward exp(-18) = 1.5e-8, tiny but not 0, so a cap on the ratio (min(ratio, 20))
+    # or a small reward replaced by 0 (0.0 if reward < 1e-6) shows; compared RELATIVELY (_off), not within 1e-6
+    ("ab", "b" * 42),
 ]
 
 
@@ -645,7 +700,7 @@ def _reward_rounded_places(fn) -> int | None:
     pairs = [(v, length_ratio_reward(x, y)) for (x, y), v in zip(_PAIRS, _pair_outputs(fn)) if v is not None]
     if not pairs:
         return None
-    return rounded_to([v for v, _ in pairs], [w for _, w in pairs], range(11))
+    return rounded_to([v for v, _ in pairs], [w for _, w in pairs], range(11), close=lambda g, w: abs(g - w) <= 1e-12)
 
 
 def _not_a_band(fn) -> bool:
@@ -664,6 +719,101 @@ def _not_a_band(fn) -> bool:
     below = [l - math.log(v) for l, v in rest if l < lo]      # exp(-(edge - l)): the lower edge each pair implies
     above = [l + math.log(v) for l, v in rest if l > hi]      # exp(-(l - edge)): the upper edge
     return any(max(edges) - min(edges) > 1e-6 for edges in (below, above) if edges)
+
+
+def _off(got: float, want: float) -> bool:
+    """Whether the answer's reward is wrong: off by more than 1e-6, or by more than 1e-6 of the reward itself where the
+    reward is below 1 (exp(-18) = 1.5e-8 is not 0). A numpy float32 (about 6e-8 relative) passes."""
+    return abs(got - want) > 1e-6 * (want if want > 0 else 1.0)
+
+
+def _shown(want: float, got: float) -> tuple[str, str]:
+    """The reward and the answer as a message shows them: to 4 decimals, or to 10 significant digits where 4 decimals
+    would not tell them apart (0.8574 against 0.8574) or would show a tiny reward as 0.0000."""
+    if abs(got - want) < 1e-4 or 0 < abs(want) < 1e-4 or 0 < abs(got) < 1e-4:
+        return f"{want:.10g}", f"{got:.10g}"
+    return f"{want:.4f}", f"{got:.4f}"
+
+
+def _denominator_epsilon(fn) -> float | None:
+    """eps (0 < eps < 0.5) when the answer divides by len(concise) + eps, a guard against dividing by zero, on every
+    pair with a concise answer where it answers (read off the first pair at or below 2 that earns less than 1; the
+    edge pairs, ratio exactly 2, then fall just below the band); None otherwise."""
+    outs = _pair_outputs(fn)
+    pts = [(len(x), len(y), v) for (x, y), v in zip(_PAIRS, outs) if x and v is not None]
+    shape = lambda l: math.exp(-_nearer(l))  # noqa: E731
+    for c, d, v in pts:
+        if d and d / c <= 2 and 0 < v < 1:
+            implied = 2 + math.log(v)       # the ratio the answer used: exp(-(2 - implied)) = v
+            if implied <= 0:
+                return None
+            eps = d / implied - c
+            break
+    else:
+        return None
+    if not 1e-15 < eps < 0.5:
+        return None
+    if all(abs(v - shape(d / (c + eps))) <= 1e-12 + 1e-9 * eps for c, d, v in pts):
+        return eps
+    return None
+
+
+def _capped_at(fn) -> float | None:
+    """The cap C when the answer caps the ratio, min(ratio, C) (or δ at C - 3), on every pair with a concise answer
+    where it answers, and the cap binds on one pair at least; None otherwise."""
+    pts = [(len(y) / len(x), v) for (x, y), v in zip(_PAIRS, _pair_outputs(fn)) if x and v is not None]
+    caps = [3 - math.log(v) for l, v in pts if l > 3 and 0 < v < 1 and l - (3 - math.log(v)) > 1e-6]
+    if not caps or max(caps) - min(caps) > 1e-6:
+        return None
+    C = caps[0]
+    if all(not _off(v, math.exp(-_nearer(min(l, C)))) for l, v in pts):
+        return C
+    return None
+
+
+def _zeroed_below(fn) -> float | None:
+    """The largest reward the answer gives 0 instead of, when it gives 0 on the pairs with the smallest rewards, the
+    reward itself on every other pair where it answers, and a reward below 1 (exp(-δ), partial credit) on one pair at
+    least (an `if reward < t: return 0.0`); None otherwise."""
+    from ..tasks.writing.reward import length_ratio_reward
+
+    zeroed, kept = [], []
+    for (x, y), v in zip(_PAIRS, _pair_outputs(fn)):
+        if v is None or not x:
+            continue
+        w = length_ratio_reward(x, y)
+        if not _off(v, w):
+            kept.append(w)
+        elif v == 0 and w > 0:
+            zeroed.append(w)
+        else:
+            return None
+    if zeroed and any(w < 1 for w in kept) and max(zeroed) < min(kept):
+        return max(zeroed)
+    return None
+
+
+def _base_of(fn) -> float | None:
+    """The base b when the answer is b ** -δ with b near e but not e (2.718, 2.72, 2.7: e typed in), on every pair with
+    a concise answer where it answers; None otherwise."""
+    pts = [(_nearer(len(y) / len(x)), v) for (x, y), v in zip(_PAIRS, _pair_outputs(fn)) if x and v is not None]
+    far = [(d, v) for d, v in pts if d > 0.1 and 0 < v < 1]
+    if not far:
+        return None
+    b = math.exp(-math.log(far[0][1]) / far[0][0])
+    if not 1e-9 < abs(b - math.e) < 0.3:
+        return None
+    return b if all(abs(v - b ** -d) <= 1e-9 * max(v, 1e-300) + 1e-15 for d, v in pts) else None
+
+
+def _half_precision(fn) -> bool:
+    """Whether the answer is the reward stored in float16 (np.float16, torch.half) on every pair where it answers,
+    and differs from the reward on one pair at least."""
+    from ..tasks.writing.reward import length_ratio_reward
+
+    half = lambda v: struct.unpack("e", struct.pack("e", v))[0]  # noqa: E731
+    pairs = [(v, length_ratio_reward(x, y)) for (x, y), v in zip(_PAIRS, _pair_outputs(fn)) if v is not None]
+    return any(v != w for v, w in pairs) and all(v == half(w) for v, w in pairs)
 
 
 def _ratio_crash(e: Exception, a: str, b: str) -> str:
@@ -701,39 +851,54 @@ def check_length_ratio_reward(fn) -> None:
         got = plain_number(got)   # a numpy float (np.float32) is a number too
         if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isfinite(got):
             raise ExerciseFailed(f"return one number (a float), got {got!r}")
+        # an epsilon in the denominator, len(detailed) / (len(concise) + 1e-8): the edge, ratio 2, falls just below
+        # the band (inside the 1e-6 tolerance for a small epsilon, so looked for first)
+        if got != want and (eps := _denominator_epsilon(fn)) is not None:
+            w, g = _shown(want, got)
+            ratio = len(b) / len(a) if a else math.inf
+            raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
+                                 f"{ratio:g}) earn {w}, you returned {g}: you divide by len(concise) + {eps:.3g}, an "
+                                 "epsilon added to the denominator to avoid a division by zero perhaps. It makes "
+                                 f"every ratio a hair smaller: {len(b)} / ({len(a)} + {eps:.3g}) falls just below "
+                                 f"{ratio:g}" + (", out of the band, where 2 itself is in it" if ratio == 2 else "")
+                                 + ". Divide by len(concise) itself, and guard the empty concise answer on its own, "
+                                 "`if not concise: return 0.0` (its ratio is infinite, its reward 0), not with an "
+                                 "epsilon.")
         # rounded to up to 10 decimals (inside the 1e-6 tolerance from 7 on), refused as 00.group_advantages does:
         # the text says "unrounded"; a numpy float32 (about 1e-8 relative) never lands within 1e-12 of a rounding
-        if 1e-12 < abs(got - want) <= 1e-6 and got != int(got) and (k := rounded_to(got, want, range(11))) is not None:
+        if 1e-12 < abs(got - want) <= 1e-6 and got != int(got) and (
+                k := rounded_to(got, want, range(11), close=lambda g, w: abs(g - w) <= 1e-12)) is not None:
             raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} earn "
                                  f"{want!r}; you returned {got!r}, the reward rounded to "
                                  f"{_reward_rounded_places(fn) or k} decimal(s). Do not round: return the reward as "
                                  "computed, unrounded, as the text says and as the library's reward does.")
-        if abs(got - want) > 1e-6:
+        if _off(got, want):
+            w, g = _shown(want, got)
             if not a:
-                raise ExerciseFailed(f"an empty concise answer earns 0 (the ratio is infinite), you returned {got:.4f}")
+                raise ExerciseFailed(f"an empty concise answer earns 0 (the ratio is infinite), you returned {g}")
             if not a.strip() and (how := _stripped_with(fn)) is not None:
                 raise ExerciseFailed(f"a concise answer of {len(a)} space(s), {a!r}, and a detailed one of {len(b)} "
-                                     f"characters earn {want:.4f} (ratio {len(b) / len(a):g}), you returned "
-                                     f"{got:.4f}: you stripped the texts ({how}): characters are counted as written, "
+                                     f"characters earn {w} (ratio {len(b) / len(a):g}), you returned "
+                                     f"{g}: you stripped the texts ({how}): characters are counted as written, "
                                      "spaces and newlines at the ends too (the model's answers start with a space, and "
                                      f"often end with a newline). {a!r} is 1 character, not an empty text: take len of "
                                      f"each text as it is, no {how} first.")
             if not a.strip():
                 raise ExerciseFailed(f"a concise answer of {len(a)} space(s), {a!r}, is not empty: its characters count "
                                      f"like any others (len({a!r}) = {len(a)}), so with a detailed answer of {len(b)} "
-                                     f"characters the ratio is {len(b) / len(a):g} and the reward {want:.4f}; you "
-                                     f"returned {got:.4f}. Only an EMPTY concise answer (len 0) earns 0: test `not "
+                                     f"characters the ratio is {len(b) / len(a):g} and the reward {w}; you "
+                                     f"returned {g}. Only an EMPTY concise answer (len 0) earns 0: test `not "
                                      "concise`, not `not concise.strip()`.")
             if not b and got == 0:
                 raise ExerciseFailed(f"an empty DETAILED answer with a concise one of {len(a)} characters earns "
-                                     f"exp(-2) = {want:.4f}, you returned 0: the ratio is 0 / {len(a)} = 0, 2 below "
+                                     f"exp(-2) = {w}, you returned 0: the ratio is 0 / {len(a)} = 0, 2 below "
                                      "[2, 3], so the reward is exp(-2). Only an empty CONCISE answer earns 0 (its "
                                      "ratio is infinite).")
             if not (a + b).isascii() and abs(got - _bytes_reward(a, b)) <= 1e-6:
                 raise ExerciseFailed(f"for {a!r} and {b!r} you counted bytes, not characters: {len(a)} and {len(b)} "
-                                     f"characters (ratio {len(b) / len(a):.3f}, reward {want:.4f}), but "
+                                     f"characters (ratio {len(b) / len(a):.3f}, reward {w}), but "
                                      f"{len(a.encode())} and {len(b.encode())} UTF-8 bytes (len(text.encode())), "
-                                     f"which gave your {got:.4f}. An accented letter such as 'é' is one character and "
+                                     f"which gave your {g}. An accented letter such as 'é' is one character and "
                                      "two bytes: characters are len(text), on the str itself.")
             ratio = len(b) / len(a)
             if got != int(got) and (k := rounded_to(got, want, range(2, 8))) is not None:
@@ -743,20 +908,44 @@ def check_length_ratio_reward(fn) -> None:
                                      "as computed, unrounded, as the text says and as the library's reward does.")
             if abs(got - 100 * want) <= 1e-4 and (k := _scale_of(fn)) is not None and abs(k - 100) <= 1e-6:
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
-                                     f"{ratio:g}) earn {want:.4f}, you returned {got:.4f}: you multiplied the reward "
+                                     f"{ratio:g}) earn {w}, you returned {g}: you multiplied the reward "
                                      "by 100, on every pair. The authors' quick-demo code scales this same shape x100, "
                                      "but the reward of the text, the library's length_ratio_reward that the trainer "
                                      "logs and the notebook compares yours with, is unscaled: 1 inside [2, 3], "
                                      "exp(-δ) outside, never above 1. Drop the factor 100.")
             if (k := _scale_of(fn)) is not None and abs(got - k * want) <= 1e-6 * max(1.0, abs(k)):
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
-                                     f"{ratio:g}) earn {want:.4f}, you returned {got:.4f}: {k:.6g} times the reward, "
+                                     f"{ratio:g}) earn {w}, you returned {g}: {k:.6g} times the reward, "
                                      "on every pair. The reward is unscaled: 1 inside [2, 3], exp(-δ) outside, "
                                      "never above 1. Drop the factor.")
             if (found := _misreading(fn, a, b, got)) is not None:
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
-                                     f"{ratio:g}) earn {want:.4f}, you returned {got:.4f}: "
+                                     f"{ratio:g}) earn {w}, you returned {g}: "
                                      f"{_misreading_hint(*found, a, b)}.")
+            if (C := _capped_at(fn)) is not None:
+                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
+                                     f"{ratio:g}) earn exp(-{_nearer(ratio):g}) = {w}, you returned {g} = "
+                                     f"exp(-{_nearer(min(ratio, C)):.4g}): you capped the ratio at {C:.4g} "
+                                     f"(min(ratio, {C:.4g}), or δ at {C - 3:.4g}). The reward has no floor: δ is the "
+                                     "whole distance from the ratio to [2, 3], however far, and exp(-δ) keeps "
+                                     "shrinking as the detailed answer grows. No min(...) or cap on the ratio or on δ.")
+            if (t := _zeroed_below(fn)) is not None:
+                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
+                                     f"{ratio:g}) earn exp(-{_nearer(ratio):g}) = {w}, you returned 0: you replaced a "
+                                     f"small reward by 0 (over the pairs of the check, every reward up to {t:.3g} became "
+                                     "0: an `if reward < ...: return 0.0`, a threshold). exp(-δ) is never 0: it shrinks toward 0 as the ratio moves "
+                                     "away from [2, 3], and stays above it; return it as computed, however small. "
+                                     "Only an EMPTY concise answer earns 0.")
+            if (base := _base_of(fn)) is not None:
+                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
+                                     f"{ratio:g}) earn exp(-δ) = {w}, you returned {g} = {base:.6g} ** -δ: the base "
+                                     f"is e = {math.e!r}, not {base:.6g}. Use math.exp(-δ) (or math.e ** -δ), not a "
+                                     "typed-in approximation of e.")
+            if _half_precision(fn):
+                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
+                                     f"{ratio:g}) earn {w}, you returned {g}: the reward stored in half precision "
+                                     "(float16: np.float16, torch.half), which keeps about 3 significant digits. "
+                                     "Return it as a Python float, float(...) of a float64 (float32 is close enough).")
             if got > 1 + 1e-9:
                 edge = ""
                 if ratio in (2, 3) and abs(got - math.exp(abs(ratio - (5 - ratio)))) <= 1e-6:
@@ -768,13 +957,14 @@ def check_length_ratio_reward(fn) -> None:
                             "(reward 1); below it δ = 2 - ratio, above it δ = ratio - 3, or max(2 - ratio, 0, ratio - 3) "
                             "everywhere.")
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
-                                     f"{ratio:g}) earn {want:.4f}, you returned {got:.4f}: a reward above 1 is "
-                                     f"impossible: exp(-δ) <= 1, since δ, a distance, is >= 0; your {got:.4f} is "
+                                     f"{ratio:g}) earn {w}, you returned {g}: a reward above 1 is "
+                                     f"impossible: exp(-δ) <= 1, since δ, a distance, is >= 0; your {g} is "
                                      f"exp({math.log(got):.4g}), a δ of {-math.log(got):.4g}, below 0.{edge}")
-            if got == 1.0 and not 2 <= ratio <= 3 and _not_a_band(fn):
+            # (a concise answer that holds tabs or newlines: the sentence below names them, the likelier slip)
+            if got == 1.0 and not 2 <= ratio <= 3 and not ("\t" in a or "\n" in a) and _not_a_band(fn):
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} have the "
                                      f"ratio {len(b)}/{len(a)} = {ratio:.4f}, outside [2, 3], and earn exp(-δ) = "
-                                     f"{want:.4f}; you returned 1.0. Your bounds are not the slip: over all the pairs "
+                                     f"{w}; you returned 1.0. Your bounds are not the slip: over all the pairs "
                                      "of the check, no band of len(detailed) / len(concise) (with a margin or not) "
                                      "gives 1 exactly where your function does and exp(-distance) elsewhere, so your "
                                      "ratio is computed differently. Compute it as l = len(detailed) / len(concise), "
@@ -785,7 +975,7 @@ def check_length_ratio_reward(fn) -> None:
                 ws = [f"{a.count(c)} {n}{'' if a.count(c) == 1 else 's'}" for c, n in (("\t", "tab"), ("\n", "newline"))
                       if c in a]
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} have the "
-                                     f"ratio {ratio:.4f}, outside [2, 3], and earn exp(-δ) = {want:.4f}; you returned "
+                                     f"ratio {ratio:.4f}, outside [2, 3], and earn exp(-δ) = {w}; you returned "
                                      "1.0. The band is exactly [2, 3]: test 2 <= ratio <= 3, with no margin."
                                      + (f" If your test is that already, your ratio is not {len(b)}/{len(a)}: this "
                                         f"concise answer holds {' and '.join(ws)}, and each is one character "
@@ -795,7 +985,7 @@ def check_length_ratio_reward(fn) -> None:
                         lambda t: t.replace("\n", "").replace("\t", ""), lambda t: t.replace("\n", " ").replace("\t", " "))
             spaces_dropped = any(x(a) and abs(got - length_ratio_reward(x(a), x(b))) <= 1e-6 for x in squeezed)
             raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
-                                 f"{ratio:g}{words}) earn {want:.4f}, you returned {got:.4f}: the ratio is "
+                                 f"{ratio:g}{words}) earn {w}, you returned {g}: the ratio is "
                                  "chars(detailed) / chars(concise), every character counted (spaces too, len of the "
                                  "text), and outside [2, 3] the reward is exp(-δ), δ the distance from the ratio to the "
                                  "NEARER end of [2, 3] (2 - ratio below, ratio - 3 above)"

@@ -476,6 +476,30 @@ def _distinct_count(fn, groups, R, got) -> int | None:
     return None
 
 
+def _divisor_slip(fn, groups, R, got) -> str | None:
+    """What the answer did with the others' sum when one reading explains this group and every other where it answers:
+    the sum not divided at all, r_g - (sum of the others), or divided by G-2 in place of G-1 (a group of 2, where G-2 is
+    0, is no evidence either way: a division by zero, or a guard); None otherwise. Said before "you fixed G", which a
+    divisor that follows G would only seem to be on one group."""
+    G = len(R)
+    readings = [
+        (lambda X: X - (X.sum() - X), lambda n: True,
+         f"you did not divide the sum of the other rewards: r_g - (sum of the others) subtracts their SUM, not their "
+         f"mean. Leave-one-out's baseline is the MEAN of the G-1 = {G - 1} other rewards: divide their sum by G-1, "
+         "r_g - (sum of the others) / (G-1), with G = len(rewards)."),
+        (lambda X: X - (X.sum() - X) / (len(X) - 2), lambda n: n > 2,
+         f"you divided the sum of the others by G-2 = {G - 2}, not by G-1 = {G - 1}. Sample g has G-1 others (all G "
+         "samples but itself), and their mean divides their sum by how many they are, G-1 (G-2 would also divide by "
+         "zero in a group of two): r_g - (sum of the others) / (len(rewards) - 1)."),
+    ]
+    for reading, applies, what in readings:
+        if applies(G) and torch.allclose(got, reading(R.float()), atol=1e-5) and all(
+                o is None or not applies(len(x)) or torch.allclose(o, reading(torch.tensor(x)), atol=1e-5)
+                for x, o in zip(groups, _outputs(fn, groups))):
+            return what
+    return None
+
+
 @exercise("01.leave_one_out")
 def check_leave_one_out(fn):
     # [0.5, 1, 0.25, 0.75]: the others' median and the mean of all G differ from the others' mean and from each other;
@@ -586,6 +610,9 @@ def check_leave_one_out(fn):
             if torch.allclose(got, R - (R.sum() - R) / G, atol=1e-5):
                 raise ExerciseFailed(f"for rewards {r} you divided the sum of the other rewards by G = {G}; "
                                      f"there are G-1 = {G - 1} other rewards.")
+            if (slip := _divisor_slip(fn, groups, R, got)) is not None:
+                raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are {shown}, you returned {gave}: "
+                                     + slip)
             if (u := _distinct_count(fn, groups, R, got)) is not None:
                 raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are {shown}, you returned {gave}: "
                                      f"you divided the sum of the others by {u - 1}, the number of DISTINCT rewards "
@@ -594,7 +621,9 @@ def check_leave_one_out(fn):
                                      "same reward (a tie) are still separate samples, each one of the others. Divide "
                                      f"by G-1 = {G - 1}: r_g - (sum of the others) / (len(rewards) - 1).")
             fixed = [d for d in range(1, 10) if d not in (G - 1, G)
-                     and torch.allclose(got, R - (R.sum() - R) / d, atol=1e-5)]
+                     and torch.allclose(got, R - (R.sum() - R) / d, atol=1e-5) and all(
+                         o is None or torch.allclose(o, torch.tensor(x) - (sum(x) - torch.tensor(x)) / d, atol=1e-5)
+                         for x, o in zip(groups, _outputs(fn, groups)))]
             if fixed:
                 sizes = sorted({len(x) for x in groups})
                 raise ExerciseFailed(f"for rewards {r} (G = {G}) you divided the sum of the others by {fixed[0]}: you "
@@ -810,8 +839,11 @@ def check_grpo_token_mean_loss(fn):
     logp, mask, A = _loss_cases()[0]
     not_a_wrapper(fn, (logp.clone().requires_grad_(True), mask.clone(), A.clone()), "grpo_token_mean_loss", policy_loss,
                   how="from the formula in the text, -(1/G) sum_g A^(g) (1/max(|a^(g)|, 1)) sum_t mask_{g,t} log pi, "
-                      "with tensor operations on token_logp (policy_loss is MAGRPO's loss, whose SUM over the tokens "
-                      "you would only be feeding means)")
+                      "with tensor operations on token_logp: -(advantages * (token_logp * mask).sum(-1) / "
+                      "lengths).mean(), lengths = mask.sum(-1).clamp_min(1) (policy_loss(x, advantages) is MAGRPO's "
+                      "-mean(advantages * x) over per-completion log-probs x; handed the per-completion MEANS, "
+                      "(token_logp * mask).sum(-1) / lengths, it does give GRPO's value, but it then weights each "
+                      "completion by A^(g) and averages over the G completions for you, and that is the exercise)")
     for logp, mask, A in _loss_cases():
         lengths = mask.sum(-1)
         want = _grpo(logp, mask, A)                 # before the learner's function sees the inputs
@@ -1049,11 +1081,14 @@ def check_grpo_token_mean_loss(fn):
                                  "what the next cell prints next to MAGRPO's loss.")
         raise ExerciseFailed(f"for this group the GRPO loss (ratio 1, no clipping, no KL) is {want.item():.5f}, "
                              f"you returned {got.item():.5f}.")
-    # float64 log-probs give a float64 loss (the advantages float32, as a trainer's rewards can be)
+    # float64 log-probs give a float64 loss; the advantages come in the log-probs' dtype too (the exercise asks for a
+    # loss in token_logp's dtype, not for mixing dtypes: with float32 advantages, torch.dot(advantages, x), advantages
+    # @ x or an einsum, all correct, would raise on float64 x where elementwise code promotes)
     logp, mask = _float64_case()
-    A = torch.tensor([0.5, -1.0, 0.25, 0.25])
+    A = torch.tensor([0.5, -1.0, 0.25, 0.25], dtype=logp.dtype)
     out = call_answer(fn, logp.clone().requires_grad_(True), mask.clone(), A.clone(),
-                      said=lambda e: _raised("with float64 token log-probs, your grpo_token_mean_loss", e))
+                      said=lambda e: _raised("with float64 token log-probs and advantages, your grpo_token_mean_loss",
+                                             e))
     if isinstance(out, torch.Tensor) and out.dtype != _grpo(logp, mask, A).dtype:
         raise ExerciseFailed(_dtype_changed("grpo_token_mean_loss", out.dtype, _grpo(logp, mask, A).dtype,
                                             "token log-probs", "a loss"))

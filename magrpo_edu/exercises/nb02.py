@@ -66,6 +66,21 @@ def _index_slip(k) -> str:
     return f"a {type(k).__name__} ({k!r})"
 
 
+def _names_in(fn) -> set:
+    """The names fn's code (its nested lambdas and comprehensions too) reads: globals, attributes (`itertools.x`)
+    and locals; with every global that is bound to an object, the object's own __name__ (an import under another
+    name, `from itertools import combinations as comb`). A message names a function only when the answer calls it."""
+    code = getattr(fn, "__code__", None)
+    names, todo = set(), [code] if code is not None else []
+    while todo:
+        co = todo.pop()
+        names.update(co.co_names)
+        todo += [c for c in co.co_consts if hasattr(c, "co_names")]
+    glob = getattr(fn, "__globals__", {})
+    names |= {getattr(glob[k], "__name__", k) for k in list(names) if k in glob}
+    return names
+
+
 @exercise("02.joint_actions")
 def check_joint_actions(fn) -> None:
     """`fn(num_agents, G, mode)` -> the joint actions: one tuple per joint action, entry i = which of
@@ -74,10 +89,11 @@ def check_joint_actions(fn) -> None:
 
     not_the_library(fn, "my_joint_actions", joint_actions)
 
-    def explains(table, mode: str) -> bool:
+    def explains(table, mode: str, also=None) -> bool:
         """Whether fn's rows are `table(n, G)` (in any order) for EVERY (n, G) the check tries in `mode`: a hint names
         a slip only when it explains them all (for n = G = 2 a rotation of aligned mode IS the permutations). An
-        (n, G) where fn fails, or returns no table of ints, is no evidence either way."""
+        (n, G) where fn fails, or returns no table of ints, is no evidence either way; `also(n, G)`, when given, is
+        another table that counts as the same slip there (a filter that spares n = 1, say)."""
         for n_ in (1, 2, 3):
             for G_ in (1, 2, 4):
                 try:
@@ -87,9 +103,15 @@ def check_joint_actions(fn) -> None:
                     rows = sorted(tuple(int(k) for k in row) for row in out_)
                 except Exception:  # noqa: BLE001  the learner's function may fail there: no evidence
                     continue
-                if rows != sorted(tuple(row) for row in table(n_, G_)):
+                if rows != sorted(tuple(row) for row in table(n_, G_)) and (
+                        also is None or rows != sorted(tuple(row) for row in also(n_, G_))):
                     return False
         return True
+
+    # Cross mode with the joint actions that repeat ONE index for every agent, (g, ..., g), filtered out (`if i != j`,
+    # `if len(set(t)) > 1`); for one agent every row is such a one, unless the filter spares n = 1.
+    def no_diagonal(n_, G_):
+        return [t for t in itertools.product(range(G_), repeat=n_) if len(set(t)) > 1]
 
     # The table of `mode` over the sample indices `idx` (range(G) when right; an off-by-one range when not).
     tables = {"aligned": lambda n_, idx: [(g,) * n_ for g in idx],
@@ -107,11 +129,21 @@ def check_joint_actions(fn) -> None:
                                          f"{type(out).__name__}, which can be read only once (a generator, or "
                                          "itertools.product(...), is empty the second time it is read): wrap it in "
                                          "list(...) or write a list comprehension [... for g in range(G)]")
-                if isinstance(out, (set, frozenset, dict)):
-                    raise ExerciseFailed(f"return a list of tuples, one per joint action; you returned a {type(out).__name__}, "
-                                         "which the trainer cannot index: it reads joint action j as row j of the table "
-                                         "and pairs reward j with it (the rows may come in any order, but as a list), so "
-                                         "build a list")
+                if isinstance(out, (set, frozenset)):
+                    raise ExerciseFailed(f"return a list of tuples, one per joint action; you returned a {type(out).__name__}. "
+                                         "\"Any order of the rows\" means the rows of a list may come in any order: the "
+                                         "rows still need one. The cell after exercise 2 builds the table with "
+                                         "torch.tensor(my_joint_actions(2, G, mode)), which cannot read a set "
+                                         "(RuntimeError: Could not infer dtype of set), and the trainer reads joint "
+                                         "action j as row j and pairs reward j with it, which a set, unordered and "
+                                         "unindexable, cannot give. Build a list ([... for g in range(G)], or "
+                                         "list(...) / sorted(...) around your set).")
+                if isinstance(out, dict):
+                    raise ExerciseFailed("return a list of tuples, one per joint action; you returned a dict, which the "
+                                         "trainer cannot index: it reads joint action j as row j of the table and pairs "
+                                         "reward j with it (the rows may come in any order, but as a list), and "
+                                         "torch.tensor(my_joint_actions(2, G, mode)) in the cell after exercise 2 cannot "
+                                         "read a dict. Build a list of the tuples, not a dict of them.")
                 try:
                     if any(isinstance(k, float) or "float" in str(getattr(k, "dtype", "")) for row in out for k in row):
                         raise ExerciseFailed(f"n={n}, G={G}, {mode!r}: the entries are sample indices, ints (they index the "
@@ -151,13 +183,35 @@ def check_joint_actions(fn) -> None:
                             itertools.combinations_with_replacement, itertools.combinations)
                             if sorted(got) == sorted(c(range(G), n))
                             and explains(lambda n_, G_, c=c: c(range(G_), n_), mode)), None)) is not None):
-                        hint = (f" itertools.{comb.__name__} keeps ONE order of each set of sample indices, (0, 1) but "
-                                "not (1, 0)" + (" and never repeats one, (0, 0)" if comb is itertools.combinations
-                                                else "") +
-                                ": yet entry i is agent i's sample, so agent 1's sample 0 with agent 2's sample 1 is "
-                                "another joint action than agent 1's sample 1 with agent 2's sample 0. Cross mode is "
-                                f"every combination in every order, G**n = {G ** n} of them, "
-                                f"itertools.product(range(G), repeat=n), not {comb.__name__}.")
+                        never = " and never repeats one, (0, 0)" if comb is itertools.combinations else ""
+                        # Name the itertools function only when the answer calls it: a nested loop whose inner index
+                        # starts at the outer one (`for j in range(i, G)`, or range(i + 1, G)) builds the same table.
+                        said = (f"itertools.{comb.__name__} keeps" if comb.__name__ in _names_in(fn) else
+                                "Your table keeps")
+                        fix = (f", not {comb.__name__}." if comb.__name__ in _names_in(fn) else
+                               " (with loops: every inner index runs over all of range(G), not from the outer one on, "
+                               f"range({'i + 1' if never else 'i'}, G)).")
+                        hint = (f" {said} ONE order of each pair (each set) of sample indices, (0, 1) but not (1, 0)"
+                                + never + ": yet entry i is agent i's sample, so agent 1's sample 0 with agent 2's "
+                                "sample 1 is another joint action than agent 1's sample 1 with agent 2's sample 0. "
+                                f"Cross mode is every combination in every order, G**n = {G ** n} of them, "
+                                "itertools.product(range(G), repeat=n)" + fix)
+                    elif (n > 1 and mode == "cross" and sorted(got) == sorted(no_diagonal(n, G))
+                          and explains(no_diagonal, mode,
+                                       also=lambda n_, G_: list(itertools.product(range(G_), repeat=n_)) if n_ == 1
+                                       else no_diagonal(n_, G_))):
+                        hint = (f" You left out the joint actions where every agent takes the same sample, "
+                                f"{(0,) * n}, {(1,) * n}, ... (a filter such as `if i != j` or `if len(set(t)) > 1`): "
+                                "cross mode INCLUDES the pairs (g, g), the aligned joint actions are among its "
+                                f"combinations. Cross is every combination, G**n = {G ** n} of them, "
+                                "itertools.product(range(G), repeat=n), with no filter.")
+                    elif (n == 1 and mode == "cross" and not got
+                          and explains(no_diagonal, mode)):
+                        hint = (" With one agent every joint action is a single sample, (g,), and your table is empty: "
+                                "a filter such as `if len(set(t)) > 1` (or `if i != j`) drops every joint action whose "
+                                "agents all take the same sample, yet cross mode INCLUDES those, the pairs (g, g) too. "
+                                "Cross is every combination, G**n, itertools.product(range(G), repeat=n), with no "
+                                "filter.")
                     elif (short := next((say for say, idx in (
                             ("range(G-1) runs 0 .. G-2 and leaves out the last sample, G-1 (for G = 1 it is empty)",
                              lambda G_: range(G_ - 1)),
@@ -370,6 +424,13 @@ def check_cross_credit(fn) -> None:
                                          f"{_digits(dtype)} significant digits, so its means are off in the later "
                                          f"digits. Compute in r's own dtype: no .half(), .to(torch.float16) or "
                                          "bfloat16 (nor a low-precision NumPy array).")
+                if "int" in str(dtype):
+                    raise ExerciseFailed(f"for r = {r.tolist()} agent {agent + 1}'s credit is {shown_want}, you returned "
+                                         f"{[int(v) for v in got.tolist()]}: your credits are integers ({dtype}), a "
+                                         ".long(), .int() or int() cast, or an integer dtype=. An integer drops the "
+                                         "fraction, truncating toward 0 (-1.333 becomes -1, and -0.99999, a mean "
+                                         "computed in floats, becomes 0). A credit is a mean of advantages, a "
+                                         "fraction: return the float tensor as computed, with no integer cast.")
                 if torch.allclose(got, want[1 - agent], atol=1e-5) and not torch.allclose(want[0], want[1], atol=1e-5):
                     hint = (" That is the OTHER agent's credit: agent 1's sample k1 is row k1 (average over dim 1), "
                             "agent 2's sample k2 is column k2 (average over dim 0).")
@@ -561,6 +622,43 @@ def check_shared_losses(fn) -> None:
                                lambda part: -(part.mean() if div == "mean" else part.sum() / len(rw)))(
                                    take(group_advantages(rw).detach() * lp_)).item()))
 
+    # The advantages paired with the wrong joint actions: reward g belongs to joint action g, made of sample g of every
+    # agent, so lp[g] is weighed by A[g]; (the message's hint, loss_of). A reversed, A rolled, or A[1:] against lp[:-1].
+    def mispaired(lp_, rw, pair):
+        A_ = group_advantages(rw).detach()
+        a_, l_, div = pair(A_, lp_)
+        return (-(a_ * l_).sum() / div(len(rw))).item()
+
+    paired = [(" You paired the log-probs with the advantages in REVERSED order, lp[g] with A[G-1-g] (A.flip(0), "
+               "reversed(...), or [::-1] on one of the two): reward g belongs to joint action g, made of sample g of "
+               "every agent (aligned), so lp[g] is weighed by A[g], the same index, neither reversed.",
+               lambda A_, l_: (A_.flip(0), l_, lambda G_: G_))]
+    for k in (1, -1):
+        paired.append((f" You paired the log-probs with the advantages shifted by one, lp[g] with A[g {'-' if k > 0 else '+'}"
+                       f" 1] (A.roll({k}), torch.roll, or an index off by one wrapping round): reward g belongs to "
+                       "joint action g, made of sample g of every agent (aligned), so lp[g] is weighed by A[g], the "
+                       "same index.", lambda A_, l_, k=k: (A_.roll(k), l_, lambda G_: G_)))
+    for a_cut, l_cut in (("[1:]", "[:-1]"), ("[:-1]", "[1:]")):
+        for div, said in ((lambda G_: G_ - 1, ".mean()"), (lambda G_: G_, ".sum() / G")):
+            paired.append((f" You paired the log-probs with the advantages shifted by one, A{a_cut} * lp{l_cut} "
+                           f"(then {said}): lp[g] meets the advantage of joint action g {'+' if a_cut == '[1:]' else '-'}"
+                           " 1, and one joint action drops out. Reward g belongs to joint action g, made of sample g "
+                           "of every agent (aligned), so lp[g] is weighed by A[g]: -(A * lp).mean() over all G, the "
+                           "same index, no slices.",
+                           lambda A_, l_, a_cut=a_cut, div=div: (
+                               (A_[1:], l_[:-1], div) if a_cut == "[1:]" else (A_[:-1], l_[1:], div))))
+
+    def gradient_is_right(loss, lp, A) -> bool:
+        """Whether loss's gradient with respect to lp is L_i's, -A/G (and not 0): the same update, whatever its value
+        (the graph is kept: the check's own backward comes later)."""
+        if not (torch.is_tensor(loss) and loss.requires_grad) or not A.abs().max() > 1e-6:
+            return False
+        try:
+            g, = torch.autograd.grad(loss, lp, retain_graph=True, allow_unused=True)
+        except RuntimeError:
+            return False
+        return g is not None and torch.allclose(g, -A / len(A), atol=1e-6)
+
     for n, G, rewards, logps in cases:
         given = rewards.clone()
         got = call_answer(fn, [lp for lp in logps], given, said=lambda e, n=n, G=G: (
@@ -635,6 +733,13 @@ def check_shared_losses(fn) -> None:
                 if got_v != got_v:
                     hint = (" Your loss is nan: with equal rewards every advantage is 0 and so is the loss; do not divide "
                             "by the rewards' std (MAGRPO does not scale A).")
+                elif abs(got_v) <= 1e-4 and gradient_is_right(loss, lp, A):
+                    hint = (" Your loss's value is 0, but its gradient is right, L_i's (-A/G): that is TRL's on-policy "
+                            "ratio form (the HF course's GRPO chapter too), -(A * exp(lp - lp.detach())).mean(), whose "
+                            "ratio is 1 in value, so the loss's value is -mean(A) = 0, while its gradient is L_i's. "
+                            "It would train the same, but the exercise asks for the value of L_i as written, "
+                            "-(1/G) sum_g A^(g) logp_i^(g) (the value is what is logged and compared): weigh the "
+                            "log-probs themselves, -(A * lp).mean(), no exp(lp - lp.detach()).")
                 elif abs(got_v) <= 1e-4 and explains(lambda lp_, rw: 0.0):
                     hint = (" Your loss is 0 for every input (every agent, every group), so no agent ever learns. "
                             "A = r - mean(r) is centred: its G entries sum to 0 by construction, so a loss built from "
@@ -668,6 +773,12 @@ def check_shared_losses(fn) -> None:
                     hint = (" You weighted the log-probs by the rewards themselves, with no baseline: subtract the "
                             "group's mean first, A = r - mean(r), so that a joint action below the mean is made LESS "
                             "likely.")
+                elif (abs(got_v + policy_loss(lp, rewards).item()) <= 1e-4
+                      and explains(lambda lp_, rw: -policy_loss(lp_, rw).item())):
+                    hint = (" You left out both the minus sign and the baseline: yours is (rewards * lp).mean(). "
+                            "Subtract the group's mean, A = r - mean(r), so that a joint action below the mean is made "
+                            "LESS likely, and put the minus in front, -(A * lp).mean(): the optimiser DESCENDS the "
+                            "loss, and descending it must raise the log-probs of joint actions with A > 0.")
                 elif abs(got_v - want_v / G) <= 1e-4:
                     hint = (f" Yours is the loss divided by G = {G} once more: you divided by G twice. .mean() already "
                             "divides the sum over the G joint actions by G: write -(A * lp).mean(), or "
@@ -730,6 +841,11 @@ def check_shared_losses(fn) -> None:
                 elif (cut := next((say for say, loss_of in sliced if abs(got_v - loss_of(lp, rewards)) <= 1e-4
                                    and explains(loss_of)), None)) is not None:
                     hint = cut
+                elif G > 1 and (mis := next((say for say, pair in paired
+                                             if abs(got_v - mispaired(lp, rewards, pair)) <= 1e-4
+                                             and explains(lambda lp_, rw, pair=pair: mispaired(lp_, rw, pair))),
+                                            None)) is not None:
+                    hint = mis
                 elif (k := rounded_to(got_v, want_v, range(6), close=lambda a, b: abs(a - b) <= 1e-6)) is not None:
                     raise ExerciseFailed(f"n={n} agents, G={G}, rewards {[round(v, 2) for v in rewards.tolist()]}: agent "
                                          f"{i}'s loss is {want_v:.6f}, you returned {got_v:.6f}: close but not equal, "
@@ -739,6 +855,10 @@ def check_shared_losses(fn) -> None:
                                  if abs(got_v - policy_loss(lp, A.round(decimals=k)).item()) <= 1e-5), None)) is not None:
                     hint = (f" You rounded the advantages to {k} decimal(s); use A = r - mean(r) as computed, unrounded "
                             "(a rounded A weighs the log-probs a little wrong, or not at all where it rounds to 0).")
+                elif gradient_is_right(loss, lp, A):
+                    hint = (f" Its gradient is right, L_i's (-A/G), but its value is off by {got_v - want_v:+.4f}, a "
+                            "term without gradient (a constant, or something detached): the exercise asks for the "
+                            "value of L_i as written, -(1/G) sum_g A^(g) logp_i^(g), with nothing added.")
                 raise ExerciseFailed(
                     f"n={n} agents, G={G}, rewards {[round(v, 2) for v in rewards.tolist()]}: agent {i + 1}'s (logps[{i}]) loss is "
                     f"{want_v:.4f}, you returned {got_v:.4f}. Each agent's loss is "

@@ -39,9 +39,15 @@ def _raised(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {str(exc).rstrip().rstrip('.').replace(_JOINT_ADVICE, _JOINT_CALL)}"
 
 
+# Just past the band's edges, by far less than the notebook's 1.0999 and 5.0001: a band with a margin (a tolerance such
+# as `r <= 5.0 + 1e-6`) pays a number there, where scoring stops
+_MARGIN_PROBES = (5.0 + 5e-10, 1.1 - 5e-10)
 # the ratios the check calls the answer on, in this order (then 2.0 once more, to see whether it calls the library)
 _RATIOS = (0.5, 1.0999, 1.1, 1.35, 1.6, 2.4, 3.2, 4.1, 5.0, 5.0001, 7.0, 1.23, 1.47, 3.5, 4.55, 4.91,
-           1.55, 1.59, 3.21, 3.3)
+           1.55, 1.59, 3.21, 3.3) + _MARGIN_PROBES
+# One tolerance for reading the learner's ramp as a straight line and its ends (_flipped_ramps, _ramp_line_said): the
+# check's own, a value within it of L2 is right
+_LINE_TOL = 1e-9
 
 # A ramp written with its sign flipped: (the ramp's ratios, the slip's value there, the sentence that names it)
 _RAMP_SLIPS = [
@@ -122,15 +128,22 @@ _RAMPS = [(_RAMP_SLIPS[0][0], "lower", 1.1, 1.6, "(ℓ - 1.1) / 0.5"),
           (_RAMP_SLIPS[1][0], "upper", 5.0, 3.2, "1 - (ℓ - 3.2) / 1.8")]
 
 
-def _at(x: float) -> str:
-    """A ratio as the text writes it: 5.0, 5.2, 1.75 (4 significant digits, one decimal at least)."""
-    t = f"{x:.4g}"
+def _at(x: float, other: float | None = None) -> str:
+    """A ratio as the text writes it: 5.0, 5.2, 1.75 (4 significant digits, one decimal at least); with `other` (the
+    value it is compared with), as many digits as it takes to write the two differently (1.599975, not 1.6); rounding
+    noise around 0 (3.5e-16) is written 0.0."""
+    x = 0.0 if abs(x) < 1e-12 else x
+    for digits in range(4, 18):
+        t = f"{x:.{digits}g}"
+        if other is None or t != f"{other:.{digits}g}":
+            break
     return t if "." in t or "e" in t else t + ".0"
 
 
 def _ramp_line_said(name: str, zero: float, one: float, line: str, a: float, b: float) -> str:
     """The sentence for a ramp the learner wrote as the straight line a ℓ + b that is not the text's: where it reaches
-    0 and 1 (the text's: `zero`, `one`), or that it runs the wrong way."""
+    0 and 1 (the text's: `zero`, `one`), or that it runs the wrong way, or (both ends within _LINE_TOL of the text's)
+    that its slope is a hair off."""
     rises = one > zero
     right = (f"it {'rises from 0 at ' if rises else 'falls from 1 at '}{_at(min(zero, one))} to "
              f"{'1' if rises else '0'} at {_at(max(zero, one))}, {line}")
@@ -138,17 +151,24 @@ def _ramp_line_said(name: str, zero: float, one: float, line: str, a: float, b: 
     if (a > 0) != rises:
         return (f"your {name} ramp {'falls' if rises else 'rises'}, from {'1' if rises else '0'} at "
                 f"{_at(min(at0, at1))} to {'0' if rises else '1'} at {_at(max(at0, at1))}; {right}.")
+    width, yours = abs(one - zero), 1 / abs(a)
     off = sorted(((at, should, level) for at, should, level in ((at0, zero, 0), (at1, one, 1))
-                  if not math.isclose(at, should, abs_tol=1e-6)), key=lambda t: t[1])
+                  if not math.isclose(at, should, abs_tol=_LINE_TOL)), key=lambda t: t[1])
+    if not off:                        # both ends within the tolerance, the values off it: the slope is a hair off
+        slope = 1 / width if rises else -1 / width
+        return (f"your {name} ramp is a straight line whose slope is {_at(a, slope)}, not {_at(slope)} "
+                f"({'1 / ' if rises else '-1 / '}{_at(width)}): it {'rises' if rises else 'falls'} by 1 over a width "
+                f"of {_at(yours, width)}, not {_at(width)}. Its ends are within {_LINE_TOL:g} of the text's, but on "
+                f"the way its values leave the text's line by more than that; {right}. Write the text's numbers as "
+                "they are, no approximation of them.")
     if len(off) == 1:
         (at, should, level), = off
-        where = f"reaches {level} at {_at(at)}, not {_at(should)}"
+        where = f"reaches {level} at {_at(at, should)}, not {_at(should)}"
     else:
-        where = (f"reaches {off[0][2]} at {_at(off[0][0])} and {off[1][2]} at {_at(off[1][0])}, not at "
-                 f"{_at(off[0][1])} and {_at(off[1][1])}")
-    width, yours = abs(one - zero), 1 / abs(a)
-    span = ("" if math.isclose(width, yours, abs_tol=1e-6) else
-            f" Your straight line {'rises' if rises else 'falls'} by 1 over a width of {_at(yours)}, not "
+        where = (f"reaches {off[0][2]} at {_at(off[0][0], off[0][1])} and {off[1][2]} at "
+                 f"{_at(off[1][0], off[1][1])}, not at {_at(off[0][1])} and {_at(off[1][1])}")
+    span = ("" if math.isclose(width, yours, abs_tol=_LINE_TOL) else
+            f" Your straight line {'rises' if rises else 'falls'} by 1 over a width of {_at(yours, width)}, not "
             f"{_at(one if rises else zero)} - {_at(zero if rises else one)} = {_at(width)}.")
     return f"your {name} ramp {where}: {right}.{span}"
 
@@ -176,14 +196,14 @@ def _flipped_ramps(fn, r, got, seen: dict) -> list:
         vs = [_level_at(fn, x, seen) for x in xs]
         if any(v is None for v in vs):
             return None
-        if all(math.isclose(v, slip(x), abs_tol=1e-9) for x, v in zip(xs, vs)):
+        if all(math.isclose(v, slip(x), abs_tol=_LINE_TOL) for x, v in zip(xs, vs)):
             return flip
         a = (vs[-1] - vs[0]) / (xs[-1] - xs[0])
         b = vs[0] - a * xs[0]
-        if a == 0 or not all(math.isclose(v, a * x + b, abs_tol=1e-9) for x, v in zip(xs, vs)):
+        if a == 0 or not all(math.isclose(v, a * x + b, abs_tol=_LINE_TOL) for x, v in zip(xs, vs)):
             return None
         _, name, zero, one, line = _RAMPS[k]
-        if all(math.isclose(v, tldr_length_level(x), abs_tol=1e-9) for x, v in zip(xs, vs)):
+        if all(math.isclose(v, tldr_length_level(x), abs_tol=_LINE_TOL) for x, v in zip(xs, vs)):
             return None                                 # the text's own line: right here
         return _ramp_line_said(name, zero, one, line, a, b)
     if is_bool(got) or not isinstance(got, numbers.Real):    # no number: no line to read (the caller refuses it)
@@ -208,6 +228,21 @@ def _scaled_by(fn, factor: float, seen: dict) -> bool:
     return True
 
 
+def _computed_in(fn, seen: dict):
+    """("float32", 7) or ("float16", 3) when the learner's level, at every ratio of the check inside [1.1, 5.0], is a
+    number that type holds exactly, within that type's error of L2 (and not L2 at some ratio): L2 computed in float32
+    (torch.tensor(r) is float32 by default) or float16, then made a Python float; None otherwise."""
+    import numpy as np
+    wants = [(x, tldr_length_level(x)) for x in _RATIOS if tldr_length_level(x) is not None]
+    vs = [_level_at(fn, x, seen) for x, _ in wants]
+    if any(v is None for v in vs) or all(math.isclose(v, w, abs_tol=1e-9) for v, (_, w) in zip(vs, wants)):
+        return None
+    for name, digits, kind, tol in (("float32", 7, np.float32, 1e-5), ("float16", 3, np.float16, 1e-2)):
+        if all(abs(v - w) <= tol and float(kind(v)) == v for v, (_, w) in zip(vs, wants)):
+            return name, digits
+    return None
+
+
 @exercise("03.length_level")
 def check_length_level(fn):
     # the ratio is ell (ℓ, docs/glossary.md: r is the reward); the learner's argument is named `r`, messages say ℓ.
@@ -222,6 +257,13 @@ def check_length_level(fn):
         seen[r] = raw
         want, got = tldr_length_level(r), plain_number(raw)
         if want is None:
+            if r in _MARGIN_PROBES and got is not None:
+                edge = "5.0" if r > 5.0 else "1.1"
+                raise ExerciseFailed(f"at the ratio ℓ = {r}, just {'past' if r > 5.0 else 'below'} {edge}, scoring "
+                                     f"stops: return None; you returned {got!r}. Your band has a margin (a tolerance "
+                                     f"such as `r {'<= 5.0 + 1e-6' if r > 5.0 else '>= 1.1 - 1e-6'}`, or a ratio "
+                                     "rounded before the test): [1.1, 5.0] is exact, None for every ratio outside it "
+                                     "however close, `1.1 <= r <= 5.0` with no tolerance.")
             if isinstance(got, numbers.Real) and not isinstance(got, bool) and got < 0:
                 raise ExerciseFailed(f"at the ratio ℓ = {r} scoring stops: return None; you returned {got:.3g}, a "
                                      f"ramp carried on {'past 5.0' if r > 5.0 else 'below 1.1'} and went negative. "
@@ -244,6 +286,14 @@ def check_length_level(fn):
                                      "percent: 1 on [1.6, 3.2], 0 at 1.1 and 5.0, (ℓ - 1.1) / 0.5 and 1 - (ℓ - 3.2) / "
                                      "1.8 on the ramps, with no factor 100 (the reward adds L2 to the other levels, "
                                      "each in [0, 1]).")
+            factor = got / want if isinstance(got, numbers.Real) and not is_bool(got) and want else None
+            if (factor is not None and abs(factor) > 1e-6 and not math.isclose(factor, 1.0, rel_tol=1e-4)
+                    and _scaled_by(fn, factor, seen)):
+                raise ExerciseFailed(f"at the ratio ℓ = {r} L2 is {want:.10g}, you returned {got!r}: {factor:.10g} "
+                                     "times the level, at every ratio of the check (your plateau pays "
+                                     f"{factor:.10g}, not 1). L2 itself has no factor: 1 on [1.6, 3.2], 0 at 1.1 and "
+                                     "5.0, (ℓ - 1.1) / 0.5 and 1 - (ℓ - 3.2) / 1.8 on the ramps (the reward adds L2, "
+                                     "in [0, 1], to the other levels as it is).")
             if flipped := _flipped_ramps(fn, r, got, seen):
                 raise ExerciseFailed(f"at the ratio ℓ = {r} L2 is {want:.10g}, you returned {got!r}: "
                                      + " And ".join(flipped))
@@ -255,6 +305,14 @@ def check_length_level(fn):
                                      f"{got!r}: {type(raw).__name__} keeps about {digits} digits: return a Python float "
                                      "(float(...)), computed from ℓ in Python floats, not in numpy's "
                                      f"{type(raw).__name__} (float() of a {type(raw).__name__} keeps its error).")
+            if (kind := _computed_in(fn, seen)) is not None:
+                name, digits = kind
+                raise ExerciseFailed(f"at the ratio ℓ = {r} L2 is {want:.10g}, you returned {got!r}: L2 computed in "
+                                     f"{name} (at every ratio of the check your value is a {name} number within "
+                                     f"{name}'s error of L2). {name} keeps about {digits} digits: return a Python "
+                                     "float computed from ℓ in Python floats, not in torch's or numpy's "
+                                     f"{name} (torch.tensor(r) is float32 by default); float() or .item() of a "
+                                     f"{name} keeps its error.")
             if isinstance(got, numbers.Real) and not isinstance(got, bool):
                 if (k := rounded_to(got, want, range(1, 8))) is not None:
                     hint = (f" You rounded it to {k} decimal{'s' if k > 1 else ''}: the level is the exact value on "
@@ -460,7 +518,26 @@ _T_SLIPS = [
      "then adds 1, two phrases of one category 2, and the cap does not make the count one of categories."
      + _PHRASES_FIX),
 ] + [(lambda t, cap=cap: _t_by_sentence(t, cap), _BY_SENTENCE.format(capped="" if cap is None else ", capped at 12"))
-     for cap in (12, None)]
+     for cap in (12, None)] + [
+    (lambda t: _t_counting(t, lambda low, cat, ws: any(ch in low for ch in cat)),
+     "you looped over TRANSITION_CATEGORIES itself, which yields the category NAMES ('elaboration', 'time', ...), so "
+     "your `for p in ...` ran over the LETTERS of a name: any one of its letters in the text counts the category, and "
+     "almost every text gets all 12 (T = 0.95). Loop over the lists of phrases, "
+     "TRANSITION_CATEGORIES.values(): κ = sum(any(p in low for p in phrases) for phrases in "
+     "TRANSITION_CATEGORIES.values())."),
+    (lambda t: _t_shifted(t, 1),
+     "you wrote 0.4 + 0.05 κ, with κ where the formula has κ - 1: one category found gives exactly 0.4, the base, and "
+     "each further category adds 0.05. T = 0 if κ = 0 else min(0.4 + 0.05 (κ - 1), 1.0)."),
+    (lambda t: _t_shifted(t, 2),
+     "you wrote 0.4 + 0.05 (κ + 1), with κ + 1 where the formula has κ - 1: one category found gives exactly 0.4, the "
+     "base, and each further category adds 0.05. T = 0 if κ = 0 else min(0.4 + 0.05 (κ - 1), 1.0)."),
+]
+
+
+def _t_shifted(text: str, shift: int) -> float:
+    """T with κ - 1 + shift in place of κ - 1 (κ for shift 1, κ + 1 for shift 2): a learner's slip."""
+    k = _kappa(text)
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1 + shift), 1.0)
 
 
 def _sentence_starts_lowered(text: str) -> str:
@@ -606,6 +683,16 @@ def _check_coherence_T(fn):
                 f"not for one only ({_n_shared()} phrases are in two or three categories). Test every category on the "
                 "whole lower-cased text, nothing used up or removed: κ = sum(any(p in low for p in phrases) for "
                 "phrases in TRANSITION_CATEGORIES.values()).")
+        if text == TEXTS[0] and got == 0 and all(_same(g, 0.0) for g in gots):
+            from ..tasks.writing.word_lists import TRANSITION_CATEGORIES
+            sizes = [len(ws) for ws in TRANSITION_CATEGORIES.values()]
+            raise ExerciseFailed(f"T({text!r}) is {want:.2f} (κ = {kappas[i]}: 'as', a time phrase, is inside 'has'); "
+                                 f"you returned {got!r}, and 0 on every text of the check: your function finds no "
+                                 f"category in any text, while {sum(k > 0 for k in kappas)} of its {len(TEXTS)} texts "
+                                 f"have some (up to κ = {max(kappas)}). A category counts when ANY ONE of its phrases "
+                                 "occurs in the lower-cased text, as a substring: any(p in low for p in phrases) "
+                                 f"(`all(...)` in its place would need every one of a category's {min(sizes)} to "
+                                 f"{max(sizes)} phrases, which no text has).")
         if text == TEXTS[0] and got == 0:
             raise ExerciseFailed(f"T({text!r}) is {want:.2f}: the authors match each phrase as a SUBSTRING of the "
                                  "lower-cased text, so 'as' (a time word) is found inside 'has'; you returned "
@@ -728,6 +815,11 @@ _PADDED = [("My dog barks at night and the neighbours complain",
            ("My dog barks at night and the neighbours complain",      # 'and' on 30 lines: 27 of 33 3-grams repeat,
             "My dog barks at night.\n" + "\n".join(["and"] * 30))]   # 0.818; words split on ' ' alone find 5 words
 #   and no repeat (0.0): a home-made repetition that splits on a space, not on any whitespace, pays this pair
+# 5 of its 21 3-grams repeat (0.238), the last one among them: a count that leaves the last 3-gram out
+# (`range(len(w) - 3)`) reads 4 of 20, not above 0.2, and pays the pair
+_PADDED.append(("My flatmate never cleans the kitchen or the bathroom",
+                "I asked him to clean the kitchen on Monday, he said maybe later, and on Friday I asked him to clean "
+                "the kitchen"))
 
 
 # padded CONCISE summaries, natural detailed texts: the threshold 0.2 holds for the concise text too
@@ -792,7 +884,24 @@ _HOME_MADE = [
     (_unigram_repetition, "You count repeated single WORDS (1 - distinct words / words): any natural text repeats "
      "'the' or 'I', so natural pairs lose their reward. `repetition` is the share of repeated word 3-GRAMS (triples "
      "of consecutive words): call `magrpo_edu.quality.repetition` itself."),
+    (lambda t: _repetition_of(t.split()[:-1]), "You count the 3-grams with `range(len(w) - 3)`, one short: a text of n "
+     "words has n - 2 word 3-grams, `range(len(w) - 2)`, and yours leaves out the last one, so a text whose repeats "
+     "sit near its end reads another share than `repetition` gives it. Call `magrpo_edu.quality.repetition` itself "
+     "(or count all n - 2 3-grams)."),
+    (lambda t: _repeated_over_distinct(t.split()), "You divide the repeated 3-grams by the DISTINCT ones, (total - "
+     "distinct) / distinct: `repetition` divides by ALL of them, 1 - distinct / total, so a text with exactly 1/5 of "
+     "its 3-grams repeated reads 0.25 for you, above 0.2. Call `magrpo_edu.quality.repetition` itself."),
+    (lambda t: _repetition_of(list(t)), "You count CHARACTER 3-grams (three characters in a row, text[k:k + 3]): "
+     "`repetition` counts WORD 3-grams, triples of consecutive words of text.split(), and any natural text repeats "
+     "character triples such as ' th' or 'ing'. Call `magrpo_edu.quality.repetition` itself."),
 ]
+
+
+def _repeated_over_distinct(words) -> float:
+    """(total - distinct) / distinct over the word 3-grams: the repeated 3-grams divided by the DISTINCT ones, not by
+    all of them (a learner's slip)."""
+    grams = [tuple(words[k:k + 3]) for k in range(len(words) - 2)]
+    return (len(grams) - len(set(grams))) / len(set(grams)) if grams else 0.0
 
 
 # Rules a learner may write in place of "either text above 0.2": each with the sentence that names it. A hint is given
@@ -911,6 +1020,45 @@ def _pays(fn, pairs, value) -> list:
     return out
 
 
+def _one_level(fn):
+    """The name of the one level (tldr_levels(c1, c2)[name]) the answer returns on every natural pair of the check
+    (_NATURAL and _AS_WRITTEN) in place of the total; None when it returns no single level there. A level that is the
+    same on all those pairs (the structure level's 0.5, the consistency's 1.0) is not named: a constant is no
+    evidence of it."""
+    pairs = _NATURAL + _AS_WRITTEN
+    for name in _LEVELS:
+        if (len({tldr_levels(c1, c2)[name] for c1, c2 in pairs}) > 1
+                and all(_pays(fn, pairs, lambda c1, c2, name=name: tldr_levels(c1, c2)[name]))):
+            return name
+    return None
+
+
+def _cuts_only_high_rewards(fn):
+    """The smallest paper's total the answer zeroes, when it pays the paper's total on every pair the rule keeps,
+    and cuts the pairs the rule cuts only where the paper's total is high: every padded pair it pays earns less from
+    the paper than every padded pair it zeroes (`total > 1 and repetition(...) > 0.2`); None otherwise."""
+    paid, zeroed = [], []
+    for c1, c2 in _NATURAL + _PADDED + _PADDED_CONCISE:
+        paper = tldr_levels(c1, c2)["total"]
+        cut = repetition(c1) > 0.2 or repetition(c2) > 0.2
+        try:
+            got = plain_number(fn(c1, c2))
+        except Exception:  # noqa: BLE001 - an answer that crashes there is no such rule
+            return None
+        if isinstance(got, bool) or not isinstance(got, (int, float)):
+            return None
+        if math.isclose(got, paper, abs_tol=1e-9):
+            if cut:
+                paid.append(paper)
+        elif got == 0 and cut:
+            zeroed.append(paper)
+        else:
+            return None
+    if not paid or not zeroed or max(paid) >= min(zeroed):
+        return None
+    return min(zeroed)
+
+
 def _never_checks_detailed(fn) -> bool:
     """Whether the answer pays the paper's total on every padded pair whose DETAILED text alone is above 0.2, while it
     cuts some pair whose concise text is padded: it tests c1 and never c2."""
@@ -1012,6 +1160,21 @@ def check_honest_tldr_reward(fn):
                                      f"paper's reward {want!r}; you returned {got!r}, the reward rounded to {k} "
                                      f"decimal{'s' if k > 1 else ''}. Do not round: return "
                                      "tldr_levels(c1, c2)[\"total\"] as computed.")
+            if number and all(_pays(fn, _NATURAL + _AS_WRITTEN, lambda a, b: tldr_levels(b, a)["total"])):
+                raise ExerciseFailed(f"a natural pair (repetition {r1:.3f} and {r2:.3f}, neither above 0.2) keeps the "
+                                     f"paper's reward {want:.4f}; you returned {got!r}, which on every natural pair of "
+                                     "the check is what the paper's reward pays the texts swapped, tldr_levels(c2, c1)"
+                                     "[\"total\"] (the ratio len(c1) / len(c2) is then below 1.1: scoring stops "
+                                     "after L1, its structure level's 0.5). The first argument is the concise text "
+                                     "c1, the second the detailed c2, and the levels are not symmetric (L2's ratio is "
+                                     "len(c2) / len(c1), L3 and the style level read c2 against c1): return "
+                                     "tldr_levels(c1, c2)[\"total\"], the texts in the order given.")
+            if number and (level := _one_level(fn)) is not None:
+                raise ExerciseFailed(f"a natural pair (repetition {r1:.3f} and {r2:.3f}, neither above 0.2) keeps the "
+                                     f"paper's reward {want:.4f}; you returned {got!r}, its {level} level alone, "
+                                     f"tldr_levels(c1, c2)[\"{level}\"] (on every natural pair of the check). The "
+                                     "reward is the paper's TOTAL, the sum of its levels: tldr_levels(c1, c2)"
+                                     "[\"total\"].")
             hint = _rule_hints(fn)
             if number and 0 < got < want and _keeps_unrepeated(fn):
                 hint += (f" Your reward pays the paper's total where neither text repeats a 3-gram, and less here, "
@@ -1020,10 +1183,11 @@ def check_honest_tldr_reward(fn):
                          "unchanged, above 0.2 it earns 0 (a discount still pays padding something).")
             home_made = any(_same_as(fn, rule) for rule, _ in _OTHER_RULES[-len(_HOME_MADE) - 1:])
             if got == 0 and max(r1, r2) > 0.19 and not home_made:
-                hint += (f" Its detailed text repeats exactly 1/5 of its 3-grams (`repetition` returns {r2!r}): not "
-                         "ABOVE 0.2, so it keeps its reward. Your rule cuts at 1/5 (an exact count with `>=`, a threshold under 0.2, or a "
-                         "rounded repetition): compare the repetition with 0.2 itself, `repetition(text) > "
-                         "0.2`: exactly 1/5 is not above it and keeps the reward.")
+                hint += (" Its detailed text repeats exactly 1/5 of its 3-grams: not above 0.2, so it keeps its "
+                         "reward. Your rule cuts at 1/5 (a threshold under 0.2, a rounded repetition, an exact count "
+                         "or fraction compared with `>=`, or the distinct share 1 - repetition compared with `<= "
+                         "0.8`, which reads exactly 0.8 here): compare `repetition`'s own value with 0.2 itself. "
+                         + _ONE_FIFTH)
             raise ExerciseFailed(f"a natural pair (repetition {r1:.3f} and {r2:.3f}, neither above 0.2) should keep the "
                                  f"paper's reward {want:.3f}; you returned {got!r} for {c2[:50]!r}...{hint}")
     for c1, c2 in _AS_WRITTEN:
@@ -1062,6 +1226,12 @@ def check_honest_tldr_reward(fn):
                                      "`repetition(c1) > 0.2 or repetition(c2) > 0.2`.")
             if cut := _cut_hint(got, paper):
                 raise ExerciseFailed(said + cut)
+            if (high := _cuts_only_high_rewards(fn)) is not None:
+                raise ExerciseFailed(said + " Your reward cuts a padded pair only where the paper's reward is high: "
+                                     f"it zeroed the padded pairs paying {high:.3f} or more, and paid this one its "
+                                     f"{paper:.3f}. The cut does not look at the reward: a padded pair earns 0.0 "
+                                     "whatever its levels pay, `if repetition(c1) > 0.2 or repetition(c2) > 0.2: "
+                                     "return 0.0` first, then the paper's total.")
             if r1 <= 0.2 and _never_checks_detailed(fn):
                 raise ExerciseFailed(said + " You test the concise text c1 only: you never checked the detailed text "
                                      "c2, and padding there goes unpunished. Test EACH text: "
@@ -1117,7 +1287,13 @@ def check_honest_tldr_reward(fn):
                                  "3-gram: it does not repeat itself), so it scores the paper's reward, "
                                  f"tldr_levels(c1, c2)[\"total\"], which is {want:g} at L1 (fewer than 8 words). "
                                  "Return that number: the rule gives it, an empty text needs no case of its own.")
-    _check_exactly_one_fifth(fn)
+
+
+# What the check says about 1/5 and the threshold: `repetition` is 1.0 - distinct / total, and 1.0 minus a float in
+# [0.5, 1] is exact, a multiple of 2**-53, which the float 0.2 is not; so no text reads exactly 0.2 and `> 0.2` and
+# `>= 0.2` on its value cut the same texts (a count or a fraction of one's own compared with `>=` does reach 1/5)
+_ONE_FIFTH = ("`repetition` returns 0.19999999999999996 for exactly 1/5, never 0.2, so `repetition(text) > 0.2` and "
+              "`repetition(text) >= 0.2` agree on every text: either keeps this pair's reward.")
 
 
 def _with_repetition(fn, stand_in, c1: str, c2: str, call=None):
@@ -1177,26 +1353,3 @@ def _drops_one_level(fn):
         if all(_pays(fn, pairs, value)):
             return name, shown
     return None
-
-
-def _check_exactly_one_fifth(fn):
-    """`> 0.2` against `>= 0.2`. No real text tells them apart: `repetition` is 1 - distinct/total, and a text with
-    exactly 1/5 of its 3-grams repeated reads 0.19999999999999996, never the float 0.2. So, where the answer reaches
-    the package's `repetition` through a name in its own globals (a notebook's `from magrpo_edu.quality import
-    repetition`, under that name or another) or through the module (`quality.repetition`), each of those is rebound,
-    for this probe only, to a stand-in that returns exactly 0.2 for one text of a natural pair (the real value for
-    any other text), and restored afterwards. A home-made repetition is not probed here: one that divides counts
-    (repeated / total) does reach exactly 0.2, and the natural pair with 1/5 repeated catches `>=` there."""
-    c1, c2 = _NATURAL[0]                      # neither text repeats a 3-gram: the paper's total, well above 0
-    want = tldr_levels(c1, c2)["total"]
-    for which, probe in (("concise", c1), ("detailed", c2)):
-        stand_in = lambda text, probe=probe: 0.2 if text == probe else repetition(text)  # noqa: E731
-        got = _with_repetition(fn, stand_in, c1, c2, call=_honest_call)
-        if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isclose(got, want, abs_tol=1e-9):
-            ge = " You cut with `>= 0.2`: " if got == 0 else " "
-            raise ExerciseFailed(f"a natural pair whose {which} text repeats exactly 1/5 of its 3-grams (`repetition` "
-                                 f"returns 0.2) should keep the paper's reward {want:.4f}; you returned {got!r}.{ge}"
-                                 "exactly 1/5 is not above 0.2: the cut is repetition > 0.2, "
-                                 "`repetition(c1) > 0.2 or repetition(c2) > 0.2`, not >= 0.2. (A real text with 1/5 "
-                                 "repeated reads 0.19999999999999996 in floats, so the check called your function with "
-                                 "a `repetition` that returns exactly 0.2 for that text.)")

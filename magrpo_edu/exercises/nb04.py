@@ -210,6 +210,12 @@ WRAPPER_CASES = [
     ("",
      "an EMPTY main, the text `''`: no line is left, so it is a thin wrapper by the rule's first case (NO line), as "
      "a body of only a docstring is; do not answer False for an empty or blank text before applying the rule"),
+    ("def f(s):\n    v  =  aux(s)\n    return v\n",
+     "`v  =  aux(s)`, TWO spaces on each side of `=`: `\\s*` allows ANY amount of whitespace (none, one or many), not "
+     "at most one space (` ?`), so the first line holds the match `v` and `return v` makes a thin wrapper"),
+    ("def f(s):\n    v\t= aux(s)\n    return v\n",
+     "`v<TAB>= aux(s)`, a TAB between `v` and `=`: `\\s*` allows any WHITESPACE, tabs too, not only spaces (` *`), "
+     "so the first line holds the match `v` and `return v` makes a thin wrapper"),
 ]
 
 # An answer that calls this ONE line a thin wrapper reads statements (an ast reading, a split at `;`), not lines...
@@ -367,6 +373,11 @@ OTHER_TOTALS = [
     # a thin wrapper of an aux that counts only 'a': 2 of 7 pass, the +0.5 only
     (_test_of(("hello", 2), ("AEIOU xyz", 5), ("", 0), ("banana", 3), ("queue", 4), ("idea", 3), ("moon", 2)),
      "def aux(c):\n    return c == 'a'\n", "def count_vowels(s):\n    return sum(1 for c in s if aux(c))\n"),
+    # aux counts only 'a': 1 of 7 passes (the empty text), a share of 0.14, with the full bonus: ONE passed test opens
+    # it, so a bonus gated on a share (`passed / total > 0.2`, `>= 0.25`) is caught
+    (_test_of(("hello", 2), ("AEIOU xyz", 5), ("", 0), ("tree", 2), ("queue", 4), ("idea", 3), ("moon", 2)),
+     "def aux(c):\n    return c == 'a'\n",
+     "def count_vowels(s):\n    n = 0\n    for c in s:\n        if aux(c):\n            n += 1\n    return n\n"),
 ]
 
 # count_vowels with a test that has NO assert mentioning `candidate` (total = 0), for a pair that parses and cooperates:
@@ -573,6 +584,31 @@ def _call(fn, facts: dict):
     return fn(**facts) if _by_keyword(fn) else fn(*(facts[k] for k in FACT_NAMES))
 
 
+def _share_gate(gots: list, kept: list) -> str:
+    """The sentence for an answer that gates the bonus on a SHARE of tests passed (`passed / total > 0.2`, `>= 0.25`):
+    right on every pair but for the bonus withheld where the share passed is below some cut and paid above it; "" for
+    any other answer."""
+    def share(f):
+        return f["passed"] / f["total"]
+
+    withheld, paid = [], []
+    for g, (f, w) in zip(gots, kept):
+        pays = f["main_defined"] and f["parses"] and f["passed"] >= 1 and f["aux_found"] and f["calls_aux"]
+        if abs(g - w) <= 1e-6:
+            paid += [f] if pays else []
+        elif pays and abs(g - (w - (0.5 if f["thin_wrapper"] else 1.5))) <= 1e-6:
+            withheld.append(f)
+        else:
+            return ""
+    if not withheld or not paid or max(map(share, withheld)) >= min(map(share, paid)):
+        return ""
+    lo, hi = max(withheld, key=share), min(paid, key=share)
+    return (f"you withhold the bonus where {lo['passed']} of {lo['total']} tests passed (a share of "
+            f"{share(lo):.2f}) yet pay it where {hi['passed']} of {hi['total']} passed ({share(hi):.2f}): the bonus "
+            "needs at least ONE passed test (`passed >= 1`), not a share of them (`passed / total > 0.2` or "
+            "`>= 0.25`); one passed test opens it, whatever the total")
+
+
 def _levels_hints(fn, cases: list) -> list:
     """The sentences for the misreadings the learner's function agrees with on EVERY pair (cases: (facts, reward)),
     so that a hint names the learner's own slip, not one that happens to give the same number on one pair. A pair
@@ -608,9 +644,12 @@ def _levels_hints(fn, cases: list) -> list:
         hints.append(f"your rewards are the library's divided by a count of levels (by {k} on some pair): you AVERAGE "
                      "the levels; the reward is their SUM (0.4 + 0.6 + 0.5 + passed / total + bonus, 4.0 at most), not "
                      "their mean: add the points up, with no division")
+    if not hints:
+        hints += [h for h in [_share_gate(gots, kept)] if h]
     if _INTEGER_DIVISION in hints and _ALL_OR_NOTHING in hints:   # the pair of total = 0 raised: the sentence
         hints.remove(_ALL_OR_NOTHING)                              # naming both readings says it
-    for k in range(4):          # rounded: within half a unit of the k-th decimal, and a whole number of such units
+    for k in range(6):          # rounded: within half a unit of the k-th decimal, and a whole number of such units
+        # (6 decimals and more are within the check's 1e-6: accepted)
         if all(abs(g - w) <= 0.5 * 10 ** -k + 1e-9 and abs(g * 10 ** k - round(g * 10 ** k)) <= 1e-6
                for g, (_, w) in zip(gots, kept)):
             hints.append(f"your rewards are rounded to {k} decimal(s) (the reward, or a part of it such as the "
@@ -721,8 +760,10 @@ def check_levels(fn) -> None:
         if not _is_right(got, want):
             said = _type_said(got, want)
             hints = [] if said else _levels_hints(fn, cases)
-            shown = f"{want:.2f}" if abs(want - round(want, 2)) < 1e-9 else f"{want:.4f}"   # 3.3333, not 3.33
             told = repr(round(got, 10)) if isinstance(got, float) else repr(got)   # 3.33, not 3.3299999999999996
+            # 3.3333, not 3.33; with more decimals where yours reads the same to 4 (3.33333 against your 3.3333)
+            shown = (f"{want:.2f}" if abs(want - round(want, 2)) < 1e-9
+                     else next((t for t in (f"{want:.{d}f}" for d in range(4, 10)) if t != told), f"{want:.10f}"))
             raise ExerciseFailed(f"for the facts {facts} your reward is {told}; the library's is {shown} "
                                  f"({label})." + (said or _gate_here(facts))
                                  + (" Your rewards on every set of facts fit this slip: " + "; ".join(hints) + "." if hints else ""))

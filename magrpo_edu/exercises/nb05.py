@@ -3,14 +3,61 @@ early-termination threshold that fits the second turn into a budget of expanded 
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import numbers
+import re
 
 import torch
 
 from ..algorithm import Node, compute_returns
 from ..config import MAGRPOConfig
 from . import ExerciseFailed, call_answer, exercise, is_bool, not_a_wrapper, not_the_library, plain_number
+
+
+_NUMBER = re.compile(r"(?<![\w.'])\d+(?:\.\d+)?(?:e[-+]?\d+)?(?!\w)")
+
+
+def _digits(literal: str) -> int:
+    """The number of significant digits a number is written with ("0.13749999999999996": 17, "2.0625": 5)."""
+    return len(literal.split("e")[0].replace(".", "").lstrip("0")) or 1
+
+
+def _tidy(msg: str) -> str:
+    """The message with every number written with more than 6 significant digits (a float's raw repr, such as
+    0.13749999999999996, or 2.1479166666666667) shortened to the fewest digits, 6 or more, that still tell it apart
+    from every other number the message shows (0.5 and the float32 0.5000000596046448 stay apart as 0.5 and
+    0.50000006). Numbers in quotes (a learner's string) are left as they are."""
+    found = [m.group() for m in _NUMBER.finditer(msg)]
+    long = {w for w in found if ("." in w or "e" in w) and _digits(w) > 6}
+    if not long:
+        return msg
+    digits = dict.fromkeys(long, 6)
+
+    def shown(w):
+        return format(float(w), f".{digits[w]}g") if w in digits and digits[w] < _digits(w) else w
+
+    for _ in range(12):                      # a clash: two different numbers shown alike; show those longer
+        by_text = {}
+        for w in found:
+            by_text.setdefault(shown(w), set()).add(float(w))
+        clash = {w for w in long if len(by_text[shown(w)]) > 1 and digits[w] < _digits(w)}
+        if not clash:
+            break
+        for w in clash:
+            digits[w] += 1
+    return _NUMBER.sub(lambda m: shown(m.group()), msg)
+
+
+def _tidied(check):
+    """A check whose refusal shows numbers by `_tidy` (no raw float reprs)."""
+    @functools.wraps(check)
+    def run(answer):
+        try:
+            return check(answer)
+        except ExerciseFailed as exc:
+            raise ExerciseFailed(_tidy(str(exc))) from None
+    return run
 
 
 def _fmt(t) -> list:
@@ -97,6 +144,25 @@ def _first_child_only(node, gamma, for_all=False):
         part = gamma * _first_child_only(first, gamma, for_all).mean()
         for j in (node.children if for_all else [j0]):
             R[j] += part
+    return R
+
+
+def _last_left_out(node, gamma):
+    """R_j = r_j + gamma * mean(child j's returns) for j in range(len(R) - 1) only: the LAST joint action's child never
+    counted (range(len(R) - 1) read as "up to the last"), at every level."""
+    R = node.rewards.clone()
+    for j in range(len(R) - 1):
+        if j in node.children:
+            R[j] += gamma * _last_left_out(node.children[j], gamma).mean()
+    return R
+
+
+def _gamma_on_first_child(node, gamma):
+    """gamma on the first child of node.children only: the other children's mean returns added undiscounted (a factor
+    1), at every level."""
+    R = node.rewards.clone()
+    for k, (j, child) in enumerate(node.children.items()):
+        R[j] += (gamma if k == 0 else 1.0) * _gamma_on_first_child(child, gamma).mean()
     return R
 
 
@@ -458,6 +524,7 @@ def _check_every_node(fn) -> None:
 
 
 @exercise("05.discounted_returns")
+@_tidied
 def check_discounted_returns(fn):
     not_the_library(fn, "discounted_returns", compute_returns)
     aliased = None          # the first (tree, gamma) where the answer returned node.rewards itself (or a view of it)
@@ -675,6 +742,22 @@ def check_discounted_returns(fn):
                         f"{sorted({len(c.rewards) for c in tree.children.values()})} here): R_j adds gamma times the "
                         "MEAN of child j's returns, child_returns.mean(), which divides by the child's size; a child "
                         "need not hold as many joint actions as its parent.")
+            elif len(tree.rewards) - 1 in tree.children and _matches(got, tree, gamma, _last_left_out):
+                last = len(tree.rewards) - 1
+                hint = (f" You left out the LAST joint action: j = {last} has a child, but your R_{last} is its reward "
+                        f"alone, {_fmt(got[last:])[0]} (the same slip at every node below). A loop over range(len(R) - 1) "
+                        f"stops one short: range(n) already ends at n - 1, so range(len(R) - 1) never reaches j = "
+                        f"{last}. Loop over node.children.items(), which gives every j that has a child, the last "
+                        "one too (or over range(len(R)), with `if j in node.children`).")
+            elif len(tree.children) > 1 and gamma not in (0.0, 1.0) and _matches(got, tree, gamma,
+                                                                                 _gamma_on_first_child):
+                first, *rest = list(tree.children)
+                hint = (f" Only the FIRST child's mean return (j = {first} here) was multiplied by gamma; the other "
+                        f"children's (j = {', '.join(map(str, rest))}) were added undiscounted, times 1, as if their "
+                        "next turn counted in full (a factor set once, say `gamma if k == 0 else 1`, or a gamma used "
+                        "up after the first child). Every joint action j with a child adds gamma times the mean of its "
+                        "child's returns: R[j] += gamma * discounted_returns(child, gamma).mean() for every j in "
+                        "node.children, at every depth.")
             raise ExerciseFailed(said + hint)
     if aliased is not None:
         what, gamma, how = aliased
@@ -701,7 +784,8 @@ def check_discounted_returns(fn):
 # threshold (these means are ones float32 rounds up or keeps, so np.float32 of the right threshold still counts);
 # then two groups whose means are closer still, 1e-4 and 1e-6 apart (a mean over many tests, or the float32 means the
 # trainer compares, unrounded), so that no fixed margin above the last mean that fits (0.005, 1e-3, 1e-5) passes:
-# the threshold must be read off the means, strictly between the last that fits and the next one up.
+# the threshold must be read off the means: at or above the last that fits and below the next one up (a group is cut
+# only when its mean is strictly above the threshold, so the notebook's own tau = 2.125 equals a mean).
 # Every budget from 0 to two more than the number of groups; last, an empty list of groups (a step whose batch holds
 # no problem to expand): rollout_tree cuts a group when its mean r > t, so with no group every finite t expands the 0
 # groups there are, which fits any budget: any finite number is right, and the answer must not crash on it.
@@ -741,20 +825,21 @@ def _mid(a: float, b: float) -> float:
     return r if a < r < b else m
 
 
-_WHY_MID = ("(clear of both: the trainer compares each group's UNROUNDED float32 mean, and a threshold equal to a "
-            "rounded mean can fall just below the real one and cut that group)")
+_WHY_MID = ("(a group is cut only when its mean r is strictly ABOVE the threshold, so every value from the first up "
+            "to but not including the second expands the same groups; use the means as given, unrounded)")
 
 
 def _between(last, nxt) -> str:
-    """The advice "a threshold strictly between the last mean that fits and the next one up, their midpoint", for
-    `last` and `nxt` as `_fits` gives them (last None: no group fits; nxt None: every group fits)."""
+    """The advice "a threshold at or above the last mean that fits and below the next one up (that mean itself, or
+    their midpoint)", the notebook's rule (a group is cut when its mean is strictly above tau: tau = 2.125 there equals
+    a mean), for `last` and `nxt` as `_fits` gives them (last None: no group fits; nxt None: every group fits)."""
     if last is None:
         return f"a threshold below the lowest mean, {nxt} (no group fits: expand nothing)"
     if nxt is None:
-        return (f"a threshold above the largest mean, {last} (every group fits: max(means) + 1.0, say, clear of it, "
-                "so that no rounding cuts that group)")
-    return (f"a threshold strictly between the last mean that fits, {last}, and the next one up, {nxt}: their "
-            f"midpoint, {_mid(last, nxt)} " + _WHY_MID)
+        return (f"a threshold at or above the largest mean, {last} (every group fits: max(means) itself, or "
+                "max(means) + 1.0, clear of any rounding)")
+    return (f"a threshold at or above the last mean that fits, {last}, and below the next one up, {nxt}: {last} "
+            f"itself, or their midpoint, {_mid(last, nxt)} " + _WHY_MID)
 
 
 def _indexes_one_too_far(fn, means) -> bool:
@@ -783,43 +868,74 @@ def _one_too_far_hint(means, budget, t) -> str:
             "those at or below it.) "
             + ("At budget 0 no group fits (and [-1] would be the LARGEST mean): return a number below the lowest mean."
                if budget == 0 else
-               "Mind a tie at the cut (step below it), and put the threshold above the last mean that fits and below "
-               f"the next one up, here {_between(last, nxt)}."))
+               "Mind a tie at the cut (step below it), and put the threshold at or above the last mean that fits "
+               f"and below the next one up, here {_between(last, nxt)}."))
+
+
+def _roundings(x: float, k: int) -> dict:
+    """x rounded to k decimals in each way a learner rounds: round(x, k), cut (int(), math.floor, //) and up."""
+    unit = 10 ** k
+    return {"round": round(x, k), "floor": math.floor(x * unit) / unit, "trunc": math.trunc(x * unit) / unit,
+            "ceil": math.ceil(x * unit) / unit}
 
 
 def _rounded_threshold(fn, means, budget, t):
-    """The number of decimals k (0 to 8) to which the threshold t is rounded from a threshold that fits (the midpoint
-    between the last mean that fits and the next one up, or the last mean that fits itself), where the rounding
-    moved it out of the gap between them, and fn rounds so at every budget of these means that leaves a gap (a
-    threshold that is a mean only by chance is not read as rounded); None when t is no such rounded number."""
+    """(k, how, ints) where the threshold t is rounded to k decimals (0 to 8) from a threshold that fits (the midpoint
+    between the last mean that fits and the next one up, or the last mean that fits itself) by `how` ("round", or
+    "floor"/"trunc" for int(), math.floor, //, or "ceil"), where the rounding moved it out of the gap between them,
+    and fn rounds so at every budget of these means that leaves a gap (a threshold that is a mean only by chance is
+    not read as rounded); `ints` whether fn returned a Python int at every budget (int(x), or round(x) without
+    digits). None when t is no such rounded number."""
     last, nxt = _fits(means, budget)
     if last is None or nxt is None or last <= t < nxt:
         return None
+    try:
+        got = {b: plain_number(fn(list(means), b)) for b in range(1, len(means))}
+    except Exception:  # noqa: BLE001 - an answer that crashes at another budget is not this reading
+        return None
+    if any(is_bool(g) or not isinstance(g, numbers.Real) for g in got.values()):
+        return None
+    ints = all(isinstance(g, int) for g in got.values())
+    order = ("floor", "trunc", "round", "ceil") if ints else ("round", "floor", "trunc", "ceil")
 
-    def rounded(b, k, got):
+    def rounded(b, k, how):
         lo, hi = _fits(means, b)
-        return lo is None or hi is None or any(got == round(x, k) for x in ((lo + hi) / 2, lo))
+        return lo is None or hi is None or any(math.isclose(got[b], _roundings(x, k)[how], rel_tol=0, abs_tol=1e-12)
+                                               for x in ((lo + hi) / 2, lo))
 
-    for k in (k for k in range(9) if any(t == round(x, k) for x in ((last + nxt) / 2, last))):
-        try:
-            if all(rounded(b, k, plain_number(fn(list(means), b))) for b in range(1, len(means))):
-                return k
-        except Exception:  # noqa: BLE001 - an answer that crashes at another budget is not this reading
-            return None
+    for k in range(9):
+        for how in order:
+            if any(math.isclose(t, _roundings(x, k)[how], rel_tol=0, abs_tol=1e-12) for x in ((last + nxt) / 2, last)) \
+                    and all(rounded(b, k, how) for b in got):
+                return k, how, ints
     return None
 
 
 def _rounded_threshold_hint(fn, means, budget, t) -> str:
-    """The sentence for a threshold rounded out of the gap between the last mean that fits and the next one up."""
-    k = _rounded_threshold(fn, means, budget, t)
+    """The sentence for a threshold rounded out of the gap between the last mean that fits and the next one up: which
+    rounding (int(), round(x, k), a floor), and where it took the threshold (below the last mean that fits, which is
+    then cut; or onto or past the next one up, which is then expanded)."""
+    k, how, ints = _rounded_threshold(fn, means, budget, t)
     last, nxt = _fits(means, budget)
-    return (f" Your threshold {t} is a ROUNDED number (round(x, {k}) or finer gives it): the last mean that fits, "
-            f"{last}, and the next one up, {nxt}, are only {nxt - last:g} apart (the trainer compares unrounded "
-            "float32 means), and rounding moved the threshold out of the gap between them, "
-            + ("onto or past the next mean, which is then expanded too." if t >= nxt else
-               "below the last mean that fits, which is then cut.")
-            + f" Do not round the threshold (nor the means): return the midpoint itself, unrounded, or the last mean "
-              f"that fits; here {_between(last, nxt)}.")
+    if ints and how in ("floor", "trunc"):
+        what = "a whole number, an int: int(x) (like math.floor(x) or x // 1) DROPS the decimals"
+    elif ints:
+        what = "a whole number, an int: round(x) without a number of digits rounds to a whole number"
+    elif how == "round":
+        what = f"a ROUNDED number (round(x, {k}) gives it)"
+    elif how == "ceil":
+        what = f"a number rounded UP to {k} decimal(s) (math.ceil gives it)"
+    else:
+        what = (f"a number CUT to {k} decimal(s) (int(x * {10 ** k}) / {10 ** k} or math.floor gives it): the "
+                "decimals after it are dropped")
+    if t < last:
+        where = (f" That took it BELOW the last mean that fits, {last}: that group's mean is now above the threshold, "
+                 "so it is cut, and the budget is not spent.")
+    else:
+        where = (f" That took it {'onto' if t == nxt else 'past'} the next mean up, {nxt} (only {nxt - last:g} above the last mean that fits, "
+                 f"{last}; the trainer compares unrounded float32 means), which is then expanded too.")
+    return (f" Your threshold {t} is {what}." + where + " Do not round the threshold (nor the means): return the last "
+            f"mean that fits itself, as it is in `means`, or the midpoint, unrounded; here {_between(last, nxt)}.")
 
 
 def _threshold_hint(means, budget, t):
@@ -997,7 +1113,7 @@ def _over_budget_hint(means, budget, t, best):
     last, nxt = _fits(means, budget)
     here = f" Every group whose mean r is at or below the threshold is expanded, here {sorted(m for m in means if m <= t)}."
     if abs(t - sum(means) / len(means)) < 1e-9:
-        return (f" {t:g} is the mean of the group means: it does not depend on the budget. Count from the worst group "
+        return (f" {t} is the mean of the group means: it does not depend on the budget. Count from the worst group "
                 "(sorted(means)), and put " + (
                     f"{_between(last, nxt)}." if last is not None else "the threshold below the lowest mean, "
                     f"{min(means)}: here no group fits."))
@@ -1031,13 +1147,14 @@ def _threshold_crash(exc: Exception, means: list, budget: int) -> str:
         hint = " " + _EMPTY
     elif isinstance(exc, IndexError) and budget >= len(means):
         hint = (f" The budget can reach or pass the number of groups ({len(means)} here): then every group "
-                "fits: return a number above the largest mean (max(means) + 1.0, say).")
+                "fits: return a number at or above the largest mean (max(means), or max(means) + 1.0).")
     elif isinstance(exc, IndexError) and budget == 0:
         hint = " The budget may be 0: then expand nothing, with a threshold below the lowest mean."
     return f"choose_threshold({means}, {budget}) raised {type(exc).__name__}: {str(exc).rstrip('.')}." + hint
 
 
 @exercise("05.early_termination_threshold")
+@_tidied
 def check_threshold(fn):
     # every budget up to the number of groups first, then budgets above it (an answer may also fail those, and the
     # lesson of a wrong rule on a tie reads better than an IndexError)
@@ -1059,8 +1176,8 @@ def check_threshold(fn):
         if t is None:
             last, nxt = _fits(means, budget)
             todo = ("here the list of groups is empty. " + _EMPTY if not means else
-                    "when every group fits, as here, return a number above the largest mean (max(means) + 1.0, "
-                    "say)."
+                    "when every group fits, as here, return a number at or above the largest mean (max(means), "
+                    "or max(means) + 1.0)."
                     if budget >= len(means) else
                     f"here the budget, {budget}, is below the number of groups, {len(means)}, and "
                     + (f"put {_between(last, nxt)}." if last is not None
@@ -1069,16 +1186,26 @@ def check_threshold(fn):
                                  "every group\", but the exercise asks for a finite number whatever the budget; " + todo)
         if is_bool(t):
             raise ExerciseFailed(f"choose_threshold({means}, {budget}) returned the bool {t!r}: return a number, not a "
-                                 "bool. The threshold is a mean reward r, a float such as the midpoint between the "
-                                 "last mean that fits and the next one up (a bool counts as 1 or 0 and says nothing of the groups); to expand nothing, "
-                                 "return any number below the lowest mean.")
+                                 "bool. The threshold is a mean reward r, a float such as the last mean that fits "
+                                 "(or the midpoint between it and the next one up; a bool counts as 1 or 0 and says "
+                                 "nothing of the groups); to expand nothing, return any number below the lowest mean.")
         if isinstance(t, numbers.Real) and math.isnan(t):
             raise ExerciseFailed(f"choose_threshold({means}, {budget}): return a finite number (got NaN): every "
                                  "comparison with NaN is False, so it is no threshold, and MAGRPOConfig refuses it. A "
                                  "NaN comes from float('nan'), 0 / 0 or the mean of an empty list. " + (
                                      _EMPTY if not means else
                                      "To expand nothing, return any number below the lowest mean."))
-        if not isinstance(t, numbers.Real) or not math.isfinite(t):
+        if isinstance(t, (str, bytes)):
+            raise ExerciseFailed(f"choose_threshold({means}, {budget}) returned the string {t!r}, not a number: str(x), "
+                                 "an f-string or format() gives the TEXT of a number, which MAGRPOConfig refuses and "
+                                 "which compares with no mean r. Return the number itself, a float (the last mean "
+                                 "that fits, say); to show it, print it outside the function.")
+        if not isinstance(t, numbers.Real):
+            raise ExerciseFailed(f"choose_threshold({means}, {budget}) returned a {type(t).__name__} ({t!r}), not a "
+                                 "number: return ONE float, the threshold (a mean reward r, the last mean that fits, "
+                                 "say), which MAGRPOConfig(early_termination_threshold=...) takes; not the groups or "
+                                 "their means.")
+        if not math.isfinite(t):
             raise ExerciseFailed(f"return a finite number, got {t!r}: MAGRPOConfig's early_termination_threshold is "
                                  "None (expand every group) or a finite number, never an infinity; to expand nothing, "
                                  "return any number below the lowest mean.")
@@ -1107,7 +1234,8 @@ def check_threshold(fn):
                 hint = _rounded_threshold_hint(fn, means, budget, t)
             elif below <= budget and at >= 2:
                 last, _ = _fits(means, budget)
-                lower = (f"below {t}, above the next lower mean, {last}: their midpoint, {_mid(last, t)}"
+                lower = (f"to the next lower mean, {last} (or any number from it up to but not including {t}: "
+                         f"their midpoint, {_mid(last, t)})"
                          if last is not None else f"below them (no mean is lower), {t} - 1.0, say")
                 hint = (f" {at} groups share the mean {t}, and a threshold equal to it expands all of them; they do "
                         f"not all fit, so expand none of them: step down {lower} (rewards are discrete: mind "

@@ -333,27 +333,65 @@ def _loo_max(S: torch.Tensor) -> torch.Tensor:
     return torch.where(S == top[:, :1], top[:, 1:], top[:, :1])
 
 
-def _over_agents(fn, R: torch.Tensor, G: int, mode: str, got: torch.Tensor, S: torch.Tensor) -> bool:
-    """Whether the answer's baseline is taken over the two agents (dim 0) instead of over the G samples (dim 1).
+def _baseline(X: torch.Tensor, mode: str) -> torch.Tensor:
+    """Each agent's baseline, taken among its own G sums (dim 1): their mean or their largest, shape (2, 1)."""
+    return X.mean(1, keepdim=True) if mode == "mean" else X.max(1, keepdim=True).values
 
-    At G = 2 that answer can equal the one that lost its axis (S.max(1).values without keepdim, which broadcasts along
-    the columns): both agents' sums total the whole grid. There the answer is asked once more, on a grid of G = 3,
-    where the one without keepdim raises a size mismatch and the one over the agents still reads as such."""
-    def over_agents(X):
-        return X - (X.mean(0, keepdim=True) if mode == "mean" else X.max(0, keepdim=True).values)
-    if not torch.allclose(got, over_agents(S), atol=1e-5):
+
+def _grid3(dtype) -> torch.Tensor:
+    """The 9 rewards of a G = 3 grid on which the G = 2 look-alikes part: no two of an agent's sums tie, and the
+    readings _reads_as confirms (and the right credits) differ pairwise in both modes. A grid whose row and column sums
+    without the diagonal add up to the same number at every k would not do: there the sums without the diagonal, minus
+    their mean, equal the full sums minus the mean over the agents."""
+    return torch.tensor([0.9, 0.1, 0.4, 0.3, 0.0, 0.8, 0.6, 0.7, 0.2], dtype=dtype)
+
+
+def _reads_as(fn, R: torch.Tensor, G: int, mode: str, got: torch.Tensor, form) -> bool:
+    """Whether the answer is form(grid, mode), grid = R.view(G, G), a reading of one slip.
+
+    At G = 2 an agent has only two sums and the grid only two off-diagonal cells, so slips that differ at a larger G give
+    the same numbers there (the baseline over the agents and the sums without their diagonal; the smallest sum and the
+    second largest; the lost axis and the baseline over the agents). There the answer is asked once more, on a grid of
+    G = 3, and the slip is named only when it reads as such there too (a crash at G = 3 is not that slip)."""
+    if not torch.allclose(got, form(R.view(G, G), mode), atol=1e-5):
         return False
-    if G != 2 or not torch.allclose(got, S - (S.mean(1) if mode == "mean" else S.max(1).values), atol=1e-5):
+    if G != 2:
         return True
-    R3 = torch.arange(9, dtype=R.dtype).remainder(4) / 4 + torch.tensor([1.0] + [0.0] * 8, dtype=R.dtype)
-    grid3 = R3.view(3, 3)
-    S3 = torch.stack([grid3.sum(1), grid3.sum(0)])
+    R3 = _grid3(R.dtype)
     try:
         again = fn(R3.clone(), 3, mode)
-        return isinstance(again, torch.Tensor) and again.shape == (2, 3) and torch.allclose(
-            again.to(S3.dtype), over_agents(S3), atol=1e-5)
-    except Exception:  # noqa: BLE001 - a crash at G = 3 is the lost axis, not this slip
+        return isinstance(again, torch.Tensor) and tuple(again.shape) == (2, 3) and torch.allclose(
+            again.to(R3.dtype), form(R3.view(3, 3), mode), atol=1e-5)
+    except Exception:  # noqa: BLE001 - a crash at G = 3 is another slip (the lost axis raises there), not this one
         return False
+
+
+def _sums(grid: torch.Tensor) -> torch.Tensor:
+    return torch.stack([grid.sum(1), grid.sum(0)])
+
+
+def _over_agents_form(grid, mode):
+    """The baseline taken over the two agents (dim 0, for each sample index) instead of over the G samples (dim 1)."""
+    S = _sums(grid)
+    return S - (S.mean(0, keepdim=True) if mode == "mean" else S.max(0, keepdim=True).values)
+
+
+def _off_diagonal_form(grid, mode):
+    """Each sample's sum without its aligned pair grid[k, k] (its G - 1 cross pairs only), then the right baseline."""
+    S = torch.stack([grid.sum(1) - grid.diagonal(), grid.sum(0) - grid.diagonal()])
+    return S - _baseline(S, mode)
+
+
+def _smallest_form(grid, mode):
+    """'max' read as the smallest of the agent's G sums."""
+    S = _sums(grid)
+    return S - S.min(1, keepdim=True).values
+
+
+def _second_form(grid, mode):
+    """'max' read as the SECOND largest of the agent's G sums (S.sort(1).values[:, -2:-1], topk(2)'s second)."""
+    S = _sums(grid)
+    return S - S.topk(2, dim=1).values[:, 1:]
 
 
 @exercise("06.comlrl_credit")
@@ -459,14 +497,24 @@ def check_comlrl_credit(fn):
                     hint = " One baseline for both agents: each agent's baseline is taken among ITS OWN G sums."
                 elif torch.allclose(got, S, atol=1e-5):
                     hint = " No baseline: subtract the mean (or the max) of the agent's G sums."
-                elif mode == "max" and torch.allclose(got, S - S.min(1, keepdim=True).values, atol=1e-5):
+                elif mode == "max" and _reads_as(fn, R, G, mode, got, _smallest_form):
                     hint = (" You subtracted the SMALLEST of the agent's G sums; 'max' subtracts the LARGEST (MAReMax), "
                             "so every credit is <= 0 and the best sample's is 0.")
-                elif _over_agents(fn, R, G, mode, got, S):
+                elif mode == "max" and _reads_as(fn, R, G, mode, got, _second_form):
+                    hint = (" Your baseline is the SECOND largest of the agent's G sums (S.sort(1).values[:, -2:-1], "
+                            "or topk(2)'s second), so the best sample gets a positive credit; 'max' subtracts the "
+                            "LARGEST sum: S.max(1, keepdim=True).values (or S.sort(1).values[:, -1:]), so every credit "
+                            "is <= 0 and the best sample's is 0.")
+                elif _reads_as(fn, R, G, mode, got, _over_agents_form):
                     hint = (f" You took the baseline over the two AGENTS, dim 0 (S.{mode}(0, ...): for each sample index "
                             "the " + ("mean" if mode == "mean" else "larger") + " of agent 1's and agent 2's sums), not "
                             "over the agent's own G samples, dim 1. S = torch.stack([...]) is (2, G), one row per agent: "
                             + ("S.mean(1, keepdim=True)." if mode == "mean" else "S.max(1, keepdim=True).values."))
+                elif _reads_as(fn, R, G, mode, got, _off_diagonal_form):
+                    hint = (" You left the diagonal out of each sum (M.sum(1) - M.diag()): sample k's sum skipped its "
+                            "aligned pair R.view(G, G)[k, k]. Cross mode sums ALL G joint actions that contain the "
+                            "sample, the pair with the partner's sample k included: its whole row for agent 1, "
+                            "R.view(G, G).sum(1), its whole column for agent 2, R.view(G, G).sum(0).")
                 elif mode == "max" and torch.allclose(got, S - _loo_max(S), atol=1e-5):
                     hint = (" Your baseline for each sample is the largest of the OTHER G - 1 sums (a leave-one-out "
                             "max), so the best sample gets a positive credit; 'max' subtracts the largest of all G sums, "

@@ -493,6 +493,23 @@ def _in_band(pairs) -> float:
     return sum(ok) / len(ok) if ok else 0.0
 
 
+def _cuts_the_share(fn, cut) -> bool:
+    """Whether `fn` gives cut(share) on every case of the check (a case where it crashes on an empty list aside): the
+    share cut by an integer division (math.floor) or rounded (round(share, 1)), every other rule right."""
+    for pairs, want in _BAND_CASES:
+        want = _in_band(pairs) if want is None else want
+        try:
+            got = fn(list(pairs))
+        except Exception:   # noqa: BLE001 - a crash on no pairs is said by its own case; elsewhere not this reading
+            if not pairs:
+                continue
+            return False
+        if not isinstance(got, numbers.Real) or isinstance(got, bool) or not math.isclose(got, cut(want),
+                                                                                          abs_tol=1e-9):
+            return False
+    return True
+
+
 def _shown(pairs, limit: int = 80) -> str:
     """The pairs as a reader can take them in: short ones as they are, long ones by their lengths."""
     text = repr(pairs)
@@ -572,6 +589,12 @@ def check_in_band_share(fn):
                                      f"({n}).")
             raise ExerciseFailed(f"you returned {got!r} for {n} pairs: a share is a number in [0, 1], the pairs in the "
                                  f"band divided by the number of pairs ({n}).")
+        if got == math.floor(want) != want and _cuts_the_share(fn, math.floor):
+            raise ExerciseFailed(f"for {n} pairs, {round(want * n)} of them in the band, the share is {want:.2f}; you "
+                                 f"returned {got!r}: you divide with // (integer division), sum(...) // len(pairs) "
+                                 "(or cut the share with int(...) or math.floor), which drops the fraction, so every "
+                                 "share below 1 comes out as 0, and 1 only when every pair is in the band. Divide "
+                                 f"with /: sum(...) / len(pairs), here {round(want * n)} / {n} = {want:.2f}.")
         if math.isclose(got, 1 - want, abs_tol=1e-9) and _on_three_pairs(fn, 2 / 3):
             raise ExerciseFailed(f"for pairs whose character ratios are {ratios} the share in [1.6, 3.2] is "
                                  f"{want:.2f}; you returned {got!r}, the share OUTSIDE the band (1 minus it). Count "
@@ -609,6 +632,11 @@ def check_in_band_share(fn):
                                  "mean of a float32 tensor or array, about 7 digits): it is off in the 8th digit. "
                                  "Return the share as a Python float, sum(...) / len(pairs) (or .double() before "
                                  ".mean(), then .item()).")
+        if (got != want and rounded_to(got, want, [1]) == 1
+                and _cuts_the_share(fn, lambda share: round(share, 1))):     # on every case: 0.3 alone could be a slip
+            raise ExerciseFailed(f"the share in the band is {want!r}; you returned {got!r}, the share rounded to 1 "
+                                 "decimal (round(share, 1), or f'{share:.1f}' read back): on 3 pairs, 1 in the band, "
+                                 "that gives 0.3, not 1/3. Return it unrounded (round only when you print it).")
         if got != int(got) and (k := rounded_to(got, want, range(2, 8))) is not None:
             raise ExerciseFailed(f"the share in the band is {want!r}; you returned {got!r}, the share rounded to {k} "
                                  "decimal(s). Return it unrounded (round only when you print it).")
@@ -1134,6 +1162,68 @@ def check_adapter_logits(fn):
     _check_fresh_logits(fn, model, ids)
 
 
+def _batch_mean(got, want, adapter) -> str:
+    """What an answer that averages the logits over the batch's ROWS says ('' when it does not): logits.mean(0), with
+    keepdim, or broadcast back to every row. A batch of one row cannot show it (the mean of one row is that row)."""
+    if len(want) < 2 or not isinstance(got, torch.Tensor) or not got.is_floating_point():
+        return ""
+    mean = want.mean(0)
+    lg = got.detach().float()
+    if lg.shape[-1:] != mean.shape or not (lg.dim() == 1 or lg.dim() == 2 and len(lg) in (1, len(want))):
+        return ""
+    if not torch.allclose(lg, mean.expand_as(lg), atol=1e-5):
+        return ""
+    return (f"called with adapter {adapter!r} on a batch of {len(want)} rows, you returned the MEAN of the rows' "
+            f"logits (logits.mean(0){', kept for every row' if lg.dim() == 2 and len(lg) > 1 else ''}): each row is "
+            "its own prompt, and the caller reads row i's logits as the next token of prompt i (the trainer its "
+            "log-probs, one per row). Do not average over the batch: return one row of logits per prompt, "
+            "model(input_ids=input_ids, adapter_names=[name] * batch).logits[:, -1], shape (batch, vocab).")
+
+
+def _shifted(lg, want, who) -> str:
+    """What logits shifted by a constant per row say ('' when they are not): logits - logits.max(-1, keepdim=True)
+    (the shift of a numerically stable softmax), or minus their mean; the softmax is the same, the logits are not."""
+    shift = lg - want
+    if bool(torch.allclose(shift, torch.zeros_like(shift), atol=1e-5)):
+        return ""
+    if not torch.allclose(shift, shift[:, :1].expand_as(shift), atol=1e-4):
+        return ""
+    by_max = torch.allclose(lg, want - want.max(-1, keepdim=True).values, atol=1e-4)
+    by_mean = torch.allclose(lg, want - want.mean(-1, keepdim=True), atol=1e-4)
+    how = ("minus each row's largest logit (logits - logits.max(-1, keepdim=True).values, the shift a numerically "
+           "stable softmax makes)" if by_max else "minus each row's mean logit (logits - logits.mean(-1, keepdim="
+           "True))" if by_mean else "shifted by a constant per row")
+    return (f"you returned the logits of {who}, routed as asked, but {how}: the softmax of each row is the same, the "
+            f"logits are not ({'the largest is now 0, and ' if by_max else ''}the caller compares the agents' logits "
+            "with each other and with the base's, value by value). Return the logits as the model gives them, without "
+            "shifting them: .logits[:, -1].")
+
+
+def _rows_routed(lg, want: dict, adapter) -> str:
+    """What an answer that routes only SOME rows through the adapter says ('' otherwise): every row matches the
+    logits of one adapter (or the base), some of them the one asked, the others another one: adapter_names with the
+    name for row 0 alone and '__base__' for the rest, say."""
+    if len(lg) < 2:
+        return ""
+    rows = []
+    for r in range(len(lg)):
+        ran = [a for a in (adapter, *(a for a in want if a != adapter)) if torch.allclose(lg[r], want[a][r], atol=1e-5)]
+        if not ran:
+            return ""
+        rows.append(ran[0])
+    right = [r for r, a in enumerate(rows) if a == adapter]
+    wrong = [r for r, a in enumerate(rows) if a != adapter]
+    if not right or not wrong:
+        return ""
+    name = lambda a: "the base ('__base__')" if a is None else f"adapter {a!r}"
+    others = sorted({name(rows[r]) for r in wrong})
+    return (f"called with adapter {adapter!r} on a batch of {len(lg)} rows, you returned the right logits for row(s) "
+            f"{right} only: row(s) {wrong} ran through {' and '.join(others)}. Does your adapter_names list name "
+            f"{adapter or '__base__'!r} for row {right[0]} alone and another name for the other rows? adapter_names "
+            "gives the adapter of each ROW, and every row of this batch belongs to the agent asked: pass the same "
+            f"name for every row, [{adapter or '__base__'!r}] * batch, and return .logits[:, -1].")
+
+
 def _grad_mode_changed(before: bool, adapter) -> str:
     """What a change of autograd's global mode by the answer says ('' when none); the mode is put back first, so
     that nothing after the check runs with it."""
@@ -1233,6 +1323,80 @@ def _dtype_changed(model, before: dict, adapter) -> str:
             ".logits[:, -1] in the dtype the model gives them.")
 
 
+def _weights(model) -> dict:
+    """A copy of every parameter and buffer of the model, by name: what the answer's call must leave as it is."""
+    return {**{n: p.detach().clone() for n, p in model.named_parameters()},
+            **{n: b.detach().clone() for n, b in model.named_buffers()}}
+
+
+def _weights_changed(model, before: dict, adapter) -> str:
+    """What a change of the model's weights by the answer says ('' when none): a round trip through 16 bits
+    (model.to(torch.bfloat16) then model.to(torch.float32)) leaves the dtype as it was and every weight rounded. Each
+    changed weight is put back first (after _dtype_changed put the dtypes back), so that nothing after the check runs
+    with it."""
+    now = {**dict(model.named_parameters()), **dict(model.named_buffers())}
+    changed = [n for n, t in now.items() if n in before and t.shape == before[n].shape
+               and not torch.equal(t.detach().to(before[n].dtype), before[n])]
+    rounded = {}
+    for n in changed:
+        was, held = before[n], now[n].detach().to(before[n].dtype)
+        rounded[n] = next((d for d in (torch.bfloat16, torch.float16) if was.is_floating_point()
+                           and torch.equal(held, was.to(d).to(was.dtype))), None)
+        with torch.no_grad():
+            now[n].copy_(was)
+    if not changed:
+        return ""
+    kinds = set(rounded.values())
+    short = lambda d: str(d).replace("torch.", "")
+    how = (f"each the old value rounded to {short(kinds.pop())}: model.to(torch.{short(rounded[changed[0]])}) (or "
+           ".half(), .bfloat16()) followed by model.to(torch.float32) or .float() gives the dtype back, not the digits "
+           "the round trip dropped" if None not in kinds and len(kinds) == 1 else "changed in place")
+    return (f"called with adapter {adapter!r}, your function changed the model's weights: {len(changed)} of its "
+            f"{len(before)} parameters and buffers (the first, {changed[0]}) hold other values after the call, "
+            f"{how} (the check put them back). The weights are state the WHOLE model shares: the base and every "
+            "agent's adapter would stay that way for every later caller, the trainer's and the team's generate call "
+            "included. Leave the model as you were given it, in its own dtype: route this one call with "
+            "model(input_ids=input_ids, adapter_names=[name] * batch) ('__base__' for the base), and return "
+            ".logits[:, -1] as the model gives them.")
+
+
+_PLANTED = 0.5   # the gradient the check gives every trainable parameter before a call (exact in 16 bits too)
+
+
+def _plant_grads(model, trainable: set) -> dict:
+    """Give every trainable parameter a .grad, as it holds one between the trainer's loss.backward() and its
+    optimizer.step(): name -> parameter."""
+    params = {n: p for n, p in model.named_parameters() if n in trainable}
+    for p in params.values():
+        p.grad = torch.full_like(p, _PLANTED)
+    return params
+
+
+def _grads_changed(params: dict, adapter) -> str:
+    """What the answer did to the gradients planted by _plant_grads ('' when nothing): model.zero_grad() sets them to
+    None (or to 0 with set_to_none=False). Every .grad is cleared afterwards, as it was before the check."""
+    cleared, zeroed, changed = [], [], []
+    for n, p in params.items():
+        g = p.grad
+        if g is None:
+            cleared.append(n)
+        elif g.shape != p.shape or not torch.equal(g.float(), torch.full_like(g.float(), _PLANTED)):
+            (zeroed if g.shape == p.shape and not bool(g.float().abs().sum()) else changed).append(n)
+        p.grad = None
+    if not (cleared or zeroed or changed):
+        return ""
+    said = "; ".join(f"{len(names)} {what} (the first, {names[0]})" for names, what in (
+        (cleared, "set to None"), (zeroed, "set to zero"), (changed, "changed")) if names)
+    how = ("model.zero_grad() (or an optimizer's zero_grad()) does that" if (cleared or zeroed) and not changed else
+           "a backward() call, or a write to .grad, does that")
+    return (f"called with adapter {adapter!r}, your function changed the gradients the model's parameters hold: the "
+            f"check gave each of the {len(params)} trainable (adapter) parameters a .grad before the call, and after it "
+            f"{said}; {how}. The gradients are state the WHOLE model shares: called between the trainer's "
+            "loss.backward() and its optimizer.step() (a logging hook, a look at the agents mid-update), your function "
+            "would erase that training step, every agent's. Getting logits touches no gradient: leave .grad as it is "
+            "(no zero_grad, no backward), and run the forward call under `with torch.no_grad():` (or as it is).")
+
+
 def _adapter_of(name: str) -> str:
     """The adapter a LoRA parameter belongs to ('...lora_A.second.weight' -> 'second'); '' for a base parameter."""
     parts = name.split(".")
@@ -1273,6 +1437,8 @@ def _check_adapter_batch(fn, model, ids, trainable, active):
         given = ids.clone()
         grad = torch.is_grad_enabled()
         dtypes = _dtypes(model)
+        weights = _weights(model)
+        planted = _plant_grads(model, trainable)
         with _watching_switches(model) as calls, _watching_layers(model) as watch:
             remember_call(fn, (model, adapter, given))   # replayed by check() to refuse a call into the reference
             try:
@@ -1280,17 +1446,23 @@ def _check_adapter_batch(fn, model, ids, trainable, active):
             except NotImplementedError:   # the stub: unsolved, not wrong
                 torch.set_grad_enabled(grad)
                 _dtype_changed(model, dtypes, adapter)
+                _weights_changed(model, weights, adapter)
+                _grads_changed(planted, adapter)
                 raise
             except Exception as exc:  # noqa: BLE001  the learner's error, said in a sentence
                 grad_said = _grad_mode_changed(grad, adapter)
                 dtype_said = _dtype_changed(model, dtypes, adapter)
+                weights_said = _weights_changed(model, weights, adapter)
+                grads_said = _grads_changed(planted, adapter)
                 raise ExerciseFailed(_switched(calls, adapter) or _layers_switched(watch, adapter)
-                                     or _rescaled(watch, adapter) or dtype_said or grad_said
-                                     or _adapter_crash(exc, adapter, ids)) from None
+                                     or _rescaled(watch, adapter) or dtype_said or weights_said or grads_said
+                                     or grad_said or _adapter_crash(exc, adapter, ids)) from None
         grad_said = _grad_mode_changed(grad, adapter)       # the mode put back at once, whatever is said first
         dtype_said = _dtype_changed(model, dtypes, adapter)  # the dtypes too, before the check runs the model again
+        weights_said = _weights_changed(model, weights, adapter)   # then the weights' values, and the gradients
+        grads_said = _grads_changed(planted, adapter)
         if said := (_switched(calls, adapter) or _layers_switched(watch, adapter) or _rescaled(watch, adapter)
-                    or dtype_said or grad_said):
+                    or dtype_said or weights_said or grads_said or grad_said):
             raise ExerciseFailed(said)
         if model.training:
             raise ExerciseFailed(f"called with adapter {adapter!r}, your function left the model in training mode "
@@ -1308,6 +1480,8 @@ def _check_adapter_batch(fn, model, ids, trainable, active):
                                  f"{tuple(want[adapter].shape)} (the model output's .logits[:, -1]); you returned a "
                                  f"{type(got).__name__}.")
         if tuple(got.shape) != tuple(want[adapter].shape):
+            if said := _batch_mean(got, want[adapter], adapter):
+                raise ExerciseFailed(said)
             shape = tuple(got.shape) if isinstance(got, torch.Tensor) else type(got).__name__
             raise ExerciseFailed(f"return the logits of the LAST position only, shape (batch, vocab) = "
                                  f"{tuple(want[adapter].shape)} for a batch of {len(ids)}; you returned {shape}"
@@ -1339,6 +1513,9 @@ def _check_adapter_batch(fn, model, ids, trainable, active):
         if torch.allclose(lg, torch.softmax(want[adapter], -1), atol=1e-6):
             raise ExerciseFailed("you returned probabilities (softmax of the logits); return the logits themselves, the "
                                  "model output's .logits[:, -1].")
+        if said := (_batch_mean(lg, want[adapter], adapter) or _shifted(lg, want[adapter], who)
+                    or _rows_routed(lg, want, adapter)):
+            raise ExerciseFailed(said)
         at = [p for p in range(ids.shape[1] - 1) if torch.allclose(lg, full[adapter][:, p], atol=1e-5)]
         if at:
             p, n = at[0], ids.shape[1]

@@ -122,8 +122,95 @@ def _deep_probe(fn, deep_logp: torch.Tensor, deep_ref: torch.Tensor) -> None:
                              "exp(ref_logp) / exp(logp), under- or overflows to 0 or inf (0 / 0 = nan) on rare "
                              "tokens, and its log to -inf or inf, though d itself is moderate. Compute d = ref_logp - "
                              "logp first, then exp(d): k3 = e^d - d - 1, with no exp of a log-prob on its own.")
+    wrong = ~torch.isclose(got.double(), deep_want, rtol=1e-5, atol=1e-5)
+    under = deep_logp.exp() == 0                        # exp(logp) underflows to 0 in the inputs' dtype
+    ceiling = torch.finfo(got.dtype).max if got.is_floating_point() else math.inf
+    patched = (got.double() >= 1e38) | (got.double() >= 0.5 * ceiling) | torch.isclose(
+        got.double(), -deep_d - 1, rtol=1e-5, atol=1e-5)    # a ratio x / 0 = inf, 0 / 0 = nan replaced by a number
+    if wrong.any() and not (wrong & ~under).any() and not (wrong & ~patched).any():
+        where = [f"{x:g}" for x in deep_logp[wrong].tolist()]
+        raise ExerciseFailed(f"{shown}: wrong exactly on the tokens where exp(logp) underflows to 0 in {name} (logp "
+                             f"{', '.join(where)}; the smallest {name} is about {tiny}), and there your value is what a "
+                             "ratio of two exps, exp(ref_logp) / exp(logp), gives once its x / 0 = inf or 0 / 0 = nan "
+                             "is replaced by a number (nan_to_num, a clamp, a where on isfinite?): the largest float or "
+                             "0 in place of e^d. Replacing the inf or nan hides the underflow, it does not undo it. "
+                             "Compute d = ref_logp - logp first, then exp(d): k3 = e^d - d - 1, with no exp of a "
+                             "log-prob on its own.")
+    lo, hi = _clamp_of_d(got, deep_d)
+    if lo is not None or hi is not None:
+        bound = " and ".join(([f"min={_num(lo)}"] if lo is not None else []) + ([f"max={_num(hi)}"] if hi is not None
+                                                                                else []))
+        cut = ", ".join(f"{x:g}" for x in deep_d[wrong].tolist())
+        fix = ("A rare token's d is as real as any other's, and the further the policy has moved, the harder the leash "
+               "must pull: compute k3 = e^d - d - 1 with d = ref_logp - logp on every token, with no clamp of logp, "
+               "ref_logp, d or the estimate.")
+        if _clamp_confirmed(fn, lo, hi, deep_logp.dtype):
+            raise ExerciseFailed(f"{shown}: your values are k3 of d clamped ({bound}: a d.clamp(...), or a clamp of "
+                                 "the estimate, which can give the same values), so on the tokens with d = "
+                                 f"{cut} you return k3 of the bound, not of d, and the same on moderate log-probs. {fix}")
+        raise ExerciseFailed(f"{shown}: on these rare tokens your values are k3 of a d cut at {bound}, yet the same d "
+                             "on moderate log-probs (logp -1) gives k3 itself: you clamp the log-probs (a floor on "
+                             "logp or ref_logp, such as clamp(min=-100)?), so a rare token's d is computed from a "
+                             f"log-prob that is not its own (d = {cut} here). {fix}")
     raise ExerciseFailed(f"{shown}: compute e^d - d - 1 with d = ref_logp - logp on every token, however negative "
-                         "the log-probs are (no clamp of logp or ref_logp: a rare token is a token like any other).")
+                         "the log-probs are (no clamp of logp, ref_logp, d or the estimate, no mask: a rare token is a "
+                         "token like any other).")
+
+
+def _k3_inverse(value: float, negative: bool):
+    """The d of that sign (d <= 0 when `negative`) at which e^d - d - 1 = value (bisection; None when value < 0)."""
+    if not (math.isfinite(value) and value >= 0):
+        return None
+    lo, hi = (-(value + 2), 0.0) if negative else (0.0, math.log(value + 2) + 2)
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        k = math.expm1(mid) - mid if mid < 700 else math.inf
+        if (k > value) == negative:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def _clamp_confirmed(fn, lo, hi, dtype) -> bool:
+    """Whether the answer clamps d itself at (lo, hi), seen on moderate log-probs (logp -1, ref_logp -1 + d) with d
+    beyond each bound (up to 85, where e^d is still finite in float32): a clamp of logp or ref_logp leaves these alone."""
+    beyond = ([lo - 10.0] if lo is not None else []) + ([min(hi + 5.0, 85.0)] if hi is not None and hi < 84 else [])
+    if not beyond:
+        return True                             # nothing to see beyond the bound: the values say no more
+    d = torch.tensor(beyond, dtype=dtype)
+    logp = torch.full_like(d, -1.0)
+    try:
+        out = fn(logp.clone(), logp + d)
+        out = out.detach().double() if isinstance(out, torch.Tensor) else None
+    except Exception:  # noqa: BLE001 - an answer that crashes here gets the clamp-of-d sentence
+        return True
+    dd = ((logp + d) - logp).double().clamp(min=lo, max=hi)
+    return out is not None and out.shape == dd.shape and torch.allclose(out, torch.exp(dd) - dd - 1, rtol=1e-4,
+                                                                          atol=1e-4)
+
+
+def _clamp_of_d(got: torch.Tensor, d: torch.Tensor) -> tuple:
+    """(lo, hi) when the estimate is k3 of d.clamp(lo, hi) on every token and differs from k3 of d somewhere (None for a
+    side that is not clamped); (None, None) otherwise. The bounds are read off the tokens whose d lies beyond them."""
+    g, dd = got.detach().double().flatten(), d.detach().double().flatten()
+    if not torch.isfinite(g).all():
+        return None, None
+    want = torch.exp(dd) - dd - 1
+    off = ~torch.isclose(g, want, rtol=1e-5, atol=1e-5)
+    bounds = {}
+    for side, negative in (("lo", True), ("hi", False)):
+        cut = off & ((dd < 0) if negative else (dd > 0))
+        implied = [_k3_inverse(v, negative) for v in g[cut].tolist()]
+        if implied and None not in implied:
+            bounds[side] = (max if negative else min)(implied)
+    lo, hi = bounds.get("lo"), bounds.get("hi")
+    if not bounds or lo is not None and lo > -29.9 or hi is not None and hi < 29.9:    # |d| up to 30 passed before:
+        return None, None                       # a bound inside that is no clamp (a mask to 0 reads as one at 0)
+    clamped = dd.clamp(min=lo, max=hi)
+    if torch.allclose(g, torch.exp(clamped) - clamped - 1, rtol=1e-4, atol=1e-4):
+        return lo, hi
+    return None, None
 
 
 def _in_place_said(exc: Exception, inputs: str) -> str:
@@ -597,6 +684,11 @@ _CASES = [
      "agent 1's naturalness rose by exactly 1.0 nat: not MORE than 1"),
     (_row(1.0, 0.5, 0.5, 0.0, 0.0), _row(1.5, 0.5, 0.5, 0.0, 0.2), False,
      "agent 2's repetition is exactly 0.2: not ABOVE 0.2"),
+    # ... for each agent: a rule strict for one agent and not the other passes the two cases above
+    (_row(1.0, 0.5, 0.5, 0.0, 0.0), _row(1.5, 0.5, 1.5, 0.0, 0.0), False,
+     "agent 2's naturalness rose by exactly 1.0 nat: not MORE than 1 ('more than' is >, not >=, for EACH agent)"),
+    (_row(1.0, 0.5, 0.5, 0.0, 0.0), _row(1.5, 0.5, 0.5, 0.2, 0.0), False,
+     "agent 1's repetition is exactly 0.2: not ABOVE 0.2 ('above' is >, not >=, for EACH agent)"),
     (_row(0.5, 0.5, 0.5, 0.0, 0.0), _row(0.6, 3.0, 0.5, 0.0, 0.5), False,
      "the reward rose by exactly 0.1 (0.5 -> 0.6): not MORE than 0.1"),
     (_row(0.0, 0.5, 0.5, 0.0, 0.0), _row(0.1, 3.0, 0.5, 0.0, 0.5), False,  # 0.1 - 0.0 is exactly 0.1 in floats
@@ -636,6 +728,9 @@ _CASES = [
     # naturalness that FELL by more than 1 is not leaving the language
     (_row(1.0, 2.5, 0.5, 0.0, 0.0), _row(1.5, 1.0, 0.6, 0.0, 0.0), False,
      "agent 1's naturalness FELL by 1.5 nats (closer to the base model's language): only a rise counts"),
+    (_row(1.0, 0.5, 2.5, 0.0, 0.0), _row(1.5, 0.6, 1.0, 0.0, 0.0), False,
+     "agent 2's naturalness FELL by 1.5 nats (closer to the base model's language): only a rise counts, for EACH "
+     "agent (no abs() of either agent's change)"),
     # agents whose untrained naturalness differs: each agent against ITSELF, not against the other agent
     (_row(1.0, 0.5, 2.0, 0.0, 0.0), _row(1.5, 1.2, 2.1, 0.0, 0.0), False,
      "agent 1's naturalness rose by 0.7 (0.5 -> 1.2), agent 2's by 0.1 (2.0 -> 2.1); compare each agent's trained "
@@ -643,6 +738,9 @@ _CASES = [
     (_row(1.0, 2.0, 0.5, 0.0, 0.0), _row(1.5, 2.1, 1.2, 0.0, 0.0), False,
      "agent 1's naturalness rose by 0.1 (2.0 -> 2.1), agent 2's by 0.7 (0.5 -> 1.2); compare each agent with ITS OWN "
      "untrained naturalness, not with the other agent's"),
+    (_row(1.0, 0.5, 2.0, 0.0, 0.0), _row(1.5, 0.6, 2.5, 0.0, 0.0), False,
+     "agent 1's naturalness rose by 0.1 (0.5 -> 0.6), agent 2's by 0.5 (2.0 -> 2.5); compare each agent with ITS OWN "
+     "untrained naturalness, not with the mean of both agents' untrained values (2.5 - 1.25 = 1.25 mixes the two)"),
     # repetition is each agent's own level: two agents below 0.2 are not above it together
     (_row(1.0, 0.5, 0.5, 0.0, 0.0), _row(1.5, 0.6, 0.6, 0.15, 0.10), False,
      "agent 1's repetition is 0.15 and agent 2's 0.10, each below 0.2: the rule is on EACH agent's repetition, not "
@@ -737,6 +835,31 @@ def _naturalness_line_moves(k: int, got: list, bases: tuple) -> str:
                 "nats, trained - untrained > 1, not a ratio (or a percentage)")
     return (f"your rule's naturalness line for agent {k} moves with the untrained value: {shown}; the rule is on its "
             "CHANGE alone, trained - untrained > 1, whatever the untrained value")
+
+
+def _naturalness_not_own(k: int, x, bases: tuple) -> str:
+    """The sentence for an answer whose naturalness line for agent k is right from an untrained value equal to the other
+    agent's (0.5, the first of `bases`) but not from another (`x`, a _turns_at result, from the second): it compares
+    agent k with something that mixes in the other agent's untrained value (their mean, the other's, the smaller)."""
+    b0, b1 = bases
+    mean = (b1 + 0.5) / 2
+    found = {"always": f"with no rise at all from an untrained {b1}",
+             "never": f"at no rise up to 4 nats from an untrained {b1}"}.get(x) if isinstance(x, str) else (
+        f"already once it rises by {_num(x)} from an untrained {b1}" if x < 1 else
+        f"only once it rises by {_num(x)} from an untrained {b1}")
+    shown = (f"from an untrained {b0}, the same as the other agent's, it flags agent {k} once its naturalness rises "
+             f"by 1, as the rule does, but {found} (the other agent's untrained value still 0.5)")
+    own = (f"Compare EACH agent with ITS OWN untrained value, whatever the other agent's: trained naturalness{k} - "
+           f"untrained naturalness{k} > 1")
+    if isinstance(x, float) and math.isclose(x, 1 - (b1 - mean), abs_tol=1e-6):
+        return (f"your rule compares agent {k}'s trained naturalness with the MEAN of both agents' untrained values "
+                f"({b1} and 0.5: {_num(mean)}), not with ITS OWN untrained value: {shown}. {own}")
+    if x == "always" or isinstance(x, float) and math.isclose(x, 1 - (b1 - 0.5), abs_tol=1e-6):
+        return (f"your rule compares agent {k}'s trained naturalness with the OTHER agent's untrained value (or the "
+                f"smaller of the two), not with ITS OWN: {shown}. {own}")
+    return (f"your rule compares agent {k}'s trained naturalness with something other than ITS OWN untrained value: "
+            f"{shown}; the line moves when the two agents' untrained values differ (the other agent's value, their "
+            f"mean or their minimum mixed in?). {own}")
 
 
 def _probe(fn) -> list[str]:
@@ -907,6 +1030,9 @@ def _probe(fn) -> list[str]:
                             f"value is {bases[0]}, but only from {_num(got[1])} when it is {bases[1]}; the rule: "
                             "trained repetition > 0.2, whatever the untrained one")
                 break
+            if key == "naturalness" and at(got[0], want):  # right where both agents start alike, not where they differ
+                said.append(_naturalness_not_own(k, got[1], bases))
+                break
             if all(x == "never" for x in got) and isinstance(_alone_turn(fn, key, 3 - k), float):  # the other: flagged
                 ignores_rep = key == "naturalness" and _alone_turn(fn, "repetition", k) == "never" and isinstance(
                     _alone_turn(fn, "repetition", 3 - k), float)    # agent k's repetition ignored too: one sentence
@@ -1000,7 +1126,8 @@ def check_spot_the_hack(fn):
         nat = {k: round(trained[f"naturalness{k}"] - untrained[f"naturalness{k}"], 4) for k in (1, 2)}
         what = (f"reward {untrained['reward']} -> {trained['reward']}, naturalness {untrained['naturalness1']}, "
                 f"{untrained['naturalness2']} -> {trained['naturalness1']}, {trained['naturalness2']} (change per agent "
-                f"{nat}), repetition {trained['repetition1']}, {trained['repetition2']}")
+                f"{nat}), repetition {untrained['repetition1']}, {untrained['repetition2']} -> "
+                f"{trained['repetition1']}, {trained['repetition2']} (the trained level counts)")
         rule = ("The rule: the reward rose by MORE than 0.1, and some agent's naturalness ROSE by MORE than 1 nat per "
                 "token (the change from the untrained row, not its level) or its repetition is ABOVE 0.2.")
         probed = _probe(fn)

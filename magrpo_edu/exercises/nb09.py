@@ -65,8 +65,21 @@ def _ramp_slip(fn) -> str:
     swapped); '' for any other answer."""
     try:
         at = {u: plain_number(fn(u)) for u in _RISE + _FALL + _FLAT}
+        stop = [plain_number(fn(u)) for u in (1.5, 1.5001, 1.55)]   # a falling ramp that ends, and stops, at 1.5
     except Exception:   # noqa: BLE001 - an answer that crashes somewhere gets no diagnosis
         return ""
+    if at[_FALL[0]] is None and at[_FALL[1]] is None and stop[1] is None and stop[2] is None \
+            and (stop[0] is None or isinstance(stop[0], (int, float)) and not isinstance(stop[0], bool)
+                 and abs(stop[0]) < 1e-9) \
+            and all(isinstance(at[x], (int, float)) and not isinstance(at[x], bool) and math.isclose(
+                at[x], arxiv_unique_level(x), rel_tol=1e-9, abs_tol=1e-12) for x in _RISE + _FLAT) \
+            and all(isinstance(at[x], (int, float)) and not isinstance(at[x], bool) for x in _FALL[2:]) \
+            and math.isclose((at[_FALL[3]] - at[_FALL[2]]) / (_FALL[3] - _FALL[2]), -0.5 / 0.2, rel_tol=1e-6):
+        return (" Your flat 0.5 and your rising ramp are right, but your falling ramp moves 0.5 over only 0.2 of u, "
+                "the rising ramp's width copied: it reaches 0 at u = 1.5 (L2's upper edge, not L3's), and above 1.5 "
+                "your level is None, a stop. The falling ramp is twice as wide, 0.4, from 0.5 at u = 1.3 down to 0 "
+                "at 1.7, 0.5 * (1.7 - u) / 0.4, and scoring goes on up to 1.7 (None only above it). The two ramps "
+                "are not mirror images.")
     if any(isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) for v in at.values()):
         return ""
 
@@ -346,6 +359,13 @@ _CASES = [
      _exact(200, 1599, start=300)),
     (3, "unique-word ratio 174/100 = 1.74, above 1.7: L3 stops (u rounded to 1 decimal reads 1.7 and lets this pair "
      "through; rounded to 2 decimals it reads 1.74)", _exact(200, 1199, distinct=100), _exact(174, 1199, start=300)),
+    (2, "characters are len of the text as it is, line breaks included: the method text's 200 words are separated by "
+     "three line breaks each ('w17\\n\\n\\nw18'), 1287 / 1489 = 0.864 goes on (without the line breaks, 690 / 1489 = "
+     "0.46, L2 would stop); a line break is one character, like a space",
+     " ".join(f"word{i}" for i in range(200)), "\n\n\n".join(f"w{i}" for i in range(200))),
+    (2, "characters are len of the text as it is, line breaks at its end included: 810 / 1000 = 0.81 goes on (the 20 "
+     "line breaks at the end stripped, rstrip('\\n') or strip(), 790 / 1000 = 0.79 would stop)",
+     _exact(200, 1000), _exact(200, 790, start=300) + "\n" * 20),
 ]
 
 
@@ -474,6 +494,15 @@ _SLIPS = [
      "characters without the whitespace; len(text) counts every character, spaces included"),
     (_ladder(l2=lambda a, b: 0.8 <= len(b.strip()) / len(a.strip()) <= 1.5), 2, "strips the texts first; l takes them "
      "as they are, leading and trailing spaces included"),
+    (_ladder(l2=lambda a, b: 0.8 <= len(b.replace("\n", "")) / len(a.replace("\n", "")) <= 1.5), 2, "counts the "
+     "characters without the line breaks; len(text) counts every character, line breaks included: a line break "
+     "('\\n') is one character, like a space"),
+    (_ladder(l2=lambda a, b: 0.8 <= len(" ".join(b.split())) / len(" ".join(a.split())) <= 1.5), 2, "collapses the "
+     "whitespace first (' '.join(text.split()): a run of spaces and line breaks becomes one space, those at the ends "
+     "go); l takes the texts as they are, len counts every space and line break"),
+    (_ladder(l2=lambda a, b: 0.8 <= len(b.rstrip("\n")) / len(a.rstrip("\n")) <= 1.5), 2, "strips the line breaks at "
+     "the end of the texts first (rstrip('\\n'), or strip()); l takes the texts as they are, len counts line breaks "
+     "too, those at the end included"),
     (_ladder(l2=lambda a, b: 0.8 < len(b) / len(a) < 1.5), 2, "leaves out its edges; l = 0.8 and l = 1.5 are inside"),
     (_ladder(l2=lambda a, b: 0.8 <= round(len(b) / len(a), 2) <= 1.5), 2, _rounded("l", 2)),
     (_ladder(l2=lambda a, b: 0.8 <= round(len(b) / len(a), 1) <= 1.5), 2, _rounded("l", 1)),
@@ -541,6 +570,44 @@ _EDGE_PAIRS = [
     ("u = 50 / 100 = 0.5", False, _BG, " ".join([f"bg{i}" for i in range(50)] + ["bg0"] * 90)),
     ("u = 170 / 100 = 1.7", False, _BG, " ".join([f"bg{i}" for i in range(100)] + [f"m{i}x" for i in range(70)])),
 ]
+
+
+_LETTERS_BG = _text(140, 5, distinct=100, start=3000)
+
+
+def _l3_pair(k: int) -> tuple:
+    """A pair of words of lower-case letters only (no digit, apostrophe, hyphen or accent that a word rule could count
+    otherwise) that passes L1 and L2 with u = k / 100: a background of 140 words, 100 unique, and a method text of k
+    unique words (140 words in all, the rest its first word again, when k < 140)."""
+    words = _text(k, 5, start=6000).split()
+    return _LETTERS_BG, " ".join(words + words[:1] * max(0, 140 - k))
+
+
+def _l3_narrow(fn) -> str:
+    """The sentence on an answer whose L3 stops well inside [0.5, 1.7], at u = 0.6 or u = 1.6 where L3 pays points
+    (0.25, 0.125): its window is too narrow, not only its edges left out; '' for any other answer. It names the
+    u (in hundredths, 0.5 to 1.7) the answer lets through on plain-word pairs, when they are one run."""
+    try:
+        through = [k for k in range(50, 171) if plain_number(fn(*_l3_pair(k))) != 3]
+    except Exception:   # noqa: BLE001 - an answer that crashes here gets no diagnosis
+        return ""
+    if 60 in through and 160 in through:
+        return ""
+    stops = " and ".join(f"u = {k / 100:g} (L3 pays {arxiv_unique_level(k / 100):g} points there)"
+                         for k in (60, 160) if k not in through)
+    if through and through == list(range(through[0], through[-1] + 1)):
+        lo, hi = through[0] / 100, through[-1] / 100
+        known = {(0.8, 1.5): " (L2's window [0.8, 1.5], copied to L3?)",
+                 (0.7, 1.3): " (L3's flat top [0.7, 1.3], where it pays 0.5, read as its window?)"}.get((lo, hi), "")
+        shown = f"your ladder goes on only for u from {lo:g} to {hi:g}{known}"
+    elif not through:
+        shown = "your ladder stops at 3 on every one of them, u from 0.5 to 1.7"
+    else:
+        shown = "your ladder does not go on for every u of [0.5, 1.7]"
+    return (f" Your L3's window is too narrow, not only its edges: on pairs of plain lower-case words (a background "
+            f"of 100 unique words, method texts of 50 to 170, every other gate passed) {shown}, and it stops at {stops}, where "
+            "scoring goes on. L3's window is [0.5, 1.7]: 0.5 <= u <= 1.7, both edges inside; its ramps and flat top "
+            "only set its points.")
 
 
 def _edge_stops(fn):
@@ -712,9 +779,15 @@ def check_stop_level(fn):
                               "L3, in that order.")
         elif isinstance(got, float):
             where = " Return an int (1, 2, 3 or 4), not a float."
-        edges = (got == 3 and want == 4 and isinstance(got, int) and arxiv_unique_level(u) == 0
+        narrow = (got == 3 and want == 4 and isinstance(got, int) and not isinstance(got, bool) and not slip
+                  and _l3_narrow(fn))         # stops inside [0.5, 1.7] too, where L3 pays points: not an edge slip
+        edges = (not narrow and got == 3 and want == 4 and isinstance(got, int) and arxiv_unique_level(u) == 0
                  and not (slip and slip[1] in (_L3_OPEN_EDGES, _floor_u)) and _edge_stops(fn))
-        if edges:                # told apart from a word-rule slip: it stops on plain words at an edge too
+        if not edges:           # an answer that reads its levels off the package: say so before any word rule
+            _not_a_piece_of_the_library(fn)
+        if narrow:
+            where += narrow
+        elif edges:                # told apart from a word-rule slip: it stops on plain words at an edge too
             plain, styled = edges
             here = (f"here u = {len(unique_words(c2))} / {len(unique_words(c1))} = {round(u, 4)}, exactly L3's edge "
                     f"{0.5 if u < 1 else 1.7}, where L3 pays 0 points, and on a pair of plain words (no apostrophe, "
@@ -733,11 +806,14 @@ def check_stop_level(fn):
         elif not told and not (window and 128 in window or window and 256 in window) and (
                 wrong is None or probed in (0, wrong)):   # 0: the whole ladder; one edge wrong: the window says which
             where += f" This pair probes: {why}."
+        elif not unique_words(c1) and isinstance(got, int) and got < want:   # an empty-background guard, returns 1 or 2
+            where += (f" This pair probes: {why}. Here L1 and L2 pass, so the pair reaches L3 and stops there: a guard "
+                      f"for an empty unique_words(c1) belongs to L3 and returns 3, not {got}.")
         if window:
             where += _window_said(*window)
         raise ExerciseFailed(f"the ladder stops at {want} ({verdict}), you returned {got!r}.{where} Check each gate in "
                              "order: L1 both agents' whitespace words (str.split()) in [128, 256]; L2 l = chars(method) "
-                             "/ chars(background) (len, spaces included) in [0.8, 1.5]; L3 u = unique lower-cased "
+                             "/ chars(background) (len, spaces and line breaks included) in [0.8, 1.5]; L3 u = unique lower-cased "
                              "\\b\\w+\\b words, method / background, in [0.5, 1.7]; every edge inside; else 4.")
     _not_a_piece_of_the_library(fn)
 

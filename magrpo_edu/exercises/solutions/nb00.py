@@ -53,6 +53,13 @@ def _floor_mean(rewards):                     # the mean with //: rounded down t
     return [x - m for x in rewards]
 
 
+def _raises_when_alone(rewards):              # a group of one refused, as the library's group_advantages does
+    if len(rewards) < 2:
+        raise ValueError(f"a group needs at least 2 rewards to compare, got {len(rewards)}")
+    mean = sum(rewards) / len(rewards)
+    return [r - mean for r in rewards]
+
+
 def _library_wrapped(rewards):                # the package's own group_advantages, wrapped (G = 1 answered by hand)
     import torch
 
@@ -109,6 +116,9 @@ MISTAKES = {
         lambda r: [x - sum(r) / len(r) + 1e-7 for x in r],                 # an epsilon 1e-7 added: below float32's
         #                                                                     noise on some groups, not on exact ones
         lambda r: [x - r[0] for x in r],                                     # the first reward as baseline
+        lambda r: [int(x - sum(r) / len(r)) for x in r],                    # int(): the fraction cut off toward 0
+        lambda r: [x - sum(y for y in r if y > 0) / max(1, sum(1 for y in r if y > 0)) for x in r],  # the mean of
+        #                                                                     the POSITIVE rewards only
         # (the last two stay last: tests/test_exercises.py's lessons name them by position)
         lambda r: [0.0] * len(r),                                            # every advantage 0, written out
         lambda r: (x - sum(r) / len(r) for x in r),                         # right values, a generator: read once only
@@ -180,6 +190,24 @@ MISTAKES = {
         lambda a, b: round(written_again(length_ratio_reward)(a, b), 10),      # rounded to 10 decimals
         lambda a, b: 0.0 if not a else (lambda l: 1.0 if 1.9 <= l <= 3.2 else math.exp(-max(2 - l, 0, l - 3)))(
             len(b) / len(a)),                                                   # a margin around [2, 3]
+        lambda a, b: 0.0 if not a else (lambda l: 1.0 if 2 - 0.03 <= l <= 3 + 0.03 else math.exp(
+            -max(2 - l, 0, l - 3)))(len(b) / len(a)),                           # a small margin, 0.03 on each side
+        lambda a, b: 0.0 if not a else (lambda l: 1.0 if 2 <= l <= 3 + 0.05 else math.exp(-max(2 - l, 0, l - 3)))(
+            len(b) / len(a)),                                                   # a margin above 3 only, 0.05
+        lambda a, b: 0.0 if not a else (lambda l: 1.0 if 2 - 0.001 <= l <= 3 + 0.001 else math.exp(
+            -max(2 - l, 0, l - 3)))(len(b) / len(a)),                           # a margin of 0.001
+        lambda a, b: 0.0 if not a else (lambda l: math.exp(-max(2 - l, 0, l - 3)))(
+            min(len(b) / len(a), 8)),                                           # the ratio capped at 8
+        lambda a, b: 0.0 if not a else (lambda l: math.exp(-max(2 - l, 0, l - 3)))(
+            min(len(b) / len(a), 20)),                                          # the ratio capped at 20
+        lambda a, b: (lambda v: 0.0 if v < 0.01 else v)(written_again(length_ratio_reward)(a, b)),  # a small
+        #                                                                     reward replaced by 0 (below 0.01)
+        lambda a, b: (lambda v: 0.0 if v < 1e-6 else v)(written_again(length_ratio_reward)(a, b)),  # below 1e-6
+        lambda a, b: (lambda l: 1.0 if 2 <= l <= 3 else math.exp(-max(2 - l, 0, l - 3)))(
+            len(b) / (len(a) + 1e-8)),                                          # an epsilon in the denominator
+        lambda a, b: 0.0 if not a else (lambda l: 1.0 if 2 <= l <= 3 else 2.718 ** -max(2 - l, 0, l - 3))(
+            len(b) / len(a)),                                                   # 2.718 typed in for e
+        lambda a, b: float(__import__("numpy").float16(written_again(length_ratio_reward)(a, b))),  # float16
     ],
 }
 
@@ -195,6 +223,8 @@ VARIANTS = {
         #                                                                     numpy float32: the trainer's precision
         lambda r: (__import__("numpy").asarray(r, dtype="float32") - __import__("numpy").mean(r)).tolist(),  # float32
         #                                                                     rewards, a float64 mean
+        _raises_when_alone,                                                   # a group of one: a ValueError, as the
+        #                                                                     library's group_advantages raises
     ],
     "00.length_ratio_reward": [
         lambda a, b: 0.0 if not a else math.exp(-max(2 - len(b) / len(a), 0.0, len(b) / len(a) - 3)),  # one max
@@ -206,5 +236,7 @@ VARIANTS = {
             sum(1 for _ in b) / sum(1 for _ in a)),                             # characters counted one by one
         lambda a, b: 0.0 if not a else (lambda l: math.exp(-max(2 - l, 0, l - 3)))(
             len(list(b)) / len(list(a))),                                       # newlines and tabs in the list too
+        lambda a, b: 0.0 if not a else 1.0 if 2 * len(a) <= len(b) <= 3 * len(a) else math.exp(
+            -max(2 - len(b) / len(a), 0, len(b) / len(a) - 3)),                 # the band tested in whole numbers
     ],
 }

@@ -178,6 +178,10 @@ MISTAKES = {
         #                                                             the middle two: r - mean(r) on the first group)
         lambda r: r - (r.sum() - r) / (r.unique().numel() - 1 if r.unique().numel() > 1 else 1),  # G counted as
         #                                                             the DISTINCT rewards: ties counted once
+        lambda r: r - (r.sum() - r),                                # the others' sum never divided: their SUM, not
+        #                                                             their mean (right only at G = 2)
+        lambda r: r - (r.sum() - r) / (len(r) - 2),                 # divided by G-2, not G-1 (inf / nan at G = 2)
+        lambda r: r - (r.sum() - r) / max(len(r) - 2, 1),           # the same, guarded: right only at G = 2
     ],
     "01.grpo_token_mean_loss": [
         _where_nan_gradient,                                  # a finite loss with a nan gradient on an empty completion
@@ -281,5 +285,8 @@ VARIANTS = {
         lambda lp, m, A: -(A * (lp * m).sum(-1) / (m.sum(-1) + 1e-8)).mean(),        # an eps guard: |a| + 1e-8 is
         #                                                         |a| in float32 for |a| >= 1, and 0 / 1e-8 = 0 when empty
         lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(-1).clamp_min(1e-8)).mean(),  # the same, clamp_min(1e-8)
+        lambda lp, m, A: -torch.dot(A, (lp * m).sum(-1) / m.sum(-1).clamp(min=1)) / len(A),  # a dot product over g
+        lambda lp, m, A: -(A @ ((lp * m).sum(-1) / m.sum(-1).clamp(min=1))) / len(A),        # the same with @
+        lambda lp, m, A: -torch.einsum("g,g->", A, (lp * m).sum(-1) / m.sum(-1).clamp(min=1)) / len(A),  # einsum
     ],
 }

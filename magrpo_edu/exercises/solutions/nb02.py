@@ -75,6 +75,29 @@ def _losses_share_a_graph(logps, rewards):    # right values, but split from one
     return list(-(A * torch.stack(logps)).mean(dim=1))
 
 
+def _cross_one_order(num_agents, G, mode):    # nested loops, the inner from the outer index on: range(i, G)
+    if mode == "aligned":
+        return [(g,) * num_agents for g in range(G)]
+    rows = [(g,) for g in range(G)]
+    for _ in range(num_agents - 1):
+        rows = [row + (j,) for row in rows for j in range(row[-1], G)]
+    return rows
+
+
+def _cross_one_order_distinct(num_agents, G, mode):  # the same with range(i + 1, G): one order, never (g, g)
+    if mode == "aligned":
+        return [(g,) * num_agents for g in range(G)]
+    rows = [(g,) for g in range(G)]
+    for _ in range(num_agents - 1):
+        rows = [row + (j,) for row in rows for j in range(row[-1] + 1, G)]
+    return rows
+
+
+def _ratio_form(logps, rewards):              # TRL's on-policy ratio exp(lp - lp.detach()): value 0, L_i's gradient
+    A = rewards - rewards.mean()
+    return [-(A * torch.exp(lp - lp.detach())).mean() for lp in logps]
+
+
 SOLUTIONS = {"02.joint_actions": joint_table, "02.cross_credit": cross_credit, "02.shared_losses": shared_losses}
 
 MISTAKES = {
@@ -112,6 +135,13 @@ MISTAKES = {
         else list(itertools.product(range(1, G), repeat=n)),                              # cross off by one: range(1, G)
         lambda n, G, mode: [(g,) * n for g in range(G)] if mode == "aligned"
         else list(itertools.combinations(range(G), n)),                                   # combinations: one order, no (g, g)
+        lambda n, G, mode: [(g,) * n for g in range(G)] if mode == "aligned"
+        else [t for t in itertools.product(range(G), repeat=n) if len(set(t)) > 1],      # cross without (g, g): empty for n = 1
+        lambda n, G, mode: [(g,) * n for g in range(G)] if mode == "aligned"
+        else [t for t in itertools.product(range(G), repeat=n)
+              if n == 1 or len(set(t)) > 1],                                              # cross without (g, g), n = 1 spared
+        _cross_one_order,                                                                  # loops range(i, G): one order of each pair
+        _cross_one_order_distinct,                                                         # loops range(i + 1, G): one order, no (g, g)
         lambda n, G, mode: joint_actions(n, G, mode).tolist(),                             # the package's own, wrapped
     ],
     "02.cross_credit": [
@@ -152,6 +182,7 @@ MISTAKES = {
         else (r - r.mean())[1:].mean(0),                                            # off by one: partner samples 1..G-1
         lambda r, agent: (r - r.mean())[:, 0] if agent == 0 else (r - r.mean())[0],  # one entry A[k, 0], not the mean
         lambda r, agent: (r - r.mean())[agent],                                     # row `agent` of A, not a mean
+        lambda r, agent: (r - r.mean()).mean(1 - agent).long(),                     # cast to int: the fractions cut
         lambda r, agent: credit_samples(group_advantages(r.flatten()), joint_actions(2, r.shape[0], "cross"),
                                         r.shape[0])[agent],                        # the package's own, wrapped
     ],
@@ -207,6 +238,11 @@ MISTAKES = {
         lambda logps, r: [-(r - r.mean()).mean() * lp.mean() for lp in logps],     # A.mean() * lp.mean(): 0 too
         lambda logps, r: [-((r - r.mean()) * (lp + 0 * sum(logps))).mean()
                           for lp in logps],                                 # others' log-probs in the graph (times 0)
+        _ratio_form,                                                                  # TRL's ratio form: value 0, gradient right
+        lambda logps, r: [-((r - r.mean()).flip(0) * lp).mean() for lp in logps],    # A reversed: lp[g] with A[G-1-g]
+        lambda logps, r: [-((r - r.mean())[1:] * lp[:-1]).mean() for lp in logps],   # shifted pairing: lp[g] with A[g+1]
+        lambda logps, r: [-((r - r.mean()).roll(1) * lp).mean() for lp in logps],    # A rolled: lp[g] with A[g-1]
+        lambda logps, r: [(r * lp).mean() for lp in logps],                           # no minus, no baseline
         lambda logps, r: [policy_loss(lp, group_advantages(r)) for lp in logps],      # the package's own, wrapped
     ],
 }

@@ -230,6 +230,73 @@ def _honest_single_words(c1, c2):             # repeated single WORDS, not 3-gra
     return tldr_levels(c1, c2)["total"]
 
 
+def _grams3(text):
+    w = text.split()
+    return [tuple(w[k:k + 3]) for k in range(len(w) - 2)]
+
+
+def _honest_off_by_one(c1, c2):              # the 3-grams over range(len(w) - 3): the last one left out
+    def rep(t):
+        w = t.split()
+        g = [tuple(w[k:k + 3]) for k in range(len(w) - 3)]
+        return 1 - len(set(g)) / len(g) if g else 0.0
+    return 0.0 if rep(c1) > 0.2 or rep(c2) > 0.2 else tldr_levels(c1, c2)["total"]
+
+
+def _honest_over_distinct(c1, c2):           # repeated 3-grams divided by the DISTINCT ones, not by all of them
+    def rep(t):
+        g = _grams3(t)
+        return (len(g) - len(set(g))) / len(set(g)) if g else 0.0
+    return 0.0 if rep(c1) > 0.2 or rep(c2) > 0.2 else tldr_levels(c1, c2)["total"]
+
+
+def _honest_char_grams(c1, c2):              # CHARACTER 3-grams: every natural text repeats ' th', 'ing'
+    def rep(t):
+        g = [t[k:k + 3] for k in range(len(t) - 2)]
+        return 1 - len(set(g)) / len(g) if g else 0.0
+    return 0.0 if rep(c1) > 0.2 or rep(c2) > 0.2 else tldr_levels(c1, c2)["total"]
+
+
+def _honest_count_at_least(c1, c2):          # exact counts with >=: 5 x repeated >= total cuts exactly 1/5
+    def bad(t):
+        g = _grams3(t)
+        return bool(g) and 5 * (len(g) - len(set(g))) >= len(g)
+    return 0.0 if bad(c1) or bad(c2) else tldr_levels(c1, c2)["total"]
+
+
+def _honest_share_at_least(c1, c2):          # repeated / total >= 0.2: this division reads exactly 0.2 at 1/5
+    def rep(t):
+        g = _grams3(t)
+        return (len(g) - len(set(g))) / len(g) if g else 0.0
+    return 0.0 if rep(c1) >= 0.2 or rep(c2) >= 0.2 else tldr_levels(c1, c2)["total"]
+
+
+def _torch_float32_length_level(r):           # computed in torch float32 (torch.tensor's default), then float()
+    import torch
+    if not 1.1 <= r <= 5.0:
+        return None
+    t = torch.tensor(r)
+    return float(torch.clamp(torch.minimum((t - 1.1) / 0.5, 1 - (t - 3.2) / 1.8), max=1.0))
+
+
+def _coherence_all_phrases(text):            # all(...) in place of any(...): no text holds a whole category
+    low = text.lower()
+    k = sum(all(w in low for w in ws) for ws in TRANSITION_CATEGORIES.values())
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+def _coherence_category_letters(text):       # the dict itself: its keys, so each "phrase" is a letter of a NAME
+    low = text.lower()
+    k = sum(any(w in low for w in ws) for ws in TRANSITION_CATEGORIES)
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
+
+
+def _coherence_kappa_plus_one(text):         # 0.4 + 0.05 (κ + 1): one category gives 0.5, not 0.4
+    low = text.lower()
+    k = sum(any(w in low for w in ws) for ws in TRANSITION_CATEGORIES.values())
+    return 0.0 if k == 0 else min(0.4 + 0.05 * (k + 1), 1.0)
+
+
 def _coherence_kappa_from_library(text):      # κ counted by the package's transition_categories: passes by construction
     k = len(_reward.transition_categories(text))
     return 0.0 if k == 0 else min(0.4 + 0.05 * (k - 1), 1.0)
@@ -368,6 +435,19 @@ MISTAKES = {
         lambda r: None if not 1.1 <= r <= 5.0 else 1.0 if 1.6 <= r <= 3.2 else (r - 1.1) / 0.5 if r < 1.6 else 1 - (r - 3.2) / 2.0,  # upper
         #                                                                        ramp over a width of 2: 0 at 5.2, not 5.0
         lambda r: None if (v := length_level(r)) is None else 100 * v,           # a percent: 50.0 at 1.35, not 0.5
+        lambda r: None if not 1.1 <= r <= 5.0 else 1.0 if 1.6 <= r <= 3.2 else (r - 1.1) / 0.4999999 if r < 1.6 else 1 - (r - 3.2) / 1.8,  # lower
+        #                                               ramp a hair steep: 1 at 1.5999999 (within 1e-6 of 1.6: no crash)
+        lambda r: None if not 1.1 <= r <= 5.0 else 1.0 if 1.6 <= r <= 3.2 else (r - 1.1) / 0.5 if r < 1.6 else 1 - (r - 3.2) / 1.8000001,  # upper
+        #                                               ramp a hair wide: 0 at 5.0000001
+        lambda r: (r - 1.1) * 2.000000003 if 1.1 <= r < 1.6 else length_level(r),  # both ends within 1e-9, the
+        #                                               values not: the slope 2.000000003 named
+        lambda r: (r - 1.1) * 2.0001 if 1.1 <= r < 1.6 else length_level(r),      # 1 at 1.59998, printed so (not 1.6)
+        lambda r: None if not (1.1 - 1e-6 <= r <= 5.0 + 1e-6) else min(1.0, (r - 1.1) / 0.5, (5 - r) / 1.8),  # a margin
+        #                                               past 5.0: a number just past the edge, where scoring stops
+        lambda r: None if not (1.1 - 1e-9 <= r <= 5.0) else max(0.0, min(1.0, (r - 1.1) / 0.5, (5 - r) / 1.8)),  # a
+        #                                               margin below 1.1 (clamped at 0)
+        lambda r: None if (v := length_level(r)) is None else 0.5 * v,           # scaled by 0.5: the plateau pays 0.5
+        _torch_float32_length_level,                                             # computed in torch float32, float()
         _reward.tldr_length_level,                                               # the package's own function
         lambda r: _reward.tldr_length_level(r),                                  # ... wrapped
         functools.partial(_reward.ramp_level, lo=1.1, a=1.6, b=3.2, hi=5.0),     # ... its ramp, the bounds filled in
@@ -391,6 +471,9 @@ MISTAKES = {
                        _coherence_by_sentence_uncapped,                    # ... not capped
                        _coherence_phrases_capped,                          # phrases counted, capped at 12
                        _coherence_distinct_phrases_capped,                 # distinct phrases counted, capped at 12
+                       _coherence_all_phrases,                             # all(...) for any(...): κ = 0 always
+                       _coherence_category_letters,                        # the dict's keys: a NAME's letters
+                       _coherence_kappa_plus_one,                          # 0.4 + 0.05 (κ + 1)
                        _reward.coherence_T,                                # the package's own function
                        lambda text: _reward.coherence_T(text),             # ... wrapped
                        _coherence_kappa_from_library],                     # κ counted by its transition_categories
@@ -439,10 +522,8 @@ MISTAKES = {
         lambda c1, c2: _as_tensor(honest_tldr_reward(c1, c2)),                 # a 0-d torch tensor, not a float
         lambda c1, c2: "0" if max(repetition(c1), repetition(c2)) > 0.2 else tldr_levels(c1, c2)["total"],  # the str
         #                                                             '0' for a padded pair, not the number 0.0
-        lambda c1, c2: 0.0 if _rep(c1) >= 0.2 or _rep(c2) >= 0.2 else tldr_levels(c1, c2)["total"],  # >= again,
-        #                                                             `repetition` imported under another name
-        lambda c1, c2: 0.0 if max(_quality.repetition(c1), _quality.repetition(c2)) >= 0.2 else tldr_levels(c1, c2)[
-            "total"],                                                  # >= again, through the module's attribute
+        _honest_off_by_one,                            # own 3-grams over range(len(w) - 3): the last one left out
+        _honest_over_distinct,                         # own repetition: repeated / DISTINCT, 1/5 reads 0.25
         lambda c1, c2: 0.0 if repetition(c1) > 20 or repetition(c2) > 20 else tldr_levels(c1, c2)["total"],  # 20, a
         #                                                             percent: repetition is a share in [0, 1]
         lambda c1, c2: (lambda lv: lv["total"] - lv["style"] if max(repetition(c1), repetition(c2)) > 0.2 else
@@ -450,8 +531,17 @@ MISTAKES = {
         _honest_joint_two_args,                        # tldr_joint_reward(c1, c2): its list-per-agent TypeError
         _honest_joint_first,                           # tldr_joint_reward(...)[0]: KeyError 0, the reward is a dict
         _honest_levels_first,                          # tldr_levels(c1, c2)[0]: KeyError 0, a dict of levels
-        lambda c1, c2: 0.0 if repetition(c1) >= 0.2 or repetition(c2) >= 0.2 else tldr_levels(c1, c2)["total"],  # >=:
-        #                                         exactly 1/5 is not above 0.2 (the check's stand-in `repetition` says 0.2)
+        _honest_char_grams,                            # own repetition on CHARACTER 3-grams, not word 3-grams
+        lambda c1, c2: (lambda t: 0.0 if t > 1 and max(repetition(c1), repetition(c2)) > 0.2 else t)(
+            tldr_levels(c1, c2)["total"]),             # the cut only where the paper pays more than 1
+        lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) > 0.2 else tldr_levels(c2, c1)["total"],  # the
+        #                                                             texts swapped: tldr_levels(c2, c1)
+        lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) > 0.2 else tldr_levels(c1, c2)["style"],  # one
+        #                                                             level, not the total
+        _honest_count_at_least,                        # an exact count with >=: 5 x repeated >= total cuts exactly 1/5
+        _honest_share_at_least,                        # own repeated / total >= 0.2: exactly 0.2 at 1/5, cut
+        lambda c1, c2: 0.0 if min(1 - repetition(c1), 1 - repetition(c2)) <= 0.8 else tldr_levels(c1, c2)["total"],  # the
+        #                                   distinct share <= 0.8: 1 - 0.19999999999999996 is exactly 0.8, 1/5 cut
         lambda c1, c2: 0.0 if repetition(c1) > 0.2 or repetition(c2) > 0.25 else tldr_levels(c1, c2)["total"],  # a looser
         #                                                             detailed threshold
         lambda c1, c2: 0.0 if repetition(c1 + c2) > 0.2 else tldr_levels(c1, c2)["total"],  # joined with no space
@@ -465,6 +555,26 @@ def _home_made_repetition(text):              # `repetition` written out: 3-gram
     w = text.split()
     grams = list(zip(w, w[1:], w[2:]))
     return 1 - len(set(grams)) / len(grams) if grams else 0.0
+
+
+def _honest_default_rep_at_least(c1, c2, rep=repetition):   # >= 0.2 through a default argument
+    return 0.0 if rep(c1) >= 0.2 or rep(c2) >= 0.2 else tldr_levels(c1, c2)["total"]
+
+
+def _honest_count_above(c1, c2):                 # exact counts: 5 x repeated > total, exactly 1/5 kept
+    def bad(t):
+        g = _grams3(t)
+        return 5 * (len(g) - len(set(g))) > len(g)
+    return 0.0 if bad(c1) or bad(c2) else tldr_levels(c1, c2)["total"]
+
+
+def _honest_fraction_above(c1, c2):              # exact fractions: Fraction(repeated, total) > 1/5
+    from fractions import Fraction
+
+    def rep(t):
+        g = _grams3(t)
+        return Fraction(len(g) - len(set(g)), len(g)) if g else Fraction(0)
+    return 0.0 if rep(c1) > Fraction(1, 5) or rep(c2) > Fraction(1, 5) else tldr_levels(c1, c2)["total"]
 
 
 def _phrase_categories():                      # phrase -> the LIST of its categories (a shared phrase keeps all)
@@ -500,5 +610,17 @@ VARIANTS = {
             "total"],                                   # the 3-grams written out over text.split(): `repetition` itself
         lambda c1, c2: 0.0 if max(repetition(c1), repetition(c2)) > 0.2 else _reward.tldr_joint_reward([[c1], [c2]])[
             "total"][0],                                # the joint reward of one joint action, its "total"
+        # `>= 0.2` on `repetition`'s value: it never returns exactly 0.2 (1/5 reads 0.19999999999999996), so it cuts
+        # the same texts as `> 0.2`, however the answer reaches `repetition`
+        lambda c1, c2: 0.0 if repetition(c1) >= 0.2 or repetition(c2) >= 0.2 else tldr_levels(c1, c2)["total"],
+        lambda c1, c2: 0.0 if _rep(c1) >= 0.2 or _rep(c2) >= 0.2 else tldr_levels(c1, c2)["total"],  # another name
+        lambda c1, c2: 0.0 if max(_quality.repetition(c1), _quality.repetition(c2)) >= 0.2 else tldr_levels(c1, c2)[
+            "total"],                                                  # through the module's attribute
+        _honest_default_rep_at_least,                                  # a default argument, rep=repetition
+        lambda c1, c2: 0.0 if max(map(repetition, (c1, c2))) >= 0.2 else tldr_levels(c1, c2)["total"],  # map()
+        lambda c1, c2: 0.0 if max(_home_made_repetition(c1), _home_made_repetition(c2)) >= 0.2 else tldr_levels(c1, c2)[
+            "total"],                                   # own 1 - distinct / total: 1/5 reads 0.19999999999999996 too
+        _honest_count_above,                            # exact counts: 5 x repeated > total
+        _honest_fraction_above,                         # exact fractions: Fraction(repeated, total) > 1/5
     ],
 }

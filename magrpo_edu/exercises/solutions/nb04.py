@@ -955,3 +955,59 @@ def _unclosed_docstring_kept(main: str) -> bool:     # the one-line test right (
 
 MISTAKES["04.thin_wrapper"] += [_prefix_stripped_docstring, _empty_main_not_wrapper, _def_anywhere_dropped,
                                 _unclosed_docstring_kept]
+
+
+def _bonus_share_over_fifth(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the bonus gated on a share, `passed / total > 0.2` (the rule: at least ONE passed test; 1 of 7 opens it)
+    reward = 0.4 if aux_defined else 0.0
+    if not main_defined:
+        return reward
+    reward += 0.6
+    if not parses:
+        return reward
+    reward += 0.5 + (passed / total if total else 0.0)
+    if total and passed / total > 0.2 and aux_found and calls_aux:
+        reward += 0.5 if thin_wrapper else 1.5
+    return reward
+
+
+def _bonus_share_quarter(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the same with `passed / total >= 0.25`: one test of four, but not one of seven
+    reward = 0.4 if aux_defined else 0.0
+    if not main_defined:
+        return reward
+    reward += 0.6
+    if not parses:
+        return reward
+    reward += 0.5 + (passed / total if total else 0.0)
+    if total and passed / total >= 0.25 and aux_found and calls_aux:
+        reward += 0.5 if thin_wrapper else 1.5
+    return reward
+
+
+def _reward_rounded_4(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the whole reward rounded to 4 decimals: 3.3333333 reads 3.3333
+    return round(_coding_reward_again(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux,
+                                      thin_wrapper), 4)
+
+
+MISTAKES["04.levels"] += [_bonus_share_over_fifth, _bonus_share_quarter, _reward_rounded_4]
+
+
+def _regex_one_space_at_most(main: str) -> bool:   # ` ?` for `\s*`: `v  =  aux(s)` (two spaces) missed
+    b = _body_lines(main)
+    if len(b) == 2:
+        m = re.search(r"(\w+) ?= ?aux ?\(", b[0])
+        return bool(m) and b[1] == f"return {m.group(1)}"
+    return _rule_on_lines(b)
+
+
+def _regex_spaces_not_tabs(main: str) -> bool:     # ` *` for `\s*`: spaces only, `v<TAB>= aux(s)` missed
+    b = _body_lines(main)
+    if len(b) == 2:
+        m = re.search(r"(\w+) *= *aux *\(", b[0])
+        return bool(m) and b[1] == f"return {m.group(1)}"
+    return _rule_on_lines(b)
+
+
+MISTAKES["04.thin_wrapper"] += [_regex_one_space_at_most, _regex_spaces_not_tabs]

@@ -775,3 +775,29 @@ MISTAKES["05.early_termination_threshold"] += [
     _threshold_first_that_does_not_fit,                                   # [41] the first mean that does not fit
 ]
 VARIANTS["05.early_termination_threshold"] += [_threshold_minus_one_for_none]
+
+
+def _returns_last_left_out(node, gamma):         # range(len(R) - 1): stops one short, the last joint action's child lost
+    R = node.rewards.clone()
+    for j in range(len(R) - 1):
+        if j in node.children:
+            R[j] += gamma * _returns_last_left_out(node.children[j], gamma).mean()
+    return R
+
+
+def _returns_gamma_first_child_only(node, gamma):   # gamma on the first child only, the others added undiscounted
+    R = node.rewards.clone()
+    for k, (j, child) in enumerate(node.children.items()):
+        R[j] += (gamma if k == 0 else 1) * _returns_gamma_first_child_only(child, gamma).mean()
+    return R
+
+
+MISTAKES["05.discounted_returns"] += [
+    _returns_last_left_out,                                               # [53] range(len(R) - 1): last j left out
+    _returns_gamma_first_child_only,                                      # [54] gamma on the first child only
+]
+MISTAKES["05.early_termination_threshold"] += [
+    lambda m, b: str(choose_threshold(m, b)),                             # [42] the threshold as a string
+    lambda m, b: int(choose_threshold(m, b)),                             # [43] int(): the decimals dropped
+    lambda m, b: round(choose_threshold(m, b), 1),                        # [44] round(t, 1): below the last mean
+]

@@ -85,6 +85,12 @@ def _comlrl_loo_max(R, G, mode):                 # 'max' as the largest of the O
     return S - torch.stack([torch.stack([torch.cat([row[:k], row[k + 1:]]).max() for k in range(G)]) for row in S])
 
 
+def _comlrl_off_diagonal(R, G, mode):           # each sample's sum without its aligned pair M[k, k]: G - 1 cells
+    M = R.view(G, G)
+    S = torch.stack([M.sum(1) - M.diag(), M.sum(0) - M.diag()])
+    return S - (S.mean(1, keepdim=True) if mode == "mean" else S.max(1, keepdim=True).values)
+
+
 def _comlrl_zscored(R, G, mode):                 # the right credits, divided by the std of the G sums
     S = _comlrl_sums(R, G)
     return comlrl_credit(R, G, mode) / (S.std(1, keepdim=True) + 1e-4)
@@ -184,6 +190,10 @@ MISTAKES = {
         lambda R, G, mode: (lambda S: S - (S.mean(0, keepdim=True) if mode == "mean"
                                            else S.max(0, keepdim=True).values))(_comlrl_sums(R, G)),   # both over the agents
         _comlrl_loo_max,                                                           # 'max' of the OTHER G - 1 sums
+        # [24], [25]: after [23], before the last six (tests/test_exercise_boundaries.py reads [-6] ... [-1])
+        _comlrl_off_diagonal,                                                      # each sum without its aligned pair
+        lambda R, G, mode: (lambda S: S - (S.mean(1, keepdim=True) if mode == "mean"
+                                           else S.sort(1).values[:, -2:-1]))(_comlrl_sums(R, G)),   # second-best for 'max'
         lambda R, G, mode: (lambda S: S - (S.mean(1, keepdim=True) if mode == "mean"
                                            else S.min(1, keepdim=True).values))(_comlrl_sums(R, G)),   # min for 'max'
         _comlrl_loo,                                                               # leave-one-out among the sums

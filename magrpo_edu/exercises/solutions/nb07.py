@@ -729,3 +729,58 @@ MISTAKES["07.adapter_logits"] += [
 VARIANTS["07.adapter_logits"] += [
     lambda m, a, x: m(input_ids=x, adapter_names=[a or "__base__"] * len(x)).logits[:, -1].double(),  # float64: exact
 ]
+
+
+def _adapter_logits_zero_grad(model, adapter, input_ids):
+    """model.zero_grad() first: right logits, but the gradients of a backward() not yet stepped are erased."""
+    model.zero_grad()
+    with torch.no_grad():
+        return model(input_ids=input_ids, adapter_names=[adapter or "__base__"] * input_ids.shape[0]).logits[:, -1, :]
+
+
+def _adapter_logits_bf16_round_trip(model, adapter, input_ids):
+    """model.to(bfloat16) then back to float32: the dtype is as before, every weight rounded for good."""
+    model.to(torch.bfloat16)
+    model.to(torch.float32)
+    with torch.no_grad():
+        return model(input_ids=input_ids, adapter_names=[adapter or "__base__"] * input_ids.shape[0]).logits[:, -1, :]
+
+
+def _adapter_logits_batch_mean(model, adapter, input_ids):
+    """The mean over the batch's rows, broadcast back to every row: one row of logits for all the prompts."""
+    out = _adapter_logits_routed(model, adapter, input_ids)[:, -1, :]
+    return out.mean(0, keepdim=True).expand(input_ids.shape[0], -1)
+
+
+def _adapter_logits_minus_max(model, adapter, input_ids):
+    """Each row shifted by its largest logit, as a stable softmax does: same softmax, other logits."""
+    out = _adapter_logits_routed(model, adapter, input_ids)[:, -1, :]
+    return out - out.max(-1, keepdim=True).values
+
+
+def _adapter_logits_row0_only(model, adapter, input_ids):
+    """adapter_names with the adapter for row 0 only, '__base__' for the other rows."""
+    names = ["__base__"] * input_ids.shape[0]
+    names[0] = adapter or "__base__"
+    with torch.no_grad():
+        return model(input_ids=input_ids, adapter_names=names).logits[:, -1, :]
+
+
+MISTAKES["07.in_band_share"] += [
+    lambda p: sum(1 for c, d in p if c and 1.6 <= len(d) / len(c) <= 3.2) // len(p) if p else 0.0,  # // : share 0
+    lambda p: round(sum(1 for c, d in p if c and 1.6 <= len(d) / len(c) <= 3.2) / len(p), 1) if p else 0.0,  # 1 decimal
+]
+MISTAKES["07.adapter_logits"] += [
+    _adapter_logits_zero_grad,                                                       # model.zero_grad(): a step erased
+    _adapter_logits_bf16_round_trip,                                                 # bf16 and back: weights rounded
+    _adapter_logits_batch_mean,                                                      # .mean(0) over the batch
+    _adapter_logits_minus_max,                                                       # logits - logits.max(-1)
+    _adapter_logits_row0_only,                                                       # only row 0 routed, rest base
+]
+VARIANTS["07.in_band_share"] += [
+    lambda p: sum(1 for c, d in p if c and 1.6 <= len(d) / len(c) <= 3.2) / len(p) if p else 0,  # 0 (int) for no pairs
+]
+VARIANTS["07.adapter_logits"] += [
+    lambda m, a, x: m(input_ids=x, attention_mask=torch.ones_like(x),                # an all-ones attention mask
+                      adapter_names=[a or "__base__"] * x.shape[0]).logits[:, -1, :].detach(),
+]

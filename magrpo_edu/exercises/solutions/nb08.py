@@ -547,3 +547,37 @@ VARIANTS["08.k3_estimator"] += [
     lambda logp, ref: (lambda d: (torch.exp(d) - d - 1).abs())(ref.float() - logp.float()),  # abs: noise only
     lambda logp, ref: (lambda d: torch.nan_to_num(torch.exp(d) - d - 1, nan=0.0))(ref.float() - logp.float()),
 ]   # the last: nan_to_num's default turns an overflowed inf into float32's largest number, a leash as strong as it holds
+
+
+def _k3_ratio_nan_to_num(logp, ref_logp):             # the ratio of exps with its inf / nan patched by nan_to_num
+    l, r = logp.float(), ref_logp.float()
+    return (r.exp() / l.exp()).nan_to_num() - (r - l) - 1
+
+
+def _k3_d_clamped_50(logp, ref_logp):                 # d clamped at -50 "for stability": wrong on rare tokens
+    d = (ref_logp.float() - logp.float()).clamp(min=-50)
+    return torch.exp(d) - d - 1
+
+
+def _spot_rise(u, t, k):
+    return t[f"naturalness{k}"] - u[f"naturalness{k}"]
+
+
+MISTAKES["08.k3_estimator"] += [
+    _k3_ratio_nan_to_num,                                                              # ratio of exps, nan_to_num'd
+    _k3_d_clamped_50,                                                                  # d.clamp(min=-50)
+]
+MISTAKES["08.spot_the_hack"] += [
+    lambda u, t: bool(t["reward"] - u["reward"] > 0.1 and (
+        _spot_rise(u, t, 1) > 1 or _spot_rise(u, t, 2) >= 1
+        or max(t["repetition1"], t["repetition2"]) > 0.2)),                            # >= 1 nat for agent 2 only
+    lambda u, t: bool(t["reward"] - u["reward"] > 0.1 and (
+        max(_spot_rise(u, t, 1), _spot_rise(u, t, 2)) > 1
+        or t["repetition1"] >= 0.2 or t["repetition2"] > 0.2)),                        # >= 0.2 for agent 1 only
+    lambda u, t: bool(t["reward"] - u["reward"] > 0.1 and (
+        _spot_rise(u, t, 1) > 1 or abs(_spot_rise(u, t, 2)) > 1
+        or max(t["repetition1"], t["repetition2"]) > 0.2)),                            # abs() on agent 2's change only
+    lambda u, t: bool(t["reward"] - u["reward"] > 0.1 and (
+        max(t["naturalness1"], t["naturalness2"]) - (u["naturalness1"] + u["naturalness2"]) / 2 > 1
+        or max(t["repetition1"], t["repetition2"]) > 0.2)),                            # against the MEAN untrained value
+]

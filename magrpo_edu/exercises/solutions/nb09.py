@@ -417,3 +417,71 @@ MISTAKES["09.stop_level"] += [
 VARIANTS["09.stop_level"] += [
     _stop_level_sum_then_each,                                                            # a redundant sum check first
 ]
+
+
+def _vocabulary_falling_ends_at_1_5(u):            # the falling ramp 0.2 wide, and None above 1.5 (L2's outer edge)
+    if 0.7 <= u <= 1.3:
+        return 0.5
+    if 0.5 <= u < 0.7:
+        return 0.5 * (u - 0.5) / 0.2
+    if 1.3 < u <= 1.5:
+        return 0.5 * (1 - (u - 1.3) / 0.2)
+    return None
+
+
+def _stop_level_levels_style_zero(c1, c2):         # read off arxiv_levels: 3 when nothing is scored after L3
+    from magrpo_edu.tasks.writing.reward import arxiv_levels
+
+    lv = arxiv_levels(c1, c2)
+    if lv["total"] == 0:
+        return 1
+    if lv["total"] == 0.5:
+        return 2
+    if lv["style"] == 0 and lv["coherence"] == 0 and lv["consistency"] == 0:
+        return 3
+    return 4
+
+
+def _stop_level_empty_guard(level):
+    """stop_level whose guard for a background with no \\w word returns `level` (1 or 2), not 3."""
+    def fn(c1, c2):
+        if not all(128 <= len(c.split()) <= 256 for c in (c1, c2)):
+            return 1
+        if not 0.8 <= len(c2) / len(c1) <= 1.5:
+            return 2
+        u1 = len(unique_words(c1))
+        if not u1:
+            return level
+        if not 0.5 <= len(unique_words(c2)) / u1 <= 1.7:
+            return 3
+        return 4
+    return fn
+
+
+def _stop_level_stripped_l1_l2(c1, c2):            # L1 and L2 on stripped texts, then the ladder on the texts as
+    a, b = c1.strip(), c2.strip()                  # they are: stops at 2 where trailing whitespace lifts l past 0.8
+    if not all(128 <= len(c.split()) <= 256 for c in (a, b)):
+        return 1
+    if not 0.8 <= len(b) / len(a) <= 1.5:
+        return 2
+    return stop_level(c1, c2)
+
+
+MISTAKES["09.vocabulary_level"] += [
+    _vocabulary_falling_ends_at_1_5,                                                    # falling ramp 0.2 wide, None above 1.5
+]
+MISTAKES["09.stop_level"] += [
+    _with(l2=lambda a, b: 0.8 <= len(b.replace("\n", "")) / len(a.replace("\n", "")) <= 1.5),  # l without line breaks
+    _with(l2=lambda a, b: 0.8 <= len(b.rstrip("\n")) / len(a.rstrip("\n")) <= 1.5),      # l without the breaks at the end
+    _with(l3=lambda a, b: bool(unique_words(a))
+          and 0.8 <= len(unique_words(b)) / len(unique_words(a)) <= 1.5),               # L3's window copied from L2
+    _with(l3=lambda a, b: bool(unique_words(a))
+          and 0.7 <= len(unique_words(b)) / len(unique_words(a)) <= 1.3),               # L3's flat top as its window
+    _stop_level_levels_style_zero,                                                        # levels read off arxiv_levels
+    _stop_level_empty_guard(2),                                                           # empty background: 2, not 3
+    _stop_level_empty_guard(1),                                                           # empty background: 1, not 3
+    _stop_level_stripped_l1_l2,                                                           # L1, L2 on stripped texts
+]
+MISTAKES["09.stop_level"] += [
+    _with(l2=lambda a, b: 0.8 <= len(" ".join(b.split())) / len(" ".join(a.split())) <= 1.5),  # whitespace collapsed
+]

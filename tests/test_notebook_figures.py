@@ -26,6 +26,7 @@ SOURCES = {
     "01": ["experiments/nb01_seeds.md"],
     "02": ["experiments/nb02_lr_screen.md"],
     "03": ["weights/smollm2_tldr/README.md"],
+    "05": ["experiments/smollm2_two_turn.md"],
     "04": ["experiments/coding_collaboration.md", "weights/smollm2_coding/README.md",
            "experiments/smollm2_levers.md"],
     "07": ["weights/smollm2_tldr/README.md", "weights/smollm2_coding/README.md",

@@ -23,6 +23,9 @@ _GROUPS = [
     # G = 12, more than the quickstart's G = 8: a mean of the first 8 rewards only (rewards[:8], min(G, 8)) shows;
     # mean 5.55 / 12 = 0.4625, of the first 8 0.5125
     [0.9, 0.1, 0.8, 0.3, 0.5, 0.6, 0.2, 0.7, 0.0, 1.0, 0.4, 0.05],
+    # exact in float32 (multiples of 2**-10), so compared within 1e-12, and the advantages +-0.49951171875 need 11
+    # digits: a rounding to 6 or 7 significant figures (f"{x:.6g}"), which float32's tolerance hides elsewhere, shows
+    [1023 / 1024, 0.0],
 ]
 
 
@@ -244,8 +247,62 @@ def _clamped_to(fn, got, want) -> float | None:
     return b
 
 
-def _rounded_words(k) -> str:
-    return f"you rounded them to {k} decimal{'' if k == 1 else 's'}" if k is not None else "you rounded them"
+def _significant_digits(fn) -> int | None:
+    """The number of significant digits (1 to 16) the answer rounds every advantage to (float(f"{x:.6g}")), read off
+    EVERY group of the check; None when no single count explains all of them."""
+    outs = _outputs(fn)
+    if any(out is None for out in outs):
+        return None
+    wants = [r - sum(rewards) / len(rewards) for rewards in _GROUPS for r in rewards]
+    got = [g for out in outs for g in out]
+    return next((k for k in range(1, 17) if all(abs(g - float(f"{w:.{k}g}")) <= 1e-12 for g, w in zip(got, wants))),
+                None)
+
+
+# Ways to round a number: (how it is written, the rounding of x) for k decimals, then for k significant digits.
+_ROUNDINGS = [*((f"to {k} decimal{'' if k == 1 else 's'}, round(..., {k})", lambda x, k=k: round(x, k))
+                for k in range(11)),
+              *((f"to {k} significant digit{'' if k == 1 else 's'}, f\"{{...:.{k}g}}\"",
+                 lambda x, k=k: float(f"{x:.{k}g}")) for k in range(1, 17))]
+
+
+def _mean_rounded(fn) -> str | None:
+    """How the answer rounds the MEAN before subtracting it (one way of _ROUNDINGS), when r - rounded(mean(r)) explains
+    EVERY group and differs from the advantages on one group at least; None otherwise."""
+    outs = _outputs(fn)
+    if any(out is None for out in outs):
+        return None
+    for what, rounding in _ROUNDINGS:
+        told = False
+        for rewards, out in zip(_GROUPS, outs):
+            m = sum(rewards) / len(rewards)
+            if any(abs(g - (r - rounding(m))) > 1e-12 for g, r in zip(out, rewards)):
+                break
+            told = told or rounding(m) != m
+        else:
+            if told:
+                return what
+    return None
+
+
+def _rounded_words(k, fn=None) -> str:
+    if k is not None:
+        return f"you rounded them to {k} decimal{'' if k == 1 else 's'}"
+    if fn is not None and (how := _mean_rounded(fn)) is not None:
+        return f"you rounded the MEAN {how}, before subtracting it"
+    if fn is not None and (n := _significant_digits(fn)) is not None:
+        return (f"you rounded them to {n} significant digit{'' if n == 1 else 's'} (f\"{{x:.{n}g}}\", "
+                f"np.format_float_positional(x, precision={n}, fractional=False) or the like)")
+    return "you rounded them"
+
+
+def _rewards_words(G: int) -> str:
+    """"the 3 rewards", "the 1 reward": a group's size in words."""
+    return f"the {G} reward{'' if G == 1 else 's'}"
+
+
+def _advantages_words(G: int) -> str:
+    return f"{G} advantage{'' if G == 1 else 's'}"
 
 
 def _numbers(xs) -> str:
@@ -300,8 +357,9 @@ def check_group_advantages(fn) -> None:
             number = plain_number(got)
             what = (f"the group's mean reward, {number:.6g}: that is the baseline, and the advantages are each reward "
                     "minus it" if math.isclose(number, mean, abs_tol=1e-9) else f"one number, {number:.6g}")
-            raise ExerciseFailed(f"for the {len(rewards)} rewards {list(rewards)} return a list of {len(rewards)} "
-                                 f"advantages, one per joint action in the order of the rewards; you returned {what}. "
+            raise ExerciseFailed(f"for {_rewards_words(len(rewards))} {list(rewards)} return a list of "
+                                 f"{_advantages_words(len(rewards))}, one per joint action in the order of the "
+                                 f"rewards; you returned {what}. "
                                  "Build the list, [r - mean for r in rewards].")
         if not hasattr(got, "__len__"):
             raise ExerciseFailed(f"return a list of numbers, one per joint action; you returned a {type(got).__name__}, "
@@ -324,7 +382,12 @@ def check_group_advantages(fn) -> None:
         except (TypeError, ValueError):
             raise ExerciseFailed(f"return a list of numbers, one per joint action, got {got!r}") from None
         if len(got) != len(rewards):
-            raise ExerciseFailed(f"for the {len(rewards)} rewards {rewards} return {len(rewards)} advantages, got {len(got)}")
+            if len(rewards) == 1:
+                raise ExerciseFailed(f"for the 1 reward {rewards} return 1 advantage, [0.0], got {len(got)}: a group of "
+                                     "one, its reward minus itself (the mean) is 0 (or raise a ValueError, as the "
+                                     "library's group_advantages does: one reward has nothing to be compared with)")
+            raise ExerciseFailed(f"for {_rewards_words(len(rewards))} {rewards} return "
+                                 f"{_advantages_words(len(rewards))}, got {len(got)}")
         # Within the tolerance (float32 noise passes) but not equal: rounded to 5-10 decimals, which the text forbids
         # ("unrounded"), as 00.length_ratio_reward does. float32 noise (about 1e-8 relative) never lands within 1e-12
         # of a rounded value, and float64 computed in another order is within 1e-12 of the advantage itself.
@@ -334,7 +397,7 @@ def check_group_advantages(fn) -> None:
                                                close=lambda g, w: abs(g - w) <= 1e-12) is not None:
             raise ExerciseFailed(f"for rewards {rewards} the advantages are {_numbers(want)}, you returned "
                                  f"{_numbers(got)} (close but not equal: "
-                                 f"{_rounded_words(_rounded_places(fn))}; do not round, return r - mean(r) "
+                                 f"{_rounded_words(_rounded_places(fn), fn)}; do not round, return r - mean(r) "
                                  "as computed, the notebook compares them with the trainer's own advantages)")
         # Beyond float64 noise, and beyond float32's too where float32 has any (_tolerance): a constant added to every
         # advantage, even 1e-7, is refused on the groups that float32 computes exactly.
@@ -364,6 +427,10 @@ def check_group_advantages(fn) -> None:
                         + ("on this group float32 and float64 both give the advantages exactly" if tol < 1e-9 else
                            f"more than float32's rounding explains here (at most {tol:.1g})")
                         + ". Return r - mean(r) as computed, in Python floats: do not round, add or rescale anything)")
+            elif G == 1:
+                hint = (f" (a group of one: its reward minus itself (the mean, {rewards[0]:g}) is 0, so the answer is "
+                        "[0.0]; or raise a ValueError, as the library's group_advantages does: one reward has "
+                        "nothing to be compared with)")
             elif len(set(rewards)) == 1:
                 hint = " (when every joint action scored the same, none is better than the group: all advantages are 0)"
             elif (whole := _made_whole(fn)) is not None:
@@ -428,7 +495,7 @@ def check_group_advantages(fn) -> None:
                 hint = (" (the same values in another order: keep the order of the rewards, advantage i belongs to "
                         "reward i, joint action i; do not sort them)")
             elif rounded_to(got, want, close=lambda g, w: math.isfinite(g) and abs(g - w) < 1e-5) is not None:
-                hint = (f" (close but not equal: {_rounded_words(_rounded_places(fn))}; do not round, "
+                hint = (f" (close but not equal: {_rounded_words(_rounded_places(fn), fn)}; do not round, "
                         "return r - mean(r) as computed, the notebook compares them with the trainer's own advantages)")
             elif close(_whole_mean(rewards)) and all(o is None or all(abs(g - w) < 1e-5
                                                                       for g, w in zip(o, _whole_mean(x)))
@@ -487,6 +554,12 @@ _PAIRS = [
     # ratio 21, far above the band: reward exp(-18) = 1.5e-8, tiny but not 0, so a cap on the ratio (min(ratio, 20))
     # or a small reward replaced by 0 (0.0 if reward < 1e-6) shows; compared RELATIVELY (_off), not within 1e-6
     ("ab", "b" * 42),
+    # 1e-4 outside each edge (ratios 1.9999 and 3.0001), so that a margin below 1e-3 shows too (2 - 1e-4 <= ratio,
+    # math.isclose(ratio, 2, rel_tol=1e-4))
+    ("a" * 10000, "b" * 19999), ("a" * 10000, "b" * 30001),
+    # ratio 40: reward exp(-37) = 8.5e-17, so that a small reward zeroed or floored far below 1e-8 shows
+    # (0.0 if reward < 1e-9, max(reward, 1e-8))
+    ("ab", "b" * 80),
 ]
 
 
@@ -527,6 +600,16 @@ _RATIOS = [
     *((f"rounded {k}", lambda a, b, k=k: round(len(b) / len(a), k) if a else None) for k in range(4)),
 ]
 _WHITESPACE = "newlines and tabs are characters too: len of the text as it is"
+def _relative_reward(l: float, lo: str, hi: str) -> float:
+    """The reward with a RELATIVE distance: below 2, (2 - l) divided by 2 (lo "end") or by l (lo "ratio"); above 3,
+    (l - 3) divided by 3 (hi "end") or by l (hi "ratio")."""
+    if 2 <= l <= 3:
+        return 1.0
+    if l < 2:
+        return math.exp(-(2 - l) / 2) if lo == "end" else math.exp(-(2 - l) / l) if l > 0 else 0.0
+    return math.exp(-(l - 3) / (3 if hi == "end" else l))
+
+
 # Ways to misread the reward of a ratio l: (name, reward).
 _SHAPES = [
     ("right", lambda l: math.exp(-_nearer(l))),
@@ -545,6 +628,11 @@ _SHAPES = [
     ("to 3", lambda l: 1.0 if 2 <= l <= 3 else math.exp(-abs(l - 3))),
     ("to 2 everywhere", lambda l: math.exp(-abs(l - 2))),
     ("to 3 everywhere", lambda l: math.exp(-abs(l - 3))),
+    # a distance made relative, divided by the end it is measured to (or by the ratio), on each side
+    *((f"relative {lo} {hi}", lambda l, lo=lo, hi=hi: _relative_reward(l, lo, hi))
+      for lo in ("end", "ratio") for hi in ("end", "ratio")),
+    # the distance between logarithms, log(2 / l) below, log(l / 3) above: exp of it is l / 2 below, 3 / l above
+    ("log", lambda l: 1.0 if 2 <= l <= 3 else l / 2 if l < 2 else 3 / l),
 ]
 
 
@@ -659,6 +747,18 @@ def _misreading_hint(rname: str, sname: str, a: str, b: str) -> str:
                      f"end" + (", and inside [2, 3] the reward is 1, not exp(-|ratio - " + end + "|)"
                                if sname.endswith("everywhere") else "")
                      + f"; {nearer}: {other} is the nearer end on that side")
+    elif sname.startswith("relative "):
+        lo, hi = sname.split()[1:]
+        below = "(2 - ratio) / " + ("2" if lo == "end" else "ratio")
+        above = "(ratio - 3) / " + ("3" if hi == "end" else "ratio")
+        parts.append(f"you made the distance relative, δ = {below} below 2 and {above} above 3; δ is the ABSOLUTE "
+                     f"distance from the ratio to the nearer end of [2, 3], 2 - ratio below, ratio - 3 above, divided "
+                     f"by nothing (here {_nearer(ratio):.4g}, exp(-δ) = {math.exp(-_nearer(ratio)):.4f})")
+    elif sname == "log":
+        parts.append(f"you measured the distance between logarithms, δ = log(2 / ratio) below 2 and log(ratio / 3) "
+                     f"above 3 (a reward of ratio / 2 or 3 / ratio); δ is the ABSOLUTE distance from the ratio to the "
+                     f"nearer end of [2, 3], 2 - ratio below, ratio - 3 above, no logarithm (here {_nearer(ratio):.4g}, "
+                     f"exp(-δ) = {math.exp(-_nearer(ratio)):.4f})")
     elif sname == "squared":
         parts.append("you squared the distance, exp(-δ**2); the reward is exp(-δ)")
     elif sname == "no upper edge":
@@ -692,6 +792,22 @@ def _stripped_with(fn) -> str | None:
     return None
 
 
+def _rounded_close(g: float, w: float) -> bool:
+    """Whether the answer g is the rounded reward w: within 1e-12 of it, or 0 exactly where the rounding gives 0 (a tiny
+    reward such as exp(-37) = 8.5e-17, computed with another error, is no rounding to 0 decimals)."""
+    return abs(g - w) <= 1e-12 if w else g == 0
+
+
+def _through_one(fn) -> bool:
+    """Whether the answer is the reward computed through 1 (1 + math.expm1(-δ), 1 - (1 - exp(-δ))): within a few
+    float64 steps of 1 (4.5e-16) of the reward on every pair where it answers, and off, relatively, on a tiny reward."""
+    from ..tasks.writing.reward import length_ratio_reward
+
+    pairs = [(v, length_ratio_reward(x, y)) for (x, y), v in zip(_PAIRS, _pair_outputs(fn)) if v is not None]
+    return (any(_off(v, w) for v, w in pairs) and all(v != 0 for v, w in pairs if _off(v, w))   # 0: zeroed, told apart
+            and all(abs(v - w) <= 4.5e-16 for v, w in pairs))
+
+
 def _reward_rounded_places(fn) -> int | None:
     """The number of decimals (0 to 10) the answer rounds the reward to, read off EVERY pair where it answers (one pair
     alone can agree with fewer places); None when no single count explains all of them."""
@@ -700,7 +816,7 @@ def _reward_rounded_places(fn) -> int | None:
     pairs = [(v, length_ratio_reward(x, y)) for (x, y), v in zip(_PAIRS, _pair_outputs(fn)) if v is not None]
     if not pairs:
         return None
-    return rounded_to([v for v, _ in pairs], [w for _, w in pairs], range(11), close=lambda g, w: abs(g - w) <= 1e-12)
+    return rounded_to([v for v, _ in pairs], [w for _, w in pairs], range(11), close=_rounded_close)
 
 
 def _not_a_band(fn) -> bool:
@@ -755,6 +871,20 @@ def _denominator_epsilon(fn) -> float | None:
         return None
     if all(abs(v - shape(d / (c + eps))) <= 1e-12 + 1e-9 * eps for c, d, v in pts):
         return eps
+    return None
+
+
+def _ratio_rounded_places(fn) -> int | None:
+    """The number of decimals k (0 to 15) when the answer is the reward of the ratio rounded to k decimals,
+    exp(-δ(round(ratio, k))), on every pair with a concise answer where it answers (within 1e-12 of the reward, float64
+    noise: a float32 answer never fits), and the rounding changes the reward on one pair at least; None otherwise."""
+    shape = lambda l: math.exp(-_nearer(l))  # noqa: E731
+    pts = [(len(y) / len(x), v) for (x, y), v in zip(_PAIRS, _pair_outputs(fn)) if x and v is not None]
+    fits = lambda v, w: abs(v - w) <= 1e-12 * max(abs(w), 1e-300)  # noqa: E731
+    for k in range(16):
+        if (any(not fits(shape(round(l, k)), shape(l)) for l, _ in pts)
+                and all(fits(v, shape(round(l, k))) for l, v in pts)):
+            return k
     return None
 
 
@@ -864,10 +994,20 @@ def check_length_ratio_reward(fn) -> None:
                                  + ". Divide by len(concise) itself, and guard the empty concise answer on its own, "
                                  "`if not concise: return 0.0` (its ratio is infinite, its reward 0), not with an "
                                  "epsilon.")
+        # the RATIO rounded (round(len(detailed) / len(concise), 6)): refused at any number of decimals that changes
+        # the reward, inside the 1e-6 tolerance too
+        if got != want and (k := _ratio_rounded_places(fn)) is not None:
+            w, g = _shown(want, got)
+            ratio = len(b) / len(a)
+            raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} have the "
+                                 f"ratio {len(b)}/{len(a)} = {ratio!r} and earn {w}, you returned {g}: you rounded "
+                                 f"the ratio to {k} decimal{'' if k == 1 else 's'}, {round(ratio, k)!r}, on every "
+                                 "pair (round(len(detailed) / len(concise), ...)). Use the ratio as computed, "
+                                 "unrounded (round nothing, neither the ratio nor the reward).")
         # rounded to up to 10 decimals (inside the 1e-6 tolerance from 7 on), refused as 00.group_advantages does:
         # the text says "unrounded"; a numpy float32 (about 1e-8 relative) never lands within 1e-12 of a rounding
         if 1e-12 < abs(got - want) <= 1e-6 and got != int(got) and (
-                k := rounded_to(got, want, range(11), close=lambda g, w: abs(g - w) <= 1e-12)) is not None:
+                k := rounded_to(got, want, range(11), close=_rounded_close)) is not None:
             raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} earn "
                                  f"{want!r}; you returned {got!r}, the reward rounded to "
                                  f"{_reward_rounded_places(fn) or k} decimal(s). Do not round: return the reward as "
@@ -901,7 +1041,7 @@ def check_length_ratio_reward(fn) -> None:
                                      f"which gave your {g}. An accented letter such as 'é' is one character and "
                                      "two bytes: characters are len(text), on the str itself.")
             ratio = len(b) / len(a)
-            if got != int(got) and (k := rounded_to(got, want, range(2, 8))) is not None:
+            if got != int(got) and (k := rounded_to(got, want, range(2, 8), close=_rounded_close)) is not None:
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} earn "
                                      f"{want!r}; you returned {got!r}, the reward rounded to "
                                      f"{_reward_rounded_places(fn) or k} decimal(s). Do not round: return the reward "
@@ -922,13 +1062,27 @@ def check_length_ratio_reward(fn) -> None:
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
                                      f"{ratio:g}) earn {w}, you returned {g}: "
                                      f"{_misreading_hint(*found, a, b)}.")
+            if _through_one(fn):
+                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
+                                     f"{ratio:g}) earn exp(-{_nearer(ratio):g}) = {w}, you returned {g}: off by less "
+                                     "than 1e-15, but this reward is tiny, and your function computes it through 1 "
+                                     "(1 + math.expm1(-δ), 1 - (1 - math.exp(-δ)), ...): a float next to 1 keeps "
+                                     "only about 16 decimals, so the digits of a reward this small are lost. Return "
+                                     "math.exp(-δ) itself.")
             if (C := _capped_at(fn)) is not None:
+                floor = math.exp(-(C - 3))
+                if math.isclose(floor, float(f"{floor:.1g}"), rel_tol=1e-9):   # a round floor: max(reward, 1e-8)
+                    how = (f"you floored the reward at {floor:.3g}, max(reward, {floor:.3g}) (the same as capping the "
+                           f"ratio at {C:.4g}, or δ at {C - 3:.4g})")
+                else:
+                    how = (f"you capped the ratio at {C:.4g} (min(ratio, {C:.4g}), or δ at {C - 3:.4g}, or a floor "
+                           f"on the reward, max(reward, {floor:.3g}))")
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
                                      f"{ratio:g}) earn exp(-{_nearer(ratio):g}) = {w}, you returned {g} = "
-                                     f"exp(-{_nearer(min(ratio, C)):.4g}): you capped the ratio at {C:.4g} "
-                                     f"(min(ratio, {C:.4g}), or δ at {C - 3:.4g}). The reward has no floor: δ is the "
+                                     f"exp(-{_nearer(min(ratio, C)):.4g}): {how}. The reward has no floor: δ is the "
                                      "whole distance from the ratio to [2, 3], however far, and exp(-δ) keeps "
-                                     "shrinking as the detailed answer grows. No min(...) or cap on the ratio or on δ.")
+                                     "shrinking as the detailed answer grows. No min(...) or cap on the ratio or on δ, "
+                                     "no max(...) on the reward.")
             if (t := _zeroed_below(fn)) is not None:
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
                                      f"{ratio:g}) earn exp(-{_nearer(ratio):g}) = {w}, you returned 0: you replaced a "

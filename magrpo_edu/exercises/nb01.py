@@ -5,7 +5,8 @@ from __future__ import annotations
 import torch
 
 from ..algorithm import group_advantages, policy_loss
-from . import ExerciseFailed, call_answer, exercise, first_line, not_a_wrapper, outputs_per_group, rounded_to
+from . import (ExerciseFailed, call_answer, exercise, first_line, not_a_wrapper, outputs_per_group, remember_call,
+               rounded_to, runs_the_library)
 
 
 def _cases():
@@ -162,6 +163,57 @@ def _sequence_crash(e: Exception, bool_mask: bool, fn=None, logp=None, mask=None
             "convert it first (mask.to(token_logp.dtype)).")
 
 
+def _one_row_of_mask(fn, logp, mask, got) -> int | None:
+    """The row k when the answer multiplies every completion by ONE row of the mask, mask[k] (row k's mask broadcast
+    to all G rows: token_logp * mask[0]), on this group and on every probe group where it answers, one of them (a
+    group whose row k is not real on every position) telling it from the padding summed; None otherwise."""
+    readings = lambda lp, m, k: (lp * m.float()[k]).sum(-1)  # noqa: E731
+    want = (logp * mask.float()).sum(-1)
+    probes = [_padded_case(), _certain_tokens_case()] + _cases()
+    for k in (0, 1, -1, -2):
+        here = readings(logp, mask, k)
+        if not torch.allclose(got, here.to(got.dtype), atol=1e-5) or torch.allclose(here, want, atol=1e-5):
+            continue
+        tells, agrees = False, True
+        for lp, m in probes:
+            try:
+                out = fn(lp.clone().requires_grad_(True), m.clone())
+                fits = isinstance(out, torch.Tensor) and tuple(out.shape) == lp.shape[:1]
+                out = out.detach().double() if fits else None
+            except Exception:  # noqa: BLE001  no evidence either way
+                out = None
+            if out is None:
+                continue
+            r = readings(lp, m, k).double()
+            if not torch.allclose(out, r, atol=1e-5):
+                agrees = False
+                break
+            tells = tells or not torch.allclose(r, lp.double().sum(-1), atol=1e-5)
+        if agrees and tells:
+            return k
+    return None
+
+
+def _one_token(logp, mask, got) -> str | None:
+    """What an answer did that keeps ONE token's log-prob per completion, its lowest or its highest (.min(-1) or
+    .max(-1), of token_logp * mask or of the real tokens alone), told on the completions with a real token (an empty one
+    gives 0, +-inf or a fill value) where it differs from their sum; None otherwise."""
+    real = mask.float().sum(-1) > 0
+    if not real.any():
+        return None
+    m, want = mask.bool(), (logp * mask.float()).sum(-1)
+    inf = torch.tensor(float("inf"), dtype=logp.dtype)
+    readings = [("you took each completion's LOWEST log-prob, .min(-1)", torch.where(m, logp, inf).min(-1).values),
+                ("you took each completion's HIGHEST log-prob, .max(-1)", torch.where(m, logp, -inf).max(-1).values),
+                ("you took the HIGHEST of token_logp * mask over the tokens, .max(-1) (0 wherever there is padding)",
+                 (logp * mask.float()).max(-1).values)]
+    for what, v in readings:
+        if (torch.allclose(got[real].double(), v[real].double(), atol=1e-5)
+                and not torch.allclose(v[real], want[real], atol=1e-5)):
+            return what
+    return None
+
+
 # clamps a learner may put on the log-probs, token_logp.clamp(min=-b): every b the (5, 9) group's rare tokens tell
 _CLAMP_BOUNDS = sorted({k / 2 for k in range(1, 21)} | set(range(11, 101)))
 
@@ -283,10 +335,15 @@ def check_sequence_logprob(fn):
                                      "already aligned: token_logp[g, t] is the log-prob of token t of completion g, "
                                      "and mask[g, t] says whether that token is real; sum them position by position, "
                                      "all C of them.")
+            # the log of a sum of probabilities (a logsumexp), told on the completions with a real token: an empty
+            # one gives log 0 = -inf, or whatever the padding was filled with (-1e9) or the sum clamped at (1e-30)
             log_of_sum = (logp.exp() * mask).sum(-1).log()    # -inf for an empty completion: log 0
-            if (torch.allclose(got.detach(), log_of_sum, atol=1e-5)
-                    and not torch.allclose(log_of_sum, want, atol=1e-5)):
-                empty = torch.isinf(log_of_sum).any()
+            real = mask.float().sum(-1) > 0
+            if (real.any() and torch.allclose(got.detach()[real], log_of_sum[real].to(got.dtype), atol=1e-5)
+                    and not torch.allclose(log_of_sum[real], want[real], atol=1e-5)):
+                at_empty = got.detach()[~real]
+                empty = torch.isinf(at_empty).any() and torch.isinf(at_empty).all()
+                other = at_empty.numel() and not empty and not torch.allclose(at_empty, torch.zeros_like(at_empty))
                 raise ExerciseFailed(f"for completions of {mask.sum(-1).int().tolist()} real tokens the sums of the "
                                      f"log-probs are {_r(want)}, you returned {_r(got)}: the log of a SUM of "
                                      "probabilities, log(sum_t mask * exp(token_logp)) (a logsumexp), not the sum of "
@@ -294,6 +351,10 @@ def check_sequence_logprob(fn):
                                      + (" The -inf is not an underflow: an empty completion (no real token) sums "
                                         "no probability, and log 0 = -inf; its log-prob is the empty sum of "
                                         "log-probs, 0." if empty else "")
+                                     + (f" An empty completion (no real token) sums no probability: it got "
+                                        f"{float(at_empty[0]):.4g} from you (log 0 = -inf, held off by the value the "
+                                        "padding was filled with or the sum clamped at); its log-prob is the empty "
+                                        "sum of log-probs, 0." if other else "")
                                      + " A completion's log-prob is the sum of its tokens' log-probs (the log of "
                                      "their PRODUCT): sum_t mask[g, t] * token_logp[g, t], no exp, no log and no "
                                      "logsumexp.")
@@ -317,6 +378,12 @@ def check_sequence_logprob(fn):
                                      "most 1, so each token's log-prob is <= 0 and so is their sum; a minus sign (the "
                                      "negative log-likelihood, a loss) or abs() makes it positive. Return sum_t mask * "
                                      "token_logp as it is: no minus, no abs (the loss puts its own minus in front).")
+            if (one := _one_token(logp, mask, got.detach())) is not None:
+                raise ExerciseFailed(f"for completions of {mask.sum(-1).int().tolist()} real tokens the sums are "
+                                     f"{_r(want)}, you returned {_r(got)}: {one}, one token's log-prob per "
+                                     "completion, not the SUM over its tokens. A completion's log-prob is the sum of "
+                                     "its tokens' log-probs (the log of the product of their probabilities): every "
+                                     "real token counts. Reduce over the tokens with a sum, not a min or a max.")
             lengths, bad = mask.float().sum(-1), ~torch.isfinite(got.detach())
             if (bad.any() and torch.equal(bad, lengths == 0) and (lengths > 0).any()
                     and torch.allclose(got.detach()[~bad], (want / lengths)[~bad], atol=1e-5)):
@@ -350,6 +417,16 @@ def check_sequence_logprob(fn):
                                      "padding and left out the answer (1 - mask, ~mask, or mask == 0). The mask is 1 "
                                      "on the completion's real tokens and 0 on the padding: multiply by the mask "
                                      "itself, sum_t mask * token_logp.")
+            if (k := _one_row_of_mask(fn, logp, mask, vals)) is not None:
+                row, j = mask.float()[k], k % logp.shape[0]
+                raise ExerciseFailed(f"for completions of {lengths.int().tolist()} real tokens the sums are "
+                                     f"{_r(want)}, you returned {_r(vals)}: you multiplied every completion by ONE "
+                                     f"row of the mask, mask[{k}], completion {j}'s mask alone (here real on "
+                                     f"{int(row.sum())} of the C = {logp.shape[1]} positions): a (C,) row "
+                                     "broadcasts to all G rows, so every completion was summed over completion "
+                                     f"{j}'s positions, not its own (its padding counted, or its real tokens left "
+                                     "out). Each completion needs its own row of the mask: token_logp * mask, both "
+                                     "(G, C), position by position, then the sum over the tokens.")
             if torch.allclose(vals, padded, atol=1e-5) and not torch.allclose(padded, want, atol=1e-5):
                 raise ExerciseFailed(f"for completions of {lengths.int().tolist()} real tokens the sums are "
                                      f"{_r(want)}, you returned {_r(vals)}: you summed the padding too (every one of "
@@ -401,6 +478,32 @@ def _outputs(fn, groups) -> list:
     """fn's advantages for every group of rewards, as float tensors (None where it fails or gives another shape)."""
     return outputs_per_group(fn, groups, torch.tensor, lambda out, r: out.detach().float() if isinstance(
         out, torch.Tensor) and tuple(out.shape) == (len(r),) else None)
+
+
+def _neighbour_shift(fn, groups, R, got) -> int | None:
+    """The shift s (1: the previous sample, -1: the next) when the answer subtracts ONE neighbour's reward,
+    r - rewards.roll(s), on this group and on every other where it answers; None otherwise."""
+    for s in (1, -1):
+        if torch.allclose(got, R.float() - R.float().roll(s), atol=1e-5) and all(
+                o is None or torch.allclose(o, torch.tensor(x) - torch.tensor(x).roll(s), atol=1e-5)
+                for x, o in zip(groups, _outputs(fn, groups))):
+            return s
+    return None
+
+
+def _fixed_factor(fn, groups, R, got) -> float | None:
+    """The factor c when the answer is c times r - mean(r) with the same c for this group and every other where it
+    answers (2 (r - mean(r)): G/(G-1) at G = 2 only); None otherwise, and for c = 0, 1 or -G/(G-1) (said before)."""
+    d = R.float() - R.float().mean()
+    if not d.any():
+        return None
+    c = float((got * d).sum() / (d * d).sum())
+    if abs(c) < 1e-6 or abs(c - 1) < 1e-6 or not torch.allclose(got, c * d, atol=1e-5):
+        return None
+    if all(o is None or torch.allclose(o, c * (torch.tensor(x) - torch.tensor(x).mean()), atol=1e-5)
+           for x, o in zip(groups, _outputs(fn, groups))):
+        return c
+    return None
 
 
 def _earlier_means(X: torch.Tensor) -> torch.Tensor:
@@ -576,6 +679,20 @@ def check_leave_one_out(fn):
             if torch.allclose(got, -want, atol=1e-5):
                 raise ExerciseFailed(f"for rewards {r} you returned the advantages with the sign flipped: r_g minus the "
                                      "others' mean, so a sample better than the others gets a positive advantage.")
+            if (want < -1e-6).any() and torch.allclose(got, want.abs(), atol=1e-5):
+                raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are {shown}, you returned {gave}: "
+                                     "their absolute values (abs()), so a sample worse than the others' mean got a "
+                                     "positive advantage too, and would be made MORE likely. The sign is the point: "
+                                     "A^(g) = r_g - (sum of the others) / (G-1) is negative when r_g is below the "
+                                     "others' mean. Return it as it is, no abs().")
+            if (shift := _neighbour_shift(fn, groups, R, got)) is not None:
+                raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are {shown}, you returned {gave}: "
+                                     "you subtracted ONE other sample's reward, the "
+                                     f"{'previous' if shift == 1 else 'next'} one (rewards.roll({shift}), "
+                                     f"r_(g{'-' if shift == 1 else '+'}1), wrapping around), not the mean of ALL the "
+                                     f"other G-1 = {G - 1} rewards (the two agree only at "
+                                     "G = 2, where there is one other). Leave-one-out's baseline for sample g is "
+                                     "(sum of the others) / (G-1).")
             bound = got.abs().max()
             loo_of = lambda X: X - (X.sum() - X) / (len(X) - 1)  # noqa: E731
             if 0 < bound < want.abs().max() - 1e-5 and torch.allclose(got, want.clamp(-bound, bound), atol=1e-5) and all(
@@ -674,6 +791,15 @@ def check_leave_one_out(fn):
                                      f"{[round(x, 6) for x in want.tolist()]}, you returned "
                                      f"{[round(x, 6) for x in got.tolist()]}: close but not equal, you rounded to {k} decimal(s). Do not "
                                      "round: return r_g - (sum of the others) / (G-1) as computed.")
+            if (c := _fixed_factor(fn, groups, R, got)) is not None:
+                G0 = next((n for n in range(2, 17) if abs(c - n / (n - 1)) < 1e-6), None)
+                raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are {shown}, you returned {gave}: "
+                                     f"{c:.4g} times r - mean(r), the same factor for every group. Section 0b's "
+                                     "identity makes the leave-one-out advantage G/(G-1) times r - mean(r), a factor "
+                                     f"that follows G: here G = {G}, G/(G-1) = {G}/{G - 1}"
+                                     + (f"; {c:.4g} is G/(G-1) only at G = {G0}" if G0 else "")
+                                     + ". Take G from the rewards, G = len(rewards), or compute r_g - (sum of the "
+                                     "others) / (G-1) directly.")
             raise ExerciseFailed(f"for rewards {r} the leave-one-out advantages are "
                                  f"{[round(x, 4) for x in want.tolist()]}, you returned {[round(x, 4) for x in got.tolist()]}.")
     # float64 rewards give float64 advantages (a result built in torch.zeros(G) or torch.tensor([...]) is float32)
@@ -827,6 +953,73 @@ def _lengths_axis_slip(fn, logp, err: Exception | None = None) -> str | None:
             "shape (G,), then max(|a^(g)|, 1), lengths = mask.sum(-1).clamp_min(1).")
 
 
+def _uses_policy_loss(fn, args) -> str | None:
+    """What to say of an answer that calls the package's `policy_loss` (however it reaches it), None when it does not.
+    Handed the per-completion MEANS, policy_loss gives GRPO's value: the answer is right then, and the sentence says
+    so, and that the exercise asks for it without policy_loss (the notebook's text does too); it never shows the
+    reference code."""
+    remember_call(fn, args)
+    if runs_the_library(fn, args, policy_loss) is None:
+        return None
+    outs, cases = _loss_outputs(fn), _loss_cases()
+    right = any(o is not None for o in outs) and all(
+        o is not None and abs(o - float(_grpo(lp, m, A))) <= 1e-5 * max(1.0, abs(float(_grpo(lp, m, A))))
+        for o, (lp, m, A) in zip(outs, cases))
+    what = ("your function calls the package's own `policy_loss`, MAGRPO's loss -mean(advantages * x) over "
+            "per-completion log-probs x")
+    if right:
+        return (f"{what}; handed the per-completion MEANS of the token log-probs, as yours is, it does give GRPO's "
+                "value: your loss is correct. But the exercise asks for it without the library's `policy_loss` (its "
+                "text says so): weighting each completion by its own advantage A^(g), averaging over the G "
+                "completions and the minus sign in front are what policy_loss does for you, and they are the "
+                "exercise. Write them yourself with tensor operations, then compare your loss with policy_loss's "
+                "outside your function.")
+    return (f"{what}, and what it returns here is not GRPO's loss: whatever it is handed, the exercise asks for the "
+            "loss without the library's `policy_loss` (its text says so). Write it from the formula, -(1/G) sum_g "
+            "A^(g) (1/max(|a^(g)|, 1)) sum_t mask_{g,t} log pi, with tensor operations on token_logp, mask and "
+            "advantages; then compare it with policy_loss outside your function.")
+
+
+def _by_position(A, C):
+    """The G advantages laid along the C token positions, as an answer that broadcasts them as a row does (cut to C,
+    or padded with zeros to C)."""
+    return A[:C] if len(A) >= C else torch.nn.functional.pad(A, (0, C - len(A)))
+
+
+def _advantages_axis_slip(fn, logp, err: Exception | None = None) -> str | None:
+    """What an answer did that lays the advantages along the TOKEN axis (advantages[None, :], a (1, G) row against the
+    (G, C) log-probs: token t of every completion weighted by A^(t)), on every group where it answers (or, when it
+    crashed on this one, `err`, a (G,) row against C positions, on the square group, G = C, where that runs); None
+    when that reading does not explain it."""
+    def reading(lp, m, A):
+        return -((_by_position(A, lp.shape[1])[None, :] * lp * m).sum(-1) / m.sum(-1).clamp_min(1)).mean()
+    cases = [_square_case()] if err is not None else _loss_cases()
+    told = False
+    for lp, m, A in cases:
+        try:
+            out = fn(lp.clone().requires_grad_(True), m.clone(), A.clone())
+            out = out.detach().double().reshape(())
+        except Exception:  # noqa: BLE001  no evidence either way
+            if err is not None:
+                return None
+            continue
+        v = reading(lp, m, A).double()
+        if not torch.allclose(out, v, atol=1e-5):
+            return None
+        told = told or not torch.allclose(v, _grpo(lp, m, A).double(), atol=1e-5)
+    if not told:
+        return None
+    G, C = logp.shape
+    return ("you laid the advantages along the wrong axis, the TOKEN axis: as a row, advantages[None, :] (or the (G,) "
+            f"advantages broadcast against the (G, C) = ({G}, {C}) log-probs), A^(t) meets token POSITION t of every "
+            "completion, not completion g's tokens"
+            + (f" (here the G = {G} advantages met C = {C} positions, and your function raised "
+               f"{type(err).__name__}: {first_line(err).rstrip('.')}; on a group with G = C it runs, and gives that "
+               "wrong loss)" if err is not None else "")
+            + ". A^(g) belongs to completion g, a ROW of token_logp: per token, make it a column, advantages[:, None], "
+            "shape (G, 1); or weight the per-completion values, shape (G,), after summing over the tokens.")
+
+
 _NAN_GRADIENT = ("with a completion with no tokens (all of its mask 0) your loss is finite but its GRADIENT is nan: "
                  "torch.where(n > 0, s / n, 0) or (s / n).nan_to_num() still compute s / 0, and backward multiplies 0 "
                  "by inf there. Divide by max(|a^(g)|, 1) (lengths.clamp_min(1)) instead, so nothing is ever divided "
@@ -835,22 +1028,19 @@ _NAN_GRADIENT = ("with a completion with no tokens (all of its mask 0) your loss
 
 @exercise("01.grpo_token_mean_loss")
 def check_grpo_token_mean_loss(fn):
-    # a wrapper of MAGRPO's policy_loss (the per-completion means handed to it) passes by construction
+    # an answer that hands its work to MAGRPO's policy_loss: refused, with a sentence that says whether its value is
+    # GRPO's (the per-completion means handed to it) or not, and never the reference code itself
     logp, mask, A = _loss_cases()[0]
-    not_a_wrapper(fn, (logp.clone().requires_grad_(True), mask.clone(), A.clone()), "grpo_token_mean_loss", policy_loss,
-                  how="from the formula in the text, -(1/G) sum_g A^(g) (1/max(|a^(g)|, 1)) sum_t mask_{g,t} log pi, "
-                      "with tensor operations on token_logp: -(advantages * (token_logp * mask).sum(-1) / "
-                      "lengths).mean(), lengths = mask.sum(-1).clamp_min(1) (policy_loss(x, advantages) is MAGRPO's "
-                      "-mean(advantages * x) over per-completion log-probs x; handed the per-completion MEANS, "
-                      "(token_logp * mask).sum(-1) / lengths, it does give GRPO's value, but it then weights each "
-                      "completion by A^(g) and averages over the G completions for you, and that is the exercise)")
+    if (said := _uses_policy_loss(fn, (logp.clone().requires_grad_(True), mask.clone(), A.clone()))) is not None:
+        raise ExerciseFailed(said)
     for logp, mask, A in _loss_cases():
         lengths = mask.sum(-1)
         want = _grpo(logp, mask, A)                 # before the learner's function sees the inputs
         leaf = logp.clone().requires_grad_(True)
         given_mask, given_A = mask.clone(), A.clone()
         got = call_answer(fn, leaf, given_mask, given_A, said=lambda e, logp=logp: (
-            _lengths_axis_slip(fn, logp, e) or _raised("your grpo_token_mean_loss", e)))
+            _lengths_axis_slip(fn, logp, e) or _advantages_axis_slip(fn, logp, e)
+            or _raised("your grpo_token_mean_loss", e)))
         for what, given, orig in (("advantages", given_A, A), ("mask", given_mask, mask),
                                   ("token_logp", leaf.detach(), logp)):
             if not torch.equal(given, orig):
@@ -1079,6 +1269,9 @@ def check_grpo_token_mean_loss(fn):
                                  + ". The exercise asks the log-prob form of the formula, -(1/G) sum_g A^(g) "
                                  "(1/|a^(g)|) sum_t mask_{g,t} log pi, with the log-probs themselves: its value is "
                                  "what the next cell prints next to MAGRPO's loss.")
+        if (axis := _advantages_axis_slip(fn, logp)) is not None:
+            raise ExerciseFailed(f"for this group the GRPO loss is {want.item():.5f}, you returned {got.item():.5f}: "
+                                 + axis)
         raise ExerciseFailed(f"for this group the GRPO loss (ratio 1, no clipping, no KL) is {want.item():.5f}, "
                              f"you returned {got.item():.5f}.")
     # float64 log-probs give a float64 loss; the advantages come in the log-probs' dtype too (the exercise asks for a

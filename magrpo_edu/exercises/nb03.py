@@ -185,34 +185,77 @@ def _level_at(fn, x, seen: dict):
     return v if isinstance(v, numbers.Real) and not is_bool(v) else None
 
 
+def _ramp_line(fn, k: int, seen: dict):
+    """The learner's ramp k (0 lower, 1 upper) read at every ratio of the check on it: "flip" for the text's ramp with
+    its sign flipped; (a, b) for a straight line a ℓ + b, at all of them or at those below 1 with 1 at the others,
+    where the line is above 1 (a ramp capped at the plateau's 1, reached early, at least 3 ratios on the line); None
+    when no such line explains it (a rounded value, a smoothstep, a plateau moved with the text's line kept), or it
+    crashed there. The ratios not met yet are asked for now (a crash there is no evidence)."""
+    on, slip, _ = _RAMP_SLIPS[k]
+    xs = sorted(x for x in _RATIOS if on(x))
+    vs = [_level_at(fn, x, seen) for x in xs]
+    if any(v is None for v in vs):
+        return None
+    if all(math.isclose(v, slip(x), abs_tol=_LINE_TOL) for x, v in zip(xs, vs)):
+        return "flip"
+    pts = [(x, v) for x, v in zip(xs, vs) if not math.isclose(v, 1.0, abs_tol=_LINE_TOL)]
+    if len(pts) < 3:
+        return None
+    a = (pts[-1][1] - pts[0][1]) / (pts[-1][0] - pts[0][0])
+    b = pts[0][1] - a * pts[0][0]
+    if a == 0 or not all(math.isclose(v, a * x + b, abs_tol=_LINE_TOL) for x, v in pts):
+        return None
+    if not all(a * x + b >= 1 - _LINE_TOL for x, v in zip(xs, vs) if (x, v) not in pts):
+        return None                                     # a 1 the line does not reach there: no cap, no line
+    if all(math.isclose(v, tldr_length_level(x), abs_tol=_LINE_TOL) for x, v in pts):
+        return None                                     # the text's own line: right here
+    return a, b
+
+
+def _ramp_said(fn, k: int, seen: dict):
+    """The sentence for the learner's ramp k when it is another straight line than the text's (_ramp_line); None when
+    it is none."""
+    line = _ramp_line(fn, k, seen)
+    if line is None:
+        return None
+    if line == "flip":
+        return _RAMP_SLIPS[k][2]
+    _, name, zero, one, text = _RAMPS[k]
+    return _ramp_line_said(name, zero, one, text, *line)
+
+
 def _flipped_ramps(fn, r, got, seen: dict) -> list:
     """The sentences of the ramps the learner wrote as another straight line (the sign flipped, or the wrong ends),
     the one at ℓ = r first; [] unless the ramp at r is one. A ramp counts only when the answer is ONE straight line at
-    EVERY ratio of the check on that ramp (a rounded value, a smoothstep, a moved plateau is none): the ratios not met
-    yet are asked for now (a crash there is no evidence)."""
-    def said(k):
-        on, slip, flip = _RAMP_SLIPS[k]
-        xs = sorted(x for x in _RATIOS if on(x))
-        vs = [_level_at(fn, x, seen) for x in xs]
-        if any(v is None for v in vs):
-            return None
-        if all(math.isclose(v, slip(x), abs_tol=_LINE_TOL) for x, v in zip(xs, vs)):
-            return flip
-        a = (vs[-1] - vs[0]) / (xs[-1] - xs[0])
-        b = vs[0] - a * xs[0]
-        if a == 0 or not all(math.isclose(v, a * x + b, abs_tol=_LINE_TOL) for x, v in zip(xs, vs)):
-            return None
-        _, name, zero, one, line = _RAMPS[k]
-        if all(math.isclose(v, tldr_length_level(x), abs_tol=_LINE_TOL) for x, v in zip(xs, vs)):
-            return None                                 # the text's own line: right here
-        return _ramp_line_said(name, zero, one, line, a, b)
+    EVERY ratio of the check on that ramp, or below 1 there and capped at 1 (_ramp_line: a rounded value, a smoothstep,
+    a moved plateau is none)."""
     if is_bool(got) or not isinstance(got, numbers.Real):    # no number: no line to read (the caller refuses it)
         return []
     here = [k for k, (on, _, _) in enumerate(_RAMP_SLIPS) if on(r)]
-    first = said(here[0]) if here else None
+    first = _ramp_said(fn, here[0], seen) if here else None
     if first is None:
         return []
-    return [first] + [why for k in range(len(_RAMP_SLIPS)) if k not in here and (why := said(k)) is not None]
+    return [first] + [why for k in range(len(_RAMP_SLIPS)) if k not in here and (why := _ramp_said(fn, k, seen))
+                      is not None]
+
+
+def _plateau_cut_said(fn, r, got, seen: dict):
+    """At a ratio of the plateau [1.6, 3.2] where the learner pays less than 1: the sentence when that value is on the
+    learner's own ramp line (_ramp_line), which reaches 1 inside the plateau (a plateau ending at 3.0, a ramp still
+    rising at 1.6); None otherwise."""
+    if is_bool(got) or not isinstance(got, numbers.Real) or not 1.6 <= r <= 3.2:
+        return None
+    for k in (1, 0) if r > 2.4 else (0, 1):
+        line = _ramp_line(fn, k, seen)
+        if not isinstance(line, tuple) or not math.isclose(line[0] * r + line[1], got, abs_tol=_LINE_TOL):
+            continue
+        a, b = line
+        _, name, zero, one, text = _RAMPS[k]
+        said = _ramp_line_said(name, zero, one, text, a, b)
+        edge = (f"your plateau ends at {_at((1 - b) / a, 3.2)}, where your upper ramp begins" if k == 1 else
+                f"your plateau starts at {_at((1 - b) / a, 1.6)}, where your lower ramp ends")
+        return f"{edge}; the plateau is [1.6, 3.2], 1 at both ends. {said[0].upper()}{said[1:]}"
+    return None
 
 
 def _scaled_by(fn, factor: float, seen: dict) -> bool:
@@ -269,6 +312,10 @@ def check_length_level(fn):
                                      f"ramp carried on {'past 5.0' if r > 5.0 else 'below 1.1'} and went negative. "
                                      "Outside [1.1, 5.0] L2 is no number at all: any number, 0 or negative, would let "
                                      "the pair go on to the vocabulary and style levels.")
+            edge = 0 if 1.09 < r < 1.1 else 1 if 5.0 < r < 5.01 else None    # just outside: on a ramp?
+            if edge is not None and got is not None and (said := _ramp_said(fn, edge, seen)) is not None:
+                raise ExerciseFailed(f"at the ratio ℓ = {r} scoring stops: return None; you returned {got!r}. "
+                                     f"Scoring stops outside [1.1, 5.0], `1.1 <= r <= 5.0`, and {said}")
             if got is not None:
                 raise ExerciseFailed(f"at the ratio ℓ = {r} scoring stops: return None (not {got!r}); a number would "
                                      "let the pair go on to the vocabulary and style levels.")
@@ -297,6 +344,8 @@ def check_length_level(fn):
             if flipped := _flipped_ramps(fn, r, got, seen):
                 raise ExerciseFailed(f"at the ratio ℓ = {r} L2 is {want:.10g}, you returned {got!r}: "
                                      + " And ".join(flipped))
+            if plateau := _plateau_cut_said(fn, r, got, seen):
+                raise ExerciseFailed(f"at the ratio ℓ = {r} L2 is {want:.10g}, you returned {got!r}: {plateau}")
             hint = ""
             digits = {"float32": 7, "float16": 3}.get(type(raw).__name__) if type(raw).__module__ == "numpy" else None
             if digits is not None and isinstance(got, float) and math.isclose(got, want, rel_tol=10.0 ** (1 - digits),
@@ -1073,8 +1122,17 @@ def _never_checks_concise(fn) -> bool:
     return all(_pays(fn, _PADDED_CONCISE, lambda c1, c2: tldr_levels(c1, c2)["total"]))
 
 
+def _calls_repetition(fn) -> bool:
+    """Whether the answer runs the package's `repetition` (under any name, through the module, a wrapper): then no
+    home-made repetition (word pairs, characters, other words or counts, _HOME_MADE) is its rule."""
+    return runs_the_library(fn, _NATURAL[2], repetition) is not None
+
+
 def _rule_hints(fn) -> str:
-    return "".join(dict.fromkeys(" " + text for rule, text in _OTHER_RULES if _same_as(fn, rule)))
+    """The sentences of the _OTHER_RULES the answer agrees with on every pair; the home-made repetitions left out when
+    it calls `repetition` itself (an answer whose own threshold happens to cut the same pairs is no such rule)."""
+    rules = _OTHER_RULES[:-len(_HOME_MADE) - 1] if _calls_repetition(fn) else _OTHER_RULES
+    return "".join(dict.fromkeys(" " + text for rule, text in rules if _same_as(fn, rule)))
 
 
 def _threshold_band(fn):
@@ -1176,12 +1234,20 @@ def check_honest_tldr_reward(fn):
                                      "reward is the paper's TOTAL, the sum of its levels: tldr_levels(c1, c2)"
                                      "[\"total\"].")
             hint = _rule_hints(fn)
+            band = _threshold_band(fn) if number and got == 0 and not hint else None
+            if band is not None and band[1] < 0.19 and _calls_repetition(fn):   # a threshold under 1/5: it cuts
+                raise ExerciseFailed(f"a natural pair (repetition {r1:.3f} and {r2:.3f}) keeps the paper's {want:.3f}; "
+                                     f"you returned {got!r}. Your threshold is below 0.2: you zero a pair once a text "
+                                     f"repeats {band[1]:.3f} of its 3-grams, and pay one at {band[0]:.3f}. The "
+                                     "threshold is 0.2: a text is cut when MORE than a fifth of its 3-grams repeat, "
+                                     "`repetition(c) > 0.2`.")
             if number and 0 < got < want and _keeps_unrepeated(fn):
                 hint += (f" Your reward pays the paper's total where neither text repeats a 3-gram, and less here, "
                          f"where a text repeats {max(r1, r2):.3f} of its 3-grams: a discount that grows with the "
                          "repetition. The rule is a cut, not a discount: up to 0.2 the pair keeps the paper's total "
                          "unchanged, above 0.2 it earns 0 (a discount still pays padding something).")
-            home_made = any(_same_as(fn, rule) for rule, _ in _OTHER_RULES[-len(_HOME_MADE) - 1:])
+            home_made = (not _calls_repetition(fn)
+                         and any(_same_as(fn, rule) for rule, _ in _OTHER_RULES[-len(_HOME_MADE) - 1:]))
             if got == 0 and max(r1, r2) > 0.19 and not home_made:
                 hint += (" Its detailed text repeats exactly 1/5 of its 3-grams: not above 0.2, so it keeps its "
                          "reward. Your rule cuts at 1/5 (a threshold under 0.2, a rounded repetition, an exact count "

@@ -216,6 +216,14 @@ WRAPPER_CASES = [
     ("def f(s):\n    v\t= aux(s)\n    return v\n",
      "`v<TAB>= aux(s)`, a TAB between `v` and `=`: `\\s*` allows any WHITESPACE, tabs too, not only spaces (` *`), "
      "so the first line holds the match `v` and `return v` makes a thin wrapper"),
+    ("def f(s):\n    self.v = aux(s)\n    return self.v\n",
+     "`self.v = aux(s)` assigns to an ATTRIBUTE: the name in `(\\w+)\\s*=\\s*aux\\s*\\(` is `\\w+`, a plain name "
+     "(letters, digits, `_`; no dot), so the match is `v`, after the dot, and `return self.v` is not `return v`, so not "
+     "a thin wrapper; v is a plain name, `(\\w+)`, not any run of non-spaces, `(\\S+)`, which would take `self.v` whole"),
+    ("def f(s):\n    d['k'] = aux(s)\n    return d['k']\n",
+     "`d['k'] = aux(s)` assigns to a SUBSCRIPT: the name in `(\\w+)\\s*=\\s*aux\\s*\\(` is `\\w+`, a plain name "
+     "(letters, digits, `_`), and `]` is none of them: the line holds no match at all, so not a thin wrapper; v is a "
+     "plain name, `(\\w+)`, not any run of non-spaces, `(\\S+)`, which would take `d['k']` whole"),
 ]
 
 # An answer that calls this ONE line a thin wrapper reads statements (an ast reading, a split at `;`), not lines...
@@ -288,14 +296,21 @@ def _unclosed_docstring_kept(fn) -> bool:
     return is_bool(says) and bool(says)
 
 
-# The authors' rule, said once in a refusal of 04.thin_wrapper.
-_RULE = ("The rule: strip each line at both ends; drop blank lines, lines that start with #, every line that "
-         "starts with `def ` (with its space; nested ones too), and triple-quoted "
-         "docstrings (a line that starts with triple quotes; it is a whole docstring if it also ENDS with the SAME "
-         "three quotes and is longer than them (`\"\"\"\"\"\"` is one), else the docstring runs through the next line holding triple quotes of EITHER kind). What is "
-         "left is a thin wrapper if it is NO line; ONE line that starts with `return ` and contains `aux`; or exactly "
-         "TWO lines, the first containing a match of `\\w+\\s*=\\s*aux\\s*\\(` (its name v), the second exactly "
-         "`return v`. Nothing else is.")
+# The authors' rule, said once in a refusal of 04.thin_wrapper: its three cases, on the lines `rule_lines` gives.
+_RULE = ("The rule, on the lines `rule_lines(main)` gives: a thin wrapper is NO line; ONE line that starts with "
+         "`return ` and contains `aux`; or exactly TWO lines, the first containing a match of "
+         "`\\w+\\s*=\\s*aux\\s*\\(` (its name v, the first match, `re.search`), the second exactly `return v`. "
+         "Nothing else is.")
+# How `rule_lines` reads docstrings: added to a refusal only for a main that holds triple quotes.
+_RULE_DOCSTRINGS = (" Docstrings (`rule_lines` drops them): a line that starts with triple quotes is a whole docstring "
+                    "if it also ENDS with the SAME three quotes and is longer than them (`\"\"\"\"\"\"` is one); else "
+                    "the docstring runs through the next line holding triple quotes of EITHER kind (to the end of the "
+                    "body if none does).")
+
+
+def _rule_for(src: str) -> str:
+    """The rule's text for a refusal on this main: its three cases, and how docstrings are read where it has one."""
+    return _RULE + (_RULE_DOCSTRINGS if '"' * 3 in src or "'" * 3 in src else "")
 
 
 @exercise("04.thin_wrapper")
@@ -320,10 +335,10 @@ def check_thin_wrapper(fn) -> None:
         if bool(got) is not want:
             if src == _COMMENTED_DOC_CASE and _unclosed_docstring_kept(fn):   # its slip is not the one-line test
                 raise ExerciseFailed(f"thin_wrapper says {got!r} for this main; the rule (the library's reading of the "
-                                     f"authors' code) says {want}:\n{src}" + _UNCLOSED_KEPT + _RULE)
+                                     f"authors' code) says {want}:\n{src}" + _UNCLOSED_KEPT + _rule_for(src))
             raise ExerciseFailed(f"thin_wrapper says {got!r} for this main ({why}); the rule (the library's reading of the "
                                  f"authors' code) says {want}:\n{src}"
-                                 + (_reads_statements(fn) or _reads_unstripped(fn, src, want)) + _RULE)
+                                 + (_reads_statements(fn) or _reads_unstripped(fn, src, want)) + _rule_for(src))
 
 
 # (aux, main) pairs on notebook 04's count_vowels problem: each earns a different set of levels.
@@ -360,7 +375,7 @@ def _test_of(*asserts) -> str:
     return "def check(candidate):\n" + "".join(f"    assert candidate({t!r}) == {n}\n" for t, n in asserts)
 
 
-# (test, aux, main): count_vowels with a test of 3, 5 and 7 asserts, made for the check (every stored problem has 4),
+# (test, aux, main): count_vowels with a test of 3, 5, 7 and 12 asserts, made for the check (every stored problem has 4),
 # so that the tests level is read as passed / total for the problem's own total, not as passed / 4.
 OTHER_TOTALS = [
     # aux counts only 'a': 1 of 3 passes (the empty text), with the full bonus
@@ -376,6 +391,12 @@ OTHER_TOTALS = [
     # aux counts only 'a': 1 of 7 passes (the empty text), a share of 0.14, with the full bonus: ONE passed test opens
     # it, so a bonus gated on a share (`passed / total > 0.2`, `>= 0.25`) is caught
     (_test_of(("hello", 2), ("AEIOU xyz", 5), ("", 0), ("tree", 2), ("queue", 4), ("idea", 3), ("moon", 2)),
+     "def aux(c):\n    return c == 'a'\n",
+     "def count_vowels(s):\n    n = 0\n    for c in s:\n        if aux(c):\n            n += 1\n    return n\n"),
+    # the same with 12 asserts: 1 passes, a share of 0.08, with the full bonus, so that a share gate with a low cut
+    # (`passed / total >= 0.1`, `> 0.14`) is caught too
+    (_test_of(("hello", 2), ("AEIOU xyz", 5), ("", 0), ("tree", 2), ("queue", 4), ("idea", 3), ("moon", 2),
+              ("house", 3), ("pie", 2), ("open", 2), ("unit", 2), ("echo", 2)),
      "def aux(c):\n    return c == 'a'\n",
      "def count_vowels(s):\n    n = 0\n    for c in s:\n        if aux(c):\n            n += 1\n    return n\n"),
 ]
@@ -421,8 +442,11 @@ _TOTAL_ZERO_FIRST = ("with no test (total = 0) you return before the gates: a pa
                      "(no entry point: aux's 0.4 at most; a program that does not parse: 1.0 at most); keep the gates "
                      "where they are and guard only the division, `passed / total if total else 0.0`")
 _NEVER_CALLED = ("a main that never calls aux earns no bonus, but it loses nothing: no -0.5 (the table's -0.5 penalty is "
-                 "for a main that CALLS aux and drops its result, a case none of the eight facts shows); when calls_aux "
-                 "is False add nothing")
+                 "left out of this exercise, it is not in the signature; it is for a main that CALLS aux and drops its "
+                 "result, which none of the eight facts shows); when calls_aux is False add nothing")
+_FAILED_CALLER = ("a main that calls aux but passes no test earns no bonus, and nothing is taken away: no -0.5 (the "
+                  "table's -0.5 penalty is left out of this exercise, it is not in the signature; it is for a main that "
+                  "drops aux's result, which none of the eight facts shows); when no test passed add nothing")
 
 
 _NO_AUX_STOPS = ("with {missing} you stop scoring and return 0: aux is OPTIONAL, and a missing aux never stops "
@@ -466,7 +490,10 @@ def _slips(f: dict, want: float) -> list:
         (want + (ratio + (bonus if nb_paid else 0.0) if past_l2 and not f["parses"] else 0.0),
          "a program that does not parse stops scoring at L2: you withhold only its syntax 0.5 and go on paying the "
          "tests share and the bonus; return right after the 0.6 when `parses` is False"),
-        (want + (bonus if tests_on and f["passed"] == 0 and f["calls_aux"] and f["aux_found"] else 0.0),
+        # None on a pair with no test (total = 0): no evidence either way (an answer with this slip may return 1.5
+        # there before its bonus gate, as the reference may, or pay the bonus there too)
+        (None if not f["total"] else
+         want + (bonus if tests_on and f["passed"] == 0 and f["calls_aux"] and f["aux_found"] else 0.0),
          "the bonus needs at least one passed test (`passed >= 1`; `passed >= 0` is always true)"),
         (want - (bonus if paid and f["aux_found"] and f["passed"] < f["total"] else 0.0),
          "the bonus needs at least ONE passed test, not all of them"),
@@ -514,6 +541,14 @@ def _slips(f: dict, want: float) -> list:
         (want - (0.5 if tests_on and not f["calls_aux"] and f["passed"] >= 1 and f["aux_found"] else 0.0), _NEVER_CALLED),
         (want - (0.5 if tests_on and not f["calls_aux"] and f["aux_found"] else 0.0), _NEVER_CALLED),
         (want - (0.5 if tests_on and not f["calls_aux"] else 0.0), _NEVER_CALLED),
+        (want - (0.5 if tests_on and not f["calls_aux"] and f["passed"] >= 1 else 0.0), _NEVER_CALLED),
+        # a main that calls aux and passes no test (not a thin wrapper, or any), with or without the pairs of no test
+        (want - (0.5 if tests_on and f["calls_aux"] and f["passed"] == 0 and f["total"] and not f["thin_wrapper"]
+                 else 0.0), _FAILED_CALLER),
+        (want - (0.5 if tests_on and f["calls_aux"] and f["passed"] == 0 and not f["thin_wrapper"] else 0.0),
+         _FAILED_CALLER),
+        (want - (0.5 if tests_on and f["calls_aux"] and f["passed"] == 0 and f["total"] else 0.0), _FAILED_CALLER),
+        (want - (0.5 if tests_on and f["calls_aux"] and f["passed"] == 0 else 0.0), _FAILED_CALLER),
         (want - (bonus * (1.0 - ratio) if paid and f["aux_found"] else 0.0),
          "the bonus is paid in full once at least ONE test passed: 0.5 for calling aux, 1.0 more for not being a "
          "thin wrapper; it is not scaled by the share passed / total (that share is the tests level's alone)"),
@@ -605,8 +640,9 @@ def _share_gate(gots: list, kept: list) -> str:
     lo, hi = max(withheld, key=share), min(paid, key=share)
     return (f"you withhold the bonus where {lo['passed']} of {lo['total']} tests passed (a share of "
             f"{share(lo):.2f}) yet pay it where {hi['passed']} of {hi['total']} passed ({share(hi):.2f}): the bonus "
-            "needs at least ONE passed test (`passed >= 1`), not a share of them (`passed / total > 0.2` or "
-            "`>= 0.25`); one passed test opens it, whatever the total")
+            "needs at least ONE passed test (`passed >= 1`), not a share of them (a cut on `passed / total`, "
+            "`> 0.2`, `>= 0.1` or any other: a test with more asserts falls under it); one passed test opens it, "
+            "whatever the total")
 
 
 def _levels_hints(fn, cases: list) -> list:
@@ -628,8 +664,8 @@ def _levels_hints(fn, cases: list) -> list:
     if not all(isinstance(g, (int, float)) and not isinstance(g, bool) for g in gots):
         return []
     slips = [_slips(facts, want) for facts, want in kept]
-    hints = list(dict.fromkeys(slips[0][j][1] for j in range(len(slips[0]))
-                               if all(abs(g - s[j][0]) <= 1e-6 for g, s in zip(gots, slips))))
+    hints = list(dict.fromkeys(slips[0][j][1] for j in range(len(slips[0]))   # a slip's None: no evidence on that pair
+                               if all(s[j][0] is None or abs(g - s[j][0]) <= 1e-6 for g, s in zip(gots, slips))))
     cap = max(gots)
     if cap < max(w for _, w in kept) - 1e-6 and all(abs(g - min(w, cap)) <= 1e-6 for g, (_, w) in zip(gots, kept)):
         hints.append(f"your rewards stop at {cap:.10g} (`min(reward, {cap:.10g})`): the levels add up to 4.0 at most by "
@@ -659,8 +695,9 @@ def _levels_hints(fn, cases: list) -> list:
     return hints
 
 
-def _gate_here(facts: dict) -> str:
-    """The reminder of the gate these facts meet ("" where none stops or withholds anything)."""
+def _gate_here(facts: dict, short: bool = False) -> str:
+    """The reminder of the gate these facts meet ("" where none stops or withholds anything); `short`: the learner's
+    reward is below the library's here, so the bonus gate's reminder adds that it takes nothing away."""
     if not facts["main_defined"]:
         return (" Remember the gate here: no entry point (main_defined False) stops scoring right after aux's 0.4 "
                 "(no syntax, tests or bonus)" + (", and aux_defined is False, so not even that 0.4: 0.0."
@@ -675,7 +712,7 @@ def _gate_here(facts: dict) -> str:
     if facts["calls_aux"] and (facts["passed"] == 0 or not facts["aux_found"]):
         return (" Remember the gate here: the cooperation bonus needs at least one passed test and an extracted aux "
                 "(aux_found); this gate comes before the call test, so a main that calls aux earns no bonus without "
-                "them.")
+                "them" + ("; and nothing is taken away there (no -0.5)." if short else "."))
     return ""
 
 
@@ -743,7 +780,7 @@ def check_levels(fn) -> None:
         cases.append((dict(facts0, passed=p), want0))
         labels.append(f"facts made up for the check, no pair behind them: the program does not parse, yet {p} of "
                       f"{facts0['total']} tests 'passed'; L2 stops scoring, so the tests and the bonus are never reached")
-    # count_vowels with a test of 3, 5 and 7 asserts: the tests level is passed / total, whatever the total
+    # count_vowels with a test of 3, 5, 7 and 12 asserts: the tests level is passed / total, whatever the total
     for test, aux, main in OTHER_TOTALS:
         other = dict(problem, test=test)
         cases.append((_facts(aux, main, other), coding_levels(aux, main, other)["total_reward"]))
@@ -765,5 +802,5 @@ def check_levels(fn) -> None:
             shown = (f"{want:.2f}" if abs(want - round(want, 2)) < 1e-9
                      else next((t for t in (f"{want:.{d}f}" for d in range(4, 10)) if t != told), f"{want:.10f}"))
             raise ExerciseFailed(f"for the facts {facts} your reward is {told}; the library's is {shown} "
-                                 f"({label})." + (said or _gate_here(facts))
+                                 f"({label})." + (said or _gate_here(facts, short=got < want))
                                  + (" Your rewards on every set of facts fit this slip: " + "; ".join(hints) + "." if hints else ""))

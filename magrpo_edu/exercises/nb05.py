@@ -427,7 +427,9 @@ def _matches(got, tree, gamma, *readings) -> bool:
     return False
 
 
-_GAMMAS = (0.9, 0.5, 1.0, 0.0)      # 0.0 last: the paper's credit, which the notebook calls too (no child term at all)
+# 0.875, a gamma with three decimals: an answer that rounds gamma (round(gamma, 1), or to 2 decimals) is right at the
+# others; 0.0 last: the paper's credit, which the notebook calls too (no child term at all)
+_GAMMAS = (0.9, 0.5, 1.0, 0.875, 0.0)
 
 
 def _trees():
@@ -478,11 +480,11 @@ def _returns_crash(e: Exception, what: str, by_position: str) -> str:
     return f"{what}: your function raised {type(e).__name__}: {e}."
 
 
-def _reads_as(fn, reading) -> bool:
+def _reads_as(fn, reading, gammas=(0.9, 0.5, 1.0)) -> bool:
     """Whether `fn` gives `reading`'s returns on every tree of the check and every gamma (a crash: no)."""
     try:
         for _, tree in _trees():
-            for gamma in (0.9, 0.5, 1.0):
+            for gamma in gammas:
                 got = fn(copy.deepcopy(tree), gamma)
                 if not isinstance(got, torch.Tensor) or got.shape != tree.rewards.shape or not torch.allclose(
                         got.float(), reading(copy.deepcopy(tree), gamma).float(), atol=1e-5):
@@ -490,6 +492,38 @@ def _reads_as(fn, reading) -> bool:
         return True
     except Exception:  # noqa: BLE001 - an answer that crashes somewhere is not this reading
         return False
+
+
+def _rounded_gamma(fn):
+    """(k, how) where fn gives, on every tree of the check and at every gamma, the returns of gamma rounded to k
+    decimals (0 to 3) by `how` ("round", "floor" for int(gamma * 10) / 10 or math.floor, "ceil"): right at the gammas
+    that have k decimals or fewer, wrong at 0.875. None when no rounding reads so."""
+    for k in range(4):
+        for how in ("round", "floor", "ceil"):
+            if all(_roundings(g, k)[how] == g for g in _GAMMAS):
+                continue
+            if _reads_as(fn, lambda n, g, k=k, how=how: compute_returns(n, _roundings(g, k)[how]), _GAMMAS):
+                return k, how
+    return None
+
+
+def _rounded_gamma_hint(fn, gamma) -> str:
+    """The sentence for returns computed at gamma rounded (round(gamma, 1)): "" when that is not the reading."""
+    found = _rounded_gamma(fn)
+    if found is None:
+        return ""
+    k, how = found
+    used = _roundings(gamma, k)[how]
+    what = {"round": f"round(gamma, {k}) gives it" if k else "round(gamma) gives it",
+            "floor": (f"int(gamma * {10 ** k}) / {10 ** k} or math.floor cuts it so" if k else
+                      "int(gamma) or math.floor gives it"),
+            "ceil": "math.ceil rounds it UP so"}[how]
+    kept = [g for g in _GAMMAS if _roundings(g, k)[how] == g]
+    return (f" You ROUNDED gamma: at gamma = {gamma} your returns are those of gamma = {used:g} ({what}), and at "
+            f"every gamma of the check those of gamma rounded to {k} decimal(s), so they are right only where the "
+            f"rounding leaves gamma as it is (here {', '.join(map(str, kept))}). Use the argument as given, "
+            "unrounded: R[j] += gamma * (mean of child j's returns), and pass gamma on in the recursion; a discount "
+            "can have more decimals (0.875, 0.95, 0.99).")
 
 
 def _check_every_node(fn) -> None:
@@ -521,6 +555,11 @@ def _check_every_node(fn) -> None:
                                      "below it: a node's returns are measured from that node, by the same rule at "
                                      "every depth (the trainer computes them at every node of the tree); do not read "
                                      "node.depth or anything else that depends on where the node stands.")
+
+
+_NO_COPY = (" R = node.rewards is the same tensor, and so is node.rewards.float() (or .to(torch.float32), "
+            ".type_as(...)) when node.rewards is already float32, as here: .float() makes no copy when the dtype "
+            "does not change, so R[j] += ... writes into node.rewards itself. Only .clone() always copies.")
 
 
 @exercise("05.discounted_returns")
@@ -559,11 +598,12 @@ def check_discounted_returns(fn):
                                      "before. The trainer still needs the tree to compute advantages and losses: read "
                                      "node.children (its .items()), do not take children out of it.")
             if not torch.equal(mine.rewards, before[0]):
-                raise ExerciseFailed("your function changed node.rewards in place: start from node.rewards.clone().")
+                raise ExerciseFailed("your function changed node.rewards in place: start from node.rewards.clone()."
+                                     + _NO_COPY)
             if any(not torch.equal(nd.rewards, b) for nd, b in zip(_nodes(mine), before)):
                 raise ExerciseFailed(f"{what}: your function changed a CHILD's rewards in place (the recursion wrote its "
                                      "returns into child.rewards); the trainer still needs every node's immediate rewards. "
-                                     "Start every node, not only the top one, from a clone.")
+                                     "Start every node, not only the top one, from a clone." + _NO_COPY)
             want = compute_returns(copy.deepcopy(tree), gamma)
             if torch.allclose(got.float(), want, atol=1e-5):
                 if aliased is None and _shares_storage(got, mine):
@@ -572,6 +612,8 @@ def check_discounted_returns(fn):
                 continue
             said = (f"{what}, gamma = {gamma}: the returns are {_fmt(want)}, you returned {_fmt(got)} "
                     "(R_j = r_j + gamma * mean of child j's returns; R_j = r_j where j has no child).")
+            if tree.children and (rounded := _rounded_gamma_hint(fn, gamma)):
+                raise ExerciseFailed(said + rounded)
             centred = want - want.mean()
             if not torch.allclose(centred, want, atol=1e-5) and torch.allclose(got.float(), centred, atol=1e-5):
                 raise ExerciseFailed(said + " You returned the advantages, R - R.mean(), not the returns: return R "
@@ -763,7 +805,8 @@ def check_discounted_returns(fn):
         what, gamma, how = aliased
         raise ExerciseFailed(
             f"{what}, gamma = {gamma}: your returns are right, but the tensor you returned is {how}, not "
-            "a new tensor (a `return node.rewards` for a leaf, or when gamma == 0, does it): a caller that changes "
+            "a new tensor (a `return node.rewards` for a leaf, or when gamma == 0, does it; so does "
+            "node.rewards.float(), no copy when node.rewards is already float32): a caller that changes "
             "the returns in place, R -= R.mean() to get the advantages, would change the node's rewards with them, "
             "and the trainer still needs them. Return a new tensor: start from R = node.rewards.clone() in every "
             "case (a leaf, gamma = 0 too), or return node.rewards.clone().")
@@ -870,6 +913,39 @@ def _one_too_far_hint(means, budget, t) -> str:
                if budget == 0 else
                "Mind a tie at the cut (step below it), and put the threshold at or above the last mean that fits "
                f"and below the next one up, here {_between(last, nxt)}."))
+
+
+def _reads_strictly_below(fn) -> bool:
+    """Whether fn reads the tree's rule as "a group is expanded when its mean is strictly BELOW the threshold" on every
+    group of the check and every budget: it gives the first mean that does not fit (the next one up, as `_fits` gives
+    it: sorted(means)[budget], a tie stepped down or not), and a number above the largest mean where every group
+    fits (that reading's "expand all")."""
+    try:
+        for m in _GROUPS:
+            for b in range(len(m) + 3):
+                _, nxt = _fits(m, b)
+                t = plain_number(fn(list(m), b))
+                if is_bool(t) or not isinstance(t, numbers.Real) or (
+                        t != nxt if nxt is not None else not t > max(m)):
+                    return False
+        return True
+    except Exception:  # noqa: BLE001 - an answer that crashes somewhere is not this reading
+        return False
+
+
+def _strictly_below_hint(means, budget, t) -> str:
+    """The sentence for a threshold read off the rule misread as "expanded when the mean is strictly BELOW it"."""
+    last, nxt = _fits(means, budget)
+    at = sum(m == t for m in means)
+    return (" You read the rule the other way round at the threshold itself: as \"a group is expanded when its mean "
+            "is strictly BELOW the threshold\", so you returned the first mean that does not fit, sorted(means)"
+            f"[{budget}] = {t} (and a number above every mean when all fit). The tree CUTS a group when its mean r is "
+            "strictly ABOVE the threshold, so a group whose mean EQUALS the threshold is expanded: your threshold "
+            f"expands {'that group' if at == 1 else f'the {at} groups at {t}'} too, past the budget. "
+            + ("No group fits here: return a number below the lowest mean, not the lowest mean itself; here put "
+               if last is None else
+               f"Return the last mean that fits, {last}, not the first that does not (any number from {last} up to "
+               f"but not including {t} expands the same groups); here put ") + f"{_between(last, nxt)}.")
 
 
 def _roundings(x: float, k: int) -> dict:
@@ -1226,7 +1302,9 @@ def check_threshold(fn):
             hint = _cut_counted_hint(means, budget, t)
         if expanded > budget:
             below, at = sum(m < t for m in means), sum(m == t for m in means)
-            if hint:
+            if t == _fits(means, budget)[1] and _reads_strictly_below(fn):
+                hint = _strictly_below_hint(means, budget, t)
+            elif hint:
                 pass
             elif _zero_threshold_hint(means, budget, t):
                 hint = _zero_threshold_hint(means, budget, t)

@@ -106,20 +106,46 @@ def _clipped(r, R: torch.Tensor, got: torch.Tensor, want: torch.Tensor):
             "(R - R.mean()) / (R.std() + 1e-4), without .clamp().")
 
 
-def _wrong_centre(r, R: torch.Tensor, got: torch.Tensor):
-    """The sentence for an answer divided by the right std but centred on another baseline than the group mean."""
-    scale = R.std() + 1e-4
+def _centres(R: torch.Tensor) -> list:
+    """The baselines other than the group mean a learner may centre on, each with the words that name it."""
     G, total = len(R), R.sum()
-    for b, said in ((R.median(), "the median (torch's, the lower of the two middle rewards)"),
-                    (R.quantile(0.5), "the median"),
-                    (R.max(), "the group's best reward (MAReMax's baseline: every advantage <= 0)"),
-                    (total, "the SUM of the rewards, R.sum(), not their mean (the sum divided by G)"),
-                    ((total - R) / (G - 1), "the mean of the OTHER G - 1 rewards (MARLOO's leave-one-out baseline, "
-                                            "which multiplies every advantage by G/(G-1))")):
-        if not torch.allclose(torch.as_tensor(b), R.mean()) and _close(got, (R - b) / scale):
-            return (f"for {r} you centred the rewards on {said}; TRL's std scaling, like MAGRPO, subtracts the mean "
-                    f"of all G rewards, {R.mean().item():.4g} here: (R - R.mean()) / (R.std() + 1e-4).")
-    return None
+    return [(R.median(), "the median (torch's, the lower of the two middle rewards)"),
+            (R.quantile(0.5), "the median"),
+            (R.max(), "the group's best reward (MAReMax's baseline: every advantage <= 0)"),
+            (R.min(), "the group's WORST reward, R.min() (every advantage >= 0)"),
+            (total, "the SUM of the rewards, R.sum(), not their mean (the sum divided by G)"),
+            ((total - R) / (G - 1), "the mean of the OTHER G - 1 rewards (MARLOO's leave-one-out baseline, "
+                                    "which multiplies every advantage by G/(G-1))")]
+
+
+# A group on which the baselines of _centres all differ (the lower median 0.4, the median 0.55, the max 0.9, the min
+# 0.1, the sum 2.1, the leave-one-out means), to tell apart those that coincide on a check's group: on the notebook's
+# [0.2, 1.0, 0.6, 0.2] torch's lower median is the min.
+_CENTRE_APART = [0.1, 0.9, 0.4, 0.7]
+
+
+def _wrong_centre(fn, r, R: torch.Tensor, got: torch.Tensor):
+    """The sentence for an answer divided by the right std but centred on another baseline than the group mean. Where
+    two baselines give this group the same numbers, the answer is asked once more on _CENTRE_APART, and only the one
+    that reads there too is named (both, if the answer fails there)."""
+    scale = R.std() + 1e-4
+    said = [w for b, w in _centres(R)
+            if not torch.allclose(torch.as_tensor(b), R.mean()) and _close(got, (R - b) / scale)]
+    if len(said) > 1:
+        other = torch.tensor(_CENTRE_APART, dtype=R.dtype)
+        try:
+            again = fn(other.clone())
+            ok = isinstance(again, torch.Tensor) and again.shape == other.shape
+        except Exception:  # noqa: BLE001 - an answer that crashes on the other group tells nothing here
+            ok = False
+        if ok:
+            there = [w for b, w in _centres(other) if _close(again, (other - b) / (other.std() + 1e-4))]
+            said = [w for w in said if w in there] or said
+    if not said:
+        return None
+    on = said[0] if len(said) == 1 else " or on ".join(said[:2]) + " (the same numbers in this group)"
+    return (f"for {r} you centred the rewards on {on}; TRL's std scaling, like MAGRPO, subtracts the mean "
+            f"of all G rewards, {R.mean().item():.4g} here: (R - R.mean()) / (R.std() + 1e-4).")
 
 
 def _mean_by_G_minus_1(fn, r, R: torch.Tensor, got: torch.Tensor):
@@ -185,6 +211,36 @@ def _swapped_std_mean(r, R: torch.Tensor, got: torch.Tensor):
                 f"the mean: torch.{fn} returns ({first}, mean), in that order, so `mean, {first} = torch.{fn}(R)` "
                 f"swaps them. Unpack `{first}, mean = torch.{fn}(R)`, or use R.mean() and R.std(): "
                 "(R - R.mean()) / (R.std() + 1e-4).")
+    return None
+
+
+def _prefix_forms(X: torch.Tensor, k: int) -> list:
+    """The advantages with the std (and maybe the mean too) of the first k rewards only, X[:k]: (words, tensor)."""
+    return [("std", (X - X.mean()) / (X[:k].std() + 1e-4)),
+            ("mean and std", (X - X[:k].mean()) / (X[:k].std() + 1e-4))]
+
+
+def _first_k_only(fn, r, R: torch.Tensor, got: torch.Tensor):
+    """The sentence for an answer whose std (or mean and std) is that of the first k < G rewards only, R[:k] (a slice
+    written for the notebook's groups of 4); confirmed on a second group of the same size, so that a G written into a
+    divisor, which can give the same numbers on one group, is left to _fixed_G."""
+    G = len(R)
+    hits = [(k, what) for k in range(2, G) for what, form in _prefix_forms(R, k) if _close(got, form)]
+    if not hits:
+        return None
+    other = torch.tensor([(0.61 * i * i + 0.2) % 1.0 for i in range(G)], dtype=R.dtype)   # distinct rewards
+    try:
+        again = fn(other.clone())
+        ok = isinstance(again, torch.Tensor) and again.shape == other.shape
+    except Exception:  # noqa: BLE001 - an answer that crashes on the second group is not this reading
+        ok = False
+    for k, what in hits:
+        if ok and _close(again, dict(_prefix_forms(other, k))[what]):
+            return (f"for {r}, a group of G = {G}, your {what} {'is' if what == 'std' else 'are'} taken over the first "
+                    f"{k} rewards only, R[:{k}]: a slice written for a group of {k}, which leaves the other {G - k} "
+                    f"reward{'s' if G - k > 1 else ''} out. Take them over the whole group, R.mean() and R.std(): "
+                    "(R - R.mean()) / (R.std() + 1e-4); the trainer's groups hold num_generations rewards, and this "
+                    "check tries groups of 2, 3, 4, 6 and 16.")
     return None
 
 
@@ -285,8 +341,8 @@ def check_std_scaled(fn):
             raise ExerciseFailed(f"for {r} you added 1e-4 to the numerator too, (R - R.mean() + 1e-4); eps belongs to "
                                  "the divisor alone, where it keeps a group that agrees (std 0) finite: "
                                  "(R - R.mean()) / (R.std() + 1e-4).")
-        said = (_wrong_centre(r, R, got) or _mean_by_G_minus_1(fn, r, R, got) or _squares_by_G_minus_2(fn, r, R, got)
-                or _fixed_G(r, R, got))
+        said = (_wrong_centre(fn, r, R, got) or _mean_by_G_minus_1(fn, r, R, got)
+                or _squares_by_G_minus_2(fn, r, R, got) or _first_k_only(fn, r, R, got) or _fixed_G(r, R, got))
         if said:
             raise ExerciseFailed(said)
         spread = (R.max() - R.min()).item()
@@ -394,9 +450,53 @@ def _second_form(grid, mode):
     return S - S.topk(2, dim=1).values[:, 1:]
 
 
+def _package_on_the_sums(fn, mode: str):
+    """The sentence for an answer that sums first and hands only the baseline to the package: every call of
+    `group_advantages` it makes, on the G = 3 grid _grid3, gets the sums (both agents' (2, G) sums, or one
+    agent's G), and it calls no `credit_samples`. None otherwise (not_a_wrapper then says its general sentence), or when
+    a profiler is already set (left alone)."""
+    import sys
+
+    if sys.getprofile() is not None:
+        return None
+    R = _grid3(torch.float32)
+    S = _sums(R.view(3, 3))
+    given, other = [], []
+
+    def watch(frame, event, arg):
+        if event == "call" and frame.f_code is group_advantages.__code__:
+            given.append(frame.f_locals.get("rewards"))
+        elif event == "call" and frame.f_code is credit_samples.__code__:
+            other.append(frame.f_code)
+    sys.setprofile(watch)
+    try:
+        fn(R.clone(), 3, mode)
+    except Exception:  # noqa: BLE001 - only the calls matter here
+        pass
+    finally:
+        sys.setprofile(None)
+
+    def is_sums(x) -> bool:
+        try:
+            x = torch.as_tensor(x).detach().float()
+        except Exception:  # noqa: BLE001 - not a tensor of numbers: not the sums
+            return False
+        return any(x.shape == s.shape and torch.allclose(x, s, atol=1e-5) for s in (S, S[0], S[1]))
+    if not given or other or not all(is_sums(x) for x in given):
+        return None
+    return ("your function sums first, then takes the baseline among each agent's G sums: that is how CoMLRL "
+            "computes it, and the idea is right. But the baseline comes from the package's own `group_advantages`, called on the "
+            "sums, and the exercise asks for it without `group_advantages`: it passes by construction and teaches "
+            "nothing. Write the baseline by hand on S, the (2, G) sums: S - S.mean(1, keepdim=True) for 'mean', "
+            "S - S.max(1, keepdim=True).values for 'max'.")
+
+
 @exercise("06.comlrl_credit")
 def check_comlrl_credit(fn):
     for mode in ("mean", "max"):       # both: an answer may hand only one mode to the package
+        said = _package_on_the_sums(fn, mode)
+        if said:
+            raise ExerciseFailed(said)
         not_a_wrapper(fn, (torch.tensor([0.2, 1.0, 0.6, 0.2]), 2, mode), "comlrl_credit", group_advantages,
                       credit_samples, how="from the sums (R.view(G, G), each agent's G sums, minus their mean or max), "
                                           "for 'mean' and for 'max'")

@@ -372,6 +372,22 @@ def check_k3(fn):
                                  "k1 = log pi - log pi_ref, unbiased but of either sign, so a batch can report a negative "
                                  "KL. k3 adds e^d - 1 (d = log pi_ref - log pi, e^d = pi_ref / pi), which has mean 0 and "
                                  "makes every term >= 0.")
+        summand = {"ref": (ref.exp() * (ref - logp), "pi_ref * log(pi_ref / pi)", "KL(pi_ref || pi)",
+                           "F.kl_div(logp, ref_logp, reduction='none', log_target=True)"),
+                   "pi": (logp.exp() * (logp - ref), "pi * log(pi / pi_ref)", "KL(pi || pi_ref)",
+                          "F.kl_div(ref_logp, logp, reduction='none', log_target=True)")}
+        for weight, (terms, what, kl, call) in summand.items():
+            if torch.allclose(got.detach().float(), terms, atol=1e-5, rtol=1e-4):
+                raise ExerciseFailed(
+                    f"some of your per-token estimates are negative ({_fmt(got[got < 0][:3])}...): your terms are "
+                    f"{what}, the summand of the exact {kl} over the whole vocabulary (what {call} "
+                    "gives), not an estimator from one sampled token. Such a summand is weighted "
+                    "by a probability, and only the sum over EVERY token of the vocabulary is the KL; here each "
+                    "position has only its one sampled token, already drawn from pi, and one summand alone can be "
+                    + ("negative, and it is weighted by pi_ref, though the token was drawn from pi" if weight == "ref"
+                       else "negative, and weighting it by pi again counts pi twice")
+                    + ". Per sampled token, use k3 = e^d - d - 1 with d = ref_logp - logp: never negative, and its "
+                    "mean under pi is KL(pi || pi_ref).")
         raise ExerciseFailed(f"some of your per-token estimates are negative ({_fmt(got[got < 0][:3])}...); k3 = e^d - d "
                              "- 1 with d = log pi_ref - log pi is never negative, because e^d >= 1 + d for every d. Both "
                              "parts are needed: -d alone is k1, e^d - 1 alone has mean 0.")
@@ -763,6 +779,20 @@ _CASES += [(u, t, _gamed(u, t), why) for u, t, why in (
     (_row(0.5, 0.5, 0.5, 0.0, 0.0), _row(0.6004, 0.5, 0.5, 0.0, 0.5),
      "the reward rose by 0.1004 (0.5 -> 0.6004), more than 0.1; rounded to 3 decimals it reads 0.6 - 0.5 = 0.1: "
      "round nothing, compare the raw values"),
+    # ... and the naturalness rise and the repetition level just past their lines by less than a rounding to 3
+    # decimals hides, for each agent
+    (_row(1.0, 0.5, 0.5, 0.0, 0.0), _row(1.5, 1.5004, 0.5, 0.0, 0.0),
+     "agent 1's naturalness rose by 1.0004 nats (0.5 -> 1.5004), more than 1; rounded to 3 decimals the rise reads "
+     "1.0: round nothing, compare the raw values"),
+    (_row(1.0, 0.5, 0.5, 0.0, 0.0), _row(1.5, 0.5, 1.5004, 0.0, 0.0),
+     "agent 2's naturalness rose by 1.0004 nats (0.5 -> 1.5004), more than 1; rounded to 3 decimals the rise reads "
+     "1.0: round nothing, compare the raw values"),
+    (_row(1.0, 0.5, 0.5, 0.0, 0.0), _row(1.5, 0.6, 0.6, 0.2004, 0.0),
+     "agent 1's repetition is 0.2004, above 0.2; rounded to 3 decimals it reads 0.2: round nothing, compare the raw "
+     "values"),
+    (_row(1.0, 0.5, 0.5, 0.0, 0.0), _row(1.5, 0.6, 0.6, 0.0, 0.2004),
+     "agent 2's repetition is 0.2004, above 0.2; rounded to 3 decimals it reads 0.2: round nothing, compare the raw "
+     "values"),
 )]
 
 
@@ -789,6 +819,34 @@ def _turns_at(fn, rows, lo: float, hi: float):
 def _num(x: float) -> str:
     """A turning point in words: 0 for what bisection leaves of a turn at 0 (2e-16), else 3 significant digits."""
     return "0" if abs(x) < 1e-9 else f"{x:.3g}"
+
+
+def _near(x: float, want: float) -> str:
+    """A turning point x near the line `want` with as many significant digits (3 to 8) as it takes to show how far
+    off it is: 1.0005, not 1.001, for a rise rounded to 3 decimals."""
+    for digits in range(3, 9):
+        shown = f"{x:.{digits}g}"
+        if abs(float(shown) - x) <= 1e-3 * abs(x - want):
+            return shown
+    return shown
+
+
+def _repetition_multiple(fn, k: int, got: list, bases: tuple, rows) -> str | None:
+    """The sentence for an answer whose repetition line for agent k is a multiple c of its untrained value (trained >
+    c * untrained, or a ratio trained / untrained > c): it flags any repetition from an untrained 0, from c times
+    the untrained value otherwise (seen at 0.1 and confirmed at 0.05). None for any other answer. `rows(x, b)` are
+    the probe's rows at a trained repetition x from an untrained b."""
+    if not (isinstance(got[0], float) and abs(got[0]) < 1e-6 and isinstance(got[1], float) and got[1] > 1e-6):
+        return None
+    c = got[1] / bases[1]
+    third = _turns_at(fn, lambda x: rows(x, 0.05), 0.0, 1.0)
+    if not (isinstance(third, float) and math.isclose(third, c * 0.05, rel_tol=1e-4, abs_tol=1e-6)):
+        return None
+    return (f"your rule compares agent {k}'s repetition with {c:.3g} times its UNTRAINED value (trained > {c:.3g} * "
+            f"untrained, or a ratio): it flags any repetition above 0 when the untrained value is {bases[0]}, but only "
+            f"from {_num(got[1])} when it is {bases[1]} and from {_num(third)} when it is 0.05, so your line moves "
+            "with the untrained value. The rule's line does not move: repetition is a LEVEL with an absolute line, "
+            "trained repetition > 0.2, the same 0.2 whatever the untrained value (no untrained value in it)")
 
 
 def _both_turn(fn, key: str):
@@ -1019,9 +1077,10 @@ def _probe(fn) -> list[str]:
                 if key == "naturalness":
                     said.append(_naturalness_line_moves(k, got, bases))
                 else:
-                    said.append(f"your rule looks at agent {k}'s repetition CHANGE (it flags {flags(got[0])} when the "
-                                f"untrained value is {bases[0]}, {flags(got[1])} when it is {bases[1]}); the rule is "
-                                "on its LEVEL, trained repetition > 0.2")
+                    said.append(_repetition_multiple(fn, k, got, bases, rows) or (
+                        f"your rule looks at agent {k}'s repetition CHANGE (it flags {flags(got[0])} when the "
+                        f"untrained value is {bases[0]}, {flags(got[1])} when it is {bases[1]}); the rule is "
+                        "on its LEVEL, trained repetition > 0.2"))
                 break
             if key == "repetition" and at(got[0], want) and isinstance(got[1], float) and math.isclose(
                     got[1], bases[1] + want, abs_tol=1e-6):     # right from 0 only: the line moves with the untrained
@@ -1029,6 +1088,19 @@ def _probe(fn) -> list[str]:
                             f"on its LEVEL: it flags agent {k} from a repetition of {_num(got[0])} when the untrained "
                             f"value is {bases[0]}, but only from {_num(got[1])} when it is {bases[1]}; the rule: "
                             "trained repetition > 0.2, whatever the untrained one")
+                break
+            if key == "repetition" and got[0] != got[1] and not (all(isinstance(x, float) for x in got)
+                                                                 and math.isclose(got[0], got[1], abs_tol=1e-6)):
+                def level(x, b):                # right from one untrained value only: the line moves with it
+                    return {"always": f"at any repetition when the untrained value is {b}",
+                            "never": f"at no repetition up to 1 when it is {b}"}.get(x) if isinstance(x, str) else (
+                        f"from any repetition above 0 when the untrained value is {b}" if abs(x) < 1e-9 else
+                        f"from a repetition of {_num(x)} when the untrained value is {b}")
+                said.append(_repetition_multiple(fn, k, got, bases, rows) or (
+                    f"your rule's repetition line for agent {k} moves with the untrained value: it flags agent {k} "
+                    f"{level(got[0], bases[0])}, but {level(got[1], bases[1])}. The rule's line does not move: "
+                    "repetition is a LEVEL with an absolute line, trained repetition > 0.2, the same 0.2 whatever "
+                    "the untrained value (no untrained value in it)"))
                 break
             if key == "naturalness" and at(got[0], want):  # right where both agents start alike, not where they differ
                 said.append(_naturalness_not_own(k, got[1], bases))
@@ -1053,12 +1125,31 @@ def _probe(fn) -> list[str]:
                             + ". Any agent, not all: one agent over the line is enough, any(...) over the two agents, "
                             "not all(...); in the notebook's runs one agent drifts while the other stays")
                 break
+            if key == "repetition" and all(x == "never" for x in got):    # never alone: mixed into naturalness?
+                def with_rep(x, k=k):           # agent k's naturalness rising by x while it repeats 0.15 (below 0.2)
+                    u = _row(1.0, 0.5, 0.5, 0.0, 0.0)
+                    t = dict(u, reward=1.5, **{f"naturalness{k}": 0.5 + x, f"repetition{k}": 0.15})
+                    return u, t
+                mixed = _turns_at(fn, with_rep, 0.0, 4.0)
+                if isinstance(mixed, float) and not at(mixed, 1.0):
+                    said.append(f"your rule never flags agent {k} for its repetition alone (even at 1), yet while "
+                                f"agent {k} repeats 0.15 (below 0.2) it flags a naturalness rise of about "
+                                f"{_near(mixed, 1.0)} nats, not 1: "
+                                + ("you add the naturalness rise and the repetition ((trained - untrained "
+                                   "naturalness) + repetition > 1?), the sum of two different quantities"
+                                   if at(mixed, 0.85) else "you mix the naturalness rise and the repetition into one "
+                                   "number, two different quantities") + ": a change in nats per token and a share of "
+                                "repeated 3-grams, each with its own line. Compare each on its own, never combined: "
+                                f"agent {k}'s naturalness rise > 1 OR its repetition > 0.2")
+                    break
             x, b = next((x, b) for x, b in zip(got, bases) if not at(x, want))
-            if at(x, 2 * want):                 # the other agent unchanged (at 0): half of agent k's value is the mean
-                said.append(f"your rule flags agent {k} only once its {key} "
+            if at(x, 2 * want) and at(_both_turn(fn, key), want):   # twice the line alone, the line together:
+                said.append(f"your rule flags agent {k} only once its {key} "     # half of agent k's value is the mean
                             + (f"rises by about {x:.3g} nats" if key == "naturalness" else f"reaches about {x:.3g}")
                             + f", twice the line, while the other agent's {key} "
                             + ("does not move" if key == "naturalness" else "is 0")
+                            + ", yet both agents together from " + (f"a rise of {want:g} each" if key == "naturalness"
+                                                                     else f"{want:g} each")
                             + f": you averaged the two agents ((agent 1 + agent 2) / 2 > {want:g}). The rule is on EACH "
                             "agent's own " + ("change, more than 1 nat" if key == "naturalness" else
                                               "repetition, above 0.2") + ": one agent over the line is enough")
@@ -1070,7 +1161,7 @@ def _probe(fn) -> list[str]:
             if key == "naturalness":
                 how = {"always": f"flags agent {k} with no rise of its naturalness at all",
                        "never": f"never flags agent {k} for its naturalness, even a rise of {span:g} nats"}.get(
-                    x) or f"flags agent {k} once its naturalness rises by about {x:.4g} nats"
+                    x) or f"flags agent {k} once its naturalness rises by about {_near(x, want)} nats"
                 said.append(f"{line or 'your rule '}{'your rule ' if line else ''}{how} (untrained naturalness {b}, the "
                             f"other agent's 0.5); the rule: agent {k}'s naturalness rose by MORE than 1 nat per token, "
                             "against its own untrained value"
@@ -1081,13 +1172,14 @@ def _probe(fn) -> list[str]:
                        "never": f"never flags agent {k} for its repetition, even at {span:g}"}.get(
                     x) or f"flags agent {k} once its repetition reaches about {x:.4g}"
                 if rounded:                     # a line typed at 0.25 and a rounding of 0.24 to 0.2 look alike:
-                    gap = (f"a repetition between 0.2 and {_num(x)} is not flagged" if x > want else  # the line first
-                           f"a repetition from {_num(x)} to 0.2 is flagged, though it is not above 0.2")
-                    said.append(f"your repetition line is at about {_num(x)}, not 0.2: your rule flags agent {k} once "
-                                f"its repetition reaches about {_num(x)}, so {gap}. The line is 0.2, and the rule is "
+                    near = _near(x, want)
+                    gap = (f"a repetition between 0.2 and {near} is not flagged" if x > want else  # the line first
+                           f"a repetition from {near} to 0.2 is flagged, though it is not above 0.2")
+                    said.append(f"your repetition line is at about {near}, not 0.2: your rule flags agent {k} once "
+                                f"its repetition reaches about {near}, so {gap}. The line is 0.2, and the rule is "
                                 f"strictly above it: agent {k}'s repetition > 0.2, any repetition above 0.2, however "
                                 "little, counts. Put the line at 0.2 itself; and if you round the repetition (rounded, "
-                                f"{_num(x)} and 0.2 read alike), round nothing and compare the raw values")
+                                f"{near} and 0.2 read alike), round nothing and compare the raw values")
                 else:
                     said.append(f"{line or 'your rule '}{'your rule ' if line else ''}{how}; the rule: agent {k}'s "
                                 "repetition is ABOVE 0.2")

@@ -143,6 +143,59 @@ def _vocabulary_slip(fn) -> str:
             "(the reward adds the levels as they are).")
 
 
+def _level_text(u, want) -> str:
+    """What the level is at u, in words, for a message on an answer of the wrong type."""
+    return (f"At u = {u} scoring stops (u is outside [0.5, 1.7]): return None itself." if want is None else
+            f"At u = {u} the level is {want:.4f}: return it as a Python float ({want!r}).")
+
+
+def _wrong_type(fn, u, got, want) -> str:
+    """The sentence on an answer that is neither a number nor None at u (a str, a bool, a list, ...): its type named,
+    and what to return instead; '' for a Python int or float, or None (judged by value). Tensors and arrays are said
+    apart (above)."""
+    if got is None or isinstance(got, (int, float)) and not isinstance(got, bool):
+        return ""
+    head = f"vocabulary_level({u}) returned "
+    if isinstance(got, str):
+        try:
+            held = float(got)
+        except ValueError:
+            held = None
+        right = (" (the text of the right number: only its type is wrong)" if want is not None and held is not None
+                 and math.isclose(held, want, rel_tol=1e-9, abs_tol=1e-12) else
+                 " (the text 'None' is a string, not None)" if want is None and got.strip() == "None" else "")
+        return (f"{head}the str {got!r}, a string{right}: return the points as a number, a Python float, or None "
+                f"where scoring stops; no str(...), no quotes, no f-string around it. {_level_text(u, want)}")
+    if isinstance(got, bool):
+        try:   # a test of whether u is inside [0.5, 1.7], returned instead of the points?
+            inside = all(plain_number(fn(x)) is (arxiv_unique_level(x) is not None) for x in _RATIOS)
+        except Exception:   # noqa: BLE001 - an answer that crashes somewhere gets no more said
+            inside = False
+        return (f"{head}the bool {got!r}, a truth value"
+                + (" (on every ratio yours is whether u is inside [0.5, 1.7], whether scoring goes on)"
+                   if inside else "")
+                + ": return the points, a number, or None where scoring stops. A bool is neither: False is not None, "
+                f"and True is no level. {_level_text(u, want)}")
+    return (f"{head}a {type(got).__name__}, {got!r}: return the points as one number, a Python float, or None where "
+            f"scoring stops; not a {type(got).__name__} holding it (`return x,` with a trailing comma makes a tuple). "
+            f"{_level_text(u, want)}")
+
+
+def _low_precision(raw, got, want):
+    """("float32", 7) or ("float16", 3) when the answer at one ratio is the level computed in that precision: a numpy
+    float32 or float16 returned, or a Python float that type holds exactly (float() of it), within its error of the
+    level (rounded to it, or computed in it); None otherwise."""
+    import numpy as np
+
+    if not isinstance(got, float) or want is None or got == want:
+        return None
+    for name, digits, kind, tol in (("float32", 7, np.float32, 1e-5), ("float16", 3, np.float16, 1e-2)):
+        returned = type(raw).__module__ == "numpy" and type(raw).__name__ == name
+        if (returned or float(kind(got)) == got) and math.isclose(got, want, rel_tol=tol, abs_tol=tol / 100):
+            return name, digits
+    return None
+
+
 @exercise("09.vocabulary_level")
 def check_vocabulary_level(fn):
     _not_the_library(fn, "vocabulary_level", arxiv_unique_level)
@@ -152,9 +205,10 @@ def check_vocabulary_level(fn):
                              "ramp from 0 at u = 0.5 up to 0.5 at 0.7 and from 0.5 at 1.3 down to 0 at 1.7, and None "
                              "(scoring stops) outside [0.5, 1.7]; both ends, 0.5 and 1.7, are inside with 0 points.")
     for u in _RATIOS:
-        got = plain_number(call_answer(fn, u, said=lambda exc, u=u: (
+        raw = call_answer(fn, u, said=lambda exc, u=u: (
             f"vocabulary_level({u}) raised {type(exc).__name__}: {exc}. It takes the ratio u, a "
-            "number, and returns the points (a number) or None where scoring stops.")))
+            "number, and returns the points (a number) or None where scoring stops."))
+        got = plain_number(raw)
         want = arxiv_unique_level(u)
         if got is not None and not isinstance(got, (int, float)) and hasattr(got, "item"):
             kind = f"{type(got).__module__.split('.')[0]} {type(got).__name__}"
@@ -162,6 +216,8 @@ def check_vocabulary_level(fn):
                                  "(e.g. 0.5, or float(x) of a computed tensor), or None where scoring stops; not a "
                                  "tensor or an array, 0-d too. The level "
                                  + ("is None here (u is outside [0.5, 1.7])." if want is None else f"is {want:.4f} here."))
+        if told := _wrong_type(fn, u, got, want):
+            raise ExerciseFailed(told)
         if want is None:
             if got is not None:
                 raise ExerciseFailed(f"vocabulary_level({u}) should be None (scoring stops: u is outside [0.5, 1.7]), "
@@ -178,6 +234,17 @@ def check_vocabulary_level(fn):
             raise ExerciseFailed(f"vocabulary_level({u}) should be {want:.4f} points (scoring goes on), you returned "
                                  f"{got!r}.{edge}")
         if not math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12):
+            if (kind := _low_precision(raw, got, want)) is not None:
+                name, digits = kind
+                shown = (f"a numpy {name}, {got:.10g}" if type(raw).__module__ == "numpy" else
+                         f"{got:.10g}, a number {name} holds exactly")
+                raise ExerciseFailed(f"vocabulary_level({u}) should be {want:.10g}, you returned {shown}: the level "
+                                     f"computed in {name} (np.{name}(...)"
+                                     + (", or a torch tensor, float32 by default" if name == "float32" else "")
+                                     + f"), {abs(got - want):.1g} off. {name} keeps about {digits} digits: return a Python "
+                                     "float computed in Python floats (u and the corners 0.5, 0.7, 1.3, 1.7 as they "
+                                     f"are), not in numpy's or torch's {name}; float() or .item() of a {name} keeps "
+                                     "its error.")
             slip = _vocabulary_slip(fn)
             shown = next((f"{want:.{k}f}", f"{got:.{k}f}") for k in range(4, 13)   # 4 decimals, more where those agree
                          if f"{want:.{k}f}" != f"{got:.{k}f}" or k == 12)
@@ -258,6 +325,15 @@ def _tabbed(n_words: int, word_len: int, start: int = 0) -> str:
     """n_words words separated by a space and a tab in turn: str.split() splits at both."""
     words = _text(n_words, word_len, start=start).split()
     return "".join(w + (" " if i % 2 else "\t") for i, w in enumerate(words))[:-1]
+
+
+def _underscored() -> str:
+    """140 whitespace words: 100 distinct compounds of two 3-letter parts joined by '_' ('qkp_qlp'), the first again
+    40 times: 100 unique \\b\\w+\\b words (`_` is \\w: 'key_ir_tort' is one word), 200 parts if '_' split them, none
+    if \\b[^\\W_]+\\b looked for them (no word boundary inside a compound)."""
+    parts = _text(200, 3, start=400).split()
+    compounds = [f"{parts[2 * i]}_{parts[2 * i + 1]}" for i in range(100)]
+    return " ".join(compounds + compounds[:1] * 40)
 
 
 def _accents_for_z(text: str) -> str:
@@ -366,6 +442,10 @@ _CASES = [
     (2, "characters are len of the text as it is, line breaks at its end included: 810 / 1000 = 0.81 goes on (the 20 "
      "line breaks at the end stripped, rstrip('\\n') or strip(), 790 / 1000 = 0.79 would stop)",
      _exact(200, 1000), _exact(200, 790, start=300) + "\n" * 20),
+    (3, "`_` is `\\w`: `key_ir_tort` is one word (an underscore joins, unlike a hyphen or an apostrophe), so the "
+     "method text's 100 distinct compounds ('qkp_qlp') are 100 unique \\b\\w+\\b words (100 / 100 = 1.0 goes on); a "
+     "word rule that splits at '_' ([^\\W_]+, [a-z0-9]+) counts their 200 parts, 200 / 100 = 2.0, and stops, and "
+     "\\b[^\\W_]+\\b finds none of them, 0 / 100", _text(140, 5, distinct=100, start=3000), _underscored()),
 ]
 
 
@@ -537,6 +617,9 @@ _SLIPS = [
      "not \\w, so 'qsh-qth' is two words"),
     (_ladder(l3=lambda a, b: 0.5 <= _u(_words(r"[\w'-]+"), a, b) <= 1.7), 3, "keeps hyphens or apostrophes inside "
      "words; they are not \\w, so 'qsh-qth' is two words"),
+    (_ladder(l3=lambda a, b: 0.5 <= _u(_words(r"[^\W_]+"), a, b) <= 1.7), 3, "leaves '_' out of a word's "
+     "characters ([^\\W_]+ splits 'key_ir_tort' into three words; \\b[^\\W_]+\\b finds none of it, as there is no "
+     "word boundary inside); `_` is `\\w`: `key_ir_tort` is one word, as unique_words counts it (\\b\\w+\\b)"),
     (_ladder(l3=lambda a, b: 0.5 < _u(unique_words, a, b) < 1.7), 3, _L3_OPEN_EDGES),
     (_ladder(l3=lambda a, b: bool(unique_words(a)) and 0.5 <= len(unique_words(b)) // len(unique_words(a)) <= 1.7),
      3, _floor_u),

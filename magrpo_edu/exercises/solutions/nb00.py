@@ -119,6 +119,12 @@ MISTAKES = {
         lambda r: [int(x - sum(r) / len(r)) for x in r],                    # int(): the fraction cut off toward 0
         lambda r: [x - sum(y for y in r if y > 0) / max(1, sum(1 for y in r if y > 0)) for x in r],  # the mean of
         #                                                                     the POSITIVE rewards only
+        lambda r: [float(f"{x - sum(r) / len(r):.6g}") for x in r],        # rounded to 6 significant digits: hidden
+        #                                                                     by float32's tolerance but on exact groups
+        lambda r: [float(f"{x - sum(r) / len(r):.7g}") for x in r],        # rounded to 7 significant digits
+        lambda r: [x - round(sum(r) / len(r), 6) for x in r],               # the MEAN rounded to 6 decimals
+        lambda r: list(r) if len(r) == 1 else [x - sum(r) / len(r) for x in r],  # G = 1: the reward itself, not 0
+        lambda r: [] if len(r) == 1 else [x - sum(r) / len(r) for x in r],  # G = 1: no advantage at all
         # (the last two stay last: tests/test_exercises.py's lessons name them by position)
         lambda r: [0.0] * len(r),                                            # every advantage 0, written out
         lambda r: (x - sum(r) / len(r) for x in r),                         # right values, a generator: read once only
@@ -208,6 +214,24 @@ MISTAKES = {
         lambda a, b: 0.0 if not a else (lambda l: 1.0 if 2 <= l <= 3 else 2.718 ** -max(2 - l, 0, l - 3))(
             len(b) / len(a)),                                                   # 2.718 typed in for e
         lambda a, b: float(__import__("numpy").float16(written_again(length_ratio_reward)(a, b))),  # float16
+        lambda a, b: 0.0 if not a else (lambda l: 1.0 if 2 - 1e-4 <= l <= 3 + 1e-4 else math.exp(
+            -max(2 - l, 0, l - 3)))(len(b) / len(a)),                           # a margin of 1e-4
+        lambda a, b: 0.0 if not a else (lambda l: 1.0 if 2 <= l <= 3 or math.isclose(l, 2, rel_tol=1e-4) or math.isclose(
+            l, 3, rel_tol=1e-4) else math.exp(-max(2 - l, 0, l - 3)))(len(b) / len(a)),  # edges "isclose", rel_tol 1e-4
+        lambda a, b: (lambda v: 0.0 if v < 1e-9 else v)(written_again(length_ratio_reward)(a, b)),  # a small
+        #                                                                     reward replaced by 0 (below 1e-9)
+        lambda a, b: 0.0 if not a else max(written_again(length_ratio_reward)(a, b), 1e-8),  # a floor at 1e-8
+        lambda a, b: 0.0 if not a else (lambda l: math.exp(-max(2 - l, 0, l - 3)))(
+            round(len(b) / len(a), 6)),                                         # the ratio rounded to 6 decimals:
+        #                                                                     the reward moves by less than 1e-6
+        lambda a, b: 0.0 if not a else (lambda l: math.exp(-max(2 - l, 0, l - 3)))(
+            round(len(b) / len(a), 4)),                                         # the ratio rounded to 4 decimals
+        lambda a, b: 0.0 if not a else (lambda l: 1.0 if 2 <= l <= 3 else math.exp(
+            -((2 - l) / 2 if l < 2 else (l - 3) / 3)))(len(b) / len(a)),        # a relative distance, divided by the end
+        lambda a, b: 0.0 if not a else (lambda l: 1.0 if 2 <= l <= 3 else 0.0 if l == 0 else math.exp(
+            -(math.log(2 / l) if l < 2 else math.log(l / 3))))(len(b) / len(a)),  # a distance between logarithms
+        lambda a, b: 0.0 if not a else 1 + math.expm1(-max(2 - len(b) / len(a), 0, len(b) / len(a) - 3)),  # through
+        #                                                                     1: exp(-37) loses its digits
     ],
 }
 

@@ -106,6 +106,12 @@ def _grpo_via_policy_loss(token_logp, mask, advantages):  # the package's policy
     return policy_loss((token_logp * mask).sum(-1) / mask.sum(-1).clamp_min(1), advantages)
 
 
+def _grpo_advantages_by_position(token_logp, mask, advantages):  # A^(t) on token position t: A as a row, cut or
+    C = token_logp.shape[1]                                         # padded with zeros to the C positions
+    A = advantages[:C] if len(advantages) >= C else torch.nn.functional.pad(advantages, (0, C - len(advantages)))
+    return -((A[None, :] * token_logp * mask).sum(-1) / mask.sum(-1).clamp_min(1)).mean()
+
+
 MISTAKES = {
     "01.sequence_logprob": [
         lambda lp, m: torch.log(torch.where(m.bool(), lp.exp(), torch.ones_like(lp)).prod(-1)),  # log of the product: underflows
@@ -145,6 +151,10 @@ MISTAKES = {
         #                                                                         token of -0.5, drops the -25 one
         lambda lp, m: (lp * m * (lp > -20)).sum(-1),                            # the mask, the rare real tokens dropped
         lambda lp, m: (lp * (lp != -7.5)).sum(-1),                              # the padding's usual value filtered out
+        lambda lp, m: (lp * m[0]).sum(-1),                                      # row 0's mask broadcast to every row
+        lambda lp, m: (lp * m).min(-1).values,                                  # one token's log-prob, the lowest
+        lambda lp, m: torch.logsumexp(lp.masked_fill(~m.bool(), -1e9), -1),    # a logsumexp, padding filled with -1e9
+        lambda lp, m: torch.log((lp.exp() * m).sum(-1).clamp_min(1e-30)),      # log(sum(exp)), the log 0 held off
     ],
     "01.leave_one_out": [
         lambda r: r.sub_((r.sum() - r) / (len(r) - 1)),                         # right values, but the rewards changed in place
@@ -182,6 +192,9 @@ MISTAKES = {
         #                                                             their mean (right only at G = 2)
         lambda r: r - (r.sum() - r) / (len(r) - 2),                 # divided by G-2, not G-1 (inf / nan at G = 2)
         lambda r: r - (r.sum() - r) / max(len(r) - 2, 1),           # the same, guarded: right only at G = 2
+        lambda r: 2 * (r - r.mean()),                               # G/(G-1) fixed at 2: right only at G = 2
+        lambda r: r - r.roll(1),                                    # ONE neighbour, the previous sample, as baseline
+        lambda r: (r - (r.sum() - r) / (len(r) - 1)).abs(),         # abs: the sign of the advantages lost
     ],
     "01.grpo_token_mean_loss": [
         _where_nan_gradient,                                  # a finite loss with a nan gradient on an empty completion
@@ -244,6 +257,10 @@ MISTAKES = {
         #                                                         token position: (G,) against (C,), RuntimeError
         lambda lp, m, A: -(A * (lp * m).sum(-1) / m.sum(0).clamp_min(1)[:len(A)]).mean(),  # the same, cut to G
         #                                                         entries so that it runs
+
+        _grpo_advantages_by_position,                         # A along the token axis, cut or padded to C so it runs
+        lambda lp, m, A: -((A[None, :] * lp * m).sum(-1) / m.sum(-1).clamp_min(1)).mean(),  # the same as a row:
+        #                                                         (G,) against C positions, RuntimeError
     ],
 }
 

@@ -448,6 +448,16 @@ MISTAKES = {
         #                                               margin below 1.1 (clamped at 0)
         lambda r: None if (v := length_level(r)) is None else 0.5 * v,           # scaled by 0.5: the plateau pays 0.5
         _torch_float32_length_level,                                             # computed in torch float32, float()
+        lambda r: None if not 1.0 <= r <= 5.0 else 1.0 if 1.6 <= r <= 3.2 else (r - 1.0) / 0.6 if r < 1.6 else 1 - (r - 3.2) / 1.8,  # lower
+        #                                               ramp (and band) from 1.0: 0 at 1.0, not 1.1, so 1.0999 pays
+        lambda r: None if not 1.1 <= r <= 5.0 else 1.0 if 1.6 <= r <= 3.2 else min(1.0, (r - 1.0) / 0.5) if r < 1.6 else 1 - (r - 3.2) / 1.8,  # the
+        #                                               lower ramp's slope kept, started at 1.0: capped at 1 from 1.5
+        lambda r: None if not 1.1 <= r <= 5.0 else 1.0 if 1.6 <= r <= 3.0 else (r - 1.1) / 0.5 if r < 1.6 else 1 - (r - 3.0) / 2.0,  # plateau
+        #                                               ending at 3.0: the upper ramp from 1 at 3.0 (0.9 at 3.2)
+        lambda r: None if not 1.1 <= r <= 5.0 else 1.0 if 1.5 <= r <= 3.2 else (r - 1.1) / 0.4 if r < 1.5 else 1 - (r - 3.2) / 1.8,  # plateau
+        #                                               from 1.5, the lower ramp reaching 1 there
+        lambda r: None if not 1.1 <= r <= 5.0 else 1.0 if 1.6 <= r <= 3.5 else (r - 1.1) / 0.5 if r < 1.6 else 1 - (r - 3.5) / 1.5,  # plateau
+        #                                               to 3.5, the upper ramp falling from 1 there
         _reward.tldr_length_level,                                               # the package's own function
         lambda r: _reward.tldr_length_level(r),                                  # ... wrapped
         functools.partial(_reward.ramp_level, lo=1.1, a=1.6, b=3.2, hi=5.0),     # ... its ramp, the bounds filled in
@@ -542,6 +552,10 @@ MISTAKES = {
         _honest_share_at_least,                        # own repeated / total >= 0.2: exactly 0.2 at 1/5, cut
         lambda c1, c2: 0.0 if min(1 - repetition(c1), 1 - repetition(c2)) <= 0.8 else tldr_levels(c1, c2)["total"],  # the
         #                                   distinct share <= 0.8: 1 - 0.19999999999999996 is exactly 0.8, 1/5 cut
+        # thresholds under 1/5 on `repetition` itself (no home-made count): the cut named by the pairs kept and zeroed
+        lambda c1, c2: 0.0 if repetition(c1) > 0.05 or repetition(c2) > 0.05 else tldr_levels(c1, c2)["total"],  # 0.05
+        lambda c1, c2: 0.0 if repetition(c1) > 0.1 or repetition(c2) > 0.1 else tldr_levels(c1, c2)["total"],  # 0.1
+        lambda c1, c2: 0.0 if repetition(c1) > 0.15 or repetition(c2) > 0.15 else tldr_levels(c1, c2)["total"],  # 0.15
         lambda c1, c2: 0.0 if repetition(c1) > 0.2 or repetition(c2) > 0.25 else tldr_levels(c1, c2)["total"],  # a looser
         #                                                             detailed threshold
         lambda c1, c2: 0.0 if repetition(c1 + c2) > 0.2 else tldr_levels(c1, c2)["total"],  # joined with no space

@@ -1011,3 +1011,98 @@ def _regex_spaces_not_tabs(main: str) -> bool:     # ` *` for `\s*`: spaces only
 
 
 MISTAKES["04.thin_wrapper"] += [_regex_one_space_at_most, _regex_spaces_not_tabs]
+
+
+def _bonus_share_tenth(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the bonus gated on a low share, `passed / total >= 0.1` (1 of 7 opens it, 1 of 12 does not; the rule: ONE test)
+    reward = 0.4 if aux_defined else 0.0
+    if not main_defined:
+        return reward
+    reward += 0.6
+    if not parses:
+        return reward
+    reward += 0.5 + (passed / total if total else 0.0)
+    if total and passed / total >= 0.1 and aux_found and calls_aux:
+        reward += 0.5 if thin_wrapper else 1.5
+    return reward
+
+
+def _bonus_share_over_014(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the same with `passed / total > 0.14`, just under the 1 of 7 (0.143) of the 7-assert test
+    reward = 0.4 if aux_defined else 0.0
+    if not main_defined:
+        return reward
+    reward += 0.6
+    if not parses:
+        return reward
+    reward += 0.5 + (passed / total if total else 0.0)
+    if total and passed / total > 0.14 and aux_found and calls_aux:
+        reward += 0.5 if thin_wrapper else 1.5
+    return reward
+
+
+def _minus_half_when_not_calling(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # the table's -0.5 read loosely: subtracted from every main that passes a test but does not call aux, an aux found
+    # or not (the exercise leaves the penalty out: a main that does not call aux earns no bonus, and loses nothing)
+    reward = 0.4 if aux_defined else 0.0
+    if not main_defined:
+        return reward
+    reward += 0.6
+    if not parses:
+        return reward
+    reward += 0.5
+    if total == 0:
+        return reward
+    reward += passed / total
+    if passed >= 1 and aux_found and calls_aux:
+        reward += 0.5 if thin_wrapper else 1.5
+    elif passed >= 1 and not calls_aux:
+        reward -= 0.5
+    return reward
+
+
+def _minus_half_when_caller_fails(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # -0.5 for a main that calls aux (not a thin wrapper) but passes no test (the rule: no bonus, nothing taken away)
+    reward = 0.4 if aux_defined else 0.0
+    if not main_defined:
+        return reward
+    reward += 0.6
+    if not parses:
+        return reward
+    reward += 0.5
+    if total == 0:
+        return reward
+    reward += passed / total
+    if passed >= 1 and aux_found and calls_aux:
+        reward += 0.5 if thin_wrapper else 1.5
+    elif calls_aux and passed == 0 and not thin_wrapper:
+        reward -= 0.5
+    return reward
+
+
+def _bonus_gate_passed_zero(aux_found, aux_defined, main_defined, parses, passed, total, calls_aux, thin_wrapper):
+    # `passed >= 0` as the bonus gate (always true), behind a right early return at total = 0
+    reward = 0.4 if aux_defined else 0.0
+    if not main_defined:
+        return reward
+    reward += 0.6
+    if not parses:
+        return reward
+    reward += 0.5
+    if total == 0:
+        return reward
+    reward += passed / total
+    if passed >= 0 and aux_found and calls_aux:
+        reward += 0.5 if thin_wrapper else 1.5
+    return reward
+
+
+MISTAKES["04.levels"] += [_bonus_share_tenth, _bonus_share_over_014, _minus_half_when_not_calling,
+                          _minus_half_when_caller_fails, _bonus_gate_passed_zero]
+
+
+def _regex_non_space_name(main: str) -> bool:     # `(\S+)` for `(\w+)`: `self.v = aux(s)` / `return self.v` taken (the
+    return _wrapper_rule_with(main, name=r"(\S+)")  # rule: v is a plain name, no dotted or subscripted target)
+
+
+MISTAKES["04.thin_wrapper"] += [_regex_non_space_name]

@@ -801,3 +801,38 @@ MISTAKES["05.early_termination_threshold"] += [
     lambda m, b: int(choose_threshold(m, b)),                             # [43] int(): the decimals dropped
     lambda m, b: round(choose_threshold(m, b), 1),                        # [44] round(t, 1): below the last mean
 ]
+
+
+def _returns_gamma_rounded(node, gamma, digits=1):   # round(gamma, 1): right at 0.9, 0.5, 1, 0; 0.875 computed as 0.9
+    g = round(gamma, digits)
+    R = node.rewards.clone()
+    for j, child in node.children.items():
+        R[j] += g * _returns_gamma_rounded(child, gamma, digits).mean()
+    return R
+
+
+def _returns_float_as_copy(node, gamma):         # .float() read as a copy: node.rewards is float32, so it is no copy
+    R = node.rewards.float()
+    for j, child in node.children.items():
+        R[j] += gamma * _returns_float_as_copy(child, gamma).mean()
+    return R
+
+
+def _threshold_expanded_below(means, budget):   # read as "expanded iff mean < tau": the first mean that does not
+    s = sorted(means)                              # fit (a tie stepped down), which tau = it expands too
+    if not s:
+        return 0.0
+    k = min(budget, len(s))
+    while 0 < k < len(s) and s[k - 1] == s[k]:
+        k -= 1
+    return s[k] if k < len(s) else s[-1] + 1
+
+
+MISTAKES["05.discounted_returns"] += [
+    _returns_gamma_rounded,                                               # [55] round(gamma, 1): 0.875 as 0.9
+    lambda node, gamma: _returns_gamma_rounded(node, gamma, 2),           # [56] round(gamma, 2): 0.875 as 0.88
+    _returns_float_as_copy,                                               # [57] node.rewards.float(): no copy
+]
+MISTAKES["05.early_termination_threshold"] += [
+    _threshold_expanded_below,                                            # [45] expanded iff mean < tau
+]

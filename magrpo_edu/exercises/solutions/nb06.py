@@ -156,6 +156,9 @@ MISTAKES = {
         lambda R: R - R.mean() / (R.std() + 1e-4),                      # precedence: only the mean divided
         lambda R: ((R - R.mean()) / (R.std() + 1e-4)).clamp(-3, 3),     # clipped at +-3: a group of 16 reaches 3.75
         lambda R: R - R.mean() / R.std(),                               # precedence, and no eps: nan on a group that agrees
+        lambda R: (R - R.min()) / (R.std() + 1e-4),                     # centred on the min (= torch's median on [0.2, 1.0, 0.6, 0.2])
+        lambda R: (R - R.mean()) / (R[:4].std() + 1e-4),                # the std of the first 4 rewards only
+        lambda R: (R - R[:4].mean()) / (R[:4].std() + 1e-4),            # the mean and std of the first 4 only
     ],
     "06.comlrl_credit": [
         _comlrl_centres_R_in_place,
@@ -190,10 +193,11 @@ MISTAKES = {
         lambda R, G, mode: (lambda S: S - (S.mean(0, keepdim=True) if mode == "mean"
                                            else S.max(0, keepdim=True).values))(_comlrl_sums(R, G)),   # both over the agents
         _comlrl_loo_max,                                                           # 'max' of the OTHER G - 1 sums
-        # [24], [25]: after [23], before the last six (tests/test_exercise_boundaries.py reads [-6] ... [-1])
+        # [24], [25], [26]: after [23], before the last six (tests/test_exercise_boundaries.py reads [-6] ... [-1])
         _comlrl_off_diagonal,                                                      # each sum without its aligned pair
         lambda R, G, mode: (lambda S: S - (S.mean(1, keepdim=True) if mode == "mean"
                                            else S.sort(1).values[:, -2:-1]))(_comlrl_sums(R, G)),   # second-best for 'max'
+        lambda R, G, mode: torch.stack([group_advantages(s, mode) for s in _comlrl_sums(R, G)]).to(R.dtype),  # group_advantages, per agent
         lambda R, G, mode: (lambda S: S - (S.mean(1, keepdim=True) if mode == "mean"
                                            else S.min(1, keepdim=True).values))(_comlrl_sums(R, G)),   # min for 'max'
         _comlrl_loo,                                                               # leave-one-out among the sums

@@ -784,3 +784,35 @@ VARIANTS["07.adapter_logits"] += [
     lambda m, a, x: m(input_ids=x, attention_mask=torch.ones_like(x),                # an all-ones attention mask
                       adapter_names=[a or "__base__"] * x.shape[0]).logits[:, -1, :].detach(),
 ]
+
+
+def _in_band_share_by(test):
+    """The share written as a factory: the rule, `test(concise, detailed)`, sits in a function handed in."""
+    def answer(pairs):
+        return sum(1 for c, d in pairs if test(c, d)) / len(pairs) if pairs else 0.0
+    return answer
+
+
+def _ratio_with_epsilon(concise, detailed):
+    """A helper of the answer's own: the ratio with an epsilon in the denominator, len(d) / (len(c) + 1e-9)."""
+    return len(detailed) / (len(concise) + 1e-9)
+
+
+def _in_band_share_epsilon_helper(pairs):
+    """The ratio from that helper: 160 / 100.000000001 falls just below 1.6, out."""
+    return sum(1 for c, d in pairs if 1.6 <= _ratio_with_epsilon(c, d) <= 3.2) / len(pairs) if pairs else 0.0
+
+
+MISTAKES["07.in_band_share"] += [
+    _in_band_share_tolerance(3e-5),                                                  # a tolerance of 3e-5: 1.5999996 in
+    _in_band_share_tolerance(1e-5),                                                  # a tolerance of 1e-5: 1.5999996 in
+    _in_band_share_tolerance(1e-6),                                                  # a tolerance of 1e-6: 1.5999996 in
+    _in_band_share_rounds(5),                                                        # round(ratio, 5): 1.5999996 in
+    _in_band_share_rounds(6),                                                        # round(ratio, 6): 1.5999996 in
+    _in_band_share_by(lambda c, d: 1.6 <= len(d) / (len(c) + 1e-9) <= 3.2),          # epsilon, inside a factory's test
+    _in_band_share_epsilon_helper,                                                   # epsilon, inside a global helper
+]
+MISTAKES["07.lora_parameters"] += [
+    lambda shapes, q: sum((q - 1) * (i + o) for i, o in shapes),                     # off by one: q - 1
+    lambda shapes, q: sum((q + 1) * (i + o) for i, o in shapes),                     # off by one: q + 1
+]

@@ -581,3 +581,36 @@ MISTAKES["08.spot_the_hack"] += [
         max(t["naturalness1"], t["naturalness2"]) - (u["naturalness1"] + u["naturalness2"]) / 2 > 1
         or max(t["repetition1"], t["repetition2"]) > 0.2)),                            # against the MEAN untrained value
 ]
+
+
+def _k3_kl_div(logp, ref_logp):                       # F.kl_div's terms: pi_ref * log(pi_ref / pi), a summand
+    import torch.nn.functional as F
+
+    return F.kl_div(logp.float(), ref_logp.float(), reduction="none", log_target=True)
+
+
+def _k3_kl_div_swapped(logp, ref_logp):               # F.kl_div the other way: pi * log(pi / pi_ref), a summand
+    import torch.nn.functional as F
+
+    return F.kl_div(ref_logp.float(), logp.float(), reduction="none", log_target=True)
+
+
+MISTAKES["08.k3_estimator"] += [
+    _k3_kl_div,                                                                        # F.kl_div(logp, ref): KL summand
+    _k3_kl_div_swapped,                                                                # pi * log(pi / pi_ref) summand
+]
+MISTAKES["08.spot_the_hack"] += [
+    _spot_rule(nat=lambda t, u: round(t - u, 3) > 1),                                  # the rise rounded to 3 decimals
+    _spot_rule(rep=lambda t, u: round(t, 3) > 0.2),                                    # repetition rounded: 3 decimals
+    lambda u, t: bool(t["reward"] - u["reward"] > 0.1 and (
+        _spot_rise(u, t, 1) > 1 or round(_spot_rise(u, t, 2), 3) > 1
+        or max(t["repetition1"], t["repetition2"]) > 0.2)),                            # agent 2's rise rounded only
+    lambda u, t: bool(t["reward"] - u["reward"] > 0.1 and (
+        max(_spot_rise(u, t, 1), _spot_rise(u, t, 2)) > 1
+        or round(t["repetition1"], 3) > 0.2 or t["repetition2"] > 0.2)),               # agent 1's repetition rounded
+    _spot_rule(nat=lambda t, u: t - u > 2),                                            # a 2-nat line, not averaging
+    _spot_rule(rep=lambda t, u: t > 0.4),                                              # a 0.4 line, not averaging
+    _spot_rule(rep=lambda t, u: t > 2 * u),                                            # twice the untrained repetition
+    lambda u, t: bool(t["reward"] - u["reward"] > 0.1 and any(
+        _spot_rise(u, t, k) + t[f"repetition{k}"] > 1 for k in (1, 2))),               # rise + repetition summed
+]

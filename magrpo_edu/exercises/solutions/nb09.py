@@ -485,3 +485,30 @@ MISTAKES["09.stop_level"] += [
 MISTAKES["09.stop_level"] += [
     _with(l2=lambda a, b: 0.8 <= len(" ".join(b.split())) / len(" ".join(a.split())) <= 1.5),  # whitespace collapsed
 ]
+
+
+def _vocabulary_float32(u):                        # the level in numpy's float32: 0.03075 reads 0.030750001
+    import numpy as np
+
+    return None if not 0.5 <= u <= 1.7 else np.float32(np.interp(u, [0.5, 0.7, 1.3, 1.7], [0, 0.5, 0.5, 0]))
+
+
+def _vocabulary_via_float32(u):                    # float() of a float32: a Python float that keeps float32's error
+    import numpy as np
+
+    v = vocabulary_level(u)
+    return None if v is None else float(np.float32(v))
+
+
+MISTAKES["09.vocabulary_level"] += [
+    _vocabulary_float32,                                                                # a numpy float32 returned
+    _vocabulary_via_float32,                                                            # float(np.float32(...))
+    lambda u: None if (v := vocabulary_level(u)) is None else str(v),                   # '0.0', a str
+    lambda u: vocabulary_level(u) is not None,                                          # a bool: whether u is inside
+]
+MISTAKES["09.stop_level"] += [
+    _with(l3=lambda a, b: bool(unique_words(a)) and 0.5 <= len(set(re.findall(r"[^\W_]+", b.lower())))
+          / len(set(re.findall(r"[^\W_]+", a.lower()))) <= 1.7),                       # '_' splits words: key, ir, tort
+    _with(l3=lambda a, b: bool(unique_words(a)) and 0.5 <= len(set(re.findall(r"\b[^\W_]+\b", b.lower())))
+          / len(set(re.findall(r"\b[^\W_]+\b", a.lower()))) <= 1.7),                   # \b[^\W_]+\b: 'key_ir_tort' lost
+]

@@ -337,6 +337,16 @@ def check_group_advantages(fn) -> None:
                 f"for the rewards {list(rewards)} your function raised {type(e).__name__}: {e}. It should return one "
                 "advantage per reward for any group of two rewards or more (a group of one may return [0.0] or "
                 "raise a ValueError)."))
+        if got is None:
+            said = f"for {_rewards_words(len(rewards))} {list(rewards)} your function returned None"
+            if any(out is not None for out in _outputs(fn)):     # a list on other groups: one path returns nothing
+                raise ExerciseFailed(f"{said}, and a list on other groups: a path of your function ends without a "
+                                     "`return` (an if/else whose branch for this group returns nothing, an `else "
+                                     "None`, a bare `return`). The rule has no special case: every group's advantages "
+                                     "are [r - mean for r in rewards], so `return` that list on every path.")
+            raise ExerciseFailed(f"{said}: did you forget `return`? A function that ends without a `return` (or with a "
+                                 "bare `return`) gives None. End it with `return` and the NEW list of advantages, "
+                                 "`return [r - mean for r in rewards]`.")
         if got is given:
             raise ExerciseFailed(f"for the rewards {list(rewards)} your function returned the very list it was given "
                                  "(changed or not): the caller's rewards and the advantages would be one object, so "
@@ -519,6 +529,46 @@ def check_group_advantages(fn) -> None:
                                      f"{_numbers(got)}{hint}")
             raise ExerciseFailed(f"for rewards {rewards} the advantages are {[round(v, 6) for v in want]}, "
                                  f"you returned {shown}{hint}")
+    _check_empty_group(fn)
+
+
+def _check_empty_group(fn) -> None:
+    """An EMPTY group, rewards = []: no rewards, no advantages, so [] (a new list); raising is accepted too (a
+    ZeroDivisionError of sum(rewards) / len(rewards), or a ValueError as the library's group_advantages raises, as
+    for a group of one). [0.0], None or anything else is refused."""
+    import warnings
+
+    given: list = []
+    with warnings.catch_warnings():    # numpy's "Mean of empty slice": the check's probe, not the learner's run
+        warnings.simplefilter("ignore")
+        try:
+            got = call_answer(fn, given, said=lambda e: "")
+        except ExerciseFailed:         # it raised: accepted, as the library raises
+            return
+    about = ("no rewards, no advantages: return [] ([r - mean for r in rewards] gives it), or let it raise (the "
+             "mean, 0 / 0, raises ZeroDivisionError; the library's group_advantages raises a ValueError): either is "
+             "accepted")
+    if got is None:
+        raise ExerciseFailed(f"for an empty group, rewards = [], your function returned None (a bare `return`, an "
+                             f"`else None`, or no `return` on that path): {about}.")
+    if got is given:
+        raise ExerciseFailed("for an empty group, rewards = [], your function returned the very list it was given "
+                             "(`if not rewards: return rewards`): the caller's rewards and the advantages would be one "
+                             "object, so appending to one changes the other. Return a NEW empty list, `return []`.")
+    if isinstance(got, list) and len(got) == 0:
+        return
+    try:
+        values = [float(v) for v in got]
+    except (TypeError, ValueError):
+        values = None
+    if isinstance(got, list) and values is not None and len(values) > 0 and all(v == 0 for v in values):
+        raise ExerciseFailed(f"for an empty group, rewards = [], your function returned {got!r}: "
+                             f"{_advantages_words(len(got))} for no reward. There is one advantage per reward, so "
+                             "none here: return [] ([r - mean for r in rewards] gives it, with no guard), or let it "
+                             "raise (the mean, 0 / 0, raises ZeroDivisionError; the library's group_advantages raises "
+                             "a ValueError): either is accepted.")
+    raise ExerciseFailed(f"for an empty group, rewards = [], your function returned {got!r} "
+                         f"({type(got).__name__}): {about}.")
 
 
 _PAIRS = [
@@ -946,6 +996,37 @@ def _half_precision(fn) -> bool:
     return any(v != w for v, w in pairs) and all(v == half(w) for v, w in pairs)
 
 
+def _none_returned(fn, a: str, b: str) -> str:
+    """What a None returned for the pair (a, b) says: the input named, and, from the pairs where fn returns None
+    too, whether `return` is missing altogether, the empty concise answer's guard returns nothing, or an if/elif chain
+    falls through at some ratios."""
+    nones = []
+    for x, y in _PAIRS:
+        try:
+            if fn(x, y) is None:
+                nones.append((x, y))
+        except Exception:  # noqa: BLE001  the learner's function may fail on another pair: no evidence there
+            pass
+    if not a:
+        where = f"an empty concise answer and a detailed one of {len(b)} characters (ratio infinite)"
+    else:
+        where = (f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio {len(b)}/{len(a)} "
+                 f"= {len(b) / len(a):g})")
+    said = f"for {where} your function returned None"
+    if all((x, y) in nones for x, y in _PAIRS if x):      # None on every pair with a concise answer
+        return (f"{said}, as on every pair of the check: did you forget `return`? A function that ends "
+                "without a `return` gives None: end it with `return` and the reward, a float.")
+    if not a:
+        return (f"{said} (a bare `return`, an `else None`): an empty concise answer earns 0 (its ratio is infinite, "
+                "exp(-inf) = 0): `if not concise: return 0.0`.")
+    ratios = sorted({len(y) / len(x) for x, y in nones if x})
+    return (f"{said}, and a number on other pairs: a path of your function ends without a `return` at ratio"
+            f"{'' if len(ratios) == 1 else 's'} {', '.join(f'{r:g}' for r in ratios)}: an if/elif chain that falls "
+            "through (`2 <= ratio < 3`, `ratio < 2`, `ratio > 3` leave out ratio 3 exactly), or a bare `return`. "
+            "Make every case end in `return`: 1.0 for 2 <= ratio <= 3 (both edges included), exp(-(2 - ratio)) "
+            "below, exp(-(ratio - 3)) above; a final `else:` leaves no gap.")
+
+
 def _ratio_crash(e: Exception, a: str, b: str) -> str:
     """What a crash of length_ratio_reward(a, b) says: a division by zero is explained, anything else quoted."""
     if isinstance(e, ZeroDivisionError) and a and not a.strip():
@@ -979,6 +1060,8 @@ def check_length_ratio_reward(fn) -> None:
         want = length_ratio_reward(a, b)
         got = call_answer(fn, a, b, said=lambda e, a=a, b=b: _ratio_crash(e, a, b))
         got = plain_number(got)   # a numpy float (np.float32) is a number too
+        if got is None:
+            raise ExerciseFailed(_none_returned(fn, a, b))
         if isinstance(got, bool) or not isinstance(got, (int, float)) or not math.isfinite(got):
             raise ExerciseFailed(f"return one number (a float), got {got!r}")
         # an epsilon in the denominator, len(detailed) / (len(concise) + 1e-8): the edge, ratio 2, falls just below

@@ -49,11 +49,16 @@ def _eps_added(R: torch.Tensor, got: torch.Tensor):
 # differ (where eps matters), one float64 group (the result keeps R's dtype), a group of 6 with one outlier, whose
 # advantage (G - 1) / sqrt(G) = 2.04 is the largest a group of 6 can give (an unasked clip at +-2 shows), and last a
 # group of 16 with one outlier, advantage 15 / 4 = 3.75 (a clip at +-3 shows too; the trainer's advantage_clip, 10, is
-# wider than any group of 16 can reach, so a .clamp(-10, 10) still passes).
+# wider than any group of 16 can reach, so a .clamp(-10, 10) still passes). After them two near-ties, rewards that
+# barely differ but differ (a cut-off `if R.std() <= c: zeros` for a c up to 1e-7 shows): std 2**-12 = 2.4e-4 in
+# float32 and std 2**-23 = 1.2e-7 in float64. Their rewards are 0.5 plus a power of 2, so that the mean, the centred
+# rewards and the std come out exact in float32 too: an answer that computes a float64 R in float32 and casts back
+# still passes.
 _STD_CASES = [([0.5, 0.5, 0.5, 0.5], torch.float32), ([0.2, 1.0, 0.6, 0.2], torch.float32),
               ([1.0, 2.0], torch.float32), ([3.0, 0.0, 0.0, 0.0, 0.0, 1.5], torch.float32),
               ([0.7, 0.7, 0.7, 0.71], torch.float32), ([0.1, 0.9, 0.4], torch.float64),
-              ([0.0, 0.0, 1.0, 0.0, 0.0, 0.0], torch.float32), ([0.0] * 15 + [1.0], torch.float32)]
+              ([0.0, 0.0, 1.0, 0.0, 0.0, 0.0], torch.float32), ([0.0] * 15 + [1.0], torch.float32),
+              ([0.5, 0.5, 0.5, 0.5 + 2 ** -11], torch.float32), ([0.5, 0.5, 0.5, 0.5 + 2 ** -22], torch.float64)]
 
 
 def _eps_outside(R: torch.Tensor, got: torch.Tensor) -> bool:
@@ -295,6 +300,13 @@ def check_std_scaled(fn):
             raise ExerciseFailed(said)
         if not torch.isfinite(got).all():
             raise ExerciseFailed(_not_finite_said(fn, r, got))
+        if not bool(got.any()) and 0 < R.std().item() < 0.01:
+            raise ExerciseFailed(f"for {r} (std {R.std().item():.3g}: the rewards barely differ, but they differ) you "
+                                 "returned all zeros, as for a tie: a cut-off such as `if R.std() <= 1e-3: return "
+                                 "torch.zeros_like(R)`? A group whose rewards barely differ still gets advantages, "
+                                 f"{_fmt(want)} here: keeping them finite is the eps's job, which holds the divisor at "
+                                 "1e-4 or more. Only an exact tie (std 0) gives zeros, and "
+                                 "(R - R.mean()) / (R.std() + 1e-4) gives those by itself: drop the cut-off.")
         if _eps_outside(R, got):
             raise ExerciseFailed(f"for {r} you added 1e-4 AFTER dividing, (R - R.mean()) / R.std() + 1e-4: every "
                                  "advantage is shifted by 1e-4, and a group that agrees (std 0) gives nan. eps belongs "
@@ -310,6 +322,16 @@ def check_std_scaled(fn):
             raise ExerciseFailed(f"for {r} the advantages are {[round(x, 7) for x in want.tolist()]}, you returned "
                                  f"{[round(x, 7) for x in got.float().tolist()]}: you rounded "
                                  f"them to {digits} decimal(s). Return them unrounded; the check compares to 1e-5.")
+        for low in (torch.float16, torch.bfloat16):
+            if _close(got, want.to(low).to(R.dtype)):
+                off = (got.double() - want.double()).abs().max().item()
+                raise ExerciseFailed(f"for {r} the advantages are {[round(x, 7) for x in want.tolist()]}, you returned "
+                                     f"{[round(x, 7) for x in got.float().tolist()]}: the right ones rounded to "
+                                     f"{str(low).split('.')[1]} on the way "
+                                     f"({'.half()' if low == torch.float16 else '.bfloat16()'}, "
+                                     f".to(torch.{str(low).split('.')[1]}), about {3 if low == torch.float16 else 2} significant digits), up to {off:.2g} "
+                                     "off. Compute and return them in R's dtype, without a round trip through a "
+                                     "16-bit float; the check compares to 1e-5.")
         said = _clipped(r, R, got, want)
         if said:
             raise ExerciseFailed(said)
@@ -330,6 +352,22 @@ def check_std_scaled(fn):
                                  "(R.var(unbiased=False) + 1e-4).sqrt() (the squares' mean, 1/G): two slips. TRL divides "
                                  "by the SAMPLE std (1/(G-1), torch's default R.std()) and adds eps = 1e-4 to the std, "
                                  "outside the square root: (R - R.mean()) / (R.std() + 1e-4).")
+        G = len(R)
+        shrunk = R.std() * (G - 1) / G
+        # (only with eps added after the factor: (R.std() + 1e-4) * (G - 1) / G is MARLOO's leave-one-out centring
+        # divided by the std plus eps, number for number, which _wrong_centre names)
+        if _close(got, (R - R.mean()) / (shrunk + 1e-4)):
+            raise ExerciseFailed(f"for {r} your divisor is the sample std times (G - 1)/G = {G - 1}/{G}, "
+                                 f"{shrunk.item():.4g} here: (G - 1)/G turns the sample VARIANCE into the population "
+                                 "one, not the std (the std's factor would be its square root), and TRL wants neither. "
+                                 f"It divides by the SAMPLE std itself, torch's default R.std() = {R.std().item():.4g}, "
+                                 "plus 1e-4: (R - R.mean()) / (R.std() + 1e-4).")
+        mad = (R - R.mean()).abs().mean()
+        if any(_close(got, (R - R.mean()) / (mad + e)) for e in (0.0, 1e-4)):
+            raise ExerciseFailed(f"for {r} you divided by the mean absolute deviation, (R - R.mean()).abs().mean() = "
+                                 f"{mad.item():.4g}: another spread than the std. TRL divides by the sample standard "
+                                 "deviation, the square root of the squared deviations summed and divided by G - 1, "
+                                 f"R.std() = {R.std().item():.4g} here, plus 1e-4: (R - R.mean()) / (R.std() + 1e-4).")
         if _close(got, (R - R.mean()) / (R.var() + 1e-4)):
             raise ExerciseFailed(f"for {r} you divided by the variance, R.var() = {R.var().item():.4g}; TRL divides by "
                                  f"the standard deviation, its square root, R.std() = {R.std().item():.4g}: "

@@ -72,6 +72,30 @@ def _library_reward_wrapped(concise, detailed):  # the package's own length_rati
     return own(concise, detailed)
 
 
+def _forgot_return(rewards):                  # the advantages computed, never returned: None
+    mean = sum(rewards) / len(rewards)
+    [r - mean for r in rewards]
+
+
+def _reward_falls_through(concise, detailed):  # an if/elif chain with no branch for ratio 3 exactly: None there
+    if not concise:
+        return 0.0
+    ratio = len(detailed) / len(concise)
+    if 2 <= ratio < 3:
+        return 1.0
+    elif ratio < 2:
+        return math.exp(-(2 - ratio))
+    elif ratio > 3:
+        return math.exp(-(ratio - 3))
+
+
+def _reward_not_returned(concise, detailed):  # the reward computed, never returned: None
+    if not concise:
+        return 0.0
+    ratio = len(detailed) / len(concise)
+    math.exp(-max(2 - ratio, 0.0, ratio - 3))
+
+
 MISTAKES = {
     "00.group_advantages": [
         lambda r: list(r),                                                   # the raw rewards: REINFORCE, no baseline
@@ -125,6 +149,14 @@ MISTAKES = {
         lambda r: [x - round(sum(r) / len(r), 6) for x in r],               # the MEAN rounded to 6 decimals
         lambda r: list(r) if len(r) == 1 else [x - sum(r) / len(r) for x in r],  # G = 1: the reward itself, not 0
         lambda r: [] if len(r) == 1 else [x - sum(r) / len(r) for x in r],  # G = 1: no advantage at all
+        lambda r: [x - sum(r) / len(r) for x in r] if r else [0.0],      # an empty group: one advantage, [0.0],
+        #                                                                     for no reward (its answer is [])
+        lambda r: [x - sum(r) / len(r) for x in r] if r else None,       # an empty group answered with None
+        _forgot_return,                                                       # no `return`: None on every group
+        lambda r: [x - sum(r) / len(r) for x in r] if r else r,          # an empty group: the caller's own list back,
+        #                                                                     not a NEW one
+        lambda r: None if len(set(r)) == 1 else [x - sum(r) / len(r) for x in r],  # equal rewards: None, no
+        #                                                                     `return` on that path
         # (the last two stay last: tests/test_exercises.py's lessons name them by position)
         lambda r: [0.0] * len(r),                                            # every advantage 0, written out
         lambda r: (x - sum(r) / len(r) for x in r),                         # right values, a generator: read once only
@@ -232,6 +264,10 @@ MISTAKES = {
             -(math.log(2 / l) if l < 2 else math.log(l / 3))))(len(b) / len(a)),  # a distance between logarithms
         lambda a, b: 0.0 if not a else 1 + math.expm1(-max(2 - len(b) / len(a), 0, len(b) / len(a) - 3)),  # through
         #                                                                     1: exp(-37) loses its digits
+        _reward_falls_through,                                                # no branch for ratio 3: None there
+        _reward_not_returned,                                                 # no `return`: None
+        lambda a, b: None if not a else math.exp(-max(2 - len(b) / len(a), 0, len(b) / len(a) - 3)),  # an empty
+        #                                                                     concise answer answered with None, not 0
     ],
 }
 
@@ -247,6 +283,8 @@ VARIANTS = {
         #                                                                     numpy float32: the trainer's precision
         lambda r: (__import__("numpy").asarray(r, dtype="float32") - __import__("numpy").mean(r)).tolist(),  # float32
         #                                                                     rewards, a float64 mean
+        lambda r: [x - sum(r) / len(r) for x in r] if r else [],         # an empty group guarded: [] (a new list)
+        lambda r: [x - m for m in [sum(r) / len(r) if r else 0.0] for x in r],  # the mean taken as 0 when empty
         _raises_when_alone,                                                   # a group of one: a ValueError, as the
         #                                                                     library's group_advantages raises
     ],

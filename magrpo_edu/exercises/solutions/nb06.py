@@ -159,6 +159,13 @@ MISTAKES = {
         lambda R: (R - R.min()) / (R.std() + 1e-4),                     # centred on the min (= torch's median on [0.2, 1.0, 0.6, 0.2])
         lambda R: (R - R.mean()) / (R[:4].std() + 1e-4),                # the std of the first 4 rewards only
         lambda R: (R - R[:4].mean()) / (R[:4].std() + 1e-4),            # the mean and std of the first 4 only
+        # [42] on: after every position tests/test_exercise_boundaries.py reads
+        lambda R: torch.zeros_like(R) if R.std() <= 1e-3 else (R - R.mean()) / (R.std() + 1e-4),   # near-tie as a tie
+        lambda R: torch.zeros_like(R) if R.std() <= 1e-6 else (R - R.mean()) / (R.std() + 1e-4),   # the same, 1e-6
+        lambda R: (R - R.mean()) / (R.std() * (len(R) - 1) / len(R) + 1e-4),   # std times (G - 1)/G
+        lambda R: (R - R.mean()) / ((R - R.mean()).abs().mean() + 1e-4),    # the mean absolute deviation
+        lambda R: ((R - R.mean()) / (R.std() + 1e-4)).half().to(R.dtype),   # a float16 round trip
+        lambda R: ((R - R.mean()) / (R.std() + 1e-4)).bfloat16().to(R.dtype),   # a bfloat16 round trip
     ],
     "06.comlrl_credit": [
         _comlrl_centres_R_in_place,
@@ -218,6 +225,8 @@ VARIANTS = {
         lambda R: (lambda A: A.sub_(A.mean()).div_(R.std() + 1e-4))(R.clone()),   # in place, on a copy
         lambda R: torch.tensor([(x - R.mean().item()) / (R.std().item() + 1e-4) for x in R.tolist()], dtype=R.dtype),
         lambda R: (lambda std, mean: (R - mean) / (std + 1e-4))(*torch.std_mean(R)),   # std_mean unpacked right
+        # computed in float32, returned in R's dtype: the near-ties are exact in float32 too
+        lambda R: (lambda F: ((F - F.mean()) / (F.std() + 1e-4)).to(R.dtype))(R.float()),
     ],
     "06.comlrl_credit": [
         _comlrl_credit_loop_dtype,

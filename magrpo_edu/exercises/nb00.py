@@ -1124,30 +1124,31 @@ def check_length_ratio_reward(fn) -> None:
                                      f"which gave your {g}. An accented letter such as 'é' is one character and "
                                      "two bytes: characters are len(text), on the str itself.")
             ratio = len(b) / len(a)
+            pair = f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio {ratio:g})"
             if got != int(got) and (k := rounded_to(got, want, range(2, 8), close=_rounded_close)) is not None:
                 raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} earn "
                                      f"{want!r}; you returned {got!r}, the reward rounded to "
                                      f"{_reward_rounded_places(fn) or k} decimal(s). Do not round: return the reward "
                                      "as computed, unrounded, as the text says and as the library's reward does.")
             if abs(got - 100 * want) <= 1e-4 and (k := _scale_of(fn)) is not None and abs(k - 100) <= 1e-6:
-                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
-                                     f"{ratio:g}) earn {w}, you returned {g}: you multiplied the reward "
+                raise ExerciseFailed(f"{pair} "
+                                     f"earn {w}, you returned {g}: you multiplied the reward "
                                      "by 100, on every pair. The authors' quick-demo code scales this same shape x100, "
                                      "but the reward of the text, the library's length_ratio_reward that the trainer "
                                      "logs and the notebook compares yours with, is unscaled: 1 inside [2, 3], "
                                      "exp(-δ) outside, never above 1. Drop the factor 100.")
             if (k := _scale_of(fn)) is not None and abs(got - k * want) <= 1e-6 * max(1.0, abs(k)):
-                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
-                                     f"{ratio:g}) earn {w}, you returned {g}: {k:.6g} times the reward, "
+                raise ExerciseFailed(f"{pair} "
+                                     f"earn {w}, you returned {g}: {k:.6g} times the reward, "
                                      "on every pair. The reward is unscaled: 1 inside [2, 3], exp(-δ) outside, "
                                      "never above 1. Drop the factor.")
             if (found := _misreading(fn, a, b, got)) is not None:
-                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
-                                     f"{ratio:g}) earn {w}, you returned {g}: "
+                raise ExerciseFailed(f"{pair} "
+                                     f"earn {w}, you returned {g}: "
                                      f"{_misreading_hint(*found, a, b)}.")
             if _through_one(fn):
-                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
-                                     f"{ratio:g}) earn exp(-{_nearer(ratio):g}) = {w}, you returned {g}: off by less "
+                raise ExerciseFailed(f"{pair} "
+                                     f"earn exp(-{_nearer(ratio):g}) = {w}, you returned {g}: off by less "
                                      "than 1e-15, but this reward is tiny, and your function computes it through 1 "
                                      "(1 + math.expm1(-δ), 1 - (1 - math.exp(-δ)), ...): a float next to 1 keeps "
                                      "only about 16 decimals, so the digits of a reward this small are lost. Return "
@@ -1160,27 +1161,27 @@ def check_length_ratio_reward(fn) -> None:
                 else:
                     how = (f"you capped the ratio at {C:.4g} (min(ratio, {C:.4g}), or δ at {C - 3:.4g}, or a floor "
                            f"on the reward, max(reward, {floor:.3g}))")
-                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
-                                     f"{ratio:g}) earn exp(-{_nearer(ratio):g}) = {w}, you returned {g} = "
+                raise ExerciseFailed(f"{pair} "
+                                     f"earn exp(-{_nearer(ratio):g}) = {w}, you returned {g} = "
                                      f"exp(-{_nearer(min(ratio, C)):.4g}): {how}. The reward has no floor: δ is the "
                                      "whole distance from the ratio to [2, 3], however far, and exp(-δ) keeps "
                                      "shrinking as the detailed answer grows. No min(...) or cap on the ratio or on δ, "
                                      "no max(...) on the reward.")
             if (t := _zeroed_below(fn)) is not None:
-                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
-                                     f"{ratio:g}) earn exp(-{_nearer(ratio):g}) = {w}, you returned 0: you replaced a "
+                raise ExerciseFailed(f"{pair} "
+                                     f"earn exp(-{_nearer(ratio):g}) = {w}, you returned 0: you replaced a "
                                      f"small reward by 0 (over the pairs of the check, every reward up to {t:.3g} became "
                                      "0: an `if reward < ...: return 0.0`, a threshold). exp(-δ) is never 0: it shrinks toward 0 as the ratio moves "
                                      "away from [2, 3], and stays above it; return it as computed, however small. "
                                      "Only an EMPTY concise answer earns 0.")
             if (base := _base_of(fn)) is not None:
-                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
-                                     f"{ratio:g}) earn exp(-δ) = {w}, you returned {g} = {base:.6g} ** -δ: the base "
+                raise ExerciseFailed(f"{pair} "
+                                     f"earn exp(-δ) = {w}, you returned {g} = {base:.6g} ** -δ: the base "
                                      f"is e = {math.e!r}, not {base:.6g}. Use math.exp(-δ) (or math.e ** -δ), not a "
                                      "typed-in approximation of e.")
             if _half_precision(fn):
-                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
-                                     f"{ratio:g}) earn {w}, you returned {g}: the reward stored in half precision "
+                raise ExerciseFailed(f"{pair} "
+                                     f"earn {w}, you returned {g}: the reward stored in half precision "
                                      "(float16: np.float16, torch.half), which keeps about 3 significant digits. "
                                      "Return it as a Python float, float(...) of a float64 (float32 is close enough).")
             if got > 1 + 1e-9:
@@ -1193,8 +1194,8 @@ def check_length_ratio_reward(fn) -> None:
                             "an `else` that assumes the other side. The band includes its edges, 2 <= ratio <= 3 "
                             "(reward 1); below it δ = 2 - ratio, above it δ = ratio - 3, or max(2 - ratio, 0, ratio - 3) "
                             "everywhere.")
-                raise ExerciseFailed(f"a concise answer of {len(a)} characters and a detailed one of {len(b)} (ratio "
-                                     f"{ratio:g}) earn {w}, you returned {g}: a reward above 1 is "
+                raise ExerciseFailed(f"{pair} "
+                                     f"earn {w}, you returned {g}: a reward above 1 is "
                                      f"impossible: exp(-δ) <= 1, since δ, a distance, is >= 0; your {g} is "
                                      f"exp({math.log(got):.4g}), a δ of {-math.log(got):.4g}, below 0.{edge}")
             # (a concise answer that holds tabs or newlines: the sentence below names them, the likelier slip)
